@@ -1,0 +1,30 @@
+/*
+ * mt_analysis: one streaming pass over a trace file, judging its integrity
+ * (mt_integrity) and rebuilding its heap (mt_heap) line by line.
+ *
+ * Memory is bounded by the reader's buffer plus the heap's tables: the
+ * pass never keeps a line once the next one is read.
+ */
+#ifndef MT_ANALYSIS_H
+#define MT_ANALYSIS_H
+
+#include "mt_heap.h"
+#include "mt_integrity.h"
+
+typedef struct {
+	mt_integrity_t integrity;
+	mt_heap_t heap;
+	int error_errno;      /* errno of an MT_EIO result */
+	uint64_t json_c_lines; /* lines the fast path left to json-c */
+} mt_analysis_t;
+
+/*
+ * Read and judge path.  Returns MT_OK (the verdict, valid or not, is in
+ * a->integrity), MT_EIO when the file cannot be opened or read
+ * (a->error_errno tells why; ENOENT for a missing one), or MT_ENOMEM.
+ * Whatever it returns, mt_analysis_release() must follow.
+ */
+int mt_analysis_run(mt_analysis_t *a, const char *path);
+void mt_analysis_release(mt_analysis_t *a);
+
+#endif

@@ -1,0 +1,15 @@
+/*
+ * mt_cli: the memtrace command line (spec sections 4 to 7): parses a
+ * command and its options, runs it, prints its rows and messages, and
+ * returns the exit status.
+ *
+ * It is callable more than once in one process (the out-of-memory test
+ * runs every command under each allocation failure), so it keeps no state
+ * between calls and frees everything it allocates whatever the outcome.
+ */
+#ifndef MT_CLI_H
+#define MT_CLI_H
+
+int mt_cli_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,408 @@
+/*
+ * mt_heap: replays a trace's events onto tables of live blocks, stacks and
+ * frames.  It must check everything an event refers to before changing
+ * anything, so a rejected event leaves no trace, and must never keep
+ * per-event state.
+ */
+#include "mt_heap.h"
+
+#include <string.h>
+
+#include "mt_error.h"
+#include "mt_mem.h"
+
+typedef struct {
+	uint64_t size;
+	uint64_t site;   /* stack id, 0 for none */
+	uint64_t serial; /* of the alloc, resize or remap that made it */
+	uint64_t tid;
+	int has_tid;
+} mt_block_t;
+
+void mt_heap_init(mt_heap_t *h)
+{
+	memset(h, 0, sizeof(*h));
+	mt_map_init(&h->allocators, sizeof(mt_allocator_t *));
+	mt_map_init(&h->frames, sizeof(mt_frame_t));
+	mt_map_init(&h->stacks, sizeof(mt_stack_t *));
+	mt_map_init(&h->threads, sizeof(uint64_t));
+}
+
+void mt_heap_release(mt_heap_t *h)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *v;
+
+	while (mt_map_iter(&h->allocators, &pos, &key, &v)) {
+		mt_allocator_t *a = *(mt_allocator_t **)v;
+
+		mt_map_release(&a->blocks);
+		mt_mem_free(a->name);
+		mt_mem_free(a);
+	}
+	pos = 0;
+	while (mt_map_iter(&h->frames, &pos, &key, &v)) {
+		mt_frame_t *f = v;
+
+		mt_mem_free(f->symbol);
+		mt_mem_free(f->module);
+	}
+	pos = 0;
+	while (mt_map_iter(&h->stacks, &pos, &key, &v))
+		mt_mem_free(*(mt_stack_t **)v);
+	mt_map_release(&h->allocators);
+	mt_map_release(&h->frames);
+	mt_map_release(&h->stacks);
+	mt_map_release(&h->threads);
+	mt_heap_init(h);
+}
+
+uint64_t mt_heap_threads(const mt_heap_t *h)
+{
+	return mt_map_count(&h->threads);
+}
+
+static mt_allocator_t *find_allocator(mt_heap_t *h, uint64_t id)
+{
+	void *v;
+
+	if (h->last_allocator && h->last_allocator->id == id)
+		return h->last_allocator;
+	v = mt_map_find(&h->allocators, id);
+	if (!v)
+		return NULL;
+	h->last_allocator = *(mt_allocator_t **)v;
+	return h->last_allocator;
+}
+
+static mt_site_t *find_site(mt_heap_t *h, uint64_t stack)
+{
+	void *v;
+
+	if (!stack)
+		return &h->no_stack;
+	v = mt_map_find(&h->stacks, stack);
+	return v ? &(*(mt_stack_t **)v)->site : NULL;
+}
+
+static void site_add(mt_site_t *s, uint64_t size)
+{
+	s->bytes_allocated += size;
+	s->live_allocations++;
+	s->live_bytes += size;
+	if (s->live_bytes > s->peak_live_bytes)
+		s->peak_live_bytes = s->live_bytes;
+}
+
+static void site_sub(mt_site_t *s, uint64_t size)
+{
+	s->bytes_freed += size;
+	s->live_allocations--;
+	s->live_bytes -= size;
+}
+
+/* A block is born: the totals, its allocator and its site grow. */
+static void born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site,
+		 uint64_t size, uint64_t seq)
+{
+	h->bytes_allocated += size;
+	h->live_allocations++;
+	h->live_bytes += size;
+	a->live_bytes += size;
+	if (a->live_bytes > a->peak_live_bytes)
+		a->peak_live_bytes = a->live_bytes;
+	site_add(site, size);
+	if (h->live_bytes > h->peak_live_bytes) {
+		h->peak_live_bytes = h->live_bytes;
+		h->peak_seq = seq;
+	}
+	if (h->live_allocations > h->peak_live_allocations)
+		h->peak_live_allocations = h->live_allocations;
+}
+
+/* A block dies: everything born() added is taken back. */
+static void died(mt_heap_t *h, mt_allocator_t *a, const mt_block_t *b)
+{
+	mt_site_t *site = find_site(h, b->site);
+
+	h->bytes_freed += b->size;
+	h->live_allocations--;
+	h->live_bytes -= b->size;
+	a->live_bytes -= b->size;
+	/* A block's site was known when it was born and stacks are never
+	 * removed, so site is never NULL. */
+	site_sub(site, b->size);
+}
+
+/* The serial of a new allocation by the event's thread. */
+static int next_serial(mt_heap_t *h, const mt_event_t *ev, uint64_t *serial)
+{
+	*serial = ++h->serial;
+	if (ev->has & MT_HAS_TID) {
+		void *v;
+		int rc = mt_map_upsert(&h->threads, ev->tid, &v, NULL);
+
+		if (rc)
+			return rc;
+		*(uint64_t *)v = *serial;
+	} else {
+		h->no_tid_serial = *serial;
+	}
+	return MT_OK;
+}
+
+static int is_temporary(const mt_heap_t *h, const mt_block_t *b)
+{
+	const uint64_t *last;
+
+	if (!b->has_tid)
+		return h->no_tid_serial == b->serial;
+	last = mt_map_find(&h->threads, b->tid);
+	return last && *last == b->serial;
+}
+
+/* Make ptr a live block of a; an already live one is replaced. */
+static int insert_block(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
+			uint64_t ptr, uint64_t site_id, uint64_t serial)
+{
+	mt_block_t *b;
+	void *v;
+	int created, rc;
+
+	rc = mt_map_upsert(&a->blocks, ptr, &v, &created);
+	if (rc)
+		return rc;
+	b = v;
+	if (!created) {
+		h->overlapping_allocs++;
+		died(h, a, b);
+	}
+	b->size = ev->size;
+	b->site = site_id;
+	b->serial = serial;
+	b->tid = ev->tid;
+	b->has_tid = (ev->has & MT_HAS_TID) != 0;
+	born(h, a, find_site(h, site_id), ev->size, ev->seq);
+	return MT_OK;
+}
+
+static int declare_allocator(mt_heap_t *h, const mt_event_t *ev,
+			     const char **why)
+{
+	mt_allocator_t *a;
+	void *v;
+	int rc;
+
+	if (mt_map_find(&h->allocators, ev->allocator_id)) {
+		*why = "it declares an allocator_id already declared";
+		return MT_HEAP_REJECTED;
+	}
+	a = mt_mem_calloc(1, sizeof(*a));
+	if (!a)
+		return MT_ENOMEM;
+	a->id = ev->allocator_id;
+	mt_map_init(&a->blocks, sizeof(mt_block_t));
+	if (ev->has & MT_HAS_NAME) {
+		a->name = mt_mem_strndup(ev->name, ev->name_len);
+		if (!a->name)
+			goto nomem;
+	}
+	rc = mt_map_upsert(&h->allocators, ev->allocator_id, &v, NULL);
+	if (rc)
+		goto nomem;
+	*(mt_allocator_t **)v = a;
+	return MT_OK;
+nomem:
+	mt_mem_free(a->name);
+	mt_mem_free(a);
+	return MT_ENOMEM;
+}
+
+static int declare_frame(mt_heap_t *h, const mt_event_t *ev, const char **why)
+{
+	char *symbol = NULL, *module = NULL;
+	mt_frame_t *f;
+	void *v;
+
+	if (mt_map_find(&h->frames, ev->frame_id)) {
+		*why = "it declares a frame_id already declared";
+		return MT_HEAP_REJECTED;
+	}
+	if ((ev->has & MT_HAS_SYMBOL) &&
+	    !(symbol = mt_mem_strndup(ev->symbol, ev->symbol_len)))
+		goto nomem;
+	if ((ev->has & MT_HAS_MODULE) &&
+	    !(module = mt_mem_strndup(ev->module, ev->module_len)))
+		goto nomem;
+	if (mt_map_upsert(&h->frames, ev->frame_id, &v, NULL))
+		goto nomem;
+	f = v;
+	f->ip = ev->ip;
+	f->offset = ev->offset;
+	f->module_offset = ev->module_offset;
+	f->has = ev->has & (MT_HAS_SYMBOL | MT_HAS_OFFSET | MT_HAS_MODULE |
+			    MT_HAS_MODULE_OFFSET);
+	f->symbol = symbol;
+	f->module = module;
+	return MT_OK;
+nomem:
+	mt_mem_free(symbol);
+	mt_mem_free(module);
+	return MT_ENOMEM;
+}
+
+static int declare_stack(mt_heap_t *h, const mt_event_t *ev, const char **why)
+{
+	mt_stack_t *s;
+	void *v;
+
+	if (mt_map_find(&h->stacks, ev->stack_id)) {
+		*why = "it declares a stack_id already declared";
+		return MT_HEAP_REJECTED;
+	}
+	for (size_t i = 0; i < ev->nframes; i++)
+		if (!mt_map_find(&h->frames, ev->frames[i])) {
+			*why = "it names a frame id never declared";
+			return MT_HEAP_REJECTED;
+		}
+	s = mt_mem_calloc(1, sizeof(*s) + ev->nframes * sizeof(uint64_t));
+	if (!s)
+		return MT_ENOMEM;
+	s->id = ev->stack_id;
+	s->nframes = ev->nframes;
+	if (ev->nframes)
+		memcpy(s->frames, ev->frames, ev->nframes * sizeof(uint64_t));
+	if (mt_map_upsert(&h->stacks, ev->stack_id, &v, NULL)) {
+		mt_mem_free(s);
+		return MT_ENOMEM;
+	}
+	*(mt_stack_t **)v = s;
+	return MT_OK;
+}
+
+/* free, resize and remap of a live block; alloc of a new one. */
+static int apply_block_event(mt_heap_t *h, mt_allocator_t *a,
+			     const mt_event_t *ev)
+{
+	mt_block_t old;
+	uint64_t serial, site;
+	int live;
+
+	if (ev->kind == MT_KIND_ALLOC) {
+		int rc = next_serial(h, ev, &serial);
+
+		if (rc)
+			return rc;
+		site = (ev->has & MT_HAS_STACK) ? ev->stack : 0;
+		h->allocations++;
+		a->allocations++;
+		find_site(h, site)->allocations++;
+		return insert_block(h, a, ev, ev->ptr, site, serial);
+	}
+
+	live = mt_map_remove(&a->blocks, ev->ptr, &old);
+	if (!live)
+		h->unknown_frees++;
+	if (ev->kind == MT_KIND_FREE) {
+		if (live) {
+			h->frees++;
+			a->frees++;
+			if (is_temporary(h, &old))
+				h->temporary_allocations++;
+			died(h, a, &old);
+		}
+		return MT_OK;
+	}
+	if (live) {
+		if (ev->kind == MT_KIND_RESIZE) {
+			h->resizes++;
+			a->resizes++;
+		} else {
+			h->remaps++;
+			a->remaps++;
+		}
+		died(h, a, &old);
+	}
+	/* The realloc that moves or keeps a block is an allocation of its
+	 * thread; the block belongs to the realloc's stack when it has one
+	 * (as heaptrack attributes it), else it keeps its site. */
+	site = (ev->has & MT_HAS_STACK) ? ev->stack : live ? old.site : 0;
+	{
+		int rc = next_serial(h, ev, &serial);
+
+		if (rc)
+			return rc;
+	}
+	return insert_block(h, a, ev,
+			    ev->kind == MT_KIND_REMAP ? ev->new_ptr : ev->ptr,
+			    site, serial);
+}
+
+int mt_heap_apply(mt_heap_t *h, const mt_event_t *ev, const char **why,
+		  const char **field)
+{
+	mt_allocator_t *a = NULL;
+	int rc = MT_OK;
+
+	*why = NULL;
+	*field = NULL;
+	switch (ev->kind) {
+	case MT_KIND_ALLOC:
+	case MT_KIND_FREE:
+	case MT_KIND_RESIZE:
+	case MT_KIND_REMAP:
+	case MT_KIND_ALLOC_FAIL:
+		a = find_allocator(h, ev->allocator_id);
+		if (!a) {
+			*why = "it names an allocator never declared";
+			*field = "allocator_id";
+			return MT_HEAP_REJECTED;
+		}
+		if ((ev->has & MT_HAS_STACK) &&
+		    !mt_map_find(&h->stacks, ev->stack)) {
+			*why = "it names a stack never declared";
+			*field = "stack";
+			return MT_HEAP_REJECTED;
+		}
+		break;
+	default:
+		break;
+	}
+
+	switch (ev->kind) {
+	case MT_KIND_ALLOCATOR:
+		rc = declare_allocator(h, ev, why);
+		break;
+	case MT_KIND_FRAME:
+		rc = declare_frame(h, ev, why);
+		break;
+	case MT_KIND_STACK:
+		rc = declare_stack(h, ev, why);
+		break;
+	case MT_KIND_ALLOC_FAIL:
+		h->failed_allocations++;
+		break;
+	case MT_KIND_ALLOC:
+	case MT_KIND_FREE:
+	case MT_KIND_RESIZE:
+	case MT_KIND_REMAP:
+		rc = apply_block_event(h, a, ev);
+		break;
+	default:
+		break;
+	}
+	if (rc)
+		return rc;
+	if (ev->has & MT_HAS_TID) {
+		void *v;
+
+		rc = mt_map_upsert(&h->threads, ev->tid, &v, NULL);
+		if (rc)
+			return rc;
+	}
+	if (ev->has & MT_HAS_T)
+		h->duration_ns = ev->t;
+	h->events++;
+	return MT_OK;
+}

@@ -1,0 +1,88 @@
+/*
+ * mt_heap: the heap a trace describes, rebuilt event by event: allocators,
+ * frames, stacks, live blocks, per-site and per-thread accounting, and the
+ * totals of the summary row (spec sections 3 and 4).
+ *
+ * Memory is proportional to live blocks plus unique stacks, frames,
+ * allocators and threads, never to the number of events.
+ *
+ * Invariants, checked by the tests: live_bytes == bytes_allocated -
+ * bytes_freed, for the totals, each allocator and each site;
+ * peak_live_bytes >= live_bytes; an event the heap rejects (unknown
+ * allocator, stack or frame, an id declared twice) changes nothing.
+ */
+#ifndef MT_HEAP_H
+#define MT_HEAP_H
+
+#include <stdint.h>
+
+#include "mt_map.h"
+#include "mt_parse.h"
+
+typedef struct {
+	uint64_t allocations;
+	uint64_t bytes_allocated;
+	uint64_t bytes_freed;
+	uint64_t live_allocations;
+	uint64_t live_bytes;
+	uint64_t peak_live_bytes;
+} mt_site_t;
+
+typedef struct {
+	uint64_t ip, offset, module_offset;
+	unsigned has; /* MT_HAS_SYMBOL, _OFFSET, _MODULE, _MODULE_OFFSET */
+	char *symbol;
+	char *module;
+} mt_frame_t;
+
+typedef struct {
+	uint64_t id;
+	mt_site_t site;
+	size_t nframes;
+	uint64_t frames[]; /* frame ids, innermost first */
+} mt_stack_t;
+
+typedef struct {
+	uint64_t id;
+	char *name; /* NULL when the trace gave none */
+	uint64_t allocations, frees, resizes, remaps;
+	uint64_t live_bytes, peak_live_bytes;
+	mt_map_t blocks; /* ptr -> mt_block (private) */
+} mt_allocator_t;
+
+typedef struct {
+	uint64_t events;
+	uint64_t allocations, frees, resizes, remaps;
+	uint64_t failed_allocations, unknown_frees, overlapping_allocs;
+	uint64_t bytes_allocated, bytes_freed;
+	uint64_t live_allocations, live_bytes;
+	uint64_t peak_live_bytes, peak_live_allocations, peak_seq;
+	uint64_t temporary_allocations;
+	uint64_t duration_ns;
+
+	mt_map_t allocators; /* id -> mt_allocator_t * */
+	mt_map_t frames;     /* id -> mt_frame_t */
+	mt_map_t stacks;     /* id -> mt_stack_t * */
+	mt_map_t threads;    /* tid -> last allocation serial */
+	mt_site_t no_stack;  /* allocations without a stack: site 0 */
+	uint64_t serial;
+	uint64_t no_tid_serial;
+	mt_allocator_t *last_allocator; /* lookup cache */
+} mt_heap_t;
+
+/* Returned by mt_heap_apply() for an event that names what the trace never
+ * declared, or declares an id twice; *why says which. */
+#define MT_HEAP_REJECTED 1
+
+void mt_heap_init(mt_heap_t *h);
+void mt_heap_release(mt_heap_t *h);
+
+/* Apply one valid event.  Returns MT_OK, MT_HEAP_REJECTED (the heap
+ * unchanged, *why and *field set), or MT_ENOMEM. */
+int mt_heap_apply(mt_heap_t *h, const mt_event_t *ev, const char **why,
+		  const char **field);
+
+/* The number of distinct thread ids seen. */
+uint64_t mt_heap_threads(const mt_heap_t *h);
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * mt_mem: counted allocation wrappers with fault injection.  It must never
+ * be bypassed by analyzer code: a raw malloc would escape the
+ * out-of-memory tests.
+ */
+#include "mt_mem.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t fail_at;
+static int fail_sticky;
+static uint64_t calls;
+static int64_t outstanding;
+
+static int should_fail(void)
+{
+	calls++;
+	if (!fail_at)
+		return 0;
+	if (calls == fail_at || (fail_sticky && calls > fail_at)) {
+		errno = ENOMEM;
+		return 1;
+	}
+	return 0;
+}
+
+void *mt_mem_malloc(size_t size)
+{
+	void *p;
+
+	if (should_fail())
+		return NULL;
+	p = malloc(size ? size : 1);
+	if (p)
+		outstanding++;
+	return p;
+}
+
+void *mt_mem_calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (should_fail())
+		return NULL;
+	p = calloc(n ? n : 1, size ? size : 1);
+	if (p)
+		outstanding++;
+	return p;
+}
+
+void *mt_mem_realloc(void *p, size_t size)
+{
+	void *q;
+
+	if (!p)
+		return mt_mem_malloc(size);
+	if (should_fail())
+		return NULL;
+	q = realloc(p, size ? size : 1);
+	return q;
+}
+
+void mt_mem_free(void *p)
+{
+	if (!p)
+		return;
+	outstanding--;
+	free(p);
+}
+
+char *mt_mem_strndup(const char *s, size_t len)
+{
+	char *p = mt_mem_malloc(len + 1);
+
+	if (!p)
+		return NULL;
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+void mt_mem_fail_at(uint64_t n, int sticky)
+{
+	fail_at = n;
+	fail_sticky = sticky;
+	calls = 0;
+}
+
+uint64_t mt_mem_calls(void)
+{
+	return calls;
+}
+
+int64_t mt_mem_outstanding(void)
+{
+	return outstanding;
+}
+
+void mt_mem_init_from_env(void)
+{
+	const char *s = getenv("MEMTRACE_ANALYZER_FAIL_AT");
+	char *end;
+	unsigned long long n;
+
+	if (!s || !*s)
+		return;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno || *end || n == 0)
+		return;
+	mt_mem_fail_at(n, 0);
+}

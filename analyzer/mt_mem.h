@@ -1,0 +1,43 @@
+/*
+ * mt_mem: the one door through which the analyzer allocates.
+ *
+ * Every allocation of the analyzer's own code goes through these wrappers so
+ * that a test can make the Nth call fail (the seed's "survives every
+ * allocation failure" test) and can check that nothing is left allocated
+ * afterwards.  They behave like their libc namesakes, except that
+ * mt_mem_realloc(p, 0) is never used as a free.
+ *
+ * Invariant: mt_mem_outstanding() is the number of blocks handed out and
+ * not yet freed; after a command returns, whatever it returns, it is back
+ * where it was.
+ */
+#ifndef MT_MEM_H
+#define MT_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+void *mt_mem_malloc(size_t size);
+void *mt_mem_calloc(size_t n, size_t size);
+void *mt_mem_realloc(void *p, size_t size);
+void mt_mem_free(void *p);
+/* A NUL-terminated copy of the len bytes at s. */
+char *mt_mem_strndup(const char *s, size_t len);
+
+/*
+ * Make the nth allocation call from now on fail (1 = the next one), and
+ * every later one too when sticky is set; n = 0 turns failures off.
+ */
+void mt_mem_fail_at(uint64_t n, int sticky);
+
+/* Allocation calls made since the last mt_mem_fail_at(). */
+uint64_t mt_mem_calls(void);
+
+/* Blocks allocated and not freed. */
+int64_t mt_mem_outstanding(void);
+
+/* Read MEMTRACE_ANALYZER_FAIL_AT=N from the environment (the CLI tests'
+ * way in); ignores anything that is not a positive integer. */
+void mt_mem_init_from_env(void);
+
+#endif

@@ -1,0 +1,118 @@
+/*
+ * mt_output: whole-or-nothing file output.  It must never leave a
+ * temporary file behind, nor a partial row in a destination.
+ */
+#include "mt_output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mt_error.h"
+#include "mt_mem.h"
+
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, data, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int mt_output_replace(const char *path, const char *data, size_t len)
+{
+	static const char suffix[] = ".tmp.XXXXXX";
+	size_t plen = strlen(path);
+	char *tmp;
+	mode_t mask;
+	int fd, saved;
+
+	tmp = mt_mem_malloc(plen + sizeof(suffix));
+	if (!tmp) {
+		errno = ENOMEM;
+		return MT_EOUTPUT;
+	}
+	memcpy(tmp, path, plen);
+	memcpy(tmp + plen, suffix, sizeof(suffix));
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		goto fail_nofile;
+	/* mkstemp makes 0600; give the file the mode open(2) would. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) < 0 || write_all(fd, data, len) < 0 ||
+	    fsync(fd) < 0)
+		goto fail;
+	if (close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0)
+		goto fail;
+	mt_mem_free(tmp);
+	return MT_OK;
+fail:
+	saved = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	errno = saved;
+fail_nofile:
+	saved = errno;
+	mt_mem_free(tmp);
+	errno = saved;
+	return MT_EOUTPUT;
+}
+
+int mt_output_append(const char *path, const char *data, size_t len)
+{
+	struct stat st;
+	ssize_t n;
+	int fd, saved;
+
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return MT_EOUTPUT;
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	do
+		n = write(fd, data, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		goto fail;
+	if ((size_t)n != len) {
+		/* A short append (disk full) must not leave half a row:
+		 * cut the file back to where it was. */
+		if (ftruncate(fd, st.st_size) < 0) {
+			/* nothing more can be done; report the failure */
+		}
+		errno = ENOSPC;
+		goto fail;
+	}
+	if (close(fd) < 0)
+		return MT_EOUTPUT;
+	return MT_OK;
+fail:
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return MT_EOUTPUT;
+}
+
+int mt_output_stdout(const char *data, size_t len)
+{
+	return write_all(STDOUT_FILENO, data, len) < 0 ? MT_EOUTPUT : MT_OK;
+}

@@ -1,0 +1,24 @@
+/*
+ * mt_output: writes the analyzer's outputs so that a reader never sees
+ * half of one (spec section 7): a new file goes through a temporary file
+ * in the same directory and rename(2); an appended row is one write(2) on
+ * an O_APPEND descriptor.
+ *
+ * Each function returns MT_OK or MT_EOUTPUT with errno set, and on error
+ * leaves the destination as it was.
+ */
+#ifndef MT_OUTPUT_H
+#define MT_OUTPUT_H
+
+#include <stddef.h>
+
+/* Replace path's content with data (creating it, mode 0666 & ~umask). */
+int mt_output_replace(const char *path, const char *data, size_t len);
+
+/* Append data to path (creating it) in one write(2). */
+int mt_output_append(const char *path, const char *data, size_t len);
+
+/* Write data to standard output, retrying short writes. */
+int mt_output_stdout(const char *data, size_t len);
+
+#endif

@@ -1,0 +1,221 @@
+/*
+ * mt_reader: line splitting over read(2) with a fixed buffer.  It must
+ * never hold more than one buffer of the file, nor allocate per line.
+ */
+#include "mt_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mt_error.h"
+#include "mt_mem.h"
+
+#define CHUNK (256u << 10)
+#define TAIL_BLOCK 65536
+
+static ssize_t read_retry(int fd, void *p, size_t n)
+{
+	ssize_t got;
+
+	do
+		got = read(fd, p, n);
+	while (got < 0 && errno == EINTR);
+	return got;
+}
+
+/* Length of a regular file without its trailing NUL bytes. */
+static int content_length(int fd, uint64_t size, uint64_t *out)
+{
+	char block[TAIL_BLOCK];
+	uint64_t end = size;
+
+	while (end > 0) {
+		size_t n = end < TAIL_BLOCK ? (size_t)end : TAIL_BLOCK;
+		ssize_t got;
+
+		do
+			got = pread(fd, block, n, (off_t)(end - n));
+		while (got < 0 && errno == EINTR);
+		if (got < 0)
+			return MT_EIO;
+		if ((size_t)got != n) {
+			/* The file shrank under us: read it as a stream. */
+			*out = UINT64_MAX;
+			return MT_OK;
+		}
+		for (size_t i = n; i > 0; i--)
+			if (block[i - 1] != '\0') {
+				*out = end - n + i;
+				return MT_OK;
+			}
+		end -= n;
+	}
+	*out = 0;
+	return MT_OK;
+}
+
+int mt_reader_open(mt_reader_t *r, const char *path)
+{
+	struct stat st;
+	int saved;
+
+	memset(r, 0, sizeof(*r));
+	r->remaining = UINT64_MAX;
+	if (!strcmp(path, "-")) {
+		r->fd = 0;
+	} else {
+		r->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (r->fd < 0)
+			return MT_EIO;
+		r->owns_fd = 1;
+	}
+	if (fstat(r->fd, &st) < 0)
+		goto fail;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		goto fail;
+	}
+	if (S_ISREG(st.st_mode)) {
+		uint64_t len;
+
+		if (content_length(r->fd, (uint64_t)st.st_size, &len))
+			goto fail;
+		if (len != UINT64_MAX && len < (uint64_t)st.st_size)
+			r->zero_padded = 1;
+		r->remaining = len;
+	}
+	r->cap = MT_READER_LINE_MAX + CHUNK;
+	r->buf = mt_mem_malloc(r->cap);
+	if (!r->buf) {
+		if (r->owns_fd)
+			close(r->fd);
+		return MT_ENOMEM;
+	}
+	return MT_OK;
+fail:
+	saved = errno;
+	if (r->owns_fd)
+		close(r->fd);
+	errno = saved;
+	return MT_EIO;
+}
+
+void mt_reader_release(mt_reader_t *r)
+{
+	if (r->owns_fd)
+		close(r->fd);
+	mt_mem_free(r->buf);
+	r->buf = NULL;
+	r->owns_fd = 0;
+}
+
+/* Read more bytes after end.  Returns bytes read, 0 at the end, MT_EIO. */
+static ssize_t fill(mt_reader_t *r)
+{
+	size_t room;
+	ssize_t got;
+
+	if (r->eof)
+		return 0;
+	if (r->start > 0 && r->cap - r->end < CHUNK) {
+		memmove(r->buf, r->buf + r->start, r->end - r->start);
+		r->end -= r->start;
+		r->start = 0;
+	}
+	room = r->cap - r->end;
+	if (room > CHUNK)
+		room = CHUNK;
+	if ((uint64_t)room > r->remaining)
+		room = (size_t)r->remaining;
+	if (!room) {
+		if (!r->remaining) {
+			r->eof = 1;
+			return 0;
+		}
+		return -2; /* buffer full: the caller handles a long line */
+	}
+	got = read_retry(r->fd, r->buf + r->end, room);
+	if (got < 0)
+		return MT_EIO;
+	if (got == 0) {
+		r->eof = 1;
+		return 0;
+	}
+	r->end += (size_t)got;
+	if (r->remaining != UINT64_MAX)
+		r->remaining -= (uint64_t)got;
+	return got;
+}
+
+/* Skip the rest of an over-long line, up to and including its '\n'. */
+static int skip_line(mt_reader_t *r, mt_line_t *line)
+{
+	for (;;) {
+		char *nl = memchr(r->buf + r->start, '\n', r->end - r->start);
+		ssize_t got;
+
+		if (nl) {
+			r->start = (size_t)(nl - r->buf) + 1;
+			return 1;
+		}
+		r->start = r->end = 0;
+		got = fill(r);
+		if (got < 0)
+			return MT_EIO;
+		if (got == 0) {
+			line->terminated = 0;
+			return 1;
+		}
+	}
+}
+
+int mt_reader_next(mt_reader_t *r, mt_line_t *line)
+{
+	size_t scanned = 0;
+
+	memset(line, 0, sizeof(*line));
+	for (;;) {
+		char *p = r->buf + r->start;
+		char *nl = memchr(p + scanned, '\n', r->end - r->start - scanned);
+		ssize_t got;
+
+		if (nl) {
+			line->data = p;
+			line->len = (size_t)(nl - p);
+			line->terminated = 1;
+			line->number = ++r->line_no;
+			r->start += line->len + 1;
+			if (line->len > MT_READER_LINE_MAX) {
+				line->too_long = 1;
+				line->len = 0;
+			}
+			return 1;
+		}
+		scanned = r->end - r->start;
+		if (scanned > MT_READER_LINE_MAX) {
+			line->number = ++r->line_no;
+			line->too_long = 1;
+			line->terminated = 1;
+			line->data = r->buf;
+			return skip_line(r, line);
+		}
+		got = fill(r);
+		if (got == MT_EIO)
+			return MT_EIO;
+		if (got == 0) {
+			if (r->start == r->end)
+				return 0;
+			line->data = r->buf + r->start;
+			line->len = r->end - r->start;
+			line->terminated = 0;
+			line->number = ++r->line_no;
+			r->start = r->end;
+			return 1;
+		}
+		/* got == -2 cannot happen here: scanned <= LINE_MAX leaves
+		 * at least CHUNK bytes of room after compaction. */
+	}
+}

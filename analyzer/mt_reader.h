@@ -1,0 +1,55 @@
+/*
+ * mt_reader: splits a trace file into lines in one streaming pass, with
+ * memory bounded by MT_READER_LINE_MAX whatever the file's length.
+ *
+ * A memory-mapped trace of a killed process ends in zero bytes (the
+ * preload's mapped output is extended ahead of its writes), so trailing
+ * NUL bytes of a regular file are not content: the reader stops before
+ * them and says so in zero_padded.
+ *
+ * Invariants: line numbers count every line, from 1, the too-long and
+ * unterminated ones included; a line's data stays valid only until the
+ * next call; data never contains the '\n'.
+ */
+#ifndef MT_READER_H
+#define MT_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The longest line kept; a longer one costs this much, not its length. */
+#define MT_READER_LINE_MAX (1u << 20)
+
+typedef struct {
+	const char *data;
+	size_t len;
+	uint64_t number;
+	int terminated; /* 0: the last line, cut off before its '\n' */
+	int too_long;   /* longer than MT_READER_LINE_MAX; data is empty */
+} mt_line_t;
+
+typedef struct {
+	int fd;
+	int owns_fd;
+	char *buf;
+	size_t cap;
+	size_t start, end;  /* unread bytes are buf[start..end) */
+	uint64_t remaining; /* bytes before the zero padding, or UINT64_MAX */
+	uint64_t line_no;
+	int eof;
+	int zero_padded;
+} mt_reader_t;
+
+/*
+ * Open path ("-" is standard input).  Returns MT_OK, MT_ENOMEM, or MT_EIO
+ * with errno set (ENOENT for a missing file).  On error nothing is left to
+ * release.
+ */
+int mt_reader_open(mt_reader_t *r, const char *path);
+void mt_reader_release(mt_reader_t *r);
+
+/* The next line: 1 when *line is filled, 0 at the end, MT_EIO on a read
+ * error (errno set). */
+int mt_reader_next(mt_reader_t *r, mt_line_t *line);
+
+#endif

@@ -1,0 +1,15 @@
+build/obj/analyzer/mt_summary.o: analyzer/mt_summary.c \
+ analyzer/mt_summary.h analyzer/mt_analysis.h analyzer/mt_heap.h \
+ analyzer/mt_map.h analyzer/mt_parse.h analyzer/../common/mt_event.h \
+ analyzer/mt_integrity.h analyzer/mt_buf.h analyzer/mt_error.h \
+ analyzer/mt_mem.h
+analyzer/mt_summary.h:
+analyzer/mt_analysis.h:
+analyzer/mt_heap.h:
+analyzer/mt_map.h:
+analyzer/mt_parse.h:
+analyzer/../common/mt_event.h:
+analyzer/mt_integrity.h:
+analyzer/mt_buf.h:
+analyzer/mt_error.h:
+analyzer/mt_mem.h:

@@ -1,0 +1,215 @@
+/*
+ * mt_test: shared helpers of the Check suites: paths, command runs, files.
+ * Never used by the analyzer or the preload themselves.
+ */
+#include "mt_test.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+const char *mt_test_source_dir(void)
+{
+	return MT_SOURCE_DIR;
+}
+
+const char *mt_test_build_dir(void)
+{
+	return MT_BUILD_DIR;
+}
+
+static char *join(const char *a, const char *b, const char *c)
+{
+	size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
+	char *p = malloc(n);
+
+	ck_assert_ptr_nonnull(p);
+	snprintf(p, n, "%s%s%s", a, b, c);
+	return p;
+}
+
+char *mt_test_fixture(const char *name)
+{
+	return join(MT_SOURCE_DIR, "/fixtures/", name);
+}
+
+char *mt_test_memtrace(void)
+{
+	return join(MT_BUILD_DIR, "/", "memtrace");
+}
+
+char *mt_test_path(const char *dir, const char *name)
+{
+	return join(dir, "/", name);
+}
+
+char *mt_test_tmpdir(void)
+{
+	const char *base = getenv("TMPDIR");
+	char *p = join(base && *base ? base : "/tmp", "/", "mt-test.XXXXXX");
+
+	ck_assert_msg(mkdtemp(p) != NULL, "mkdtemp: %s", strerror(errno));
+	return p;
+}
+
+void mt_test_rmdir(const char *dir)
+{
+	char *cmd = join("rm -rf '", dir, "'");
+
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+	free(cmd);
+}
+
+static void slurp_append(char **buf, size_t *len, size_t *cap, const char *p,
+			 size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		while (*len + n + 1 > *cap)
+			*cap = *cap ? *cap * 2 : 4096;
+		*buf = realloc(*buf, *cap);
+		ck_assert_ptr_nonnull(*buf);
+	}
+	memcpy(*buf + *len, p, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+}
+
+void mt_test_run(mt_test_run_t *r, char *const argv[], char *const env[])
+{
+	int out[2], err[2], status;
+	size_t out_cap = 0, err_cap = 0;
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	ck_assert_int_eq(pipe(out), 0);
+	ck_assert_int_eq(pipe(err), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDONLY);
+
+		dup2(devnull, 0);
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		close(out[0]);
+		close(err[0]);
+		for (size_t i = 0; env && env[i]; i++)
+			putenv(env[i]);
+		execv(argv[0], argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(out[1]);
+	close(err[1]);
+	slurp_append(&r->out, &r->out_len, &out_cap, "", 0);
+	slurp_append(&r->err, &r->err_len, &err_cap, "", 0);
+	for (int open_fds = 2; open_fds;) {
+		struct pollfd fds[2] = { { out[0], POLLIN, 0 }, { err[0], POLLIN, 0 } };
+		char chunk[65536];
+
+		if (poll(fds, 2, -1) < 0) {
+			ck_assert_int_eq(errno, EINTR);
+			continue;
+		}
+		for (int i = 0; i < 2; i++) {
+			ssize_t n;
+
+			if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP)))
+				continue;
+			n = read(fds[i].fd, chunk, sizeof(chunk));
+			if (n <= 0) {
+				close(fds[i].fd);
+				if (i == 0)
+					out[0] = -1;
+				else
+					err[0] = -1;
+				open_fds--;
+				continue;
+			}
+			if (i == 0)
+				slurp_append(&r->out, &r->out_len, &out_cap, chunk, (size_t)n);
+			else
+				slurp_append(&r->err, &r->err_len, &err_cap, chunk, (size_t)n);
+		}
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		ck_assert_int_eq(errno, EINTR);
+	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void mt_test_run_release(mt_test_run_t *r)
+{
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof(*r));
+}
+
+char *mt_test_read(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	char chunk[65536];
+	size_t got;
+
+	if (!f)
+		return NULL;
+	slurp_append(&buf, &n, &cap, "", 0);
+	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		slurp_append(&buf, &n, &cap, chunk, got);
+	fclose(f);
+	if (len)
+		*len = n;
+	return buf;
+}
+
+void mt_test_write(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	ck_assert_msg(f != NULL, "cannot write %s: %s", path, strerror(errno));
+	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+int mt_test_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+void mt_test_assert_file_eq(const char *path, const char *expected)
+{
+	size_t len;
+	char *got = mt_test_read(path, &len);
+
+	ck_assert_msg(got != NULL, "%s does not exist", path);
+	ck_assert_msg(len == strlen(expected) && !memcmp(got, expected, len),
+		      "%s differs:\n--- expected\n%s--- got\n%s", path, expected,
+		      got);
+	free(got);
+}
+
+void mt_test_assert_golden(const char *actual, size_t len, const char *name)
+{
+	char *path = mt_test_fixture(name);
+	size_t elen;
+	char *expected = mt_test_read(path, &elen);
+
+	ck_assert_msg(expected != NULL, "golden file %s is missing", path);
+	ck_assert_msg(elen == len && !memcmp(expected, actual, len),
+		      "output differs from %s:\n--- expected\n%s--- got\n%.*s",
+		      path, expected, (int)len, actual);
+	free(expected);
+	free(path);
+}

@@ -1,0 +1,69 @@
+/*
+ * mt_test: what the Check suites share: the list of suites, paths to the
+ * build and the fixtures, running a command and capturing what it prints,
+ * and reading and writing whole files.
+ *
+ * Test helpers may allocate with plain malloc: they are not the analyzer.
+ * They abort the test (ck_abort) on any failure of their own.
+ */
+#ifndef MT_TEST_H
+#define MT_TEST_H
+
+#include <check.h>
+#include <stddef.h>
+
+/* The suites, one per file, each named for what it tests. */
+Suite *mt_suite_seed(void);      /* tests/check_seed.c: the seed's four tests */
+Suite *mt_suite_fixtures(void);  /* tests/check_fixtures.c: golden files */
+Suite *mt_suite_cli(void);       /* tests/check_cli.c: options, exit statuses */
+Suite *mt_suite_summary(void);   /* tests/check_summary.c: summary arithmetic */
+Suite *mt_suite_units(void);     /* tests/check_units.c: fmt, buf, map, reader */
+Suite *mt_suite_parse(void);     /* tests/check_parse.c: fast path vs json-c */
+Suite *mt_suite_oom(void);       /* tests/check_oom.c: every allocation failure */
+
+/* Absolute paths: the source tree, the build tree, a fixture. */
+const char *mt_test_source_dir(void);
+const char *mt_test_build_dir(void);
+/* Returns a malloc'd "<source>/fixtures/<name>". */
+char *mt_test_fixture(const char *name);
+/* Returns a malloc'd "<build>/memtrace". */
+char *mt_test_memtrace(void);
+
+/* A fresh empty directory under $TMPDIR (malloc'd path); removed with
+ * mt_test_rmdir(). */
+char *mt_test_tmpdir(void);
+void mt_test_rmdir(const char *dir);
+/* A malloc'd "<dir>/<name>". */
+char *mt_test_path(const char *dir, const char *name);
+
+typedef struct {
+	int status;   /* exit status, or 128 + signal */
+	char *out;    /* everything written to stdout, NUL-terminated */
+	size_t out_len;
+	char *err;    /* everything written to stderr */
+	size_t err_len;
+} mt_test_run_t;
+
+/* Run argv (argv[0] a path) with extra environment entries env (NULL or
+ * a NULL-terminated list of "NAME=value"), stdin from /dev/null. */
+void mt_test_run(mt_test_run_t *r, char *const argv[], char *const env[]);
+void mt_test_run_release(mt_test_run_t *r);
+
+/* Whole-file helpers.  mt_test_read returns NULL when the file is absent. */
+char *mt_test_read(const char *path, size_t *len);
+void mt_test_write(const char *path, const char *data, size_t len);
+int mt_test_exists(const char *path);
+
+/* Fail the test unless the file at path holds exactly the expected bytes;
+ * the message shows both. */
+void mt_test_assert_file_eq(const char *path, const char *expected);
+/* Fail the test unless actual equals the content of fixture name. */
+void mt_test_assert_golden(const char *actual, size_t len, const char *name);
+
+/* The smallest complete trace of the spec. */
+#define MT_TEST_MINIMAL_TRACE                                      \
+	"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\"}\n"           \
+	"{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0}\n" \
+	"{\"v\":1,\"seq\":3,\"kind\":\"trace.stop\"}\n"
+
+#endif

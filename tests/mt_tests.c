@@ -1,0 +1,25 @@
+/*
+ * mt_tests: the one Check runner of `make check`: every suite, forked per
+ * test, with Check's totals printed at the end.  Exit status 0 only when
+ * every test passed.
+ */
+#include <stdlib.h>
+
+#include "mt_test.h"
+
+int main(void)
+{
+	SRunner *sr = srunner_create(mt_suite_seed());
+	int failed;
+
+	srunner_add_suite(sr, mt_suite_fixtures());
+	srunner_add_suite(sr, mt_suite_cli());
+	srunner_add_suite(sr, mt_suite_summary());
+	srunner_add_suite(sr, mt_suite_units());
+	srunner_add_suite(sr, mt_suite_parse());
+	srunner_add_suite(sr, mt_suite_oom());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
