@@ -44,6 +44,9 @@ static int reserve(mt_buf_t *b, size_t n)
 
 	if (b->limit && (n > b->limit || b->len > b->limit - n))
 		return MT_ETOOLONG;
+	/* No buffer is that big; and need and cap below must not wrap. */
+	if (n > SIZE_MAX / 2 - b->len)
+		return MT_ENOMEM;
 	need = b->len + n + 1;
 	if (need <= b->cap)
 		return MT_OK;

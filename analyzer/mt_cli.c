@@ -152,6 +152,8 @@ static int write_output(const char *path, const mt_buf_t *b, int append)
 		rc = mt_output_append(path, b->data, b->len);
 	else
 		rc = mt_output_replace(path, b->data, b->len);
+	if (rc == MT_ENOMEM)
+		return nomem();
 	if (rc) {
 		fprintf(stderr, "memtrace: cannot write '%s': %s\n",
 			path ? path : "standard output", strerror(errno));
@@ -198,14 +200,23 @@ typedef struct {
 /* Returns -1 when the options are fine, else the exit status. */
 static int parse_options(opts_t *o, int argc, char **argv, int npositional)
 {
-	int c;
+	int c, idx = -1;
 
 	o->top = DEFAULT_TOP;
 	optind = 0; /* glibc: start afresh, so the CLI can run again */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:", long_options, &idx)) != -1) {
 		unsigned bit = c == 'o' ? ALLOW_O :
 			       c >= OPT_TOP ? ALLOW(c) : 0;
+		char name[32];
+
+		/* argv[optind - 1] is the option's value when it has one. */
+		if (idx >= 0)
+			snprintf(name, sizeof(name), "--%s",
+				 long_options[idx].name);
+		else
+			snprintf(name, sizeof(name), "-%c", c);
+		idx = -1;
 
 		if (c == '?')
 			return usage_error(o->usage, "unknown option '%s'",
@@ -216,7 +227,7 @@ static int parse_options(opts_t *o, int argc, char **argv, int npositional)
 		if (!(o->allowed & bit) && c != OPT_HELP)
 			return usage_error(o->usage,
 					   "option '%s' does not apply here",
-					   argv[optind - 1]);
+					   name);
 		switch (c) {
 		case OPT_HELP:
 			o->help = 1;
@@ -355,11 +366,17 @@ static int row_status(const mt_row_judgement_t *j)
 	}
 }
 
-static void note_unreadable(const mt_row_judgement_t *j, const char *path)
+/* The row says summary_invalid; stderr says why. */
+static void note_invalid(const mt_row_judgement_t *j, const char *path)
 {
-	if (j->outcome == MT_ROW_SUMMARY_INVALID && j->read_errno)
+	if (j->outcome != MT_ROW_SUMMARY_INVALID)
+		return;
+	if (j->read_errno)
 		fprintf(stderr, "memtrace: cannot read '%s': %s\n", path,
 			strerror(j->read_errno));
+	else if (j->why)
+		fprintf(stderr, "memtrace: '%s' is not valid memtrace evidence: %s\n",
+			path, j->why);
 }
 
 static int cmd_capture(int argc, char **argv)
@@ -386,7 +403,7 @@ static int cmd_capture(int argc, char **argv)
 		status = nomem();
 		goto cleanup;
 	}
-	note_unreadable(&j, o.capture);
+	note_invalid(&j, o.capture);
 	/* Everything is rendered; only now is anything written. */
 	if (j.outcome == MT_ROW_SUMMARY_WRITTEN &&
 	    (status = write_output(o.summary, &j.summary, 0)))
@@ -428,7 +445,7 @@ static int cmd_repetition(int argc, char **argv)
 			status = nomem();
 			goto cleanup;
 		}
-		note_unreadable(&j, o.capture);
+		note_invalid(&j, o.capture);
 	}
 	if (mt_rows_repetition(&row, have_j ? &j : NULL, o.index, o.exit_code)) {
 		status = nomem();

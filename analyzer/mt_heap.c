@@ -76,14 +76,48 @@ static mt_allocator_t *find_allocator(mt_heap_t *h, uint64_t id)
 	return h->last_allocator;
 }
 
+/* Stacks are never removed and each lives in its own allocation, so a
+ * cached site stays valid; only found sites are cached. */
 static mt_site_t *find_site(mt_heap_t *h, uint64_t stack)
 {
 	void *v;
 
 	if (!stack)
 		return &h->no_stack;
+	if (h->last_site && h->last_stack == stack)
+		return h->last_site;
 	v = mt_map_find(&h->stacks, stack);
-	return v ? &(*(mt_stack_t **)v)->site : NULL;
+	if (!v)
+		return NULL;
+	h->last_stack = stack;
+	h->last_site = &(*(mt_stack_t **)v)->site;
+	return h->last_site;
+}
+
+/* find_site() with its cache, for the check of an event's stack; stack 0
+ * means no stack to find_site(), so it asks the map. */
+static int stack_declared(mt_heap_t *h, uint64_t stack)
+{
+	return stack ? find_site(h, stack) != NULL :
+		       mt_map_find(&h->stacks, 0) != NULL;
+}
+
+/* The threads entry of tid, created when new.  The cached pointer stays
+ * valid because threads changes only here, by upserts that refresh it. */
+static int thread_entry(mt_heap_t *h, uint64_t tid, uint64_t **entry)
+{
+	void *v;
+	int rc;
+
+	if (!h->last_thread || h->last_tid != tid) {
+		rc = mt_map_upsert(&h->threads, tid, &v, NULL);
+		if (rc)
+			return rc;
+		h->last_thread = v;
+		h->last_tid = tid;
+	}
+	*entry = h->last_thread;
+	return MT_OK;
 }
 
 static void site_add(mt_site_t *s, uint64_t size)
@@ -140,12 +174,12 @@ static int next_serial(mt_heap_t *h, const mt_event_t *ev, uint64_t *serial)
 {
 	*serial = ++h->serial;
 	if (ev->has & MT_HAS_TID) {
-		void *v;
-		int rc = mt_map_upsert(&h->threads, ev->tid, &v, NULL);
+		uint64_t *last;
+		int rc = thread_entry(h, ev->tid, &last);
 
 		if (rc)
 			return rc;
-		*(uint64_t *)v = *serial;
+		*last = *serial;
 	} else {
 		h->no_tid_serial = *serial;
 	}
@@ -158,6 +192,8 @@ static int is_temporary(const mt_heap_t *h, const mt_block_t *b)
 
 	if (!b->has_tid)
 		return h->no_tid_serial == b->serial;
+	if (h->last_thread && h->last_tid == b->tid)
+		return *h->last_thread == b->serial;
 	last = mt_map_find(&h->threads, b->tid);
 	return last && *last == b->serial;
 }
@@ -359,8 +395,12 @@ int mt_heap_apply(mt_heap_t *h, const mt_event_t *ev, const char **why,
 			*field = "allocator_id";
 			return MT_HEAP_REJECTED;
 		}
-		if ((ev->has & MT_HAS_STACK) &&
-		    !mt_map_find(&h->stacks, ev->stack)) {
+		/* The block's slot is most likely a cache miss: start it now,
+		 * under the checks and the thread and site lookups. */
+		mt_map_prefetch(&a->blocks, ev->ptr);
+		if (ev->kind == MT_KIND_REMAP)
+			mt_map_prefetch(&a->blocks, ev->new_ptr);
+		if ((ev->has & MT_HAS_STACK) && !stack_declared(h, ev->stack)) {
 			*why = "it names a stack never declared";
 			*field = "stack";
 			return MT_HEAP_REJECTED;
@@ -395,9 +435,9 @@ int mt_heap_apply(mt_heap_t *h, const mt_event_t *ev, const char **why,
 	if (rc)
 		return rc;
 	if (ev->has & MT_HAS_TID) {
-		void *v;
+		uint64_t *last;
 
-		rc = mt_map_upsert(&h->threads, ev->tid, &v, NULL);
+		rc = thread_entry(h, ev->tid, &last);
 		if (rc)
 			return rc;
 	}

@@ -68,6 +68,12 @@ typedef struct {
 	uint64_t serial;
 	uint64_t no_tid_serial;
 	mt_allocator_t *last_allocator; /* lookup cache */
+	/* Lookup caches of the last thread and the last site: consecutive
+	 * events mostly share them.  A NULL pointer is an empty cache. */
+	uint64_t *last_thread;  /* threads' value for last_tid */
+	uint64_t last_tid;
+	mt_site_t *last_site;   /* the site of stack last_stack */
+	uint64_t last_stack;
 } mt_heap_t;
 
 /* Returned by mt_heap_apply() for an event that names what the trace never

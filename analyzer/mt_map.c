@@ -72,6 +72,12 @@ void *mt_map_find(const mt_map_t *m, uint64_t key)
 	}
 }
 
+void mt_map_prefetch(const mt_map_t *m, uint64_t key)
+{
+	if (m->cap)
+		__builtin_prefetch(slot_key(m, home(m, key + 1)));
+}
+
 static int grow(mt_map_t *m)
 {
 	size_t old_cap = m->cap;
@@ -101,7 +107,7 @@ static int grow(mt_map_t *m)
 int mt_map_upsert(mt_map_t *m, uint64_t key, void **value, int *created)
 {
 	uint64_t stored = key + 1;
-	size_t i;
+	size_t i = 0;
 
 	if (created)
 		*created = 0;
@@ -128,15 +134,18 @@ int mt_map_upsert(mt_map_t *m, uint64_t key, void **value, int *created)
 				break;
 		}
 	}
-	/* Keep the load under 7/10 so probe runs stay short. */
+	/* Keep the load under 7/10 so probe runs stay short.  The search
+	 * above stopped on the empty slot the key goes to, unless the table
+	 * grows. */
 	if ((m->count + 1) * 10 > m->cap * 7) {
 		int rc = grow(m);
 
 		if (rc)
 			return rc;
+		for (i = home(m, stored); *slot_key(m, i);
+		     i = (i + 1) & (m->cap - 1))
+			;
 	}
-	for (i = home(m, stored); *slot_key(m, i); i = (i + 1) & (m->cap - 1))
-		;
 	*slot_key(m, i) = stored;
 	memset(slot_value(m, i), 0, m->entry_size - sizeof(uint64_t));
 	m->count++;

@@ -40,10 +40,8 @@ int mt_output_replace(const char *path, const char *data, size_t len)
 	int fd, saved;
 
 	tmp = mt_mem_malloc(plen + sizeof(suffix));
-	if (!tmp) {
-		errno = ENOMEM;
-		return MT_EOUTPUT;
-	}
+	if (!tmp)
+		return MT_ENOMEM;
 	memcpy(tmp, path, plen);
 	memcpy(tmp + plen, suffix, sizeof(suffix));
 	fd = mkstemp(tmp);

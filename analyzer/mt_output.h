@@ -4,8 +4,9 @@
  * in the same directory and rename(2); an appended row is one write(2) on
  * an O_APPEND descriptor.
  *
- * Each function returns MT_OK or MT_EOUTPUT with errno set, and on error
- * leaves the destination as it was.
+ * Each function returns MT_OK or MT_EOUTPUT with errno set (and
+ * mt_output_replace MT_ENOMEM when it cannot name its temporary file), and
+ * on error leaves the destination as it was.
  */
 #ifndef MT_OUTPUT_H
 #define MT_OUTPUT_H

@@ -8,11 +8,17 @@
 
 #include <errno.h>
 #include <json-c/json.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "../common/mt_fmt.h"
 #include "mt_error.h"
 #include "mt_mem.h"
+
+/* SSE2, which every x86-64 has, for the fast path's wide reads. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define MT_SSE2 1
+#endif
 
 static const char *const field_names[MT_F_COUNT] = {
 	[MT_F_V] = "v", [MT_F_SEQ] = "seq", [MT_F_KIND] = "kind",
@@ -27,6 +33,8 @@ static const char *const field_names[MT_F_COUNT] = {
 	[MT_F_NAME] = "name",
 };
 
+static void names_init(mt_names_t *t);
+
 int mt_parser_init(mt_parser_t *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -35,6 +43,26 @@ int mt_parser_init(mt_parser_t *p)
 		return MT_ENOMEM;
 	json_tokener_set_flags(p->tok,
 			       JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	_Static_assert(MT_KIND_COUNT <= MT_NAMES_MAX && MT_FN_COUNT <= MT_NAMES_MAX,
+		       "mt_names_t holds every kind and fn");
+	for (int k = 0; k < MT_KIND_COUNT; k++)
+		p->kinds.name[k] = mt_event_kind_name((mt_kind_t)k);
+	p->kinds.count = MT_KIND_COUNT;
+	names_init(&p->kinds);
+	for (int f = 0; f < MT_FN_COUNT; f++)
+		p->fns.name[f] = mt_event_fn_name((mt_fn_t)f);
+	p->fns.count = MT_FN_COUNT;
+	names_init(&p->fns);
+	memset(p->next_key, 0xff, sizeof(p->next_key));
+	for (int f = 0; f < MT_F_COUNT; f++) {
+		size_t n = strlen(field_names[f]);
+
+		p->key_text[f][0] = '"';
+		memcpy(p->key_text[f] + 1, field_names[f], n);
+		p->key_text[f][n + 1] = '"';
+		p->key_text[f][n + 2] = ':';
+		p->key_text_len[f] = (unsigned char)(n + 3);
+	}
 	return MT_OK;
 }
 
@@ -75,6 +103,120 @@ static mt_parse_result_t bad(mt_parser_t *p, const char *why)
 	return MT_PARSE_MALFORMED;
 }
 
+/* A field of the record: its slot when seen, else an absent value. */
+static inline const mt_raw_value_t *field(const mt_raw_t *r, mt_field_t f)
+{
+	static const mt_raw_value_t absent = { .type = MT_RAW_ABSENT };
+
+	return (r->seen >> f) & 1 ? &r->f[f] : &absent;
+}
+
+static unsigned name_hash(const char *s, size_t len)
+{
+	return (unsigned)(len * 7 + (unsigned char)s[0]) & 63;
+}
+
+/* Fill in the lengths and the hash table of t's names. */
+static void names_init(mt_names_t *t)
+{
+	memset(t->by_hash, 0, sizeof(t->by_hash));
+	for (int k = 0; k < t->count; k++) {
+		unsigned char *slot;
+
+		t->len[k] = strlen(t->name[k]);
+		slot = &t->by_hash[name_hash(t->name[k], t->len[k])];
+		*slot = *slot ? 0xff : (unsigned char)(k + 1);
+	}
+}
+
+/* memcmp(a, b, n) == 0, inline for the short names of kinds and fns: two
+ * overlapping loads cover any n from 4 to 16. */
+static inline int same_bytes(const char *a, const char *b, size_t n)
+{
+	if (n >= 8 && n <= 16) {
+		uint64_t a0, a1, b0, b1;
+
+		memcpy(&a0, a, 8);
+		memcpy(&b0, b, 8);
+		memcpy(&a1, a + n - 8, 8);
+		memcpy(&b1, b + n - 8, 8);
+		return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+	}
+	if (n >= 4 && n < 8) {
+		uint32_t a0, a1, b0, b1;
+
+		memcpy(&a0, a, 4);
+		memcpy(&b0, b, 4);
+		memcpy(&a1, a + n - 4, 4);
+		memcpy(&b1, b + n - 4, 4);
+		return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+	}
+	return !memcmp(a, b, n);
+}
+
+/* The kind or fn named by s: mt_event_kind_parse() and mt_event_fn_parse()
+ * (t->count when none), but with one candidate found by a hash of length
+ * and first byte, and compared without a call, where those two compare
+ * every name with strlen and memcmp. */
+static inline int name_lookup(const mt_names_t *t, const char *s, size_t len)
+{
+	unsigned i;
+
+	if (!len)
+		return t->count;
+	i = t->by_hash[name_hash(s, len)];
+	if (i == 0xff) {
+		for (int k = 0; k < t->count; k++)
+			if (t->len[k] == len && !memcmp(t->name[k], s, len))
+				return k;
+		return t->count;
+	}
+	if (i && t->len[i - 1] == len && same_bytes(t->name[i - 1], s, len))
+		return (int)i - 1;
+	return t->count;
+}
+
+/* "0x" and 1 to 16 hex digits of either case, as mt_fmt_parse_hex(), which
+ * it must match (the decisions page promises that syntax).  A table lookup
+ * per digit instead of three range tests: the digits of a pointer are
+ * random, so the tests' branches mispredict, and pointers are on nearly
+ * every line.  Non-digits are 0xff in the table; OR-ing the entries keeps
+ * the loop branch-free and the high nibble tells a bad byte. */
+#define HEX_OF(c)                                                          \
+	((c) >= '0' && (c) <= '9' ? (c) - '0' :                            \
+	 (c) >= 'a' && (c) <= 'f' ? (c) - 'a' + 10 :                       \
+	 (c) >= 'A' && (c) <= 'F' ? (c) - 'A' + 10 : 0xff)
+#define ROW16(F, b)                                                        \
+	F(b + 0), F(b + 1), F(b + 2), F(b + 3), F(b + 4), F(b + 5),         \
+	F(b + 6), F(b + 7), F(b + 8), F(b + 9), F(b + 10), F(b + 11),       \
+	F(b + 12), F(b + 13), F(b + 14), F(b + 15)
+#define TABLE256(F)                                                        \
+	{ ROW16(F, 0x00), ROW16(F, 0x10), ROW16(F, 0x20), ROW16(F, 0x30),   \
+	  ROW16(F, 0x40), ROW16(F, 0x50), ROW16(F, 0x60), ROW16(F, 0x70),   \
+	  ROW16(F, 0x80), ROW16(F, 0x90), ROW16(F, 0xa0), ROW16(F, 0xb0),   \
+	  ROW16(F, 0xc0), ROW16(F, 0xd0), ROW16(F, 0xe0), ROW16(F, 0xf0) }
+
+static const unsigned char hex_value[256] = TABLE256(HEX_OF);
+
+static int parse_hex(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+	unsigned bad = 0;
+
+	if (len < 3 || len > 18 || s[0] != '0' || s[1] != 'x')
+		return -1;
+	for (size_t i = 2; i < len; i++) {
+		unsigned d = hex_value[(unsigned char)s[i]];
+
+		bad |= d;
+		v = v << 4 | (d & 0xf);
+	}
+	if (bad & 0xf0)
+		return -1;
+	*out = v;
+	return 0;
+}
+
 static int present(const mt_raw_value_t *v)
 {
 	return v->type != MT_RAW_ABSENT && v->type != MT_RAW_NULL;
@@ -83,7 +225,7 @@ static int present(const mt_raw_value_t *v)
 /* 1: set, 0: absent or null, -1: present with the wrong type. */
 static int get_uint(const mt_raw_t *r, mt_field_t f, uint64_t *out)
 {
-	const mt_raw_value_t *v = &r->f[f];
+	const mt_raw_value_t *v = field(r, f);
 
 	if (!present(v))
 		return 0;
@@ -95,11 +237,15 @@ static int get_uint(const mt_raw_t *r, mt_field_t f, uint64_t *out)
 
 static int get_ptr(const mt_raw_t *r, mt_field_t f, uint64_t *out)
 {
-	const mt_raw_value_t *v = &r->f[f];
+	const mt_raw_value_t *v = field(r, f);
 
 	if (!present(v))
 		return 0;
-	if (v->type != MT_RAW_STRING || mt_fmt_parse_hex(v->s, v->len, out))
+	if (v->type != MT_RAW_STRING)
+		return -1;
+	if (v->hex)
+		*out = v->u;
+	else if (parse_hex(v->s, v->len, out))
 		return -1;
 	return 1;
 }
@@ -107,7 +253,7 @@ static int get_ptr(const mt_raw_t *r, mt_field_t f, uint64_t *out)
 /* An offset is an integer or a hex string. */
 static int get_offset(const mt_raw_t *r, mt_field_t f, uint64_t *out)
 {
-	const mt_raw_value_t *v = &r->f[f];
+	const mt_raw_value_t *v = field(r, f);
 
 	if (v->type == MT_RAW_STRING)
 		return get_ptr(r, f, out);
@@ -117,11 +263,11 @@ static int get_offset(const mt_raw_t *r, mt_field_t f, uint64_t *out)
 static int get_str(const mt_raw_t *r, mt_field_t f, const char **s,
 		   size_t *len)
 {
-	const mt_raw_value_t *v = &r->f[f];
+	const mt_raw_value_t *v = field(r, f);
 
 	if (!present(v))
 		return 0;
-	if (v->type != MT_RAW_STRING || memchr(v->s, '\0', v->len))
+	if (v->type != MT_RAW_STRING || v->nul)
 		return -1;
 	*s = v->s;
 	*len = v->len;
@@ -148,16 +294,37 @@ static int get_str(const mt_raw_t *r, mt_field_t f, const char **s,
 			ev->has |= (flag);                                 \
 	} while (0)
 
+/* memset(ev, 0, sizeof(*ev)), which GCC compiles to rep stos for a struct
+ * this size: on every line that cost about 15 ns here, 16-byte stores 9.
+ * The empty asm keeps the compiler from turning the loop back into the
+ * memset. */
+static inline void clear_event(mt_event_t *ev)
+{
+	unsigned char *b = (unsigned char *)ev;
+	size_t i = 0;
+
+#ifdef MT_SSE2
+	for (; i + 16 <= sizeof(*ev); i += 16) {
+		_mm_storeu_si128((__m128i *)(void *)(b + i), _mm_setzero_si128());
+		__asm__("" : "+r"(b));
+	}
+#endif
+	memset(b + i, 0, sizeof(*ev) - i);
+}
+
 static mt_parse_result_t validate(mt_parser_t *p, const mt_raw_t *r,
 				  mt_event_t *ev)
 {
-	const mt_raw_value_t *v = &r->f[MT_F_V];
-	const mt_raw_value_t *seq = &r->f[MT_F_SEQ];
-	const mt_raw_value_t *kind = &r->f[MT_F_KIND];
+	const mt_raw_value_t *v = field(r, MT_F_V);
+	const mt_raw_value_t *seq = field(r, MT_F_SEQ);
+	const mt_raw_value_t *kind = field(r, MT_F_KIND);
+	const mt_raw_value_t *frames;
 	const char *s;
 	size_t len;
 
-	memset(ev, 0, sizeof(*ev));
+	clear_event(ev);
+	/* Until the kind is read: 0 would be MT_KIND_TRACE_START. */
+	ev->kind = MT_KIND_UNKNOWN;
 	p->why_field = NULL;
 	if (v->type != MT_RAW_INT || seq->type != MT_RAW_INT ||
 	    kind->type != MT_RAW_STRING) {
@@ -176,7 +343,9 @@ static mt_parse_result_t validate(mt_parser_t *p, const mt_raw_t *r,
 	if (seq->neg && seq->u)
 		return bad(p, "its seq is negative");
 	ev->seq = seq->u;
-	ev->kind = mt_event_kind_parse(kind->s, kind->len);
+	ev->kind = r->kind >= 0 ? (mt_kind_t)r->kind :
+				  (mt_kind_t)name_lookup(&p->kinds, kind->s,
+							 kind->len);
 	if (ev->kind == MT_KIND_UNKNOWN)
 		return bad(p, "its kind is not one memtrace knows");
 
@@ -207,12 +376,13 @@ static mt_parse_result_t validate(mt_parser_t *p, const mt_raw_t *r,
 		REQUIRE(get_uint(r, MT_F_STACK_ID, &ev->stack_id), MT_F_STACK_ID);
 		if (!ev->stack_id)
 			return bad(p, "its stack_id is 0");
-		if (r->f[MT_F_FRAMES].type != MT_RAW_INT_ARRAY) {
+		frames = field(r, MT_F_FRAMES);
+		if (frames->type != MT_RAW_INT_ARRAY) {
 			p->why_field = field_names[MT_F_FRAMES];
 			return bad(p, "its frames are not an array of frame ids");
 		}
-		ev->frames = r->f[MT_F_FRAMES].arr;
-		ev->nframes = r->f[MT_F_FRAMES].len;
+		ev->frames = frames->arr;
+		ev->nframes = frames->len;
 		for (size_t i = 0; i < ev->nframes; i++)
 			if (!ev->frames[i])
 				return bad(p, "its frames name frame id 0");
@@ -225,7 +395,7 @@ static mt_parse_result_t validate(mt_parser_t *p, const mt_raw_t *r,
 			REQUIRE(get_ptr(r, MT_F_PTR, &ev->ptr), MT_F_PTR);
 		REQUIRE(get_uint(r, MT_F_SIZE, &ev->size), MT_F_SIZE);
 		REQUIRE(get_str(r, MT_F_FN, &s, &len), MT_F_FN);
-		ev->fn = mt_event_fn_parse(s, len);
+		ev->fn = (mt_fn_t)name_lookup(&p->fns, s, len);
 		if (!mt_event_fn_allocates(ev->fn))
 			return bad(p, "its fn is not an allocation function");
 		ev->has |= MT_HAS_FN;
@@ -253,7 +423,7 @@ static mt_parse_result_t validate(mt_parser_t *p, const mt_raw_t *r,
 			if (got) {
 				/* Any name is allowed here ("free",
 				 * "realloc"): it is only shown. */
-				ev->fn = mt_event_fn_parse(s, len);
+				ev->fn = (mt_fn_t)name_lookup(&p->fns, s, len);
 				ev->has |= MT_HAS_FN;
 			}
 		}
@@ -334,104 +504,315 @@ static int key_field(const char *k, size_t n)
 	return -1;
 }
 
-/* A plain string: printable ASCII without '"' or '\\' up to its closing
- * quote.  Returns the position after the quote, or NULL to decline. */
-static const char *scan_string(const char *s, const char *end)
-{
-	for (; s < end; s++) {
-		unsigned char c = (unsigned char)*s;
+/*
+ * The fast path's scanners: the one clever part of this file.
+ *
+ * No bounds checks.  A line is read only when its last byte, last, is '}',
+ * and '}' stops every scan: it is not a digit, and skip_plain() stops on it
+ * too (scan_string() carries on when it is not the line's last byte, so
+ * inside a string).  A scan that starts inside the line therefore stops
+ * inside it, at the latest on last, and every byte the structure checks
+ * read lies at or before last.  The reads of several bytes, true, false
+ * and null, check their room first.
+ *
+ * Wide reads.  A line holds about ten keys, five strings and seven
+ * numbers; a loop over their bytes costs a mispredicted branch at the end
+ * of each, which was most of the fast path's time.  So strings are scanned
+ * 16 bytes at a time (SSE2, which every x86-64 has) and numbers 8 digits at
+ * a time in a 64-bit word (SWAR), whenever that many bytes remain up to
+ * last: a wide read never leaves the line.  Near its end, and on other
+ * machines, the byte loops do the same work.
+ */
 
-		if (c == '"')
-			return s + 1;
-		if (c < 0x20 || c >= 0x7f || c == '\\')
-			return NULL;
+/* A byte a plain string may hold: printable ASCII but '"', '\\', and '}'
+ * (the sentinel above). */
+#define PLAIN_OF(c) ((c) >= 0x20 && (c) < 0x7f && (c) != '"' && (c) != '\\' && (c) != '}')
+static const unsigned char plain[256] = TABLE256(PLAIN_OF);
+
+#ifdef MT_SSE2
+/* Bit i set: byte i of the 16 at s is not plain. */
+static inline unsigned not_plain16(const char *s)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+	__m128i m = _mm_or_si128(
+		_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+			     _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+		_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('}')),
+			     _mm_cmpeq_epi8(v, _mm_set1_epi8(0x7f))));
+
+	/* A signed compare: bytes 0x80 to 0xff are negative, so this one
+	 * catches them with the control bytes. */
+	m = _mm_or_si128(m, _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+	return (unsigned)_mm_movemask_epi8(m);
+}
+#endif
+
+/* The first byte at or after s that is not plain. */
+static inline const char *skip_plain(const char *s, const char *last)
+{
+#ifdef MT_SSE2
+	while (last - s >= 15) {
+		unsigned m = not_plain16(s);
+
+		if (m)
+			return s + __builtin_ctz(m);
+		s += 16;
 	}
-	return NULL;
+#endif
+	while (plain[(unsigned char)*s])
+		s++;
+	return s;
 }
 
-/* A JSON integer; declines fractions, exponents, leading zeros and values
- * out of range. */
-static const char *scan_int(const char *s, const char *end, int *neg,
-			    uint64_t *out)
+/* A plain string from after its opening quote: returns the position after
+ * its closing quote, or NULL to decline (an escape, a control or non-ASCII
+ * byte, or no closing quote before last). */
+static inline const char *scan_string(const char *s, const char *last)
 {
-	uint64_t v = 0;
-
-	*neg = 0;
-	if (s < end && *s == '-') {
-		*neg = 1;
+	for (;;) {
+		s = skip_plain(s, last);
+		if (*s == '"')
+			return s + 1;
+		if (*s != '}' || s == last)
+			return NULL;
 		s++;
 	}
-	if (s >= end || *s < '0' || *s > '9')
-		return NULL;
-	if (*s == '0' && s + 1 < end && s[1] >= '0' && s[1] <= '9')
-		return NULL;
-	for (; s < end && *s >= '0' && *s <= '9'; s++) {
-		unsigned d = (unsigned)(*s - '0');
+}
 
-		if (v > (UINT64_MAX - d) / 10)
-			return NULL;
-		v = v * 10 + d;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define MT_WIDE_DIGITS 1
+
+/* How many of the 8 bytes of w (the first one lowest) are digits before
+ * the first one that is not: 0 to 8. */
+static inline unsigned leading_digits(uint64_t w)
+{
+	const uint64_t hi = 0xf0f0f0f0f0f0f0f0ull, lo = 0x0f0f0f0f0f0f0f0full;
+	const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
+	/* A byte of bad is zero only for '0'..'9': high nibble 3, and a low
+	 * nibble that does not carry when 6 is added. */
+	uint64_t bad = ((w & hi) ^ 0x3030303030303030ull) |
+		       (((w & lo) + 0x0606060606060606ull) & hi);
+
+	/* Bit 7 of each byte: that byte of bad is not zero. */
+	bad = (((bad & low7) + low7) | bad) & ~low7;
+	return bad ? (unsigned)__builtin_ctzll(bad) / 8 : 8;
+}
+
+/* The value of the first n (1 to 8) digits of w: shifted to the top, after
+ * bytes that read as leading zeros, then simdjson's eight-digit SWAR
+ * (pairs, then quads, then all eight, one multiply each). */
+static inline uint64_t digits_value(uint64_t w, unsigned n)
+{
+	w <<= 8 * (8 - n);
+	w = (w & 0x0f0f0f0f0f0f0f0full) * 2561 >> 8;
+	w = (w & 0x00ff00ff00ff00ffull) * 6553601 >> 16;
+	return (w & 0x0000ffff0000ffffull) * 42949672960001ull >> 32;
+}
+#endif
+
+/* Adds the digits at s to *v; returns the first byte that is not one. */
+static inline const char *add_digits(const char *s, const char *last,
+				     uint64_t *v)
+{
+#ifdef MT_WIDE_DIGITS
+	static const uint64_t pow10[9] = { 1, 10, 100, 1000, 10000, 100000,
+					   1000000, 10000000, 100000000 };
+
+	while (last - s >= 7) {
+		uint64_t w;
+		unsigned n;
+
+		memcpy(&w, s, sizeof(w));
+		n = leading_digits(w);
+		if (n)
+			*v = *v * pow10[n] + digits_value(w, n);
+		s += n;
+		if (n < 8)
+			return s;
 	}
-	if (s < end && (*s == '.' || *s == 'e' || *s == 'E'))
+#endif
+	while ((unsigned char)(*s - '0') < 10)
+		*v = *v * 10 + (uint64_t)(*s++ - '0');
+	return s;
+}
+
+/* The digits of a JSON integer.  Declines leading zeros and more than 19
+ * digits, so the value never overflows and needs no check: every 19-digit
+ * number is below 2^64, and json-c judges the rare longer ones.  Whatever
+ * follows the digits ('.', 'e') is left to the caller's structure check,
+ * which accepts only ',', ']' and '}'. */
+static inline const char *scan_digits(const char *s, const char *last,
+				      uint64_t *out)
+{
+	const char *start = s;
+	uint64_t v = 0;
+	size_t n;
+
+	s = add_digits(s, last, &v);
+	n = (size_t)(s - start);
+	if (n == 0 || n > 19 || (n > 1 && *start == '0'))
 		return NULL;
-	if (*neg && v > (uint64_t)INT64_MAX + 1)
-		return NULL;
-	if (*neg && v == 0)
-		*neg = 0; /* -0 is json-c's 0 */
 	*out = v;
 	return s;
+}
+
+/* A JSON integer, as json-c reads it: -0 is 0, and a negative number must
+ * fit in an int64_t. */
+static inline const char *scan_int(const char *s, const char *last, int *neg,
+				   uint64_t *out)
+{
+	*neg = *s == '-';
+	if (!(s = scan_digits(s + *neg, last, out)))
+		return NULL;
+	if (*neg && *out > (uint64_t)INT64_MAX + 1)
+		return NULL;
+	if (!*out)
+		*neg = 0;
+	return s;
+}
+
+/*
+ * Key prediction.  A writer puts the keys of a kind in one order, so the
+ * key that followed field f in the last line of this kind most likely
+ * follows it again: the fast path compares the bytes at the key with that
+ * field's key text, "name":, in one 16-byte compare, and scans and looks
+ * the key up only when they differ.  The guess only saves work: a key is
+ * taken as field f only when its bytes are exactly f's key, which the scan
+ * would have found too.
+ */
+static inline int key_is(const mt_parser_t *p, const char *s,
+			 const char *last, int f)
+{
+	size_t n = p->key_text_len[f];
+
+#ifdef MT_SSE2
+	if (last - s >= 15) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+		__m128i k = _mm_loadu_si128(
+			(const __m128i *)(const void *)p->key_text[f]);
+		unsigned want = (1u << n) - 1;
+
+		/* A match ends in ':', so it ends before last, the '}'. */
+		return ((unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, k)) &
+			want) == want;
+	}
+#endif
+	return (size_t)(last - s) >= n && same_bytes(s, p->key_text[f], n);
+}
+
+/* The fields the validator reads as a "0x" hex string. */
+static const unsigned char hex_field[MT_F_COUNT] = {
+	[MT_F_PTR] = 1, [MT_F_NEW_PTR] = 1, [MT_F_IP] = 1,
+	[MT_F_OFFSET] = 1, [MT_F_MODULE_OFFSET] = 1,
+};
+
+/* A string of "0x" and 1 to 16 hex digits from its opening quote at s,
+ * parsed as parse_hex() would, in the same pass as the scan: returns the
+ * position after its closing quote, or NULL for any other string (which
+ * the caller then scans as a plain one).  The loop stops on the first
+ * byte that is not a hex digit, at the latest on last. */
+static inline const char *scan_hex_string(const char *s, uint64_t *out)
+{
+	const char *d = s + 3;
+	uint64_t v = 0;
+	unsigned x;
+
+	if (s[1] != '0' || s[2] != 'x')
+		return NULL;
+	while ((x = hex_value[(unsigned char)*d]) < 16) {
+		v = v << 4 | x;
+		d++;
+	}
+	if (*d != '"' || d == s + 3 || d > s + 3 + 16)
+		return NULL;
+	*out = v;
+	return d + 1;
 }
 
 mt_parse_result_t mt_parse_fast(mt_parser_t *p, const char *line, size_t len,
 				mt_event_t *ev)
 {
-	const char *s = line, *end = line + len;
+	const char *s, *last;
 	mt_raw_t raw;
 	size_t narr = 0;
+	int kind = MT_KIND_UNKNOWN, prev = MT_F_COUNT;
 
-	memset(&raw, 0, sizeof(raw));
-	if (len < 2 || *s++ != '{')
+	if (len < 2 || line[0] != '{' || line[len - 1] != '}')
 		return MT_PARSE_DECLINED;
+	s = line + 1;
+	last = line + len - 1;
+	raw.seen = 0;
+	raw.kind = -1;
 	for (;;) {
-		const char *key, *val;
-		int field;
+		unsigned char *guess = &p->next_key[kind][prev];
+		int field = *guess;
 		mt_raw_value_t *rv, tmp;
+		const char *str;
 
-		if (s >= end || *s != '"')
+		if (*s != '"')
 			return MT_PARSE_DECLINED;
-		key = ++s;
-		if (!(s = scan_string(s, end)))
-			return MT_PARSE_DECLINED;
-		field = key_field(key, (size_t)(s - 1 - key));
-		if (s >= end || *s++ != ':' || s >= end)
-			return MT_PARSE_DECLINED;
-		rv = field >= 0 ? &raw.f[field] : &tmp;
-		if (field >= 0 && rv->type != MT_RAW_ABSENT)
-			return MT_PARSE_DECLINED; /* duplicate: json-c decides */
-		memset(rv, 0, sizeof(*rv));
-		val = s;
+		if (field != 0xff && key_is(p, s, last, field)) {
+			s += p->key_text_len[field];
+		} else {
+			const char *key = s + 1;
+
+			if (!(s = scan_string(key, last)) || *s != ':')
+				return MT_PARSE_DECLINED;
+			field = key_field(key, (size_t)(s - 1 - key));
+			s++;
+			*guess = field >= 0 ? (unsigned char)field : 0xff;
+		}
+		if (field >= 0) {
+			if (raw.seen & (1u << field))
+				return MT_PARSE_DECLINED; /* duplicate: json-c decides */
+			raw.seen |= 1u << field;
+			rv = &raw.f[field];
+			prev = field;
+		} else {
+			rv = &tmp;
+			prev = MT_F_COUNT;
+		}
 		switch (*s) {
 		case '"':
-			if (!(s = scan_string(s + 1, end)))
-				return MT_PARSE_DECLINED;
 			rv->type = MT_RAW_STRING;
-			rv->s = val + 1;
+			rv->s = s + 1;
+			rv->nul = 0;
+			rv->hex = field >= 0 && hex_field[field] &&
+				  (str = scan_hex_string(s, &rv->u));
+			if (rv->hex)
+				s = str;
+			else if (!(s = scan_string(s + 1, last)))
+				return MT_PARSE_DECLINED;
 			rv->len = (size_t)(s - 1 - rv->s);
+			if (field == MT_F_KIND)
+				raw.kind = kind = name_lookup(&p->kinds, rv->s,
+							      rv->len);
+			break;
+		case '0' ... '9':
+			if (!(s = scan_digits(s, last, &rv->u)))
+				return MT_PARSE_DECLINED;
+			rv->type = MT_RAW_INT;
+			rv->neg = 0;
+			break;
+		case '-':
+			if (!(s = scan_int(s, last, &rv->neg, &rv->u)))
+				return MT_PARSE_DECLINED;
+			rv->type = MT_RAW_INT;
 			break;
 		case 't':
-			if (end - s < 4 || memcmp(s, "true", 4))
+			if (last - s < 4 || memcmp(s, "true", 4))
 				return MT_PARSE_DECLINED;
 			rv->type = MT_RAW_BOOL;
 			s += 4;
 			break;
 		case 'f':
-			if (end - s < 5 || memcmp(s, "false", 5))
+			if (last - s < 5 || memcmp(s, "false", 5))
 				return MT_PARSE_DECLINED;
 			rv->type = MT_RAW_BOOL;
 			s += 5;
 			break;
 		case 'n':
-			if (end - s < 4 || memcmp(s, "null", 4))
+			if (last - s < 4 || memcmp(s, "null", 4))
 				return MT_PARSE_DECLINED;
 			rv->type = MT_RAW_NULL;
 			s += 4;
@@ -440,23 +821,22 @@ mt_parse_result_t mt_parse_fast(mt_parser_t *p, const char *line, size_t len,
 			if (field != MT_F_FRAMES)
 				return MT_PARSE_DECLINED;
 			s++;
-			if (s < end && *s == ']') {
+			if (*s == ']') {
 				s++;
 			} else {
 				for (;;) {
-					int neg;
 					uint64_t x;
 
-					if (!(s = scan_int(s, end, &neg, &x)) || neg)
+					if (!(s = scan_digits(s, last, &x)))
 						return MT_PARSE_DECLINED;
 					if (arr_reserve(p, narr + 1))
 						return MT_PARSE_NOMEM;
 					p->arr[narr++] = x;
-					if (s < end && *s == ',') {
+					if (*s == ',') {
 						s++;
 						continue;
 					}
-					if (s < end && *s == ']') {
+					if (*s == ']') {
 						s++;
 						break;
 					}
@@ -468,18 +848,13 @@ mt_parse_result_t mt_parse_fast(mt_parser_t *p, const char *line, size_t len,
 			rv->len = narr;
 			break;
 		default:
-			if (!(s = scan_int(s, end, &rv->neg, &rv->u)))
-				return MT_PARSE_DECLINED;
-			rv->type = MT_RAW_INT;
-			break;
-		}
-		if (s >= end)
 			return MT_PARSE_DECLINED;
+		}
 		if (*s == ',') {
 			s++;
 			continue;
 		}
-		if (*s == '}' && s + 1 == end)
+		if (s == last)
 			break;
 		return MT_PARSE_DECLINED;
 	}
@@ -518,6 +893,7 @@ static int raw_from_json(mt_parser_t *p, int field, struct json_object *o,
 		rv->type = MT_RAW_STRING;
 		rv->s = json_object_get_string(o);
 		rv->len = (size_t)json_object_get_string_len(o);
+		rv->nul = memchr(rv->s, '\0', rv->len) != NULL;
 		break;
 	case json_type_array: {
 		size_t n = json_object_array_length(o);
@@ -547,6 +923,54 @@ static int raw_from_json(mt_parser_t *p, int field, struct json_object *o,
 	return MT_OK;
 }
 
+/*
+ * Whether a number of the line is beyond what json-c holds: an integer
+ * outside int64_t (negative) or uint64_t, or a fraction or exponent that
+ * strtod() calls out of range.  json-c clamps such a number and leaves
+ * ERANGE in errno, but the next number it parses resets errno, so errno
+ * tells only of the last one.  The line is valid JSON here: outside its
+ * strings a '-' or a digit starts a number, and a delimiter ends it
+ * before len.
+ */
+static int number_out_of_range(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		uint64_t v = 0;
+		int neg, over = 0;
+		size_t j;
+
+		if (s[i] == '"') {
+			for (i++; i < len && s[i] != '"'; i++)
+				if (s[i] == '\\')
+					i++;
+			continue;
+		}
+		if (s[i] != '-' && (s[i] < '0' || s[i] > '9'))
+			continue;
+		neg = s[i] == '-';
+		for (j = i + (size_t)neg; j < len && s[j] >= '0' && s[j] <= '9'; j++) {
+			unsigned d = (unsigned)(s[j] - '0');
+
+			if (v > (UINT64_MAX - d) / 10)
+				over = 1;
+			v = v * 10 + d;
+		}
+		if (j < len && (s[j] == '.' || s[j] == 'e' || s[j] == 'E')) {
+			char *end;
+
+			errno = 0;
+			strtod(s + i, &end);
+			if (errno == ERANGE)
+				return 1;
+			j = (size_t)(end - s);
+		} else if (over || (neg && v > (uint64_t)INT64_MAX + 1)) {
+			return 1;
+		}
+		i = j - 1;
+	}
+	return 0;
+}
+
 mt_parse_result_t mt_parse_json_c(mt_parser_t *p, const char *line, size_t len,
 				  mt_event_t *ev)
 {
@@ -567,9 +991,9 @@ mt_parse_result_t mt_parse_json_c(mt_parser_t *p, const char *line, size_t len,
 		return MT_PARSE_NOT_EVENT;
 	}
 	json_tokener_reset(tok);
-	/* json-c reports neither running out of memory nor integers out of
-	 * range; both leave errno behind (malloc's ENOMEM, strtoll's
-	 * ERANGE), so errno is the only witness. */
+	/* json-c does not report running out of memory; malloc leaves
+	 * ENOMEM behind, so errno is the only witness.  (Nor does it report
+	 * numbers out of range: see number_out_of_range().) */
 	errno = 0;
 	o = json_tokener_parse_ex(tok, line, (int)len);
 	if (errno == ENOMEM) {
@@ -592,13 +1016,16 @@ mt_parse_result_t mt_parse_json_c(mt_parser_t *p, const char *line, size_t len,
 		p->why = "it is not a JSON object";
 		return MT_PARSE_NOT_EVENT;
 	}
-	range_error = errno == ERANGE;
-	memset(&raw, 0, sizeof(raw));
+	range_error = number_out_of_range(line, len);
+	raw.seen = 0;
+	raw.kind = -1;
 	for (int f = 0; f < MT_F_COUNT; f++) {
 		struct json_object *v;
 
 		if (!json_object_object_get_ex(o, field_names[f], &v))
 			continue;
+		memset(&raw.f[f], 0, sizeof(raw.f[f]));
+		raw.seen |= 1u << f;
 		if (raw_from_json(p, f, v, &raw.f[f]))
 			return MT_PARSE_NOMEM;
 	}

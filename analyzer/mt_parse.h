@@ -39,7 +39,7 @@ typedef enum {
 	MT_RAW_BOOL,
 	MT_RAW_INT,       /* neg and u: the value is -u when neg */
 	MT_RAW_DOUBLE,
-	MT_RAW_STRING,    /* s, len: the unescaped bytes */
+	MT_RAW_STRING,    /* s, len: the unescaped bytes; nul, hex */
 	MT_RAW_INT_ARRAY, /* arr, len: non-negative integers */
 	MT_RAW_OTHER      /* an object, or an array of anything else */
 } mt_raw_type_t;
@@ -51,9 +51,17 @@ typedef struct {
 	const char *s;
 	const uint64_t *arr;
 	size_t len;
+	int nul; /* a string holds a NUL byte */
+	int hex; /* a string is "0x" and 1 to 16 hex digits, and u their value */
 } mt_raw_value_t;
 
+/* Only the fields whose bit (1 << field) is set in seen are filled; the
+ * other slots are absent and hold garbage, so that a parse never has to
+ * clear the whole record (it is most of a kilobyte). */
 typedef struct {
+	uint32_t seen;
+	int kind; /* the string kind's mt_kind_t when the reader looked it up
+		   * (the fast path does), else -1 */
 	mt_raw_value_t f[MT_F_COUNT];
 } mt_raw_t;
 
@@ -97,6 +105,18 @@ typedef enum {
 	MT_PARSE_NOMEM,
 } mt_parse_result_t;
 
+/* A vocabulary of mt_event names (the kinds or the fns) as the parser
+ * looks it up on nearly every line: each name with its length, and from a
+ * hash of length and first byte to the one name with that hash (its index
+ * plus 1; 0 for none, 0xff for several). */
+#define MT_NAMES_MAX 16
+typedef struct {
+	int count;
+	const char *name[MT_NAMES_MAX];
+	size_t len[MT_NAMES_MAX];
+	unsigned char by_hash[64];
+} mt_names_t;
+
 typedef struct {
 	void *tok;      /* json_tokener */
 	void *obj;      /* json-c's last object, alive until the next parse */
@@ -106,6 +126,15 @@ typedef struct {
 	const char *why; /* why the last line was rejected: static text */
 	const char *why_field; /* the field it names, or NULL */
 	int used_json_c; /* the last line went to json-c */
+	mt_names_t kinds, fns;
+	/* The fast path's key prediction (see mt_parse.c): the key that
+	 * followed field f in the last line of kind k is next_key[k][f]
+	 * (k = MT_KIND_UNKNOWN before the kind is read, f = MT_F_COUNT at the
+	 * start of a line or after an unknown key), 0xff when none; and each
+	 * field's key as written, '"', name, '"', ':', padded to 16 bytes. */
+	unsigned char next_key[MT_KIND_COUNT + 1][MT_F_COUNT + 1];
+	char key_text[MT_F_COUNT][16];
+	unsigned char key_text_len[MT_F_COUNT];
 } mt_parser_t;
 
 int mt_parser_init(mt_parser_t *p);

@@ -104,6 +104,8 @@ void mt_test_run(mt_test_run_t *r, char *const argv[], char *const env[])
 		close(err[0]);
 		for (size_t i = 0; env && env[i]; i++)
 			putenv(env[i]);
+		/* No command may hang the suite: SIGALRM survives exec. */
+		alarm(MT_TEST_RUN_TIMEOUT);
 		execv(argv[0], argv);
 		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);

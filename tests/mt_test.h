@@ -20,6 +20,9 @@ Suite *mt_suite_summary(void);   /* tests/check_summary.c: summary arithmetic */
 Suite *mt_suite_units(void);     /* tests/check_units.c: fmt, buf, map, reader */
 Suite *mt_suite_parse(void);     /* tests/check_parse.c: fast path vs json-c */
 Suite *mt_suite_oom(void);       /* tests/check_oom.c: every allocation failure */
+Suite *mt_suite_core(void);      /* tests/check_core.c: the preload core, driven directly */
+Suite *mt_suite_preload(void);   /* tests/check_preload.c: workloads under LD_PRELOAD */
+Suite *mt_suite_run(void);       /* tests/check_run.c: scripts/memtrace-run end to end */
 
 /* Absolute paths: the source tree, the build tree, a fixture. */
 const char *mt_test_source_dir(void);
@@ -43,6 +46,9 @@ typedef struct {
 	char *err;    /* everything written to stderr */
 	size_t err_len;
 } mt_test_run_t;
+
+/* Seconds a command may run before SIGALRM ends it (status 128 + 14). */
+#define MT_TEST_RUN_TIMEOUT 120
 
 /* Run argv (argv[0] a path) with extra environment entries env (NULL or
  * a NULL-terminated list of "NAME=value"), stdin from /dev/null. */

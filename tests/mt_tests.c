@@ -18,6 +18,9 @@ int main(void)
 	srunner_add_suite(sr, mt_suite_units());
 	srunner_add_suite(sr, mt_suite_parse());
 	srunner_add_suite(sr, mt_suite_oom());
+	srunner_add_suite(sr, mt_suite_core());
+	srunner_add_suite(sr, mt_suite_preload());
+	srunner_add_suite(sr, mt_suite_run());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -1,0 +1,1289 @@
+/*
+ * check_units: unit tests of the analyzer's building blocks, one Check
+ * test per behaviour:
+ *
+ *   mt_fmt     decimal and hex formatting at the edges, hex parsing
+ *   mt_event   the kind and function name tables, both ways
+ *   mt_buf     the size limit, failed appends, JSON string escaping
+ *   mt_map     insert/find/remove, the keys 0 and UINT64_MAX, growth, and
+ *              a long random churn held to a plain reference table
+ *   mt_reader  line splitting, over-long lines, the 256 KiB read chunk,
+ *              trailing NUL padding, and open errors
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mt_test.h"
+#include "../analyzer/mt_buf.h"
+#include "../analyzer/mt_error.h"
+#include "../analyzer/mt_map.h"
+#include "../analyzer/mt_mem.h"
+#include "../analyzer/mt_reader.h"
+#include "../common/mt_event.h"
+#include "../common/mt_fmt.h"
+
+/* The reader's read(2) size (mt_reader.c): lines are put across it. */
+#define READER_CHUNK (256u << 10)
+
+/* splitmix64: a fixed seed, so a failure reproduces. */
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* ---- mt_fmt ---- */
+
+static void assert_fmt(size_t n, const char *buf, const char *want)
+{
+	ck_assert_msg(n == strlen(want) && !memcmp(buf, want, n),
+		      "formatted '%.*s', want '%s'", (int)n, buf, want);
+}
+
+START_TEST(fmt_u64_edges)
+{
+	char buf[MT_FMT_U64_MAX + 1];
+
+	memset(buf, '#', sizeof(buf));
+	assert_fmt(mt_fmt_u64(buf, 0), buf, "0");
+	assert_fmt(mt_fmt_u64(buf, 7), buf, "7");
+	assert_fmt(mt_fmt_u64(buf, 10), buf, "10");
+	assert_fmt(mt_fmt_u64(buf, 1000000), buf, "1000000");
+	assert_fmt(mt_fmt_u64(buf, INT64_MAX), buf, "9223372036854775807");
+	memset(buf, '#', sizeof(buf));
+	assert_fmt(mt_fmt_u64(buf, UINT64_MAX), buf, "18446744073709551615");
+	/* The longest output fits MT_FMT_U64_MAX and writes nothing more. */
+	ck_assert_int_eq(buf[MT_FMT_U64_MAX], '#');
+}
+END_TEST
+
+START_TEST(fmt_i64_edges)
+{
+	char buf[MT_FMT_I64_MAX + 1];
+
+	memset(buf, '#', sizeof(buf));
+	assert_fmt(mt_fmt_i64(buf, 0), buf, "0");
+	assert_fmt(mt_fmt_i64(buf, -1), buf, "-1");
+	assert_fmt(mt_fmt_i64(buf, 42), buf, "42");
+	assert_fmt(mt_fmt_i64(buf, -10), buf, "-10");
+	assert_fmt(mt_fmt_i64(buf, INT64_MAX), buf, "9223372036854775807");
+	assert_fmt(mt_fmt_i64(buf, INT64_MIN + 1), buf, "-9223372036854775807");
+	memset(buf, '#', sizeof(buf));
+	assert_fmt(mt_fmt_i64(buf, INT64_MIN), buf, "-9223372036854775808");
+	ck_assert_int_eq(buf[MT_FMT_I64_MAX], '#');
+}
+END_TEST
+
+START_TEST(fmt_hex_edges)
+{
+	char buf[MT_FMT_HEX_MAX + 1];
+
+	memset(buf, '#', sizeof(buf));
+	assert_fmt(mt_fmt_hex(buf, 0), buf, "0x0");
+	assert_fmt(mt_fmt_hex(buf, 1), buf, "0x1");
+	assert_fmt(mt_fmt_hex(buf, 0xf), buf, "0xf");
+	assert_fmt(mt_fmt_hex(buf, 0x10), buf, "0x10");
+	assert_fmt(mt_fmt_hex(buf, 0x7f3a5c001230ull), buf, "0x7f3a5c001230");
+	assert_fmt(mt_fmt_hex(buf, 0x8000000000000000ull), buf,
+		   "0x8000000000000000");
+	memset(buf, '#', sizeof(buf));
+	assert_fmt(mt_fmt_hex(buf, UINT64_MAX), buf, "0xffffffffffffffff");
+	ck_assert_int_eq(buf[MT_FMT_HEX_MAX], '#');
+}
+END_TEST
+
+START_TEST(fmt_parse_hex_accepts)
+{
+	static const struct {
+		const char *s;
+		uint64_t v;
+	} ok[] = {
+		{ "0x0", 0 },
+		{ "0x1", 1 },
+		{ "0x00", 0 },
+		{ "0xabcdef", 0xabcdef },
+		{ "0xABCDEF", 0xabcdef },
+		{ "0xAbCd09", 0xabcd09 },
+		{ "0x7f3a5c001230", 0x7f3a5c001230ull },
+		{ "0xffffffffffffffff", UINT64_MAX },
+		{ "0xFFFFFFFFFFFFFFFF", UINT64_MAX },
+		{ "0x0000000000000001", 1 },
+	};
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		uint64_t v = 12345;
+
+		ck_assert_msg(mt_fmt_parse_hex(ok[i].s, strlen(ok[i].s), &v) == 0,
+			      "'%s' rejected", ok[i].s);
+		ck_assert_msg(v == ok[i].v, "'%s' read as %" PRIx64, ok[i].s, v);
+	}
+	/* Only len bytes are read: what follows does not matter. */
+	{
+		uint64_t v = 0;
+
+		ck_assert_int_eq(mt_fmt_parse_hex("0x12zz", 4, &v), 0);
+		ck_assert_uint_eq(v, 0x12);
+	}
+}
+END_TEST
+
+START_TEST(fmt_parse_hex_rejects)
+{
+	static const char *const bad[] = {
+		"", "0", "0x", "x1", "0X1", "00x1", "1234", "-0x1", "+0x1",
+		" 0x1", "0x1 ", "0x 1", "0x+1", "0x-1", "0xg", "0x1g", "0x1.0",
+		"0x10000000000000000", "0x00000000000000000", "0xfffffffffffffffff",
+		"1x0",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint64_t v = 12345;
+
+		ck_assert_msg(mt_fmt_parse_hex(bad[i], strlen(bad[i]), &v) == -1,
+			      "'%s' accepted", bad[i]);
+		ck_assert_msg(v == 12345, "'%s' changed the output", bad[i]);
+	}
+	/* A NUL byte inside the length is not a digit. */
+	{
+		uint64_t v = 12345;
+
+		ck_assert_int_eq(mt_fmt_parse_hex("0x1\0002", 5, &v), -1);
+		ck_assert_uint_eq(v, 12345);
+	}
+}
+END_TEST
+
+START_TEST(fmt_hex_round_trips)
+{
+	char buf[MT_FMT_HEX_MAX];
+
+	rng_state = 1;
+	for (int i = 0; i < 100000; i++) {
+		uint64_t v = rng(), back;
+		size_t n;
+
+		v >>= rng() % 64;
+		back = ~v;
+		n = mt_fmt_hex(buf, v);
+
+		ck_assert_int_eq(mt_fmt_parse_hex(buf, n, &back), 0);
+		ck_assert_uint_eq(back, v);
+	}
+}
+END_TEST
+
+START_TEST(fmt_decimal_matches_printf)
+{
+	char buf[MT_FMT_U64_MAX], want[32];
+
+	rng_state = 2;
+	for (int i = 0; i < 100000; i++) {
+		uint64_t u = rng(), w;
+		int64_t s;
+		size_t n;
+
+		u >>= rng() % 64;
+		w = rng();
+		s = (int64_t)(w >> (rng() % 64));
+
+		n = mt_fmt_u64(buf, u);
+		snprintf(want, sizeof(want), "%" PRIu64, u);
+		assert_fmt(n, buf, want);
+		n = mt_fmt_i64(buf, s);
+		snprintf(want, sizeof(want), "%" PRId64, s);
+		assert_fmt(n, buf, want);
+	}
+}
+END_TEST
+
+/* ---- mt_event ---- */
+
+START_TEST(event_kind_names_round_trip)
+{
+	for (int k = 0; k < MT_KIND_COUNT; k++) {
+		const char *name = mt_event_kind_name((mt_kind_t)k);
+
+		ck_assert_ptr_nonnull(name);
+		ck_assert_int_eq(mt_event_kind_parse(name, strlen(name)), k);
+		for (int j = 0; j < k; j++)
+			ck_assert_str_ne(name, mt_event_kind_name((mt_kind_t)j));
+	}
+	ck_assert_str_eq(mt_event_kind_name(MT_KIND_TRACE_START), "trace.start");
+	ck_assert_str_eq(mt_event_kind_name(MT_KIND_ALLOC_FAIL), "alloc.fail");
+	ck_assert_str_eq(mt_event_kind_name(MT_KIND_TRACE_STOP), "trace.stop");
+	ck_assert_ptr_null(mt_event_kind_name(MT_KIND_COUNT));
+	ck_assert_ptr_null(mt_event_kind_name((mt_kind_t)-1));
+}
+END_TEST
+
+START_TEST(event_kind_parse_rejects_others)
+{
+	static const char *const bad[] = {
+		"", "Alloc", "ALLOC", "alloc ", " alloc", "alloc.", "allocfail",
+		"alloc_fail", "trace", "trace.", "trace.begin", "frames", "stacks",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ck_assert_msg(mt_event_kind_parse(bad[i], strlen(bad[i])) ==
+				      MT_KIND_UNKNOWN,
+			      "'%s' parsed as a kind", bad[i]);
+	/* The length decides, not a NUL: a prefix is its own word. */
+	ck_assert_int_eq(mt_event_kind_parse("allocator", 5), MT_KIND_ALLOC);
+	ck_assert_int_eq(mt_event_kind_parse("alloc.fail", 5), MT_KIND_ALLOC);
+	ck_assert_int_eq(mt_event_kind_parse("alloc\0", 6), MT_KIND_UNKNOWN);
+}
+END_TEST
+
+START_TEST(event_fn_names_round_trip)
+{
+	static const char *const want[MT_FN_COUNT] = {
+		"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
+		"aligned_alloc", "memalign", "valloc", "pvalloc", "free",
+	};
+
+	for (int f = 0; f < MT_FN_COUNT; f++) {
+		const char *name = mt_event_fn_name((mt_fn_t)f);
+
+		ck_assert_ptr_nonnull(name);
+		ck_assert_str_eq(name, want[f]);
+		ck_assert_int_eq(mt_event_fn_parse(name, strlen(name)), f);
+		ck_assert_int_eq(mt_event_fn_allocates((mt_fn_t)f), f != MT_FN_FREE);
+	}
+	ck_assert_ptr_null(mt_event_fn_name(MT_FN_COUNT));
+	ck_assert_int_eq(mt_event_fn_parse("mmap", 4), MT_FN_UNKNOWN);
+	ck_assert_int_eq(mt_event_fn_parse("Malloc", 6), MT_FN_UNKNOWN);
+	ck_assert_int_eq(mt_event_fn_parse("", 0), MT_FN_UNKNOWN);
+	ck_assert_int_eq(mt_event_fn_allocates(MT_FN_UNKNOWN), 0);
+}
+END_TEST
+
+/* ---- mt_buf ---- */
+
+static void assert_buf(const mt_buf_t *b, const char *want, size_t n)
+{
+	ck_assert_msg(b->len == n, "buffer length %zu, want %zu", b->len, n);
+	if (n || b->data) {
+		ck_assert_ptr_nonnull(b->data);
+		ck_assert_msg(!memcmp(b->data, want, n), "buffer holds '%.*s'",
+			      (int)b->len, b->data);
+		ck_assert_msg(b->data[n] == '\0', "buffer not NUL-terminated");
+	}
+}
+
+START_TEST(buf_appends_numbers)
+{
+	mt_buf_t b = MT_BUF_INIT;
+	int64_t before = mt_mem_outstanding();
+	static const char want[] =
+		"u=18446744073709551615 i=-9223372036854775808 h=0x0,0xffffffffffffffff";
+
+	ck_assert_int_eq(mt_buf_add_str(&b, "u="), MT_OK);
+	ck_assert_int_eq(mt_buf_add_u64(&b, UINT64_MAX), MT_OK);
+	ck_assert_int_eq(mt_buf_add_str(&b, " i="), MT_OK);
+	ck_assert_int_eq(mt_buf_add_i64(&b, INT64_MIN), MT_OK);
+	ck_assert_int_eq(mt_buf_add_str(&b, " h="), MT_OK);
+	ck_assert_int_eq(mt_buf_add_hex(&b, 0), MT_OK);
+	ck_assert_int_eq(mt_buf_add(&b, ",", 1), MT_OK);
+	ck_assert_int_eq(mt_buf_add_hex(&b, UINT64_MAX), MT_OK);
+	assert_buf(&b, want, strlen(want));
+	mt_buf_release(&b);
+	ck_assert_ptr_null(b.data);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+START_TEST(buf_limit_too_long_leaves_buffer_unchanged)
+{
+	mt_buf_t b;
+
+	mt_buf_init(&b, 10);
+	ck_assert_int_eq(mt_buf_add_str(&b, "abcdef"), MT_OK);
+	ck_assert_int_eq(mt_buf_add_str(&b, "ghijk"), MT_ETOOLONG);
+	assert_buf(&b, "abcdef", 6);
+	ck_assert_int_eq(mt_buf_add_u64(&b, 12345), MT_ETOOLONG);
+	ck_assert_int_eq(mt_buf_add_hex(&b, 0x12345), MT_ETOOLONG);
+	ck_assert_int_eq(mt_buf_add_i64(&b, -1234), MT_ETOOLONG);
+	ck_assert_int_eq(mt_buf_add(&b, "x", SIZE_MAX), MT_ETOOLONG);
+	assert_buf(&b, "abcdef", 6);
+	/* Exactly up to the limit is fine; one more byte is not. */
+	ck_assert_int_eq(mt_buf_add_str(&b, "ghij"), MT_OK);
+	assert_buf(&b, "abcdefghij", 10);
+	ck_assert_int_eq(mt_buf_add(&b, "k", 1), MT_ETOOLONG);
+	ck_assert_int_eq(mt_buf_add(&b, "", 0), MT_OK);
+	assert_buf(&b, "abcdefghij", 10);
+	mt_buf_release(&b);
+}
+END_TEST
+
+START_TEST(buf_json_str_too_long_leaves_buffer_unchanged)
+{
+	mt_buf_t b;
+
+	/* The string's head fits, its escape does not: nothing of it stays. */
+	mt_buf_init(&b, 12);
+	ck_assert_int_eq(mt_buf_add_str(&b, "ab"), MT_OK);
+	ck_assert_int_eq(mt_buf_add_json_str(&b, "cdefg\001", 6), MT_ETOOLONG);
+	assert_buf(&b, "ab", 2);
+	/* Everything fits but the closing quote. */
+	ck_assert_int_eq(mt_buf_add_json_str(&b, "cdefghijk", 9), MT_ETOOLONG);
+	assert_buf(&b, "ab", 2);
+	ck_assert_int_eq(mt_buf_add_json_str(&b, "cdefghij", 8), MT_OK);
+	assert_buf(&b, "ab\"cdefghij\"", 12);
+	mt_buf_truncate(&b, 2);
+	assert_buf(&b, "ab", 2);
+	ck_assert_int_eq(mt_buf_add_json_str(&b, "cdefghi", 7), MT_OK);
+	assert_buf(&b, "ab\"cdefghi\"", 11);
+	mt_buf_release(&b);
+}
+END_TEST
+
+START_TEST(buf_out_of_memory_leaves_buffer_unchanged)
+{
+	mt_buf_t b = MT_BUF_INIT;
+	char big[1000];
+	int64_t before = mt_mem_outstanding();
+
+	memset(big, 'z', sizeof(big));
+	mt_mem_fail_at(1, 0);
+	ck_assert_int_eq(mt_buf_add_str(&b, "abc"), MT_ENOMEM);
+	mt_mem_fail_at(0, 0);
+	ck_assert_ptr_null(b.data);
+	ck_assert_uint_eq(b.len, 0);
+	ck_assert_int_eq(mt_buf_add_str(&b, "abc"), MT_OK);
+	/* Growing fails: the content and its storage stay. */
+	mt_mem_fail_at(1, 0);
+	ck_assert_int_eq(mt_buf_add(&b, big, sizeof(big)), MT_ENOMEM);
+	assert_buf(&b, "abc", 3);
+	mt_mem_fail_at(1, 0);
+	ck_assert_int_eq(mt_buf_add_json_str(&b, big, sizeof(big)), MT_ENOMEM);
+	mt_mem_fail_at(0, 0);
+	assert_buf(&b, "abc", 3);
+	/* A size no buffer can have fails the same way, without wrapping. */
+	ck_assert_int_eq(mt_buf_add(&b, big, SIZE_MAX), MT_ENOMEM);
+	ck_assert_int_eq(mt_buf_add(&b, big, SIZE_MAX - 3), MT_ENOMEM);
+	ck_assert_int_eq(mt_buf_add(&b, big, SIZE_MAX - 10), MT_ENOMEM);
+	assert_buf(&b, "abc", 3);
+	mt_buf_release(&b);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+START_TEST(buf_reset_and_truncate)
+{
+	mt_buf_t b = MT_BUF_INIT;
+
+	ck_assert_int_eq(mt_buf_add_str(&b, "hello world"), MT_OK);
+	mt_buf_truncate(&b, 5);
+	assert_buf(&b, "hello", 5);
+	mt_buf_truncate(&b, 9); /* longer than the content: no change */
+	assert_buf(&b, "hello", 5);
+	mt_buf_reset(&b);
+	assert_buf(&b, "", 0);
+	ck_assert_uint_gt(b.cap, 0);
+	mt_buf_release(&b);
+}
+END_TEST
+
+START_TEST(buf_json_str_escapes_quote_and_backslash)
+{
+	mt_buf_t b = MT_BUF_INIT;
+	static const char want[] = "\"a\\\"b\\\\c\\\\\\\"\"";
+
+	ck_assert_int_eq(mt_buf_add_json_str(&b, "a\"b\\c\\\"", 7), MT_OK);
+	assert_buf(&b, want, strlen(want));
+	mt_buf_release(&b);
+}
+END_TEST
+
+START_TEST(buf_json_str_escapes_control_chars)
+{
+	mt_buf_t b = MT_BUF_INIT;
+	char in[32];
+	static const char want[] =
+		"\"\\u0000\\u0001\\u0002\\u0003\\u0004\\u0005\\u0006\\u0007"
+		"\\u0008\\t\\n\\u000b\\u000c\\r\\u000e\\u000f"
+		"\\u0010\\u0011\\u0012\\u0013\\u0014\\u0015\\u0016\\u0017"
+		"\\u0018\\u0019\\u001a\\u001b\\u001c\\u001d\\u001e\\u001f\"";
+
+	for (int i = 0; i < 32; i++)
+		in[i] = (char)i;
+	ck_assert_int_eq(mt_buf_add_json_str(&b, in, sizeof(in)), MT_OK);
+	assert_buf(&b, want, strlen(want));
+	mt_buf_release(&b);
+}
+END_TEST
+
+START_TEST(buf_json_str_escapes_nul)
+{
+	mt_buf_t b = MT_BUF_INIT;
+	static const char want[] = "\"a\\u0000b\\u0000\"";
+
+	/* The length decides: a NUL is content, not the end. */
+	ck_assert_int_eq(mt_buf_add_json_str(&b, "a\0b\0", 4), MT_OK);
+	assert_buf(&b, want, strlen(want));
+	mt_buf_release(&b);
+}
+END_TEST
+
+START_TEST(buf_json_str_copies_other_bytes)
+{
+	mt_buf_t b = MT_BUF_INIT;
+	static const char in[] = " ~/\x7f\xc3\xa9\xe2\x82\xac'";
+
+	ck_assert_int_eq(mt_buf_add_json_str(&b, in, strlen(in)), MT_OK);
+	ck_assert_uint_eq(b.len, strlen(in) + 2);
+	ck_assert_int_eq(b.data[0], '"');
+	ck_assert_mem_eq(b.data + 1, in, strlen(in));
+	ck_assert_int_eq(b.data[b.len - 1], '"');
+	mt_buf_reset(&b);
+	ck_assert_int_eq(mt_buf_add_json_str(&b, "", 0), MT_OK);
+	assert_buf(&b, "\"\"", 2);
+	mt_buf_reset(&b);
+	ck_assert_int_eq(mt_buf_add_json_cstr_or_null(&b, NULL), MT_OK);
+	ck_assert_int_eq(mt_buf_add_json_cstr_or_null(&b, "x\"y"), MT_OK);
+	assert_buf(&b, "null\"x\\\"y\"", 10);
+	mt_buf_release(&b);
+}
+END_TEST
+
+/* ---- mt_map ---- */
+
+typedef struct {
+	uint64_t a, b;
+	uint32_t c;
+} value_t;
+
+START_TEST(map_insert_find_remove)
+{
+	mt_map_t m;
+	value_t *v, out;
+	int created = -1;
+	int64_t before = mt_mem_outstanding();
+
+	mt_map_init(&m, sizeof(value_t));
+	ck_assert_uint_eq(mt_map_count(&m), 0);
+	ck_assert_ptr_null(mt_map_find(&m, 42));
+	ck_assert_int_eq(mt_map_remove(&m, 42, &out), 0);
+
+	ck_assert_int_eq(mt_map_upsert(&m, 42, (void **)&v, &created), MT_OK);
+	ck_assert_int_eq(created, 1);
+	ck_assert_uint_eq(v->a, 0);
+	ck_assert_uint_eq(v->b, 0);
+	ck_assert_uint_eq(v->c, 0);
+	v->a = 1;
+	v->b = 2;
+	v->c = 3;
+	ck_assert_int_eq(mt_map_upsert(&m, 42, (void **)&v, &created), MT_OK);
+	ck_assert_int_eq(created, 0);
+	ck_assert_uint_eq(v->a, 1);
+	ck_assert_uint_eq(mt_map_count(&m), 1);
+	v = mt_map_find(&m, 42);
+	ck_assert_ptr_nonnull(v);
+	ck_assert_uint_eq(v->c, 3);
+	ck_assert_ptr_null(mt_map_find(&m, 43));
+
+	memset(&out, 0, sizeof(out));
+	ck_assert_int_eq(mt_map_remove(&m, 42, &out), 1);
+	ck_assert_uint_eq(out.a, 1);
+	ck_assert_uint_eq(out.b, 2);
+	ck_assert_uint_eq(out.c, 3);
+	ck_assert_uint_eq(mt_map_count(&m), 0);
+	ck_assert_ptr_null(mt_map_find(&m, 42));
+	ck_assert_int_eq(mt_map_remove(&m, 42, NULL), 0);
+
+	/* A re-inserted key starts from zero again. */
+	ck_assert_int_eq(mt_map_upsert(&m, 42, (void **)&v, NULL), MT_OK);
+	ck_assert_uint_eq(v->a, 0);
+	ck_assert_int_eq(mt_map_remove(&m, 42, NULL), 1);
+	mt_map_release(&m);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+START_TEST(map_keys_zero_and_max)
+{
+	mt_map_t m;
+	uint64_t *v, key, out;
+	size_t pos = 0;
+	int created, seen = 0;
+	int64_t before = mt_mem_outstanding();
+
+	mt_map_init(&m, sizeof(uint64_t));
+	ck_assert_ptr_null(mt_map_find(&m, 0));
+	ck_assert_ptr_null(mt_map_find(&m, UINT64_MAX));
+	ck_assert_int_eq(mt_map_remove(&m, UINT64_MAX, NULL), 0);
+	/* UINT64_MAX alone, in an empty table. */
+	ck_assert_int_eq(mt_map_upsert(&m, UINT64_MAX, (void **)&v, &created),
+			 MT_OK);
+	ck_assert_int_eq(created, 1);
+	ck_assert_uint_eq(*v, 0);
+	*v = 111;
+	ck_assert_uint_eq(mt_map_count(&m), 1);
+	ck_assert_ptr_null(mt_map_find(&m, 0));
+	ck_assert_int_eq(mt_map_iter(&m, &pos, &key, (void **)&v), 1);
+	ck_assert_uint_eq(key, UINT64_MAX);
+	ck_assert_uint_eq(*v, 111);
+	ck_assert_int_eq(mt_map_iter(&m, &pos, &key, (void **)&v), 0);
+
+	ck_assert_int_eq(mt_map_upsert(&m, 0, (void **)&v, &created), MT_OK);
+	ck_assert_int_eq(created, 1);
+	*v = 222;
+	ck_assert_int_eq(mt_map_upsert(&m, UINT64_MAX - 1, (void **)&v, NULL),
+			 MT_OK);
+	*v = 333;
+	ck_assert_int_eq(mt_map_upsert(&m, UINT64_MAX, (void **)&v, &created),
+			 MT_OK);
+	ck_assert_int_eq(created, 0);
+	ck_assert_uint_eq(*v, 111);
+	ck_assert_uint_eq(mt_map_count(&m), 3);
+	ck_assert_uint_eq(*(uint64_t *)mt_map_find(&m, 0), 222);
+	ck_assert_uint_eq(*(uint64_t *)mt_map_find(&m, UINT64_MAX - 1), 333);
+	ck_assert_uint_eq(*(uint64_t *)mt_map_find(&m, UINT64_MAX), 111);
+	ck_assert_ptr_null(mt_map_find(&m, 1));
+
+	for (pos = 0; mt_map_iter(&m, &pos, &key, (void **)&v);) {
+		uint64_t want = key == 0 ? 222 :
+				key == UINT64_MAX - 1 ? 333 :
+				key == UINT64_MAX ? 111 : 0;
+
+		ck_assert_msg(want, "iter gave key %" PRIu64, key);
+		ck_assert_uint_eq(*v, want);
+		seen |= key == 0 ? 1 : key == UINT64_MAX ? 4 : 2;
+	}
+	ck_assert_int_eq(seen, 7);
+
+	ck_assert_int_eq(mt_map_remove(&m, UINT64_MAX, &out), 1);
+	ck_assert_uint_eq(out, 111);
+	ck_assert_ptr_null(mt_map_find(&m, UINT64_MAX));
+	ck_assert_int_eq(mt_map_remove(&m, 0, &out), 1);
+	ck_assert_uint_eq(out, 222);
+	ck_assert_ptr_null(mt_map_find(&m, 0));
+	ck_assert_uint_eq(mt_map_count(&m), 1);
+	mt_map_release(&m);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+START_TEST(map_grows_and_keeps_values)
+{
+	mt_map_t m;
+	size_t caps = 0, last_cap = 0;
+	int64_t before = mt_mem_outstanding();
+
+	mt_map_init(&m, 3); /* an odd value size */
+	for (uint64_t i = 0; i < 100000; i++) {
+		unsigned char *v;
+		int created;
+
+		/* Pointer-like keys: 16-byte aligned, in a few clusters. */
+		ck_assert_int_eq(mt_map_upsert(&m, 0x7f0000000000ull * (i % 3) +
+							   i * 16,
+					       (void **)&v, &created),
+				 MT_OK);
+		ck_assert_int_eq(created, 1);
+		ck_assert_msg(!v[0] && !v[1] && !v[2], "new value not zeroed");
+		v[0] = (unsigned char)i;
+		v[1] = (unsigned char)(i >> 8);
+		v[2] = (unsigned char)(i >> 16);
+		if (m.cap != last_cap) {
+			caps++;
+			last_cap = m.cap;
+		}
+		/* The load stays under 7/10. */
+		ck_assert_uint_le(m.count * 10, m.cap * 7);
+	}
+	ck_assert_uint_ge(caps, 10);
+	ck_assert_uint_eq(mt_map_count(&m), 100000);
+	for (uint64_t i = 0; i < 100000; i++) {
+		unsigned char *v = mt_map_find(&m, 0x7f0000000000ull * (i % 3) +
+							   i * 16);
+
+		ck_assert_msg(v != NULL, "key %" PRIu64 " lost in growth", i);
+		ck_assert_uint_eq(v[0] | v[1] << 8 | v[2] << 16, i & 0xffffff);
+	}
+	ck_assert_ptr_null(mt_map_find(&m, 8));
+	mt_map_release(&m);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+START_TEST(map_failed_growth_leaves_map_unchanged)
+{
+	mt_map_t m;
+	uint64_t *v;
+	size_t cap;
+	uint64_t n = 0;
+	int64_t before = mt_mem_outstanding();
+
+	mt_map_init(&m, sizeof(uint64_t));
+	ck_assert_int_eq(mt_map_upsert(&m, n, (void **)&v, NULL), MT_OK);
+	*v = n + 1000;
+	cap = m.cap;
+	/* Fill up to the next growth. */
+	while ((m.count + 1) * 10 <= m.cap * 7) {
+		n++;
+		ck_assert_int_eq(mt_map_upsert(&m, n, (void **)&v, NULL), MT_OK);
+		*v = n + 1000;
+	}
+	ck_assert_uint_eq(m.cap, cap);
+	mt_mem_fail_at(1, 0);
+	ck_assert_int_eq(mt_map_upsert(&m, n + 1, (void **)&v, NULL), MT_ENOMEM);
+	mt_mem_fail_at(0, 0);
+	ck_assert_uint_eq(m.cap, cap);
+	ck_assert_uint_eq(mt_map_count(&m), n + 1);
+	ck_assert_ptr_null(mt_map_find(&m, n + 1));
+	for (uint64_t i = 0; i <= n; i++) {
+		v = mt_map_find(&m, i);
+		ck_assert_ptr_nonnull(v);
+		ck_assert_uint_eq(*v, i + 1000);
+	}
+	/* The side slot of UINT64_MAX fails the same way. */
+	mt_mem_fail_at(1, 0);
+	ck_assert_int_eq(mt_map_upsert(&m, UINT64_MAX, (void **)&v, NULL),
+			 MT_ENOMEM);
+	mt_mem_fail_at(0, 0);
+	ck_assert_ptr_null(mt_map_find(&m, UINT64_MAX));
+	ck_assert_uint_eq(mt_map_count(&m), n + 1);
+	/* And an existing key needs no allocation at all. */
+	mt_mem_fail_at(1, 1);
+	ck_assert_int_eq(mt_map_upsert(&m, 0, (void **)&v, NULL), MT_OK);
+	mt_mem_fail_at(0, 0);
+	ck_assert_uint_eq(*v, 1000);
+	mt_map_release(&m);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+#define CHURN_KEYS 6000
+#define CHURN_OPS 200000
+
+/* A key of the churn's pool: small integers, pointer-like values in
+ * clusters, the extremes, and random words. */
+static uint64_t churn_key(size_t i)
+{
+	switch (i % 6) {
+	case 0:
+		return i / 6;
+	case 1:
+		return 0x55d0c2b00000ull + (i / 6) * 16;
+	case 2:
+		return UINT64_MAX - i / 6;
+	case 3:
+		return (uint64_t)(i / 6 + 1) << 32;
+	case 4:
+		return 0x7f3a5c000000ull + (i / 6) * 4096;
+	default:
+		return i * 0x9e3779b97f4a7c15ull; /* distinct for i < 2^64 */
+	}
+}
+
+START_TEST(map_random_churn_matches_reference)
+{
+	static uint64_t keys[CHURN_KEYS], ref_val[CHURN_KEYS];
+	static unsigned char ref_has[CHURN_KEYS], seen[CHURN_KEYS];
+	mt_map_t m;
+	size_t ref_count = 0;
+	int64_t before = mt_mem_outstanding();
+
+	rng_state = 3;
+	for (size_t i = 0; i < CHURN_KEYS; i++)
+		keys[i] = churn_key(i);
+	memset(ref_has, 0, sizeof(ref_has));
+	mt_map_init(&m, sizeof(value_t));
+	for (int op = 0; op < CHURN_OPS; op++) {
+		/* Phases that fill, churn and drain the map, over the whole
+		 * pool or a small part of it. */
+		static const unsigned insert_pct[4] = { 70, 45, 15, 45 };
+		static const unsigned remove_pct[4] = { 15, 40, 70, 40 };
+		int phase = op / 20000 % 4;
+		size_t window = op / 10000 % 3 ? CHURN_KEYS : 256;
+		size_t k = (size_t)(rng() % window);
+		uint64_t r = rng() % 100;
+		value_t *v, out;
+		int created;
+
+		if (r < insert_pct[phase]) {
+			ck_assert_int_eq(mt_map_upsert(&m, keys[k], (void **)&v,
+						       &created),
+					 MT_OK);
+			ck_assert_msg(created == !ref_has[k],
+				      "op %d: upsert %" PRIx64 " created %d",
+				      op, keys[k], created);
+			if (created) {
+				ck_assert_uint_eq(v->a | v->b | v->c, 0);
+				ref_count++;
+			} else {
+				ck_assert_uint_eq(v->a, ref_val[k]);
+			}
+			ref_has[k] = 1;
+			ref_val[k] = rng();
+			v->a = ref_val[k];
+			v->b = ~ref_val[k];
+			v->c = (uint32_t)k;
+		} else if (r < insert_pct[phase] + remove_pct[phase]) {
+			int got = mt_map_remove(&m, keys[k], &out);
+
+			ck_assert_msg(got == ref_has[k],
+				      "op %d: remove %" PRIx64 " gave %d", op,
+				      keys[k], got);
+			if (got) {
+				ck_assert_uint_eq(out.a, ref_val[k]);
+				ck_assert_uint_eq(out.b, ~ref_val[k]);
+				ck_assert_uint_eq(out.c, k);
+				ref_count--;
+			}
+			ref_has[k] = 0;
+		} else {
+			v = mt_map_find(&m, keys[k]);
+			ck_assert_msg((v != NULL) == ref_has[k],
+				      "op %d: find %" PRIx64 " gave %p", op,
+				      keys[k], (void *)v);
+			if (v)
+				ck_assert_uint_eq(v->a, ref_val[k]);
+		}
+		ck_assert_uint_eq(mt_map_count(&m), ref_count);
+		if (op % 20000 == 0 || op == CHURN_OPS - 1) {
+			/* Every key is still where find looks for it. */
+			for (size_t i = 0; i < CHURN_KEYS; i++) {
+				v = mt_map_find(&m, keys[i]);
+				ck_assert_msg((v != NULL) == ref_has[i],
+					      "op %d: key %" PRIx64 " %s", op,
+					      keys[i], v ? "present" : "lost");
+				if (v)
+					ck_assert_uint_eq(v->c, i);
+			}
+		}
+	}
+	/* Iteration visits each entry once. */
+	{
+		size_t pos = 0, n = 0;
+		uint64_t key;
+		value_t *v;
+
+		memset(seen, 0, sizeof(seen));
+		while (mt_map_iter(&m, &pos, &key, (void **)&v)) {
+			ck_assert_uint_lt(v->c, CHURN_KEYS);
+			ck_assert_uint_eq(keys[v->c], key);
+			ck_assert(ref_has[v->c]);
+			ck_assert(!seen[v->c]);
+			seen[v->c] = 1;
+			n++;
+		}
+		ck_assert_uint_eq(n, ref_count);
+	}
+	mt_map_release(&m);
+	ck_assert_uint_eq(mt_map_count(&m), 0);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+START_TEST(map_removal_keeps_wrapped_runs_findable)
+{
+	mt_map_t m;
+	uint64_t *v;
+
+	/* A small table filled to its limit, emptied key by key in every
+	 * order a fixed seed gives: runs wrap past the table's end. */
+	rng_state = 4;
+	for (int round = 0; round < 2000; round++) {
+		uint64_t ks[11];
+		int n = 11;
+
+		mt_map_init(&m, sizeof(uint64_t));
+		for (int i = 0; i < n; i++) {
+			ks[i] = rng() % 64;
+			ck_assert_int_eq(mt_map_upsert(&m, ks[i], (void **)&v, NULL),
+					 MT_OK);
+			*v = ks[i] * 3;
+		}
+		ck_assert_uint_eq(m.cap, 16);
+		while (n) {
+			int i = (int)(rng() % (uint64_t)n);
+			uint64_t gone = ks[i];
+
+			mt_map_remove(&m, gone, NULL);
+			for (int j = 0; j < n; j++)
+				if (ks[j] == gone)
+					ks[j--] = ks[--n];
+			ck_assert_ptr_null(mt_map_find(&m, gone));
+			for (int j = 0; j < n; j++) {
+				v = mt_map_find(&m, ks[j]);
+				ck_assert_msg(v != NULL, "round %d: key %" PRIu64
+					      " lost", round, ks[j]);
+				ck_assert_uint_eq(*v, ks[j] * 3);
+			}
+		}
+		ck_assert_uint_eq(mt_map_count(&m), 0);
+		mt_map_release(&m);
+	}
+}
+END_TEST
+
+/* ---- mt_reader ---- */
+
+typedef struct {
+	char *dir;
+	char *path;
+} rfile_t;
+
+static void rfile_write(rfile_t *f, const char *data, size_t len)
+{
+	f->dir = mt_test_tmpdir();
+	f->path = mt_test_path(f->dir, "trace.jsonl");
+	mt_test_write(f->path, data, len);
+}
+
+static void rfile_done(rfile_t *f)
+{
+	mt_test_rmdir(f->dir);
+	free(f->dir);
+	free(f->path);
+}
+
+static void open_ok(mt_reader_t *r, const char *path)
+{
+	int rc = mt_reader_open(r, path);
+
+	ck_assert_msg(rc == MT_OK, "mt_reader_open(%s) = %d: %s", path, rc,
+		      strerror(errno));
+}
+
+static void next_line(mt_reader_t *r, const char *want, size_t len,
+		      uint64_t number, int terminated)
+{
+	mt_line_t line;
+	int rc = mt_reader_next(r, &line);
+
+	ck_assert_msg(rc == 1, "line %" PRIu64 ": mt_reader_next = %d", number,
+		      rc);
+	ck_assert_uint_eq(line.number, number);
+	ck_assert_int_eq(line.too_long, 0);
+	ck_assert_int_eq(line.terminated, terminated);
+	ck_assert_msg(line.len == len && !memcmp(line.data, want, len),
+		      "line %" PRIu64 ": got %zu bytes '%.*s', want %zu", number,
+		      line.len, (int)(line.len > 80 ? 80 : line.len), line.data,
+		      len);
+}
+
+static void next_end(mt_reader_t *r)
+{
+	mt_line_t line;
+
+	ck_assert_int_eq(mt_reader_next(r, &line), 0);
+	ck_assert_int_eq(mt_reader_next(r, &line), 0);
+}
+
+START_TEST(reader_lines_with_final_newline)
+{
+	static const char data[] = "{\"a\":1}\nbb\n\nccc\n";
+	rfile_t f;
+	mt_reader_t r;
+
+	rfile_write(&f, data, strlen(data));
+	open_ok(&r, f.path);
+	next_line(&r, "{\"a\":1}", 7, 1, 1);
+	next_line(&r, "bb", 2, 2, 1);
+	next_line(&r, "", 0, 3, 1);
+	next_line(&r, "ccc", 3, 4, 1);
+	next_end(&r);
+	ck_assert_int_eq(r.zero_padded, 0);
+	mt_reader_release(&r);
+	rfile_done(&f);
+}
+END_TEST
+
+START_TEST(reader_last_line_without_newline)
+{
+	static const char data[] = "one\ntwo";
+	rfile_t f;
+	mt_reader_t r;
+
+	rfile_write(&f, data, strlen(data));
+	open_ok(&r, f.path);
+	next_line(&r, "one", 3, 1, 1);
+	next_line(&r, "two", 3, 2, 0);
+	next_end(&r);
+	mt_reader_release(&r);
+	rfile_done(&f);
+}
+END_TEST
+
+START_TEST(reader_empty_file_has_no_lines)
+{
+	rfile_t f;
+	mt_reader_t r;
+
+	rfile_write(&f, "", 0);
+	open_ok(&r, f.path);
+	next_end(&r);
+	ck_assert_int_eq(r.zero_padded, 0);
+	mt_reader_release(&r);
+	rfile_done(&f);
+}
+END_TEST
+
+START_TEST(reader_keeps_crlf_as_data)
+{
+	static const char data[] = "a\r\n\r\nb\rc\r\n\r";
+	rfile_t f;
+	mt_reader_t r;
+
+	rfile_write(&f, data, strlen(data));
+	open_ok(&r, f.path);
+	next_line(&r, "a\r", 2, 1, 1);
+	next_line(&r, "\r", 1, 2, 1);
+	next_line(&r, "b\rc\r", 4, 3, 1);
+	next_line(&r, "\r", 1, 4, 0);
+	next_end(&r);
+	mt_reader_release(&r);
+	rfile_done(&f);
+}
+END_TEST
+
+START_TEST(reader_keeps_inner_nul_bytes)
+{
+	static const char data[] = "a\0b\n\0\nc\n";
+	rfile_t f;
+	mt_reader_t r;
+
+	rfile_write(&f, data, sizeof(data) - 1);
+	open_ok(&r, f.path);
+	next_line(&r, "a\0b", 3, 1, 1);
+	next_line(&r, "\0", 1, 2, 1);
+	next_line(&r, "c", 1, 3, 1);
+	next_end(&r);
+	ck_assert_int_eq(r.zero_padded, 0);
+	mt_reader_release(&r);
+	rfile_done(&f);
+}
+END_TEST
+
+/* The next line must be an over-long one, reported empty. */
+static void next_too_long(mt_reader_t *r, uint64_t number, int terminated)
+{
+	mt_line_t line;
+
+	ck_assert_int_eq(mt_reader_next(r, &line), 1);
+	ck_assert_uint_eq(line.number, number);
+	ck_assert_int_eq(line.too_long, 1);
+	ck_assert_uint_eq(line.len, 0);
+	ck_assert_int_eq(line.terminated, terminated);
+}
+
+START_TEST(reader_too_long_line_costs_no_memory)
+{
+	/* Lines of LINE_MAX + 1 and of 5 MiB, between short ones; the last
+	 * one is over-long and unterminated. */
+	size_t big = 5u << 20, len = 0;
+	char *data = malloc(3 * big);
+	rfile_t f;
+	mt_reader_t r;
+	int64_t outstanding;
+
+	ck_assert_ptr_nonnull(data);
+	len += (size_t)sprintf(data + len, "first\n");
+	memset(data + len, 'x', MT_READER_LINE_MAX + 1);
+	len += MT_READER_LINE_MAX + 1;
+	data[len++] = '\n';
+	len += (size_t)sprintf(data + len, "middle\n");
+	memset(data + len, 'y', big);
+	len += big;
+	data[len++] = '\n';
+	len += (size_t)sprintf(data + len, "after\n");
+	memset(data + len, 'z', MT_READER_LINE_MAX + 7);
+	len += MT_READER_LINE_MAX + 7;
+	rfile_write(&f, data, len);
+	free(data);
+
+	open_ok(&r, f.path);
+	outstanding = mt_mem_outstanding();
+	mt_mem_fail_at(0, 0); /* counts allocation calls from here */
+	next_line(&r, "first", 5, 1, 1);
+	next_too_long(&r, 2, 1);
+	next_line(&r, "middle", 6, 3, 1);
+	next_too_long(&r, 4, 1);
+	next_line(&r, "after", 5, 5, 1);
+	next_too_long(&r, 6, 0);
+	next_end(&r);
+	/* No allocation while reading: the buffer of open is all it holds. */
+	ck_assert_uint_eq(mt_mem_calls(), 0);
+	ck_assert_int_eq(mt_mem_outstanding(), outstanding);
+	ck_assert_uint_le(r.cap, MT_READER_LINE_MAX + 2 * READER_CHUNK);
+	mt_reader_release(&r);
+	rfile_done(&f);
+}
+END_TEST
+
+START_TEST(reader_line_of_line_max_is_kept)
+{
+	size_t len = 0;
+	char *data = malloc(2 * MT_READER_LINE_MAX + 64);
+	rfile_t f;
+	mt_reader_t r;
+	mt_line_t line;
+
+	ck_assert_ptr_nonnull(data);
+	data[len++] = 'a';
+	data[len++] = '\n';
+	for (size_t i = 0; i < MT_READER_LINE_MAX; i++)
+		data[len++] = (char)('a' + i % 26);
+	data[len++] = '\n';
+	memset(data + len, 'q', MT_READER_LINE_MAX);
+	len += MT_READER_LINE_MAX; /* unterminated, still not too long */
+	rfile_write(&f, data, len);
+
+	open_ok(&r, f.path);
+	next_line(&r, "a", 1, 1, 1);
+	next_line(&r, data + 2, MT_READER_LINE_MAX, 2, 1);
+	ck_assert_int_eq(mt_reader_next(&r, &line), 1);
+	ck_assert_int_eq(line.too_long, 0);
+	ck_assert_int_eq(line.terminated, 0);
+	ck_assert_uint_eq(line.len, MT_READER_LINE_MAX);
+	ck_assert(!memcmp(line.data, data + 3 + MT_READER_LINE_MAX,
+			  MT_READER_LINE_MAX));
+	next_end(&r);
+	mt_reader_release(&r);
+	rfile_done(&f);
+	free(data);
+}
+END_TEST
+
+START_TEST(reader_lines_span_chunk_boundaries)
+{
+	/* About 3.5 MiB of lines of every length up to 70 KiB, so that many
+	 * lines straddle a multiple of the 256 KiB read size, plus a few
+	 * placed exactly at one. */
+	size_t cap = 4u << 20, len = 0, nlines = 0;
+	char *data = malloc(cap);
+	size_t *starts = malloc(sizeof(size_t) * 200000);
+	size_t *lens = malloc(sizeof(size_t) * 200000);
+	rfile_t f;
+	mt_reader_t r;
+	size_t crossing = 0;
+
+	ck_assert(data && starts && lens);
+	rng_state = 5;
+	while (len < cap - 200000) {
+		size_t n;
+
+		/* Mostly short lines, some long; every 8th ends right at or
+		 * one byte around the next chunk boundary. */
+		if (nlines % 8 == 7) {
+			size_t next = (len / READER_CHUNK + 1) * READER_CHUNK;
+
+			n = next - len - 1 + (size_t)(rng() % 3);
+			if (n > 80000)
+				n = (size_t)(rng() % 200);
+		} else if (rng() % 10 == 0) {
+			n = (size_t)(rng() % 70000);
+		} else {
+			n = (size_t)(rng() % 300);
+		}
+		starts[nlines] = len;
+		lens[nlines] = n;
+		for (size_t i = 0; i < n; i++)
+			data[len + i] = (char)(' ' + (nlines + i) % 90);
+		if ((len / READER_CHUNK) != ((len + n) / READER_CHUNK))
+			crossing++;
+		len += n;
+		data[len++] = '\n';
+		nlines++;
+	}
+	ck_assert_uint_gt(crossing, 10);
+	rfile_write(&f, data, len);
+	open_ok(&r, f.path);
+	for (size_t i = 0; i < nlines; i++)
+		next_line(&r, data + starts[i], lens[i], i + 1, 1);
+	next_end(&r);
+	mt_reader_release(&r);
+	rfile_done(&f);
+	free(data);
+	free(starts);
+	free(lens);
+}
+END_TEST
+
+START_TEST(reader_strips_trailing_nul_padding)
+{
+	/* Padding longer than the reader's 64 KiB tail block. */
+	size_t pad = 200000, len = 0;
+	char *data = calloc(1, 64 + pad);
+	rfile_t f;
+	mt_reader_t r;
+
+	ck_assert_ptr_nonnull(data);
+	memcpy(data, "one\ntwo\n", 8);
+	len = 8 + pad;
+	rfile_write(&f, data, len);
+	open_ok(&r, f.path);
+	ck_assert_int_eq(r.zero_padded, 1);
+	next_line(&r, "one", 3, 1, 1);
+	next_line(&r, "two", 3, 2, 1);
+	next_end(&r);
+	mt_reader_release(&r);
+	rfile_done(&f);
+
+	/* A line cut off by the padding is the last, unterminated line. */
+	memcpy(data, "one\ntw", 6);
+	memset(data + 6, 0, 64);
+	rfile_write(&f, data, 6 + 5);
+	open_ok(&r, f.path);
+	ck_assert_int_eq(r.zero_padded, 1);
+	next_line(&r, "one", 3, 1, 1);
+	next_line(&r, "tw", 2, 2, 0);
+	next_end(&r);
+	mt_reader_release(&r);
+	rfile_done(&f);
+	free(data);
+}
+END_TEST
+
+START_TEST(reader_file_of_only_nuls)
+{
+	char *data = calloc(1, 300000);
+	rfile_t f;
+	mt_reader_t r;
+
+	ck_assert_ptr_nonnull(data);
+	rfile_write(&f, data, 300000);
+	open_ok(&r, f.path);
+	ck_assert_int_eq(r.zero_padded, 1);
+	next_end(&r);
+	mt_reader_release(&r);
+	rfile_done(&f);
+
+	rfile_write(&f, data, 1);
+	open_ok(&r, f.path);
+	ck_assert_int_eq(r.zero_padded, 1);
+	next_end(&r);
+	mt_reader_release(&r);
+	rfile_done(&f);
+	free(data);
+}
+END_TEST
+
+START_TEST(reader_missing_file_is_enoent)
+{
+	char *dir = mt_test_tmpdir();
+	char *path = mt_test_path(dir, "absent.jsonl");
+	int64_t before = mt_mem_outstanding();
+	mt_reader_t r;
+
+	errno = 0;
+	ck_assert_int_eq(mt_reader_open(&r, path), MT_EIO);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+	free(path);
+	path = mt_test_path(dir, "absent/below.jsonl");
+	errno = 0;
+	ck_assert_int_eq(mt_reader_open(&r, path), MT_EIO);
+	ck_assert_int_eq(errno, ENOENT);
+	mt_test_rmdir(dir);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+START_TEST(reader_directory_is_eisdir)
+{
+	char *dir = mt_test_tmpdir();
+	int64_t before = mt_mem_outstanding();
+	mt_reader_t r;
+
+	errno = 0;
+	ck_assert_int_eq(mt_reader_open(&r, dir), MT_EIO);
+	ck_assert_int_eq(errno, EISDIR);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(reader_open_out_of_memory_releases_all)
+{
+	rfile_t f;
+	mt_reader_t r;
+	int64_t before = mt_mem_outstanding();
+
+	rfile_write(&f, "a\n", 2);
+	mt_mem_fail_at(1, 0);
+	ck_assert_int_eq(mt_reader_open(&r, f.path), MT_ENOMEM);
+	mt_mem_fail_at(0, 0);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+	rfile_done(&f);
+}
+END_TEST
+
+Suite *mt_suite_units(void)
+{
+	Suite *s = suite_create("units");
+	TCase *tc;
+
+	tc = tcase_create("fmt");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, fmt_u64_edges);
+	tcase_add_test(tc, fmt_i64_edges);
+	tcase_add_test(tc, fmt_hex_edges);
+	tcase_add_test(tc, fmt_parse_hex_accepts);
+	tcase_add_test(tc, fmt_parse_hex_rejects);
+	tcase_add_test(tc, fmt_hex_round_trips);
+	tcase_add_test(tc, fmt_decimal_matches_printf);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("event");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, event_kind_names_round_trip);
+	tcase_add_test(tc, event_kind_parse_rejects_others);
+	tcase_add_test(tc, event_fn_names_round_trip);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("buf");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, buf_appends_numbers);
+	tcase_add_test(tc, buf_limit_too_long_leaves_buffer_unchanged);
+	tcase_add_test(tc, buf_json_str_too_long_leaves_buffer_unchanged);
+	tcase_add_test(tc, buf_out_of_memory_leaves_buffer_unchanged);
+	tcase_add_test(tc, buf_reset_and_truncate);
+	tcase_add_test(tc, buf_json_str_escapes_quote_and_backslash);
+	tcase_add_test(tc, buf_json_str_escapes_control_chars);
+	tcase_add_test(tc, buf_json_str_escapes_nul);
+	tcase_add_test(tc, buf_json_str_copies_other_bytes);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("map");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, map_insert_find_remove);
+	tcase_add_test(tc, map_keys_zero_and_max);
+	tcase_add_test(tc, map_grows_and_keeps_values);
+	tcase_add_test(tc, map_failed_growth_leaves_map_unchanged);
+	tcase_add_test(tc, map_random_churn_matches_reference);
+	tcase_add_test(tc, map_removal_keeps_wrapped_runs_findable);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("reader");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, reader_lines_with_final_newline);
+	tcase_add_test(tc, reader_last_line_without_newline);
+	tcase_add_test(tc, reader_empty_file_has_no_lines);
+	tcase_add_test(tc, reader_keeps_crlf_as_data);
+	tcase_add_test(tc, reader_keeps_inner_nul_bytes);
+	tcase_add_test(tc, reader_too_long_line_costs_no_memory);
+	tcase_add_test(tc, reader_line_of_line_max_is_kept);
+	tcase_add_test(tc, reader_lines_span_chunk_boundaries);
+	tcase_add_test(tc, reader_strips_trailing_nul_padding);
+	tcase_add_test(tc, reader_file_of_only_nuls);
+	tcase_add_test(tc, reader_missing_file_is_enoent);
+	tcase_add_test(tc, reader_directory_is_eisdir);
+	tcase_add_test(tc, reader_open_out_of_memory_releases_all);
+	suite_add_tcase(s, tc);
+	return s;
+}
