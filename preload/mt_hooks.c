@@ -1,0 +1,212 @@
+/*
+ * mt_hooks: the libc overrides of libmtpreload.so, and nothing else.
+ *
+ * Each hook calls the real function (mt_real) and hands what happened to
+ * the core (mt_trace).  These are the only symbols the library exports.
+ * A hook must never record when its thread is already inside the tracer
+ * (mt_trace_enter), must work before the real functions are known (the
+ * bootstrap arena), and must never change what the program sees: same
+ * result, same errno.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <malloc.h>
+
+#include "mt_real.h"
+#include "mt_trace.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* Multiply without overflow, as calloc and reallocarray must. */
+static int mul_overflows(size_t a, size_t b, size_t *out)
+{
+	return __builtin_mul_overflow(a, b, out);
+}
+
+EXPORT void *malloc(size_t size)
+{
+	void *p;
+
+	if (mt_real_resolve() < 0)
+		return mt_real_arena_alloc(size, 16);
+	if (!mt_trace_enter())
+		return mt_real.malloc(size);
+	p = mt_real.malloc(size);
+	if (p)
+		mt_trace_alloc(MT_FN_MALLOC, p, size, 0);
+	else
+		mt_trace_alloc_fail(MT_FN_MALLOC, size, 0);
+	mt_trace_leave();
+	return p;
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+	size_t total;
+	void *p;
+
+	if (mt_real_resolve() < 0) {
+		if (mul_overflows(n, size, &total))
+			return NULL;
+		return mt_real_arena_alloc(total, 16);
+	}
+	if (!mt_trace_enter())
+		return mt_real.calloc(n, size);
+	p = mt_real.calloc(n, size);
+	if (mul_overflows(n, size, &total))
+		total = SIZE_MAX;
+	if (p)
+		mt_trace_alloc(MT_FN_CALLOC, p, total, 0);
+	else
+		mt_trace_alloc_fail(MT_FN_CALLOC, total, 0);
+	mt_trace_leave();
+	return p;
+}
+
+EXPORT void free(void *p)
+{
+	if (!p || mt_real_in_arena(p))
+		return; /* arena memory is never given back */
+	if (mt_real_resolve() < 0)
+		return;
+	if (!mt_trace_enter()) {
+		mt_real.free(p);
+		return;
+	}
+	/* Record first: once freed, another thread may get the address. */
+	mt_trace_free(MT_FN_FREE, p);
+	mt_real.free(p);
+	mt_trace_leave();
+}
+
+EXPORT void *realloc(void *p, size_t size)
+{
+	void *q;
+
+	if (mt_real_in_arena(p)) {
+		/* Move an arena block into real memory; its old size is
+		 * unknown, so copy as much as the arena could have held. */
+		size_t left = mt_real_arena_left(p);
+
+		q = malloc(size);
+		if (q && size)
+			__builtin_memcpy(q, p, size < left ? size : left);
+		return q;
+	}
+	if (mt_real_resolve() < 0)
+		return p ? NULL : mt_real_arena_alloc(size, 16);
+	if (!mt_trace_enter())
+		return mt_real.realloc(p, size);
+	q = mt_trace_realloc(MT_FN_REALLOC, p, size, mt_real.realloc);
+	mt_trace_leave();
+	return q;
+}
+
+EXPORT void *reallocarray(void *p, size_t n, size_t size)
+{
+	size_t total;
+	void *q;
+
+	if (mt_real_resolve() < 0 || mt_real_in_arena(p) || !mt_real.reallocarray) {
+		if (mul_overflows(n, size, &total)) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return realloc(p, total);
+	}
+	if (!mt_trace_enter())
+		return mt_real.reallocarray(p, n, size);
+	if (mul_overflows(n, size, &total)) {
+		q = mt_real.reallocarray(p, n, size); /* fails with ENOMEM */
+		mt_trace_alloc_fail(MT_FN_REALLOCARRAY, SIZE_MAX, 0);
+	} else {
+		q = mt_trace_realloc(MT_FN_REALLOCARRAY, p, total, mt_real.realloc);
+	}
+	mt_trace_leave();
+	return q;
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	int rc;
+
+	if (mt_real_resolve() < 0) {
+		*out = mt_real_arena_alloc(size, align);
+		return *out ? 0 : ENOMEM;
+	}
+	if (!mt_trace_enter())
+		return mt_real.posix_memalign(out, align, size);
+	rc = mt_real.posix_memalign(out, align, size);
+	if (rc == 0)
+		mt_trace_alloc(MT_FN_POSIX_MEMALIGN, *out, size, align);
+	else
+		mt_trace_alloc_fail(MT_FN_POSIX_MEMALIGN, size, align);
+	mt_trace_leave();
+	return rc;
+}
+
+/* aligned_alloc, memalign, valloc and pvalloc share one shape. */
+#define ALIGNED_HOOK(name, FN, params, args, size_expr, align_expr)          \
+	EXPORT void *name params                                             \
+	{                                                                    \
+		void *p;                                                     \
+		if (mt_real_resolve() < 0)                                   \
+			return mt_real_arena_alloc(size_expr, align_expr);   \
+		if (!mt_trace_enter())                                       \
+			return mt_real.name args;                            \
+		p = mt_real.name args;                                       \
+		if (p)                                                       \
+			mt_trace_alloc(FN, p, size_expr, align_expr);        \
+		else                                                         \
+			mt_trace_alloc_fail(FN, size_expr, align_expr);      \
+		mt_trace_leave();                                            \
+		return p;                                                    \
+	}
+
+ALIGNED_HOOK(aligned_alloc, MT_FN_ALIGNED_ALLOC, (size_t align, size_t size),
+	     (align, size), size, align)
+ALIGNED_HOOK(memalign, MT_FN_MEMALIGN, (size_t align, size_t size),
+	     (align, size), size, align)
+ALIGNED_HOOK(valloc, MT_FN_VALLOC, (size_t size), (size), size, 4096)
+ALIGNED_HOOK(pvalloc, MT_FN_PVALLOC, (size_t size), (size), size, 4096)
+
+EXPORT size_t malloc_usable_size(void *p)
+{
+	if (!p || mt_real_in_arena(p))
+		return 0;
+	if (mt_real_resolve() < 0 || !mt_real.malloc_usable_size)
+		return 0;
+	return mt_real.malloc_usable_size(p);
+}
+
+/*
+ * RTLD_DEEPBIND makes a library bind to its own dependencies first and so
+ * bypass interposition (heaptrack strips it too).  This must stay a tail
+ * call: glibc's dlopen takes the caller's return address to find the
+ * calling object's RUNPATH and namespace, and a tail call leaves the
+ * program's own return address in place.
+ */
+EXPORT void *dlopen(const char *file, int mode)
+{
+	if (mt_real_resolve() < 0 || !mt_real.dlopen)
+		return NULL;
+	return mt_real.dlopen(file, mode & ~RTLD_DEEPBIND);
+}
+
+__attribute__((constructor)) static void mt_hooks_start(void)
+{
+	if (mt_real_resolve() < 0 || !mt_trace_guard())
+		return;
+	mt_trace_init();
+	mt_trace_leave();
+}
+
+/* Destructors run after every atexit handler, and this library's after
+ * those of the objects loaded after it, so frees made at exit are still
+ * recorded before the stop. */
+__attribute__((destructor)) static void mt_hooks_stop(void)
+{
+	mt_trace_stop("exit");
+}

@@ -1,0 +1,85 @@
+/*
+ * mt_real: dlsym bootstrap.  glibc's dlsym may call calloc (for its error
+ * buffer) before the real calloc is known; those few requests come from a
+ * static arena here, as heaptrack and libleak do.  It must never call a
+ * hook's own tracing path, nor free arena memory.
+ */
+#include "mt_real.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+mt_real_t mt_real;
+
+/* 64 KiB: dlsym needs a few hundred bytes; the rest is margin for other
+ * preloaded libraries that allocate from their constructors first. */
+static _Alignas(64) unsigned char arena[64 << 10];
+static atomic_size_t arena_used;
+
+/* 0: never tried, 1: in progress, 2: done. */
+static atomic_int state;
+static __thread int resolving __attribute__((tls_model("initial-exec")));
+
+void *mt_real_arena_alloc(size_t size, size_t align)
+{
+	size_t old = atomic_load(&arena_used), start;
+
+	if (align < 16)
+		align = 16;
+	do {
+		start = (old + align - 1) & ~(align - 1);
+		if (start > sizeof(arena) || size > sizeof(arena) - start)
+			return NULL;
+	} while (!atomic_compare_exchange_weak(&arena_used, &old, start + size));
+	/* The arena is static, hence zero, and never reused: calloc is met. */
+	return arena + start;
+}
+
+int mt_real_in_arena(const void *p)
+{
+	return (const unsigned char *)p >= arena &&
+	       (const unsigned char *)p < arena + sizeof(arena);
+}
+
+size_t mt_real_arena_left(const void *p)
+{
+	return (size_t)(arena + sizeof(arena) - (const unsigned char *)p);
+}
+
+#define LOOKUP(name) \
+	(*(void **)&mt_real.name = dlsym(RTLD_NEXT, #name))
+
+int mt_real_resolve(void)
+{
+	int expected = 0;
+
+	if (atomic_load_explicit(&state, memory_order_acquire) == 2)
+		return 0;
+	if (resolving)
+		return -1;
+	if (!atomic_compare_exchange_strong(&state, &expected, 1)) {
+		/* Another thread resolves: wait for it.  Its dlsym cannot
+		 * need us, as its own allocations come from the arena. */
+		while (atomic_load_explicit(&state, memory_order_acquire) != 2)
+			;
+		return 0;
+	}
+	resolving = 1;
+	LOOKUP(malloc);
+	LOOKUP(calloc);
+	LOOKUP(realloc);
+	LOOKUP(reallocarray);
+	LOOKUP(free);
+	LOOKUP(posix_memalign);
+	LOOKUP(aligned_alloc);
+	LOOKUP(memalign);
+	LOOKUP(valloc);
+	LOOKUP(pvalloc);
+	LOOKUP(malloc_usable_size);
+	LOOKUP(dlopen);
+	resolving = 0;
+	atomic_store_explicit(&state, 2, memory_order_release);
+	return 0;
+}

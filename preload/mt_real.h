@@ -1,0 +1,44 @@
+/*
+ * mt_real: the real allocation functions behind the hooks, found with
+ * dlsym(RTLD_NEXT, ...), and the static bootstrap arena that serves the
+ * allocations dlsym itself makes before they are known.
+ *
+ * Invariants: mt_real_resolve() is idempotent and safe to call from any
+ * hook at any time, including before constructors run; until it returns,
+ * allocation requests are served from the arena (never traced, never
+ * passed to the real free); mt_real_in_arena() tells such a pointer apart.
+ */
+#ifndef MT_REAL_H
+#define MT_REAL_H
+
+#include <stddef.h>
+
+typedef struct {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	void (*free)(void *);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*malloc_usable_size)(void *);
+	void *(*dlopen)(const char *, int);
+} mt_real_t;
+
+extern mt_real_t mt_real;
+
+/* Find the real functions (once).  Returns 0 when they are known, -1 while
+ * a resolution is in progress on this thread (dlsym is allocating). */
+int mt_real_resolve(void);
+
+/* An allocation from the bootstrap arena, aligned to align (a power of
+ * two), zero-filled; NULL when the arena is exhausted. */
+void *mt_real_arena_alloc(size_t size, size_t align);
+int mt_real_in_arena(const void *p);
+/* Bytes of the arena from p to its end (p must be in it). */
+size_t mt_real_arena_left(const void *p);
+
+#endif

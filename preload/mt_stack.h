@@ -1,0 +1,44 @@
+/*
+ * mt_stack: call stacks for the trace: capture with libunwind, and the
+ * tables that give each unique instruction address a frame id and each
+ * unique stack a stack id, so each is written to the trace once.
+ *
+ * mt_stack_capture() takes no lock and may take the loader's (libunwind
+ * reads unwind tables through dl_iterate_phdr): call it before taking the
+ * trace lock, never while holding it.  Everything else must be called with
+ * the trace lock held, and never calls into the loader.  Nothing here
+ * calls malloc.
+ */
+#ifndef MT_STACK_H
+#define MT_STACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MT_STACK_MAX_DEPTH 256
+
+/* Tell the capture which addresses are the tracer's own, to leave out. */
+void mt_stack_init(uint64_t self_start, uint64_t self_end);
+
+/* The caller's return addresses, innermost first, up to depth of them,
+ * without the tracer's own frames.  Returns how many. */
+int mt_stack_capture(uint64_t *ips, int depth);
+
+/* The frame id of ip, or 0 when it has none yet. */
+uint64_t mt_stack_frame_find(uint64_t ip);
+/* Give ip the next frame id and return it; 0 when out of memory. */
+uint64_t mt_stack_frame_add(uint64_t ip);
+
+/* The stack id of ips[0..n), or 0 when it has none yet. */
+uint64_t mt_stack_find(const uint64_t *ips, int n);
+/* Give the stack the next stack id and return it; 0 when out of memory.
+ * Its frames must all have ids. */
+uint64_t mt_stack_add(const uint64_t *ips, int n);
+
+/* The frame ids of ips[0..n) into ids (all must be known). */
+void mt_stack_frame_ids(const uint64_t *ips, int n, uint64_t *ids);
+
+/* Forget every frame and stack (a forked child starts its own trace). */
+void mt_stack_reset(void);
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * mt_symbol: names an instruction address: the module it lies in (path and
+ * offset from the module's load bias, as addr2line wants it) and the
+ * symbol containing it (static functions of a non-stripped binary too,
+ * through libunwind's ELF reader).
+ *
+ * The module table is read from /proc/self/maps, never from the dynamic
+ * loader, and is re-read when an address falls outside it (a dlopen).
+ * Callers must hold no lock of the tracer while calling in: libunwind may
+ * take the loader's lock (prior-art: loader-lock deadlocks).  The module
+ * lock taken inside never waits for the loader.  Never allocates through
+ * the traced malloc: the caller's recursion guard is set.
+ */
+#ifndef MT_SYMBOL_H
+#define MT_SYMBOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+	int has_module;
+	uint64_t module_offset;
+	size_t module_len;
+	int has_symbol;
+	uint64_t offset;
+	size_t symbol_len;
+} mt_symbol_info_t;
+
+/* Resolve ip (a return address).  The module path goes to module (cap
+ * bytes), the symbol to symbol (cap bytes); both NUL-terminated. */
+void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
+		       size_t module_cap, char *symbol, size_t symbol_cap);
+
+/* Forget the module table (a forked child keeps its parent's mappings, so
+ * this is only for tests). */
+void mt_symbol_reset(void);
+
+/* Fork: hold the module lock across fork(), so a child never inherits it
+ * held by a thread that is not there; the child gets a fresh one. */
+void mt_symbol_fork_prepare(void);
+void mt_symbol_fork_parent(void);
+void mt_symbol_fork_child(void);
+
+#endif

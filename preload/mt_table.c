@@ -1,0 +1,131 @@
+/*
+ * mt_table: open-addressing hash over mmap'd memory, and a bump arena.
+ * It must never call malloc or free: it runs inside them.
+ */
+#include "mt_table.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+#define MIN_CAP 1024
+
+static void *map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static inline size_t home(uint64_t key, size_t cap)
+{
+	uint64_t h = key * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h ^ (h >> 32)) & (cap - 1);
+}
+
+int mt_table_next(const mt_table_t *t, uint64_t key, size_t *pos,
+		  uint64_t *value)
+{
+	size_t i;
+
+	if (!t->cap)
+		return 0;
+	/* *pos counts probes done: 0 starts at the key's home slot. */
+	for (i = (home(key, t->cap) + *pos) & (t->cap - 1);;
+	     i = (i + 1) & (t->cap - 1)) {
+		uint64_t k = t->slots[2 * i];
+
+		(*pos)++;
+		if (!k)
+			return 0;
+		if (k == key) {
+			*value = t->slots[2 * i + 1];
+			return 1;
+		}
+		if (*pos > t->cap)
+			return 0;
+	}
+}
+
+static void put(uint64_t *slots, size_t cap, uint64_t key, uint64_t value)
+{
+	size_t i;
+
+	for (i = home(key, cap); slots[2 * i]; i = (i + 1) & (cap - 1))
+		;
+	slots[2 * i] = key;
+	slots[2 * i + 1] = value;
+}
+
+int mt_table_add(mt_table_t *t, uint64_t key, uint64_t value)
+{
+	if ((t->count + 1) * 2 > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : MIN_CAP;
+		uint64_t *slots = map(cap * 2 * sizeof(uint64_t));
+
+		if (!slots)
+			return -1;
+		for (size_t i = 0; i < t->cap; i++)
+			if (t->slots[2 * i])
+				put(slots, cap, t->slots[2 * i], t->slots[2 * i + 1]);
+		if (t->slots)
+			munmap(t->slots, t->cap * 2 * sizeof(uint64_t));
+		t->slots = slots;
+		t->cap = cap;
+	}
+	put(t->slots, t->cap, key, value);
+	t->count++;
+	return 0;
+}
+
+void mt_table_release(mt_table_t *t)
+{
+	if (t->slots)
+		munmap(t->slots, t->cap * 2 * sizeof(uint64_t));
+	memset(t, 0, sizeof(*t));
+}
+
+#define CHUNK (1u << 20)
+
+typedef struct chunk_head {
+	struct chunk_head *next;
+	size_t size;
+} chunk_head_t;
+
+void *mt_arena_alloc(mt_arena_t *a, size_t size)
+{
+	void *p;
+
+	size = (size + 7) & ~(size_t)7;
+	if (!a->chunk || a->used + size > a->size) {
+		size_t want = size + sizeof(chunk_head_t) > CHUNK ?
+				      size + sizeof(chunk_head_t) : CHUNK;
+		chunk_head_t *h = map(want);
+
+		if (!h)
+			return NULL;
+		h->next = a->chunks;
+		h->size = want;
+		a->chunks = h;
+		a->chunk = (char *)h;
+		a->used = sizeof(chunk_head_t);
+		a->size = want;
+	}
+	p = a->chunk + a->used;
+	a->used += size;
+	return p;
+}
+
+void mt_arena_release(mt_arena_t *a)
+{
+	chunk_head_t *h = a->chunks;
+
+	while (h) {
+		chunk_head_t *next = h->next;
+
+		munmap(h, h->size);
+		h = next;
+	}
+	memset(a, 0, sizeof(*a));
+}

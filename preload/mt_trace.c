@@ -1,0 +1,720 @@
+/*
+ * mt_trace: the preload core: state, events, ordered writes, fork and
+ * fatal signals.  It must never call malloc itself while recording, never
+ * call into the loader with the trace lock held, never kill or stop the
+ * program: on an error it warns once and stops tracing.
+ */
+#include "mt_trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/mt_fmt.h"
+#include "../common/mt_jsonl.h"
+#include "mt_real.h"
+#include "mt_stack.h"
+#include "mt_symbol.h"
+#include "mt_writer.h"
+
+#ifndef MT_VERSION
+#define MT_VERSION "0.1.0"
+#endif
+
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+#define PATH_CAP 4096
+#define SYMBOL_CAP 2048
+#define MODULE_CAP 1024
+#define LINE_CAP (SYMBOL_CAP + MODULE_CAP + MT_JSONL_FIXED_MAX + 64)
+
+/* 0: not yet, 1: starting, 2: done (tracing or not). */
+static atomic_int init_state;
+static atomic_int active;
+static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* All below are guarded by trace_lock once tracing runs. */
+static mt_writer_t writer = { .fd = -1 };
+static uint64_t seq;
+static uint64_t dropped;
+static uint64_t t0;
+static int stack_depth = MT_TRACE_DEFAULT_DEPTH;
+static char line[LINE_CAP];
+/* The output pattern of descendants (forked children): %p is their pid. */
+static char child_pattern[PATH_CAP];
+static int warned;
+
+static TLS int guard;
+static TLS pid_t tid_cache;
+
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+
+/* ---- small helpers ---- */
+
+static uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static pid_t current_tid(void)
+{
+	if (!tid_cache)
+		tid_cache = (pid_t)syscall(SYS_gettid);
+	return tid_cache;
+}
+
+static void say(const char *a, const char *b, const char *c)
+{
+	/* stderr through write(2): stdio could allocate or lock. */
+	const char *parts[] = { "memtrace: ", a, b, c, "\n" };
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		const char *s = parts[i] ? parts[i] : "";
+		size_t n = strlen(s);
+
+		while (n) {
+			ssize_t w = write(STDERR_FILENO, s, n);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return;
+			s += w;
+			n -= (size_t)w;
+		}
+	}
+}
+
+/* Expand %p (pid) and %% in pattern into out; returns -1 when too long. */
+static int expand(const char *pattern, pid_t pid, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	for (const char *s = pattern; *s; s++) {
+		char num[MT_FMT_U64_MAX];
+		const char *add = s;
+		size_t len = 1;
+
+		if (s[0] == '%' && s[1] == 'p') {
+			len = mt_fmt_u64(num, (uint64_t)pid);
+			add = num;
+			s++;
+		} else if (s[0] == '%' && s[1] == '%') {
+			s++;
+		}
+		if (n + len >= cap)
+			return -1;
+		memcpy(out + n, add, len);
+		n += len;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+/* Whether the pattern has a %p that expand() replaces ("%%p" is a
+ * literal "%p"). */
+static int names_pid(const char *pattern)
+{
+	for (const char *s = pattern; *s; s++) {
+		if (s[0] != '%')
+			continue;
+		if (s[1] == 'p')
+			return 1;
+		if (s[1] == '%')
+			s++;
+	}
+	return 0;
+}
+
+/* The pattern a descendant uses: the same when it names %p, else the
+ * name with ".%p" before its extension (out.jsonl -> out.%p.jsonl), so
+ * a child never writes over its parent's trace. */
+static void derive_child_pattern(const char *pattern)
+{
+	const char *slash = strrchr(pattern, '/');
+	const char *base = slash ? slash + 1 : pattern;
+	const char *dot = strrchr(base, '.');
+	size_t n = strlen(pattern), at;
+
+	if (names_pid(pattern) || n + 4 >= sizeof(child_pattern)) {
+		if (n < sizeof(child_pattern))
+			memcpy(child_pattern, pattern, n + 1);
+		return;
+	}
+	at = dot && dot != base ? (size_t)(dot - pattern) : n;
+	memcpy(child_pattern, pattern, at);
+	memcpy(child_pattern + at, ".%p", 3);
+	memcpy(child_pattern + at + 3, pattern + at, n - at + 1);
+}
+
+/* ---- writing, under trace_lock ---- */
+
+static void stop_locked(const char *reason);
+
+/* Write one formatted line; on failure warn once and stop tracing. */
+static void emit(size_t len)
+{
+	int rc = mt_writer_write(&writer, line, len);
+
+	if (rc && !warned) {
+		warned = 1;
+		say("cannot write the trace: ", strerror(-rc),
+		    "; tracing stops, the program runs on");
+		atomic_store(&active, 0);
+		mt_writer_abandon(&writer);
+	}
+}
+
+static void begin(mt_jsonl_t *l, const char *kind)
+{
+	mt_jsonl_begin(l, line, sizeof(line), ++seq, kind);
+}
+
+static void add_tid_t(mt_jsonl_t *l)
+{
+	mt_jsonl_u64(l, "tid", (uint64_t)current_tid());
+	mt_jsonl_u64(l, "t", now_ns(CLOCK_MONOTONIC) - t0);
+}
+
+/* /proc/self/cmdline as argv strings, in a caller's buffer. */
+static size_t read_argv(char *buf, size_t cap, const char **argv, size_t max)
+{
+	size_t have = 0, n = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	while (have < cap - 1) {
+		ssize_t got = read(fd, buf + have, cap - 1 - have);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		have += (size_t)got;
+	}
+	close(fd);
+	buf[have] = '\0';
+	for (size_t i = 0; i < have && n < max; i += strlen(buf + i) + 1)
+		argv[n++] = buf + i;
+	return n;
+}
+
+static void write_header_locked(pid_t ppid)
+{
+	char exe[PATH_CAP], args[4096];
+	const char *argv[64];
+	size_t nargs;
+	ssize_t n;
+	mt_jsonl_t l;
+
+	begin(&l, "trace.start");
+	mt_jsonl_u64(&l, "pid", (uint64_t)getpid());
+	mt_jsonl_u64(&l, "ppid", (uint64_t)ppid);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0)
+		mt_jsonl_str(&l, "exe", exe, (size_t)n, 0);
+	nargs = read_argv(args, sizeof(args), argv, sizeof(argv) / sizeof(argv[0]));
+	mt_jsonl_str_array(&l, "argv", argv, nargs, 256);
+	mt_jsonl_u64(&l, "time_ns", now_ns(CLOCK_REALTIME));
+	mt_jsonl_str(&l, "tool_version", MT_VERSION, strlen(MT_VERSION), 0);
+	mt_jsonl_u64(&l, "stack_depth", (uint64_t)stack_depth);
+	emit(mt_jsonl_end(&l));
+
+	begin(&l, "allocator");
+	mt_jsonl_u64(&l, "allocator_id", 0);
+	mt_jsonl_str(&l, "name", "libc", 4, 0);
+	emit(mt_jsonl_end(&l));
+}
+
+static void stop_locked(const char *reason)
+{
+	mt_jsonl_t l;
+	int rc;
+
+	if (!atomic_load(&active))
+		return;
+	begin(&l, "trace.stop");
+	mt_jsonl_str(&l, "reason", reason, strlen(reason), 0);
+	mt_jsonl_u64(&l, "dropped", dropped);
+	mt_jsonl_u64(&l, "t", now_ns(CLOCK_MONOTONIC) - t0);
+	emit(mt_jsonl_end(&l));
+	atomic_store(&active, 0);
+	rc = mt_writer_close(&writer);
+	if (rc && !warned) {
+		warned = 1;
+		say("cannot finish the trace: ", strerror(-rc), NULL);
+	}
+}
+
+/* ---- stacks ---- */
+
+/* Declare ip as a frame: resolve it with no lock held, then write the
+ * frame event unless another thread did meanwhile. */
+static void declare_frame(uint64_t ip)
+{
+	char module[MODULE_CAP], symbol[SYMBOL_CAP];
+	mt_symbol_info_t info;
+	mt_jsonl_t l;
+	uint64_t id;
+
+	mt_symbol_resolve(ip, &info, module, sizeof(module), symbol,
+			  sizeof(symbol));
+	pthread_mutex_lock(&trace_lock);
+	if (atomic_load(&active) && !mt_stack_frame_find(ip)) {
+		id = mt_stack_frame_add(ip);
+		if (id) {
+			begin(&l, "frame");
+			mt_jsonl_u64(&l, "frame_id", id);
+			mt_jsonl_hex(&l, "ip", ip);
+			if (info.has_symbol) {
+				mt_jsonl_str(&l, "symbol", symbol,
+					     info.symbol_len, 0);
+				mt_jsonl_hex(&l, "offset", info.offset);
+			}
+			if (info.has_module) {
+				mt_jsonl_str(&l, "module", module,
+					     info.module_len, 0);
+				mt_jsonl_hex(&l, "module_offset",
+					     info.module_offset);
+			}
+			emit(mt_jsonl_end(&l));
+		}
+	}
+	pthread_mutex_unlock(&trace_lock);
+}
+
+/*
+ * Take the trace lock with the stack of ips declared: on return the lock
+ * is held and *stack_id is the stack's id (0 when it has none: no frames,
+ * or no memory).  Frames never seen are resolved with the lock released,
+ * one at a time, because symbol lookup may wait for the loader.
+ */
+static void lock_with_stack(const uint64_t *ips, int n, uint64_t *stack_id)
+{
+	for (;;) {
+		int missing = -1;
+
+		pthread_mutex_lock(&trace_lock);
+		*stack_id = 0;
+		if (!n || !atomic_load(&active))
+			return;
+		*stack_id = mt_stack_find(ips, n);
+		if (*stack_id)
+			return;
+		for (int i = 0; i < n && missing < 0; i++)
+			if (!mt_stack_frame_find(ips[i]))
+				missing = i;
+		if (missing < 0) {
+			uint64_t ids[MT_STACK_MAX_DEPTH];
+			mt_jsonl_t l;
+
+			*stack_id = mt_stack_add(ips, n);
+			if (!*stack_id)
+				return;
+			mt_stack_frame_ids(ips, n, ids);
+			begin(&l, "stack");
+			mt_jsonl_u64(&l, "stack_id", *stack_id);
+			mt_jsonl_u64_array(&l, "frames", ids, (size_t)n);
+			emit(mt_jsonl_end(&l));
+			return;
+		}
+		pthread_mutex_unlock(&trace_lock);
+		declare_frame(ips[missing]);
+	}
+}
+
+/* ---- fork ---- */
+
+static void atfork_prepare(void)
+{
+	/* Held across fork so the child never inherits a half-written
+	 * line or a lock owned by a thread that does not exist there. */
+	guard++;
+	mt_symbol_fork_prepare();
+	pthread_mutex_lock(&trace_lock);
+}
+
+static void atfork_parent(void)
+{
+	pthread_mutex_unlock(&trace_lock);
+	mt_symbol_fork_parent();
+	guard--;
+}
+
+static void atfork_child(void)
+{
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	char path[PATH_CAP];
+	pid_t ppid = getppid();
+	int rc;
+
+	trace_lock = fresh;
+	mt_symbol_fork_child();
+	tid_cache = 0;
+	if (atomic_load(&active)) {
+		/* The parent's mapping and file are the parent's: let go of
+		 * them without writing a byte. */
+		mt_writer_abandon(&writer);
+		atomic_store(&active, 0);
+		mt_stack_reset();
+		seq = 0;
+		dropped = 0;
+		if (expand(child_pattern, getpid(), path, sizeof(path)) < 0) {
+			say("the trace name is too long; the child runs untraced",
+			    NULL, NULL);
+		} else if ((rc = mt_writer_open(&writer, path)) < 0) {
+			say("cannot open trace '", path, "'; the child runs untraced");
+		} else {
+			t0 = now_ns(CLOCK_MONOTONIC);
+			atomic_store(&active, 1);
+			write_header_locked(ppid);
+		}
+	}
+	guard--;
+}
+
+/* ---- fatal signals ---- */
+
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
+static struct sigaction previous[sizeof(fatal_signals) / sizeof(fatal_signals[0])];
+
+static void on_fatal(int sig, siginfo_t *info, void *uctx)
+{
+	int saved = errno;
+
+	(void)info;
+	(void)uctx;
+	/* A crash inside the tracer itself holds the lock: leave the trace
+	 * without its stop rather than deadlock. */
+	if (!guard && atomic_load(&active)) {
+		for (int tries = 0; tries < 1000; tries++) {
+			if (pthread_mutex_trylock(&trace_lock) == 0) {
+				stop_locked("signal");
+				pthread_mutex_unlock(&trace_lock);
+				break;
+			}
+			sched_yield();
+		}
+	}
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
+		if (fatal_signals[i] == sig)
+			sigaction(sig, &previous[i], NULL);
+	errno = saved;
+	/* Die as the program would have: the restored handler (or the
+	 * default action) gets the same signal once this one returns. */
+	raise(sig);
+}
+
+static void install_signal_handlers(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fatal;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
+		struct sigaction old;
+
+		if (sigaction(fatal_signals[i], NULL, &old) < 0)
+			continue;
+		/* A handler the program (or another preload) set up first
+		 * is theirs to keep. */
+		if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL)
+			continue;
+		previous[i] = old;
+		sigaction(fatal_signals[i], &sa, NULL);
+	}
+}
+
+/* ---- start ---- */
+
+static void self_range(void)
+{
+	const char *base = __ehdr_start;
+	const uint64_t lo = (uint64_t)base;
+	uint64_t hi = lo;
+	/* Our own ELF header and program headers, mapped at our base. */
+	const unsigned char *eh = (const unsigned char *)base;
+	uint64_t phoff;
+	uint16_t phnum, phentsize;
+
+	memcpy(&phoff, eh + 32, sizeof(phoff));
+	memcpy(&phentsize, eh + 54, sizeof(phentsize));
+	memcpy(&phnum, eh + 56, sizeof(phnum));
+	for (uint16_t i = 0; i < phnum; i++) {
+		const unsigned char *ph = eh + phoff + (uint64_t)i * phentsize;
+		uint32_t type;
+		uint64_t vaddr, memsz;
+
+		memcpy(&type, ph, sizeof(type));
+		memcpy(&vaddr, ph + 16, sizeof(vaddr));
+		memcpy(&memsz, ph + 40, sizeof(memsz));
+		if (type == 1 /* PT_LOAD */ && lo + vaddr + memsz > hi)
+			hi = lo + vaddr + memsz;
+	}
+	mt_stack_init(lo, hi);
+}
+
+int mt_trace_start(const char *path, int depth)
+{
+	int rc;
+
+	pthread_mutex_lock(&trace_lock);
+	if (atomic_load(&active)) {
+		pthread_mutex_unlock(&trace_lock);
+		return -EBUSY;
+	}
+	rc = mt_writer_open(&writer, path);
+	if (rc == 0) {
+		stack_depth = depth < 0 ? 0 :
+			      depth > MT_STACK_MAX_DEPTH ? MT_STACK_MAX_DEPTH : depth;
+		mt_stack_reset();
+		seq = 0;
+		dropped = 0;
+		warned = 0;
+		t0 = now_ns(CLOCK_MONOTONIC);
+		atomic_store(&active, 1);
+		write_header_locked(getppid());
+	}
+	pthread_mutex_unlock(&trace_lock);
+	return rc;
+}
+
+static int parse_depth(const char *s)
+{
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return MT_TRACE_DEFAULT_DEPTH;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < 0) {
+		say("MEMTRACE_STACK_DEPTH is not a number of frames: '", s,
+		    "'; using 32");
+		return MT_TRACE_DEFAULT_DEPTH;
+	}
+	return v > MT_STACK_MAX_DEPTH ? MT_STACK_MAX_DEPTH : (int)v;
+}
+
+void mt_trace_init(void)
+{
+	int expected = 0;
+	const char *pattern;
+	char path[PATH_CAP];
+	int rc;
+
+	if (!atomic_compare_exchange_strong(&init_state, &expected, 1))
+		return;
+	self_range();
+	/* A set-user-ID or otherwise secure-execution process must not
+	 * let its environment choose a file to write. */
+	if (getauxval(AT_SECURE))
+		goto done;
+	pattern = getenv("MEMTRACE_OUTPUT");
+	if (!pattern || !*pattern)
+		pattern = MT_TRACE_DEFAULT_OUTPUT;
+	if (expand(pattern, getpid(), path, sizeof(path)) < 0) {
+		say("MEMTRACE_OUTPUT is too long; the program runs untraced",
+		    NULL, NULL);
+		goto done;
+	}
+	derive_child_pattern(pattern);
+	/* Programs this one execs inherit LD_PRELOAD and trace themselves:
+	 * give them the pattern that cannot clash with this trace. */
+	if (strcmp(child_pattern, pattern))
+		setenv("MEMTRACE_OUTPUT", child_pattern, 1);
+	rc = mt_trace_start(path, parse_depth(getenv("MEMTRACE_STACK_DEPTH")));
+	if (rc < 0) {
+		say("cannot open trace '", path, "'; the program runs untraced");
+		goto done;
+	}
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	install_signal_handlers();
+done:
+	atomic_store(&init_state, 2);
+}
+
+void mt_trace_stop(const char *reason)
+{
+	int saved = errno;
+
+	guard++;
+	pthread_mutex_lock(&trace_lock);
+	stop_locked(reason);
+	pthread_mutex_unlock(&trace_lock);
+	guard--;
+	errno = saved;
+}
+
+/* ---- the guard ---- */
+
+int mt_trace_guard(void)
+{
+	if (guard)
+		return 0;
+	guard = 1;
+	return 1;
+}
+
+int mt_trace_enter(void)
+{
+	if (guard)
+		return 0;
+	guard = 1;
+	if (atomic_load_explicit(&init_state, memory_order_acquire) != 2)
+		mt_trace_init();
+	if (!atomic_load_explicit(&active, memory_order_relaxed)) {
+		guard = 0;
+		return 0;
+	}
+	return 1;
+}
+
+void mt_trace_leave(void)
+{
+	guard = 0;
+}
+
+int mt_trace_active(void)
+{
+	return atomic_load(&active);
+}
+
+/* ---- events ---- */
+
+static void block_event(const char *kind, mt_fn_t fn, uint64_t ptr,
+			uint64_t new_ptr, int has_new, uint64_t size,
+			int has_size, size_t align, const uint64_t *ips, int n)
+{
+	uint64_t stack_id;
+	mt_jsonl_t l;
+
+	lock_with_stack(ips, n, &stack_id);
+	if (!atomic_load(&active)) {
+		pthread_mutex_unlock(&trace_lock);
+		return;
+	}
+	if (n && !stack_id)
+		dropped++; /* the stack could not be stored: count the loss */
+	begin(&l, kind);
+	mt_jsonl_u64(&l, "allocator_id", 0);
+	if (strcmp(kind, "alloc.fail"))
+		mt_jsonl_hex(&l, "ptr", ptr);
+	if (has_new)
+		mt_jsonl_hex(&l, "new_ptr", new_ptr);
+	if (has_size)
+		mt_jsonl_u64(&l, "size", size);
+	mt_jsonl_str(&l, "fn", mt_event_fn_name(fn), strlen(mt_event_fn_name(fn)), 0);
+	if (align)
+		mt_jsonl_u64(&l, "align", align);
+	if (stack_id)
+		mt_jsonl_u64(&l, "stack", stack_id);
+	add_tid_t(&l);
+	emit(mt_jsonl_end(&l));
+	pthread_mutex_unlock(&trace_lock);
+}
+
+void mt_trace_alloc(mt_fn_t fn, void *ptr, size_t size, size_t align)
+{
+	uint64_t ips[MT_STACK_MAX_DEPTH];
+	int saved = errno;
+	int n = mt_stack_capture(ips, stack_depth);
+
+	block_event("alloc", fn, (uint64_t)ptr, 0, 0, size, 1, align, ips, n);
+	errno = saved;
+}
+
+void mt_trace_alloc_fail(mt_fn_t fn, size_t size, size_t align)
+{
+	uint64_t ips[MT_STACK_MAX_DEPTH];
+	int saved = errno;
+	int n = mt_stack_capture(ips, stack_depth);
+
+	block_event("alloc.fail", fn, 0, 0, 0, size, 1, align, ips, n);
+	errno = saved;
+}
+
+void mt_trace_free(mt_fn_t fn, void *ptr)
+{
+	int saved = errno;
+	mt_jsonl_t l;
+
+	/* Frees carry no stack: the analyzer attributes a block to where it
+	 * was allocated, and unwinding every free would double the cost. */
+	pthread_mutex_lock(&trace_lock);
+	if (atomic_load(&active)) {
+		begin(&l, "free");
+		mt_jsonl_u64(&l, "allocator_id", 0);
+		mt_jsonl_hex(&l, "ptr", (uint64_t)ptr);
+		mt_jsonl_str(&l, "fn", mt_event_fn_name(fn),
+			     strlen(mt_event_fn_name(fn)), 0);
+		add_tid_t(&l);
+		emit(mt_jsonl_end(&l));
+	}
+	pthread_mutex_unlock(&trace_lock);
+	errno = saved;
+}
+
+void *mt_trace_realloc(mt_fn_t fn, void *ptr, size_t size,
+		       void *(*real)(void *, size_t))
+{
+	uint64_t ips[MT_STACK_MAX_DEPTH], stack_id;
+	int saved, n;
+	void *q;
+	mt_jsonl_t l;
+
+	if (!ptr) {
+		q = real(NULL, size);
+		if (q)
+			mt_trace_alloc(fn, q, size, 0);
+		else
+			mt_trace_alloc_fail(fn, size, 0);
+		return q;
+	}
+	n = mt_stack_capture(ips, stack_depth);
+	/* The real call happens under the lock: the old address may be
+	 * handed to another thread the moment realloc frees it, and that
+	 * thread's alloc must come after this event in the trace. */
+	lock_with_stack(ips, n, &stack_id);
+	q = real(ptr, size);
+	saved = errno;
+	if (atomic_load(&active)) {
+		if (!q && size) {
+			begin(&l, "alloc.fail");
+		} else if (!q) {
+			begin(&l, "free");
+		} else {
+			begin(&l, q == ptr ? "resize" : "remap");
+		}
+		mt_jsonl_u64(&l, "allocator_id", 0);
+		if (q || !size)
+			mt_jsonl_hex(&l, "ptr", (uint64_t)ptr);
+		if (q && q != ptr)
+			mt_jsonl_hex(&l, "new_ptr", (uint64_t)q);
+		if (q || size)
+			mt_jsonl_u64(&l, "size", size);
+		mt_jsonl_str(&l, "fn", mt_event_fn_name(fn),
+			     strlen(mt_event_fn_name(fn)), 0);
+		if (stack_id && (q || size))
+			mt_jsonl_u64(&l, "stack", stack_id);
+		add_tid_t(&l);
+		emit(mt_jsonl_end(&l));
+	}
+	pthread_mutex_unlock(&trace_lock);
+	errno = saved;
+	return q;
+}

@@ -1,0 +1,73 @@
+/*
+ * mt_trace: the preload's core.  It turns what the hooks saw into trace
+ * events (spec section 2): configuration from MEMTRACE_* variables, the
+ * trace's start and stop, stacks, the ordered write, the fork policy and
+ * the fatal-signal handler.  The hooks (mt_hooks.c) are a thin layer over
+ * it, so the Check tests drive this API directly without LD_PRELOAD.
+ *
+ * Invariants:
+ * - Lines are written in seq order, under one trace lock; seq is global.
+ * - Nothing here allocates through malloc while recording; the calling
+ *   thread's recursion guard (mt_trace_enter) keeps whatever libunwind or
+ *   libc allocate on our behalf out of the trace.
+ * - The trace lock is never held while calling into the dynamic loader
+ *   (unwinding and symbol lookup happen before it is taken).
+ * - A free is recorded before the real free and a realloc's real call is
+ *   made under the trace lock, so no other thread can be handed the
+ *   address and record it before this event is in the trace.
+ * - Once the trace has stopped (exit, signal, I/O error) every call is a
+ *   no-op; the state is never freed, so late threads stay safe.
+ * - errno is the same after every call as before it.
+ *
+ * Fork policy: a forked child writes its own trace (its own trace.start
+ * with ppid, frames and stacks declared anew) to the name the output
+ * pattern gives its pid; the parent's trace is untouched.  Handlers
+ * registered with pthread_atfork hold every tracer lock across fork().
+ */
+#ifndef MT_TRACE_H
+#define MT_TRACE_H
+
+#include <stddef.h>
+
+#include "../common/mt_event.h"
+
+#define MT_TRACE_DEFAULT_OUTPUT "memtrace.%p.jsonl"
+#define MT_TRACE_DEFAULT_DEPTH 32
+
+/* Read the environment and start tracing, once; later calls do nothing.
+ * Called by the library constructor and by the first hook, whichever
+ * comes first.  Must be called inside mt_trace_enter(). */
+void mt_trace_init(void);
+
+/* Start tracing to path (no pattern expansion) with stack_depth frames:
+ * the tests' way in.  Returns 0, or -errno when the file cannot be made. */
+int mt_trace_start(const char *path, int stack_depth);
+
+/* Write trace.stop with reason ("exit", "signal", "api") and close the
+ * trace.  Later events are ignored. */
+void mt_trace_stop(const char *reason);
+
+/* The recursion guard: returns 1 when the calling thread should record
+ * (and marks it busy), 0 when it is already inside the tracer or tracing
+ * is off.  Every 1 must be followed by mt_trace_leave(). */
+int mt_trace_enter(void);
+void mt_trace_leave(void);
+/* Mark the thread busy without checking whether tracing is on, for work
+ * that must not be traced at all (init). */
+int mt_trace_guard(void);
+
+/* Events.  align is 0 when the function takes none. */
+void mt_trace_alloc(mt_fn_t fn, void *ptr, size_t size, size_t align);
+void mt_trace_alloc_fail(mt_fn_t fn, size_t size, size_t align);
+/* Record the free of ptr (non-NULL); call before the real free. */
+void mt_trace_free(mt_fn_t fn, void *ptr);
+/* Perform realloc(ptr, size) with the real function and record it:
+ * ptr NULL is an alloc, size 0 a free (when the real realloc frees),
+ * a kept address a resize, a moved one a remap, NULL alloc.fail. */
+void *mt_trace_realloc(mt_fn_t fn, void *ptr, size_t size,
+		       void *(*real)(void *, size_t));
+
+/* Whether tracing is on (for tests). */
+int mt_trace_active(void);
+
+#endif

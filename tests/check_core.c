@@ -1,0 +1,441 @@
+/*
+ * check_core: the preload's core (preload/mt_trace.c and the modules under
+ * it) driven directly, without LD_PRELOAD: event lines, stacks declared
+ * once before use, ordering across threads, write failures, the mapped
+ * writer's padding, symbol lookup and the line formatter's limits.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/mt_jsonl.h"
+#include "../preload/mt_real.h"
+#include "../preload/mt_symbol.h"
+#include "../preload/mt_trace.h"
+#include "../preload/mt_writer.h"
+#include "mt_test.h"
+
+/* `memtrace check` or `summary --top 0` on a trace, parsed. */
+static json_object *analyze(const char *cmd, const char *trace, int *status)
+{
+	char *mt = mt_test_memtrace();
+	char *argv[] = { mt, (char *)cmd, (char *)trace, "--top", "0", NULL };
+	mt_test_run_t r;
+	json_object *o;
+
+	if (!strcmp(cmd, "check"))
+		argv[3] = NULL;
+	mt_test_run(&r, argv, NULL);
+	*status = r.status;
+	o = json_tokener_parse(r.out);
+	ck_assert_msg(o != NULL, "memtrace %s printed: %s%s", cmd, r.out, r.err);
+	mt_test_run_release(&r);
+	free(mt);
+	return o;
+}
+
+static int64_t field(json_object *o, const char *key)
+{
+	json_object *v;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no field %s", key);
+	return json_object_get_int64(v);
+}
+
+static const char *sfield(json_object *o, const char *key)
+{
+	json_object *v;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no field %s", key);
+	return json_object_get_string(v);
+}
+
+static int count(const char *data, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = data; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+START_TEST(test_core_trace_of_nothing_is_the_smallest_complete_trace)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	json_object *o;
+	char *data;
+	int status;
+
+	ck_assert_int_eq(mt_trace_start(trace, 0), 0);
+	ck_assert(mt_trace_active());
+	mt_trace_stop("api");
+	ck_assert(!mt_trace_active());
+	data = mt_test_read(trace, NULL);
+	ck_assert_int_eq(count(data, "\n"), 3);
+	ck_assert(!strncmp(data, "{\"v\":1,\"seq\":1,\"kind\":\"trace.start\"", 35));
+	ck_assert_ptr_nonnull(strstr(data, "{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0,\"name\":\"libc\"}\n"));
+	ck_assert_ptr_nonnull(strstr(data, "{\"v\":1,\"seq\":3,\"kind\":\"trace.stop\",\"reason\":\"api\",\"dropped\":0,\"t\":"));
+	o = analyze("check", trace, &status);
+	ck_assert_int_eq(status, 0);
+	ck_assert_str_eq(sfield(o, "status"), "complete");
+	json_object_put(o);
+	free(data);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* Stand-ins for the real realloc: they return what the test says. */
+static void *fake_result;
+static void *fake_realloc(void *p, size_t n)
+{
+	(void)p;
+	(void)n;
+	return fake_result;
+}
+
+START_TEST(test_core_records_every_event_kind_as_the_spec_names_it)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	json_object *o;
+	char *data;
+	int status;
+
+	ck_assert_int_eq(mt_trace_start(trace, 0), 0);
+	mt_trace_alloc(MT_FN_MALLOC, (void *)0x1000, 32, 0);
+	mt_trace_alloc(MT_FN_POSIX_MEMALIGN, (void *)0x2000, 64, 64);
+	mt_trace_alloc_fail(MT_FN_CALLOC, (size_t)1 << 40, 0);
+	fake_result = (void *)0x1000;
+	ck_assert_ptr_eq(mt_trace_realloc(MT_FN_REALLOC, (void *)0x1000, 48, fake_realloc),
+			 (void *)0x1000);                      /* resize */
+	fake_result = (void *)0x3000;
+	mt_trace_realloc(MT_FN_REALLOC, (void *)0x1000, 4096, fake_realloc); /* remap */
+	fake_result = NULL;
+	mt_trace_realloc(MT_FN_REALLOC, (void *)0x3000, 100, fake_realloc); /* alloc.fail */
+	mt_trace_realloc(MT_FN_REALLOC, (void *)0x3000, 0, fake_realloc);   /* free */
+	fake_result = (void *)0x4000;
+	mt_trace_realloc(MT_FN_REALLOCARRAY, NULL, 24, fake_realloc);       /* alloc */
+	mt_trace_free(MT_FN_FREE, (void *)0x2000);
+	mt_trace_stop("api");
+
+	data = mt_test_read(trace, NULL);
+	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x1000\",\"size\":32,\"fn\":\"malloc\",\"tid\":"));
+	ck_assert_ptr_nonnull(strstr(data, "\"ptr\":\"0x2000\",\"size\":64,\"fn\":\"posix_memalign\",\"align\":64,"));
+	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"alloc.fail\",\"allocator_id\":0,\"size\":1099511627776,\"fn\":\"calloc\""));
+	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"resize\",\"allocator_id\":0,\"ptr\":\"0x1000\",\"size\":48,\"fn\":\"realloc\""));
+	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"remap\",\"allocator_id\":0,\"ptr\":\"0x1000\",\"new_ptr\":\"0x3000\",\"size\":4096,\"fn\":\"realloc\""));
+	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"alloc.fail\",\"allocator_id\":0,\"size\":100,\"fn\":\"realloc\""));
+	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"free\",\"allocator_id\":0,\"ptr\":\"0x3000\",\"fn\":\"realloc\""));
+	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x4000\",\"size\":24,\"fn\":\"reallocarray\""));
+	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"free\",\"allocator_id\":0,\"ptr\":\"0x2000\",\"fn\":\"free\""));
+	o = analyze("summary", trace, &status);
+	ck_assert_int_eq(status, 0);
+	ck_assert_str_eq(sfield(o, "status"), "complete");
+	ck_assert_int_eq(field(o, "allocations"), 3);
+	ck_assert_int_eq(field(o, "resizes"), 1);
+	ck_assert_int_eq(field(o, "remaps"), 1);
+	ck_assert_int_eq(field(o, "frees"), 2);
+	ck_assert_int_eq(field(o, "failed_allocations"), 2);
+	ck_assert_int_eq(field(o, "live_bytes"), 24);
+	json_object_put(o);
+	free(data);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+static __attribute__((noinline)) void static_site(int i)
+{
+	mt_trace_alloc(MT_FN_MALLOC, (void *)(uintptr_t)(0x10000 + 16 * i), 8, 0);
+	__asm__ volatile(""); /* keep the call from being a tail call */
+}
+
+START_TEST(test_core_declares_each_frame_and_stack_once_before_use)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	json_object *o;
+	char *data;
+	int status;
+
+	volatile int calls = 5; /* not a constant: the loop stays a loop */
+
+	ck_assert_int_eq(mt_trace_start(trace, 16), 0);
+	for (int i = 0; i < calls; i++)
+		static_site(i);
+	mt_trace_stop("api");
+	data = mt_test_read(trace, NULL);
+	/* Five allocations from one call site: one stack, written once. */
+	ck_assert_int_eq(count(data, "\"kind\":\"alloc\""), 5);
+	ck_assert_int_eq(count(data, "\"kind\":\"stack\""), 1);
+	ck_assert_ptr_nonnull(strstr(data, "\"symbol\":\"static_site\""));
+	ck_assert(strstr(data, "\"kind\":\"frame\"") < strstr(data, "\"kind\":\"stack\""));
+	ck_assert(strstr(data, "\"kind\":\"stack\"") < strstr(data, "\"kind\":\"alloc\""));
+	/* The analyzer checks every id is declared before it is used. */
+	o = analyze("summary", trace, &status);
+	ck_assert_str_eq(sfield(o, "status"), "complete");
+	ck_assert_int_eq(field(o, "malformed_events"), 0);
+	ck_assert_int_eq(field(o, "allocations"), 5);
+	json_object_put(o);
+	free(data);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_core_ignores_events_after_stop)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	size_t before, after;
+	char *data;
+
+	ck_assert_int_eq(mt_trace_start(trace, 0), 0);
+	mt_trace_stop("api");
+	free(mt_test_read(trace, &before));
+	mt_trace_alloc(MT_FN_MALLOC, (void *)0x1000, 32, 0);
+	mt_trace_free(MT_FN_FREE, (void *)0x1000);
+	mt_trace_stop("exit");
+	data = mt_test_read(trace, &after);
+	ck_assert_uint_eq(before, after);
+	free(data);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_core_write_failure_warns_once_and_stops_tracing)
+{
+	char *dir = mt_test_tmpdir(), *err = mt_test_path(dir, "stderr");
+	int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600), saved = dup(2);
+	char *data;
+
+	ck_assert_int_ge(fd, 0);
+	dup2(fd, 2);
+	/* /dev/full opens, but no window of it can be reserved or mapped. */
+	ck_assert_int_eq(mt_trace_start("/dev/full", 0), 0);
+	for (int i = 0; i < 10; i++)
+		mt_trace_alloc(MT_FN_MALLOC, (void *)0x1000, 32, 0);
+	ck_assert(!mt_trace_active());
+	mt_trace_stop("exit");
+	dup2(saved, 2);
+	close(fd);
+	data = mt_test_read(err, NULL);
+	ck_assert_int_eq(count(data, "memtrace: cannot write the trace"), 1);
+	ck_assert_int_eq(count(data, "\n"), 1);
+	free(data);
+	free(err);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+#define THREADS 8
+#define PER_THREAD 5000
+
+static void *thread_main(void *arg)
+{
+	uintptr_t base = 0x100000 * (1 + (uintptr_t)arg);
+
+	for (int i = 0; i < PER_THREAD; i++) {
+		mt_trace_alloc(MT_FN_MALLOC, (void *)(base + 16 * (uintptr_t)i), 16, 0);
+		mt_trace_free(MT_FN_FREE, (void *)(base + 16 * (uintptr_t)i));
+	}
+	return NULL;
+}
+
+START_TEST(test_core_threads_share_one_contiguous_seq)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	pthread_t t[THREADS];
+	json_object *o;
+	int status;
+
+	ck_assert_int_eq(mt_trace_start(trace, 4), 0);
+	for (int i = 0; i < THREADS; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, thread_main, (void *)(uintptr_t)i), 0);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	mt_trace_stop("api");
+	/* complete means every seq once, in order, no line broken. */
+	o = analyze("summary", trace, &status);
+	ck_assert_str_eq(sfield(o, "status"), "complete");
+	ck_assert_int_eq(field(o, "allocations"), THREADS * PER_THREAD);
+	ck_assert_int_eq(field(o, "frees"), THREADS * PER_THREAD);
+	ck_assert_int_eq(field(o, "threads"), THREADS);
+	ck_assert_int_eq(field(o, "unknown_frees"), 0);
+	json_object_put(o);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_writer_pads_with_zeros_until_close_cuts_them)
+{
+	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "w");
+	mt_writer_t w;
+	struct stat st;
+	char *data;
+	size_t len;
+
+	ck_assert_int_eq(mt_writer_open(&w, path), 0);
+	ck_assert_int_eq(mt_writer_write(&w, "abc\n", 4), 0);
+	/* Written, not yet closed: in the file already, padded with zeros
+	 * to the window (what a killed process leaves). */
+	data = mt_test_read(path, &len);
+	ck_assert_uint_eq(len, MT_WRITER_WINDOW);
+	ck_assert(!memcmp(data, "abc\n\0\0", 6));
+	free(data);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(mt_writer_close(&w), 0);
+	mt_test_assert_file_eq(path, "abc\n");
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_writer_crosses_window_boundaries_whole)
+{
+	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "w");
+	static char chunk[100003];
+	mt_writer_t w;
+	size_t len, total = 0;
+	char *data;
+
+	memset(chunk, 'x', sizeof(chunk));
+	ck_assert_int_eq(mt_writer_open(&w, path), 0);
+	while (total < 2 * MT_WRITER_WINDOW + 12345) {
+		ck_assert_int_eq(mt_writer_write(&w, chunk, sizeof(chunk)), 0);
+		total += sizeof(chunk);
+	}
+	ck_assert_int_eq(mt_writer_close(&w), 0);
+	data = mt_test_read(path, &len);
+	ck_assert_uint_eq(len, total);
+	for (size_t i = 0; i < len; i++)
+		if (data[i] != 'x')
+			ck_abort_msg("byte %zu is %d", i, data[i]);
+	free(data);
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+static __attribute__((noinline)) int a_static_function(int x)
+{
+	return x * 3 + 1;
+}
+
+START_TEST(test_symbols_name_static_functions_and_their_module)
+{
+	char module[1024], symbol[2048], self[4096];
+	mt_symbol_info_t info;
+	uint64_t ip = (uint64_t)(uintptr_t)&a_static_function + 4;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	ck_assert_int_eq(a_static_function(1), 4);
+	ck_assert_int_gt(n, 0);
+	self[n] = '\0';
+	mt_symbol_resolve(ip, &info, module, sizeof(module), symbol, sizeof(symbol));
+	ck_assert(info.has_symbol);
+	ck_assert_str_eq(symbol, "a_static_function");
+	ck_assert_uint_eq(info.offset, 4);
+	ck_assert(info.has_module);
+	ck_assert_str_eq(module, self);
+}
+END_TEST
+
+START_TEST(test_real_arena_serves_bootstrap_memory_zeroed_and_aligned)
+{
+	unsigned char *p = mt_real_arena_alloc(100, 64);
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq((uintptr_t)p % 64, 0);
+	for (int i = 0; i < 100; i++)
+		ck_assert_int_eq(p[i], 0);
+	ck_assert(mt_real_in_arena(p));
+	ck_assert(!mt_real_in_arena(&p));
+	ck_assert_ptr_null(mt_real_arena_alloc((size_t)1 << 30, 16));
+}
+END_TEST
+
+START_TEST(test_jsonl_long_strings_are_cut_validly_and_marked)
+{
+	static char big[20000];
+	char buf[4096];
+	mt_jsonl_t l;
+	json_object *o, *v;
+	size_t len;
+
+	memset(big, 'a', sizeof(big));
+	/* A multi-byte character right where the cut falls. */
+	memcpy(big + 3990, "\xc3\xa9\xc3\xa9\xc3\xa9", 6);
+	mt_jsonl_begin(&l, buf, sizeof(buf), 7, "frame");
+	mt_jsonl_u64(&l, "frame_id", 1);
+	mt_jsonl_str(&l, "symbol", big, sizeof(big), 0);
+	len = mt_jsonl_end(&l);
+	ck_assert_uint_le(len, sizeof(buf));
+	ck_assert(l.truncated);
+	ck_assert(!memcmp(buf + len - 6, "...\"}\n", 6));
+	{
+		json_tokener *tok = json_tokener_new();
+
+		json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+		o = json_tokener_parse_ex(tok, buf, (int)len - 1);
+		json_tokener_free(tok);
+	}
+	ck_assert_msg(o != NULL, "cut line is not valid JSON");
+	ck_assert(json_object_object_get_ex(o, "symbol", &v));
+	json_object_put(o);
+}
+END_TEST
+
+START_TEST(test_jsonl_escapes_controls_and_replaces_bad_utf8)
+{
+	char buf[1024];
+	mt_jsonl_t l;
+	size_t len;
+
+	mt_jsonl_begin(&l, buf, sizeof(buf), 1, "frame");
+	mt_jsonl_str(&l, "symbol", "a\"b\\c\n\x01\xff\xc3\xa9", 10, 0);
+	len = mt_jsonl_end(&l);
+	buf[len] = '\0';
+	ck_assert_str_eq(buf, "{\"v\":1,\"seq\":1,\"kind\":\"frame\",\"symbol\":\"a\\\"b\\\\c\\u000a\\u0001?\xc3\xa9\"}\n");
+	ck_assert(!l.truncated);
+}
+END_TEST
+
+Suite *mt_suite_core(void)
+{
+	Suite *s = suite_create("core");
+	TCase *trace = tcase_create("trace");
+	TCase *parts = tcase_create("parts");
+
+	tcase_set_timeout(trace, 60);
+	tcase_add_test(trace, test_core_trace_of_nothing_is_the_smallest_complete_trace);
+	tcase_add_test(trace, test_core_records_every_event_kind_as_the_spec_names_it);
+	tcase_add_test(trace, test_core_declares_each_frame_and_stack_once_before_use);
+	tcase_add_test(trace, test_core_ignores_events_after_stop);
+	tcase_add_test(trace, test_core_write_failure_warns_once_and_stops_tracing);
+	tcase_add_test(trace, test_core_threads_share_one_contiguous_seq);
+	suite_add_tcase(s, trace);
+	tcase_add_test(parts, test_writer_pads_with_zeros_until_close_cuts_them);
+	tcase_add_test(parts, test_writer_crosses_window_boundaries_whole);
+	tcase_add_test(parts, test_symbols_name_static_functions_and_their_module);
+	tcase_add_test(parts, test_real_arena_serves_bootstrap_memory_zeroed_and_aligned);
+	tcase_add_test(parts, test_jsonl_long_strings_are_cut_validly_and_marked);
+	tcase_add_test(parts, test_jsonl_escapes_controls_and_replaces_bad_utf8);
+	suite_add_tcase(s, parts);
+	return s;
+}

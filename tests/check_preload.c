@@ -1,0 +1,839 @@
+/*
+ * check_preload: libmtpreload.so on real programs.  Each test runs a small
+ * workload from tests/workloads/ under LD_PRELOAD, analyzes its trace with
+ * build/memtrace, and holds the counts the workload knows, the verdict,
+ * and the program's own output and exit status to what they must be.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mt_test.h"
+
+
+static char *workload(const char *name)
+{
+	char *dir = mt_test_path(mt_test_build_dir(), "workloads");
+	char *p = mt_test_path(dir, name);
+
+	free(dir);
+	return p;
+}
+
+static char *preload_env(void)
+{
+	static char env[4096];
+
+	snprintf(env, sizeof(env), "LD_PRELOAD=%s/libmtpreload.so",
+		 mt_test_build_dir());
+	return env;
+}
+
+/* Run a workload (under timeout) with the preload and an output path;
+ * extra is one more "NAME=value" or NULL. */
+static void run_traced(mt_test_run_t *r, const char *name, const char *trace,
+		       const char *extra, const char *arg)
+{
+	char out_env[4096];
+	char *prog = workload(name);
+	char *argv[] = { prog, (char *)arg, NULL };
+	char *env[4] = { preload_env(), out_env, (char *)extra, NULL };
+
+	snprintf(out_env, sizeof(out_env), "MEMTRACE_OUTPUT=%s", trace);
+	mt_test_run(r, argv, env);
+	free(prog);
+}
+
+static void run_bare(mt_test_run_t *r, const char *name, const char *arg)
+{
+	char *prog = workload(name);
+	char *argv[] = { prog, (char *)arg, NULL };
+
+	mt_test_run(r, argv, NULL);
+	free(prog);
+}
+
+/* memtrace summary TRACE --top N, parsed: [0] summary, [1..] sites. */
+typedef struct {
+	json_object *lines[16];
+	int n;
+	int status;
+} summary_t;
+
+static void summarize(summary_t *s, const char *trace, int top)
+{
+	char *mt = mt_test_memtrace();
+	char topbuf[16];
+	char *argv[] = { mt, "summary", (char *)trace, "--top", topbuf, NULL };
+	mt_test_run_t r;
+	char *line, *save = NULL;
+
+	snprintf(topbuf, sizeof(topbuf), "%d", top);
+	mt_test_run(&r, argv, NULL);
+	memset(s, 0, sizeof(*s));
+	s->status = r.status;
+	for (line = strtok_r(r.out, "\n", &save); line && s->n < 16;
+	     line = strtok_r(NULL, "\n", &save)) {
+		s->lines[s->n] = json_tokener_parse(line);
+		ck_assert_msg(s->lines[s->n] != NULL, "bad summary line: %s", line);
+		s->n++;
+	}
+	ck_assert_msg(s->n > 0, "memtrace summary %s printed nothing: %s", trace,
+		      r.err);
+	mt_test_run_release(&r);
+	free(mt);
+}
+
+static void summary_release(summary_t *s)
+{
+	for (int i = 0; i < s->n; i++)
+		json_object_put(s->lines[i]);
+}
+
+static int64_t field(json_object *o, const char *key)
+{
+	json_object *v;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no field %s", key);
+	return json_object_get_int64(v);
+}
+
+static const char *sfield(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+/* The symbol of a site line's innermost frame. */
+static const char *top_symbol(json_object *site)
+{
+	json_object *frames, *f;
+
+	ck_assert(json_object_object_get_ex(site, "frames", &frames));
+	ck_assert_int_gt((int)json_object_array_length(frames), 0);
+	f = json_object_array_get_idx(frames, 0);
+	return sfield(f, "symbol");
+}
+
+/* Whether any frame of a site line has a symbol containing name. */
+static int site_has_symbol(json_object *site, const char *name)
+{
+	json_object *frames;
+
+	ck_assert(json_object_object_get_ex(site, "frames", &frames));
+	for (size_t i = 0; i < json_object_array_length(frames); i++) {
+		const char *sym = sfield(json_object_array_get_idx(frames, i), "symbol");
+
+		if (sym && strstr(sym, name))
+			return 1;
+	}
+	return 0;
+}
+
+/* Count a trace's lines of kind (and, when size >= 0, of that size). */
+typedef struct {
+	const char *kind;
+	const char *fn;  /* NULL: any */
+	int64_t size_lo, size_hi; /* -1: any */
+} match_t;
+
+static int count_events(const char *trace, match_t m)
+{
+	size_t len;
+	char *data = mt_test_read(trace, &len), *line, *save = NULL;
+	int n = 0;
+
+	ck_assert_msg(data != NULL, "no trace %s", trace);
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_object *o = json_tokener_parse(line);
+		const char *kind, *fn;
+
+		ck_assert_msg(o != NULL, "trace line is not JSON: %s", line);
+		kind = sfield(o, "kind");
+		fn = sfield(o, "fn");
+		if (kind && !strcmp(kind, m.kind) && (!m.fn || (fn && !strcmp(fn, m.fn)))) {
+			json_object *sz;
+			int64_t size = json_object_object_get_ex(o, "size", &sz) ?
+					       json_object_get_int64(sz) : -1;
+
+			if (m.size_lo < 0 || (size >= m.size_lo && size <= m.size_hi))
+				n++;
+		}
+		json_object_put(o);
+	}
+	free(data);
+	return n;
+}
+
+static int count_fn(const char *trace, const char *kind, const char *fn)
+{
+	return count_events(trace, (match_t){ kind, fn, -1, -1 });
+}
+
+static int count_size(const char *trace, const char *kind, int64_t lo, int64_t hi)
+{
+	return count_events(trace, (match_t){ kind, NULL, lo, hi });
+}
+
+START_TEST(test_every_entry_point_is_recorded_with_its_fn)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	mt_test_run_t r;
+
+	run_traced(&r, "wl_entry", trace, NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(count_fn(trace, "alloc", "malloc"), 4);
+	ck_assert_int_eq(count_fn(trace, "alloc", "calloc"), 1);
+	ck_assert_int_eq(count_fn(trace, "alloc", "realloc"), 1);
+	ck_assert_int_eq(count_fn(trace, "alloc", "reallocarray"), 1);
+	ck_assert_int_eq(count_fn(trace, "alloc", "posix_memalign"), 1);
+	ck_assert_int_eq(count_fn(trace, "alloc", "aligned_alloc"), 1);
+	ck_assert_int_eq(count_fn(trace, "alloc", "memalign"), 1);
+	ck_assert_int_eq(count_fn(trace, "alloc", "valloc"), 1);
+	ck_assert_int_eq(count_fn(trace, "alloc", "pvalloc"), 1);
+	ck_assert_int_eq(count_fn(trace, "free", "free"), 10);
+	ck_assert_int_eq(count_fn(trace, "free", "realloc"), 1);
+	ck_assert_int_eq(count_fn(trace, "resize", "realloc"), 1);
+	ck_assert_int_eq(count_fn(trace, "resize", "reallocarray"), 1);
+	ck_assert_int_eq(count_fn(trace, "remap", "realloc"), 1);
+	ck_assert_int_eq(count_fn(trace, "alloc.fail", "malloc"), 1);
+	ck_assert_int_eq(count_fn(trace, "alloc.fail", "reallocarray"), 1);
+	/* calloc records the product, aligned calls their alignment. */
+	ck_assert_int_eq(count_events(trace, (match_t){ "alloc", "calloc", 100, 100 }), 1);
+	mt_test_run_release(&r);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_entry_points_summary_has_exact_counts_and_leak_site)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	mt_test_run_t r;
+	summary_t s;
+
+	run_traced(&r, "wl_entry", trace, NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	summarize(&s, trace, 1);
+	ck_assert_int_eq(s.status, 0);
+	ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+	ck_assert_int_eq(field(s.lines[0], "allocations"), 12);
+	ck_assert_int_eq(field(s.lines[0], "frees"), 11);
+	ck_assert_int_eq(field(s.lines[0], "resizes"), 2);
+	ck_assert_int_eq(field(s.lines[0], "remaps"), 1);
+	ck_assert_int_eq(field(s.lines[0], "failed_allocations"), 2);
+	ck_assert_int_eq(field(s.lines[0], "unknown_frees"), 0);
+	ck_assert_int_eq(field(s.lines[0], "live_allocations"), 1);
+	ck_assert_int_eq(field(s.lines[0], "live_bytes"), 7000);
+	ck_assert_int_eq(field(s.lines[0], "threads"), 1);
+	ck_assert_int_eq(s.n, 2);
+	ck_assert_int_eq(field(s.lines[1], "live_bytes"), 7000);
+	ck_assert_str_eq(top_symbol(s.lines[1]), "leak_here");
+	summary_release(&s);
+	mt_test_run_release(&r);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_program_output_and_exit_status_are_unchanged)
+{
+	static const char *const names[] = { "wl_entry", "wl_threads", "wl_cxx",
+					     "wl_exit", "wl_abort", "wl_fork" };
+	char *dir = mt_test_tmpdir();
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *trace = mt_test_path(dir, names[i]);
+		mt_test_run_t bare, traced;
+
+		run_bare(&bare, names[i], NULL);
+		run_traced(&traced, names[i], trace, NULL, NULL);
+		ck_assert_msg(bare.status == traced.status, "%s: exit %d bare, %d traced",
+			      names[i], bare.status, traced.status);
+		ck_assert_msg(!strcmp(bare.out, traced.out), "%s: output differs", names[i]);
+		ck_assert_msg(!strcmp(bare.err, traced.err), "%s: stderr differs: %s",
+			      names[i], traced.err);
+		mt_test_run_release(&bare);
+		mt_test_run_release(&traced);
+		free(trace);
+	}
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_eight_threads_keep_seq_contiguous_and_counts_exact)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	mt_test_run_t r;
+	summary_t s;
+
+	run_traced(&r, "wl_threads", trace, NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	summarize(&s, trace, 0);
+	/* complete: every seq from 1 on, once, in order, and a stop. */
+	ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+	ck_assert_int_ge(field(s.lines[0], "threads"), 8);
+	ck_assert_int_eq(count_size(trace, "alloc", 1000, 1031), 16000);
+	ck_assert_int_eq(count_size(trace, "resize", 1032, 1063) +
+				 count_size(trace, "remap", 1032, 1063), 16000);
+	ck_assert_int_ge(field(s.lines[0], "frees"), 16000);
+	ck_assert_int_eq(field(s.lines[0], "unknown_frees"), 0);
+	ck_assert_int_eq(field(s.lines[0], "overlapping_allocs"), 0);
+	summary_release(&s);
+	mt_test_run_release(&r);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* The trace files in dir other than the parent's, by name. */
+static int list_child_traces(const char *dir, const char *parent, char names[4][4096])
+{
+	char cmd[8192];
+	FILE *p;
+	int n = 0;
+
+	snprintf(cmd, sizeof(cmd), "ls '%s'", dir);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (n < 4 && fgets(names[n], 4096, p)) {
+		names[n][strcspn(names[n], "\n")] = '\0';
+		if (strcmp(names[n], parent))
+			n++;
+	}
+	pclose(p);
+	return n;
+}
+
+START_TEST(test_fork_and_exec_children_write_their_own_traces)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "trace.jsonl");
+	char names[4][4096];
+	int forked = 0, execd = 0, n;
+	mt_test_run_t r;
+	summary_t s;
+
+	run_traced(&r, "wl_fork", trace, NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "fork done\n");
+	/* The parent's trace holds only the parent's allocations. */
+	summarize(&s, trace, 0);
+	ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+	ck_assert_int_eq(count_size(trace, "alloc", 2222, 2222), 2);
+	ck_assert_int_eq(count_size(trace, "alloc", 3333, 4444), 0);
+	summary_release(&s);
+	n = list_child_traces(dir, "trace.jsonl", names);
+	ck_assert_int_eq(n, 2);
+	for (int i = 0; i < n; i++) {
+		char *child = mt_test_path(dir, names[i]);
+
+		/* trace.PID.jsonl: the pid goes before the extension. */
+		ck_assert_msg(!strncmp(names[i], "trace.", 6) &&
+				      strstr(names[i], ".jsonl"), "child trace %s", names[i]);
+		summarize(&s, child, 0);
+		ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+		summary_release(&s);
+		if (count_size(child, "alloc", 3333, 3333) == 3)
+			forked++;
+		if (count_size(child, "alloc", 4444, 4444) == 4)
+			execd++;
+		ck_assert_int_eq(count_size(child, "alloc", 2222, 2222), 0);
+		ck_assert_int_eq(count_fn(child, "trace.start", NULL), 1);
+		free(child);
+	}
+	ck_assert_int_eq(forked, 1);
+	ck_assert_int_eq(execd, 1);
+	mt_test_run_release(&r);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_cxx_new_and_delete_are_recorded)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	mt_test_run_t r;
+	summary_t s;
+	int found = 0;
+
+	run_traced(&r, "wl_cxx", trace, NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(count_size(trace, "alloc", 100, 100), 10);
+	ck_assert_int_eq(count_size(trace, "alloc", 7000, 7000), 1);
+	ck_assert_int_eq(count_size(trace, "alloc", 9999, 9999), 1);
+	summarize(&s, trace, 5);
+	ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+	/* The static object's destructor freed its buffer at exit, before
+	 * trace.stop: no 9999-byte block is left live. */
+	for (int i = 1; i < s.n; i++) {
+		ck_assert_int_ne(field(s.lines[i], "live_bytes"), 9999);
+		if (field(s.lines[i], "live_bytes") == 7000) {
+			found = 1;
+			ck_assert(site_has_symbol(s.lines[i], "leak_here"));
+		}
+	}
+	ck_assert_int_eq(found, 1);
+	summary_release(&s);
+	mt_test_run_release(&r);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_exit_without_stop_keeps_every_event)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	mt_test_run_t r;
+	summary_t s;
+
+	run_traced(&r, "wl_exit", trace, NULL, NULL);
+	ck_assert_int_eq(r.status, 3);
+	summarize(&s, trace, 0);
+	ck_assert_str_eq(sfield(s.lines[0], "status"), "missing_stop_event");
+	ck_assert_int_eq(field(s.lines[0], "allocations"), 5);
+	ck_assert_int_eq(field(s.lines[0], "live_bytes"), 5 * 555);
+	ck_assert_int_eq(field(s.lines[0], "malformed_events"), 0);
+	summary_release(&s);
+	mt_test_run_release(&r);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_abort_writes_signal_stop_and_still_dies_of_sigabrt)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	mt_test_run_t r;
+	summary_t s;
+	size_t len;
+	char *data;
+
+	run_traced(&r, "wl_abort", trace, NULL, NULL);
+	ck_assert_int_eq(r.status, 128 + SIGABRT);
+	data = mt_test_read(trace, &len);
+	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"trace.stop\",\"reason\":\"signal\""));
+	free(data);
+	summarize(&s, trace, 0);
+	ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+	ck_assert_int_eq(field(s.lines[0], "allocations"), 3);
+	summary_release(&s);
+	mt_test_run_release(&r);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_sigkill_after_ready_keeps_every_event_before_it)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = workload("wl_kill"), out_env[4096], buf[16];
+	int fds[2], status;
+	summary_t s;
+	pid_t pid;
+
+	snprintf(out_env, sizeof(out_env), "MEMTRACE_OUTPUT=%s", trace);
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		putenv(preload_env());
+		putenv(out_env);
+		execl(prog, prog, (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	alarm(30);
+	ck_assert_int_eq(read(fds[0], buf, 6), 6);
+	ck_assert(!memcmp(buf, "ready\n", 6));
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	close(fds[0]);
+	summarize(&s, trace, 0);
+	ck_assert_str_eq(sfield(s.lines[0], "status"), "missing_stop_event");
+	ck_assert_int_eq(field(s.lines[0], "allocations"), 100);
+	ck_assert_int_eq(field(s.lines[0], "live_bytes"), 100 * 777);
+	summary_release(&s);
+	free(prog);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_unwritable_output_warns_once_and_runs_untraced)
+{
+	mt_test_run_t bare, traced;
+
+	run_bare(&bare, "wl_entry", NULL);
+	run_traced(&traced, "wl_entry", "/nonexistent-dir/t.jsonl", NULL, NULL);
+	ck_assert_int_eq(traced.status, bare.status);
+	ck_assert_str_eq(traced.out, bare.out);
+	ck_assert_msg(!strncmp(traced.err, "memtrace: cannot open trace '/nonexistent-dir/t.jsonl'", 54),
+		      "stderr: %s", traced.err);
+	ck_assert_ptr_eq(strchr(traced.err, '\n'), traced.err + traced.err_len - 1);
+	mt_test_run_release(&bare);
+	mt_test_run_release(&traced);
+}
+END_TEST
+
+START_TEST(test_trace_file_is_private_and_never_follows_a_symlink)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *target = mt_test_path(dir, "target"), *link = mt_test_path(dir, "link.jsonl");
+	struct stat st;
+	mt_test_run_t r;
+
+	run_traced(&r, "wl_entry", trace, NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(stat(trace, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	mt_test_run_release(&r);
+
+	mt_test_write(target, "precious\n", 9);
+	ck_assert_int_eq(symlink(target, link), 0);
+	run_traced(&r, "wl_entry", link, NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.err, "cannot open trace"));
+	mt_test_assert_file_eq(target, "precious\n");
+	mt_test_run_release(&r);
+	free(trace);
+	free(target);
+	free(link);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_dlopen_while_threads_allocate_does_not_deadlock)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	mt_test_run_t r;
+	summary_t s;
+
+	run_traced(&r, "wl_dlopen", trace, NULL, NULL);
+	ck_assert_msg(r.status == 0, "wl_dlopen exited %d (142 is a hang ended by SIGALRM)", r.status);
+	ck_assert_str_eq(r.out, "dlopen done\n");
+	summarize(&s, trace, 0);
+	ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+	summary_release(&s);
+	mt_test_run_release(&r);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_stack_depth_zero_writes_no_stacks)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	mt_test_run_t r;
+	summary_t s;
+
+	run_traced(&r, "wl_entry", trace, "MEMTRACE_STACK_DEPTH=0", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(count_fn(trace, "stack", NULL), 0);
+	ck_assert_int_eq(count_fn(trace, "frame", NULL), 0);
+	summarize(&s, trace, 1);
+	ck_assert_int_eq(field(s.lines[0], "allocations"), 12);
+	/* Site 0 gathers the allocations that carry no stack. */
+	ck_assert_int_eq(field(s.lines[1], "stack_id"), 0);
+	summary_release(&s);
+	mt_test_run_release(&r);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_stack_depth_limits_the_frames_of_each_stack)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	mt_test_run_t r;
+	summary_t s;
+	json_object *frames;
+
+	run_traced(&r, "wl_entry", trace, "MEMTRACE_STACK_DEPTH=2", NULL);
+	ck_assert_int_eq(r.status, 0);
+	summarize(&s, trace, 1);
+	ck_assert_int_eq(s.n, 2);
+	ck_assert(json_object_object_get_ex(s.lines[1], "frames", &frames));
+	ck_assert_int_eq((int)json_object_array_length(frames), 2);
+	ck_assert_str_eq(top_symbol(s.lines[1]), "leak_here");
+	summary_release(&s);
+	mt_test_run_release(&r);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_default_output_is_memtrace_pid_jsonl_in_the_working_directory)
+{
+	char *dir = mt_test_tmpdir(), cmd[8192];
+	char *prog = workload("wl_entry");
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	mt_test_run_t r;
+	int pid;
+
+	/* Only the workload gets the preload: a traced shell would leave
+	 * its own trace in the directory it starts in. */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && unset MEMTRACE_OUTPUT && %s %s & echo $!; wait",
+		 dir, preload_env(), prog);
+	mt_test_run(&r, argv, NULL);
+	ck_assert_int_eq(sscanf(r.out, "%d", &pid), 1);
+	snprintf(cmd, sizeof(cmd), "%s/memtrace.%d.jsonl", dir, pid);
+	ck_assert_msg(mt_test_exists(cmd), "no %s", cmd);
+	mt_test_run_release(&r);
+	free(prog);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_secure_execution_is_never_traced)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *copy = mt_test_path(dir, "wl_entry_setuid"), *prog = workload("wl_entry");
+	char cmd[8192];
+	mt_test_run_t r;
+
+	if (geteuid() != 0) {
+		/* Making a set-user-ID binary of another user needs root. */
+		ck_abort_msg("blocked: needs root to make a set-user-ID copy");
+	}
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chown nobody '%s' && chmod 4755 '%s' && chmod 755 '%s'",
+		 prog, copy, copy, copy, dir);
+	ck_assert_int_eq(system(cmd), 0);
+	{
+		char out_env[4096];
+		char *argv[] = { copy, NULL };
+		char *env[] = { preload_env(), out_env, NULL };
+
+		snprintf(out_env, sizeof(out_env), "MEMTRACE_OUTPUT=%s", trace);
+		mt_test_run(&r, argv, env);
+	}
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "entry points done\n");
+	ck_assert(!mt_test_exists(trace));
+	mt_test_run_release(&r);
+	free(prog);
+	free(copy);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* heaptrack is the yardstick: on the same python3 run, memtrace must count
+ * the same allocation calls, within 2 %. */
+START_TEST(test_python_allocation_calls_match_heaptrack_within_two_percent)
+{
+	static const char script[] =
+		"import json\n"
+		"data = [{'k': i, 'v': str(i) * 3} for i in range(20000)]\n"
+		"print(len(json.dumps(data)))\n";
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *py = mt_test_path(dir, "s.py"), cmd[16384];
+	long heaptrack_calls = -1, ours;
+	mt_test_run_t r;
+	summary_t s;
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+
+	if (access("/usr/bin/heaptrack", X_OK) != 0 || access("/usr/bin/heaptrack_print", X_OK) != 0) {
+		/* Not installed: nothing to compare with.  The issue asks for
+		 * this test only where heaptrack is. */
+		mt_test_rmdir(dir);
+		return;
+	}
+	mt_test_write(py, script, strlen(script));
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && export PYTHONMALLOC=malloc PYTHONHASHSEED=0 && "
+		 "heaptrack -o '%s/ht' /usr/bin/python3 -S s.py >/dev/null 2>&1 && "
+		 "heaptrack_print '%s'/ht.* 2>/dev/null | sed -n 's/^calls to allocation functions: \\([0-9]*\\).*/\\1/p'",
+		 dir, dir, dir);
+	mt_test_run(&r, argv, NULL);
+	ck_assert_int_eq(sscanf(r.out, "%ld", &heaptrack_calls), 1);
+	mt_test_run_release(&r);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && PYTHONMALLOC=malloc PYTHONHASHSEED=0 MEMTRACE_OUTPUT='%s' "
+		 "LD_PRELOAD='%s/libmtpreload.so' /usr/bin/python3 -S s.py",
+		 dir, trace, mt_test_build_dir());
+	mt_test_run(&r, argv, NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	summarize(&s, trace, 0);
+	ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+	/* heaptrack counts every call that allocates, reallocs included. */
+	ours = (long)(field(s.lines[0], "allocations") + field(s.lines[0], "resizes") +
+		      field(s.lines[0], "remaps"));
+	ck_assert_msg(labs(ours - heaptrack_calls) * 50 <= heaptrack_calls,
+		      "memtrace %ld calls, heaptrack %ld", ours, heaptrack_calls);
+	summary_release(&s);
+	free(py);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_posix_spawn_and_vfork_children_trace_themselves)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char names[4][4096];
+	mt_test_run_t r;
+	int n;
+
+	run_traced(&r, "wl_spawn", trace, NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "spawn done\n");
+	ck_assert_int_eq(count_size(trace, "alloc", 1234, 1234), 1);
+	ck_assert_int_eq(count_size(trace, "alloc", 6666, 6666), 0);
+	n = list_child_traces(dir, "t.jsonl", names);
+	ck_assert_int_eq(n, 2);
+	for (int i = 0; i < n; i++) {
+		char *child = mt_test_path(dir, names[i]);
+		summary_t s;
+
+		ck_assert_int_eq(count_size(child, "alloc", 6666, 6666), 6);
+		summarize(&s, child, 0);
+		ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+		summary_release(&s);
+		free(child);
+	}
+	mt_test_run_release(&r);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* A library preloaded before or after memtrace allocates in its own
+ * constructor: the first hook starts tracing if memtrace's constructor
+ * has not yet run. */
+static void check_early_allocation(int early_first)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char preload[8192], out_env[4096];
+	char *prog = workload("wl_exit");
+	char *argv[] = { prog, NULL };
+	char *env[] = { preload, out_env, NULL };
+	mt_test_run_t r;
+
+	if (early_first)
+		snprintf(preload, sizeof(preload),
+			 "LD_PRELOAD=%s/workloads/libwl_early.so:%s/libmtpreload.so",
+			 mt_test_build_dir(), mt_test_build_dir());
+	else
+		snprintf(preload, sizeof(preload),
+			 "LD_PRELOAD=%s/libmtpreload.so:%s/workloads/libwl_early.so",
+			 mt_test_build_dir(), mt_test_build_dir());
+	snprintf(out_env, sizeof(out_env), "MEMTRACE_OUTPUT=%s", trace);
+	mt_test_run(&r, argv, env);
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_int_eq(count_size(trace, "alloc", 5555, 5555), 1);
+	ck_assert_int_eq(count_size(trace, "alloc", 555, 555), 5);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+
+START_TEST(test_allocation_in_an_earlier_constructor_is_traced)
+{
+	check_early_allocation(1);
+	check_early_allocation(0);
+}
+END_TEST
+
+static void check_closefds(const char *rounds, int expect_warning)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *own = mt_test_path(dir, "own.txt"), out_env[4096];
+	char *prog = workload("wl_closefds");
+	char *argv[] = { prog, own, (char *)rounds, NULL };
+	char *env[] = { preload_env(), out_env, NULL };
+	mt_test_run_t r;
+
+	snprintf(out_env, sizeof(out_env), "MEMTRACE_OUTPUT=%s", trace);
+	mt_test_run(&r, argv, env);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_assert_file_eq(own, "mine\n");
+	if (expect_warning) {
+		ck_assert_msg(strstr(r.err, "memtrace: cannot write the trace") == r.err &&
+				      strchr(r.err, '\n') == r.err + r.err_len - 1,
+			      "stderr: %s", r.err);
+	} else {
+		summary_t s;
+
+		ck_assert_str_eq(r.err, "");
+		summarize(&s, trace, 0);
+		ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+		ck_assert_int_eq(field(s.lines[0], "allocations"), 10001);
+		summary_release(&s);
+	}
+	mt_test_run_release(&r);
+	free(prog);
+	free(own);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+
+START_TEST(test_closed_trace_descriptor_reused_by_the_program_is_left_alone)
+{
+	check_closefds("10000", 0);
+	check_closefds("100000", 1);
+}
+END_TEST
+
+Suite *mt_suite_preload(void)
+{
+	Suite *s = suite_create("preload");
+	TCase *tc = tcase_create("workloads");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_every_entry_point_is_recorded_with_its_fn);
+	tcase_add_test(tc, test_entry_points_summary_has_exact_counts_and_leak_site);
+	tcase_add_test(tc, test_program_output_and_exit_status_are_unchanged);
+	tcase_add_test(tc, test_eight_threads_keep_seq_contiguous_and_counts_exact);
+	tcase_add_test(tc, test_fork_and_exec_children_write_their_own_traces);
+	tcase_add_test(tc, test_cxx_new_and_delete_are_recorded);
+	tcase_add_test(tc, test_exit_without_stop_keeps_every_event);
+	tcase_add_test(tc, test_abort_writes_signal_stop_and_still_dies_of_sigabrt);
+	tcase_add_test(tc, test_sigkill_after_ready_keeps_every_event_before_it);
+	tcase_add_test(tc, test_unwritable_output_warns_once_and_runs_untraced);
+	tcase_add_test(tc, test_trace_file_is_private_and_never_follows_a_symlink);
+	tcase_add_test(tc, test_dlopen_while_threads_allocate_does_not_deadlock);
+	tcase_add_test(tc, test_stack_depth_zero_writes_no_stacks);
+	tcase_add_test(tc, test_stack_depth_limits_the_frames_of_each_stack);
+	tcase_add_test(tc, test_default_output_is_memtrace_pid_jsonl_in_the_working_directory);
+	tcase_add_test(tc, test_secure_execution_is_never_traced);
+	tcase_add_test(tc, test_posix_spawn_and_vfork_children_trace_themselves);
+	tcase_add_test(tc, test_allocation_in_an_earlier_constructor_is_traced);
+	tcase_add_test(tc, test_closed_trace_descriptor_reused_by_the_program_is_left_alone);
+	tcase_add_test(tc, test_python_allocation_calls_match_heaptrack_within_two_percent);
+	suite_add_tcase(s, tc);
+	return s;
+}

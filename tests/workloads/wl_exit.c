@@ -1,0 +1,13 @@
+/*
+ * wl_exit: five allocations of 555 bytes, then _exit(3): no destructor
+ * runs, so the trace has no trace.stop, yet every event is in the file.
+ */
+#include <stdlib.h>
+#include <unistd.h>
+
+int main(void)
+{
+	for (int i = 0; i < 5; i++)
+		((char *)malloc(555))[0] = 1;
+	_exit(3);
+}
