@@ -32,29 +32,79 @@ CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 
 WARN = -Wall -Wextra -Werror
-CFLAGS_ALL = -std=gnu11 $(OPTFLAGS) $(WARN) $(SANFLAGS) -MMD -MP \
+CFLAGS_BASE = -std=gnu11 $(OPTFLAGS) $(WARN) -MMD -MP \
 	-D_GNU_SOURCE -DMT_SOURCE_DIR='"$(CURDIR)"' -DMT_BUILD_DIR='"$(abspath $(BUILD))"' \
 	$(CFLAGS)
+CFLAGS_ALL = $(CFLAGS_BASE) $(SANFLAGS)
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
-COMMON_SRC = common/mt_fmt.c common/mt_event.c
+COMMON_SRC = common/mt_fmt.c common/mt_event.c common/mt_jsonl.c
 ANALYZER_SRC = analyzer/mt_mem.c analyzer/mt_buf.c analyzer/mt_map.c \
 	analyzer/mt_reader.c analyzer/mt_parse.c analyzer/mt_integrity.c \
 	analyzer/mt_heap.c analyzer/mt_analysis.c analyzer/mt_summary.c \
 	analyzer/mt_rows.c analyzer/mt_output.c analyzer/mt_cli.c
+PRELOAD_SRC = preload/mt_hooks.c preload/mt_real.c preload/mt_trace.c \
+	preload/mt_writer.c preload/mt_stack.c preload/mt_table.c \
+	preload/mt_symbol.c common/mt_fmt.c common/mt_event.c common/mt_jsonl.c
 TEST_SRC = tests/mt_tests.c tests/mt_test.c $(wildcard tests/check_*.c)
 
 OBJ = $(BUILD)/obj
 COMMON_OBJ = $(COMMON_SRC:%.c=$(OBJ)/%.o)
 ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(OBJ)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(OBJ)/%.o)
+# The preload is position-independent and exports only its hooks.  It is
+# never built with the sanitizers: their runtime must come first in a
+# process, and the traced programs are not built with them.
+PIC = $(BUILD)/obj-pic
+PRELOAD_OBJ = $(PRELOAD_SRC:%.c=$(PIC)/%.o)
+UNWIND_CFLAGS = $(shell $(PKG_CONFIG) --cflags libunwind 2>/dev/null)
+UNWIND_LIBS = $(shell $(PKG_CONFIG) --libs libunwind 2>/dev/null)
 
 MEMTRACE = $(BUILD)/memtrace
+PRELOAD = $(BUILD)/libmtpreload.so
+# The preload's core without its hooks, for tests that drive it directly.
+LIBCORE = $(BUILD)/libmtcore.a
+# (built like the analyzer, sanitizers included under make sanitize).
+CORE_OBJ = $(patsubst %.c,$(OBJ)/%.o,$(filter-out preload/mt_hooks.c common/%,$(PRELOAD_SRC)))
 LIBANALYZER = $(BUILD)/libmtanalyzer.a
 TESTS = $(BUILD)/mt-tests
 BENCH_GEN = $(BUILD)/mt-gen-trace
+BENCH_WRITER = $(BUILD)/mt-writer-bench
+
+# Small programs the tests run under the preload: plain -O0 -g builds so
+# their stacks and symbols are what the source says.
+WORKLOAD_C = $(wildcard tests/workloads/*.c)
+WORKLOAD_CXX = $(wildcard tests/workloads/*.cpp)
+WORKLOAD_SO = $(wildcard tests/workloads/so/*.c)
+WORKLOADS = $(WORKLOAD_C:tests/workloads/%.c=$(BUILD)/workloads/%) \
+	$(WORKLOAD_CXX:tests/workloads/%.cpp=$(BUILD)/workloads/%) \
+	$(WORKLOAD_SO:tests/workloads/so/%.c=$(BUILD)/workloads/lib%.so)
+CXX ?= g++
+
+$(BUILD)/workloads/%: tests/workloads/%.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) -std=gnu11 -O0 -g -fno-omit-frame-pointer $(WARN) \
+		-o $@ $< -pthread -ldl
+
+$(BUILD)/workloads/lib%.so: tests/workloads/so/%.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) -std=gnu11 -O0 -g -fPIC -shared $(WARN) -o $@ $<
+
+$(BUILD)/workloads/%: tests/workloads/%.cpp
+	@mkdir -p $(dir $@)
+	$(call say,CXX,$<)$(CXX) -O0 -g -fno-omit-frame-pointer $(WARN) -o $@ $<
 
 .PHONY: all deps check sanitize install clean bench demo
+
+# The README's main job: three runs of the demo workload with memtrace-run
+# (told which build to use), then run 1's summary and its top three sites.
+DEMO_DIR = $(BUILD)/demo
+demo: all
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/workloads/wl_demo
+	$(Q)MEMTRACE_ANALYZER=$(abspath $(MEMTRACE)) MEMTRACE_PRELOAD=$(abspath $(PRELOAD)) \
+		scripts/memtrace-run -n 3 -o $(DEMO_DIR) -- $(BUILD)/workloads/wl_demo
+	$(Q)cat $(DEMO_DIR)/summary.jsonl
+	$(Q)$(MEMTRACE) summary $(DEMO_DIR)/allocations.1.jsonl --top 3 | tail -n +2
 .DEFAULT_GOAL := all
 
 all: deps
@@ -64,11 +114,24 @@ deps:
 	$(Q)sh scripts/install-deps
 
 .PHONY: build-all
-build-all: $(MEMTRACE)
+build-all: $(MEMTRACE) $(PRELOAD)
+	@:
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(call say,CC,$<)$(CC) $(CFLAGS_ALL) $(JSONC_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)$(CC) $(CFLAGS_ALL) $(JSONC_CFLAGS) $(CHECK_CFLAGS) $(UNWIND_CFLAGS) -c $< -o $@
+
+$(PIC)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(call say,CCPIC,$<)$(CC) $(CFLAGS_BASE) -fPIC -fvisibility=hidden \
+		-ftls-model=initial-exec $(UNWIND_CFLAGS) -c $< -o $@
+
+$(PRELOAD): $(PRELOAD_OBJ)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS) -shared -Wl,-z,defs -Wl,-z,now \
+		-o $@ $^ $(UNWIND_LIBS) -ldl -lpthread
+
+$(LIBCORE): $(CORE_OBJ)
+	$(call say,AR,$@)$(AR) rcs $@ $^
 
 $(LIBANALYZER): $(COMMON_OBJ) $(ANALYZER_OBJ)
 	$(call say,AR,$@)$(AR) rcs $@ $^
@@ -76,26 +139,28 @@ $(LIBANALYZER): $(COMMON_OBJ) $(ANALYZER_OBJ)
 $(MEMTRACE): $(OBJ)/analyzer/main.o $(LIBANALYZER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS)
 
-$(TESTS): $(TEST_OBJ) $(LIBANALYZER)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(JSONC_LIBS)
+$(TESTS): $(TEST_OBJ) $(LIBCORE) $(LIBANALYZER)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(JSONC_LIBS) \
+		$(UNWIND_LIBS) -ldl -lpthread
 
 $(BENCH_GEN): $(OBJ)/bench/mt_gen_trace.o $(LIBANALYZER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS)
 
 # One suite alone: make one-suite SUITE=cli [BUILD=/tmp/mine]
 .PHONY: one-suite
-one-suite: $(MEMTRACE) $(LIBANALYZER)
+one-suite: $(MEMTRACE) $(PRELOAD) $(WORKLOADS) $(LIBCORE) $(LIBANALYZER)
 	@mkdir -p $(OBJ)/tests
 	$(call say,LINK,$(BUILD)/mt-suite-$(SUITE))$(CC) $(CFLAGS_ALL) $(JSONC_CFLAGS) $(CHECK_CFLAGS) \
 		-DMT_ONLY_SUITE=$(SUITE) -o $(BUILD)/mt-suite-$(SUITE) tests/mt_test_one.c \
-		tests/mt_test.c tests/check_$(SUITE).c $(LIBANALYZER) $(CHECK_LIBS) $(JSONC_LIBS)
+		tests/mt_test.c tests/check_$(SUITE).c $(LIBCORE) $(LIBANALYZER) $(CHECK_LIBS) \
+		$(JSONC_LIBS) $(UNWIND_LIBS) -ldl -lpthread
 	$(Q)$(BUILD)/mt-suite-$(SUITE)
 
 check: deps
 	$(Q)$(MAKE) --no-print-directory run-tests
 
 .PHONY: run-tests
-run-tests: $(MEMTRACE) $(TESTS)
+run-tests: $(MEMTRACE) $(PRELOAD) $(WORKLOADS) $(TESTS)
 	$(call say,TEST,$(TESTS))$(TESTS)
 
 # The same suite in its own build tree, with the sanitizers on.  ASan's leak
@@ -105,15 +170,22 @@ sanitize: deps
 		OPTFLAGS='-O1 -g -fno-omit-frame-pointer' \
 		SANFLAGS='-fsanitize=address,undefined -fno-sanitize-recover=all'
 
+$(BENCH_WRITER): bench/mt_writer_bench.c preload/mt_writer.c
+	$(call say,LINK,$@)$(CC) $(CFLAGS_BASE) -o $@ $^
+
 bench: deps
-	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(BENCH_GEN)
+	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(BENCH_GEN) $(OBJ)/bench/mt_bench_parse.o
+	$(call say,LINK,$(BUILD)/mt-bench-parse)$(CC) $(LDFLAGS_ALL) -o $(BUILD)/mt-bench-parse \
+		$(OBJ)/bench/mt_bench_parse.o $(LIBANALYZER) $(JSONC_LIBS)
 	$(Q)sh bench/run-analyzer-bench $(BUILD)
 
 install: all
-	$(call say,INSTALL,$(PREFIX))install -d $(DESTDIR)$(PREFIX)/bin
+	$(call say,INSTALL,$(PREFIX))install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
 	$(Q)install -m 755 $(MEMTRACE) $(DESTDIR)$(PREFIX)/bin/memtrace
+	$(Q)install -m 644 $(PRELOAD) $(DESTDIR)$(PREFIX)/lib/libmtpreload.so
+	$(Q)install -m 755 scripts/memtrace-run $(DESTDIR)$(PREFIX)/bin/memtrace-run
 
 clean:
 	$(call say,CLEAN,build)rm -rf build build-sanitize
 
--include $(wildcard $(OBJ)/*/*.d)
+-include $(wildcard $(OBJ)/*/*.d $(PIC)/*/*.d)
