@@ -1,0 +1,247 @@
+/*
+ * mt_flame: folded stacks.  It must never write a line a folded-stack
+ * reader would split wrongly (a ';' or a newline inside a frame's name),
+ * nor half an output.
+ */
+#include "mt_flame.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mt_cmd.h"
+#include "mt_error.h"
+#include "mt_mem.h"
+#include "mt_srcline.h"
+
+static const char usage_flame[] =
+	"usage: memtrace flamegraph TRACE [--metric M] [--strict] [-o FILE]\n"
+	"\n"
+	"Write the trace's stacks folded (\"main;work;leak_here 7000\"), the input\n"
+	"of flamegraph.pl, inferno-flamegraph and speedscope.\n"
+	"\n"
+	"  --metric M           what each stack weighs: allocations (calls, the\n"
+	"                       default), bytes (allocated), leaked (still live at\n"
+	"                       the end) or peak (live at the peak)\n"
+	"  --strict             exit 1 when the trace is not complete\n"
+	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
+
+#define ADD(expr)                     \
+	do {                          \
+		if ((rc = (expr)))    \
+			goto cleanup; \
+	} while (0)
+
+typedef struct {
+	size_t off, len; /* the folded frames in the text buffer */
+	uint64_t value;
+} folded_t;
+
+static uint64_t figure(const mt_heap_t *h, const mt_site_t *s,
+		       mt_flame_metric_t metric)
+{
+	switch (metric) {
+	case MT_FLAME_BYTES:
+		return s->bytes_allocated;
+	case MT_FLAME_LEAKED:
+		return s->live_bytes;
+	case MT_FLAME_PEAK:
+		return mt_heap_site_at_peak(h, s);
+	default:
+		return s->allocations;
+	}
+}
+
+/* Append s with ';' and control bytes as '?'. */
+static int add_name(mt_buf_t *b, const char *s, size_t n)
+{
+	size_t mark = b->len;
+
+	while (n) {
+		size_t run = 0;
+		int rc;
+
+		while (run < n && s[run] != ';' &&
+		       (unsigned char)s[run] >= 0x20 && s[run] != 0x7f)
+			run++;
+		if ((rc = mt_buf_add(b, s, run)) ||
+		    (run < n && (rc = mt_buf_add_str(b, "?")))) {
+			mt_buf_truncate(b, mark);
+			return rc;
+		}
+		if (run < n)
+			run++;
+		s += run;
+		n -= run;
+	}
+	return MT_OK;
+}
+
+static int add_frame(mt_buf_t *b, mt_srcline_t *lines, uint64_t id,
+		     const mt_frame_t *f)
+{
+	mt_srcline_loc_t loc;
+	size_t mark = b->len;
+	int rc;
+
+	if ((rc = mt_srcline_resolve(lines, id, f, &loc)))
+		return rc;
+	if (loc.function)
+		return add_name(b, loc.function, strlen(loc.function));
+	if ((f->has & MT_HAS_MODULE) && (f->has & MT_HAS_MODULE_OFFSET) &&
+	    f->module[0]) {
+		const char *slash = strrchr(f->module, '/');
+		const char *file = slash && slash[1] ? slash + 1 : f->module;
+
+		if ((rc = add_name(b, file, strlen(file))) ||
+		    (rc = mt_buf_add_str(b, "+")) ||
+		    (rc = mt_buf_add_hex(b, f->module_offset)))
+			mt_buf_truncate(b, mark);
+		return rc;
+	}
+	return mt_buf_add_hex(b, f->ip);
+}
+
+static int cmp_folded(const void *x, const void *y, void *text)
+{
+	const folded_t *a = x, *b = y;
+	const char *t = text;
+	int c = memcmp(t + a->off, t + b->off, a->len < b->len ? a->len : b->len);
+
+	if (c)
+		return c;
+	return a->len < b->len ? -1 : a->len > b->len;
+}
+
+int mt_flame_render(const mt_analysis_t *a, mt_flame_metric_t metric,
+		    mt_buf_t *out)
+{
+	const mt_heap_t *h = &a->heap;
+	mt_srcline_t lines;
+	mt_cmd_site_t *sites = NULL;
+	folded_t *lines_of = NULL;
+	mt_buf_t text = MT_BUF_INIT;
+	size_t nsites = 0, n = 0, mark = out->len;
+	int rc;
+
+	mt_srcline_init(&lines);
+	ADD(mt_cmd_sites(h, &sites, &nsites));
+	lines_of = mt_mem_malloc((nsites ? nsites : 1) * sizeof(*lines_of));
+	if (!lines_of) {
+		rc = MT_ENOMEM;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < nsites; i++) {
+		const mt_stack_t *st = sites[i].stack;
+		uint64_t value = figure(h, sites[i].site, metric);
+		size_t start = text.len;
+
+		if (!value)
+			continue;
+		if (!st || !st->nframes)
+			ADD(mt_buf_add_str(&text, "[no stack]"));
+		for (size_t k = st ? st->nframes : 0; k-- > 0;) {
+			uint64_t id = st->frames[k];
+
+			ADD(add_frame(&text, &lines, id,
+				      mt_map_find(&h->frames, id)));
+			if (k)
+				ADD(mt_buf_add_str(&text, ";"));
+		}
+		lines_of[n++] = (folded_t){ start, text.len - start, value };
+	}
+	qsort_r(lines_of, n, sizeof(*lines_of), cmp_folded, text.data);
+	for (size_t i = 0; i < n;) {
+		uint64_t sum = 0;
+		size_t j = i;
+
+		for (; j < n && !cmp_folded(&lines_of[i], &lines_of[j], text.data); j++)
+			sum += lines_of[j].value;
+		ADD(mt_buf_add(out, text.data + lines_of[i].off, lines_of[i].len));
+		ADD(mt_buf_add_str(out, " "));
+		ADD(mt_buf_add_u64(out, sum));
+		ADD(mt_buf_add_str(out, "\n"));
+		i = j;
+	}
+cleanup:
+	if (rc)
+		mt_buf_truncate(out, mark);
+	mt_buf_release(&text);
+	mt_mem_free(lines_of);
+	mt_mem_free(sites);
+	mt_srcline_release(&lines);
+	return rc;
+}
+
+enum { OPT_METRIC = 256, OPT_STRICT, OPT_HELP };
+
+static const struct option options[] = {
+	{ "metric", required_argument, NULL, OPT_METRIC },
+	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char *const metric_names[] = {
+	[MT_FLAME_ALLOCATIONS] = "allocations",
+	[MT_FLAME_BYTES] = "bytes",
+	[MT_FLAME_LEAKED] = "leaked",
+	[MT_FLAME_PEAK] = "peak",
+};
+
+int mt_flame_cmd(int argc, char **argv)
+{
+	const char *path, *output = NULL;
+	mt_flame_metric_t metric = MT_FLAME_ALLOCATIONS;
+	int strict = 0, c, status, found;
+	mt_analysis_t a;
+	mt_buf_t out = MT_BUF_INIT;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:", options, NULL)) != -1) {
+		switch (c) {
+		case OPT_METRIC:
+			found = 0;
+			for (size_t m = 0; m < sizeof(metric_names) /
+						       sizeof(metric_names[0]); m++)
+				if (!strcmp(optarg, metric_names[m])) {
+					metric = (mt_flame_metric_t)m;
+					found = 1;
+				}
+			if (!found)
+				return mt_cmd_usage_error(usage_flame,
+					"--metric is allocations, bytes, leaked or "
+					"peak, not '%s'", optarg);
+			break;
+		case OPT_STRICT:
+			strict = 1;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case OPT_HELP:
+			fputs(usage_flame, stdout);
+			return MT_EXIT_OK;
+		default:
+			return mt_cmd_bad_option(usage_flame, c, argv);
+		}
+	}
+	if ((status = mt_cmd_one_trace(usage_flame, argc, argv, &path)) >= 0)
+		return status;
+	if ((status = mt_cmd_load(&a, path, NULL, NULL)) >= 0)
+		goto cleanup;
+	if (mt_flame_render(&a, metric, &out)) {
+		status = mt_cmd_nomem();
+		goto cleanup;
+	}
+	status = mt_cmd_write(output, &out);
+	if (!status)
+		status = mt_cmd_done(&a, strict);
+cleanup:
+	mt_buf_release(&out);
+	mt_analysis_release(&a);
+	return status;
+}

@@ -1,0 +1,44 @@
+/*
+ * mt_flame: `memtrace flamegraph TRACE [--metric M] [--strict] [-o FILE]`,
+ * the trace's sites as folded stacks, the input of flamegraph.pl,
+ * inferno-flamegraph and speedscope: one line a stack, its frames from
+ * the outermost to the innermost joined by ';', a space, and the site's
+ * figure for the metric:
+ *
+ *     _start;__libc_start_main;main;parse_config 1
+ *
+ * Metrics: allocations (calls to allocation functions, the default, as
+ * heaptrack_print's), bytes (bytes allocated), leaked (bytes still live at
+ * the end), peak (live bytes at the global peak, so that the graph's
+ * total is the peak).  A frame is named as the report names it, by the
+ * module's symbol (libdw), else the trace's, else
+ * "module-file-name+0xoffset", else its ip; ';' and
+ * control bytes in a name become '?'.  Stacks whose names fold to the same
+ * line (one function calling from two places) are one line with the sum;
+ * lines come sorted bytewise, sites with a figure of 0 are left out, and
+ * the allocations without a stack are "[no stack]".
+ *
+ * Exit statuses are the other commands'; the output is whole or absent.
+ */
+#ifndef MT_FLAME_H
+#define MT_FLAME_H
+
+#include "mt_analysis.h"
+#include "mt_buf.h"
+
+typedef enum {
+	MT_FLAME_ALLOCATIONS,
+	MT_FLAME_BYTES,
+	MT_FLAME_LEAKED,
+	MT_FLAME_PEAK,
+} mt_flame_metric_t;
+
+/* argv[0] is "flamegraph". */
+int mt_flame_cmd(int argc, char **argv);
+
+/* Append the folded stacks of a (valid evidence).  MT_OK or MT_ENOMEM
+ * (out then as it was). */
+int mt_flame_render(const mt_analysis_t *a, mt_flame_metric_t metric,
+		    mt_buf_t *out);
+
+#endif

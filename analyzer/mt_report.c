@@ -1,0 +1,465 @@
+/*
+ * mt_report: the human-readable report.  It must put the integrity
+ * verdict before any figure, so that no one reads a caveated trace's
+ * numbers as a whole run's, and must never write half a report.
+ */
+#include "mt_report.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mt_cmd.h"
+#include "mt_error.h"
+#include "mt_mem.h"
+#include "mt_srcline.h"
+#include "mt_units.h"
+
+#define DEFAULT_TOP 10
+
+static const char usage_report[] =
+	"usage: memtrace report TRACE [--top N] [--strict] [-o FILE]\n"
+	"\n"
+	"Write a report to read: the integrity verdict, the totals, then the top\n"
+	"sites by peak contribution, by bytes leaked, by calls and by temporary\n"
+	"allocations, each with its stack and source lines.\n"
+	"\n"
+	"  --top N              sites in each list (default 10; 0: totals alone)\n"
+	"  --strict             exit 1 when the trace is not complete\n"
+	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
+
+#define ADD(expr)                     \
+	do {                          \
+		if ((rc = (expr)))    \
+			goto cleanup; \
+	} while (0)
+
+typedef struct {
+	const mt_analysis_t *a;
+	mt_srcline_t lines;
+	mt_buf_t *out;
+} report_t;
+
+/* ---- the verdict and the totals ---- */
+
+/* A sentence of the integrity module's, capitalized and ended. */
+static int add_sentence(mt_buf_t *b, const char *s)
+{
+	int rc;
+
+	if (s[0] >= 'a' && s[0] <= 'z') {
+		char first = (char)(s[0] - 'a' + 'A');
+
+		if ((rc = mt_buf_add(b, &first, 1)))
+			return rc;
+		s++;
+	}
+	if ((rc = mt_buf_add_str(b, s)))
+		return rc;
+	return mt_buf_add_str(b, ".");
+}
+
+static int add_integrity(report_t *r)
+{
+	const mt_integrity_t *ig = &r->a->integrity;
+	mt_buf_t *b = r->out;
+	int rc;
+
+	if (mt_integrity_complete(ig))
+		return mt_buf_add_str(b,
+			"Integrity: complete\n"
+			"  The trace starts and stops, with no gap, no malformed event and\n"
+			"  nothing dropped: the figures below are the whole run.\n");
+	ADD(mt_buf_add_str(b, "Integrity: CAVEATED ("));
+	ADD(mt_buf_add_str(b, mt_integrity_status(ig)));
+	ADD(mt_buf_add_str(b,
+		")\n"
+		"  The trace may not hold the whole run: every figure below covers\n"
+		"  only what it recorded.\n"));
+	for (int c = 0; c < MT_CAVEAT_COUNT; c++) {
+		if (!(ig->caveats & (1u << c)))
+			continue;
+		ADD(mt_buf_add_str(b, "  - "));
+		ADD(mt_buf_add_str(b, mt_integrity_caveat_name((mt_caveat_t)c)));
+		ADD(mt_buf_add_str(b, ": "));
+		ADD(add_sentence(b, ig->message[c]));
+		ADD(mt_buf_add_str(b, "\n"));
+	}
+cleanup:
+	return rc;
+}
+
+static int add_label(mt_buf_t *b, const char *label)
+{
+	static const char pad[] = "                        ";
+	size_t n = strlen(label);
+	int rc;
+
+	if ((rc = mt_buf_add_str(b, "  ")) || (rc = mt_buf_add_str(b, label)))
+		return rc;
+	return mt_buf_add(b, pad, n < sizeof(pad) - 1 ? sizeof(pad) - 1 - n : 1);
+}
+
+/* "16.1 KiB (16510 bytes)" */
+static int add_size_exact(mt_buf_t *b, uint64_t bytes)
+{
+	int rc;
+
+	if ((rc = mt_units_add_size(b, bytes)))
+		return rc;
+	if (bytes < 1024)
+		return MT_OK;
+	if ((rc = mt_buf_add_str(b, " (")) || (rc = mt_buf_add_u64(b, bytes)))
+		return rc;
+	return mt_buf_add_str(b, " bytes)");
+}
+
+static int add_totals(report_t *r)
+{
+	const mt_heap_t *h = &r->a->heap;
+	mt_buf_t *b = r->out;
+	int rc;
+
+	ADD(mt_buf_add_str(b, "\nTotals\n"));
+	ADD(add_label(b, "duration"));
+	if (h->duration_ns)
+		ADD(mt_cmd_add_duration(b, h->duration_ns));
+	else
+		ADD(mt_buf_add_str(b, "not recorded (no event has a time)"));
+	ADD(mt_buf_add_str(b, "\n"));
+	ADD(add_label(b, "events"));
+	ADD(mt_buf_add_u64(b, h->events));
+	ADD(mt_buf_add_str(b, " ("));
+	ADD(mt_cmd_add_count(b, mt_heap_threads(h), "thread", "threads"));
+	ADD(mt_buf_add_str(b, ")\n"));
+	ADD(add_label(b, "allocations"));
+	ADD(mt_buf_add_u64(b, h->allocations));
+	ADD(mt_buf_add_str(b, "\n"));
+	ADD(add_label(b, "reallocations"));
+	ADD(mt_buf_add_u64(b, h->resizes + h->remaps));
+	ADD(mt_buf_add_str(b, " ("));
+	ADD(mt_buf_add_u64(b, h->resizes));
+	ADD(mt_buf_add_str(b, " in place, "));
+	ADD(mt_buf_add_u64(b, h->remaps));
+	ADD(mt_buf_add_str(b, " moved)\n"));
+	ADD(add_label(b, "frees"));
+	ADD(mt_buf_add_u64(b, h->frees));
+	ADD(mt_buf_add_str(b, "\n"));
+	ADD(add_label(b, "temporary allocations"));
+	ADD(mt_buf_add_u64(b, h->temporary_allocations));
+	ADD(mt_buf_add_str(b, " (freed before their thread's next allocation)\n"));
+	ADD(add_label(b, "failed allocations"));
+	ADD(mt_buf_add_u64(b, h->failed_allocations));
+	ADD(mt_buf_add_str(b, "\n"));
+	ADD(add_label(b, "unknown frees"));
+	ADD(mt_buf_add_u64(b, h->unknown_frees));
+	ADD(mt_buf_add_str(b, " (of blocks the trace never saw allocated)\n"));
+	if (h->overlapping_allocs) {
+		ADD(add_label(b, "overlapping allocations"));
+		ADD(mt_buf_add_u64(b, h->overlapping_allocs));
+		ADD(mt_buf_add_str(b, " (of an address already live)\n"));
+	}
+	ADD(add_label(b, "bytes allocated"));
+	ADD(add_size_exact(b, h->bytes_allocated));
+	ADD(mt_buf_add_str(b, "\n"));
+	ADD(add_label(b, "peak heap"));
+	ADD(add_size_exact(b, h->peak_live_bytes));
+	if (h->peak_live_bytes) {
+		ADD(mt_buf_add_str(b, ", first reached at seq "));
+		ADD(mt_buf_add_u64(b, h->peak_seq));
+	}
+	ADD(mt_buf_add_str(b, "\n"));
+	ADD(add_label(b, "peak live blocks"));
+	ADD(mt_buf_add_u64(b, h->peak_live_allocations));
+	ADD(mt_buf_add_str(b, "\n"));
+	ADD(add_label(b, "leaked"));
+	ADD(add_size_exact(b, h->live_bytes));
+	ADD(mt_buf_add_str(b, " in "));
+	ADD(mt_cmd_add_count(b, h->live_allocations, "block", "blocks"));
+	ADD(mt_buf_add_str(b, ", still live at the end of the trace\n"));
+cleanup:
+	return rc;
+}
+
+/* ---- the lists of sites ---- */
+
+typedef enum { BY_PEAK, BY_LEAKED, BY_CALLS, BY_TEMPORARY, NLISTS } list_t;
+
+typedef struct {
+	mt_cmd_site_t ref;
+	uint64_t key;
+} ranked_t;
+
+static uint64_t site_figure(const mt_heap_t *h, const mt_site_t *s, list_t l)
+{
+	switch (l) {
+	case BY_PEAK:
+		return mt_heap_site_at_peak(h, s);
+	case BY_LEAKED:
+		return s->live_bytes;
+	case BY_CALLS:
+		return s->allocations;
+	default:
+		return s->temporary_allocations;
+	}
+}
+
+static int cmp_ranked(const void *x, const void *y)
+{
+	const ranked_t *a = x, *b = y;
+
+	if (a->key != b->key)
+		return a->key > b->key ? -1 : 1;
+	if (a->ref.site->bytes_allocated != b->ref.site->bytes_allocated)
+		return a->ref.site->bytes_allocated >
+				       b->ref.site->bytes_allocated ? -1 : 1;
+	return a->ref.stack_id < b->ref.stack_id ? -1 :
+	       a->ref.stack_id > b->ref.stack_id;
+}
+
+/* "48.6%" of whole, rounded toward zero. */
+static int add_share(mt_buf_t *b, uint64_t part, uint64_t whole)
+{
+	unsigned __int128 tenths = whole ? (unsigned __int128)part * 1000 / whole : 0;
+	int rc;
+
+	if ((rc = mt_buf_add_u64(b, (uint64_t)(tenths / 10))) ||
+	    (rc = mt_buf_add_str(b, ".")) ||
+	    (rc = mt_buf_add_u64(b, (uint64_t)(tenths % 10))))
+		return rc;
+	return mt_buf_add_str(b, "%");
+}
+
+static int add_headline(report_t *r, const mt_site_t *s, list_t l,
+			uint64_t key)
+{
+	const mt_heap_t *h = &r->a->heap;
+	mt_buf_t *b = r->out;
+	int rc;
+
+	switch (l) {
+	case BY_PEAK:
+		ADD(mt_units_add_size(b, key));
+		ADD(mt_buf_add_str(b, " at the peak ("));
+		ADD(add_share(b, key, h->peak_live_bytes));
+		ADD(mt_buf_add_str(b, " of it)"));
+		break;
+	case BY_LEAKED:
+		ADD(mt_units_add_size(b, key));
+		ADD(mt_buf_add_str(b, " leaked in "));
+		ADD(mt_cmd_add_count(b, s->live_allocations, "block", "blocks"));
+		ADD(mt_buf_add_str(b, " ("));
+		ADD(add_share(b, key, h->live_bytes));
+		ADD(mt_buf_add_str(b, " of all leaked)"));
+		break;
+	case BY_CALLS:
+		ADD(mt_cmd_add_count(b, key, "call", "calls"));
+		ADD(mt_buf_add_str(b, " to allocation functions"));
+		break;
+	default:
+		ADD(mt_cmd_add_count(b, key, "temporary allocation",
+				     "temporary allocations"));
+		ADD(mt_buf_add_str(b, " of "));
+		ADD(mt_cmd_add_count(b, s->allocations, "call", "calls"));
+		break;
+	}
+cleanup:
+	return rc;
+}
+
+static int add_site(report_t *r, const ranked_t *e, size_t rank, list_t l)
+{
+	const mt_heap_t *h = &r->a->heap;
+	const mt_site_t *s = e->ref.site;
+	mt_buf_t *b = r->out;
+	int rc;
+
+	ADD(mt_buf_add_str(b, "  #"));
+	ADD(mt_buf_add_u64(b, rank));
+	ADD(mt_buf_add_str(b, " "));
+	ADD(add_headline(r, s, l, e->key));
+	ADD(mt_buf_add_str(b, "\n     stack "));
+	ADD(mt_buf_add_u64(b, e->ref.stack_id));
+	ADD(mt_buf_add_str(b, ": "));
+	ADD(mt_cmd_add_count(b, s->allocations, "call", "calls"));
+	ADD(mt_buf_add_str(b, ", "));
+	ADD(mt_buf_add_u64(b, s->temporary_allocations));
+	ADD(mt_buf_add_str(b, " temporary, "));
+	ADD(mt_units_add_size(b, s->bytes_allocated));
+	ADD(mt_buf_add_str(b, " allocated, "));
+	ADD(mt_units_add_size(b, mt_heap_site_at_peak(h, s)));
+	ADD(mt_buf_add_str(b, " at the peak, "));
+	ADD(mt_units_add_size(b, s->live_bytes));
+	ADD(mt_buf_add_str(b, " leaked\n"));
+	if (!e->ref.stack || !e->ref.stack->nframes) {
+		ADD(mt_buf_add_str(b, "       (no stack: the trace recorded these "
+				      "allocations without one)\n"));
+		goto cleanup;
+	}
+	for (size_t i = 0; i < e->ref.stack->nframes; i++) {
+		uint64_t id = e->ref.stack->frames[i];
+
+		ADD(mt_buf_add_str(b, "       "));
+		ADD(mt_srcline_add_frame(b, &r->lines, id,
+					 mt_map_find(&h->frames, id)));
+		ADD(mt_buf_add_str(b, "\n"));
+	}
+cleanup:
+	return rc;
+}
+
+static const char *const list_title[NLISTS] = {
+	[BY_PEAK] = "Peak contribution: the sites by their live bytes at the peak",
+	[BY_LEAKED] = "Leaked: the sites by their bytes still live at the end",
+	[BY_CALLS] = "Calls: the sites by their calls to allocation functions",
+	[BY_TEMPORARY] = "Temporary: the sites by allocations freed before "
+			 "their thread's next one",
+};
+
+static const char *const list_none[NLISTS] = {
+	[BY_PEAK] = "  (nothing was live at the peak)\n",
+	[BY_LEAKED] = "  (nothing leaked)\n",
+	[BY_CALLS] = "  (no allocations)\n",
+	[BY_TEMPORARY] = "  (no temporary allocations)\n",
+};
+
+static int add_list(report_t *r, list_t l, const mt_cmd_site_t *sites,
+		    size_t nsites, ranked_t *scratch, uint64_t top)
+{
+	const mt_heap_t *h = &r->a->heap;
+	mt_buf_t *b = r->out;
+	size_t n = 0;
+	int rc;
+
+	for (size_t i = 0; i < nsites; i++) {
+		uint64_t key = site_figure(h, sites[i].site, l);
+
+		if (key)
+			scratch[n++] = (ranked_t){ sites[i], key };
+	}
+	qsort(scratch, n, sizeof(*scratch), cmp_ranked);
+	ADD(mt_buf_add_str(b, "\n"));
+	ADD(mt_buf_add_str(b, list_title[l]));
+	if (l == BY_PEAK && h->peak_live_bytes) {
+		ADD(mt_buf_add_str(b, " (seq "));
+		ADD(mt_buf_add_u64(b, h->peak_seq));
+		ADD(mt_buf_add_str(b, ")"));
+	}
+	ADD(mt_buf_add_str(b, "\n"));
+	if (!n)
+		ADD(mt_buf_add_str(b, list_none[l]));
+	for (size_t i = 0; i < n && i < top; i++)
+		ADD(add_site(r, &scratch[i], i + 1, l));
+	if (n > top) {
+		ADD(mt_buf_add_str(b, "  ... and "));
+		ADD(mt_cmd_add_count(b, n - top, "more site", "more sites"));
+		ADD(mt_buf_add_str(b, "\n"));
+	}
+cleanup:
+	return rc;
+}
+
+int mt_report_render(const mt_analysis_t *a, const char *name, uint64_t top,
+		     mt_buf_t *out)
+{
+	report_t r = { .a = a, .out = out };
+	mt_cmd_site_t *sites = NULL;
+	ranked_t *scratch = NULL;
+	size_t nsites = 0, mark = out->len;
+	int rc;
+
+	mt_srcline_init(&r.lines);
+	ADD(mt_buf_add_str(out, "memtrace report of "));
+	ADD(mt_srcline_add_clean(out, name));
+	ADD(mt_buf_add_str(out, "\n\n"));
+	ADD(add_integrity(&r));
+	ADD(add_totals(&r));
+	if (top) {
+		ADD(mt_cmd_sites(&a->heap, &sites, &nsites));
+		scratch = mt_mem_malloc((nsites ? nsites : 1) * sizeof(*scratch));
+		if (!scratch) {
+			rc = MT_ENOMEM;
+			goto cleanup;
+		}
+		for (int l = 0; l < NLISTS; l++)
+			ADD(add_list(&r, (list_t)l, sites, nsites, scratch, top));
+	}
+cleanup:
+	if (rc)
+		mt_buf_truncate(out, mark);
+	mt_mem_free(scratch);
+	mt_mem_free(sites);
+	mt_srcline_release(&r.lines);
+	return rc;
+}
+
+enum { OPT_TOP = 256, OPT_STRICT, OPT_HELP };
+
+static const struct option options[] = {
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int parse_top(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return errno || *end ? -1 : 0;
+}
+
+int mt_report_cmd(int argc, char **argv)
+{
+	const char *path, *output = NULL;
+	uint64_t top = DEFAULT_TOP;
+	int strict = 0, c, status;
+	mt_analysis_t a;
+	mt_buf_t out = MT_BUF_INIT;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:", options, NULL)) != -1) {
+		switch (c) {
+		case OPT_TOP:
+			if (parse_top(optarg, &top))
+				return mt_cmd_usage_error(usage_report,
+					"--top needs a number, not '%s'", optarg);
+			break;
+		case OPT_STRICT:
+			strict = 1;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case OPT_HELP:
+			fputs(usage_report, stdout);
+			return MT_EXIT_OK;
+		default:
+			return mt_cmd_bad_option(usage_report, c, argv);
+		}
+	}
+	if ((status = mt_cmd_one_trace(usage_report, argc, argv, &path)) >= 0)
+		return status;
+	if ((status = mt_cmd_load(&a, path, NULL, NULL)) >= 0)
+		goto cleanup;
+	if (mt_report_render(&a, strcmp(path, "-") ? path : "standard input",
+			     top, &out)) {
+		status = mt_cmd_nomem();
+		goto cleanup;
+	}
+	status = mt_cmd_write(output, &out);
+	if (!status)
+		status = mt_cmd_done(&a, strict);
+cleanup:
+	mt_buf_release(&out);
+	mt_analysis_release(&a);
+	return status;
+}

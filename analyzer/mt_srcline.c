@@ -1,0 +1,424 @@
+/*
+ * mt_srcline: frames to source lines with libdw, cached per module and
+ * per frame.  It must never fail a command because of a module: whatever
+ * libdw cannot do, the frame keeps what the trace says.  It must never
+ * fetch anything over the network either.
+ */
+#include "mt_srcline.h"
+
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mt_error.h"
+#include "mt_mem.h"
+
+struct mt_srcline_module {
+	char *path;
+	Dwfl *dwfl;       /* NULL when the module cannot be read */
+	Dwfl_Module *mod;
+	Dwarf_Addr bias;  /* libdw's address of the module's address 0 */
+};
+
+/* ---- finding debug information, locally only ---- */
+
+static uint32_t crc_table[256];
+
+static void crc_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
+		crc_table[i] = c;
+	}
+}
+
+/* The CRC-32 .gnu_debuglink records of a debug file; -1 on a read error. */
+static int file_crc(int fd, uint32_t *out)
+{
+	unsigned char buf[65536];
+	uint32_t crc = 0xffffffffu;
+	ssize_t n;
+
+	if (!crc_table[1])
+		crc_init();
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		for (ssize_t i = 0; i < n; i++)
+			crc = crc_table[(crc ^ buf[i]) & 0xff] ^ (crc >> 8);
+	}
+	*out = crc ^ 0xffffffffu;
+	return lseek(fd, 0, SEEK_SET) < 0 ? -1 : 0;
+}
+
+/* The debuglink file in the places gdb and libdw look, when its CRC is
+ * the one the module records. */
+static int find_by_debuglink(const char *file_name, const char *link,
+			     GElf_Word crc)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	const char *slash = strrchr(file_name, '/');
+	const char *const fmt[] = { "%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s" };
+	size_t dlen;
+
+	if (!slash) {
+		dir[0] = '.';
+		dlen = 1;
+	} else {
+		dlen = (size_t)(slash - file_name);
+		if (dlen >= sizeof(dir))
+			return -1;
+		memcpy(dir, file_name, dlen);
+	}
+	dir[dlen] = '\0';
+	for (size_t i = 0; i < sizeof(fmt) / sizeof(fmt[0]); i++) {
+		uint32_t got;
+		int n, fd;
+
+		if (i == 2 && dir[0] != '/')
+			continue;
+		n = snprintf(path, sizeof(path), fmt[i], dir, link);
+		if (n < 0 || (size_t)n >= sizeof(path))
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (file_crc(fd, &got) == 0 && got == crc)
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+/*
+ * dwfl_standard_find_debuginfo() without its last resort, debuginfod,
+ * which would fetch files over the network when DEBUGINFOD_URLS is set
+ * (Debian sets it for login shells).  The file name is left NULL: libdw
+ * would free() it, and memtrace allocates only through mt_mem.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, GElf_Addr base,
+			  const char *file_name, const char *debuglink,
+			  GElf_Word crc, char **debuginfo_file_name)
+{
+	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base,
+					      file_name, debuglink, crc,
+					      debuginfo_file_name);
+
+	if (fd >= 0 || !file_name || !debuglink)
+		return fd;
+	return find_by_debuglink(file_name, debuglink, crc);
+}
+
+/* The module is reported by path; there is no other ELF file to find. */
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
+		    Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	(void)mod, (void)userdata, (void)modname, (void)base;
+	(void)file_name, (void)elfp;
+	return -1;
+}
+
+static char *debuginfo_path = NULL;
+
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = find_elf,
+	.find_debuginfo = find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/* ---- modules ---- */
+
+static uint64_t hash_path(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325u; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3u;
+	return h;
+}
+
+/* Open path with libdw; a module it cannot read is left without dwfl. */
+static void module_open(struct mt_srcline_module *m)
+{
+	GElf_Addr bias;
+	struct stat st;
+
+	/* libdw would read a FIFO or a device named by a hostile trace;
+	 * only a regular file can be a module. */
+	if (stat(m->path, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	m->dwfl = dwfl_begin(&callbacks);
+	if (!m->dwfl)
+		return;
+	m->mod = dwfl_report_offline(m->dwfl, m->path, m->path, -1);
+	if (dwfl_report_end(m->dwfl, NULL, NULL) != 0 || !m->mod ||
+	    !dwfl_module_getelf(m->mod, &bias)) {
+		dwfl_end(m->dwfl);
+		m->dwfl = NULL;
+		m->mod = NULL;
+		return;
+	}
+	m->bias = bias;
+}
+
+/* The module entry for path, opened the first time it is named. */
+static int module_find(mt_srcline_t *s, const char *path,
+		       struct mt_srcline_module **out)
+{
+	uint64_t h = hash_path(path);
+	struct mt_srcline_module *m;
+	void *v = mt_map_find(&s->by_hash, h);
+	size_t i;
+	int created;
+
+	if (v) {
+		i = *(size_t *)v - 1;
+		if (!strcmp(s->modules[i].path, path)) {
+			*out = &s->modules[i];
+			return MT_OK;
+		}
+		/* Two paths with one hash: the later one is looked for
+		 * by name, which is slow but never wrong. */
+		for (i = 0; i < s->nmodules; i++)
+			if (!strcmp(s->modules[i].path, path)) {
+				*out = &s->modules[i];
+				return MT_OK;
+			}
+	}
+	if (s->nmodules == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct mt_srcline_module *grown =
+			mt_mem_realloc(s->modules, cap * sizeof(*grown));
+
+		if (!grown)
+			return MT_ENOMEM;
+		s->modules = grown;
+		s->cap = cap;
+	}
+	m = &s->modules[s->nmodules];
+	memset(m, 0, sizeof(*m));
+	m->path = mt_mem_strndup(path, strlen(path));
+	if (!m->path)
+		return MT_ENOMEM;
+	if (mt_map_upsert(&s->by_hash, h, &v, &created)) {
+		mt_mem_free(m->path);
+		return MT_ENOMEM;
+	}
+	if (created)
+		*(size_t *)v = s->nmodules + 1;
+	s->nmodules++;
+	module_open(m);
+	*out = m;
+	return MT_OK;
+}
+
+/* ---- frames ---- */
+
+void mt_srcline_init(mt_srcline_t *s)
+{
+	memset(s, 0, sizeof(*s));
+	mt_map_init(&s->by_hash, sizeof(size_t));
+	mt_map_init(&s->frames, sizeof(mt_srcline_loc_t));
+}
+
+void mt_srcline_release(mt_srcline_t *s)
+{
+	for (size_t i = 0; i < s->nmodules; i++) {
+		if (s->modules[i].dwfl)
+			dwfl_end(s->modules[i].dwfl);
+		mt_mem_free(s->modules[i].path);
+	}
+	mt_mem_free(s->modules);
+	for (size_t i = 0; i < s->nowned; i++)
+		mt_mem_free(s->owned[i]);
+	mt_mem_free(s->owned);
+	mt_map_release(&s->by_hash);
+	mt_map_release(&s->frames);
+	mt_srcline_init(s);
+}
+
+/* Keep str (mt_mem memory) until release; frees it when it cannot. */
+static int own(mt_srcline_t *s, char *str)
+{
+	if (s->nowned == s->owned_cap) {
+		size_t cap = s->owned_cap ? s->owned_cap * 2 : 16;
+		char **grown = mt_mem_realloc(s->owned, cap * sizeof(*grown));
+
+		if (!grown) {
+			mt_mem_free(str);
+			return MT_ENOMEM;
+		}
+		s->owned = grown;
+		s->owned_cap = cap;
+	}
+	s->owned[s->nowned++] = str;
+	return MT_OK;
+}
+
+/* file as a path from /: DWARF names a file relative to its unit's
+ * directory, and a report is read from anywhere. */
+static int absolute(mt_srcline_t *s, Dwfl_Line *line, const char *file,
+		    const char **out)
+{
+	const char *dir = dwfl_line_comp_dir(line);
+	size_t dlen, flen;
+	char *joined;
+
+	*out = file;
+	if (file[0] == '/' || !dir || dir[0] != '/')
+		return MT_OK;
+	dlen = strlen(dir);
+	flen = strlen(file);
+	joined = mt_mem_malloc(dlen + 1 + flen + 1);
+	if (!joined)
+		return MT_ENOMEM;
+	memcpy(joined, dir, dlen);
+	joined[dlen] = '/';
+	memcpy(joined + dlen + 1, file, flen + 1);
+	*out = joined;
+	return own(s, joined);
+}
+
+/*
+ * What libdw knows of the call before a return address: the function's
+ * name from the module's symbol table (the debug file's .symtab, which
+ * names static functions the preload's dynamic symbols may miss, so it
+ * wins over the trace's symbol), and the call's line.
+ */
+static int lookup(mt_srcline_t *s, const struct mt_srcline_module *m,
+		  uint64_t module_offset, mt_srcline_loc_t *loc)
+{
+	Dwarf_Addr call = m->bias + module_offset - 1;
+	GElf_Off off;
+	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(m->mod, call, &off, &sym,
+						NULL, NULL, NULL);
+	Dwfl_Line *line;
+
+	if (name && *name && *name != '@') {
+		const char *at = strchr(name, '@');
+
+		/* "__libc_start_main@@GLIBC_2.34": the version is no part of
+		 * the function's name. */
+		if (at) {
+			char *bare = mt_mem_strndup(name, (size_t)(at - name));
+
+			if (!bare || own(s, bare))
+				return MT_ENOMEM;
+			name = bare;
+		}
+		loc->function = name;
+		loc->offset = off + 1;
+		loc->has_offset = 1;
+	}
+	line = dwfl_module_getsrc(m->mod, call);
+	if (line) {
+		int lineno = 0;
+		const char *file = dwfl_lineinfo(line, NULL, &lineno, NULL,
+						 NULL, NULL);
+
+		if (file && *file && lineno > 0) {
+			loc->line = (uint64_t)lineno;
+			return absolute(s, line, file, &loc->file);
+		}
+	}
+	return MT_OK;
+}
+
+int mt_srcline_resolve(mt_srcline_t *s, uint64_t frame_id,
+		       const mt_frame_t *f, mt_srcline_loc_t *out)
+{
+	mt_srcline_loc_t loc = { 0 };
+	struct mt_srcline_module *m;
+	void *v = mt_map_find(&s->frames, frame_id);
+	int rc;
+
+	if (v) {
+		*out = *(mt_srcline_loc_t *)v;
+		return MT_OK;
+	}
+	if ((f->has & MT_HAS_SYMBOL) && f->symbol[0]) {
+		loc.function = f->symbol;
+		loc.offset = f->offset;
+		loc.has_offset = (f->has & MT_HAS_OFFSET) != 0;
+	}
+	if ((f->has & MT_HAS_MODULE) && (f->has & MT_HAS_MODULE_OFFSET) &&
+	    f->module_offset && f->module[0]) {
+		if ((rc = module_find(s, f->module, &m)))
+			return rc;
+		if (m->dwfl && (rc = lookup(s, m, f->module_offset, &loc)))
+			return rc;
+	}
+	if ((rc = mt_map_upsert(&s->frames, frame_id, &v, NULL)))
+		return rc;
+	*(mt_srcline_loc_t *)v = loc;
+	*out = loc;
+	return MT_OK;
+}
+
+int mt_srcline_add_clean(mt_buf_t *b, const char *s)
+{
+	size_t mark = b->len;
+
+	while (*s) {
+		size_t n = 0;
+		int rc;
+
+		while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != 0x7f)
+			n++;
+		if ((rc = mt_buf_add(b, s, n)) ||
+		    (s[n] && (rc = mt_buf_add_str(b, "?")))) {
+			mt_buf_truncate(b, mark);
+			return rc;
+		}
+		s += n + (s[n] != '\0');
+	}
+	return MT_OK;
+}
+
+int mt_srcline_add_frame(mt_buf_t *b, mt_srcline_t *s, uint64_t frame_id,
+			 const mt_frame_t *f)
+{
+	mt_srcline_loc_t loc;
+	size_t mark = b->len;
+	int has_module = (f->has & MT_HAS_MODULE) && f->module[0];
+	int rc;
+
+	if ((rc = mt_srcline_resolve(s, frame_id, f, &loc)))
+		return rc;
+	if (loc.function) {
+		rc = mt_srcline_add_clean(b, loc.function);
+		if (!rc && loc.has_offset && !loc.file &&
+		    !(rc = mt_buf_add_str(b, "+")))
+			rc = mt_buf_add_hex(b, loc.offset);
+	} else if (loc.file) {
+		rc = mt_buf_add_str(b, "??");
+	} else {
+		rc = mt_buf_add_hex(b, has_module &&
+					       (f->has & MT_HAS_MODULE_OFFSET) ?
+					       f->module_offset : f->ip);
+	}
+	if (!rc && loc.file &&
+	    !(rc = mt_buf_add_str(b, " at ")) &&
+	    !(rc = mt_srcline_add_clean(b, loc.file)) &&
+	    !(rc = mt_buf_add_str(b, ":")))
+		rc = mt_buf_add_u64(b, loc.line);
+	if (!rc && has_module && !(rc = mt_buf_add_str(b, " in ")))
+		rc = mt_srcline_add_clean(b, f->module);
+	if (rc)
+		mt_buf_truncate(b, mark);
+	return rc;
+}

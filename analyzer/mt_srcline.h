@@ -1,0 +1,76 @@
+/*
+ * mt_srcline: source lines for a trace's frames, found after the run from
+ * the module path and module offset each frame event carries, with libdw
+ * (elfutils): the module's own DWARF, else a separate debug file found
+ * locally by build id (/usr/lib/debug/.build-id/) or by .gnu_debuglink
+ * (beside the module, in its .debug/, or under /usr/lib/debug).  It never
+ * goes to the network: debuginfod is not asked, whatever DEBUGINFOD_URLS
+ * says, so a report is as fast and as repeatable offline as online.
+ *
+ * A frame's ip is a return address, so the line looked up is the one of
+ * module_offset - 1: the call, not the statement after it.  The function
+ * is the module's symbol there when libdw finds one (a debug file's
+ * .symtab names the static functions the preload, which sees only dynamic
+ * symbols of some modules, may name wrong), else the trace's symbol.
+ * Inlined calls are not unfolded: a frame is one line.
+ *
+ * Each module is opened once and kept open (libdw's strings point into
+ * it), each frame resolved once.  A module that is gone, is not a regular
+ * ELF file, or has no line information gives no line: the frame falls
+ * back to its symbol and offset.  (A module rebuilt since the run cannot
+ * be told from the trace, which records no build id: its lines are the
+ * new file's.)  Nothing here fails but an allocation of memtrace's own
+ * (MT_ENOMEM); libdw's own allocations are outside mt_mem, like json-c's.
+ *
+ * Invariant: every string a lookup hands out lives until
+ * mt_srcline_release(), and the frames passed in must live as long.
+ */
+#ifndef MT_SRCLINE_H
+#define MT_SRCLINE_H
+
+#include <stdint.h>
+
+#include "mt_buf.h"
+#include "mt_heap.h"
+#include "mt_map.h"
+
+typedef struct {
+	const char *function; /* the module's symbol, else the trace's; or NULL */
+	uint64_t offset;      /* of the ip from function's start */
+	int has_offset;
+	const char *file;     /* the source file, from /; NULL when no line is known */
+	uint64_t line;
+} mt_srcline_loc_t;
+
+struct mt_srcline_module; /* private */
+
+typedef struct {
+	struct mt_srcline_module *modules;
+	size_t nmodules, cap;
+	mt_map_t by_hash; /* hash of a module path -> index + 1 in modules */
+	mt_map_t frames;  /* frame id -> mt_srcline_loc_t */
+	char **owned;     /* strings made here (absolute file names) */
+	size_t nowned, owned_cap;
+} mt_srcline_t;
+
+void mt_srcline_init(mt_srcline_t *s);
+void mt_srcline_release(mt_srcline_t *s);
+
+/* Where frame f (with id frame_id) is.  MT_OK, or MT_ENOMEM. */
+int mt_srcline_resolve(mt_srcline_t *s, uint64_t frame_id,
+		       const mt_frame_t *f, mt_srcline_loc_t *out);
+
+/*
+ * Append frame f for a person: "function at file:line in module" when
+ * its line is known, else "function+0xoffset in module", and when even
+ * the function is unknown "0xoffset in module" (the offset in the module)
+ * or the bare ip "0x...".  Control bytes in the trace's strings become '?'.
+ */
+int mt_srcline_add_frame(mt_buf_t *b, mt_srcline_t *s, uint64_t frame_id,
+			 const mt_frame_t *f);
+
+/* Append s, with bytes below 0x20 and 0x7f as '?': a name from a trace
+ * must not break the line it is printed on. */
+int mt_srcline_add_clean(mt_buf_t *b, const char *s);
+
+#endif

@@ -1,0 +1,1619 @@
+/*
+ * check_report: the commands for people, report, flamegraph and plot
+ * (docs/reports.md).
+ *
+ * The traces of fixtures/report/ name modules that do not exist, so their
+ * frames fall back to symbol and offset, and every command's output of
+ * them is compared with a golden file byte for byte.  Real source lines
+ * come from the demo workload, built with -g, traced under the preload in
+ * a scratch directory; copies of it that are deleted or stripped show the
+ * fallback.  The figures the report ranks by are summed against the
+ * summary's totals; the SVG is parsed as XML and its curve's highest
+ * point checked against the trace's peak_live_bytes; every command is run
+ * under every allocation failure; and where Chromium is installed, the
+ * SVG is rendered headless and the picture checked.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mt_test.h"
+#include "../analyzer/mt_analysis.h"
+#include "../analyzer/mt_cli.h"
+#include "../analyzer/mt_error.h"
+#include "../analyzer/mt_mem.h"
+#include "../analyzer/mt_plot.h"
+
+#define MAX_ARGS 32
+#ifndef CHROMIUM
+#define CHROMIUM "/usr/bin/chromium"
+#endif
+
+/* ---- running memtrace and the workload ---- */
+
+/* Run memtrace with args (NULL-terminated) in dir (NULL: here), through
+ * /bin/sh so the child can chdir. */
+static void run_in(mt_test_run_t *r, const char *dir, ...)
+{
+	char *argv[MAX_ARGS + 8];
+	char *memtrace = mt_test_memtrace();
+	size_t n = 0;
+	va_list ap;
+	const char *arg;
+
+	argv[n++] = "/bin/sh";
+	argv[n++] = "-c";
+	argv[n++] = "cd \"$1\" && shift && exec \"$@\"";
+	argv[n++] = "sh";
+	argv[n++] = (char *)(dir ? dir : ".");
+	argv[n++] = memtrace;
+	va_start(ap, dir);
+	while ((arg = va_arg(ap, const char *)) != NULL) {
+		ck_assert_uint_lt(n, MAX_ARGS);
+		argv[n++] = (char *)arg;
+	}
+	va_end(ap);
+	argv[n] = NULL;
+	mt_test_run(r, argv, NULL);
+	free(memtrace);
+}
+
+/* fixtures/report, where the golden commands run. */
+static char *report_dir(void)
+{
+	return mt_test_fixture("report");
+}
+
+/* Run memtrace in fixtures/report and compare stdout with a golden file;
+ * it must exit with status and say nothing on stderr. */
+#define GOLDEN(want_, golden_, ...)                                        \
+	do {                                                               \
+		mt_test_run_t r_;                                          \
+		char *dir_ = report_dir();                                 \
+		run_in(&r_, dir_, __VA_ARGS__, NULL);                      \
+		ck_assert_msg(r_.status == (want_), "exit %d, want %d: %s", \
+			      r_.status, (want_), r_.err);                 \
+		ck_assert_str_eq(r_.err, "");                              \
+		mt_test_assert_golden(r_.out, r_.out_len,                  \
+				      "report/expected/" golden_);         \
+		mt_test_run_release(&r_);                                  \
+		free(dir_);                                                \
+	} while (0)
+
+/* Run program under the preload, writing its trace to trace. */
+static void trace_program(const char *program, const char *trace)
+{
+	char preload[4096], output[4096];
+	char *const env[] = { preload, output, NULL };
+	char *argv[] = { (char *)program, "50", NULL };
+	mt_test_run_t r;
+
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libmtpreload.so",
+		 mt_test_build_dir());
+	snprintf(output, sizeof(output), "MEMTRACE_OUTPUT=%s", trace);
+	mt_test_run(&r, argv, env);
+	ck_assert_msg(r.status == 0, "%s exits %d: %s", program, r.status, r.err);
+	ck_assert_msg(mt_test_exists(trace), "%s wrote no trace", program);
+	mt_test_run_release(&r);
+}
+
+static char *demo_program(void)
+{
+	char *p = NULL;
+
+	ck_assert_int_ne(asprintf(&p, "%s/workloads/wl_demo", mt_test_build_dir()), -1);
+	return p;
+}
+
+/* Copy a file (the workload) to dst, executable. */
+static void copy_file(const char *src, const char *dst, int executable)
+{
+	size_t len;
+	char *data = mt_test_read(src, &len);
+
+	ck_assert_msg(data != NULL, "cannot read %s", src);
+	mt_test_write(dst, data, len);
+	if (executable)
+		ck_assert_int_eq(chmod(dst, 0755), 0);
+	free(data);
+}
+
+/* The line of tests/workloads/wl_demo.c holding text, from 1. */
+static unsigned demo_line_of(const char *text)
+{
+	char *path = NULL, *src, *p;
+	unsigned line = 1;
+
+	ck_assert_int_ne(asprintf(&path, "%s/tests/workloads/wl_demo.c",
+				  mt_test_source_dir()), -1);
+	src = mt_test_read(path, NULL);
+	ck_assert_msg(src != NULL, "cannot read %s", path);
+	p = strstr(src, text);
+	ck_assert_msg(p != NULL, "wl_demo.c has no '%s'", text);
+	for (char *q = src; q < p; q++)
+		line += *q == '\n';
+	free(src);
+	free(path);
+	return line;
+}
+
+/* Whether some line of text holds a, and after it b. */
+static int line_with(const char *text, const char *a, const char *b)
+{
+	for (const char *line = text; *line;) {
+		const char *end = strchr(line, '\n');
+		size_t n = end ? (size_t)(end - line) : strlen(line);
+		char *copy = strndup(line, n);
+		char *pa = strstr(copy, a);
+		int found = pa && strstr(pa + strlen(a), b);
+
+		free(copy);
+		if (found)
+			return 1;
+		line += n + (end != NULL);
+	}
+	return 0;
+}
+
+/* An integer field of a summary line. */
+static uint64_t summary_field(const char *summary, const char *field)
+{
+	json_object *obj = json_tokener_parse(summary), *v;
+	uint64_t n;
+
+	ck_assert_msg(obj != NULL, "not JSON: %s", summary);
+	ck_assert_msg(json_object_object_get_ex(obj, field, &v), "no %s", field);
+	n = (uint64_t)json_object_get_int64(v);
+	json_object_put(obj);
+	return n;
+}
+
+/* `memtrace summary --top 0` of trace. */
+static char *summary_of(const char *trace)
+{
+	mt_test_run_t r;
+	char *line;
+
+	run_in(&r, NULL, "summary", trace, "--top", "0", NULL);
+	ck_assert_int_eq(r.status, 0);
+	line = strdup(r.out);
+	mt_test_run_release(&r);
+	return line;
+}
+
+/* ---- XML: a small, strict well-formedness checker ---- */
+
+typedef struct {
+	const char *p, *end;
+	const char *why;
+	size_t at;
+	const char *start;
+} xml_t;
+
+static int xml_fail(xml_t *x, const char *why)
+{
+	if (!x->why) {
+		x->why = why;
+		x->at = (size_t)(x->p - x->start);
+	}
+	return -1;
+}
+
+static int xml_lit(xml_t *x, const char *s)
+{
+	size_t n = strlen(s);
+
+	if ((size_t)(x->end - x->p) < n || memcmp(x->p, s, n))
+		return 0;
+	x->p += n;
+	return 1;
+}
+
+static void xml_ws(xml_t *x)
+{
+	while (x->p < x->end && (*x->p == ' ' || *x->p == '\t' ||
+				 *x->p == '\n' || *x->p == '\r'))
+		x->p++;
+}
+
+static int name_start(unsigned char c)
+{
+	return isalpha(c) || c == '_' || c == ':' || c >= 0x80;
+}
+
+static int name_char(unsigned char c)
+{
+	return name_start(c) || isdigit(c) || c == '-' || c == '.';
+}
+
+static int xml_name(xml_t *x, const char **name, size_t *len)
+{
+	const char *s = x->p;
+
+	if (x->p >= x->end || !name_start((unsigned char)*x->p))
+		return xml_fail(x, "a name was expected");
+	while (x->p < x->end && name_char((unsigned char)*x->p))
+		x->p++;
+	*name = s;
+	*len = (size_t)(x->p - s);
+	return 0;
+}
+
+/* After '&': a predefined entity or a character reference, then ';'. */
+static int xml_ref(xml_t *x)
+{
+	static const char *const named[] = { "amp;", "lt;", "gt;", "quot;", "apos;" };
+
+	if (xml_lit(x, "#x")) {
+		const char *s = x->p;
+
+		while (x->p < x->end && isxdigit((unsigned char)*x->p))
+			x->p++;
+		if (x->p == s || !xml_lit(x, ";"))
+			return xml_fail(x, "a bad hex character reference");
+		return 0;
+	}
+	if (xml_lit(x, "#")) {
+		const char *s = x->p;
+
+		while (x->p < x->end && isdigit((unsigned char)*x->p))
+			x->p++;
+		if (x->p == s || !xml_lit(x, ";"))
+			return xml_fail(x, "a bad character reference");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+		if (xml_lit(x, named[i]))
+			return 0;
+	return xml_fail(x, "an undeclared entity");
+}
+
+static int xml_comment(xml_t *x)
+{
+	/* after "<!--" */
+	while (x->p < x->end) {
+		if (xml_lit(x, "--"))
+			return xml_lit(x, ">") ? 0 :
+			       xml_fail(x, "'--' inside a comment");
+		x->p++;
+	}
+	return xml_fail(x, "an unclosed comment");
+}
+
+static int xml_pi(xml_t *x)
+{
+	/* after "<?" */
+	const char *name;
+	size_t len;
+
+	if (xml_name(x, &name, &len))
+		return -1;
+	if (len == 3 && !strncasecmp(name, "xml", 3))
+		return xml_fail(x, "an XML declaration not at the start");
+	while (x->p < x->end)
+		if (xml_lit(x, "?>"))
+			return 0;
+		else
+			x->p++;
+	return xml_fail(x, "an unclosed processing instruction");
+}
+
+static void xml_misc(xml_t *x)
+{
+	for (;;) {
+		xml_ws(x);
+		if (xml_lit(x, "<!--")) {
+			if (xml_comment(x))
+				return;
+		} else if (x->end - x->p >= 2 && x->p[0] == '<' && x->p[1] == '?') {
+			x->p += 2;
+			if (xml_pi(x))
+				return;
+		} else {
+			return;
+		}
+	}
+}
+
+static int xml_element(xml_t *x, int depth)
+{
+	const char *name, *attrs[64];
+	size_t len, alen[64], nattrs = 0;
+
+	if (depth > 200)
+		return xml_fail(x, "elements nested too deep");
+	if (!xml_lit(x, "<"))
+		return xml_fail(x, "'<' was expected");
+	if (xml_name(x, &name, &len))
+		return -1;
+	for (;;) {
+		const char *an;
+		size_t al;
+		char quote;
+		int had_ws = x->p < x->end && isspace((unsigned char)*x->p);
+
+		xml_ws(x);
+		if (xml_lit(x, "/>"))
+			return 0;
+		if (xml_lit(x, ">"))
+			break;
+		if (!had_ws)
+			return xml_fail(x, "no space before an attribute");
+		if (xml_name(x, &an, &al))
+			return -1;
+		for (size_t i = 0; i < nattrs; i++)
+			if (alen[i] == al && !memcmp(attrs[i], an, al))
+				return xml_fail(x, "an attribute given twice");
+		if (nattrs == 64)
+			return xml_fail(x, "too many attributes for this checker");
+		attrs[nattrs] = an;
+		alen[nattrs++] = al;
+		xml_ws(x);
+		if (!xml_lit(x, "="))
+			return xml_fail(x, "'=' was expected");
+		xml_ws(x);
+		if (x->p >= x->end || (*x->p != '"' && *x->p != '\''))
+			return xml_fail(x, "an unquoted attribute value");
+		quote = *x->p++;
+		while (x->p < x->end && *x->p != quote) {
+			if (*x->p == '<')
+				return xml_fail(x, "'<' in an attribute value");
+			if (*x->p++ == '&' && xml_ref(x))
+				return -1;
+		}
+		if (!xml_lit(x, quote == '"' ? "\"" : "'"))
+			return xml_fail(x, "an unclosed attribute value");
+	}
+	for (;;) {
+		if (x->p >= x->end)
+			return xml_fail(x, "an element is not closed");
+		if (xml_lit(x, "</")) {
+			const char *en;
+			size_t el;
+
+			if (xml_name(x, &en, &el))
+				return -1;
+			if (el != len || memcmp(en, name, len))
+				return xml_fail(x, "an end tag does not match its start tag");
+			xml_ws(x);
+			return xml_lit(x, ">") ? 0 : xml_fail(x, "'>' was expected");
+		}
+		if (xml_lit(x, "<!--")) {
+			if (xml_comment(x))
+				return -1;
+		} else if (xml_lit(x, "<![CDATA[")) {
+			while (x->p < x->end && !xml_lit(x, "]]>"))
+				x->p++;
+		} else if (x->end - x->p >= 2 && x->p[0] == '<' && x->p[1] == '?') {
+			x->p += 2;
+			if (xml_pi(x))
+				return -1;
+		} else if (*x->p == '<') {
+			if (xml_element(x, depth + 1))
+				return -1;
+		} else if (*x->p == '&') {
+			x->p++;
+			if (xml_ref(x))
+				return -1;
+		} else {
+			if (xml_lit(x, "]]>"))
+				return xml_fail(x, "']]>' in character data");
+			x->p++;
+		}
+	}
+}
+
+/* NULL when the n bytes at s are a well-formed XML document (UTF-8, no
+ * DTD), else a description of the first fault (static storage). */
+static const char *xml_check(const char *s, size_t n)
+{
+	static char why[160];
+	xml_t x = { s, s + n, NULL, 0, s };
+	const unsigned char *u = (const unsigned char *)s;
+
+	for (size_t i = 0; i < n;) {
+		size_t len = u[i] < 0x80 ? 1 : (u[i] & 0xe0) == 0xc0 ? 2 :
+			     (u[i] & 0xf0) == 0xe0 ? 3 : (u[i] & 0xf8) == 0xf0 ? 4 : 0;
+
+		if (!len || i + len > n || (len == 2 && u[i] < 0xc2)) {
+			snprintf(why, sizeof(why), "byte %zu is not UTF-8", i);
+			return why;
+		}
+		for (size_t k = 1; k < len; k++)
+			if ((u[i + k] & 0xc0) != 0x80) {
+				snprintf(why, sizeof(why), "byte %zu is not UTF-8", i);
+				return why;
+			}
+		if (u[i] < 0x20 && u[i] != '\t' && u[i] != '\n' && u[i] != '\r') {
+			snprintf(why, sizeof(why), "byte %zu is a control character", i);
+			return why;
+		}
+		i += len;
+	}
+	if (xml_lit(&x, "<?xml")) {
+		while (x.p < x.end && !xml_lit(&x, "?>"))
+			x.p++;
+	}
+	xml_misc(&x);
+	if (!x.why && xml_lit(&x, "<!DOCTYPE"))
+		xml_fail(&x, "a DTD (this checker does not read them)");
+	if (!x.why && (x.p >= x.end || *x.p != '<'))
+		xml_fail(&x, "there is no root element");
+	if (!x.why)
+		xml_element(&x, 0);
+	if (!x.why)
+		xml_misc(&x);
+	if (!x.why && x.p != x.end)
+		xml_fail(&x, "there is content after the root element");
+	if (!x.why)
+		return NULL;
+	snprintf(why, sizeof(why), "%s at byte %zu", x.why, x.at);
+	return why;
+}
+
+/* ---- the SVG's figures ---- */
+
+/* The start of the tag holding id="id". */
+static const char *svg_tag(const char *svg, const char *id)
+{
+	char key[128];
+	const char *p;
+
+	snprintf(key, sizeof(key), " id=\"%s\"", id);
+	p = strstr(svg, key);
+	ck_assert_msg(p != NULL, "the SVG has no element with id %s", id);
+	while (p > svg && *p != '<')
+		p--;
+	return p;
+}
+
+/* The value of attribute name of the tag at tag (malloc'd). */
+static char *svg_attr(const char *tag, const char *name)
+{
+	const char *end = strchr(tag, '>');
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), " %s=\"", name);
+	p = strstr(tag, key);
+	ck_assert_msg(p != NULL && end && p < end, "no %s in the tag", name);
+	p += strlen(key);
+	return strndup(p, (size_t)(strchr(p, '"') - p));
+}
+
+typedef struct {
+	double *x, *y;
+	size_t n;
+} points_t;
+
+static void parse_points(const char *s, points_t *pts)
+{
+	size_t cap = 0;
+
+	memset(pts, 0, sizeof(*pts));
+	while (*s) {
+		char *end;
+		double x, y;
+
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		x = strtod(s, &end);
+		ck_assert_msg(end != s && *end == ',', "bad point at '%.20s'", s);
+		s = end + 1;
+		y = strtod(s, &end);
+		ck_assert_msg(end != s && (*end == ' ' || !*end), "bad point at '%.20s'", s);
+		s = end;
+		if (pts->n == cap) {
+			cap = cap ? cap * 2 : 256;
+			pts->x = realloc(pts->x, cap * sizeof(double));
+			pts->y = realloc(pts->y, cap * sizeof(double));
+			ck_assert(pts->x && pts->y);
+		}
+		pts->x[pts->n] = x;
+		pts->y[pts->n++] = y;
+	}
+}
+
+static void points_free(points_t *pts)
+{
+	free(pts->x);
+	free(pts->y);
+}
+
+/* The points of the element with id, as figures (integers) or pixels. */
+static void svg_points(const char *svg, const char *id, points_t *pts)
+{
+	char *v = svg_attr(svg_tag(svg, id), "points");
+
+	parse_points(v, pts);
+	free(v);
+}
+
+/* The translate and scale of the <g> that holds the element with id. */
+static void svg_transform(const char *svg, const char *id, double *tx,
+			  double *ty, double *sx, double *sy)
+{
+	const char *tag = svg_tag(svg, id), *g = NULL;
+	char *t;
+
+	for (const char *p = svg; (p = strstr(p, "<g transform=\"")) && p < tag; p++)
+		g = p;
+	ck_assert_msg(g != NULL, "%s is not under a transform", id);
+	t = svg_attr(g, "transform");
+	ck_assert_int_eq(sscanf(t, "translate(%lf %lf) scale(%lf %lf)", tx, ty, sx, sy), 4);
+	free(t);
+}
+
+/*
+ * The curve's highest point is the trace's peak: the area under the live
+ * bytes, in figures, reaches exactly peak and never more; the line drawn
+ * on the page reaches the peak's pixel and no higher; the marker sits
+ * there, at the first x where the figures reach the peak.
+ */
+static void assert_curve_peaks_at(const char *svg, uint64_t peak)
+{
+	points_t area, line;
+	double tx, ty, sx, sy, top = INFINITY, want_y, peak_x = -1;
+	double highest = -1;
+	char *cx, *cy;
+
+	svg_points(svg, "live-bytes-area", &area);
+	ck_assert_uint_gt(area.n, 2);
+	for (size_t i = 0; i < area.n; i++) {
+		ck_assert_msg(area.y[i] == floor(area.y[i]) && area.y[i] >= 0,
+			      "figure %g is not a byte count", area.y[i]);
+		if (area.y[i] > highest) {
+			highest = area.y[i];
+			peak_x = area.x[i];
+		}
+	}
+	ck_assert_msg((uint64_t)highest == peak,
+		      "the curve's highest point is %.0f bytes, the peak %" PRIu64,
+		      highest, peak);
+
+	svg_transform(svg, "live-bytes-area", &tx, &ty, &sx, &sy);
+	want_y = ty + sy * (double)peak;
+	svg_points(svg, "live-bytes", &line);
+	for (size_t i = 0; i < line.n; i++)
+		if (line.y[i] < top)
+			top = line.y[i];
+	ck_assert_msg(fabs(top - want_y) < 0.01,
+		      "the line's top is at y=%.2f, the peak's place is %.2f", top, want_y);
+
+	cx = svg_attr(svg_tag(svg, "peak"), "cx");
+	cy = svg_attr(svg_tag(svg, "peak"), "cy");
+	ck_assert_msg(fabs(strtod(cy, NULL) - want_y) < 0.01, "the marker is at y=%s", cy);
+	ck_assert_msg(fabs(strtod(cx, NULL) - (tx + sx * peak_x)) < 0.01,
+		      "the marker is at x=%s, the peak's place is %.2f", cx,
+		      tx + sx * peak_x);
+	free(cx);
+	free(cy);
+	points_free(&area);
+	points_free(&line);
+}
+
+/* plot of trace into dir/name; returns the SVG (malloc'd). */
+static char *plot_of(const char *trace, const char *dir, const char *name,
+		     size_t *len)
+{
+	char *out = mt_test_path(dir, name), *svg;
+	mt_test_run_t r;
+
+	run_in(&r, NULL, "plot", trace, "-o", out, NULL);
+	ck_assert_msg(r.status == 0, "plot exits %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.out, "");
+	mt_test_run_release(&r);
+	svg = mt_test_read(out, len);
+	ck_assert_msg(svg != NULL, "plot wrote no %s", out);
+	free(out);
+	return svg;
+}
+
+/* ---- report ---- */
+
+START_TEST(report_golden_of_complete_trace)
+{
+	GOLDEN(0, "app.report.txt", "report", "app.jsonl");
+}
+END_TEST
+
+START_TEST(report_top_limits_each_list)
+{
+	GOLDEN(0, "app.report-top2.txt", "report", "app.jsonl", "--top", "2");
+}
+END_TEST
+
+START_TEST(report_says_caveated_before_any_figure)
+{
+	char *dir = report_dir();
+	mt_test_run_t r;
+	const char *caveat, *totals;
+
+	GOLDEN(0, "killed.report.txt", "report", "killed.jsonl");
+	run_in(&r, dir, "report", "killed.jsonl", "--strict", NULL);
+	ck_assert_int_eq(r.status, 1);
+	mt_test_assert_golden(r.out, r.out_len, "report/expected/killed.report.txt");
+	caveat = strstr(r.out, "Integrity: CAVEATED (missing_stop_event)");
+	totals = strstr(r.out, "Totals");
+	ck_assert_ptr_nonnull(caveat);
+	ck_assert_ptr_nonnull(totals);
+	ck_assert(caveat < totals);
+	mt_test_run_release(&r);
+
+	/* A complete trace passes --strict. */
+	run_in(&r, dir, "report", "app.jsonl", "--strict", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	free(dir);
+}
+END_TEST
+
+START_TEST(report_golden_of_trace_without_allocations)
+{
+	GOLDEN(0, "empty.report.txt", "report", "empty.jsonl");
+}
+END_TEST
+
+START_TEST(report_top_zero_gives_the_totals_alone)
+{
+	char *dir = report_dir(), *golden = mt_test_fixture("report/expected/app.report.txt");
+	char *full = mt_test_read(golden, NULL);
+	char *lists = strstr(full, "\nPeak contribution");
+	mt_test_run_t r;
+
+	ck_assert_ptr_nonnull(lists);
+	run_in(&r, dir, "report", "app.jsonl", "--top", "0", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(r.out_len, (size_t)(lists - full));
+	ck_assert(!memcmp(r.out, full, r.out_len));
+	mt_test_run_release(&r);
+	free(full);
+	free(golden);
+	free(dir);
+}
+END_TEST
+
+START_TEST(report_reads_standard_input)
+{
+	char *dir = report_dir(), *golden = mt_test_fixture("report/expected/app.report.txt");
+	char *full = mt_test_read(golden, NULL);
+	char *memtrace = mt_test_memtrace();
+	char *argv[] = { "/bin/sh", "-c", "cd \"$1\" && exec \"$2\" report - < app.jsonl",
+			 "sh", dir, memtrace, NULL };
+	const char *rest = strchr(full, '\n');
+	mt_test_run_t r;
+
+	mt_test_run(&r, argv, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert(!strncmp(r.out, "memtrace report of standard input\n", 34));
+	ck_assert_str_eq(r.out + 33, rest);
+	mt_test_run_release(&r);
+	free(memtrace);
+	free(full);
+	free(golden);
+	free(dir);
+}
+END_TEST
+
+START_TEST(report_writes_its_output_file_whole)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_fixture("report/app.jsonl");
+	char *out = mt_test_path(dir, "report.txt");
+	char *bad = mt_test_path(dir, "no/such/dir/report.txt");
+	char *golden = mt_test_fixture("report/expected/app.report.txt");
+	char *full = mt_test_read(golden, NULL), *want = NULL, *data;
+	size_t len;
+	mt_test_run_t r;
+
+	run_in(&r, NULL, "report", trace, "-o", out, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "");
+	mt_test_run_release(&r);
+	data = mt_test_read(out, &len);
+	ck_assert_ptr_nonnull(data);
+	/* The golden report, but for the trace's name in its first line. */
+	ck_assert_int_ne(asprintf(&want, "memtrace report of %s%s", trace,
+				  strchr(full, '\n')), -1);
+	ck_assert_str_eq(data, want);
+	ck_assert_uint_eq(len, strlen(want));
+	free(want);
+	free(data);
+	free(full);
+	free(golden);
+
+	run_in(&r, NULL, "report", trace, "-o", bad, NULL);
+	ck_assert_int_eq(r.status, 73);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_ptr_nonnull(strstr(r.err, "memtrace: cannot write '"));
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(bad);
+	free(out);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+START_TEST(report_refuses_what_is_not_evidence)
+{
+	char *invalid = mt_test_fixture("traces/invalid_not_json.jsonl");
+	mt_test_run_t r;
+
+	run_in(&r, NULL, "report", invalid, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_ptr_nonnull(strstr(r.err, "is not valid memtrace evidence: line 1 is not"));
+	mt_test_run_release(&r);
+
+	run_in(&r, NULL, "report", "/nonexistent/trace.jsonl", NULL);
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_str_eq(r.err, "memtrace: cannot read '/nonexistent/trace.jsonl': "
+				"No such file or directory\n");
+	mt_test_run_release(&r);
+	free(invalid);
+}
+END_TEST
+
+START_TEST(report_usage_errors_exit_64)
+{
+	const char *const cases[][4] = {
+		{ "report", "app.jsonl", "--top", "x" },
+		{ "report", "app.jsonl", "--bogus", NULL },
+		{ "report", "app.jsonl", "killed.jsonl", NULL },
+		{ "report", NULL, NULL, NULL },
+		{ "report", "app.jsonl", "--top", NULL },
+	};
+	const char *const said[] = {
+		"memtrace: --top needs a number, not 'x'\n",
+		"memtrace: unknown option '--bogus'\n",
+		"memtrace: unexpected argument 'killed.jsonl'\n",
+		"memtrace: missing TRACE argument\n",
+		"memtrace: option '--top' needs a value\n",
+	};
+	char *dir = report_dir();
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		mt_test_run_t r;
+
+		run_in(&r, dir, cases[i][0], cases[i][1], cases[i][2], cases[i][3], NULL);
+		ck_assert_msg(r.status == 64, "case %zu exits %d", i, r.status);
+		ck_assert_str_eq(r.out, "");
+		ck_assert_msg(!strncmp(r.err, said[i], strlen(said[i])),
+			      "case %zu says '%s'", i, r.err);
+		ck_assert_ptr_nonnull(strstr(r.err, "usage: memtrace report TRACE"));
+		mt_test_run_release(&r);
+	}
+	free(dir);
+}
+END_TEST
+
+START_TEST(report_shows_source_lines_of_the_demo_workload)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *program = demo_program();
+	char want[4096];
+	mt_test_run_t r;
+	const struct {
+		const char *function, *text;
+	} frames[] = {
+		{ "parse_config at ", "table = calloc(" },
+		{ "xstrdup at ", "char *p = malloc(n);" },
+		{ "format_line at ", "char *line = malloc(64);" },
+		{ "main at ", "parse_config(&name, &path);" },
+	};
+
+	trace_program(program, trace);
+	run_in(&r, NULL, "report", trace, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	/* main's frame is the line of its call to parse_config, not the
+	 * next one, where the return address points. */
+	for (size_t i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
+		snprintf(want, sizeof(want), "/tests/workloads/wl_demo.c:%u in %s",
+			 demo_line_of(frames[i].text), program);
+		ck_assert_msg(line_with(r.out, frames[i].function, want),
+			      "no frame '%s...%s' in:\n%.3000s", frames[i].function,
+			      want, r.out);
+	}
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(program);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+/* Trace a copy of the demo workload, then spoil the copy with how (NULL:
+ * delete it); the report must still run and show parse_config by symbol
+ * and offset in the copy, with no source line. */
+static void assert_fallback(const char *const *how)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *program = demo_program(), *copy = mt_test_path(dir, "wl_demo_copy");
+	char in[4096];
+	mt_test_run_t r;
+
+	copy_file(program, copy, 1);
+	if (how) {
+		char *argv[8];
+		size_t n = 0;
+
+		for (; how[n]; n++)
+			argv[n] = (char *)how[n];
+		argv[n++] = copy;
+		argv[n] = NULL;
+		mt_test_run(&r, argv, NULL);
+		ck_assert_msg(r.status == 0, "%s exits %d: %s", how[0], r.status, r.err);
+		mt_test_run_release(&r);
+	}
+	trace_program(copy, trace);
+	if (!how)
+		ck_assert_int_eq(unlink(copy), 0);
+	run_in(&r, NULL, "report", trace, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	snprintf(in, sizeof(in), " in %s", copy);
+	ck_assert_msg(line_with(r.out, "parse_config+0x", in),
+		      "no fallback frame in:\n%.3000s", r.out);
+	ck_assert_msg(!strstr(r.out, "wl_demo.c:"),
+		      "a source line from nowhere:\n%.3000s", r.out);
+	mt_test_run_release(&r);
+
+	run_in(&r, NULL, "flamegraph", trace, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, ";main;parse_config 1\n"));
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(copy);
+	free(program);
+	free(trace);
+	free(dir);
+}
+
+START_TEST(report_falls_back_when_the_module_is_gone)
+{
+	assert_fallback(NULL);
+}
+END_TEST
+
+START_TEST(report_falls_back_when_the_module_is_stripped)
+{
+	static const char *const strip[] = { "/usr/bin/strip", "--strip-debug", NULL };
+
+	assert_fallback(strip);
+}
+END_TEST
+
+/* Every site's share of the peak and its temporary allocations, summed,
+ * are the totals; and the fixture's sites have the figures worked out by
+ * hand in fixtures/report/README.md. */
+START_TEST(report_site_figures_sum_to_the_totals)
+{
+	char *app = mt_test_fixture("report/app.jsonl");
+	char *dir = mt_test_tmpdir(), *demo = mt_test_path(dir, "demo.jsonl");
+	char *program = demo_program();
+	const char *traces[] = { app, demo };
+	static const struct {
+		uint64_t stack, at_peak, temporary;
+	} want[] = {
+		{ 1, 100, 0 }, { 2, 60, 0 }, { 3, 6000, 1 }, { 4, 0, 2 }, { 5, 1000, 1 },
+	};
+
+	trace_program(program, demo);
+	for (size_t t = 0; t < 2; t++) {
+		mt_analysis_t a;
+		uint64_t peak, temporary;
+		size_t pos = 0;
+		uint64_t key;
+		void *v;
+
+		ck_assert_int_eq(mt_analysis_run(&a, traces[t]), MT_OK);
+		ck_assert(mt_integrity_complete(&a.integrity));
+		peak = mt_heap_site_at_peak(&a.heap, &a.heap.no_stack);
+		temporary = a.heap.no_stack.temporary_allocations;
+		while (mt_map_iter(&a.heap.stacks, &pos, &key, &v)) {
+			const mt_stack_t *s = *(mt_stack_t **)v;
+
+			peak += mt_heap_site_at_peak(&a.heap, &s->site);
+			temporary += s->site.temporary_allocations;
+			if (t == 0)
+				for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+					if (want[i].stack == s->id) {
+						ck_assert_uint_eq(mt_heap_site_at_peak(&a.heap, &s->site),
+								  want[i].at_peak);
+						ck_assert_uint_eq(s->site.temporary_allocations,
+								  want[i].temporary);
+					}
+		}
+		ck_assert_uint_gt(a.heap.peak_live_bytes, 0);
+		ck_assert_uint_eq(peak, a.heap.peak_live_bytes);
+		ck_assert_uint_eq(temporary, a.heap.temporary_allocations);
+		if (t == 0)
+			ck_assert_uint_eq(mt_heap_site_at_peak(&a.heap, &a.heap.no_stack), 500);
+		mt_analysis_release(&a);
+	}
+	mt_test_rmdir(dir);
+	free(program);
+	free(demo);
+	free(dir);
+	free(app);
+}
+END_TEST
+
+/* ---- flamegraph ---- */
+
+START_TEST(flamegraph_golden_for_each_metric)
+{
+	GOLDEN(0, "app.flamegraph-allocations.txt", "flamegraph", "app.jsonl");
+	GOLDEN(0, "app.flamegraph-allocations.txt", "flamegraph", "app.jsonl",
+	       "--metric", "allocations");
+	GOLDEN(0, "app.flamegraph-bytes.txt", "flamegraph", "app.jsonl", "--metric", "bytes");
+	GOLDEN(0, "app.flamegraph-leaked.txt", "flamegraph", "app.jsonl", "--metric", "leaked");
+	GOLDEN(0, "app.flamegraph-peak.txt", "flamegraph", "app.jsonl", "--metric", "peak");
+	GOLDEN(1, "killed.flamegraph-allocations.txt", "flamegraph", "killed.jsonl", "--strict");
+}
+END_TEST
+
+/* Sum a folded output's figures, checking each line's form. */
+static uint64_t folded_total(const char *out)
+{
+	uint64_t total = 0;
+
+	for (const char *line = out; *line;) {
+		const char *end = strchr(line, '\n'), *space;
+		char *copy;
+
+		ck_assert_msg(end != NULL, "a line without its newline");
+		copy = strndup(line, (size_t)(end - line));
+		space = strrchr(copy, ' ');
+		ck_assert_msg(space && space > copy && space[1], "bad line '%s'", copy);
+		for (const char *d = space + 1; *d; d++)
+			ck_assert_msg(isdigit((unsigned char)*d), "bad figure in '%s'", copy);
+		for (const char *c = copy; c < space; c++)
+			ck_assert_msg((unsigned char)*c >= 0x20, "a control byte in '%s'", copy);
+		total += strtoull(space + 1, NULL, 10);
+		free(copy);
+		line = end + 1;
+	}
+	return total;
+}
+
+START_TEST(flamegraph_totals_are_the_summary_totals)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *program = demo_program(), *summary;
+	const char *const metric[][2] = {
+		{ "allocations", "allocations" }, { "bytes", "bytes_allocated" },
+		{ "leaked", "live_bytes" }, { "peak", "peak_live_bytes" },
+	};
+
+	trace_program(program, trace);
+	summary = summary_of(trace);
+	for (size_t i = 0; i < 4; i++) {
+		mt_test_run_t r;
+
+		run_in(&r, NULL, "flamegraph", trace, "--metric", metric[i][0], NULL);
+		ck_assert_int_eq(r.status, 0);
+		ck_assert_uint_eq(folded_total(r.out), summary_field(summary, metric[i][1]));
+		/* Outermost first: every stack of the workload starts at _start. */
+		ck_assert_msg(!strncmp(r.out, "_start;", 7), "%s", r.out);
+		mt_test_run_release(&r);
+	}
+	mt_test_rmdir(dir);
+	free(summary);
+	free(program);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+START_TEST(flamegraph_rejects_an_unknown_metric)
+{
+	char *dir = report_dir();
+	mt_test_run_t r;
+
+	run_in(&r, dir, "flamegraph", "app.jsonl", "--metric", "weight", NULL);
+	ck_assert_int_eq(r.status, 64);
+	ck_assert_str_eq(r.out, "");
+	ck_assert(!strncmp(r.err, "memtrace: --metric is allocations, bytes, leaked "
+				  "or peak, not 'weight'\n", 68));
+	mt_test_run_release(&r);
+	free(dir);
+}
+END_TEST
+
+START_TEST(flamegraph_of_trace_without_allocations_is_empty)
+{
+	GOLDEN(0, "empty.flamegraph-allocations.txt", "flamegraph", "empty.jsonl");
+}
+END_TEST
+
+/* ---- plot ---- */
+
+START_TEST(plot_golden_of_each_trace)
+{
+	GOLDEN(0, "app.plot.svg", "plot", "app.jsonl");
+	GOLDEN(0, "killed.plot.svg", "plot", "killed.jsonl");
+	GOLDEN(0, "empty.plot.svg", "plot", "empty.jsonl");
+}
+END_TEST
+
+static void assert_well_formed(const char *path)
+{
+	size_t len;
+	char *svg = mt_test_read(path, &len);
+	const char *why;
+
+	ck_assert_msg(svg != NULL, "cannot read %s", path);
+	why = xml_check(svg, len);
+	ck_assert_msg(why == NULL, "%s is not well-formed XML: %s", path, why);
+	ck_assert_msg(strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"") != NULL,
+		      "%s is not SVG", path);
+	if (access("/usr/bin/xmllint", X_OK) == 0) {
+		char *argv[] = { "/usr/bin/xmllint", "--noout", (char *)path, NULL };
+		mt_test_run_t r;
+
+		mt_test_run(&r, argv, NULL);
+		ck_assert_msg(r.status == 0, "xmllint: %s", r.err);
+		mt_test_run_release(&r);
+	}
+	free(svg);
+}
+
+START_TEST(plot_is_well_formed_xml)
+{
+	static const char *const goldens[] = {
+		"report/expected/app.plot.svg", "report/expected/killed.plot.svg",
+		"report/expected/empty.plot.svg",
+	};
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *program = demo_program(), *svg, *path;
+	size_t len;
+
+	for (size_t i = 0; i < 3; i++) {
+		path = mt_test_fixture(goldens[i]);
+		assert_well_formed(path);
+		free(path);
+	}
+	trace_program(program, trace);
+	svg = plot_of(trace, dir, "heap.svg", &len);
+	path = mt_test_path(dir, "heap.svg");
+	assert_well_formed(path);
+	/* The checker itself tells bad XML. */
+	ck_assert_ptr_nonnull(xml_check("<svg><g></svg>", 14));
+	ck_assert_ptr_nonnull(xml_check("<svg a=\"1\" a=\"2\"/>", 18));
+	ck_assert_ptr_nonnull(xml_check("<svg>&nbsp;</svg>", 17));
+	ck_assert_ptr_nonnull(xml_check("<svg/><svg/>", 12));
+	ck_assert_ptr_nonnull(xml_check("<svg x=1/>", 10));
+	ck_assert_ptr_null(xml_check("<?xml version=\"1.0\"?>\n<svg a='&amp;'><!-- c --></svg>\n", 53));
+	mt_test_rmdir(dir);
+	free(path);
+	free(svg);
+	free(program);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+START_TEST(plot_curve_peaks_at_peak_live_bytes)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *program = demo_program();
+	const char *fixtures[] = { "report/app.jsonl", "report/killed.jsonl" };
+	char *svg, *summary;
+	size_t len;
+
+	trace_program(program, trace);
+	summary = summary_of(trace);
+	svg = plot_of(trace, dir, "heap.svg", &len);
+	assert_curve_peaks_at(svg, summary_field(summary, "peak_live_bytes"));
+	/* A time axis: the demo workload stamps every event. */
+	ck_assert_ptr_nonnull(strstr(svg, ">time since the trace started</text>"));
+	free(svg);
+	free(summary);
+	for (size_t i = 0; i < 2; i++) {
+		char *path = mt_test_fixture(fixtures[i]);
+
+		summary = summary_of(path);
+		svg = plot_of(path, dir, "fixture.svg", &len);
+		assert_curve_peaks_at(svg, summary_field(summary, "peak_live_bytes"));
+		free(svg);
+		free(summary);
+		free(path);
+	}
+	mt_test_rmdir(dir);
+	free(program);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+START_TEST(plot_is_self_contained)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *program = demo_program(), *svg;
+	static const char *const never[] = {
+		"<script", "<style", "href", "url(", "<image", "<foreignObject",
+		"@import", "<use", "javascript:", "onload",
+	};
+	const char *http;
+	size_t len;
+
+	trace_program(program, trace);
+	svg = plot_of(trace, dir, "heap.svg", &len);
+	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++)
+		ck_assert_msg(!strstr(svg, never[i]), "the SVG holds '%s'", never[i]);
+	/* The one URI is the namespace's, which is a name, never fetched. */
+	http = strstr(svg, "http");
+	ck_assert_ptr_nonnull(http);
+	ck_assert(!strncmp(http - 7, "xmlns=\"http://www.w3.org/2000/svg\"", 34));
+	ck_assert_ptr_null(strstr(http + 1, "http"));
+	mt_test_rmdir(dir);
+	free(svg);
+	free(program);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+/* A long trace: 100000 blocks in a ramp up to a peak in the middle, then
+ * down, with churn.  The SVG's curves have a bounded number of points,
+ * and the peak is still exact. */
+START_TEST(plot_series_is_bounded_on_a_long_trace)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "long.jsonl");
+	char *svg, *summary;
+	FILE *f = fopen(trace, "w");
+	uint64_t seq = 1;
+	points_t line;
+	size_t len;
+	const int n = 100000;
+
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.start\"}\n", seq++);
+	fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"allocator\",\"allocator_id\":0}\n", seq++);
+	for (int i = 0; i < n; i++) {
+		fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"alloc\",\"allocator_id\":0,"
+			   "\"ptr\":\"0x%x\",\"size\":%d,\"fn\":\"malloc\",\"tid\":1,\"t\":%" PRIu64 "}\n",
+			seq, 0x100000 + i * 16, 8 + (i * 7919) % 97, seq * 10);
+		seq++;
+		if (i % 3 == 0) {
+			fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"free\",\"allocator_id\":0,"
+				   "\"ptr\":\"0x%x\",\"tid\":1,\"t\":%" PRIu64 "}\n",
+				seq, 0x100000 + i * 16, seq * 10);
+			seq++;
+		}
+		if (i == n / 2)
+			for (int k = n / 2; k >= 0; k--)
+				if (k % 3)
+					fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"free\","
+						   "\"allocator_id\":0,\"ptr\":\"0x%x\",\"tid\":1,"
+						   "\"t\":%" PRIu64 "}\n",
+						seq, 0x100000 + k * 16, seq * 10), seq++;
+	}
+	fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.stop\"}\n", seq);
+	ck_assert_int_eq(fclose(f), 0);
+
+	summary = summary_of(trace);
+	svg = plot_of(trace, dir, "long.svg", &len);
+	assert_curve_peaks_at(svg, summary_field(summary, "peak_live_bytes"));
+	svg_points(svg, "live-bytes", &line);
+	/* (0, 0), then at most two steps of two points a bucket, and the end. */
+	ck_assert_uint_le(line.n, 4 * MT_PLOT_BUCKETS + 3);
+	ck_assert_uint_lt(len, 300000);
+	points_free(&line);
+	mt_test_rmdir(dir);
+	free(summary);
+	free(svg);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+START_TEST(plot_axis_is_seq_without_times)
+{
+	char *dir = report_dir();
+	mt_test_run_t r;
+
+	run_in(&r, dir, "plot", "killed.jsonl", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, ">event sequence number (the trace has no "
+					    "time for every event)</text>"));
+	ck_assert_ptr_nonnull(strstr(r.out, ">CAVEATED trace (missing_stop_event): "
+					    "the curve shows only what it recorded</text>"));
+	mt_test_run_release(&r);
+	run_in(&r, dir, "plot", "app.jsonl", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, ">time since the trace started</text>"));
+	mt_test_run_release(&r);
+	free(dir);
+}
+END_TEST
+
+/* ---- rendering in Chromium, where it is installed ---- */
+
+typedef int (*uncompress_fn)(unsigned char *, unsigned long *,
+			     const unsigned char *, unsigned long);
+
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int paeth(int a, int b, int c)
+{
+	int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
+
+	return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+}
+
+/*
+ * Decode an 8-bit RGB or RGBA PNG (what a screenshot is) into RGB pixels,
+ * with zlib's uncompress(), looked up at run time so the suite does not
+ * link zlib for this one test.
+ */
+static unsigned char *png_rgb(const unsigned char *png, size_t len,
+			      uint32_t *w, uint32_t *h)
+{
+	void *z = dlopen("libz.so.1", RTLD_NOW);
+	uncompress_fn uncompress_;
+	unsigned char *idat = NULL, *raw, *rgb;
+	size_t nidat = 0, pos = 8;
+	unsigned long rawlen;
+	int channels = 0;
+
+	ck_assert_msg(z != NULL, "cannot load zlib to read the PNG: %s", dlerror());
+	uncompress_ = (uncompress_fn)(uintptr_t)dlsym(z, "uncompress");
+	ck_assert_ptr_nonnull(uncompress_);
+	ck_assert_msg(len > 33 && !memcmp(png, "\x89PNG\r\n\x1a\n", 8), "not a PNG");
+	while (pos + 12 <= len) {
+		uint32_t n = be32(png + pos);
+		const unsigned char *type = png + pos + 4, *data = png + pos + 8;
+
+		ck_assert_uint_le(pos + 12 + n, len);
+		if (!memcmp(type, "IHDR", 4)) {
+			*w = be32(data);
+			*h = be32(data + 4);
+			ck_assert_msg(data[8] == 8 && (data[9] == 2 || data[9] == 6) &&
+				      data[12] == 0, "a PNG this test does not read "
+				      "(depth %d, colour type %d, interlace %d)",
+				      data[8], data[9], data[12]);
+			channels = data[9] == 6 ? 4 : 3;
+		} else if (!memcmp(type, "IDAT", 4)) {
+			idat = realloc(idat, nidat + n);
+			ck_assert_ptr_nonnull(idat);
+			memcpy(idat + nidat, data, n);
+			nidat += n;
+		}
+		pos += 12 + n;
+	}
+	ck_assert_int_ne(channels, 0);
+	rawlen = (unsigned long)(*h) * (1 + (unsigned long)(*w) * channels);
+	raw = malloc(rawlen);
+	rgb = malloc((size_t)*w * *h * 3);
+	ck_assert(raw && rgb);
+	ck_assert_int_eq(uncompress_(raw, &rawlen, idat, nidat), 0);
+	ck_assert_uint_eq(rawlen, (unsigned long)(*h) * (1 + (unsigned long)(*w) * channels));
+	for (uint32_t y = 0; y < *h; y++) {
+		size_t stride = (size_t)*w * channels;
+		unsigned char *row = raw + y * (stride + 1) + 1;
+		unsigned char *prev = y ? row - stride - 1 : NULL;
+		int filter = row[-1];
+
+		for (size_t i = 0; i < stride; i++) {
+			int a = i >= (size_t)channels ? row[i - channels] : 0;
+			int b = prev ? prev[i] : 0;
+			int c = prev && i >= (size_t)channels ? prev[i - channels] : 0;
+
+			switch (filter) {
+			case 0: break;
+			case 1: row[i] += a; break;
+			case 2: row[i] += b; break;
+			case 3: row[i] += (a + b) / 2; break;
+			case 4: row[i] += paeth(a, b, c); break;
+			default: ck_abort_msg("PNG filter %d", filter);
+			}
+		}
+		for (uint32_t x = 0; x < *w; x++)
+			memcpy(rgb + ((size_t)y * *w + x) * 3, row + (size_t)x * channels, 3);
+	}
+	free(raw);
+	free(idat);
+	dlclose(z);
+	return rgb;
+}
+
+START_TEST(plot_renders_in_chromium)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *program = demo_program(), *svg = NULL, *png = mt_test_path(dir, "heap.png");
+	char *svg_path = mt_test_path(dir, "heap.svg"), *profile = mt_test_path(dir, "profile");
+	char shot[4096], url[4096], user_data[4096], home[4096];
+	char *argv[] = { CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+			 "--hide-scrollbars", "--window-size=880,460", user_data,
+			 shot, url, NULL };
+	char *env[] = { home, NULL };
+	unsigned char *rgb, *data;
+	uint32_t w = 0, h = 0;
+	size_t len, ink = 0, blue = 0, red = 0;
+	mt_test_run_t r;
+
+	trace_program(program, trace);
+	free(plot_of(trace, dir, "heap.svg", &len));
+	snprintf(shot, sizeof(shot), "--screenshot=%s", png);
+	snprintf(url, sizeof(url), "file://%s", svg_path);
+	snprintf(user_data, sizeof(user_data), "--user-data-dir=%s", profile);
+	snprintf(home, sizeof(home), "HOME=%s", dir);
+	mt_test_run(&r, argv, env);
+	ck_assert_msg(r.status == 0, "chromium exits %d: %s", r.status, r.err);
+	mt_test_run_release(&r);
+	data = (unsigned char *)mt_test_read(png, &len);
+	ck_assert_msg(data != NULL, "chromium wrote no %s", png);
+	rgb = png_rgb(data, len, &w, &h);
+	ck_assert_uint_ge(w, 880);
+	ck_assert_uint_ge(h, 460);
+	/* Not blank: text, axes and curves ink a good part of the page, and
+	 * the heap's blue line and the peak's red marker are there. */
+	for (size_t i = 0; i < (size_t)w * h; i++) {
+		const unsigned char *p = rgb + i * 3;
+
+		ink += p[0] < 200 || p[1] < 200 || p[2] < 200;
+		blue += abs(p[0] - 0x1f) < 40 && abs(p[1] - 0x5f) < 40 && abs(p[2] - 0xa8) < 40;
+		red += abs(p[0] - 0xd6) < 40 && abs(p[1] - 0x27) < 40 && abs(p[2] - 0x28) < 40;
+	}
+	ck_assert_msg(ink > (size_t)w * h / 100, "only %zu inked pixels", ink);
+	ck_assert_msg(blue > 200, "only %zu pixels of the heap's line", blue);
+	ck_assert_msg(red > 20, "only %zu pixels of the peak's marker", red);
+	free(rgb);
+	free(data);
+	mt_test_rmdir(dir);
+	free(svg);
+	free(profile);
+	free(svg_path);
+	free(png);
+	free(program);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+/* ---- every allocation failure ---- */
+
+/* Whether dir holds exactly the one file name. */
+static int dir_holds_only(const char *dir, const char *name)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int others = 0, found = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!strcmp(de->d_name, name))
+			found = 1;
+		else
+			others++;
+	}
+	closedir(d);
+	return found && !others;
+}
+
+/*
+ * Run `memtrace cmd TRACE -o OUT` in process under every allocation
+ * failure (sticky: and every one after it): each must exit 4 saying so,
+ * leave no output and no temporary file, and free all it took; the first
+ * run that no failure reaches must write what an unfailed run writes.
+ */
+static void sweep(const char *cmd, const char *trace_src, int sticky)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "trace.jsonl");
+	char *out = mt_test_path(dir, "out"), *ref, *got, errbuf[256];
+	FILE *err = tmpfile();
+	int saved = dup(2), rc;
+	uint64_t calls_ref, n;
+	int64_t before;
+	size_t ref_len, got_len;
+
+	copy_file(trace_src, trace, 0);
+	ck_assert_ptr_nonnull(err);
+	fflush(stderr);
+	ck_assert_int_eq(dup2(fileno(err), 2), 2);
+#define RUN()                                                                  \
+	({                                                                     \
+		char *argv_[] = { "memtrace", (char *)cmd, trace, "-o", out, NULL }; \
+		mt_cli_main(5, argv_);                                         \
+	})
+	before = mt_mem_outstanding();
+	mt_mem_fail_at(0, 0);
+	rc = RUN();
+	calls_ref = mt_mem_calls();
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+	ck_assert_uint_gt(calls_ref, 10);
+	ref = mt_test_read(out, &ref_len);
+	ck_assert_ptr_nonnull(ref);
+	ck_assert_int_eq(unlink(out), 0);
+	for (n = 1; n <= calls_ref + 1; n++) {
+		uint64_t calls;
+
+		ck_assert_int_eq(ftruncate(fileno(err), 0), 0);
+		ck_assert_int_eq(fseek(err, 0, SEEK_SET), 0);
+		before = mt_mem_outstanding();
+		mt_mem_fail_at(n, sticky);
+		rc = RUN();
+		calls = mt_mem_calls();
+		mt_mem_fail_at(0, 0);
+		ck_assert_msg(mt_mem_outstanding() == before, "%s, N=%" PRIu64 ": %" PRId64
+			      " blocks leaked", cmd, n, mt_mem_outstanding() - before);
+		if (rc == 0) {
+			ck_assert_msg(calls < n, "%s, N=%" PRIu64 ": a failure swallowed", cmd, n);
+			got = mt_test_read(out, &got_len);
+			ck_assert_ptr_nonnull(got);
+			ck_assert(got_len == ref_len && !memcmp(got, ref, ref_len));
+			free(got);
+			break;
+		}
+		ck_assert_msg(rc == MT_EXIT_NOMEM, "%s, N=%" PRIu64 ": exit %d", cmd, n, rc);
+		memset(errbuf, 0, sizeof(errbuf));
+		ck_assert_int_ge(pread(fileno(err), errbuf, sizeof(errbuf) - 1, 0), 0);
+		ck_assert_msg(strstr(errbuf, "out of memory"), "%s, N=%" PRIu64 ": stderr '%s'",
+			      cmd, n, errbuf);
+		ck_assert_msg(dir_holds_only(dir, "trace.jsonl"),
+			      "%s, N=%" PRIu64 ": an output was left behind", cmd, n);
+	}
+#undef RUN
+	/* Every one of the unfailed run's allocations was made to fail. */
+	ck_assert_msg(n == calls_ref + 1, "%s: the sweep ended at N=%" PRIu64
+		      "; an unfailed run makes %" PRIu64, cmd, n, calls_ref);
+	dup2(saved, 2);
+	close(saved);
+	fclose(err);
+	free(ref);
+	mt_test_rmdir(dir);
+	free(out);
+	free(trace);
+	free(dir);
+}
+
+/* The demo workload's trace with libc's path spoiled: the workload's own
+ * module is read with libdw under the failures, quickly. */
+static char *demo_trace_without_libc(const char *dir)
+{
+	char *trace = mt_test_path(dir, "demo.jsonl"), *program = demo_program();
+	char *spoiled = mt_test_path(dir, "demo-nolibc.jsonl"), *text, *p;
+	size_t len;
+
+	trace_program(program, trace);
+	text = mt_test_read(trace, &len);
+	ck_assert_ptr_nonnull(text);
+	while ((p = strstr(text, "\"module\":\"/usr/lib/")) ||
+	       (p = strstr(text, "\"module\":\"/lib/")))
+		memcpy(p + 10, "/no", 3);
+	mt_test_write(spoiled, text, len);
+	free(text);
+	free(program);
+	free(trace);
+	return spoiled;
+}
+
+static void sweep_both(const char *cmd)
+{
+	char *fixture = mt_test_fixture("report/app.jsonl");
+	char *dir = mt_test_tmpdir(), *demo = demo_trace_without_libc(dir);
+
+	sweep(cmd, fixture, 0);
+	sweep(cmd, fixture, 1);
+	sweep(cmd, demo, 0);
+	sweep(cmd, demo, 1);
+	mt_test_rmdir(dir);
+	free(demo);
+	free(dir);
+	free(fixture);
+}
+
+START_TEST(report_survives_every_allocation_failure)
+{
+	sweep_both("report");
+}
+END_TEST
+
+START_TEST(flamegraph_survives_every_allocation_failure)
+{
+	sweep_both("flamegraph");
+}
+END_TEST
+
+START_TEST(plot_survives_every_allocation_failure)
+{
+	sweep_both("plot");
+}
+END_TEST
+
+START_TEST(commands_are_listed_in_the_usage)
+{
+	mt_test_run_t r;
+	static const char *const cmds[] = { "report", "flamegraph", "plot" };
+
+	run_in(&r, NULL, "--help", NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "\n  report TRACE "));
+	ck_assert_ptr_nonnull(strstr(r.out, "\n  flamegraph TRACE "));
+	ck_assert_ptr_nonnull(strstr(r.out, "\n  plot TRACE "));
+	mt_test_run_release(&r);
+	for (size_t i = 0; i < 3; i++) {
+		char want[64];
+
+		run_in(&r, NULL, cmds[i], "--help", NULL);
+		ck_assert_int_eq(r.status, 0);
+		snprintf(want, sizeof(want), "usage: memtrace %s TRACE", cmds[i]);
+		ck_assert_msg(!strncmp(r.out, want, strlen(want)), "%s", r.out);
+		mt_test_run_release(&r);
+	}
+}
+END_TEST
+
+Suite *mt_suite_report(void)
+{
+	Suite *s = suite_create("report");
+	TCase *report = tcase_create("report");
+	TCase *flame = tcase_create("flamegraph");
+	TCase *plot = tcase_create("plot");
+	TCase *oom = tcase_create("every_allocation_failure");
+
+	tcase_set_timeout(report, 120);
+	tcase_add_test(report, report_golden_of_complete_trace);
+	tcase_add_test(report, report_top_limits_each_list);
+	tcase_add_test(report, report_says_caveated_before_any_figure);
+	tcase_add_test(report, report_golden_of_trace_without_allocations);
+	tcase_add_test(report, report_top_zero_gives_the_totals_alone);
+	tcase_add_test(report, report_reads_standard_input);
+	tcase_add_test(report, report_writes_its_output_file_whole);
+	tcase_add_test(report, report_refuses_what_is_not_evidence);
+	tcase_add_test(report, report_usage_errors_exit_64);
+	tcase_add_test(report, report_shows_source_lines_of_the_demo_workload);
+	tcase_add_test(report, report_falls_back_when_the_module_is_gone);
+	tcase_add_test(report, report_falls_back_when_the_module_is_stripped);
+	tcase_add_test(report, report_site_figures_sum_to_the_totals);
+	tcase_add_test(report, commands_are_listed_in_the_usage);
+	suite_add_tcase(s, report);
+
+	tcase_set_timeout(flame, 120);
+	tcase_add_test(flame, flamegraph_golden_for_each_metric);
+	tcase_add_test(flame, flamegraph_totals_are_the_summary_totals);
+	tcase_add_test(flame, flamegraph_rejects_an_unknown_metric);
+	tcase_add_test(flame, flamegraph_of_trace_without_allocations_is_empty);
+	suite_add_tcase(s, flame);
+
+	tcase_set_timeout(plot, 180);
+	tcase_add_test(plot, plot_golden_of_each_trace);
+	tcase_add_test(plot, plot_is_well_formed_xml);
+	tcase_add_test(plot, plot_curve_peaks_at_peak_live_bytes);
+	tcase_add_test(plot, plot_is_self_contained);
+	tcase_add_test(plot, plot_series_is_bounded_on_a_long_trace);
+	tcase_add_test(plot, plot_axis_is_seq_without_times);
+	/* Only where Chromium is: this suite does not install it. */
+	if (access(CHROMIUM, X_OK) == 0)
+		tcase_add_test(plot, plot_renders_in_chromium);
+	suite_add_tcase(s, plot);
+
+	tcase_set_timeout(oom, 300);
+	tcase_add_test(oom, report_survives_every_allocation_failure);
+	tcase_add_test(oom, flamegraph_survives_every_allocation_failure);
+	tcase_add_test(oom, plot_survives_every_allocation_failure);
+	suite_add_tcase(s, oom);
+	return s;
+}
