@@ -1,0 +1,992 @@
+/*
+ * check_gate: the CI commands gate, diff and repetitions (docs/ci-gates.md).
+ *
+ * The goldens of fixtures/gate/ are the commands' output on the hand-made
+ * runs base.jsonl and new.jsonl (new.jsonl is base.jsonl from another
+ * build at other addresses, with one more leak and one more allocation)
+ * and the repetitions files reps_*.jsonl; fixtures/gate/README.md works
+ * every figure out.  The commands run from a scratch directory holding
+ * copies, so the paths they print are the relative ones of the goldens.
+ * Real runs under the preload check site matching across ASLR, and every
+ * command is swept over every allocation failure in process.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mt_test.h"
+#include "../analyzer/mt_diff.h"
+#include "../analyzer/mt_error.h"
+#include "../analyzer/mt_gate.h"
+#include "../analyzer/mt_mem.h"
+#include "../analyzer/mt_repetitions.h"
+#include "../analyzer/mt_units.h"
+
+/* ---- a scratch directory of copies, and commands run in it ---- */
+
+static const char *const copied[] = {
+	"base.jsonl", "new.jsonl", "reps_steady.jsonl", "reps_varying.jsonl",
+};
+
+static void copy_file(const char *from, const char *dir, const char *name)
+{
+	size_t len;
+	char *data = mt_test_read(from, &len);
+	char *to = mt_test_path(dir, name);
+
+	ck_assert_msg(data != NULL, "cannot read %s", from);
+	mt_test_write(to, data, len);
+	free(data);
+	free(to);
+}
+
+static char *scratch(void)
+{
+	char *dir = mt_test_tmpdir();
+
+	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
+		char name[64], *from;
+
+		snprintf(name, sizeof(name), "gate/%s", copied[i]);
+		from = mt_test_fixture(name);
+		copy_file(from, dir, copied[i]);
+		free(from);
+	}
+	{
+		char *from = mt_test_fixture("traces/missing_stop_killed.jsonl");
+
+		copy_file(from, dir, "killed.jsonl");
+		free(from);
+	}
+	return dir;
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char *p = mt_test_path(dir, name);
+
+	mt_test_write(p, text, strlen(text));
+	free(p);
+}
+
+/* memtrace ARGS... (NULL-terminated) with dir as its working directory. */
+static void memtrace_in(mt_test_run_t *r, const char *dir, ...)
+{
+	char *argv[40];
+	char *mt = mt_test_memtrace();
+	int n = 0;
+	va_list ap;
+
+	argv[n++] = "/bin/sh";
+	argv[n++] = "-c";
+	argv[n++] = "cd \"$0\" && exec \"$@\"";
+	argv[n++] = (char *)dir;
+	argv[n++] = mt;
+	va_start(ap, dir);
+	while ((argv[n] = va_arg(ap, char *)) != NULL) {
+		n++;
+		ck_assert_int_lt(n, 39);
+	}
+	va_end(ap);
+	mt_test_run(r, argv, NULL);
+	free(mt);
+}
+
+#define MT(r, dir, ...) memtrace_in((r), (dir), __VA_ARGS__, (char *)NULL)
+
+static void assert_status(const mt_test_run_t *r, int want)
+{
+	ck_assert_msg(r->status == want, "exit %d, want %d\nstdout:\n%s\nstderr:\n%s",
+		      r->status, want, r->out, r->err);
+}
+
+/* Bad input: its status, nothing on stdout, a memtrace: line on stderr
+ * that says what (expect). */
+static void assert_refused(const mt_test_run_t *r, int want, const char *expect)
+{
+	assert_status(r, want);
+	ck_assert_msg(r->out_len == 0, "stdout is not empty: %s", r->out);
+	ck_assert_msg(!strncmp(r->err, "memtrace: ", 10) && strstr(r->err, expect),
+		      "stderr does not say '%s': %s", expect, r->err);
+}
+
+static json_object *parse_json(const char *text)
+{
+	json_object *o = json_tokener_parse(text);
+
+	ck_assert_msg(o && json_object_is_type(o, json_type_object),
+		      "not one JSON object: %s", text);
+	return o;
+}
+
+static json_object *get(json_object *o, const char *key)
+{
+	json_object *v;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no %s in %s", key,
+		      json_object_to_json_string(o));
+	return v;
+}
+
+/* ---- the workloads, for real runs ---- */
+
+static char *workload(const char *name)
+{
+	char *dir = mt_test_path(mt_test_build_dir(), "workloads");
+	char *p = mt_test_path(dir, name);
+
+	free(dir);
+	return p;
+}
+
+/* Run a workload under the preload, its trace to dir/trace. */
+static void traced(const char *dir, const char *trace, const char *name,
+		   const char *arg)
+{
+	char pre[4096], out[4096];
+	char *prog = workload(name), *path = mt_test_path(dir, trace);
+	char *argv[] = { prog, (char *)arg, NULL };
+	char *env[] = { pre, out, NULL };
+	mt_test_run_t r;
+
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s/libmtpreload.so", mt_test_build_dir());
+	snprintf(out, sizeof(out), "MEMTRACE_OUTPUT=%s", path);
+	mt_test_run(&r, argv, env);
+	assert_status(&r, 0);
+	mt_test_run_release(&r);
+	free(prog);
+	free(path);
+}
+
+/* The ip of a trace's frame 1, as written. */
+static char *first_ip(const char *dir, const char *trace)
+{
+	char *path = mt_test_path(dir, trace);
+	char *text = mt_test_read(path, NULL), *at, *end, *ip;
+
+	ck_assert_ptr_nonnull(text);
+	at = strstr(text, "\"frame_id\":1,\"ip\":\"");
+	ck_assert_ptr_nonnull(at);
+	at += strlen("\"frame_id\":1,\"ip\":\"");
+	end = strchr(at, '"');
+	ip = strndup(at, (size_t)(end - at));
+	free(text);
+	free(path);
+	return ip;
+}
+
+static int aslr_on(void)
+{
+	char *s = mt_test_read("/proc/sys/kernel/randomize_va_space", NULL);
+	int on = s && s[0] != '0';
+
+	free(s);
+	return on;
+}
+
+/* ================= units ================= */
+
+START_TEST(sizes_are_1024_based_with_k_m_g_suffixes)
+{
+	static const struct {
+		const char *s;
+		uint64_t v;
+	} good[] = {
+		{ "0", 0 }, { "7192", 7192 }, { "512B", 512 }, { "16K", 16384 },
+		{ "16k", 16384 }, { "16KiB", 16384 }, { "1.5K", 1536 },
+		{ "6.1K", 6246 }, { "1M", 1048576 }, { "0.5M", 524288 },
+		{ "2G", 2147483648u }, { "1GiB", 1073741824 },
+		{ "1T", 1099511627776u }, { "1.0009765625K", 1025 },
+		{ "18446744073709551615", UINT64_MAX },
+	};
+	static const char *const bad[] = {
+		"", "K", "-1", "+1", "1KB", "1kb", "1Ki", "1.", ".5K", "1.5.K",
+		"1 K", "16E", "16P", "18446744073709551616", "16777216T", "0x10",
+	};
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		v = 12345;
+		ck_assert_msg(mt_units_parse_size(good[i].s, &v) == 0,
+			      "'%s' refused", good[i].s);
+		ck_assert_msg(v == good[i].v, "'%s' is %" PRIu64 ", want %" PRIu64,
+			      good[i].s, v, good[i].v);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 12345;
+		ck_assert_msg(mt_units_parse_size(bad[i], &v) == -1 && v == 12345,
+			      "'%s' accepted as %" PRIu64, bad[i], v);
+	}
+	ck_assert_int_eq(mt_units_parse_count("10K", &v), -1);
+	ck_assert_int_eq(mt_units_parse_count("10", &v), 0);
+	ck_assert_uint_eq(v, 10);
+}
+END_TEST
+
+START_TEST(thresholds_compare_exactly)
+{
+	uint64_t m;
+
+	ck_assert_int_eq(mt_units_parse_pct("49.42", &m), 0);
+	ck_assert_uint_eq(m, 49420);
+	ck_assert_int_eq(mt_units_parse_pct("5%", &m), 0);
+	ck_assert_uint_eq(m, 5000);
+	ck_assert_int_eq(mt_units_parse_pct("0.001", &m), 0);
+	ck_assert_uint_eq(m, 1);
+	ck_assert_int_eq(mt_units_parse_pct("1.2345", &m), -1);
+	ck_assert_int_eq(mt_units_parse_pct("-5", &m), -1);
+	ck_assert_int_eq(mt_units_parse_pct("abc", &m), -1);
+	/* 4144 -> 6192 is +49.4208...% */
+	ck_assert(mt_units_grew_beyond(4144, 6192, 49420));
+	ck_assert(!mt_units_grew_beyond(4144, 6192, 49421));
+	/* exactly 10%: not beyond 10% */
+	ck_assert(!mt_units_grew_beyond(1000, 1100, 10000));
+	ck_assert(mt_units_grew_beyond(1000, 1101, 10000));
+	ck_assert(!mt_units_grew_beyond(1000, 900, 0));
+	ck_assert(!mt_units_grew_beyond(0, 0, 0));
+	/* growth from nothing passes any threshold */
+	ck_assert(mt_units_grew_beyond(0, 1, UINT64_MAX));
+	ck_assert(mt_units_grew_beyond(UINT64_MAX - 1, UINT64_MAX, 0));
+}
+END_TEST
+
+/* ================= gate ================= */
+
+START_TEST(gate_budgets_that_hold_exit_0)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "gate", "new.jsonl", "--max-peak", "7192", "--max-live",
+	   "6.1K", "--max-allocations", "7");
+	assert_status(&r, 0);
+	ck_assert_str_eq(r.err, "");
+	mt_test_assert_golden(r.out, r.out_len, "gate/gate_hold.txt");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(gate_names_each_failed_budget_with_its_limit_and_value)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "gate", "new.jsonl", "--max-peak", "8K", "--max-live", "4K",
+	   "--max-allocations", "10", "--max-temporary", "2",
+	   "--require-complete");
+	assert_status(&r, 1);
+	ck_assert_str_eq(r.err, "");
+	mt_test_assert_golden(r.out, r.out_len, "gate/gate_fail.txt");
+	mt_test_run_release(&r);
+	/* One byte under a value fails it; the value itself holds. */
+	MT(&r, dir, "gate", "new.jsonl", "--max-peak", "7191");
+	assert_status(&r, 1);
+	ck_assert_ptr_nonnull(strstr(r.out, "FAIL --max-peak 7191 (7.0 KiB): "
+					   "peak_live_bytes is 7192 (7.0 KiB), 1 (1 B) over\n"));
+	mt_test_run_release(&r);
+	MT(&r, dir, "gate", "new.jsonl", "--max-allocations", "6");
+	assert_status(&r, 1);
+	ck_assert_ptr_nonnull(strstr(r.out, "FAIL --max-allocations 6: allocations is 7, 1 over\n"
+					   "     most allocations: 3 from load_records (app) < main (app)\n"));
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(gate_require_complete_fails_on_a_caveated_trace)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "gate", "killed.jsonl", "--max-live", "100", "--require-complete");
+	assert_status(&r, 1);
+	mt_test_assert_golden(r.out, r.out_len, "gate/gate_caveated.txt");
+	mt_test_run_release(&r);
+	/* Without it the budgets are judged on what the trace holds. */
+	MT(&r, dir, "gate", "killed.jsonl", "--max-live", "100");
+	assert_status(&r, 0);
+	ck_assert_str_eq(r.out,
+			 "ok   --max-live 100 (100 B): live_bytes is 50 (50 B)\n"
+			 "note: the trace is missing_stop_event: its figures cover only "
+			 "the events it holds (--require-complete fails on it)\n"
+			 "memtrace gate: killed.jsonl: 1 budget holds\n");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* The golden with its last line's path replaced. */
+static char *golden_for(const char *golden, const char *from, const char *to)
+{
+	char *path = mt_test_fixture(golden);
+	char *text = mt_test_read(path, NULL), *at, *out;
+	size_t n;
+
+	ck_assert_ptr_nonnull(text);
+	at = strstr(text, from);
+	ck_assert_ptr_nonnull(at);
+	n = strlen(text) - strlen(from) + strlen(to) + 1;
+	out = malloc(n);
+	ck_assert_ptr_nonnull(out);
+	snprintf(out, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+	free(text);
+	free(path);
+	return out;
+}
+
+START_TEST(gate_reads_a_summary_written_earlier_as_it_reads_the_trace)
+{
+	char *dir = scratch();
+	char *want = golden_for("gate/gate_fail.txt", "gate: new.jsonl:",
+				"gate: new.summary.jsonl:");
+	mt_test_run_t r;
+
+	MT(&r, dir, "summary", "new.jsonl", "--top", "100", "--include-zero-live",
+	   "-o", "new.summary.jsonl");
+	assert_status(&r, 0);
+	mt_test_run_release(&r);
+	MT(&r, dir, "gate", "new.summary.jsonl", "--max-peak", "8K", "--max-live",
+	   "4K", "--max-allocations", "10", "--max-temporary", "2",
+	   "--require-complete");
+	assert_status(&r, 1);
+	ck_assert_str_eq(r.out, want);
+	mt_test_run_release(&r);
+	/* capture's summary: the summary line alone, so no site to name. */
+	MT(&r, dir, "capture", "--capture", "new.jsonl", "--summary", "capture.jsonl");
+	assert_status(&r, 0);
+	mt_test_run_release(&r);
+	MT(&r, dir, "gate", "capture.jsonl", "--max-live", "4K");
+	assert_status(&r, 1);
+	ck_assert_str_eq(r.out,
+			 "FAIL --max-live 4096 (4.0 KiB): live_bytes is 6192 (6.0 KiB), "
+			 "2096 (2.0 KiB) over\n"
+			 "memtrace gate: capture.jsonl: 1 of 1 budget failed\n");
+	mt_test_run_release(&r);
+	free(want);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(gate_sizes_print_as_read)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "gate", "new.jsonl", "--max-peak", "7K", "--max-live", "1G");
+	assert_status(&r, 1);
+	ck_assert_ptr_nonnull(strstr(r.out, "FAIL --max-peak 7168 (7.0 KiB): "
+					   "peak_live_bytes is 7192 (7.0 KiB), 24 (24 B) over\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "ok   --max-live 1073741824 (1.0 GiB): "));
+	mt_test_run_release(&r);
+	MT(&r, dir, "gate", "new.jsonl", "--max-peak=0.5M");
+	assert_status(&r, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "ok   --max-peak 524288 (512.0 KiB): "));
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(gate_bad_input_has_its_own_exit_status)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "gate", "absent.jsonl", "--max-live", "1");
+	assert_refused(&r, MT_EXIT_MISSING, "cannot read 'absent.jsonl'");
+	mt_test_run_release(&r);
+	put(dir, "empty.jsonl", "");
+	MT(&r, dir, "gate", "empty.jsonl", "--max-live", "1");
+	assert_refused(&r, MT_EXIT_INVALID, "not valid memtrace evidence: the trace is empty");
+	mt_test_run_release(&r);
+	MT(&r, dir, "gate", "reps_steady.jsonl", "--max-live", "1");
+	assert_refused(&r, MT_EXIT_INVALID, "it is a repetitions file (read it with "
+					    "'memtrace repetitions')");
+	mt_test_run_release(&r);
+	put(dir, "bad.summary.jsonl",
+	    "{\"schema\":\"memtrace.summary/v1\",\"status\":\"complete\","
+	    "\"message\":null}\n");
+	MT(&r, dir, "gate", "bad.summary.jsonl", "--max-live", "1");
+	assert_refused(&r, MT_EXIT_INVALID, "line 1 is not a summary line: its "
+					    "\"events\" is missing");
+	mt_test_run_release(&r);
+	/* The summary line, then the three sites with live bytes. */
+	MT(&r, dir, "summary", "new.jsonl", "-o", "s.jsonl");
+	mt_test_run_release(&r);
+	{
+		char *p = mt_test_path(dir, "s.jsonl");
+		FILE *f = fopen(p, "a");
+
+		ck_assert_ptr_nonnull(f);
+		fputs("{\"schema\":\"memtrace.site/v1\",\"rank\":9}\n", f);
+		fclose(f);
+		free(p);
+	}
+	MT(&r, dir, "gate", "s.jsonl", "--max-live", "1");
+	assert_refused(&r, MT_EXIT_INVALID, "line 5 is not a site line");
+	mt_test_run_release(&r);
+
+	MT(&r, dir, "gate", "new.jsonl");
+	assert_refused(&r, MT_EXIT_USAGE, "no budget given");
+	mt_test_run_release(&r);
+	MT(&r, dir, "gate", "new.jsonl", "--max-live", "1KB");
+	assert_refused(&r, MT_EXIT_USAGE, "--max-live needs a size");
+	mt_test_run_release(&r);
+	MT(&r, dir, "gate", "new.jsonl", "--max-allocations", "-1");
+	assert_refused(&r, MT_EXIT_USAGE, "--max-allocations needs a whole number");
+	mt_test_run_release(&r);
+	MT(&r, dir, "gate", "new.jsonl", "--max-frees", "1");
+	assert_refused(&r, MT_EXIT_USAGE, "unknown option '--max-frees'");
+	mt_test_run_release(&r);
+	MT(&r, dir, "gate", "new.jsonl", "base.jsonl", "--max-live", "1");
+	assert_refused(&r, MT_EXIT_USAGE, "unexpected argument 'base.jsonl'");
+	mt_test_run_release(&r);
+	MT(&r, dir, "gate", "--max-live");
+	assert_refused(&r, MT_EXIT_USAGE, "option '--max-live' needs a value");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* ================= diff ================= */
+
+START_TEST(diff_matches_sites_across_runs_at_different_addresses)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "diff", "base.jsonl", "new.jsonl");
+	assert_status(&r, 1);
+	ck_assert_str_eq(r.err, "");
+	mt_test_assert_golden(r.out, r.out_len, "gate/diff.txt");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(diff_json_is_one_json_object)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+	json_object *o;
+
+	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--json");
+	assert_status(&r, 1);
+	mt_test_assert_golden(r.out, r.out_len, "gate/diff.json");
+	ck_assert_int_eq(strchr(r.out, '\n') - r.out, (long)r.out_len - 1);
+	o = parse_json(r.out);
+	ck_assert_int_eq((int)json_object_array_length(get(o, "regressed")), 2);
+	ck_assert_int_eq((int)json_object_array_length(get(o, "sites")), 2);
+	json_object_put(o);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* The regressed fields of diff --json at a threshold, "," joined. */
+static void regressed_at(const char *dir, const char *pct, int want_status,
+			 const char *want)
+{
+	mt_test_run_t r;
+	json_object *o, *list;
+	char got[256] = "";
+
+	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--json", "--threshold", pct);
+	assert_status(&r, want_status);
+	o = parse_json(r.out);
+	list = get(o, "regressed");
+	for (size_t i = 0; i < json_object_array_length(list); i++) {
+		if (i)
+			strcat(got, ",");
+		strcat(got, json_object_get_string(json_object_array_get_idx(list, i)));
+	}
+	ck_assert_msg(!strcmp(got, want), "--threshold %s: regressed [%s], want [%s]",
+		      pct, got, want);
+	json_object_put(o);
+	mt_test_run_release(&r);
+}
+
+START_TEST(diff_threshold_is_the_growth_allowed)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	/* peak_live_bytes grew 39.81%, live_bytes 49.42% */
+	regressed_at(dir, "0", 1, "peak_live_bytes,live_bytes");
+	regressed_at(dir, "39.8", 1, "peak_live_bytes,live_bytes");
+	regressed_at(dir, "39.82", 1, "live_bytes");
+	regressed_at(dir, "49.42", 1, "live_bytes");
+	regressed_at(dir, "49.421", 0, "");
+	regressed_at(dir, "50%", 0, "");
+	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--threshold", "50", "--top", "0");
+	assert_status(&r, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, "sites by growth: 2 changed, 2 unchanged; "
+					   "the first 0 (--top)\nmemtrace diff: neither "
+					   "peak_live_bytes nor live_bytes grew beyond the "
+					   "threshold of 50%\n"));
+	mt_test_run_release(&r);
+	/* Shrinking is no regression: NEW to BASE. */
+	MT(&r, dir, "diff", "new.jsonl", "base.jsonl");
+	assert_status(&r, 0);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(diff_of_two_runs_of_one_program_matches_every_site)
+{
+	char *dir = mt_test_tmpdir();
+	char *ip1, *ip2;
+	mt_test_run_t r;
+
+	traced(dir, "a.jsonl", "wl_demo", "200");
+	traced(dir, "b.jsonl", "wl_demo", "200");
+	ip1 = first_ip(dir, "a.jsonl");
+	ip2 = first_ip(dir, "b.jsonl");
+	if (aslr_on())
+		ck_assert_msg(strcmp(ip1, ip2), "both runs at %s: ASLR did nothing", ip1);
+	MT(&r, dir, "diff", "a.jsonl", "b.jsonl");
+	assert_status(&r, 0);
+	ck_assert_msg(strstr(r.out, "sites by growth: 0 changed, ") != NULL,
+		      "sites changed between two runs:\n%s", r.out);
+	mt_test_run_release(&r);
+	/* And from their summary files. */
+	MT(&r, dir, "summary", "a.jsonl", "--top", "1000", "--include-zero-live",
+	   "-o", "a.summary.jsonl");
+	mt_test_run_release(&r);
+	MT(&r, dir, "summary", "b.jsonl", "--top", "1000", "--include-zero-live",
+	   "-o", "b.summary.jsonl");
+	mt_test_run_release(&r);
+	MT(&r, dir, "diff", "a.summary.jsonl", "b.summary.jsonl");
+	assert_status(&r, 0);
+	ck_assert_msg(strstr(r.out, "sites by growth: 0 changed, ") != NULL,
+		      "sites changed between two summaries:\n%s", r.out);
+	mt_test_run_release(&r);
+	free(ip1);
+	free(ip2);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(diff_of_real_runs_names_the_site_that_grew)
+{
+	char *dir = mt_test_tmpdir();
+	mt_test_run_t r;
+
+	traced(dir, "small.jsonl", "wl_demo", "100");
+	traced(dir, "big.jsonl", "wl_demo", "3000");
+	MT(&r, dir, "diff", "small.jsonl", "big.jsonl", "--top", "1");
+	assert_status(&r, 1);
+	/* The records buffer doubles past 16 KiB: the peak grows; the
+	 * short-lived lines grow most in bytes allocated. */
+	ck_assert_msg(strstr(r.out, "REGRESSED") && strstr(r.out,
+		"\n      format_line (wl_demo) < load_records (wl_demo) < main (wl_demo)"),
+		"no growth of format_line:\n%s", r.out);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(diff_bad_input_has_its_own_exit_status)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "diff", "base.jsonl");
+	assert_refused(&r, MT_EXIT_USAGE, "missing NEW argument");
+	mt_test_run_release(&r);
+	MT(&r, dir, "diff", "absent.jsonl", "new.jsonl");
+	assert_refused(&r, MT_EXIT_MISSING, "cannot read 'absent.jsonl'");
+	mt_test_run_release(&r);
+	put(dir, "junk.jsonl", "not json\n");
+	MT(&r, dir, "diff", "base.jsonl", "junk.jsonl");
+	assert_refused(&r, MT_EXIT_INVALID, "'junk.jsonl' is not valid memtrace evidence");
+	mt_test_run_release(&r);
+	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--threshold", "-5");
+	assert_refused(&r, MT_EXIT_USAGE, "--threshold needs a percentage");
+	mt_test_run_release(&r);
+	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--threshold", "1.2345");
+	assert_refused(&r, MT_EXIT_USAGE, "--threshold needs a percentage");
+	mt_test_run_release(&r);
+	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--top", "x");
+	assert_refused(&r, MT_EXIT_USAGE, "--top needs a number");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* ================= repetitions ================= */
+
+START_TEST(repetitions_of_steady_runs_flag_nothing)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "repetitions", "reps_steady.jsonl");
+	assert_status(&r, 0);
+	mt_test_assert_golden(r.out, r.out_len, "gate/reps_steady.txt");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(repetitions_flag_each_field_that_varies)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "repetitions", "reps_varying.jsonl");
+	assert_status(&r, 1);
+	mt_test_assert_golden(r.out, r.out_len, "gate/reps_varying.txt");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(repetitions_json_is_one_json_object)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+	json_object *o;
+
+	MT(&r, dir, "repetitions", "reps_varying.jsonl", "--json");
+	assert_status(&r, 1);
+	mt_test_assert_golden(r.out, r.out_len, "gate/reps_varying.json");
+	o = parse_json(r.out);
+	ck_assert_int_eq((int)json_object_array_length(get(o, "metrics")), 19);
+	ck_assert_int_eq((int)json_object_array_length(get(o, "varying")), 7);
+	json_object_put(o);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* memtrace-run -n 3 -o dir/out -- workload args..., then repetitions. */
+static void run_three(mt_test_run_t *r, const char *dir, const char *name,
+		      const char *arg)
+{
+	char *script = mt_test_path(mt_test_source_dir(), "scripts/memtrace-run");
+	char *out = mt_test_path(dir, "out"), *prog = workload(name);
+	char *reps = mt_test_path(out, "allocations.repetitions.jsonl");
+	char an[4096], pre[4096];
+	char *argv[] = { script, "-q", "-n", "3", "-o", out, "--", prog,
+			 (char *)arg, NULL };
+	char *env[] = { an, pre, NULL };
+	mt_test_run_t run;
+
+	snprintf(an, sizeof(an), "MEMTRACE_ANALYZER=%s/memtrace", mt_test_build_dir());
+	snprintf(pre, sizeof(pre), "MEMTRACE_PRELOAD=%s/libmtpreload.so",
+		 mt_test_build_dir());
+	mt_test_run(&run, argv, env);
+	assert_status(&run, 0);
+	mt_test_run_release(&run);
+	MT(r, dir, "repetitions", reps);
+	free(script);
+	free(out);
+	free(prog);
+	free(reps);
+}
+
+START_TEST(repetitions_read_what_memtrace_run_writes)
+{
+	char *dir = mt_test_tmpdir();
+	char *counter = mt_test_path(dir, "counter");
+	mt_test_run_t r;
+
+	run_three(&r, dir, "wl_run_steady", NULL);
+	assert_status(&r, 0);
+	ck_assert_ptr_nonnull(strstr(r.out, " 3 summarized\n"));
+	ck_assert_ptr_nonnull(strstr(r.out, "\nmemtrace repetitions: nothing varies "
+					   "between the runs\n"));
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+	/* wl_run_counter makes k allocations in run k. */
+	dir = mt_test_tmpdir();
+	free(counter);
+	counter = mt_test_path(dir, "counter");
+	run_three(&r, dir, "wl_run_counter", counter);
+	assert_status(&r, 1);
+	ck_assert_msg(strstr(r.out, "allocations (") && strstr(r.out, "VARIES"),
+		      "no variation flagged:\n%s", r.out);
+	mt_test_run_release(&r);
+	free(counter);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(repetitions_bad_input_has_its_own_exit_status)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "repetitions", "absent.jsonl");
+	assert_refused(&r, MT_EXIT_MISSING, "cannot read 'absent.jsonl'");
+	mt_test_run_release(&r);
+	put(dir, "empty.jsonl", "");
+	MT(&r, dir, "repetitions", "empty.jsonl");
+	assert_refused(&r, MT_EXIT_INVALID, "'empty.jsonl' is not a repetitions file: "
+					    "it holds no row");
+	mt_test_run_release(&r);
+	MT(&r, dir, "repetitions", "base.jsonl");
+	assert_refused(&r, MT_EXIT_INVALID, "line 1 is not a repetition row: its schema");
+	mt_test_run_release(&r);
+	put(dir, "row.jsonl",
+	    "{\"schema\":\"tiny.profiling.allocation-repetition/v1\",\"execution_index\":1,"
+	    "\"exit_code\":0,\"state\":\"workload_failed\",\"summary\":null}\n"
+	    "{\"schema\":\"tiny.profiling.allocation-repetition/v1\",\"execution_index\":2,"
+	    "\"exit_code\":0,\"state\":\"summary_written\",\"summary\":{\"schema\":"
+	    "\"memtrace.summary/v1\",\"status\":\"complete\",\"message\":null}}\n");
+	MT(&r, dir, "repetitions", "row.jsonl");
+	assert_refused(&r, MT_EXIT_INVALID, "line 2 is not a repetition row: its "
+					    "\"events\" is missing");
+	mt_test_run_release(&r);
+	put(dir, "cut.jsonl",
+	    "{\"schema\":\"tiny.profiling.allocation-repetition/v1\",\"execution_index\":1,"
+	    "\"exit_code\":0,\"state\":\"workload_failed\",\"summary\":null}");
+	MT(&r, dir, "repetitions", "cut.jsonl");
+	assert_refused(&r, MT_EXIT_INVALID, "line 1 is not a repetition row: it is cut off");
+	mt_test_run_release(&r);
+	MT(&r, dir, "repetitions");
+	assert_refused(&r, MT_EXIT_USAGE, "missing FILE argument");
+	mt_test_run_release(&r);
+	MT(&r, dir, "repetitions", "reps_steady.jsonl", "--top", "3");
+	assert_refused(&r, MT_EXIT_USAGE, "unknown option '--top'");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* ================= every allocation failure, in process ================= */
+
+#define MAX_SWEEP 100000
+
+typedef int (*cmd_fn)(int, char **);
+
+/* Run cmd with stdout and stderr to files; returns the status and the
+ * stdout text (malloc'd) in *out. */
+static int run_captured(cmd_fn cmd, int argc, char *const args[], char **out,
+			char **err)
+{
+	char *argv[16];
+	FILE *o = tmpfile(), *e = tmpfile();
+	int saved_out = dup(1), saved_err = dup(2), status;
+	long n;
+
+	ck_assert(o && e && saved_out >= 0 && saved_err >= 0);
+	ck_assert_int_lt(argc, 16);
+	memcpy(argv, args, (size_t)(argc + 1) * sizeof(*argv)); /* getopt permutes argv */
+	fflush(stdout);
+	fflush(stderr);
+	dup2(fileno(o), 1);
+	dup2(fileno(e), 2);
+	status = cmd(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(saved_out, 1);
+	dup2(saved_err, 2);
+	close(saved_out);
+	close(saved_err);
+	for (int i = 0; i < 2; i++) {
+		FILE *f = i ? e : o;
+		char **dst = i ? err : out;
+
+		n = ftell(f);
+		ck_assert_int_ge(n, 0);
+		*dst = malloc((size_t)n + 1);
+		ck_assert_ptr_nonnull(*dst);
+		rewind(f);
+		ck_assert_uint_eq(fread(*dst, 1, (size_t)n, f), (size_t)n);
+		(*dst)[n] = '\0';
+		fclose(f);
+	}
+	return status;
+}
+
+/*
+ * Make the Nth allocation fail, N = 1, 2, ..., until the command no longer
+ * fails: meanwhile it must exit 4, say so, print nothing on stdout and
+ * leak nothing; the last run must print what an unfailed run prints.
+ */
+static void sweep(cmd_fn cmd, int argc, char *const args[], int want, int sticky)
+{
+	char *ref_out, *ref_err, *out, *err;
+	int64_t before = mt_mem_outstanding();
+	uint64_t calls_ref, n;
+	int rc;
+
+	mt_mem_fail_at(0, 0);
+	rc = run_captured(cmd, argc, args, &ref_out, &ref_err);
+	calls_ref = mt_mem_calls();
+	ck_assert_msg(rc == want, "the unfailed run exits %d, want %d: %s", rc,
+		      want, ref_err);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+	ck_assert_uint_gt(calls_ref, 3);
+	for (n = 1; n <= MAX_SWEEP; n++) {
+		uint64_t calls;
+
+		mt_mem_fail_at(n, sticky);
+		rc = run_captured(cmd, argc, args, &out, &err);
+		calls = mt_mem_calls();
+		mt_mem_fail_at(0, 0);
+		ck_assert_msg(mt_mem_outstanding() == before,
+			      "%s N=%" PRIu64 ": %" PRId64 " blocks leaked", args[0], n,
+			      mt_mem_outstanding() - before);
+		if (calls < n) {
+			/* The failure never came: the unfailed result. */
+			ck_assert_msg(rc == want && !strcmp(out, ref_out),
+				      "%s N=%" PRIu64 ": exit %d, output differs",
+				      args[0], n, rc);
+			free(out);
+			free(err);
+			break;
+		}
+		ck_assert_msg(rc == MT_EXIT_NOMEM, "%s N=%" PRIu64 ": exit %d, want 4: %s",
+			      args[0], n, rc, err);
+		ck_assert_msg(out[0] == '\0', "%s N=%" PRIu64 ": stdout holds %s",
+			      args[0], n, out);
+		ck_assert_msg(strstr(err, "memtrace: out of memory\n") != NULL,
+			      "%s N=%" PRIu64 ": stderr is '%s'", args[0], n, err);
+		free(out);
+		free(err);
+	}
+	ck_assert_uint_eq(n, calls_ref + 1);
+	free(ref_out);
+	free(ref_err);
+}
+
+/* Run the sweep from the scratch directory (the commands take relative
+ * paths); Check forks each test, so the chdir stays in it. */
+#define SWEEP_IN_SCRATCH(cmd, want, ...)                                       \
+	do {                                                                   \
+		char *dir_ = scratch();                                        \
+		char *args_[16] = { __VA_ARGS__, NULL };                       \
+		int argc_ = 0;                                                 \
+		while (args_[argc_])                                           \
+			argc_++;                                               \
+		ck_assert_int_eq(chdir(dir_), 0);                              \
+		sweep((cmd), argc_, args_, (want), 0);                         \
+		sweep((cmd), argc_, args_, (want), 1);                         \
+		ck_assert_int_eq(chdir("/"), 0);                               \
+		mt_test_rmdir(dir_);                                           \
+		free(dir_);                                                    \
+	} while (0)
+
+START_TEST(gate_survives_every_allocation_failure)
+{
+	SWEEP_IN_SCRATCH(mt_gate_cmd, 1, "gate", "new.jsonl", "--max-live", "4K",
+			 "--max-allocations", "6", "--max-peak", "1K");
+}
+END_TEST
+
+START_TEST(gate_on_a_summary_survives_every_allocation_failure)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "summary", "new.jsonl", "--top", "9", "--include-zero-live",
+	   "-o", "s.jsonl");
+	mt_test_run_release(&r);
+	ck_assert_int_eq(chdir(dir), 0);
+	{
+		char *args[] = { "gate", "s.jsonl", "--max-live", "4K", NULL };
+
+		sweep(mt_gate_cmd, 4, args, 1, 0);
+		sweep(mt_gate_cmd, 4, args, 1, 1);
+	}
+	ck_assert_int_eq(chdir("/"), 0);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(diff_survives_every_allocation_failure)
+{
+	SWEEP_IN_SCRATCH(mt_diff_cmd, 1, "diff", "base.jsonl", "new.jsonl");
+}
+END_TEST
+
+START_TEST(diff_json_survives_every_allocation_failure)
+{
+	SWEEP_IN_SCRATCH(mt_diff_cmd, 1, "diff", "base.jsonl", "new.jsonl", "--json");
+}
+END_TEST
+
+START_TEST(repetitions_survive_every_allocation_failure)
+{
+	SWEEP_IN_SCRATCH(mt_repetitions_cmd, 1, "repetitions", "reps_varying.jsonl");
+}
+END_TEST
+
+START_TEST(repetitions_json_survive_every_allocation_failure)
+{
+	SWEEP_IN_SCRATCH(mt_repetitions_cmd, 1, "repetitions", "reps_varying.jsonl",
+			 "--json");
+}
+END_TEST
+
+Suite *mt_suite_gate(void)
+{
+	Suite *s = suite_create("gate");
+	TCase *units = tcase_create("units");
+	TCase *gate = tcase_create("gate");
+	TCase *diff = tcase_create("diff");
+	TCase *reps = tcase_create("repetitions");
+	TCase *oom = tcase_create("every_allocation_failure");
+
+	tcase_add_test(units, sizes_are_1024_based_with_k_m_g_suffixes);
+	tcase_add_test(units, thresholds_compare_exactly);
+	tcase_add_test(gate, gate_budgets_that_hold_exit_0);
+	tcase_add_test(gate, gate_names_each_failed_budget_with_its_limit_and_value);
+	tcase_add_test(gate, gate_require_complete_fails_on_a_caveated_trace);
+	tcase_add_test(gate, gate_reads_a_summary_written_earlier_as_it_reads_the_trace);
+	tcase_add_test(gate, gate_sizes_print_as_read);
+	tcase_add_test(gate, gate_bad_input_has_its_own_exit_status);
+	tcase_add_test(diff, diff_matches_sites_across_runs_at_different_addresses);
+	tcase_add_test(diff, diff_json_is_one_json_object);
+	tcase_add_test(diff, diff_threshold_is_the_growth_allowed);
+	tcase_add_test(diff, diff_of_two_runs_of_one_program_matches_every_site);
+	tcase_add_test(diff, diff_of_real_runs_names_the_site_that_grew);
+	tcase_add_test(diff, diff_bad_input_has_its_own_exit_status);
+	tcase_add_test(reps, repetitions_of_steady_runs_flag_nothing);
+	tcase_add_test(reps, repetitions_flag_each_field_that_varies);
+	tcase_add_test(reps, repetitions_json_is_one_json_object);
+	tcase_add_test(reps, repetitions_read_what_memtrace_run_writes);
+	tcase_add_test(reps, repetitions_bad_input_has_its_own_exit_status);
+	tcase_set_timeout(oom, 120);
+	tcase_add_test(oom, gate_survives_every_allocation_failure);
+	tcase_add_test(oom, gate_on_a_summary_survives_every_allocation_failure);
+	tcase_add_test(oom, diff_survives_every_allocation_failure);
+	tcase_add_test(oom, diff_json_survives_every_allocation_failure);
+	tcase_add_test(oom, repetitions_survive_every_allocation_failure);
+	tcase_add_test(oom, repetitions_json_survive_every_allocation_failure);
+	suite_add_tcase(s, units);
+	suite_add_tcase(s, gate);
+	suite_add_tcase(s, diff);
+	suite_add_tcase(s, reps);
+	suite_add_tcase(s, oom);
+	return s;
+}
