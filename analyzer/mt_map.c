@@ -7,6 +7,9 @@
 #include "mt_map.h"
 
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "mt_error.h"
 #include "mt_mem.h"
@@ -23,18 +26,44 @@ static inline void *slot_value(const mt_map_t *m, size_t i)
 	return m->slots + i * m->entry_size + sizeof(uint64_t);
 }
 
-/* Fibonacci hashing: multiply, keep the high bits.  Pointers aligned to 16
- * bytes still spread over the whole table. */
+/* The keys come from the trace, which may be hostile: with a fixed hash
+ * anyone can write pointers that all land in one slot and make every
+ * insert walk all of them (a trace of a million such allocations took
+ * hours).  So the hash is keyed with a per-process random seed, drawn
+ * once with getrandom(2), and mixes every key bit into every index bit:
+ * multiply, fold the high half down, twice.  Pointers aligned to 16 bytes
+ * still spread over the whole table.  Nothing depends on the order this
+ * gives: every output the analyzer sorts is sorted on a total order. */
+static uint64_t map_seed;
+
 static inline size_t home(const mt_map_t *m, uint64_t stored)
 {
-	uint64_t h = stored * 0x9e3779b97f4a7c15ull;
+	uint64_t h = (stored ^ map_seed) * 0x9e3779b97f4a7c15ull;
 
-	h ^= h >> 29;
+	h ^= h >> 32;
+	h *= 0xd6e8feb86659fd93ull;
+	h ^= h >> 32;
 	return (size_t)h & (m->cap - 1);
+}
+
+static void seed_once(void)
+{
+	struct timespec ts;
+
+	if (map_seed)
+		return;
+	if (getrandom(&map_seed, sizeof(map_seed), GRND_NONBLOCK) !=
+	    (ssize_t)sizeof(map_seed)) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		map_seed = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^
+			   (uint64_t)ts.tv_sec ^ (uint64_t)getpid() << 32;
+	}
+	map_seed |= 1; /* never 0, so it is drawn once */
 }
 
 void mt_map_init(mt_map_t *m, size_t value_size)
 {
+	seed_once();
 	memset(m, 0, sizeof(*m));
 	m->value_size = value_size;
 	m->entry_size = sizeof(uint64_t) + ((value_size + 7) & ~(size_t)7);
@@ -70,12 +99,6 @@ void *mt_map_find(const mt_map_t *m, uint64_t key)
 		if (!k)
 			return NULL;
 	}
-}
-
-void mt_map_prefetch(const mt_map_t *m, uint64_t key)
-{
-	if (m->cap)
-		__builtin_prefetch(slot_key(m, home(m, key + 1)));
 }
 
 static int grow(mt_map_t *m)

@@ -35,11 +35,6 @@ size_t mt_map_count(const mt_map_t *m);
 /* The value stored for key, or NULL. */
 void *mt_map_find(const mt_map_t *m, uint64_t key);
 
-/* A hint: start loading the slot where a search for key begins, so that a
- * caller who knows the key early overlaps the cache miss with other work.
- * It changes nothing. */
-void mt_map_prefetch(const mt_map_t *m, uint64_t key);
-
 /*
  * Find key's value, inserting a zeroed one when absent.  *created tells
  * which (may be NULL).  Returns MT_OK or MT_ENOMEM (the map unchanged).

@@ -5,8 +5,9 @@
  * flat, compact objects the preload writes (no whitespace, no escapes, no
  * nesting but the frames array) and declines anything else; json-c, in
  * strict mode with UTF-8 validation, is the reference and judges every line
- * the fast path declines.  Only json-c's rejection makes a line malformed.
- * Both fill an mt_raw_t record of the fields memtrace knows, and one
+ * the fast path declines.  A line is malformed only when json-c rejects
+ * its JSON, or when the JSON either path read fails the shared validator
+ * (a missing field, a negative size, frame id 0...).  Both fill an mt_raw_t record of the fields memtrace knows, and one
  * validator turns that record into an mt_event_t, so the two paths cannot
  * disagree on what a field means.
  *
@@ -96,6 +97,10 @@ typedef struct {
 	size_t nframes;
 } mt_event_t;
 
+/* A line with more objects and arrays than this is not read (json-c would
+ * spend hundreds of bytes on each); an event needs two. */
+#define MT_PARSE_CONTAINERS_MAX 1024
+
 typedef enum {
 	MT_PARSE_OK = 0,
 	MT_PARSE_NOT_EVENT,   /* not an object with integer v and seq, string kind */
@@ -145,7 +150,8 @@ mt_parse_result_t mt_parser_parse(mt_parser_t *p, const char *line, size_t len,
 				  mt_event_t *ev);
 
 /* The two paths alone, for the test that holds one to the other.  The fast
- * path never returns MALFORMED; json-c never returns DECLINED. */
+ * path returns MALFORMED only from the shared validator, for JSON it read
+ * itself; json-c never returns DECLINED. */
 mt_parse_result_t mt_parse_fast(mt_parser_t *p, const char *line, size_t len,
 				mt_event_t *ev);
 mt_parse_result_t mt_parse_json_c(mt_parser_t *p, const char *line, size_t len,
