@@ -3,6 +3,7 @@
 #   make            build build/memtrace and build/libmtpreload.so
 #   make check      build and run the whole test suite
 #   make sanitize   the suite again under AddressSanitizer and UBSan
+#   make fuzz       the libFuzzer target for FUZZ_SECONDS (default 60)
 #   make bench      the benchmarks (by hand, never in check)
 #   make install PREFIX=/usr/local
 #   make V=1 ...    show the commands
@@ -30,6 +31,9 @@ JSONC_CFLAGS = $(shell $(PKG_CONFIG) --cflags json-c 2>/dev/null)
 JSONC_LIBS = $(shell $(PKG_CONFIG) --libs json-c 2>/dev/null)
 CHECK_CFLAGS = $(shell $(PKG_CONFIG) --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
+# libdw (elfutils) resolves source lines for report and flamegraph.
+LIBDW_CFLAGS = $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
+LIBDW_LIBS = $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null)
 
 WARN = -Wall -Wextra -Werror
 CFLAGS_BASE = -std=gnu11 $(OPTFLAGS) $(WARN) -MMD -MP \
@@ -43,6 +47,12 @@ ANALYZER_SRC = analyzer/mt_mem.c analyzer/mt_buf.c analyzer/mt_map.c \
 	analyzer/mt_reader.c analyzer/mt_parse.c analyzer/mt_integrity.c \
 	analyzer/mt_heap.c analyzer/mt_analysis.c analyzer/mt_summary.c \
 	analyzer/mt_rows.c analyzer/mt_output.c analyzer/mt_cli.c
+# CI gates: gate, diff, repetitions (docs/ci-gates.md).
+ANALYZER_SRC += analyzer/mt_units.c analyzer/mt_profile.c analyzer/mt_gate.c \
+	analyzer/mt_diff.c analyzer/mt_repetitions.c
+# Reports for people: report, flamegraph, plot (docs/reports.md).
+ANALYZER_SRC += analyzer/mt_cmd.c analyzer/mt_srcline.c analyzer/mt_report.c \
+	analyzer/mt_flame.c analyzer/mt_plot.c
 PRELOAD_SRC = preload/mt_hooks.c preload/mt_real.c preload/mt_trace.c \
 	preload/mt_writer.c preload/mt_stack.c preload/mt_table.c \
 	preload/mt_symbol.c common/mt_fmt.c common/mt_event.c common/mt_jsonl.c
@@ -119,7 +129,8 @@ build-all: $(MEMTRACE) $(PRELOAD)
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(call say,CC,$<)$(CC) $(CFLAGS_ALL) $(JSONC_CFLAGS) $(CHECK_CFLAGS) $(UNWIND_CFLAGS) -c $< -o $@
+	$(call say,CC,$<)$(CC) $(CFLAGS_ALL) $(JSONC_CFLAGS) $(CHECK_CFLAGS) $(UNWIND_CFLAGS) \
+		$(LIBDW_CFLAGS) -c $< -o $@
 
 $(PIC)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -137,11 +148,11 @@ $(LIBANALYZER): $(COMMON_OBJ) $(ANALYZER_OBJ)
 	$(call say,AR,$@)$(AR) rcs $@ $^
 
 $(MEMTRACE): $(OBJ)/analyzer/main.o $(LIBANALYZER)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS)
 
 $(TESTS): $(TEST_OBJ) $(LIBCORE) $(LIBANALYZER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(JSONC_LIBS) \
-		$(UNWIND_LIBS) -ldl -lpthread
+		$(LIBDW_LIBS) $(UNWIND_LIBS) -ldl -lpthread
 
 $(BENCH_GEN): $(OBJ)/bench/mt_gen_trace.o $(LIBANALYZER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS)
@@ -153,7 +164,7 @@ one-suite: $(MEMTRACE) $(PRELOAD) $(WORKLOADS) $(LIBCORE) $(LIBANALYZER)
 	$(call say,LINK,$(BUILD)/mt-suite-$(SUITE))$(CC) $(CFLAGS_ALL) $(JSONC_CFLAGS) $(CHECK_CFLAGS) \
 		-DMT_ONLY_SUITE=$(SUITE) -o $(BUILD)/mt-suite-$(SUITE) tests/mt_test_one.c \
 		tests/mt_test.c tests/check_$(SUITE).c $(LIBCORE) $(LIBANALYZER) $(CHECK_LIBS) \
-		$(JSONC_LIBS) $(UNWIND_LIBS) -ldl -lpthread
+		$(JSONC_LIBS) $(LIBDW_LIBS) $(UNWIND_LIBS) -ldl -lpthread
 	$(Q)$(BUILD)/mt-suite-$(SUITE)
 
 check: deps
@@ -170,6 +181,25 @@ sanitize: deps
 		OPTFLAGS='-O1 -g -fno-omit-frame-pointer' \
 		SANFLAGS='-fsanitize=address,undefined -fno-sanitize-recover=all'
 
+# The libFuzzer target of tests/fuzz/ (clang), run for FUZZ_SECONDS from a
+# corpus in build-fuzz/ seeded from fixtures/: make fuzz FUZZ_SECONDS=60.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZER = $(BUILD)/fuzz-trace
+.PHONY: fuzz run-fuzz
+FUZZ_BUILD ?= build-fuzz
+fuzz:
+	$(Q)sh scripts/install-deps fuzz
+	$(Q)$(MAKE) --no-print-directory run-fuzz BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) \
+		OPTFLAGS='-O1 -g -fno-omit-frame-pointer' \
+		SANFLAGS='-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all'
+
+$(FUZZER): $(OBJ)/tests/fuzz/fuzz_trace.o $(LIBANALYZER)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS)
+
+run-fuzz: $(FUZZER)
+	$(Q)sh tests/fuzz/run-fuzz $(FUZZER) $(FUZZ_SECONDS) $(BUILD)
+
 $(BENCH_WRITER): bench/mt_writer_bench.c preload/mt_writer.c
 	$(call say,LINK,$@)$(CC) $(CFLAGS_BASE) -o $@ $^
 
@@ -178,6 +208,8 @@ bench: deps
 	$(call say,LINK,$(BUILD)/mt-bench-parse)$(CC) $(LDFLAGS_ALL) -o $(BUILD)/mt-bench-parse \
 		$(OBJ)/bench/mt_bench_parse.o $(LIBANALYZER) $(JSONC_LIBS)
 	$(Q)sh bench/run-analyzer-bench $(BUILD)
+	$(Q)$(MAKE) --no-print-directory $(BENCH_WRITER)
+	$(Q)$(BENCH_WRITER) 2000000 $${TMPDIR:-/tmp}
 
 install: all
 	$(call say,INSTALL,$(PREFIX))install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
@@ -186,6 +218,6 @@ install: all
 	$(Q)install -m 755 scripts/memtrace-run $(DESTDIR)$(PREFIX)/bin/memtrace-run
 
 clean:
-	$(call say,CLEAN,build)rm -rf build build-sanitize
+	$(call say,CLEAN,build)rm -rf build build-sanitize build-fuzz
 
--include $(wildcard $(OBJ)/*/*.d $(PIC)/*/*.d)
+-include $(wildcard $(OBJ)/*/*.d $(OBJ)/*/*/*.d $(PIC)/*/*.d)

@@ -46,6 +46,12 @@ static void judge_first_line(mt_analysis_t *a, mt_parser_t *p,
 
 int mt_analysis_run(mt_analysis_t *a, const char *path)
 {
+	return mt_analysis_run_observed(a, path, NULL, NULL);
+}
+
+int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
+			     mt_analysis_observer_t *observe, void *ctx)
+{
 	mt_reader_t reader;
 	mt_parser_t parser;
 	mt_line_t line;
@@ -122,6 +128,8 @@ int mt_analysis_run(mt_analysis_t *a, const char *path)
 				r = MT_PARSE_MALFORMED;
 			else if (rc)
 				goto cleanup;
+			else if (observe)
+				observe(ctx, &a->heap, &ev);
 		}
 		if (r != MT_PARSE_OK) {
 			if (r == MT_PARSE_BAD_VERSION)

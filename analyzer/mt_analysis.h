@@ -25,6 +25,18 @@ typedef struct {
  * Whatever it returns, mt_analysis_release() must follow.
  */
 int mt_analysis_run(mt_analysis_t *a, const char *path);
+
+/*
+ * An observer sees the heap after each event it applied, in trace order;
+ * it must not fail or keep per-event state (`memtrace plot` folds the
+ * events into a fixed number of buckets).
+ */
+typedef void mt_analysis_observer_t(void *ctx, const mt_heap_t *h,
+				    const mt_event_t *ev);
+
+/* mt_analysis_run(), calling observe(ctx, ...) after every applied event. */
+int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
+			     mt_analysis_observer_t *observe, void *ctx);
 void mt_analysis_release(mt_analysis_t *a);
 
 #endif

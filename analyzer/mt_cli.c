@@ -1,5 +1,7 @@
 /*
- * mt_cli: commands check, summary, capture and repetition.  Each command
+ * mt_cli: the command line: commands check, summary, capture and
+ * repetition live here; report, flamegraph, plot, gate, diff and
+ * repetitions in their own modules, dispatched from here.  Each command
  * computes everything first and writes last, so an error (out of memory
  * above all) leaves no output behind.  It must never exit() or abort on
  * bad input: every path returns a status.
@@ -15,9 +17,15 @@
 
 #include "mt_analysis.h"
 #include "mt_buf.h"
+#include "mt_diff.h"
 #include "mt_error.h"
+#include "mt_flame.h"
+#include "mt_gate.h"
 #include "mt_mem.h"
 #include "mt_output.h"
+#include "mt_plot.h"
+#include "mt_repetitions.h"
+#include "mt_report.h"
 #include "mt_rows.h"
 #include "mt_summary.h"
 
@@ -35,9 +43,16 @@ static const char usage_main[] =
 	"  summary TRACE        write the summary line and the top sites\n"
 	"  capture              judge a workload's trace and write its capture row\n"
 	"  repetition           record one repetition row of a workload run\n"
+	"  gate TRACE|SUMMARY   check a run against budgets: peak, live, allocations\n"
+	"  diff BASE NEW        compare two runs: totals, and sites by growth\n"
+	"  repetitions FILE     min, median, max and spread of a workload's runs\n"
+	"  report TRACE         a report to read: verdict, totals, top sites, lines\n"
+	"  flamegraph TRACE     folded stacks for flamegraph.pl, inferno, speedscope\n"
+	"  plot TRACE -o SVG    the live heap over time as a self-contained SVG\n"
 	"\n"
 	"Run 'memtrace <command> --help' for a command's options.\n"
-	"Exit status: 0 done, 1 caveated trace, 2 not valid evidence,\n"
+	"Exit status: 0 done, 1 caveated trace (check, --strict) or a failed\n"
+	"verdict (gate, diff, repetitions), 2 not valid evidence,\n"
 	"3 trace missing or unreadable, 4 out of memory, 64 usage error,\n"
 	"73 an output cannot be written.\n";
 
@@ -485,5 +500,17 @@ int mt_cli_main(int argc, char **argv)
 		return cmd_capture(argc - 1, argv + 1);
 	if (!strcmp(cmd, "repetition"))
 		return cmd_repetition(argc - 1, argv + 1);
+	if (!strcmp(cmd, "gate"))
+		return mt_gate_cmd(argc - 1, argv + 1);
+	if (!strcmp(cmd, "diff"))
+		return mt_diff_cmd(argc - 1, argv + 1);
+	if (!strcmp(cmd, "repetitions"))
+		return mt_repetitions_cmd(argc - 1, argv + 1);
+	if (!strcmp(cmd, "report"))
+		return mt_report_cmd(argc - 1, argv + 1);
+	if (!strcmp(cmd, "flamegraph"))
+		return mt_flame_cmd(argc - 1, argv + 1);
+	if (!strcmp(cmd, "plot"))
+		return mt_plot_cmd(argc - 1, argv + 1);
 	return usage_error(usage_main, "unknown command '%s'", cmd);
 }

@@ -120,8 +120,26 @@ static int thread_entry(mt_heap_t *h, uint64_t tid, uint64_t **entry)
 	return MT_OK;
 }
 
-static void site_add(mt_site_t *s, uint64_t size)
+/* Before a site's live bytes change: if the heap has reached a new peak
+ * since the site last changed, its live bytes now are what they were at
+ * that peak, so save them.  This keeps each site's share of the latest
+ * peak exact at O(1) per event, without visiting every site at a peak. */
+static void site_touch(const mt_heap_t *h, mt_site_t *s)
 {
+	if (s->peak_epoch != h->peak_epoch) {
+		s->at_peak = s->live_bytes;
+		s->peak_epoch = h->peak_epoch;
+	}
+}
+
+uint64_t mt_heap_site_at_peak(const mt_heap_t *h, const mt_site_t *s)
+{
+	return s->peak_epoch == h->peak_epoch ? s->at_peak : s->live_bytes;
+}
+
+static void site_add(const mt_heap_t *h, mt_site_t *s, uint64_t size)
+{
+	site_touch(h, s);
 	s->bytes_allocated += size;
 	s->live_allocations++;
 	s->live_bytes += size;
@@ -129,8 +147,9 @@ static void site_add(mt_site_t *s, uint64_t size)
 		s->peak_live_bytes = s->live_bytes;
 }
 
-static void site_sub(mt_site_t *s, uint64_t size)
+static void site_sub(const mt_heap_t *h, mt_site_t *s, uint64_t size)
 {
+	site_touch(h, s);
 	s->bytes_freed += size;
 	s->live_allocations--;
 	s->live_bytes -= size;
@@ -146,10 +165,11 @@ static void born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site,
 	a->live_bytes += size;
 	if (a->live_bytes > a->peak_live_bytes)
 		a->peak_live_bytes = a->live_bytes;
-	site_add(site, size);
+	site_add(h, site, size);
 	if (h->live_bytes > h->peak_live_bytes) {
 		h->peak_live_bytes = h->live_bytes;
 		h->peak_seq = seq;
+		h->peak_epoch++;
 	}
 	if (h->live_allocations > h->peak_live_allocations)
 		h->peak_live_allocations = h->live_allocations;
@@ -166,7 +186,7 @@ static void died(mt_heap_t *h, mt_allocator_t *a, const mt_block_t *b)
 	a->live_bytes -= b->size;
 	/* A block's site was known when it was born and stacks are never
 	 * removed, so site is never NULL. */
-	site_sub(site, b->size);
+	site_sub(h, site, b->size);
 }
 
 /* The serial of a new allocation by the event's thread. */
@@ -344,8 +364,10 @@ static int apply_block_event(mt_heap_t *h, mt_allocator_t *a,
 		if (live) {
 			h->frees++;
 			a->frees++;
-			if (is_temporary(h, &old))
+			if (is_temporary(h, &old)) {
 				h->temporary_allocations++;
+				find_site(h, old.site)->temporary_allocations++;
+			}
 			died(h, a, &old);
 		}
 		return MT_OK;
@@ -395,14 +417,17 @@ int mt_heap_apply(mt_heap_t *h, const mt_event_t *ev, const char **why,
 			*field = "allocator_id";
 			return MT_HEAP_REJECTED;
 		}
-		/* The block's slot is most likely a cache miss: start it now,
-		 * under the checks and the thread and site lookups. */
-		mt_map_prefetch(&a->blocks, ev->ptr);
-		if (ev->kind == MT_KIND_REMAP)
-			mt_map_prefetch(&a->blocks, ev->new_ptr);
 		if ((ev->has & MT_HAS_STACK) && !stack_declared(h, ev->stack)) {
 			*why = "it names a stack never declared";
 			*field = "stack";
+			return MT_HEAP_REJECTED;
+		}
+		/* Every sum of sizes is at most bytes_allocated: keeping
+		 * that one below 2^64 keeps every total exact. */
+		if (ev->kind != MT_KIND_FREE && ev->kind != MT_KIND_ALLOC_FAIL &&
+		    ev->size > UINT64_MAX - h->bytes_allocated) {
+			*why = "its size takes bytes_allocated beyond 2^64 - 1";
+			*field = "size";
 			return MT_HEAP_REJECTED;
 		}
 		break;

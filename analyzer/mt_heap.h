@@ -8,8 +8,10 @@
  *
  * Invariants, checked by the tests: live_bytes == bytes_allocated -
  * bytes_freed, for the totals, each allocator and each site;
- * peak_live_bytes >= live_bytes; an event the heap rejects (unknown
- * allocator, stack or frame, an id declared twice) changes nothing.
+ * peak_live_bytes >= live_bytes; the sites' mt_heap_site_at_peak() sum
+ * to peak_live_bytes and their temporary_allocations to the total's; an
+ * event the heap rejects (unknown allocator, stack or frame, an id
+ * declared twice) changes nothing.
  */
 #ifndef MT_HEAP_H
 #define MT_HEAP_H
@@ -26,6 +28,11 @@ typedef struct {
 	uint64_t live_allocations;
 	uint64_t live_bytes;
 	uint64_t peak_live_bytes;
+	uint64_t temporary_allocations; /* its blocks freed while temporary */
+	/* Its live bytes when the heap reached its peak_epoch-th global peak,
+	 * saved the first time the site changes after that peak; read it
+	 * with mt_heap_site_at_peak(). */
+	uint64_t at_peak, peak_epoch;
 } mt_site_t;
 
 typedef struct {
@@ -57,6 +64,7 @@ typedef struct {
 	uint64_t bytes_allocated, bytes_freed;
 	uint64_t live_allocations, live_bytes;
 	uint64_t peak_live_bytes, peak_live_allocations, peak_seq;
+	uint64_t peak_epoch; /* how many times live bytes reached a new peak */
 	uint64_t temporary_allocations;
 	uint64_t duration_ns;
 
@@ -90,5 +98,9 @@ int mt_heap_apply(mt_heap_t *h, const mt_event_t *ev, const char **why,
 
 /* The number of distinct thread ids seen. */
 uint64_t mt_heap_threads(const mt_heap_t *h);
+
+/* A site's live bytes at the moment of the global peak (peak_seq): its
+ * contribution to peak_live_bytes, which the sites' contributions sum to. */
+uint64_t mt_heap_site_at_peak(const mt_heap_t *h, const mt_site_t *s);
 
 #endif

@@ -6,7 +6,8 @@
  * A hook must never record when its thread is already inside the tracer
  * (mt_trace_enter), must work before the real functions are known (the
  * bootstrap arena), and must never change what the program sees: same
- * result, same errno.
+ * result, same errno -- but for the one call MEMTRACE_FAIL_AT makes fail
+ * (mt_trace_fail_now), which returns NULL with errno ENOMEM.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -33,6 +34,10 @@ EXPORT void *malloc(size_t size)
 		return mt_real_arena_alloc(size, 16);
 	if (!mt_trace_enter())
 		return mt_real.malloc(size);
+	if (mt_trace_fail_now(MT_FN_MALLOC, size, 0)) {
+		mt_trace_leave();
+		return NULL;
+	}
 	p = mt_real.malloc(size);
 	if (p)
 		mt_trace_alloc(MT_FN_MALLOC, p, size, 0);
@@ -54,9 +59,13 @@ EXPORT void *calloc(size_t n, size_t size)
 	}
 	if (!mt_trace_enter())
 		return mt_real.calloc(n, size);
-	p = mt_real.calloc(n, size);
 	if (mul_overflows(n, size, &total))
 		total = SIZE_MAX;
+	if (mt_trace_fail_now(MT_FN_CALLOC, total, 0)) {
+		mt_trace_leave();
+		return NULL;
+	}
+	p = mt_real.calloc(n, size);
 	if (p)
 		mt_trace_alloc(MT_FN_CALLOC, p, total, 0);
 	else
@@ -99,7 +108,11 @@ EXPORT void *realloc(void *p, size_t size)
 		return p ? NULL : mt_real_arena_alloc(size, 16);
 	if (!mt_trace_enter())
 		return mt_real.realloc(p, size);
-	q = mt_trace_realloc(MT_FN_REALLOC, p, size, mt_real.realloc);
+	/* realloc(p, 0) frees: no allocation to fail. */
+	if ((size || !p) && mt_trace_fail_now(MT_FN_REALLOC, size, 0))
+		q = NULL;
+	else
+		q = mt_trace_realloc(MT_FN_REALLOC, p, size, mt_real.realloc);
 	mt_trace_leave();
 	return q;
 }
@@ -121,6 +134,9 @@ EXPORT void *reallocarray(void *p, size_t n, size_t size)
 	if (mul_overflows(n, size, &total)) {
 		q = mt_real.reallocarray(p, n, size); /* fails with ENOMEM */
 		mt_trace_alloc_fail(MT_FN_REALLOCARRAY, SIZE_MAX, 0);
+	} else if ((total || !p) &&
+		   mt_trace_fail_now(MT_FN_REALLOCARRAY, total, 0)) {
+		q = NULL;
 	} else {
 		q = mt_trace_realloc(MT_FN_REALLOCARRAY, p, total, mt_real.realloc);
 	}
@@ -138,6 +154,10 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	}
 	if (!mt_trace_enter())
 		return mt_real.posix_memalign(out, align, size);
+	if (mt_trace_fail_now(MT_FN_POSIX_MEMALIGN, size, align)) {
+		mt_trace_leave();
+		return ENOMEM;
+	}
 	rc = mt_real.posix_memalign(out, align, size);
 	if (rc == 0)
 		mt_trace_alloc(MT_FN_POSIX_MEMALIGN, *out, size, align);
@@ -156,6 +176,10 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 			return mt_real_arena_alloc(size_expr, align_expr);   \
 		if (!mt_trace_enter())                                       \
 			return mt_real.name args;                            \
+		if (mt_trace_fail_now(FN, size_expr, align_expr)) {          \
+			mt_trace_leave();                                    \
+			return NULL;                                         \
+		}                                                            \
 		p = mt_real.name args;                                       \
 		if (p)                                                       \
 			mt_trace_alloc(FN, p, size_expr, align_expr);        \

@@ -139,23 +139,27 @@ static int names_pid(const char *pattern)
 
 /* The pattern a descendant uses: the same when it names %p, else the
  * name with ".%p" before its extension (out.jsonl -> out.%p.jsonl), so
- * a child never writes over its parent's trace. */
-static void derive_child_pattern(const char *pattern)
+ * a child never writes over its parent's trace.  Returns -1 when that
+ * pattern does not fit: the caller must not trace then, or its children
+ * would truncate its trace. */
+static int derive_child_pattern(const char *pattern)
 {
 	const char *slash = strrchr(pattern, '/');
 	const char *base = slash ? slash + 1 : pattern;
 	const char *dot = strrchr(base, '.');
 	size_t n = strlen(pattern), at;
 
-	if (names_pid(pattern) || n + 4 >= sizeof(child_pattern)) {
-		if (n < sizeof(child_pattern))
-			memcpy(child_pattern, pattern, n + 1);
-		return;
+	if (n + 4 > sizeof(child_pattern))
+		return -1;
+	if (names_pid(pattern)) {
+		memcpy(child_pattern, pattern, n + 1);
+		return 0;
 	}
 	at = dot && dot != base ? (size_t)(dot - pattern) : n;
 	memcpy(child_pattern, pattern, at);
 	memcpy(child_pattern + at, ".%p", 3);
 	memcpy(child_pattern + at + 3, pattern + at, n - at + 1);
+	return 0;
 }
 
 /* ---- writing, under trace_lock ---- */
@@ -361,6 +365,7 @@ static void atfork_child(void)
 	int rc;
 
 	trace_lock = fresh;
+	atomic_store(&mt_trace_fail_at, 0); /* only the process it was set for */
 	mt_symbol_fork_child();
 	tid_cache = 0;
 	if (atomic_load(&active)) {
@@ -493,6 +498,32 @@ int mt_trace_start(const char *path, int depth)
 	return rc;
 }
 
+/* ---- MEMTRACE_FAIL_AT ---- */
+
+_Atomic uint64_t mt_trace_fail_at;
+static _Atomic uint64_t fail_calls;
+
+/* Read MEMTRACE_FAIL_AT once (empty is unset), and take it out of the
+ * environment, so the programs this one execs do not fail at their own
+ * Nth call too. */
+static void arm_fail_at(void)
+{
+	const char *s = getenv("MEMTRACE_FAIL_AT");
+	char *end;
+	unsigned long long n;
+
+	if (!s)
+		return;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (*s && (errno || *end || *s == '-' || *s == '+'))
+		say("MEMTRACE_FAIL_AT is not a number of allocations: '", s,
+		    "'; no allocation is made to fail");
+	else if (*s)
+		atomic_store(&mt_trace_fail_at, (uint64_t)n);
+	unsetenv("MEMTRACE_FAIL_AT");
+}
+
 static int parse_depth(const char *s)
 {
 	char *end;
@@ -527,12 +558,12 @@ void mt_trace_init(void)
 	pattern = getenv("MEMTRACE_OUTPUT");
 	if (!pattern || !*pattern)
 		pattern = MT_TRACE_DEFAULT_OUTPUT;
-	if (expand(pattern, getpid(), path, sizeof(path)) < 0) {
+	if (expand(pattern, getpid(), path, sizeof(path)) < 0 ||
+	    derive_child_pattern(pattern) < 0) {
 		say("MEMTRACE_OUTPUT is too long; the program runs untraced",
 		    NULL, NULL);
 		goto done;
 	}
-	derive_child_pattern(pattern);
 	/* Programs this one execs inherit LD_PRELOAD and trace themselves:
 	 * give them the pattern that cannot clash with this trace. */
 	if (strcmp(child_pattern, pattern))
@@ -544,6 +575,7 @@ void mt_trace_init(void)
 	}
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	install_signal_handlers();
+	arm_fail_at();
 done:
 	atomic_store(&init_state, 2);
 }
@@ -598,7 +630,8 @@ int mt_trace_active(void)
 
 static void block_event(const char *kind, mt_fn_t fn, uint64_t ptr,
 			uint64_t new_ptr, int has_new, uint64_t size,
-			int has_size, size_t align, const uint64_t *ips, int n)
+			int has_size, size_t align, const uint64_t *ips, int n,
+			uint64_t fail_at)
 {
 	uint64_t stack_id;
 	mt_jsonl_t l;
@@ -623,6 +656,8 @@ static void block_event(const char *kind, mt_fn_t fn, uint64_t ptr,
 		mt_jsonl_u64(&l, "align", align);
 	if (stack_id)
 		mt_jsonl_u64(&l, "stack", stack_id);
+	if (fail_at)
+		mt_jsonl_u64(&l, "fail_at", fail_at);
 	add_tid_t(&l);
 	emit(mt_jsonl_end(&l));
 	pthread_mutex_unlock(&trace_lock);
@@ -634,7 +669,7 @@ void mt_trace_alloc(mt_fn_t fn, void *ptr, size_t size, size_t align)
 	int saved = errno;
 	int n = mt_stack_capture(ips, stack_depth);
 
-	block_event("alloc", fn, (uint64_t)ptr, 0, 0, size, 1, align, ips, n);
+	block_event("alloc", fn, (uint64_t)ptr, 0, 0, size, 1, align, ips, n, 0);
 	errno = saved;
 }
 
@@ -644,7 +679,7 @@ void mt_trace_alloc_fail(mt_fn_t fn, size_t size, size_t align)
 	int saved = errno;
 	int n = mt_stack_capture(ips, stack_depth);
 
-	block_event("alloc.fail", fn, 0, 0, 0, size, 1, align, ips, n);
+	block_event("alloc.fail", fn, 0, 0, 0, size, 1, align, ips, n, 0);
 	errno = saved;
 }
 
@@ -717,4 +752,21 @@ void *mt_trace_realloc(mt_fn_t fn, void *ptr, size_t size,
 	pthread_mutex_unlock(&trace_lock);
 	errno = saved;
 	return q;
+}
+
+/* The Nth allocation call of MEMTRACE_FAIL_AT (arm_fail_at() reads it)
+ * is recorded as failed, and fails. */
+int mt_trace_fail_check(mt_fn_t fn, size_t size, size_t align)
+{
+	uint64_t ips[MT_STACK_MAX_DEPTH];
+	uint64_t at = atomic_load(&mt_trace_fail_at);
+	int n;
+
+	if (!at || atomic_fetch_add(&fail_calls, 1) + 1 != at)
+		return 0;
+	atomic_store(&mt_trace_fail_at, 0);
+	n = mt_stack_capture(ips, stack_depth);
+	block_event("alloc.fail", fn, 0, 0, 0, size, 1, align, ips, n, at);
+	errno = ENOMEM;
+	return 1;
 }

@@ -27,7 +27,9 @@
 #ifndef MT_TRACE_H
 #define MT_TRACE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../common/mt_event.h"
 
@@ -69,5 +71,28 @@ void *mt_trace_realloc(mt_fn_t fn, void *ptr, size_t size,
 
 /* Whether tracing is on (for tests). */
 int mt_trace_active(void);
+
+/*
+ * MEMTRACE_FAIL_AT=N, the out-of-memory sweep's way in: the Nth traced
+ * allocation call of this process fails.  mt_trace_init() reads it once
+ * and removes it from the environment, and a forked child never inherits
+ * it, so only the process it was set for fails; nonzero means armed.
+ */
+extern _Atomic uint64_t mt_trace_fail_at;
+
+/* Count this allocation call; when it is the Nth, disarm, record its
+ * alloc.fail (with "fail_at":N), set errno to ENOMEM and return 1. */
+int mt_trace_fail_check(mt_fn_t fn, size_t size, size_t align);
+
+/* For each allocating hook, inside mt_trace_enter(): 1 when the hook must
+ * fail without calling the real function (return NULL, or ENOMEM from
+ * posix_memalign).  Unarmed, it costs one predictable branch. */
+static inline int mt_trace_fail_now(mt_fn_t fn, size_t size, size_t align)
+{
+	if (__builtin_expect(!atomic_load_explicit(&mt_trace_fail_at,
+						   memory_order_relaxed), 1))
+		return 0;
+	return mt_trace_fail_check(fn, size, align);
+}
 
 #endif

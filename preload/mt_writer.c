@@ -12,22 +12,67 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Open path for the trace: created new (mode 0600), or else an existing
+ * regular file of this user's, made 0600 and emptied.  Never through a
+ * symlink.  A file someone else made is refused without a change: in a
+ * shared directory (/tmp) they may have made it to read the trace. */
+static int open_trace(const char *path, struct stat *st)
+{
+	const int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC;
+
+	for (int tries = 0; tries < 3; tries++) {
+		int fd, err;
+
+		do
+			fd = open(path, flags | O_CREAT | O_EXCL, 0600);
+		while (fd < 0 && errno == EINTR);
+		if (fd >= 0) {
+			if (fstat(fd, st) == 0)
+				return fd;
+			err = errno;
+			close(fd);
+			return -err;
+		}
+		if (errno != EEXIST)
+			return -errno;
+		do
+			fd = open(path, flags);
+		while (fd < 0 && errno == EINTR);
+		if (fd < 0) {
+			if (errno == ENOENT)
+				continue; /* removed meanwhile: create it */
+			return -errno;
+		}
+		if (fstat(fd, st) < 0)
+			err = errno;
+		else if (!S_ISREG(st->st_mode))
+			err = EINVAL;
+		else if (st->st_uid != geteuid())
+			err = EPERM;
+		else if (((st->st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0) ||
+			 ftruncate(fd, 0) < 0)
+			err = errno;
+		else
+			return fd;
+		close(fd);
+		return -err;
+	}
+	return -EEXIST;
+}
+
 int mt_writer_open(mt_writer_t *w, const char *path)
 {
 	struct stat st;
+	int fd;
 
 	memset(w, 0, sizeof(*w));
-	do
-		w->fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW |
-					   O_CLOEXEC, 0600);
-	while (w->fd < 0 && errno == EINTR);
-	if (w->fd < 0 || fstat(w->fd, &st) < 0) {
-		w->error = errno;
-		if (w->fd >= 0)
-			close(w->fd);
+	fd = open_trace(path, &st);
+	if (fd < 0) {
+		w->error = -fd;
 		w->fd = -1;
-		return -w->error;
+		return fd;
 	}
+	w->fd = fd;
 	w->dev = (uint64_t)st.st_dev;
 	w->ino = (uint64_t)st.st_ino;
 	return 0;

@@ -36,7 +36,9 @@ typedef struct {
 	int error;         /* the errno that stopped the writer, or 0 */
 } mt_writer_t;
 
-/* Create path (mode 0600, O_NOFOLLOW, truncating).  Returns 0 or -errno. */
+/* Create path (mode 0600, O_NOFOLLOW), or reuse it when it is a regular
+ * file of the effective user's (made 0600 and truncated); any other file
+ * is left alone and refused (EINVAL, EPERM).  Returns 0 or -errno. */
 int mt_writer_open(mt_writer_t *w, const char *path);
 
 /* Append len bytes.  Returns 0, or -errno once the writer has failed (it

@@ -8,9 +8,11 @@
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -218,15 +220,26 @@ START_TEST(test_core_write_failure_warns_once_and_stops_tracing)
 	int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600), saved = dup(2);
 	char *data;
 
+	char *trace = mt_test_path(dir, "t.jsonl");
+	struct rlimit small, old;
+
 	ck_assert_int_ge(fd, 0);
 	dup2(fd, 2);
-	/* /dev/full opens, but no window of it can be reserved or mapped. */
-	ck_assert_int_eq(mt_trace_start("/dev/full", 0), 0);
+	/* The trace opens, but past the file size limit no window of it can
+	 * be reserved (EFBIG; SIGXFSZ ignored).  (A device such as /dev/full
+	 * is refused at open: only a regular file can hold a trace.) */
+	signal(SIGXFSZ, SIG_IGN);
+	ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
+	small = (struct rlimit){ 4096, old.rlim_max };
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+	ck_assert_int_eq(mt_trace_start(trace, 0), 0);
 	for (int i = 0; i < 10; i++)
 		mt_trace_alloc(MT_FN_MALLOC, (void *)0x1000, 32, 0);
 	ck_assert(!mt_trace_active());
 	mt_trace_stop("exit");
+	setrlimit(RLIMIT_FSIZE, &old);
 	dup2(saved, 2);
+	free(trace);
 	close(fd);
 	data = mt_test_read(err, NULL);
 	ck_assert_int_eq(count(data, "memtrace: cannot write the trace"), 1);

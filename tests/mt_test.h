@@ -23,6 +23,14 @@ Suite *mt_suite_oom(void);       /* tests/check_oom.c: every allocation failure 
 Suite *mt_suite_core(void);      /* tests/check_core.c: the preload core, driven directly */
 Suite *mt_suite_preload(void);   /* tests/check_preload.c: workloads under LD_PRELOAD */
 Suite *mt_suite_run(void);       /* tests/check_run.c: scripts/memtrace-run end to end */
+/* Suites of work in progress: weak, so the runner links before their file
+ * exists, and runs each one that is linked in. */
+Suite *mt_suite_hostile(void) __attribute__((weak)); /* tests/check_hostile.c */
+Suite *mt_suite_stress(void) __attribute__((weak));  /* tests/check_stress.c */
+Suite *mt_suite_real(void) __attribute__((weak));    /* tests/check_real.c */
+Suite *mt_suite_report(void) __attribute__((weak));  /* tests/check_report.c */
+Suite *mt_suite_gate(void) __attribute__((weak));    /* tests/check_gate.c */
+Suite *mt_suite_sweep(void) __attribute__((weak));   /* tests/check_sweep.c */
 
 /* Absolute paths: the source tree, the build tree, a fixture. */
 const char *mt_test_source_dir(void);

@@ -21,6 +21,16 @@ int main(void)
 	srunner_add_suite(sr, mt_suite_core());
 	srunner_add_suite(sr, mt_suite_preload());
 	srunner_add_suite(sr, mt_suite_run());
+	{
+		Suite *(*const more[])(void) = {
+			mt_suite_hostile, mt_suite_stress, mt_suite_real,
+			mt_suite_report, mt_suite_gate, mt_suite_sweep,
+		};
+
+		for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
+			if (more[i])
+				srunner_add_suite(sr, more[i]());
+	}
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
