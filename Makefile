@@ -183,6 +183,8 @@ sanitize: deps
 
 # The libFuzzer target of tests/fuzz/ (clang), run for FUZZ_SECONDS from a
 # corpus in build-fuzz/ seeded from fixtures/: make fuzz FUZZ_SECONDS=60.
+# Warnings are not errors here: gcc's builds hold -Werror, and clang warns
+# of other things.
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 FUZZER = $(BUILD)/fuzz-trace
@@ -191,7 +193,7 @@ FUZZ_BUILD ?= build-fuzz
 fuzz:
 	$(Q)sh scripts/install-deps fuzz
 	$(Q)$(MAKE) --no-print-directory run-fuzz BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) \
-		OPTFLAGS='-O1 -g -fno-omit-frame-pointer' \
+		OPTFLAGS='-O1 -g -fno-omit-frame-pointer' WARN='-Wall -Wextra' \
 		SANFLAGS='-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all'
 
 $(FUZZER): $(OBJ)/tests/fuzz/fuzz_trace.o $(LIBANALYZER)

@@ -6,6 +6,8 @@
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "mt_table.h"
@@ -28,6 +30,56 @@ void mt_stack_init(uint64_t self_start, uint64_t self_end)
 	self_hi = self_end;
 }
 
+/*
+ * No unwind may be under way when the process forks: libunwind keeps a
+ * global lock of its own, and a child that inherits it held (a thread
+ * was unwinding at the fork) deadlocks on its first allocation.  So each
+ * unwind counts itself in unwinding, unless a fork is pending, and the
+ * fork's prepare handler waits for the count to drain (the thread that
+ * forks may be unwinding itself, from a signal handler: it does not wait
+ * for itself).  Sequentially consistent on both sides, like Dekker's.
+ */
+static atomic_int unwinding, forking;
+static __thread __attribute__((tls_model("initial-exec"))) int self_unwinding;
+
+static void unwind_enter(void)
+{
+	for (;;) {
+		while (atomic_load(&forking))
+			sched_yield();
+		atomic_fetch_add(&unwinding, 1);
+		if (!atomic_load(&forking))
+			break;
+		atomic_fetch_sub(&unwinding, 1);
+	}
+	self_unwinding++;
+}
+
+static void unwind_leave(void)
+{
+	self_unwinding--;
+	atomic_fetch_sub(&unwinding, 1);
+}
+
+void mt_stack_fork_prepare(void)
+{
+	atomic_store(&forking, 1);
+	while (atomic_load(&unwinding) > self_unwinding)
+		sched_yield();
+}
+
+void mt_stack_fork_parent(void)
+{
+	atomic_store(&forking, 0);
+}
+
+void mt_stack_fork_child(void)
+{
+	/* The other threads, and their unwinds, are gone. */
+	atomic_store(&unwinding, self_unwinding);
+	atomic_store(&forking, 0);
+}
+
 int mt_stack_capture(uint64_t *ips, int depth)
 {
 	/* Room for the tracer's own frames, dropped below. */
@@ -38,7 +90,9 @@ int mt_stack_capture(uint64_t *ips, int depth)
 		return 0;
 	if (want > (int)(sizeof(buf) / sizeof(buf[0])))
 		want = (int)(sizeof(buf) / sizeof(buf[0]));
+	unwind_enter();
 	n = unw_backtrace(buf, want);
+	unwind_leave();
 	while (skip < n && (uint64_t)buf[skip] >= self_lo &&
 	       (uint64_t)buf[skip] < self_hi)
 		skip++;

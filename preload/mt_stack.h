@@ -38,6 +38,12 @@ uint64_t mt_stack_add(const uint64_t *ips, int n);
 /* The frame ids of ips[0..n) into ids (all must be known). */
 void mt_stack_frame_ids(const uint64_t *ips, int n, uint64_t *ids);
 
+/* fork(2)'s handlers, called first in the prepare handler: no unwind is
+ * under way while the process forks (see mt_stack.c). */
+void mt_stack_fork_prepare(void);
+void mt_stack_fork_parent(void);
+void mt_stack_fork_child(void);
+
 /* Forget every frame and stack (a forked child starts its own trace). */
 void mt_stack_reset(void);
 

@@ -346,6 +346,7 @@ static void atfork_prepare(void)
 	/* Held across fork so the child never inherits a half-written
 	 * line or a lock owned by a thread that does not exist there. */
 	guard++;
+	mt_stack_fork_prepare();
 	mt_symbol_fork_prepare();
 	pthread_mutex_lock(&trace_lock);
 }
@@ -354,6 +355,7 @@ static void atfork_parent(void)
 {
 	pthread_mutex_unlock(&trace_lock);
 	mt_symbol_fork_parent();
+	mt_stack_fork_parent();
 	guard--;
 }
 
@@ -367,6 +369,7 @@ static void atfork_child(void)
 	trace_lock = fresh;
 	atomic_store(&mt_trace_fail_at, 0); /* only the process it was set for */
 	mt_symbol_fork_child();
+	mt_stack_fork_child();
 	tid_cache = 0;
 	if (atomic_load(&active)) {
 		/* The parent's mapping and file are the parent's: let go of
