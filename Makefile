@@ -193,7 +193,7 @@ FUZZ_BUILD ?= build-fuzz
 fuzz:
 	$(Q)sh scripts/install-deps fuzz
 	$(Q)$(MAKE) --no-print-directory run-fuzz BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) \
-		OPTFLAGS='-O1 -g -fno-omit-frame-pointer' WARN='-Wall -Wextra' \
+		OPTFLAGS='-O1 -g -fno-omit-frame-pointer' \
 		SANFLAGS='-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all'
 
 $(FUZZER): $(OBJ)/tests/fuzz/fuzz_trace.o $(LIBANALYZER)

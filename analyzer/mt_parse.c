@@ -941,7 +941,7 @@ static int too_many_containers(const char *s, size_t len)
  * strings a '-' or a digit starts a number, and a delimiter ends it
  * before len.
  */
-static int number_out_of_range(const char *s, size_t len)
+int mt_parse_number_out_of_range(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
 		uint64_t v = 0;
@@ -1006,7 +1006,7 @@ mt_parse_result_t mt_parse_json_c(mt_parser_t *p, const char *line, size_t len,
 	json_tokener_reset(tok);
 	/* json-c does not report running out of memory; malloc leaves
 	 * ENOMEM behind, so errno is the only witness.  (Nor does it report
-	 * numbers out of range: see number_out_of_range().) */
+	 * numbers out of range: see mt_parse_number_out_of_range().) */
 	errno = 0;
 	o = json_tokener_parse_ex(tok, line, (int)len);
 	if (errno == ENOMEM) {
@@ -1029,7 +1029,7 @@ mt_parse_result_t mt_parse_json_c(mt_parser_t *p, const char *line, size_t len,
 		p->why = "it is not a JSON object";
 		return MT_PARSE_NOT_EVENT;
 	}
-	range_error = number_out_of_range(line, len);
+	range_error = mt_parse_number_out_of_range(line, len);
 	raw.seen = 0;
 	raw.kind = -1;
 	for (int f = 0; f < MT_F_COUNT; f++) {

@@ -149,6 +149,14 @@ void mt_parser_release(mt_parser_t *p);
 mt_parse_result_t mt_parser_parse(mt_parser_t *p, const char *line, size_t len,
 				  mt_event_t *ev);
 
+/*
+ * Whether a number of the line (valid JSON) is beyond what json-c holds:
+ * an integer outside int64_t (negative) or uint64_t, or a fraction or
+ * exponent strtod() calls out of range.  json-c clamps such numbers
+ * silently, so every reader that trusts json-c's values asks this first.
+ */
+int mt_parse_number_out_of_range(const char *s, size_t len);
+
 /* The two paths alone, for the test that holds one to the other.  The fast
  * path returns MALFORMED only from the shared validator, for JSON it read
  * itself; json-c never returns DECLINED. */

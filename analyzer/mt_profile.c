@@ -15,6 +15,7 @@
 
 #include "mt_error.h"
 #include "mt_mem.h"
+#include "mt_parse.h"
 #include "mt_reader.h"
 
 static const char *const field_names[MT_PF_COUNT] = {
@@ -79,48 +80,6 @@ void mt_profile_json_tokener_free(void *tok)
 		json_tokener_free(tok);
 }
 
-/* Whether an integer of the line passes 64 bits, or a fraction or
- * exponent is out of strtod's range: json-c clamps both silently.  The
- * line is valid JSON, so outside strings '-' or a digit starts a number. */
-static int number_out_of_range(const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		uint64_t v = 0;
-		int neg, over = 0;
-		size_t j;
-
-		if (s[i] == '"') {
-			for (i++; i < len && s[i] != '"'; i++)
-				if (s[i] == '\\')
-					i++;
-			continue;
-		}
-		if (s[i] != '-' && (s[i] < '0' || s[i] > '9'))
-			continue;
-		neg = s[i] == '-';
-		for (j = i + (size_t)neg; j < len && s[j] >= '0' && s[j] <= '9'; j++) {
-			unsigned d = (unsigned)(s[j] - '0');
-
-			if (v > (UINT64_MAX - d) / 10)
-				over = 1;
-			v = v * 10 + d;
-		}
-		if (j < len && (s[j] == '.' || s[j] == 'e' || s[j] == 'E')) {
-			char *end;
-
-			errno = 0;
-			strtod(s + i, &end);
-			if (errno == ERANGE)
-				return 1;
-			j = (size_t)(end - s);
-		} else if (over || (neg && v > (uint64_t)INT64_MAX + 1)) {
-			return 1;
-		}
-		i = j - 1;
-	}
-	return 0;
-}
-
 int mt_profile_json_line(void *tokp, const char *line, size_t len,
 			 struct json_object **out, const char **why)
 {
@@ -158,7 +117,7 @@ int mt_profile_json_line(void *tokp, const char *line, size_t len,
 		json_object_put(o);
 		return MT_OK;
 	}
-	if (number_out_of_range(line, len)) {
+	if (mt_parse_number_out_of_range(line, len)) {
 		*why = "a number is out of range";
 		json_object_put(o);
 		return MT_OK;

@@ -314,8 +314,10 @@ static const char *const list_title[NLISTS] = {
 	[BY_PEAK] = "Peak contribution: the sites by their live bytes at the peak",
 	[BY_LEAKED] = "Leaked: the sites by their bytes still live at the end",
 	[BY_CALLS] = "Calls: the sites by their calls to allocation functions",
-	[BY_TEMPORARY] = "Temporary: the sites by allocations freed before "
-			 "their thread's next one",
+	/* Parenthesized: clang's -Wstring-concatenation would take the
+	 * split literal for a missing comma. */
+	[BY_TEMPORARY] = ("Temporary: the sites by allocations freed before "
+			  "their thread's next one"),
 };
 
 static const char *const list_none[NLISTS] = {
