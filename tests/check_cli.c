@@ -8,7 +8,6 @@
 #include <dirent.h>
 #include <inttypes.h>
 #include <json-c/json.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +16,6 @@
 
 #include "mt_test.h"
 
-#define MAX_ARGS 32
 
 #define STATUS_USAGE 64
 #define STATUS_CANTCREAT 73
@@ -28,31 +26,6 @@
 	"{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0}\n"
 #define INVALID_TRACE "{\"v\":2,\"seq\":1,\"kind\":\"trace.start\"}\n"
 
-/* Run memtrace with args (NULL-terminated) in dir, umask 022. */
-static void run_in(mt_test_run_t *r, const char *dir, ...)
-{
-	char *argv[MAX_ARGS + 8];
-	char *memtrace = mt_test_memtrace();
-	size_t n = 0;
-	va_list ap;
-	const char *arg;
-
-	argv[n++] = "/bin/sh";
-	argv[n++] = "-c";
-	argv[n++] = "cd \"$1\" && shift && umask 022 && exec \"$@\"";
-	argv[n++] = "sh";
-	argv[n++] = (char *)dir;
-	argv[n++] = memtrace;
-	va_start(ap, dir);
-	while ((arg = va_arg(ap, const char *)) != NULL) {
-		ck_assert_uint_lt(n, MAX_ARGS);
-		argv[n++] = (char *)arg;
-	}
-	va_end(ap);
-	argv[n] = NULL;
-	mt_test_run(r, argv, NULL);
-	free(memtrace);
-}
 
 static void write_file(const char *dir, const char *name, const char *text)
 {
@@ -205,7 +178,7 @@ START_TEST(test_help_prints_program_usage_on_stdout)
 	for (size_t i = 0; i < 3; i++) {
 		mt_test_run_t r;
 
-		run_in(&r, dir, spellings[i], NULL);
+		mt_test_memtrace_in(&r, dir, spellings[i], NULL);
 		ck_assert_int_eq(r.status, 0);
 		ck_assert_str_eq(r.err, "");
 		ck_assert_msg(starts_with(r.out, "usage: memtrace <command>"),
@@ -237,7 +210,7 @@ START_TEST(test_help_prints_each_command_usage_on_stdout)
 
 		snprintf(usage, sizeof(usage), "usage: memtrace %s ", cmds[i]);
 		/* No other argument needed, not even the required ones. */
-		run_in(&r, dir, cmds[i], "--help", NULL);
+		mt_test_memtrace_in(&r, dir, cmds[i], "--help", NULL);
 		ck_assert_int_eq(r.status, 0);
 		ck_assert_str_eq(r.err, "");
 		ck_assert_msg(starts_with(r.out, usage), "%s --help printed %s",
@@ -257,7 +230,7 @@ START_TEST(test_no_command_is_usage_error)
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
 
-	run_in(&r, dir, NULL);
+	mt_test_memtrace_in(&r, dir, NULL);
 	assert_usage_error(&r, "no command given", "usage: memtrace <command>");
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
@@ -270,7 +243,7 @@ START_TEST(test_unknown_command_is_usage_error)
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
 
-	run_in(&r, dir, "sumary", "trace.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "sumary", "trace.jsonl", NULL);
 	assert_usage_error(&r, "unknown command 'sumary'",
 			   "usage: memtrace <command>");
 	mt_test_run_release(&r);
@@ -285,11 +258,11 @@ START_TEST(test_unknown_option_is_usage_error)
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
-	run_in(&r, dir, "summary", "t.jsonl", "--bogus", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--bogus", NULL);
 	assert_usage_error(&r, "unknown option '--bogus'",
 			   "usage: memtrace summary ");
 	mt_test_run_release(&r);
-	run_in(&r, dir, "check", "-x", "t.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "check", "-x", "t.jsonl", NULL);
 	assert_usage_error(&r, "unknown option '-x'", "usage: memtrace check ");
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
@@ -304,15 +277,15 @@ START_TEST(test_option_of_another_command_is_usage_error_naming_it)
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
 	/* The message names the option, not its value. */
-	run_in(&r, dir, "check", "t.jsonl", "--top", "3", NULL);
+	mt_test_memtrace_in(&r, dir, "check", "t.jsonl", "--top", "3", NULL);
 	assert_usage_error(&r, "option '--top' does not apply here",
 			   "usage: memtrace check ");
 	mt_test_run_release(&r);
-	run_in(&r, dir, "check", "t.jsonl", "-o", "out.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "check", "t.jsonl", "-o", "out.jsonl", NULL);
 	assert_usage_error(&r, "option '-o' does not apply here",
 			   "usage: memtrace check ");
 	mt_test_run_release(&r);
-	run_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out", "r.jsonl",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out", "r.jsonl",
 	       "--index", "1", "--summary", "s.jsonl", NULL);
 	assert_usage_error(&r, "option '--summary' does not apply here",
 			   "usage: memtrace repetition ");
@@ -328,10 +301,10 @@ START_TEST(test_missing_trace_argument_is_usage_error)
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
 
-	run_in(&r, dir, "check", NULL);
+	mt_test_memtrace_in(&r, dir, "check", NULL);
 	assert_usage_error(&r, "missing TRACE argument", "usage: memtrace check ");
 	mt_test_run_release(&r);
-	run_in(&r, dir, "summary", "--top", "3", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "--top", "3", NULL);
 	assert_usage_error(&r, "missing TRACE argument",
 			   "usage: memtrace summary ");
 	mt_test_run_release(&r);
@@ -346,11 +319,11 @@ START_TEST(test_extra_argument_is_usage_error)
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
-	run_in(&r, dir, "check", "t.jsonl", "u.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "check", "t.jsonl", "u.jsonl", NULL);
 	assert_usage_error(&r, "unexpected argument 'u.jsonl'",
 			   "usage: memtrace check ");
 	mt_test_run_release(&r);
-	run_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary", "s.jsonl",
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary", "s.jsonl",
 	       "extra", NULL);
 	assert_usage_error(&r, "unexpected argument 'extra'",
 			   "usage: memtrace capture ");
@@ -367,15 +340,15 @@ START_TEST(test_option_without_value_is_usage_error)
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
-	run_in(&r, dir, "summary", "t.jsonl", "--top", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--top", NULL);
 	assert_usage_error(&r, "option '--top' needs a value",
 			   "usage: memtrace summary ");
 	mt_test_run_release(&r);
-	run_in(&r, dir, "summary", "t.jsonl", "-o", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "-o", NULL);
 	assert_usage_error(&r, "option '-o' needs a value",
 			   "usage: memtrace summary ");
 	mt_test_run_release(&r);
-	run_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out", "r.jsonl",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out", "r.jsonl",
 	       "--index", NULL);
 	assert_usage_error(&r, "option '--index' needs a value",
 			   "usage: memtrace repetition ");
@@ -400,20 +373,20 @@ START_TEST(test_bad_numbers_are_usage_errors)
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
 	for (size_t i = 0; i < sizeof(tops) / sizeof(*tops); i++) {
-		run_in(&r, dir, "summary", "t.jsonl", "--top", tops[i], NULL);
+		mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--top", tops[i], NULL);
 		assert_usage_error(&r, "--top needs a number",
 				   "usage: memtrace summary ");
 		mt_test_run_release(&r);
 	}
 	for (size_t i = 0; i < sizeof(indexes) / sizeof(*indexes); i++) {
-		run_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out",
+		mt_test_memtrace_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out",
 		       "r.jsonl", "--index", indexes[i], NULL);
 		assert_usage_error(&r, "--index needs a number",
 				   "usage: memtrace repetition ");
 		mt_test_run_release(&r);
 	}
 	for (size_t i = 0; i < sizeof(exit_codes) / sizeof(*exit_codes); i++) {
-		run_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
+		mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
 		       "s.jsonl", "--exit-code", exit_codes[i], NULL);
 		assert_usage_error(&r, "--exit-code needs an integer",
 				   "usage: memtrace capture ");
@@ -433,7 +406,7 @@ START_TEST(test_index_zero_is_usage_error_and_writes_nothing)
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
 	write_file(dir, "r.jsonl", "{\"kept\":true}\n");
-	run_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out", "r.jsonl",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out", "r.jsonl",
 	       "--index", "0", NULL);
 	assert_usage_error(&r, "--index counts runs from 1",
 			   "usage: memtrace repetition ");
@@ -453,23 +426,23 @@ START_TEST(test_missing_required_options_are_usage_errors)
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
-	run_in(&r, dir, "capture", "--summary", "s.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "capture", "--summary", "s.jsonl", NULL);
 	assert_usage_error(&r, "--capture TRACE is required",
 			   "usage: memtrace capture ");
 	mt_test_run_release(&r);
-	run_in(&r, dir, "capture", "--capture", "t.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", NULL);
 	assert_usage_error(&r, "--summary SUMMARY is required",
 			   "usage: memtrace capture ");
 	mt_test_run_release(&r);
-	run_in(&r, dir, "repetition", "--out", "r.jsonl", "--index", "1", NULL);
+	mt_test_memtrace_in(&r, dir, "repetition", "--out", "r.jsonl", "--index", "1", NULL);
 	assert_usage_error(&r, "--capture TRACE is required",
 			   "usage: memtrace repetition ");
 	mt_test_run_release(&r);
-	run_in(&r, dir, "repetition", "--capture", "t.jsonl", "--index", "1", NULL);
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "t.jsonl", "--index", "1", NULL);
 	assert_usage_error(&r, "--out FILE is required",
 			   "usage: memtrace repetition ");
 	mt_test_run_release(&r);
-	run_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out", "r.jsonl",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out", "r.jsonl",
 	       NULL);
 	assert_usage_error(&r, "--index I is required",
 			   "usage: memtrace repetition ");
@@ -485,7 +458,7 @@ END_TEST
 static int check_status(const char *trace, mt_test_run_t *r, char *dir)
 {
 	write_file(dir, "t.jsonl", trace);
-	run_in(r, dir, "check", "t.jsonl", NULL);
+	mt_test_memtrace_in(r, dir, "check", "t.jsonl", NULL);
 	return r->status;
 }
 
@@ -535,7 +508,7 @@ START_TEST(test_check_exits_3_when_trace_missing)
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
 
-	run_in(&r, dir, "check", "absent.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "check", "absent.jsonl", NULL);
 	ck_assert_int_eq(r.status, 3);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_ptr_nonnull(strstr(r.err, "cannot read 'absent.jsonl'"));
@@ -552,7 +525,7 @@ START_TEST(test_check_exits_3_when_trace_unreadable)
 	mt_test_run_t r;
 
 	ck_assert_int_eq(mkdir(sub, 0755), 0);
-	run_in(&r, dir, "check", "traces", NULL);
+	mt_test_memtrace_in(&r, dir, "check", "traces", NULL);
 	ck_assert_int_eq(r.status, 3);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_ptr_nonnull(strstr(r.err, "cannot read 'traces'"));
@@ -571,7 +544,7 @@ START_TEST(test_summary_exits_0_for_caveated_trace_without_strict)
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", KILLED_TRACE);
-	run_in(&r, dir, "summary", "t.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert(starts_with(r.out, "{\"schema\":\"memtrace.summary/v1\","
 				     "\"status\":\"missing_stop_event\","));
@@ -587,12 +560,12 @@ START_TEST(test_summary_strict_exits_1_for_caveated_trace_after_writing)
 	mt_test_run_t r, plain;
 
 	write_file(dir, "t.jsonl", KILLED_TRACE);
-	run_in(&plain, dir, "summary", "t.jsonl", NULL);
-	run_in(&r, dir, "summary", "t.jsonl", "--strict", NULL);
+	mt_test_memtrace_in(&plain, dir, "summary", "t.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--strict", NULL);
 	ck_assert_int_eq(r.status, 1);
 	ck_assert_str_eq(r.out, plain.out);
 	mt_test_run_release(&r);
-	run_in(&r, dir, "summary", "t.jsonl", "--strict", "-o", "s.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--strict", "-o", "s.jsonl", NULL);
 	ck_assert_int_eq(r.status, 1);
 	mt_test_run_release(&r);
 	{
@@ -614,7 +587,7 @@ START_TEST(test_summary_strict_exits_0_for_complete_trace)
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
-	run_in(&r, dir, "summary", "t.jsonl", "--strict", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--strict", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_uint_eq(count_lines(r.out), 1);
 	mt_test_run_release(&r);
@@ -629,12 +602,12 @@ START_TEST(test_summary_exits_2_for_invalid_trace_and_writes_nothing)
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", INVALID_TRACE);
-	run_in(&r, dir, "summary", "t.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_ptr_nonnull(strstr(r.err, "not valid memtrace evidence"));
 	mt_test_run_release(&r);
-	run_in(&r, dir, "summary", "t.jsonl", "-o", "s.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "-o", "s.jsonl", NULL);
 	ck_assert_int_eq(r.status, 2);
 	mt_test_run_release(&r);
 	assert_listing(dir, "t.jsonl");
@@ -648,7 +621,7 @@ START_TEST(test_summary_exits_3_for_missing_trace_and_writes_nothing)
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
 
-	run_in(&r, dir, "summary", "absent.jsonl", "-o", "s.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "absent.jsonl", "-o", "s.jsonl", NULL);
 	ck_assert_int_eq(r.status, 3);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_ptr_nonnull(strstr(r.err, "cannot read 'absent.jsonl'"));
@@ -667,35 +640,35 @@ START_TEST(test_unwritable_output_exits_73)
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
-	run_in(&r, dir, "summary", "t.jsonl", "-o", "no/such/dir/s.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "-o", "no/such/dir/s.jsonl", NULL);
 	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
 	ck_assert_ptr_nonnull(strstr(r.err, "cannot write 'no/such/dir/s.jsonl'"));
 	mt_test_run_release(&r);
 
-	run_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
 	       "no/s.jsonl", NULL);
 	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
 	/* The summary could not be written: no row claims it was. */
 	ck_assert_str_eq(r.out, "");
 	mt_test_run_release(&r);
 
-	run_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
 	       "s.jsonl", "--append", "no/rows.jsonl", NULL);
 	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
 	mt_test_run_release(&r);
 
-	run_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out",
 	       "no/r.jsonl", "--index", "1", NULL);
 	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
 	mt_test_run_release(&r);
 
-	run_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out",
 	       "no/r.jsonl", "--index", "2", NULL);
 	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
 	mt_test_run_release(&r);
 
 	/* A missing trace's row is still a row to write. */
-	run_in(&r, dir, "repetition", "--capture", "absent.jsonl", "--out",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "absent.jsonl", "--out",
 	       "no/r.jsonl", "--index", "1", NULL);
 	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
 	mt_test_run_release(&r);
@@ -714,10 +687,10 @@ START_TEST(test_failed_replace_leaves_no_temporary_file)
 	ck_assert_int_eq(mkdir(sub, 0755), 0);
 	/* The temporary file is made beside "out", then cannot replace a
 	 * directory. */
-	run_in(&r, dir, "summary", "t.jsonl", "-o", "out", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "-o", "out", NULL);
 	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
 	mt_test_run_release(&r);
-	run_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out", "out",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out", "out",
 	       "--index", "1", NULL);
 	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
 	mt_test_run_release(&r);
@@ -740,13 +713,13 @@ START_TEST(test_capture_of_failed_workload_writes_nothing_and_exits_0)
 	for (size_t i = 0; i < 3; i++) {
 		mt_test_run_t r;
 
-		run_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
+		mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
 		       "s.jsonl", "--exit-code", codes[i], NULL);
 		ck_assert_int_eq(r.status, 0);
 		ck_assert_str_eq(r.out, "");
 		ck_assert_str_eq(r.err, "");
 		mt_test_run_release(&r);
-		run_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
+		mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
 		       "s.jsonl", "--append", "rows.jsonl", "--exit-code",
 		       codes[i], "--strict", NULL);
 		ck_assert_int_eq(r.status, 0);
@@ -782,7 +755,7 @@ START_TEST(test_capture_exits_0_whatever_the_state)
 		struct json_object *row;
 		mt_test_run_t r;
 
-		run_in(&r, dir, "capture", "--capture", four_traces[i],
+		mt_test_memtrace_in(&r, dir, "capture", "--capture", four_traces[i],
 		       "--summary", "s.jsonl", NULL);
 		ck_assert_msg(r.status == 0, "%s: exit %d", four_traces[i],
 			      r.status);
@@ -804,7 +777,7 @@ START_TEST(test_repetition_exits_0_whatever_the_state)
 
 	write_four_traces(dir);
 	for (size_t i = 0; i < 4; i++) {
-		run_in(&r, dir, "repetition", "--capture", four_traces[i],
+		mt_test_memtrace_in(&r, dir, "repetition", "--capture", four_traces[i],
 		       "--out", "r.jsonl", "--index", "1", NULL);
 		ck_assert_msg(r.status == 0, "%s: exit %d", four_traces[i],
 			      r.status);
@@ -818,7 +791,7 @@ START_TEST(test_repetition_exits_0_whatever_the_state)
 		ck_assert_str_eq(str(row, "state"), four_states[i]);
 		json_object_put(row);
 	}
-	run_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
 	       "r.jsonl", "--index", "1", "--exit-code", "2", NULL);
 	ck_assert_int_eq(r.status, 0);
 	mt_test_run_release(&r);
@@ -843,7 +816,7 @@ START_TEST(test_rows_of_unreadable_trace_are_summary_invalid)
 	/* Only a missing file is capture_missing; a trace that exists but
 	 * cannot be read is invalid, with the reason on stderr. */
 	ck_assert_int_eq(mkdir(sub, 0755), 0);
-	run_in(&r, dir, "capture", "--capture", "trace.d", "--summary",
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", "trace.d", "--summary",
 	       "s.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(r.err, "cannot read 'trace.d'"));
@@ -851,7 +824,7 @@ START_TEST(test_rows_of_unreadable_trace_are_summary_invalid)
 	ck_assert_str_eq(str(row, "state"), "summary_invalid");
 	json_object_put(row);
 	mt_test_run_release(&r);
-	run_in(&r, dir, "repetition", "--capture", "trace.d", "--out",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "trace.d", "--out",
 	       "r.jsonl", "--index", "1", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(r.err, "cannot read 'trace.d'"));
@@ -875,7 +848,7 @@ START_TEST(test_rows_of_trace_under_a_file_are_capture_missing)
 
 	/* ENOTDIR: a path through a file names no file at all. */
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
-	run_in(&r, dir, "capture", "--capture", "t.jsonl/trace.jsonl",
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl/trace.jsonl",
 	       "--summary", "s.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	row = parse_line(r.out, 0);
@@ -898,7 +871,7 @@ START_TEST(test_capture_strict_exits_with_trace_status_after_row)
 		struct json_object *row;
 		mt_test_run_t r;
 
-		run_in(&r, dir, "capture", "--capture", four_traces[i],
+		mt_test_memtrace_in(&r, dir, "capture", "--capture", four_traces[i],
 		       "--summary", "s.jsonl", "--strict", NULL);
 		ck_assert_msg(r.status == statuses[i], "%s: exit %d",
 			      four_traces[i], r.status);
@@ -925,14 +898,14 @@ START_TEST(test_repetition_strict_exits_with_trace_status_after_row)
 		char index[24];
 
 		snprintf(index, sizeof(index), "%zu", i + 1);
-		run_in(&r, dir, "repetition", "--capture", four_traces[i],
+		mt_test_memtrace_in(&r, dir, "repetition", "--capture", four_traces[i],
 		       "--out", "r.jsonl", "--index", index, "--strict", NULL);
 		ck_assert_msg(r.status == statuses[i], "%s: exit %d",
 			      four_traces[i], r.status);
 		mt_test_run_release(&r);
 	}
 	/* A failed workload is not a complete capture. */
-	run_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
 	       "r.jsonl", "--index", "5", "--exit-code", "1", "--strict", NULL);
 	ck_assert_int_eq(r.status, 1);
 	mt_test_run_release(&r);
@@ -999,14 +972,14 @@ START_TEST(test_summary_output_replaces_file_by_rename)
 
 	write_file(dir, "t.jsonl", KILLED_TRACE);
 	prepare_old_output(dir, "s.jsonl");
-	run_in(&plain, dir, "summary", "t.jsonl", NULL);
-	run_in(&r, dir, "summary", "t.jsonl", "-o", "s.jsonl", NULL);
+	mt_test_memtrace_in(&plain, dir, "summary", "t.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "-o", "s.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "");
 	assert_replaced_by_rename(dir, "s.jsonl", plain.out);
 	mt_test_run_release(&r);
 	/* --output is -o. */
-	run_in(&r, dir, "summary", "t.jsonl", "--output", "s2.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--output", "s2.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	assert_file(dir, "s2.jsonl", plain.out);
 	mt_test_run_release(&r);
@@ -1024,9 +997,9 @@ START_TEST(test_capture_summary_replaces_file_by_rename)
 
 	write_file(dir, "t.jsonl", KILLED_TRACE);
 	prepare_old_output(dir, "s.jsonl");
-	run_in(&plain, dir, "summary", "t.jsonl", "--top", "0",
+	mt_test_memtrace_in(&plain, dir, "summary", "t.jsonl", "--top", "0",
 	       "--include-zero-live", NULL);
-	run_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
 	       "s.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	assert_replaced_by_rename(dir, "s.jsonl", plain.out);
@@ -1045,7 +1018,7 @@ START_TEST(test_repetition_first_row_replaces_file_by_rename)
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
 	prepare_old_output(dir, "r.jsonl");
-	run_in(&r, dir, "repetition", "--capture", "absent.jsonl", "--out",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "absent.jsonl", "--out",
 	       "r.jsonl", "--index", "1", NULL);
 	ck_assert_int_eq(r.status, 0);
 	assert_replaced_by_rename(
@@ -1068,11 +1041,11 @@ START_TEST(test_append_adds_exactly_one_row)
 
 	write_file(dir, "t.jsonl", KILLED_TRACE);
 	write_file(dir, "rows.jsonl", "{\"earlier\":1}\n");
-	run_in(&plain, dir, "capture", "--capture", "t.jsonl", "--summary",
+	mt_test_memtrace_in(&plain, dir, "capture", "--capture", "t.jsonl", "--summary",
 	       "s.jsonl", NULL);
 	ck_assert_uint_eq(count_lines(plain.out), 1);
 	for (int i = 0; i < 2; i++) {
-		run_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
+		mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
 		       "s.jsonl", "--append", "rows.jsonl", NULL);
 		ck_assert_int_eq(r.status, 0);
 		ck_assert_str_eq(r.out, "");
@@ -1085,7 +1058,7 @@ START_TEST(test_append_adds_exactly_one_row)
 	free(rows);
 	free(expected);
 	/* --append creates the file when it is not there. */
-	run_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
 	       "s.jsonl", "--append", "new.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	mt_test_run_release(&r);
@@ -1107,7 +1080,7 @@ START_TEST(test_rows_escape_paths_as_json_strings)
 	mt_test_run_t r;
 
 	write_file(dir, name, MT_TEST_MINIMAL_TRACE);
-	run_in(&r, dir, "capture", "--capture", name, "--summary", "s\"1.jsonl",
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", name, "--summary", "s\"1.jsonl",
 	       NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(
@@ -1154,27 +1127,27 @@ START_TEST(test_summary_line_is_at_most_8_KiB)
 
 	/* The line's length grows byte for byte with the name. */
 	write_named_allocator_trace(dir, "t.jsonl", 1);
-	run_in(&r, dir, "summary", "t.jsonl", "--include-zero-live", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--include-zero-live", NULL);
 	ck_assert_int_eq(r.status, 0);
 	base = r.out_len - 1;
 	mt_test_run_release(&r);
 	fit = 8192 - base;
 
 	write_named_allocator_trace(dir, "t.jsonl", fit);
-	run_in(&r, dir, "summary", "t.jsonl", "--include-zero-live", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--include-zero-live", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_uint_eq(r.out_len, 8192); /* the newline included */
 	mt_test_run_release(&r);
 
 	write_named_allocator_trace(dir, "t.jsonl", fit + 1);
-	run_in(&r, dir, "summary", "t.jsonl", "--include-zero-live", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--include-zero-live", NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_ptr_nonnull(strstr(r.err, "longer than 8192 bytes"));
 	mt_test_run_release(&r);
 	/* Without --include-zero-live the unused allocator is not listed
 	 * and the line fits. */
-	run_in(&r, dir, "summary", "t.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
@@ -1191,7 +1164,7 @@ START_TEST(test_rows_of_oversized_summary_are_summary_invalid)
 	char *rows;
 
 	write_named_allocator_trace(dir, "t.jsonl", 1);
-	run_in(&r, dir, "summary", "t.jsonl", "--top", "0",
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--top", "0",
 	       "--include-zero-live", NULL);
 	base = r.out_len - 1;
 	mt_test_run_release(&r);
@@ -1199,7 +1172,7 @@ START_TEST(test_rows_of_oversized_summary_are_summary_invalid)
 	/* One byte too long for the capture's summary: --include-zero-live
 	 * is always on there. */
 	write_named_allocator_trace(dir, "big.jsonl", 8192 - base + 1);
-	run_in(&r, dir, "capture", "--capture", "big.jsonl", "--summary",
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", "big.jsonl", "--summary",
 	       "s.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	row = parse_line(r.out, 0);
@@ -1209,7 +1182,7 @@ START_TEST(test_rows_of_oversized_summary_are_summary_invalid)
 	mt_test_run_release(&r);
 	ck_assert(!exists(dir, "s.jsonl"));
 
-	run_in(&r, dir, "repetition", "--capture", "big.jsonl", "--out",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "big.jsonl", "--out",
 	       "r.jsonl", "--index", "1", NULL);
 	ck_assert_int_eq(r.status, 0);
 	mt_test_run_release(&r);
@@ -1222,7 +1195,7 @@ START_TEST(test_rows_of_oversized_summary_are_summary_invalid)
 
 	/* Exactly 8 KiB is still a summary. */
 	write_named_allocator_trace(dir, "fit.jsonl", 8192 - base);
-	run_in(&r, dir, "capture", "--capture", "fit.jsonl", "--summary",
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", "fit.jsonl", "--summary",
 	       "s.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	row = parse_line(r.out, 0);
@@ -1289,7 +1262,7 @@ START_TEST(test_long_site_line_keeps_innermost_frames_and_counts_omitted)
 	size_t kept, len;
 
 	write_deep_stack_trace(dir, DEEP_FRAMES);
-	run_in(&r, dir, "summary", "deep.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "deep.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_uint_eq(count_lines(r.out), 2);
 	line = nth_line(r.out, 1);
@@ -1332,7 +1305,7 @@ START_TEST(test_site_line_that_fits_has_no_frames_omitted)
 	mt_test_run_t r;
 
 	write_deep_stack_trace(dir, 3);
-	run_in(&r, dir, "summary", "deep.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "deep.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	site = parse_line(r.out, 1);
 	ck_assert(json_object_object_get_ex(site, "frames", &frames));
@@ -1398,18 +1371,18 @@ START_TEST(test_top_limits_site_lines)
 	mt_test_run_t r;
 
 	write_sites_trace(dir, 12);
-	run_in(&r, dir, "summary", "sites.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "sites.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	assert_site_order(r.out, by_live, 10); /* the default is 10 */
 	mt_test_run_release(&r);
-	run_in(&r, dir, "summary", "sites.jsonl", "--top", "3", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "sites.jsonl", "--top", "3", NULL);
 	assert_site_order(r.out, by_live, 3);
 	mt_test_run_release(&r);
-	run_in(&r, dir, "summary", "sites.jsonl", "--top", "100", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "sites.jsonl", "--top", "100", NULL);
 	assert_site_order(r.out, by_live, 12);
 	mt_test_run_release(&r);
 	/* --top 0: exactly one line, the summary. */
-	run_in(&r, dir, "summary", "sites.jsonl", "--top", "0", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "sites.jsonl", "--top", "0", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_uint_eq(count_lines(r.out), 1);
 	ck_assert(starts_with(r.out, "{\"schema\":\"memtrace.summary/v1\","));
@@ -1464,7 +1437,7 @@ START_TEST(test_sites_ranked_by_live_then_allocated_then_stack_id)
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", ranking_trace);
-	run_in(&r, dir, "summary", "t.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	assert_site_order(r.out, order, 5);
 	mt_test_run_release(&r);
@@ -1481,7 +1454,7 @@ START_TEST(test_sites_without_live_bytes_only_with_include_zero_live)
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", ranking_trace);
-	run_in(&r, dir, "summary", "t.jsonl", "--include-zero-live", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--include-zero-live", NULL);
 	ck_assert_int_eq(r.status, 0);
 	/* Stack 5 comes last; stack 6 never allocated: no site at all. */
 	assert_site_order(r.out, order, 6);

@@ -8,41 +8,13 @@
  * so the row commands run in a scratch directory holding a copy of the
  * trace, with relative paths.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mt_test.h"
 
-#define MAX_ARGS 32
 
-/* Run memtrace with args (NULL-terminated) and cwd dir (NULL: the
- * current one), through /bin/sh so the child can chdir. */
-static void run_in(mt_test_run_t *r, const char *dir, ...)
-{
-	char *argv[MAX_ARGS + 8];
-	char *memtrace = mt_test_memtrace();
-	size_t n = 0;
-	va_list ap;
-	const char *arg;
-
-	argv[n++] = "/bin/sh";
-	argv[n++] = "-c";
-	argv[n++] = "cd \"$1\" && shift && exec \"$@\"";
-	argv[n++] = "sh";
-	argv[n++] = (char *)(dir ? dir : ".");
-	argv[n++] = memtrace;
-	va_start(ap, dir);
-	while ((arg = va_arg(ap, const char *)) != NULL) {
-		ck_assert_uint_lt(n, MAX_ARGS);
-		argv[n++] = (char *)arg;
-	}
-	va_end(ap);
-	argv[n] = NULL;
-	mt_test_run(r, argv, NULL);
-	free(memtrace);
-}
 
 /* Copy fixtures/traces/<name> into dir under the same name. */
 static void copy_trace(const char *dir, const char *name)
@@ -95,7 +67,7 @@ static void assert_valid_trace(const char *trace, int check_status)
 	ck_assert_int_ne(asprintf(&rel, "traces/%s.jsonl", trace), -1);
 	path = mt_test_fixture(rel);
 
-	run_in(&r, NULL, "check", path, NULL);
+	mt_test_memtrace_in(&r, NULL, "check", path, NULL);
 	ck_assert_int_eq(r.status, check_status);
 	ck_assert_str_eq(r.err, "");
 	ck_assert_int_ne(asprintf(&golden, "expected/%s.check.jsonl", trace), -1);
@@ -103,7 +75,7 @@ static void assert_valid_trace(const char *trace, int check_status)
 	mt_test_run_release(&r);
 	free(golden);
 
-	run_in(&r, NULL, "summary", path, NULL);
+	mt_test_memtrace_in(&r, NULL, "summary", path, NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
 	ck_assert_int_ne(asprintf(&golden, "expected/%s.summary.jsonl", trace), -1);
@@ -127,13 +99,13 @@ static void assert_invalid_trace(const char *trace)
 	ck_assert_int_ne(asprintf(&rel, "traces/%s.jsonl", trace), -1);
 	path = mt_test_fixture(rel);
 
-	run_in(&r, NULL, "check", path, NULL);
+	mt_test_memtrace_in(&r, NULL, "check", path, NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_int_ne(asprintf(&golden, "expected/%s.check.jsonl", trace), -1);
 	mt_test_assert_golden(r.out, r.out_len, golden);
 	mt_test_run_release(&r);
 
-	run_in(&r, NULL, "summary", path, NULL);
+	mt_test_memtrace_in(&r, NULL, "summary", path, NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_ptr_nonnull(strstr(r.err, "is not valid memtrace evidence"));
@@ -295,7 +267,7 @@ START_TEST(test_capture_row_of_complete_trace_is_summary_written)
 	mt_test_run_t r;
 
 	copy_trace(dir, "complete.jsonl");
-	run_in(&r, dir, "capture", "--capture", "complete.jsonl", "--summary",
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", "complete.jsonl", "--summary",
 	       "complete.summary.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
@@ -316,7 +288,7 @@ START_TEST(test_capture_row_of_caveated_trace_names_its_status)
 	mt_test_run_t r;
 
 	copy_trace(dir, "missing_stop_killed.jsonl");
-	run_in(&r, dir, "capture", "--capture", "missing_stop_killed.jsonl",
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", "missing_stop_killed.jsonl",
 	       "--summary", "killed.summary.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
@@ -335,7 +307,7 @@ START_TEST(test_capture_row_of_missing_trace_is_capture_missing)
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
 
-	run_in(&r, dir, "capture", "--capture", "absent.jsonl", "--summary",
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", "absent.jsonl", "--summary",
 	       "absent.summary.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	mt_test_assert_golden(r.out, r.out_len,
@@ -353,7 +325,7 @@ START_TEST(test_capture_row_of_invalid_trace_is_summary_invalid)
 	mt_test_run_t r;
 
 	copy_trace(dir, "invalid_not_json.jsonl");
-	run_in(&r, dir, "capture", "--capture", "invalid_not_json.jsonl",
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", "invalid_not_json.jsonl",
 	       "--summary", "invalid.summary.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	mt_test_assert_golden(r.out, r.out_len,
@@ -375,7 +347,7 @@ START_TEST(test_repetition_row_of_failed_workload_has_no_summary)
 	/* The trace is there and complete: a failed workload is still
 	 * workload_failed. */
 	copy_trace(dir, "complete.jsonl");
-	run_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
 	       "reps.jsonl", "--index", "1", "--exit-code", "139", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "");
@@ -392,7 +364,7 @@ START_TEST(test_repetition_row_of_missing_trace_is_capture_missing)
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
 
-	run_in(&r, dir, "repetition", "--capture", "absent.jsonl", "--out",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "absent.jsonl", "--out",
 	       "reps.jsonl", "--index", "1", NULL);
 	ck_assert_int_eq(r.status, 0);
 	assert_file_golden(dir, "reps.jsonl",
@@ -409,7 +381,7 @@ START_TEST(test_repetition_row_of_invalid_trace_is_summary_invalid)
 	mt_test_run_t r;
 
 	copy_trace(dir, "invalid_version_2.jsonl");
-	run_in(&r, dir, "repetition", "--capture", "invalid_version_2.jsonl",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "invalid_version_2.jsonl",
 	       "--out", "reps.jsonl", "--index", "1", NULL);
 	ck_assert_int_eq(r.status, 0);
 	assert_file_golden(dir, "reps.jsonl",
@@ -426,7 +398,7 @@ START_TEST(test_repetition_row_embeds_summary_of_valid_trace)
 	mt_test_run_t r;
 
 	copy_trace(dir, "complete.jsonl");
-	run_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
 	       "reps.jsonl", "--index", "1", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "");
@@ -447,11 +419,11 @@ START_TEST(test_repetition_embeds_same_line_capture_writes)
 	size_t slen;
 
 	copy_trace(dir, "missing_stop_killed.jsonl");
-	run_in(&r, dir, "capture", "--capture", "missing_stop_killed.jsonl",
+	mt_test_memtrace_in(&r, dir, "capture", "--capture", "missing_stop_killed.jsonl",
 	       "--summary", "s.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	mt_test_run_release(&r);
-	run_in(&r, dir, "repetition", "--capture", "missing_stop_killed.jsonl",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "missing_stop_killed.jsonl",
 	       "--out", "reps.jsonl", "--index", "1", NULL);
 	ck_assert_int_eq(r.status, 0);
 	mt_test_run_release(&r);
@@ -490,7 +462,7 @@ START_TEST(test_repetition_index_1_replaces_file)
 
 	copy_trace(dir, "complete.jsonl");
 	mt_test_write(out, stale, strlen(stale));
-	run_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
 	       "reps.jsonl", "--index", "1", NULL);
 	ck_assert_int_eq(r.status, 0);
 	assert_file_golden(dir, "reps.jsonl",
@@ -509,15 +481,15 @@ START_TEST(test_repetition_later_index_appends_row)
 
 	copy_trace(dir, "complete.jsonl");
 	copy_trace(dir, "missing_stop_killed.jsonl");
-	run_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
 	       "reps.jsonl", "--index", "1", NULL);
 	ck_assert_int_eq(r.status, 0);
 	mt_test_run_release(&r);
-	run_in(&r, dir, "repetition", "--capture", "missing_stop_killed.jsonl",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "missing_stop_killed.jsonl",
 	       "--out", "reps.jsonl", "--index", "2", NULL);
 	ck_assert_int_eq(r.status, 0);
 	mt_test_run_release(&r);
-	run_in(&r, dir, "repetition", "--capture", "absent.jsonl", "--out",
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "absent.jsonl", "--out",
 	       "reps.jsonl", "--index", "3", NULL);
 	ck_assert_int_eq(r.status, 0);
 	mt_test_run_release(&r);

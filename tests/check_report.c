@@ -20,7 +20,6 @@
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,39 +33,12 @@
 #include "../analyzer/mt_mem.h"
 #include "../analyzer/mt_plot.h"
 
-#define MAX_ARGS 32
 #ifndef CHROMIUM
 #define CHROMIUM "/usr/bin/chromium"
 #endif
 
 /* ---- running memtrace and the workload ---- */
 
-/* Run memtrace with args (NULL-terminated) in dir (NULL: here), through
- * /bin/sh so the child can chdir. */
-static void run_in(mt_test_run_t *r, const char *dir, ...)
-{
-	char *argv[MAX_ARGS + 8];
-	char *memtrace = mt_test_memtrace();
-	size_t n = 0;
-	va_list ap;
-	const char *arg;
-
-	argv[n++] = "/bin/sh";
-	argv[n++] = "-c";
-	argv[n++] = "cd \"$1\" && shift && exec \"$@\"";
-	argv[n++] = "sh";
-	argv[n++] = (char *)(dir ? dir : ".");
-	argv[n++] = memtrace;
-	va_start(ap, dir);
-	while ((arg = va_arg(ap, const char *)) != NULL) {
-		ck_assert_uint_lt(n, MAX_ARGS);
-		argv[n++] = (char *)arg;
-	}
-	va_end(ap);
-	argv[n] = NULL;
-	mt_test_run(r, argv, NULL);
-	free(memtrace);
-}
 
 /* fixtures/report, where the golden commands run. */
 static char *report_dir(void)
@@ -80,7 +52,7 @@ static char *report_dir(void)
 	do {                                                               \
 		mt_test_run_t r_;                                          \
 		char *dir_ = report_dir();                                 \
-		run_in(&r_, dir_, __VA_ARGS__, NULL);                      \
+		mt_test_memtrace_in(&r_, dir_, __VA_ARGS__, NULL);                      \
 		ck_assert_msg(r_.status == (want_), "exit %d, want %d: %s", \
 			      r_.status, (want_), r_.err);                 \
 		ck_assert_str_eq(r_.err, "");                              \
@@ -184,7 +156,7 @@ static char *summary_of(const char *trace)
 	mt_test_run_t r;
 	char *line;
 
-	run_in(&r, NULL, "summary", trace, "--top", "0", NULL);
+	mt_test_memtrace_in(&r, NULL, "summary", trace, "--top", "0", NULL);
 	ck_assert_int_eq(r.status, 0);
 	line = strdup(r.out);
 	mt_test_run_release(&r);
@@ -611,7 +583,7 @@ static char *plot_of(const char *trace, const char *dir, const char *name,
 	char *out = mt_test_path(dir, name), *svg;
 	mt_test_run_t r;
 
-	run_in(&r, NULL, "plot", trace, "-o", out, NULL);
+	mt_test_memtrace_in(&r, NULL, "plot", trace, "-o", out, NULL);
 	ck_assert_msg(r.status == 0, "plot exits %d: %s", r.status, r.err);
 	ck_assert_str_eq(r.out, "");
 	mt_test_run_release(&r);
@@ -642,7 +614,7 @@ START_TEST(report_says_caveated_before_any_figure)
 	const char *caveat, *totals;
 
 	GOLDEN(0, "killed.report.txt", "report", "killed.jsonl");
-	run_in(&r, dir, "report", "killed.jsonl", "--strict", NULL);
+	mt_test_memtrace_in(&r, dir, "report", "killed.jsonl", "--strict", NULL);
 	ck_assert_int_eq(r.status, 1);
 	mt_test_assert_golden(r.out, r.out_len, "report/expected/killed.report.txt");
 	caveat = strstr(r.out, "Integrity: CAVEATED (missing_stop_event)");
@@ -653,7 +625,7 @@ START_TEST(report_says_caveated_before_any_figure)
 	mt_test_run_release(&r);
 
 	/* A complete trace passes --strict. */
-	run_in(&r, dir, "report", "app.jsonl", "--strict", NULL);
+	mt_test_memtrace_in(&r, dir, "report", "app.jsonl", "--strict", NULL);
 	ck_assert_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 	free(dir);
@@ -674,7 +646,7 @@ START_TEST(report_top_zero_gives_the_totals_alone)
 	mt_test_run_t r;
 
 	ck_assert_ptr_nonnull(lists);
-	run_in(&r, dir, "report", "app.jsonl", "--top", "0", NULL);
+	mt_test_memtrace_in(&r, dir, "report", "app.jsonl", "--top", "0", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_uint_eq(r.out_len, (size_t)(lists - full));
 	ck_assert(!memcmp(r.out, full, r.out_len));
@@ -717,7 +689,7 @@ START_TEST(report_writes_its_output_file_whole)
 	size_t len;
 	mt_test_run_t r;
 
-	run_in(&r, NULL, "report", trace, "-o", out, NULL);
+	mt_test_memtrace_in(&r, NULL, "report", trace, "-o", out, NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "");
 	mt_test_run_release(&r);
@@ -733,7 +705,7 @@ START_TEST(report_writes_its_output_file_whole)
 	free(full);
 	free(golden);
 
-	run_in(&r, NULL, "report", trace, "-o", bad, NULL);
+	mt_test_memtrace_in(&r, NULL, "report", trace, "-o", bad, NULL);
 	ck_assert_int_eq(r.status, 73);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_ptr_nonnull(strstr(r.err, "memtrace: cannot write '"));
@@ -751,13 +723,13 @@ START_TEST(report_refuses_what_is_not_evidence)
 	char *invalid = mt_test_fixture("traces/invalid_not_json.jsonl");
 	mt_test_run_t r;
 
-	run_in(&r, NULL, "report", invalid, NULL);
+	mt_test_memtrace_in(&r, NULL, "report", invalid, NULL);
 	ck_assert_int_eq(r.status, 2);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_ptr_nonnull(strstr(r.err, "is not valid memtrace evidence: line 1 is not"));
 	mt_test_run_release(&r);
 
-	run_in(&r, NULL, "report", "/nonexistent/trace.jsonl", NULL);
+	mt_test_memtrace_in(&r, NULL, "report", "/nonexistent/trace.jsonl", NULL);
 	ck_assert_int_eq(r.status, 3);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_str_eq(r.err, "memtrace: cannot read '/nonexistent/trace.jsonl': "
@@ -788,7 +760,7 @@ START_TEST(report_usage_errors_exit_64)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		mt_test_run_t r;
 
-		run_in(&r, dir, cases[i][0], cases[i][1], cases[i][2], cases[i][3], NULL);
+		mt_test_memtrace_in(&r, dir, cases[i][0], cases[i][1], cases[i][2], cases[i][3], NULL);
 		ck_assert_msg(r.status == 64, "case %zu exits %d", i, r.status);
 		ck_assert_str_eq(r.out, "");
 		ck_assert_msg(!strncmp(r.err, said[i], strlen(said[i])),
@@ -816,7 +788,7 @@ START_TEST(report_shows_source_lines_of_the_demo_workload)
 	};
 
 	trace_program(program, trace);
-	run_in(&r, NULL, "report", trace, NULL);
+	mt_test_memtrace_in(&r, NULL, "report", trace, NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
 	/* main's frame is the line of its call to parse_config, not the
@@ -862,7 +834,7 @@ static void assert_fallback(const char *const *how)
 	trace_program(copy, trace);
 	if (!how)
 		ck_assert_int_eq(unlink(copy), 0);
-	run_in(&r, NULL, "report", trace, NULL);
+	mt_test_memtrace_in(&r, NULL, "report", trace, NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
 	snprintf(in, sizeof(in), " in %s", copy);
@@ -872,7 +844,7 @@ static void assert_fallback(const char *const *how)
 		      "a source line from nowhere:\n%.3000s", r.out);
 	mt_test_run_release(&r);
 
-	run_in(&r, NULL, "flamegraph", trace, NULL);
+	mt_test_memtrace_in(&r, NULL, "flamegraph", trace, NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, ";main;parse_config 1\n"));
 	mt_test_run_release(&r);
@@ -1005,7 +977,7 @@ START_TEST(flamegraph_totals_are_the_summary_totals)
 	for (size_t i = 0; i < 4; i++) {
 		mt_test_run_t r;
 
-		run_in(&r, NULL, "flamegraph", trace, "--metric", metric[i][0], NULL);
+		mt_test_memtrace_in(&r, NULL, "flamegraph", trace, "--metric", metric[i][0], NULL);
 		ck_assert_int_eq(r.status, 0);
 		ck_assert_uint_eq(folded_total(r.out), summary_field(summary, metric[i][1]));
 		/* Outermost first: every stack of the workload starts at _start. */
@@ -1025,7 +997,7 @@ START_TEST(flamegraph_rejects_an_unknown_metric)
 	char *dir = report_dir();
 	mt_test_run_t r;
 
-	run_in(&r, dir, "flamegraph", "app.jsonl", "--metric", "weight", NULL);
+	mt_test_memtrace_in(&r, dir, "flamegraph", "app.jsonl", "--metric", "weight", NULL);
 	ck_assert_int_eq(r.status, 64);
 	ck_assert_str_eq(r.out, "");
 	ck_assert(!strncmp(r.err, "memtrace: --metric is allocations, bytes, leaked "
@@ -1228,14 +1200,14 @@ START_TEST(plot_axis_is_seq_without_times)
 	char *dir = report_dir();
 	mt_test_run_t r;
 
-	run_in(&r, dir, "plot", "killed.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "plot", "killed.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, ">event sequence number (the trace has no "
 					    "time for every event)</text>"));
 	ck_assert_ptr_nonnull(strstr(r.out, ">CAVEATED trace (missing_stop_event): "
 					    "the curve shows only what it recorded</text>"));
 	mt_test_run_release(&r);
-	run_in(&r, dir, "plot", "app.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "plot", "app.jsonl", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, ">time since the trace started</text>"));
 	mt_test_run_release(&r);
@@ -1548,7 +1520,7 @@ START_TEST(commands_are_listed_in_the_usage)
 	mt_test_run_t r;
 	static const char *const cmds[] = { "report", "flamegraph", "plot" };
 
-	run_in(&r, NULL, "--help", NULL);
+	mt_test_memtrace_in(&r, NULL, "--help", NULL);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_ptr_nonnull(strstr(r.out, "\n  report TRACE "));
 	ck_assert_ptr_nonnull(strstr(r.out, "\n  flamegraph TRACE "));
@@ -1557,7 +1529,7 @@ START_TEST(commands_are_listed_in_the_usage)
 	for (size_t i = 0; i < 3; i++) {
 		char want[64];
 
-		run_in(&r, NULL, cmds[i], "--help", NULL);
+		mt_test_memtrace_in(&r, NULL, cmds[i], "--help", NULL);
 		ck_assert_int_eq(r.status, 0);
 		snprintf(want, sizeof(want), "usage: memtrace %s TRACE", cmds[i]);
 		ck_assert_msg(!strncmp(r.out, want, strlen(want)), "%s", r.out);

@@ -43,28 +43,6 @@
 	"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\"}\n" \
 	"{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0}\n"
 
-/* Run memtrace with args (NULL-terminated), cwd dir, extra env. */
-static void run_memtrace(mt_test_run_t *r, const char *dir, char *const env[],
-			 const char *const args[])
-{
-	char *argv[40];
-	char *memtrace = mt_test_memtrace();
-	size_t n = 0;
-
-	argv[n++] = "/bin/sh";
-	argv[n++] = "-c";
-	argv[n++] = "cd \"$1\" && shift && exec \"$@\"";
-	argv[n++] = "sh";
-	argv[n++] = (char *)dir;
-	argv[n++] = memtrace;
-	for (size_t i = 0; args[i]; i++) {
-		ck_assert_uint_lt(n, 38);
-		argv[n++] = (char *)args[i];
-	}
-	argv[n] = NULL;
-	mt_test_run(r, argv, env);
-	free(memtrace);
-}
 
 static char *write_trace(const char *dir, const char *name, const char *text)
 {
@@ -160,7 +138,7 @@ START_TEST(test_capture_writes_complete_canonical_integrity)
 	mt_test_run_t r;
 	char *summary;
 
-	run_memtrace(&r, dir, NULL, args);
+	mt_test_memtrace_in_argv(&r, dir, NULL, args);
 	ck_assert_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
 	row = parse_row(r.out);
@@ -203,7 +181,7 @@ START_TEST(test_capture_surfaces_tail_truncation_and_missing_artifacts)
 	mt_test_run_t r;
 	char *summary;
 
-	run_memtrace(&r, dir, NULL, partial_args);
+	mt_test_memtrace_in_argv(&r, dir, NULL, partial_args);
 	ck_assert_int_eq(r.status, 0);
 	row = parse_row(r.out);
 	assert_str_field(row, "state", "summary_written");
@@ -219,7 +197,7 @@ START_TEST(test_capture_surfaces_tail_truncation_and_missing_artifacts)
 				     "\"status\":\"missing_stop_event\""));
 	free(summary);
 
-	run_memtrace(&r, dir, NULL, missing_args);
+	mt_test_memtrace_in_argv(&r, dir, NULL, missing_args);
 	ck_assert_int_eq(r.status, 0);
 	row = parse_row(r.out);
 	assert_str_field(row, "capture_path", "missing.jsonl");
@@ -253,7 +231,7 @@ START_TEST(test_repetition_retains_every_process_summary)
 				       "--out", reps, "--index", num, NULL };
 
 		snprintf(num, sizeof(num), "%d", index);
-		run_memtrace(&r, dir, NULL, args);
+		mt_test_memtrace_in_argv(&r, dir, NULL, args);
 		ck_assert_int_eq(r.status, 0);
 		ck_assert_str_eq(r.out, "");
 		ck_assert_str_eq(r.err, "");
@@ -301,7 +279,7 @@ START_TEST(test_repetition_survives_every_allocation_failure)
 		char *env[] = { var, NULL };
 
 		snprintf(var, sizeof(var), "MEMTRACE_ANALYZER_FAIL_AT=%lu", n);
-		run_memtrace(&r, dir, env, args);
+		mt_test_memtrace_in_argv(&r, dir, env, args);
 		if (r.status == 0)
 			break;
 		ck_assert_msg(r.status == 4,
@@ -354,7 +332,7 @@ START_TEST(test_repetition_append_survives_every_allocation_failure)
 		char *listing;
 
 		snprintf(var, sizeof(var), "MEMTRACE_ANALYZER_FAIL_AT=%lu", n);
-		run_memtrace(&r, dir, env, args);
+		mt_test_memtrace_in_argv(&r, dir, env, args);
 		if (r.status == 0)
 			break;
 		ck_assert_msg(r.status == 4,
@@ -399,7 +377,7 @@ START_TEST(test_capture_survives_every_allocation_failure)
 		char *env[] = { var, NULL };
 
 		snprintf(var, sizeof(var), "MEMTRACE_ANALYZER_FAIL_AT=%lu", n);
-		run_memtrace(&r, dir, env, args);
+		mt_test_memtrace_in_argv(&r, dir, env, args);
 		if (r.status == 0)
 			break;
 		ck_assert_msg(r.status == 4,

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +84,10 @@ static void slurp_append(char **buf, size_t *len, size_t *cap, const char *p,
 	(*buf)[*len] = '\0';
 }
 
-void mt_test_run(mt_test_run_t *r, char *const argv[], char *const env[])
+/* Run argv; in the child, chdir to cwd and set umask 022 when cwd is not
+ * NULL. */
+static void run_in(mt_test_run_t *r, char *const argv[], char *const env[],
+		   const char *cwd)
 {
 	int out[2], err[2], status;
 	size_t out_cap = 0, err_cap = 0;
@@ -104,6 +108,13 @@ void mt_test_run(mt_test_run_t *r, char *const argv[], char *const env[])
 		close(err[0]);
 		for (size_t i = 0; env && env[i]; i++)
 			putenv(env[i]);
+		if (cwd) {
+			if (chdir(cwd) < 0) {
+				fprintf(stderr, "cd %s: %s\n", cwd, strerror(errno));
+				_exit(127);
+			}
+			umask(022);
+		}
 		/* No command may hang the suite: SIGALRM survives exec. */
 		alarm(MT_TEST_RUN_TIMEOUT);
 		execv(argv[0], argv);
@@ -146,6 +157,45 @@ void mt_test_run(mt_test_run_t *r, char *const argv[], char *const env[])
 	while (waitpid(pid, &status, 0) < 0)
 		ck_assert_int_eq(errno, EINTR);
 	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void mt_test_run(mt_test_run_t *r, char *const argv[], char *const env[])
+{
+	run_in(r, argv, env, NULL);
+}
+
+#define MEMTRACE_ARGS_MAX 64
+
+void mt_test_memtrace_in_argv(mt_test_run_t *r, const char *dir,
+			      char *const env[], const char *const args[])
+{
+	char *argv[MEMTRACE_ARGS_MAX + 2];
+	char *memtrace = mt_test_memtrace();
+	size_t n = 0;
+
+	argv[n++] = memtrace;
+	for (size_t i = 0; args[i]; i++) {
+		ck_assert_uint_lt(n, MEMTRACE_ARGS_MAX);
+		argv[n++] = (char *)args[i];
+	}
+	argv[n] = NULL;
+	run_in(r, argv, env, dir ? dir : ".");
+	free(memtrace);
+}
+
+void mt_test_memtrace_in(mt_test_run_t *r, const char *dir, ...)
+{
+	const char *args[MEMTRACE_ARGS_MAX + 1];
+	size_t n = 0;
+	va_list ap;
+
+	va_start(ap, dir);
+	while ((args[n] = va_arg(ap, const char *)) != NULL) {
+		ck_assert_uint_lt(n, MEMTRACE_ARGS_MAX);
+		n++;
+	}
+	va_end(ap);
+	mt_test_memtrace_in_argv(r, dir, NULL, args);
 }
 
 void mt_test_run_release(mt_test_run_t *r)

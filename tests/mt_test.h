@@ -61,6 +61,14 @@ typedef struct {
 /* Run argv (argv[0] a path) with extra environment entries env (NULL or
  * a NULL-terminated list of "NAME=value"), stdin from /dev/null. */
 void mt_test_run(mt_test_run_t *r, char *const argv[], char *const env[]);
+
+/* Run build/memtrace with the given arguments in directory dir (NULL: the
+ * current one), umask 022, so rows name relative paths and new files have
+ * a known mode.  The varargs form ends with NULL. */
+void mt_test_memtrace_in(mt_test_run_t *r, const char *dir, ...)
+	__attribute__((sentinel));
+void mt_test_memtrace_in_argv(mt_test_run_t *r, const char *dir,
+			      char *const env[], const char *const args[]);
 void mt_test_run_release(mt_test_run_t *r);
 
 /* Whole-file helpers.  mt_test_read returns NULL when the file is absent. */
