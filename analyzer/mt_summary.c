@@ -229,30 +229,78 @@ cleanup:
 	return rc;
 }
 
+/*
+ * The best `cap` sites kept in refs[0..*n) as a heap whose root is the
+ * worst of them, so a site better than the root replaces it.  With
+ * millions of stacks and --top 10 this costs n log 10 compares instead of
+ * sorting every site, and memory for cap entries instead of n.
+ */
+static void sift_down(site_ref_t *refs, size_t n, size_t i)
+{
+	for (;;) {
+		size_t worst = i, l = 2 * i + 1, r = l + 1;
+		site_ref_t tmp;
+
+		if (l < n && cmp_site(&refs[l], &refs[worst]) > 0)
+			worst = l;
+		if (r < n && cmp_site(&refs[r], &refs[worst]) > 0)
+			worst = r;
+		if (worst == i)
+			return;
+		tmp = refs[i];
+		refs[i] = refs[worst];
+		refs[worst] = tmp;
+		i = worst;
+	}
+}
+
+static void keep_best(site_ref_t *refs, size_t *n, size_t cap, site_ref_t ref)
+{
+	if (*n < cap) {
+		size_t i = (*n)++;
+
+		refs[i] = ref;
+		while (i && cmp_site(&refs[(i - 1) / 2], &refs[i]) < 0) {
+			site_ref_t tmp = refs[i];
+
+			refs[i] = refs[(i - 1) / 2];
+			refs[(i - 1) / 2] = tmp;
+			i = (i - 1) / 2;
+		}
+	} else if (cmp_site(&ref, &refs[0]) < 0) {
+		refs[0] = ref;
+		sift_down(refs, *n, 0);
+	}
+}
+
 static int render_sites(const mt_analysis_t *a, uint64_t top,
 			int include_zero_live, mt_buf_t *out)
 {
 	const mt_heap_t *h = &a->heap;
 	site_ref_t *refs = NULL;
 	mt_buf_t line = MT_BUF_INIT;
-	size_t n = 0, pos = 0;
+	size_t n = 0, pos = 0, cap = mt_map_count(&h->stacks) + 1;
 	uint64_t key;
 	void *v;
 	int rc = MT_OK;
 
-	refs = mt_mem_malloc((mt_map_count(&h->stacks) + 1) * sizeof(*refs));
+	if (top < cap)
+		cap = (size_t)top;
+	refs = mt_mem_malloc(cap * sizeof(*refs));
 	if (!refs)
 		return MT_ENOMEM;
 	if (site_listed(&h->no_stack, include_zero_live))
-		refs[n++] = (site_ref_t){ 0, &h->no_stack, NULL };
+		keep_best(refs, &n, cap,
+			  (site_ref_t){ 0, &h->no_stack, NULL });
 	while (mt_map_iter(&h->stacks, &pos, &key, &v)) {
 		const mt_stack_t *s = *(mt_stack_t **)v;
 
 		if (site_listed(&s->site, include_zero_live))
-			refs[n++] = (site_ref_t){ s->id, &s->site, s };
+			keep_best(refs, &n, cap,
+				  (site_ref_t){ s->id, &s->site, s });
 	}
 	qsort(refs, n, sizeof(*refs), cmp_site);
-	for (size_t i = 0; i < n && i < top; i++) {
+	for (size_t i = 0; i < n; i++) {
 		mt_buf_reset(&line);
 		ADD(render_site_line(h, &refs[i], i + 1, &line));
 		line.limit = 0;

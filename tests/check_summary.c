@@ -7,6 +7,7 @@
  */
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -858,6 +859,131 @@ START_TEST(test_summary_free_by_realloc_to_zero_is_a_free)
 }
 END_TEST
 
+/* Append {"v":1,"seq":N,<fmt>} and a newline to buf. */
+static void add_event(char *buf, size_t cap, size_t *len, uint64_t *seq,
+		      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void add_event(char *buf, size_t cap, size_t *len, uint64_t *seq,
+		      const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(buf + *len, cap - *len, "{\"v\":1,\"seq\":%" PRIu64 ",", ++*seq);
+	ck_assert(n > 0 && (size_t)n < cap - *len);
+	*len += (size_t)n;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+	va_end(ap);
+	ck_assert(n > 0 && (size_t)n + 2 < cap - *len);
+	*len += (size_t)n;
+	buf[(*len)++] = '}';
+	buf[(*len)++] = '\n';
+	buf[*len] = '\0';
+}
+
+#define ALLOC_FMT "\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x%x\"," \
+		  "\"size\":%u,\"fn\":\"malloc\",\"stack\":%d"
+
+/* Output of `memtrace summary path --top top [--include-zero-live]`. */
+static char *summary_top(const char *path, const char *top, int zero_live)
+{
+	char *memtrace = mt_test_memtrace();
+	char *argv[] = { memtrace, "summary", (char *)path, "--top",
+			 (char *)top, zero_live ? "--include-zero-live" : NULL,
+			 NULL };
+	mt_test_run_t r;
+	char *out;
+
+	mt_test_run(&r, argv, NULL);
+	ck_assert_msg(r.status == 0, "summary exited %d: %s", r.status, r.err);
+	out = strdup(r.out);
+	ck_assert_ptr_nonnull(out);
+	mt_test_run_release(&r);
+	free(memtrace);
+	return out;
+}
+
+/* The first n lines of text, as a malloc'd string. */
+static char *first_lines(const char *text, size_t n)
+{
+	const char *p = text;
+
+	for (size_t i = 0; i < n && *p; i++) {
+		const char *nl = strchr(p, '\n');
+
+		ck_assert_ptr_nonnull(nl);
+		p = nl + 1;
+	}
+	return strndup(text, (size_t)(p - text));
+}
+
+/* --top N keeps only the N best sites while it reads them; what it
+ * prints must be exactly the first N of the full ranking, ties (equal
+ * live bytes, equal bytes allocated) broken by stack id. */
+START_TEST(test_summary_top_n_is_the_head_of_the_full_ranking)
+{
+	enum { STACKS = 300 };
+	char *dir = mt_test_tmpdir();
+	char *path = mt_test_path(dir, "trace.jsonl");
+	size_t cap = 256 + STACKS * 400, len = 0;
+	char *trace = malloc(cap);
+	uint64_t seq = 0;
+	size_t live_sites = 0, used_sites = 0; /* a site never used is never listed */
+	static const char *const tops[] = { "1", "2", "5", "37", "299", "300" };
+
+	ck_assert_ptr_nonnull(trace);
+	add_event(trace, cap, &len, &seq, "\"kind\":\"trace.start\"");
+	add_event(trace, cap, &len, &seq, "\"kind\":\"allocator\",\"allocator_id\":0");
+	add_event(trace, cap, &len, &seq, "\"kind\":\"frame\",\"frame_id\":1,\"ip\":\"0x1000\"");
+	for (int i = 1; i <= STACKS; i++) {
+		/* Few distinct sizes, so live bytes and bytes allocated tie
+		 * often; some sites free everything they allocate. */
+		unsigned live = (unsigned)(i * 7 % 5) * 16;
+		unsigned dead = (unsigned)(i * 3 % 4) * 8;
+
+		add_event(trace, cap, &len, &seq,
+			  "\"kind\":\"stack\",\"stack_id\":%d,\"frames\":[1]", i);
+		if (live) {
+			add_event(trace, cap, &len, &seq, ALLOC_FMT,
+				  0x100000 + i * 64, live, i);
+			live_sites++;
+		}
+		used_sites += live || dead;
+		if (dead) {
+			add_event(trace, cap, &len, &seq, ALLOC_FMT,
+				  0x900000 + i * 64, dead, i);
+			add_event(trace, cap, &len, &seq,
+				  "\"kind\":\"free\",\"allocator_id\":0,\"ptr\":\"0x%x\"",
+				  0x900000 + i * 64);
+		}
+	}
+	add_event(trace, cap, &len, &seq, "\"kind\":\"trace.stop\"");
+	mt_test_write(path, trace, len);
+	for (int zero = 0; zero <= 1; zero++) {
+		char *all = summary_top(path, "1000", zero);
+		size_t lines = 0;
+
+		for (const char *p = all; (p = strchr(p, '\n')); p++)
+			lines++;
+		ck_assert_uint_eq(lines, 1 + (zero ? used_sites : live_sites));
+
+		for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
+			char *some = summary_top(path, tops[i], zero);
+			char *head = first_lines(all, 1 + strtoul(tops[i], NULL, 10));
+
+			ck_assert_str_eq(some, head);
+			free(head);
+			free(some);
+		}
+		free(all);
+	}
+	free(trace);
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_summary_site_frames_offset_from_symbol_module_or_address)
 {
 	static const char *const ev[] = {
@@ -929,6 +1055,7 @@ Suite *mt_suite_summary(void)
 	tcase_add_test(sites, test_summary_site_peak_is_its_own_highest_live);
 	tcase_add_test(sites, test_summary_realloc_with_stack_moves_block_to_its_site);
 	tcase_add_test(sites, test_summary_site_frames_offset_from_symbol_module_or_address);
+	tcase_add_test(sites, test_summary_top_n_is_the_head_of_the_full_ranking);
 	suite_add_tcase(s, sites);
 	return s;
 }
