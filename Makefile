@@ -205,13 +205,30 @@ run-fuzz: $(FUZZER)
 $(BENCH_WRITER): bench/mt_writer_bench.c preload/mt_writer.c
 	$(call say,LINK,$@)$(CC) $(CFLAGS_BASE) -o $@ $^
 
+# The preload benchmark's workloads (bench/run-preload-bench): built -O2 -g
+# like a user's program, not like the tests' -O0 workloads.
+BENCH_PROGS = $(BUILD)/mt-churn $(BUILD)/mt-deep
+$(BUILD)/mt-churn $(BUILD)/mt-deep: $(BUILD)/mt-%: bench/mt_%.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $< -pthread
+
+# make bench BENCH=analyzer|preload runs one half; the default, both.
+BENCH ?= all
 bench: deps
+	$(Q)case '$(BENCH)' in all|analyzer|preload) ;; \
+	*) echo "make bench: BENCH is all, analyzer or preload, not '$(BENCH)'" >&2; exit 64 ;; esac
+ifneq ($(BENCH),preload)
 	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(BENCH_GEN) $(OBJ)/bench/mt_bench_parse.o
 	$(call say,LINK,$(BUILD)/mt-bench-parse)$(CC) $(LDFLAGS_ALL) -o $(BUILD)/mt-bench-parse \
 		$(OBJ)/bench/mt_bench_parse.o $(LIBANALYZER) $(JSONC_LIBS)
 	$(Q)sh bench/run-analyzer-bench $(BUILD)
 	$(Q)$(MAKE) --no-print-directory $(BENCH_WRITER)
 	$(Q)$(BENCH_WRITER) 2000000 $${TMPDIR:-/tmp}
+endif
+ifneq ($(BENCH),analyzer)
+	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(PRELOAD) $(BENCH_PROGS)
+	$(Q)sh bench/run-preload-bench $(BUILD)
+endif
 
 install: all
 	$(call say,INSTALL,$(PREFIX))install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
