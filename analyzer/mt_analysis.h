@@ -3,7 +3,10 @@
  * (mt_integrity) and rebuilding its heap (mt_heap) line by line.
  *
  * Memory is bounded by the reader's buffer plus the heap's tables: the
- * pass never keeps a line once the next one is read.
+ * pass never keeps a line once the next one is read.  It parses up to 16
+ * block events ahead of applying them (their events, not their lines), so
+ * their cache misses overlap; what it reports is still decided line by
+ * line in trace order.
  */
 #ifndef MT_ANALYSIS_H
 #define MT_ANALYSIS_H

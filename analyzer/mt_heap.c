@@ -13,7 +13,10 @@
 
 typedef struct {
 	uint64_t size;
-	uint64_t site;   /* stack id, 0 for none */
+	/* Its site: a stack's, or no_stack.  A pointer, not the stack id,
+	 * so that a free finds it without a lookup; stacks are never removed
+	 * and each lives in its own allocation, so it stays valid. */
+	mt_site_t *site;
 	uint64_t serial; /* of the alloc, resize or remap that made it */
 	uint64_t tid;
 	int has_tid;
@@ -178,14 +181,15 @@ static void born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site,
 /* A block dies: everything born() added is taken back. */
 static void died(mt_heap_t *h, mt_allocator_t *a, const mt_block_t *b)
 {
-	mt_site_t *site = find_site(h, b->site);
+	mt_site_t *site = b->site;
 
 	h->bytes_freed += b->size;
 	h->live_allocations--;
 	h->live_bytes -= b->size;
 	a->live_bytes -= b->size;
-	/* A block's site was known when it was born and stacks are never
-	 * removed, so site is never NULL. */
+	/* A block's site was known when it was born (no_stack's address is
+	 * stable while the heap applies events: the heap is never copied), so
+	 * site is never NULL. */
 	site_sub(h, site, b->size);
 }
 
@@ -220,7 +224,7 @@ static int is_temporary(const mt_heap_t *h, const mt_block_t *b)
 
 /* Make ptr a live block of a; an already live one is replaced. */
 static int insert_block(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
-			uint64_t ptr, uint64_t site_id, uint64_t serial)
+			uint64_t ptr, mt_site_t *site, uint64_t serial)
 {
 	mt_block_t *b;
 	void *v;
@@ -235,11 +239,11 @@ static int insert_block(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 		died(h, a, b);
 	}
 	b->size = ev->size;
-	b->site = site_id;
+	b->site = site;
 	b->serial = serial;
 	b->tid = ev->tid;
 	b->has_tid = (ev->has & MT_HAS_TID) != 0;
-	born(h, a, find_site(h, site_id), ev->size, ev->seq);
+	born(h, a, site, ev->size, ev->seq);
 	return MT_OK;
 }
 
@@ -342,7 +346,8 @@ static int apply_block_event(mt_heap_t *h, mt_allocator_t *a,
 			     const mt_event_t *ev)
 {
 	mt_block_t old;
-	uint64_t serial, site;
+	uint64_t serial;
+	mt_site_t *site;
 	int live;
 
 	if (ev->kind == MT_KIND_ALLOC) {
@@ -350,10 +355,10 @@ static int apply_block_event(mt_heap_t *h, mt_allocator_t *a,
 
 		if (rc)
 			return rc;
-		site = (ev->has & MT_HAS_STACK) ? ev->stack : 0;
+		site = find_site(h, (ev->has & MT_HAS_STACK) ? ev->stack : 0);
 		h->allocations++;
 		a->allocations++;
-		find_site(h, site)->allocations++;
+		site->allocations++;
 		return insert_block(h, a, ev, ev->ptr, site, serial);
 	}
 
@@ -366,7 +371,7 @@ static int apply_block_event(mt_heap_t *h, mt_allocator_t *a,
 			a->frees++;
 			if (is_temporary(h, &old)) {
 				h->temporary_allocations++;
-				find_site(h, old.site)->temporary_allocations++;
+				old.site->temporary_allocations++;
 			}
 			died(h, a, &old);
 		}
@@ -385,7 +390,8 @@ static int apply_block_event(mt_heap_t *h, mt_allocator_t *a,
 	/* The realloc that moves or keeps a block is an allocation of its
 	 * thread; the block belongs to the realloc's stack when it has one
 	 * (as heaptrack attributes it), else it keeps its site. */
-	site = (ev->has & MT_HAS_STACK) ? ev->stack : live ? old.site : 0;
+	site = (ev->has & MT_HAS_STACK) ? find_site(h, ev->stack) :
+	       live ? old.site : &h->no_stack;
 	{
 		int rc = next_serial(h, ev, &serial);
 
@@ -395,6 +401,27 @@ static int apply_block_event(mt_heap_t *h, mt_allocator_t *a,
 	return insert_block(h, a, ev,
 			    ev->kind == MT_KIND_REMAP ? ev->new_ptr : ev->ptr,
 			    site, serial);
+}
+
+void mt_heap_prefetch(const mt_heap_t *h, const mt_event_t *ev)
+{
+	const mt_allocator_t *a = h->last_allocator;
+
+	/* Only the cached allocator: nearly every trace has one. */
+	if (!a || a->id != ev->allocator_id)
+		return;
+	switch (ev->kind) {
+	case MT_KIND_REMAP:
+		mt_map_prefetch(&a->blocks, ev->new_ptr);
+		/* fall through */
+	case MT_KIND_ALLOC:
+	case MT_KIND_FREE:
+	case MT_KIND_RESIZE:
+		mt_map_prefetch(&a->blocks, ev->ptr);
+		break;
+	default:
+		break;
+	}
 }
 
 int mt_heap_apply(mt_heap_t *h, const mt_event_t *ev, const char **why,

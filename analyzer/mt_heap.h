@@ -96,6 +96,10 @@ void mt_heap_release(mt_heap_t *h);
 int mt_heap_apply(mt_heap_t *h, const mt_event_t *ev, const char **why,
 		  const char **field);
 
+/* A hint that ev will be applied soon: prefetch the live-block slots it
+ * will look up.  Changes nothing; any event may be passed. */
+void mt_heap_prefetch(const mt_heap_t *h, const mt_event_t *ev);
+
 /* The number of distinct thread ids seen. */
 uint64_t mt_heap_threads(const mt_heap_t *h);
 

@@ -15,6 +15,9 @@
 #include "mt_mem.h"
 
 #define MIN_CAP 16
+/* The smallest table whose slots mt_map_prefetch() loads ahead: about a
+ * core's L2. */
+#define PREFETCH_MIN_BYTES (1u << 20)
 
 static inline uint64_t *slot_key(const mt_map_t *m, size_t i)
 {
@@ -176,6 +179,21 @@ int mt_map_upsert(mt_map_t *m, uint64_t key, void **value, int *created)
 	if (created)
 		*created = 1;
 	return MT_OK;
+}
+
+void mt_map_prefetch(const mt_map_t *m, uint64_t key)
+{
+	const unsigned char *e;
+
+	/* A table that fits in the caches gains nothing, and the hash costs
+	 * a few dozen instructions. */
+	if (m->cap * m->entry_size < PREFETCH_MIN_BYTES || !(key + 1))
+		return;
+	e = m->slots + home(m, key + 1) * m->entry_size;
+	/* An entry may straddle two cache lines, and a probe run may go on
+	 * into the next one. */
+	__builtin_prefetch(e);
+	__builtin_prefetch(e + m->entry_size - 1);
 }
 
 int mt_map_remove(mt_map_t *m, uint64_t key, void *out)

@@ -41,6 +41,10 @@ void *mt_map_find(const mt_map_t *m, uint64_t key);
  */
 int mt_map_upsert(mt_map_t *m, uint64_t key, void **value, int *created);
 
+/* A hint that key is about to be looked up: start loading its home slot
+ * into the cache.  Changes nothing; the slot may move before the lookup. */
+void mt_map_prefetch(const mt_map_t *m, uint64_t key);
+
 /* Remove key, copying its value to out when out is not NULL.  Returns 1
  * when key was present, 0 otherwise. */
 int mt_map_remove(mt_map_t *m, uint64_t key, void *out);

@@ -571,16 +571,14 @@ static inline const char *scan_string(const char *s, const char *last)
  * the first one that is not: 0 to 8. */
 static inline unsigned leading_digits(uint64_t w)
 {
-	const uint64_t hi = 0xf0f0f0f0f0f0f0f0ull, lo = 0x0f0f0f0f0f0f0f0full;
-	const uint64_t low7 = 0x7f7f7f7f7f7f7f7full;
-	/* A byte of bad is zero only for '0'..'9': high nibble 3, and a low
-	 * nibble that does not carry when 6 is added. */
-	uint64_t bad = ((w & hi) ^ 0x3030303030303030ull) |
-		       (((w & lo) + 0x0606060606060606ull) & hi);
+	/* Each byte minus '0': the digits become 0 to 9 without borrowing,
+	 * and the first other byte becomes 10 to 255, whose bit 7 is set in
+	 * itself or in itself plus 0x76.  Borrows and carries run only
+	 * towards later bytes, past that first one, where nothing counts. */
+	uint64_t x = w - 0x3030303030303030ull;
+	uint64_t m = (x | (x + 0x7676767676767676ull)) & 0x8080808080808080ull;
 
-	/* Bit 7 of each byte: that byte of bad is not zero. */
-	bad = (((bad & low7) + low7) | bad) & ~low7;
-	return bad ? (unsigned)__builtin_ctzll(bad) / 8 : 8;
+	return m ? (unsigned)__builtin_ctzll(m) / 8 : 8;
 }
 
 /* The value of the first n (1 to 8) digits of w: shifted to the top, after
@@ -1052,11 +1050,351 @@ mt_parse_result_t mt_parse_json_c(mt_parser_t *p, const char *line, size_t len,
 	return r;
 }
 
+/* ---- the exact-layout matcher ---- */
+
+/*
+ * The block events as the preload writes them, byte for byte: the keys
+ * v, seq, kind, allocator_id, ptr, new_ptr, size, fn, align, stack,
+ * fail_at, tid, t in this order, each from ptr on present or not, no
+ * whitespace, v exactly 1, integers of 1 to 19 digits without a leading
+ * zero, pointers "0x" and 1 to 16 lower-case hex digits, kind and fn
+ * names memtrace knows, and '}' the line's last byte.  Such a line is
+ * valid JSON, json-c reads the same values from it, and nothing in it is
+ * out of range.  Anything else declines, to the generic fast path and then
+ * json-c, so the matcher can only save time, never change a verdict: about
+ * a third of the generic path's instructions, with no key lookup and no
+ * record of fields in between.
+ */
+
+/* The n bytes at s, before end, are k (a constant: the compare inlines). */
+#define LIT(s, end, k) \
+	((size_t)((end) - (s)) >= sizeof(k) - 1 && !memcmp((s), (k), sizeof(k) - 1))
+
+/* A pointer's hex digits from s to their closing quote: returns the
+ * position after the quote, or NULL.  Lower-case digits only; 1 to 16. */
+static inline __attribute__((always_inline)) const char *
+exact_hex(const char *s, const char *end, uint64_t *out)
+{
+#if defined(MT_SSE2) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (end - s >= 17) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+		__m128i dig = _mm_and_si128(
+			_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+			_mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+		__m128i let = _mm_and_si128(
+			_mm_cmpgt_epi8(v, _mm_set1_epi8('a' - 1)),
+			_mm_cmplt_epi8(v, _mm_set1_epi8('f' + 1)));
+		unsigned bad = ~(unsigned)_mm_movemask_epi8(_mm_or_si128(dig, let));
+		unsigned n = (unsigned)__builtin_ctz(bad); /* bit 16 is set */
+		uint64_t w0, w1, hi, lo;
+
+		if (!n || s[n] != '"')
+			return NULL;
+		memcpy(&w0, s, 8);
+		memcpy(&w1, s + 8, 8);
+		/* Each byte to its nibble ('a' has bit 6: + 9), then pairs
+		 * of nibbles to bytes and bytes to the big-endian value; the
+		 * bytes after the digits land in the low bits, shifted out. */
+#define NIBBLES(w) ((((w) & 0x0f0f0f0f0f0f0f0full) + \
+		     (((w) >> 6) & 0x0101010101010101ull) * 9) & 0x0f0f0f0f0f0f0f0full)
+#define PACK(w, out)                                                       \
+		do {                                                       \
+			uint64_t t_ = ((w) << 4 | (w) >> 8) & 0x00ff00ff00ff00ffull; \
+			t_ = (t_ | t_ >> 8) & 0x0000ffff0000ffffull;       \
+			(out) = __builtin_bswap32((uint32_t)(t_ | t_ >> 16)); \
+		} while (0)
+		w0 = NIBBLES(w0);
+		w1 = NIBBLES(w1);
+		PACK(w0, hi);
+		PACK(w1, lo);
+#undef NIBBLES
+#undef PACK
+		*out = (hi << 32 | lo) >> (4 * (16 - n));
+		return s + n + 1;
+	}
+#endif
+	{
+		const char *d = s;
+		uint64_t v = 0;
+
+		while (d < end && ((unsigned char)(*d - '0') < 10 ||
+				   (unsigned char)(*d - 'a') < 6)) {
+			v = v << 4 | hex_value[(unsigned char)*d];
+			d++;
+		}
+		if (d == s || d - s > 16 || d >= end || *d != '"')
+			return NULL;
+		*out = v;
+		return d + 1;
+	}
+}
+
+#ifdef MT_WIDE_DIGITS
+static const uint64_t pow10_8[9] = { 1, 10, 100, 1000, 10000, 100000,
+				     1000000, 10000000, 100000000 };
+#endif
+
+/* scan_digits() for the matcher: the same digits, the same value, the same
+ * NULL, but a number of up to 15 digits (all but the rarest) in at most
+ * two words and without its loop; longer ones, and the last bytes of a
+ * line, go to scan_digits() itself. */
+static inline __attribute__((always_inline)) const char *
+exact_digits(const char *s, const char *last, uint64_t *out)
+{
+#ifdef MT_WIDE_DIGITS
+	if (last - s >= 7) {
+		uint64_t w, w2;
+		unsigned n, n2;
+
+		memcpy(&w, s, 8);
+		n = leading_digits(w);
+		if (n < 8) {
+			if (!n || (n > 1 && (w & 0xff) == '0'))
+				return NULL;
+			*out = digits_value(w, n);
+			return s + n;
+		}
+		if (last - s < 15)
+			return scan_digits(s, last, out);
+		memcpy(&w2, s + 8, 8);
+		n2 = leading_digits(w2);
+		if (n2 < 8) {
+			if ((w & 0xff) == '0')
+				return NULL;
+			*out = n2 ? digits_value(w, 8) * pow10_8[n2] +
+					    digits_value(w2, n2) :
+				    digits_value(w, 8);
+			return s + 8 + n2;
+		}
+	}
+#endif
+	return scan_digits(s, last, out);
+}
+
+/* A number's digits (scan_digits(): 1 to 19, no leading zero) into x. */
+#define EXACT_INT(x)                                                       \
+	do {                                                               \
+		if (!(s = exact_digits(s, last, &(x))))                    \
+			return MT_PARSE_DECLINED;                          \
+	} while (0)
+
+#define EXACT_PTR(x)                                                       \
+	do {                                                               \
+		if (!(s = exact_hex(s, end, &(x))))                        \
+			return MT_PARSE_DECLINED;                          \
+	} while (0)
+
+/* Which optional keys a matched line holds. */
+enum {
+	X_PTR = 1 << 0, X_NEW_PTR = 1 << 1, X_SIZE = 1 << 2, X_FN = 1 << 3,
+	X_ALIGN = 1 << 4, X_STACK = 1 << 5, X_TID = 1 << 6, X_T = 1 << 7,
+};
+
+/*
+ * It fills the event itself, as validate() does for these kinds, and only
+ * for a line validate() accepts: a line it would reject (a required field
+ * missing, stack 0, an alloc whose fn does not allocate) declines, and the
+ * generic path brings it to validate() for the verdict and the reason.
+ * What validate() does with the fields of a matched line, whose types are
+ * all right by construction:
+ *
+ *   alloc:       allocator_id, ptr, size, fn (allocating), [align], [stack]
+ *   alloc.fail:  allocator_id, size, fn (allocating), [align], [stack]
+ *   free:        allocator_id, ptr, [fn]
+ *   resize:      allocator_id, ptr, size, [fn], [stack]
+ *   remap:       allocator_id, ptr, size, new_ptr, [fn], [stack]
+ *
+ * each with [tid] and [t], a present stack non-zero; every other key is
+ * not read and leaves its field of the event 0.  tests/check_parse.c holds
+ * this to json-c on every field of every event.
+ */
+mt_parse_result_t mt_parse_exact(mt_parser_t *p, const char *line, size_t len,
+				 mt_event_t *ev)
+{
+	static const unsigned need[MT_KIND_COUNT] = {
+		[MT_KIND_ALLOC] = X_PTR | X_SIZE | X_FN,
+		[MT_KIND_ALLOC_FAIL] = X_SIZE | X_FN,
+		[MT_KIND_FREE] = X_PTR,
+		[MT_KIND_RESIZE] = X_PTR | X_SIZE,
+		[MT_KIND_REMAP] = X_PTR | X_SIZE | X_NEW_PTR,
+	};
+	/* What validate() reads of the optional ones. */
+	static const unsigned reads[MT_KIND_COUNT] = {
+		[MT_KIND_ALLOC] = X_FN | X_ALIGN | X_STACK,
+		[MT_KIND_ALLOC_FAIL] = X_FN | X_ALIGN | X_STACK,
+		[MT_KIND_FREE] = X_FN,
+		[MT_KIND_RESIZE] = X_FN | X_STACK,
+		[MT_KIND_REMAP] = X_FN | X_STACK,
+	};
+	const char *end = line + len, *last = end - 1, *s;
+	uint64_t seq, allocator_id, ptr = 0, new_ptr = 0, size = 0, align = 0;
+	uint64_t stack = 0, tid = 0, t = 0;
+	unsigned seen = 0, has = 0;
+	int kind, fn = 0;
+
+	/* The shortest line: {"v":1,"seq":1,"kind":"free","allocator_id":0} */
+	if (len < 47 || *last != '}' || !LIT(line, end, "{\"v\":1,\"seq\":"))
+		return MT_PARSE_DECLINED;
+	s = line + 13;
+	EXACT_INT(seq);
+	if (!LIT(s, end, ",\"kind\":\""))
+		return MT_PARSE_DECLINED;
+	s += 9;
+	if (LIT(s, end, "alloc\",\"allocator_id\":")) {
+		kind = MT_KIND_ALLOC;
+		s += 22;
+	} else if (LIT(s, end, "free\",\"allocator_id\":")) {
+		kind = MT_KIND_FREE;
+		s += 21;
+	} else if (LIT(s, end, "resize\",\"allocator_id\":")) {
+		kind = MT_KIND_RESIZE;
+		s += 23;
+	} else if (LIT(s, end, "remap\",\"allocator_id\":")) {
+		kind = MT_KIND_REMAP;
+		s += 22;
+	} else if (LIT(s, end, "alloc.fail\",\"allocator_id\":")) {
+		kind = MT_KIND_ALLOC_FAIL;
+		s += 27;
+	} else {
+		return MT_PARSE_DECLINED;
+	}
+	/* Nearly always allocator 0. */
+	if (LIT(s, end, "0,")) {
+		allocator_id = 0;
+		s++;
+	} else {
+		EXACT_INT(allocator_id);
+	}
+	if (LIT(s, end, ",\"ptr\":\"0x")) {
+		s += 10;
+		EXACT_PTR(ptr);
+		seen |= X_PTR;
+	}
+	if (LIT(s, end, ",\"new_ptr\":\"0x")) {
+		s += 14;
+		EXACT_PTR(new_ptr);
+		seen |= X_NEW_PTR;
+	}
+	if (LIT(s, end, ",\"size\":")) {
+		s += 8;
+		EXACT_INT(size);
+		seen |= X_SIZE;
+	}
+	if (LIT(s, end, ",\"fn\":\"")) {
+		const char *name = s + 7, *q;
+
+		/* The three names of nearly every line first, then any name
+		 * memtrace knows; the longest has 14 bytes. */
+		if (LIT(name, end, "malloc\"")) {
+			fn = MT_FN_MALLOC;
+			s = name + 7;
+		} else if (LIT(name, end, "free\"")) {
+			fn = MT_FN_FREE;
+			s = name + 5;
+		} else if (LIT(name, end, "realloc\"")) {
+			fn = MT_FN_REALLOC;
+			s = name + 8;
+		} else {
+			for (q = name; q < end && q - name < 16 && *q != '"'; q++)
+				;
+			if (q == end || *q != '"')
+				return MT_PARSE_DECLINED;
+			fn = name_lookup(&p->fns, name, (size_t)(q - name));
+			if (fn == p->fns.count)
+				return MT_PARSE_DECLINED;
+			s = q + 1;
+		}
+		seen |= X_FN;
+	}
+	if (LIT(s, end, ",\"align\":")) {
+		s += 9;
+		EXACT_INT(align);
+		seen |= X_ALIGN;
+	}
+	if (LIT(s, end, ",\"stack\":")) {
+		s += 9;
+		EXACT_INT(stack);
+		seen |= X_STACK;
+	}
+	if (LIT(s, end, ",\"fail_at\":")) {
+		uint64_t ignored;
+
+		/* Not a field memtrace reads, but a number json-c reads. */
+		s += 11;
+		EXACT_INT(ignored);
+	}
+	if (LIT(s, end, ",\"tid\":")) {
+		s += 7;
+		EXACT_INT(tid);
+		seen |= X_TID;
+	}
+	if (LIT(s, end, ",\"t\":")) {
+		s += 5;
+		EXACT_INT(t);
+		seen |= X_T;
+	}
+	if (s != last || (seen & need[kind]) != need[kind])
+		return MT_PARSE_DECLINED;
+	seen &= need[kind] | reads[kind] | X_TID | X_T;
+	if ((seen & X_STACK) && !stack)
+		return MT_PARSE_DECLINED;
+	if (kind == MT_KIND_ALLOC || kind == MT_KIND_ALLOC_FAIL) {
+		if (!mt_event_fn_allocates((mt_fn_t)fn))
+			return MT_PARSE_DECLINED;
+	} else if (!(seen & X_FN)) {
+		fn = 0;
+	}
+	if (seen & X_FN)
+		has |= MT_HAS_FN;
+	if (seen & X_ALIGN)
+		has |= MT_HAS_ALIGN;
+	if (seen & X_STACK)
+		has |= MT_HAS_STACK;
+	if (seen & X_TID)
+		has |= MT_HAS_TID;
+	if (seen & X_T)
+		has |= MT_HAS_T;
+	/* Every field by name: a compound literal or memset() of the whole
+	 * event compiles to rep stos, which cost a sixth of this function.
+	 * The assertion catches a field added to mt_event_t but not here. */
+	_Static_assert(sizeof(mt_event_t) == 216,
+		       "mt_parse_exact() sets every field of mt_event_t");
+	ev->seq = seq;
+	ev->kind = (mt_kind_t)kind;
+	ev->has = has;
+	ev->fn = (mt_fn_t)fn;
+	ev->allocator_id = allocator_id;
+	ev->ptr = (seen & X_PTR) ? ptr : 0;
+	ev->new_ptr = (seen & X_NEW_PTR) ? new_ptr : 0;
+	ev->size = (seen & X_SIZE) ? size : 0;
+	ev->align = (seen & X_ALIGN) ? align : 0;
+	ev->stack = (seen & X_STACK) ? stack : 0;
+	ev->tid = tid;
+	ev->t = t;
+	ev->frame_id = ev->ip = ev->offset = ev->module_offset = 0;
+	ev->stack_id = ev->dropped = 0;
+	ev->symbol = ev->module = ev->name = ev->reason = NULL;
+	ev->symbol_len = ev->module_len = ev->name_len = ev->reason_len = 0;
+	ev->frames = NULL;
+	ev->nframes = 0;
+	p->used_json_c = 0;
+	p->why = NULL;
+	p->why_field = NULL;
+	return MT_PARSE_OK;
+}
+
+#undef EXACT_INT
+#undef EXACT_PTR
+#undef LIT
+
 mt_parse_result_t mt_parser_parse(mt_parser_t *p, const char *line, size_t len,
 				  mt_event_t *ev)
 {
-	mt_parse_result_t r = mt_parse_fast(p, line, len, ev);
+	mt_parse_result_t r = mt_parse_exact(p, line, len, ev);
 
+	if (r != MT_PARSE_DECLINED)
+		return r;
+	r = mt_parse_fast(p, line, len, ev);
 	if (r != MT_PARSE_DECLINED)
 		return r;
 	return mt_parse_json_c(p, line, len, ev);

@@ -145,7 +145,8 @@ typedef struct {
 int mt_parser_init(mt_parser_t *p);
 void mt_parser_release(mt_parser_t *p);
 
-/* Judge one line (without its '\n'): fast path, then json-c. */
+/* Judge one line (without its '\n'): the exact-layout matcher, the generic
+ * fast path, then json-c. */
 mt_parse_result_t mt_parser_parse(mt_parser_t *p, const char *line, size_t len,
 				  mt_event_t *ev);
 
@@ -164,5 +165,14 @@ mt_parse_result_t mt_parse_fast(mt_parser_t *p, const char *line, size_t len,
 				mt_event_t *ev);
 mt_parse_result_t mt_parse_json_c(mt_parser_t *p, const char *line, size_t len,
 				  mt_event_t *ev);
+
+/* The exact-layout matcher that mt_parser_parse() tries first: only the
+ * block events (alloc, free, resize, remap, alloc.fail) exactly as the
+ * preload writes them, keys in the preload's order, no whitespace,
+ * lower-case hex, integers without leading zeros.  It returns MT_PARSE_OK,
+ * with the very event the validator makes of such a line, or DECLINED for
+ * anything else, a line the validator would reject included. */
+mt_parse_result_t mt_parse_exact(mt_parser_t *p, const char *line, size_t len,
+				 mt_event_t *ev);
 
 #endif

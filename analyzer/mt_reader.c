@@ -13,6 +13,10 @@
 #include "mt_error.h"
 #include "mt_mem.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define CHUNK (256u << 10)
 #define TAIL_BLOCK 65536
 
@@ -150,6 +154,29 @@ static ssize_t fill(mt_reader_t *r)
 	return got;
 }
 
+/* memchr(s, '\n', n), inline: a trace line is about 130 bytes, and the
+ * call's set-up and tail cost as much as its scan. */
+static inline char *find_newline(char *s, size_t n)
+{
+#if defined(__SSE2__)
+	const __m128i nl = _mm_set1_epi8('\n');
+	size_t i = 0;
+
+	for (; i + 32 <= n; i += 32) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 16));
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(a, nl)) |
+			     (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(b, nl)) << 16;
+
+		if (m)
+			return s + i + __builtin_ctz(m);
+	}
+	return memchr(s + i, '\n', n - i);
+#else
+	return memchr(s, '\n', n);
+#endif
+}
+
 /* Skip the rest of an over-long line, up to and including its '\n'. */
 static int skip_line(mt_reader_t *r, mt_line_t *line)
 {
@@ -179,7 +206,7 @@ int mt_reader_next(mt_reader_t *r, mt_line_t *line)
 	memset(line, 0, sizeof(*line));
 	for (;;) {
 		char *p = r->buf + r->start;
-		char *nl = memchr(p + scanned, '\n', r->end - r->start - scanned);
+		char *nl = find_newline(p + scanned, r->end - r->start - scanned);
 		ssize_t got;
 
 		if (nl) {

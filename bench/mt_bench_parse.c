@@ -8,7 +8,10 @@
  *            reading JSON with json-c alone costs
  *   json-c   mt_parse_json_c(): json-c plus the field extraction and the
  *            validator, the analyzer's reference path
- *   parser   mt_parser_parse(): the fast path, json-c for what it declines
+ *   parser   mt_parser_parse(): the exact-layout matcher, then the generic
+ *            fast path, then json-c for what both decline
+ *   generic  the generic fast path, json-c for what it declines: the
+ *            parser as it was before the exact-layout matcher
  *
  * Every mode reads the trace with mt_reader, as the analyzer does, and
  * prints the lines read and how many went to json-c.  Timing is left to
@@ -21,7 +24,7 @@
 #include "../analyzer/mt_parse.h"
 #include "../analyzer/mt_reader.h"
 
-enum { TOKENER, JSON_C, PARSER };
+enum { TOKENER, JSON_C, PARSER, GENERIC };
 
 int main(int argc, char **argv)
 {
@@ -40,6 +43,8 @@ int main(int argc, char **argv)
 		mode = JSON_C;
 	else if (!strcmp(argv[1], "parser"))
 		mode = PARSER;
+	else if (!strcmp(argv[1], "generic"))
+		mode = GENERIC;
 	else
 		goto usage;
 	if (mt_reader_open(&reader, argv[2])) {
@@ -67,9 +72,16 @@ int main(int argc, char **argv)
 			json_c++;
 			continue;
 		}
-		r = mode == JSON_C ?
-			    mt_parse_json_c(&parser, line.data, line.len, &ev) :
-			    mt_parser_parse(&parser, line.data, line.len, &ev);
+		if (mode == JSON_C) {
+			r = mt_parse_json_c(&parser, line.data, line.len, &ev);
+		} else if (mode == GENERIC) {
+			r = mt_parse_fast(&parser, line.data, line.len, &ev);
+			if (r == MT_PARSE_DECLINED)
+				r = mt_parse_json_c(&parser, line.data,
+						    line.len, &ev);
+		} else {
+			r = mt_parser_parse(&parser, line.data, line.len, &ev);
+		}
 		if (r == MT_PARSE_NOMEM) {
 			fputs("mt-bench-parse: out of memory\n", stderr);
 			return 4;
@@ -87,6 +99,7 @@ int main(int argc, char **argv)
 	       ok, json_c);
 	return 0;
 usage:
-	fputs("usage: mt-bench-parse tokener|json-c|parser TRACE\n", stderr);
+	fputs("usage: mt-bench-parse tokener|json-c|parser|generic TRACE\n",
+	      stderr);
 	return 64;
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "mt_test.h"
+#include "../analyzer/mt_analysis.h"
 #include "../analyzer/mt_buf.h"
 #include "../analyzer/mt_error.h"
 #include "../analyzer/mt_map.h"
@@ -1223,6 +1224,120 @@ START_TEST(reader_open_out_of_memory_releases_all)
 }
 END_TEST
 
+/* A prefetch is only a hint: on an empty map, a small one and one large
+ * enough to be prefetched, for present, absent and the side slot's key. */
+START_TEST(map_prefetch_changes_nothing)
+{
+	mt_map_t m;
+	const uint64_t n = 100000; /* 16-byte entries: a table of 4 MiB */
+	void *v;
+
+	mt_map_init(&m, sizeof(uint64_t));
+	mt_map_prefetch(&m, 1);
+	mt_map_prefetch(&m, UINT64_MAX);
+	ck_assert_uint_eq(mt_map_count(&m), 0);
+	ck_assert_ptr_null(mt_map_find(&m, 1));
+	for (uint64_t k = 0; k < n; k++) {
+		ck_assert_int_eq(mt_map_upsert(&m, k * 16, &v, NULL), MT_OK);
+		*(uint64_t *)v = k;
+		mt_map_prefetch(&m, k * 16 + 16);
+		mt_map_prefetch(&m, k * 16);
+	}
+	ck_assert_int_eq(mt_map_upsert(&m, UINT64_MAX, &v, NULL), MT_OK);
+	*(uint64_t *)v = 7;
+	mt_map_prefetch(&m, UINT64_MAX);
+	mt_map_prefetch(&m, 3);
+	ck_assert_uint_eq(mt_map_count(&m), n + 1);
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t *got = mt_map_find(&m, k * 16);
+
+		ck_assert_ptr_nonnull(got);
+		ck_assert_uint_eq(*got, k);
+		ck_assert_ptr_null(mt_map_find(&m, k * 16 + 3));
+	}
+	ck_assert_uint_eq(*(uint64_t *)mt_map_find(&m, UINT64_MAX), 7);
+	mt_map_release(&m);
+}
+END_TEST
+
+/*
+ * The pass parses block events ahead of applying them (mt_analysis.c);
+ * what it reports must still be what a line-by-line pass reports: a block
+ * event the heap rejects amid held ones, a gap, a free of an unknown
+ * block, a frame and a malformed line between them, each at its line.
+ */
+START_TEST(analysis_applies_held_events_in_trace_order)
+{
+	static char trace[16384];
+	size_t n = 0;
+	uint64_t frees = 0, allocs = 0, prev_ptr = 0;
+	mt_analysis_t a;
+	rfile_t f;
+
+#define LINE(...) (n += (size_t)snprintf(trace + n, sizeof(trace) - n, __VA_ARGS__))
+	LINE("{\"v\":1,\"seq\":1,\"kind\":\"trace.start\"}\n");
+	LINE("{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0}\n");
+	LINE("{\"v\":1,\"seq\":3,\"kind\":\"frame\",\"frame_id\":1,\"ip\":\"0x10\"}\n");
+	LINE("{\"v\":1,\"seq\":4,\"kind\":\"stack\",\"stack_id\":1,\"frames\":[1]}\n");
+	for (uint64_t line = 5; line <= 44; line++) {
+		uint64_t seq = line < 20 ? line : line + 100;
+
+		if (line == 12) {
+			LINE("{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"alloc\","
+			     "\"allocator_id\":0,\"ptr\":\"0x99\",\"size\":1,"
+			     "\"fn\":\"malloc\",\"stack\":99,\"tid\":1,\"t\":1}\n", seq);
+			prev_ptr = 0;
+		} else if (line == 25) {
+			LINE("{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"free\","
+			     "\"allocator_id\":0,\"ptr\":\"0xdead\",\"fn\":\"free\","
+			     "\"tid\":1,\"t\":1}\n", seq);
+			prev_ptr = 0;
+		} else if (line == 30) {
+			LINE("{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"frame\","
+			     "\"frame_id\":2,\"ip\":\"0x20\"}\n", seq);
+		} else if (line == 33) {
+			LINE("{\"v\":1,\n");
+		} else if (prev_ptr) {
+			LINE("{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"free\","
+			     "\"allocator_id\":0,\"ptr\":\"0x%" PRIx64 "\","
+			     "\"fn\":\"free\",\"tid\":1,\"t\":1}\n", seq, prev_ptr);
+			frees++;
+			prev_ptr = 0;
+		} else {
+			prev_ptr = 0x1000 + 16 * line;
+			LINE("{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"alloc\","
+			     "\"allocator_id\":0,\"ptr\":\"0x%" PRIx64 "\",\"size\":%"
+			     PRIu64 ",\"fn\":\"malloc\",\"stack\":1,\"tid\":1,"
+			     "\"t\":1}\n", seq, prev_ptr, line);
+			allocs++;
+		}
+	}
+	LINE("{\"v\":1,\"seq\":145,\"kind\":\"trace.stop\",\"reason\":\"exit\","
+	     "\"dropped\":0}\n");
+#undef LINE
+	ck_assert_uint_lt(n, sizeof(trace));
+	rfile_write(&f, trace, n);
+	ck_assert_int_eq(mt_analysis_run(&a, f.path), MT_OK);
+	ck_assert_int_eq(a.integrity.invalid, 0);
+	ck_assert_uint_eq(a.integrity.malformed, 2);
+	ck_assert_uint_eq(a.integrity.first_malformed_line, 12);
+	ck_assert_str_eq(a.integrity.first_malformed_why,
+			 "it names a stack never declared ('stack')");
+	ck_assert_str_eq(a.integrity.message[MT_CAVEAT_SEQUENCE_GAP],
+			 "sequence gap at line 20: expected seq 20, found 120");
+	ck_assert_uint_eq(a.integrity.stop_line, 45);
+	ck_assert_uint_eq(a.integrity.last_line, 45);
+	ck_assert_uint_eq(a.heap.allocations, allocs);
+	ck_assert_uint_eq(a.heap.frees, frees);
+	ck_assert_uint_eq(a.heap.unknown_frees, 1);
+	ck_assert_uint_eq(a.heap.temporary_allocations, frees);
+	/* Every line but the two malformed ones is an event. */
+	ck_assert_uint_eq(a.heap.events, 45 - 2);
+	mt_analysis_release(&a);
+	rfile_done(&f);
+}
+END_TEST
+
 Suite *mt_suite_units(void)
 {
 	Suite *s = suite_create("units");
@@ -1267,6 +1382,7 @@ Suite *mt_suite_units(void)
 	tcase_add_test(tc, map_failed_growth_leaves_map_unchanged);
 	tcase_add_test(tc, map_random_churn_matches_reference);
 	tcase_add_test(tc, map_removal_keeps_wrapped_runs_findable);
+	tcase_add_test(tc, map_prefetch_changes_nothing);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("reader");
@@ -1284,6 +1400,11 @@ Suite *mt_suite_units(void)
 	tcase_add_test(tc, reader_missing_file_is_enoent);
 	tcase_add_test(tc, reader_directory_is_eisdir);
 	tcase_add_test(tc, reader_open_out_of_memory_releases_all);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("analysis");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, analysis_applies_held_events_in_trace_order);
 	suite_add_tcase(s, tc);
 	return s;
 }
