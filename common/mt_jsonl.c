@@ -222,3 +222,126 @@ size_t mt_jsonl_end(mt_jsonl_t *l)
 	put(l, "}\n", 2);
 	return l->len;
 }
+
+/* ---- the fixed layout of block events ---- */
+
+/* Append a string literal: its length is known at compile time. */
+#define LIT(dst, n, s) (memcpy((dst) + (n), (s), sizeof(s) - 1), (n) += sizeof(s) - 1)
+
+static size_t put_name(char *dst, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(dst, s, n);
+	return n;
+}
+
+/* The fn names with their lengths, so the hot path needs no strlen; the
+ * tests check they spell what mt_event_fn_name() does. */
+#define FN(e, s) [e] = { s, sizeof(s) - 1 }
+static const struct {
+	const char *s;
+	size_t n;
+} fn_names[MT_FN_COUNT] = {
+	FN(MT_FN_MALLOC, "malloc"),
+	FN(MT_FN_CALLOC, "calloc"),
+	FN(MT_FN_REALLOC, "realloc"),
+	FN(MT_FN_REALLOCARRAY, "reallocarray"),
+	FN(MT_FN_POSIX_MEMALIGN, "posix_memalign"),
+	FN(MT_FN_ALIGNED_ALLOC, "aligned_alloc"),
+	FN(MT_FN_MEMALIGN, "memalign"),
+	FN(MT_FN_VALLOC, "valloc"),
+	FN(MT_FN_PVALLOC, "pvalloc"),
+	FN(MT_FN_FREE, "free"),
+};
+#undef FN
+
+size_t mt_jsonl_block_head(char *dst, const mt_jsonl_block_t *ev)
+{
+	size_t n = 0;
+
+	switch (ev->kind) {
+	case MT_KIND_ALLOC:
+		LIT(dst, n, ",\"kind\":\"alloc\"");
+		break;
+	case MT_KIND_FREE:
+		LIT(dst, n, ",\"kind\":\"free\"");
+		break;
+	case MT_KIND_RESIZE:
+		LIT(dst, n, ",\"kind\":\"resize\"");
+		break;
+	case MT_KIND_REMAP:
+		LIT(dst, n, ",\"kind\":\"remap\"");
+		break;
+	default:
+		LIT(dst, n, ",\"kind\":\"");
+		n += put_name(dst + n, mt_event_kind_name(ev->kind));
+		LIT(dst, n, "\"");
+		break;
+	}
+	LIT(dst, n, ",\"allocator_id\":");
+	if (!ev->allocator_id) /* libc's, nearly always */
+		LIT(dst, n, "0");
+	else
+		n += mt_fmt_u64(dst + n, ev->allocator_id);
+	if (ev->has_ptr) {
+		LIT(dst, n, ",\"ptr\":\"");
+		n += mt_fmt_hex(dst + n, ev->ptr);
+		LIT(dst, n, "\"");
+	}
+	if (ev->has_new_ptr) {
+		LIT(dst, n, ",\"new_ptr\":\"");
+		n += mt_fmt_hex(dst + n, ev->new_ptr);
+		LIT(dst, n, "\"");
+	}
+	if (ev->has_size) {
+		LIT(dst, n, ",\"size\":");
+		n += mt_fmt_u64(dst + n, ev->size);
+	}
+	if ((unsigned)ev->fn < MT_FN_COUNT) {
+		LIT(dst, n, ",\"fn\":\"");
+		memcpy(dst + n, fn_names[ev->fn].s, fn_names[ev->fn].n);
+		n += fn_names[ev->fn].n;
+		LIT(dst, n, "\"");
+	}
+	if (ev->align) {
+		LIT(dst, n, ",\"align\":");
+		n += mt_fmt_u64(dst + n, ev->align);
+	}
+	return n;
+}
+
+size_t mt_jsonl_block_tail(char *dst, const mt_jsonl_block_t *ev)
+{
+	size_t n = 0;
+
+	if (ev->fail_at) {
+		LIT(dst, n, ",\"fail_at\":");
+		n += mt_fmt_u64(dst + n, ev->fail_at);
+	}
+	LIT(dst, n, ",\"tid\":");
+	n += mt_fmt_u64(dst + n, ev->tid);
+	return n;
+}
+
+size_t mt_jsonl_block_line(char *dst, uint64_t seq, const char *head,
+			   size_t head_len, uint64_t stack, const char *tail,
+			   size_t tail_len, uint64_t t)
+{
+	size_t n = 0;
+
+	LIT(dst, n, "{\"v\":1,\"seq\":");
+	n += mt_fmt_u64(dst + n, seq);
+	memcpy(dst + n, head, head_len);
+	n += head_len;
+	if (stack) {
+		LIT(dst, n, ",\"stack\":");
+		n += mt_fmt_u64(dst + n, stack);
+	}
+	memcpy(dst + n, tail, tail_len);
+	n += tail_len;
+	LIT(dst, n, ",\"t\":");
+	n += mt_fmt_u64(dst + n, t);
+	LIT(dst, n, "}\n");
+	return n;
+}

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mt_event.h"
+
 /* Room an event needs beyond its strings: generous for the longest line
  * of numbers and hex the preload writes. */
 #define MT_JSONL_FIXED_MAX 512
@@ -47,5 +49,43 @@ void mt_jsonl_str_array(mt_jsonl_t *l, const char *key,
 			const char *const *strs, size_t n, size_t max_each);
 /* Closes the object with "}\n" and returns the line's length. */
 size_t mt_jsonl_end(mt_jsonl_t *l);
+
+/*
+ * The fixed layout of the block events (alloc, free, resize, remap,
+ * alloc.fail), the preload's hot path: the same bytes the appenders above
+ * would write, in the order v, seq, kind, allocator_id, ptr, new_ptr,
+ * size, fn, align, stack, fail_at, tid, t, without their checks (every
+ * field is a number or a constant name, so the length is bounded).  The
+ * line is made in three steps so that the caller can format the head and
+ * the tail before it takes its lock and give the line its seq, stack and
+ * t under it:
+ *
+ *   head = mt_jsonl_block_head(h, &ev);  tail = mt_jsonl_block_tail(t, &ev);
+ *   len = mt_jsonl_block_line(line, seq, h, head, stack, t, tail, t_ns);
+ *
+ * A field is left out when its has_ flag is 0; fn when it is MT_FN_COUNT;
+ * align, stack and fail_at when they are 0.
+ */
+typedef struct {
+	mt_kind_t kind;
+	mt_fn_t fn;
+	int has_ptr, has_new_ptr, has_size;
+	uint64_t allocator_id, ptr, new_ptr, size, align, fail_at, tid;
+} mt_jsonl_block_t;
+
+/* Room each part may need. */
+#define MT_JSONL_BLOCK_HEAD_MAX 192
+#define MT_JSONL_BLOCK_TAIL_MAX 64
+#define MT_JSONL_BLOCK_MAX (MT_JSONL_BLOCK_HEAD_MAX + MT_JSONL_BLOCK_TAIL_MAX + 96)
+
+/* ,"kind":...  up to align; returns its length. */
+size_t mt_jsonl_block_head(char *dst, const mt_jsonl_block_t *ev);
+/* [,"fail_at":N],"tid":N ; returns its length. */
+size_t mt_jsonl_block_tail(char *dst, const mt_jsonl_block_t *ev);
+/* {"v":1,"seq":SEQ HEAD [,"stack":STACK] TAIL ,"t":T}\n into dst
+ * (MT_JSONL_BLOCK_MAX bytes); returns the line's length. */
+size_t mt_jsonl_block_line(char *dst, uint64_t seq, const char *head,
+			   size_t head_len, uint64_t stack, const char *tail,
+			   size_t tail_len, uint64_t t);
 
 #endif

@@ -23,6 +23,11 @@ static mt_table_t stacks; /* hash -> stack_rec_t * */
 static mt_arena_t arena;
 static uint64_t next_frame = 1, next_stack = 1;
 static uint64_t self_lo, self_hi;
+/* Starts at 1, so a thread's empty cache entries (generation 0) never
+ * match. */
+static uint64_t generation = 1;
+
+#define TLS __thread __attribute__((tls_model("initial-exec")))
 
 void mt_stack_init(uint64_t self_start, uint64_t self_end)
 {
@@ -40,7 +45,7 @@ void mt_stack_init(uint64_t self_start, uint64_t self_end)
  * for itself).  Sequentially consistent on both sides, like Dekker's.
  */
 static atomic_int unwinding, forking;
-static __thread __attribute__((tls_model("initial-exec"))) int self_unwinding;
+static TLS int self_unwinding;
 
 static void unwind_enter(void)
 {
@@ -164,6 +169,60 @@ uint64_t mt_stack_add(const uint64_t *ips, int n)
 	return next_stack++;
 }
 
+/*
+ * The per-thread stack cache: a few direct-mapped entries holding the ips
+ * themselves (never a pointer into the tables, which a reset unmaps), for
+ * stacks up to CACHE_DEPTH frames.  Small, because it is initial-exec TLS
+ * in every thread; a program's hot allocation sites are few per thread.
+ */
+#define CACHE_SLOTS 8
+#define CACHE_DEPTH 32
+
+typedef struct {
+	uint64_t gen, id, hash;
+	uint32_t n;
+	uint64_t ips[CACHE_DEPTH];
+} cache_entry_t;
+
+static TLS cache_entry_t cache[CACHE_SLOTS];
+
+uint64_t mt_stack_cached(const uint64_t *ips, int n, uint64_t *gen)
+{
+	uint64_t h;
+	const cache_entry_t *e;
+
+	if (n <= 0 || n > CACHE_DEPTH)
+		return 0;
+	h = hash_ips(ips, n);
+	e = &cache[(h ^ h >> 17) % CACHE_SLOTS];
+	if (!e->gen || e->hash != h || e->n != (uint32_t)n ||
+	    memcmp(e->ips, ips, (size_t)n * sizeof(uint64_t)))
+		return 0;
+	*gen = e->gen;
+	return e->id;
+}
+
+void mt_stack_remember(const uint64_t *ips, int n, uint64_t id)
+{
+	uint64_t h;
+	cache_entry_t *e;
+
+	if (n <= 0 || n > CACHE_DEPTH || !id)
+		return;
+	h = hash_ips(ips, n);
+	e = &cache[(h ^ h >> 17) % CACHE_SLOTS];
+	e->gen = generation;
+	e->id = id;
+	e->hash = h;
+	e->n = (uint32_t)n;
+	memcpy(e->ips, ips, (size_t)n * sizeof(uint64_t));
+}
+
+uint64_t mt_stack_generation(void)
+{
+	return generation;
+}
+
 void mt_stack_frame_ids(const uint64_t *ips, int n, uint64_t *ids)
 {
 	for (int i = 0; i < n; i++)
@@ -177,4 +236,5 @@ void mt_stack_reset(void)
 	mt_arena_release(&arena);
 	next_frame = 1;
 	next_stack = 1;
+	generation++;
 }

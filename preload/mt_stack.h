@@ -35,6 +35,21 @@ uint64_t mt_stack_find(const uint64_t *ips, int n);
  * Its frames must all have ids. */
 uint64_t mt_stack_add(const uint64_t *ips, int n);
 
+/*
+ * Each thread keeps the stacks it used last, with their ids, so that the
+ * usual event finds its stack id without the trace lock.  An id belongs to
+ * one generation of the tables (mt_stack_reset starts the next): the
+ * caller compares the generation mt_stack_cached gives with
+ * mt_stack_generation() under the trace lock before it uses the id.
+ */
+/* The id this thread remembers for ips[0..n), or 0; *gen its generation.
+ * Needs no lock. */
+uint64_t mt_stack_cached(const uint64_t *ips, int n, uint64_t *gen);
+/* Remember id for ips[0..n) in this thread (trace lock held). */
+void mt_stack_remember(const uint64_t *ips, int n, uint64_t id);
+/* The tables' generation (trace lock held). */
+uint64_t mt_stack_generation(void);
+
 /* The frame ids of ips[0..n) into ids (all must be known). */
 void mt_stack_frame_ids(const uint64_t *ips, int n, uint64_t *ids);
 

@@ -7,6 +7,7 @@
 #include "mt_trace.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -39,11 +40,100 @@
 /* 0: not yet, 1: starting, 2: done (tracing or not). */
 static atomic_int init_state;
 static atomic_int active;
-static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * The trace lock: a futex word, 0 free, 1 held, 2 held with sleepers
+ * (Drepper, "Futexes Are Tricky", mutex 3).  It is held only to give an
+ * event its seq and copy the line, some tens of nanoseconds, so a waiter
+ * first spins a little with pause and only then sleeps in the kernel; a
+ * holder that is descheduled costs the waiters a spin, then a sleep, never
+ * a busy wait.  Taking it is one atomic exchange when free; trylock (the
+ * fatal-signal handler) is one compare-and-swap, async-signal-safe; the
+ * child of a fork gets a free one (lock_reinit).
+ *
+ * The lock word and the event order (below) each have a cache line of
+ * their own: they change hands with every event, and must not share a
+ * line with what every hook reads (active, init_state, t0).
+ */
+static struct {
+	atomic_int word;
+} __attribute__((aligned(64))) trace_lock;
+
+#define LOCK_SPINS 100
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* errno stays as it was: a wait that finds the word changed says EAGAIN. */
+static void futex(atomic_int *word, int op, int val)
+{
+	int saved = errno;
+
+	syscall(SYS_futex, word, op | FUTEX_PRIVATE_FLAG, val, NULL, NULL, 0);
+	errno = saved;
+}
+
+static int lock_try(void)
+{
+	int free_ = 0;
+
+	return atomic_compare_exchange_strong_explicit(&trace_lock.word, &free_, 1,
+						       memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+static __attribute__((noinline)) void lock_wait(void)
+{
+	int c;
+
+	for (int i = 0; i < LOCK_SPINS; i++) {
+		cpu_relax();
+		if (atomic_load_explicit(&trace_lock.word, memory_order_relaxed) == 0 &&
+		    lock_try())
+			return;
+	}
+	/* Mark it contended, then sleep until it is handed back free. */
+	c = atomic_exchange_explicit(&trace_lock.word, 2, memory_order_acquire);
+	while (c) {
+		futex(&trace_lock.word, FUTEX_WAIT, 2);
+		c = atomic_exchange_explicit(&trace_lock.word, 2, memory_order_acquire);
+	}
+}
+
+static inline void lock_take(void)
+{
+	if (__builtin_expect(!lock_try(), 0))
+		lock_wait();
+}
+
+static inline void lock_give(void)
+{
+	if (__builtin_expect(atomic_exchange_explicit(&trace_lock.word, 0,
+						      memory_order_release) == 2, 0))
+		futex(&trace_lock.word, FUTEX_WAKE, 1);
+}
+
+static inline void lock_reinit(void)
+{
+	atomic_store(&trace_lock.word, 0);
+}
 
 /* All below are guarded by trace_lock once tracing runs. */
 static mt_writer_t writer = { .fd = -1 };
-static uint64_t seq;
+static struct {
+	uint64_t seq;
+	/* The t of the last block event: t is taken before the lock, so a
+	 * thread that waited may hold an earlier one than the line before. */
+	uint64_t last_t;
+} __attribute__((aligned(64))) order;
 static uint64_t dropped;
 static uint64_t t0;
 static int stack_depth = MT_TRACE_DEFAULT_DEPTH;
@@ -167,9 +257,9 @@ static int derive_child_pattern(const char *pattern)
 static void stop_locked(const char *reason);
 
 /* Write one formatted line; on failure warn once and stop tracing. */
-static void emit(size_t len)
+static void emit_from(const char *buf, size_t len)
 {
-	int rc = mt_writer_write(&writer, line, len);
+	int rc = mt_writer_write(&writer, buf, len);
 
 	if (rc && !warned) {
 		warned = 1;
@@ -180,15 +270,15 @@ static void emit(size_t len)
 	}
 }
 
-static void begin(mt_jsonl_t *l, const char *kind)
+/* Write the line formatted in the shared line buffer. */
+static void emit(size_t len)
 {
-	mt_jsonl_begin(l, line, sizeof(line), ++seq, kind);
+	emit_from(line, len);
 }
 
-static void add_tid_t(mt_jsonl_t *l)
+static void begin(mt_jsonl_t *l, const char *kind)
 {
-	mt_jsonl_u64(l, "tid", (uint64_t)current_tid());
-	mt_jsonl_u64(l, "t", now_ns(CLOCK_MONOTONIC) - t0);
+	mt_jsonl_begin(l, line, sizeof(line), ++order.seq, kind);
 }
 
 /* /proc/self/cmdline as argv strings, in a caller's buffer. */
@@ -275,7 +365,7 @@ static void declare_frame(uint64_t ip)
 
 	mt_symbol_resolve(ip, &info, module, sizeof(module), symbol,
 			  sizeof(symbol));
-	pthread_mutex_lock(&trace_lock);
+	lock_take();
 	if (atomic_load(&active) && !mt_stack_frame_find(ip)) {
 		id = mt_stack_frame_add(ip);
 		if (id) {
@@ -296,7 +386,7 @@ static void declare_frame(uint64_t ip)
 			emit(mt_jsonl_end(&l));
 		}
 	}
-	pthread_mutex_unlock(&trace_lock);
+	lock_give();
 }
 
 /*
@@ -310,7 +400,7 @@ static void lock_with_stack(const uint64_t *ips, int n, uint64_t *stack_id)
 	for (;;) {
 		int missing = -1;
 
-		pthread_mutex_lock(&trace_lock);
+		lock_take();
 		*stack_id = 0;
 		if (!n || !atomic_load(&active))
 			return;
@@ -334,7 +424,7 @@ static void lock_with_stack(const uint64_t *ips, int n, uint64_t *stack_id)
 			emit(mt_jsonl_end(&l));
 			return;
 		}
-		pthread_mutex_unlock(&trace_lock);
+		lock_give();
 		declare_frame(ips[missing]);
 	}
 }
@@ -348,12 +438,15 @@ static void atfork_prepare(void)
 	guard++;
 	mt_stack_fork_prepare();
 	mt_symbol_fork_prepare();
-	pthread_mutex_lock(&trace_lock);
+	lock_take();
+	/* No thread may be reserving or mapping the next window at the fork:
+	 * the child would never see it end. */
+	mt_writer_quiesce(&writer);
 }
 
 static void atfork_parent(void)
 {
-	pthread_mutex_unlock(&trace_lock);
+	lock_give();
 	mt_symbol_fork_parent();
 	mt_stack_fork_parent();
 	guard--;
@@ -361,12 +454,11 @@ static void atfork_parent(void)
 
 static void atfork_child(void)
 {
-	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	char path[PATH_CAP];
 	pid_t ppid = getppid();
 	int rc;
 
-	trace_lock = fresh;
+	lock_reinit();
 	atomic_store(&mt_trace_fail_at, 0); /* only the process it was set for */
 	mt_symbol_fork_child();
 	mt_stack_fork_child();
@@ -377,8 +469,9 @@ static void atfork_child(void)
 		mt_writer_abandon(&writer);
 		atomic_store(&active, 0);
 		mt_stack_reset();
-		seq = 0;
+		order.seq = 0;
 		dropped = 0;
+		order.last_t = 0;
 		if (expand(child_pattern, getpid(), path, sizeof(path)) < 0) {
 			say("the trace name is too long; the child runs untraced",
 			    NULL, NULL);
@@ -408,9 +501,9 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
 	 * without its stop rather than deadlock. */
 	if (!guard && atomic_load(&active)) {
 		for (int tries = 0; tries < 1000; tries++) {
-			if (pthread_mutex_trylock(&trace_lock) == 0) {
+			if (lock_try()) {
 				stop_locked("signal");
-				pthread_mutex_unlock(&trace_lock);
+				lock_give();
 				break;
 			}
 			sched_yield();
@@ -480,9 +573,9 @@ int mt_trace_start(const char *path, int depth)
 {
 	int rc;
 
-	pthread_mutex_lock(&trace_lock);
+	lock_take();
 	if (atomic_load(&active)) {
-		pthread_mutex_unlock(&trace_lock);
+		lock_give();
 		return -EBUSY;
 	}
 	rc = mt_writer_open(&writer, path);
@@ -490,14 +583,15 @@ int mt_trace_start(const char *path, int depth)
 		stack_depth = depth < 0 ? 0 :
 			      depth > MT_STACK_MAX_DEPTH ? MT_STACK_MAX_DEPTH : depth;
 		mt_stack_reset();
-		seq = 0;
+		order.seq = 0;
 		dropped = 0;
+		order.last_t = 0;
 		warned = 0;
 		t0 = now_ns(CLOCK_MONOTONIC);
 		atomic_store(&active, 1);
 		write_header_locked(getppid());
 	}
-	pthread_mutex_unlock(&trace_lock);
+	lock_give();
 	return rc;
 }
 
@@ -588,9 +682,9 @@ void mt_trace_stop(const char *reason)
 	int saved = errno;
 
 	guard++;
-	pthread_mutex_lock(&trace_lock);
+	lock_take();
 	stop_locked(reason);
-	pthread_mutex_unlock(&trace_lock);
+	lock_give();
 	guard--;
 	errno = saved;
 }
@@ -631,39 +725,110 @@ int mt_trace_active(void)
 
 /* ---- events ---- */
 
-static void block_event(const char *kind, mt_fn_t fn, uint64_t ptr,
-			uint64_t new_ptr, int has_new, uint64_t size,
-			int has_size, size_t align, const uint64_t *ips, int n,
-			uint64_t fail_at)
-{
-	uint64_t stack_id;
-	mt_jsonl_t l;
+/*
+ * A block event is made in two halves so that the trace lock is held only
+ * to order it: the head and tail of the line (everything but seq, stack
+ * and t) and the time are made before the lock is taken; under it the
+ * event gets its seq, its t (never earlier than the line before) and is
+ * copied into the writer.
+ */
+typedef struct {
+	char head[MT_JSONL_BLOCK_HEAD_MAX], tail[MT_JSONL_BLOCK_TAIL_MAX];
+	size_t head_len, tail_len;
+	uint64_t t;
+} pending_t;
 
-	lock_with_stack(ips, n, &stack_id);
-	if (!atomic_load(&active)) {
-		pthread_mutex_unlock(&trace_lock);
+static void pending_make(pending_t *p, const mt_jsonl_block_t *ev)
+{
+	p->head_len = mt_jsonl_block_head(p->head, ev);
+	p->tail_len = mt_jsonl_block_tail(p->tail, ev);
+	p->t = now_ns(CLOCK_MONOTONIC) - t0;
+}
+
+/* Under the trace lock, tracing on: write the event, formatted in place
+ * in the writer's window when it has room. */
+static void pending_emit(const pending_t *p, uint64_t stack_id)
+{
+	char buf[MT_JSONL_BLOCK_MAX], *dst;
+	uint64_t t = p->t;
+	size_t len;
+
+	if (t < order.last_t)
+		t = order.last_t;
+	order.last_t = t;
+	dst = mt_writer_space(&writer, MT_JSONL_BLOCK_MAX);
+	len = mt_jsonl_block_line(dst ? dst : buf, ++order.seq, p->head, p->head_len,
+				  stack_id, p->tail, p->tail_len, t);
+	if (dst) {
+		mt_writer_commit(&writer, len);
 		return;
 	}
-	if (n && !stack_id)
-		dropped++; /* the stack could not be stored: count the loss */
-	begin(&l, kind);
-	mt_jsonl_u64(&l, "allocator_id", 0);
-	if (strcmp(kind, "alloc.fail"))
-		mt_jsonl_hex(&l, "ptr", ptr);
-	if (has_new)
-		mt_jsonl_hex(&l, "new_ptr", new_ptr);
-	if (has_size)
-		mt_jsonl_u64(&l, "size", size);
-	mt_jsonl_str(&l, "fn", mt_event_fn_name(fn), strlen(mt_event_fn_name(fn)), 0);
-	if (align)
-		mt_jsonl_u64(&l, "align", align);
-	if (stack_id)
-		mt_jsonl_u64(&l, "stack", stack_id);
-	if (fail_at)
-		mt_jsonl_u64(&l, "fail_at", fail_at);
-	add_tid_t(&l);
-	emit(mt_jsonl_end(&l));
-	pthread_mutex_unlock(&trace_lock);
+	emit_from(buf, len);
+}
+
+/*
+ * Take the trace lock for an event with the stack ips[0..n): on return
+ * the lock is held and *stack_id is the stack's id (0: none).  The
+ * thread's stack cache usually knows the id, and the lock is then held
+ * only for the write; otherwise lock_with_stack() looks it up, declaring
+ * what is new.
+ */
+static void lock_for_event(const uint64_t *ips, int n, uint64_t *stack_id)
+{
+	uint64_t gen = 0, id = n ? mt_stack_cached(ips, n, &gen) : 0;
+
+	if (id) {
+		lock_take();
+		/* An id of an earlier trace (a reset came meanwhile) is not
+		 * this trace's: look it up again. */
+		if (gen == mt_stack_generation()) {
+			*stack_id = id;
+			return;
+		}
+		lock_give();
+	}
+	lock_with_stack(ips, n, stack_id);
+	if (*stack_id)
+		mt_stack_remember(ips, n, *stack_id);
+}
+
+/* Release the lock after an event; then, lock-free, unmap the window a
+ * switch left and make the writer's next window ready if it asked (the
+ * system calls that unmap, reserve and fault in a window are the slowest
+ * part of writing, and must not stall the threads waiting for the lock). */
+static void unlock_event(void)
+{
+	char *retired = mt_writer_take_retired(&writer);
+
+	lock_give();
+	if (__builtin_expect(retired != NULL, 0))
+		mt_writer_release(retired);
+	if (__builtin_expect(mt_writer_wanted(&writer), 0))
+		mt_writer_prepare(&writer);
+}
+
+static void block_init(mt_jsonl_block_t *ev, mt_kind_t kind, mt_fn_t fn)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->kind = kind;
+	ev->fn = fn;
+	ev->tid = (uint64_t)current_tid();
+}
+
+/* An alloc or alloc.fail with the caller's stack. */
+static void block_event(const mt_jsonl_block_t *ev, const uint64_t *ips, int n)
+{
+	uint64_t stack_id;
+	pending_t p;
+
+	pending_make(&p, ev);
+	lock_for_event(ips, n, &stack_id);
+	if (atomic_load_explicit(&active, memory_order_relaxed)) {
+		if (n && !stack_id)
+			dropped++; /* the stack could not be stored: count the loss */
+		pending_emit(&p, stack_id);
+	}
+	unlock_event();
 }
 
 void mt_trace_alloc(mt_fn_t fn, void *ptr, size_t size, size_t align)
@@ -671,8 +836,15 @@ void mt_trace_alloc(mt_fn_t fn, void *ptr, size_t size, size_t align)
 	uint64_t ips[MT_STACK_MAX_DEPTH];
 	int saved = errno;
 	int n = mt_stack_capture(ips, stack_depth);
+	mt_jsonl_block_t ev;
 
-	block_event("alloc", fn, (uint64_t)ptr, 0, 0, size, 1, align, ips, n, 0);
+	block_init(&ev, MT_KIND_ALLOC, fn);
+	ev.has_ptr = 1;
+	ev.ptr = (uint64_t)ptr;
+	ev.has_size = 1;
+	ev.size = size;
+	ev.align = align;
+	block_event(&ev, ips, n);
 	errno = saved;
 }
 
@@ -681,29 +853,37 @@ void mt_trace_alloc_fail(mt_fn_t fn, size_t size, size_t align)
 	uint64_t ips[MT_STACK_MAX_DEPTH];
 	int saved = errno;
 	int n = mt_stack_capture(ips, stack_depth);
+	mt_jsonl_block_t ev;
 
-	block_event("alloc.fail", fn, 0, 0, 0, size, 1, align, ips, n, 0);
+	block_init(&ev, MT_KIND_ALLOC_FAIL, fn);
+	ev.has_size = 1;
+	ev.size = size;
+	ev.align = align;
+	block_event(&ev, ips, n);
 	errno = saved;
 }
 
 void mt_trace_free(mt_fn_t fn, void *ptr)
 {
 	int saved = errno;
-	mt_jsonl_t l;
+	mt_jsonl_block_t ev;
+	pending_t p;
 
 	/* Frees carry no stack: the analyzer attributes a block to where it
 	 * was allocated, and unwinding every free would double the cost. */
-	pthread_mutex_lock(&trace_lock);
-	if (atomic_load(&active)) {
-		begin(&l, "free");
-		mt_jsonl_u64(&l, "allocator_id", 0);
-		mt_jsonl_hex(&l, "ptr", (uint64_t)ptr);
-		mt_jsonl_str(&l, "fn", mt_event_fn_name(fn),
-			     strlen(mt_event_fn_name(fn)), 0);
-		add_tid_t(&l);
-		emit(mt_jsonl_end(&l));
-	}
-	pthread_mutex_unlock(&trace_lock);
+	block_init(&ev, MT_KIND_FREE, fn);
+	/* "fn":"free" on a free says nothing (the spec makes fn optional
+	 * there) and costs 12 bytes on a good third of the events; a free
+	 * made by realloc(p, 0) keeps its fn. */
+	if (fn == MT_FN_FREE)
+		ev.fn = MT_FN_COUNT;
+	ev.has_ptr = 1;
+	ev.ptr = (uint64_t)ptr;
+	pending_make(&p, &ev);
+	lock_take();
+	if (atomic_load_explicit(&active, memory_order_relaxed))
+		pending_emit(&p, 0);
+	unlock_event();
 	errno = saved;
 }
 
@@ -713,7 +893,8 @@ void *mt_trace_realloc(mt_fn_t fn, void *ptr, size_t size,
 	uint64_t ips[MT_STACK_MAX_DEPTH], stack_id;
 	int saved, n;
 	void *q;
-	mt_jsonl_t l;
+	mt_jsonl_block_t ev;
+	pending_t p;
 
 	if (!ptr) {
 		q = real(NULL, size);
@@ -724,35 +905,33 @@ void *mt_trace_realloc(mt_fn_t fn, void *ptr, size_t size,
 		return q;
 	}
 	n = mt_stack_capture(ips, stack_depth);
+	/* The tail and the time do not depend on the outcome, and the head
+	 * is usually a resize's: made now, with no lock held. */
+	block_init(&ev, MT_KIND_RESIZE, fn);
+	ev.has_ptr = 1;
+	ev.ptr = (uint64_t)ptr;
+	ev.has_size = 1;
+	ev.size = size;
+	pending_make(&p, &ev);
 	/* The real call happens under the lock: the old address may be
 	 * handed to another thread the moment realloc frees it, and that
 	 * thread's alloc must come after this event in the trace. */
-	lock_with_stack(ips, n, &stack_id);
+	lock_for_event(ips, n, &stack_id);
 	q = real(ptr, size);
 	saved = errno;
-	if (atomic_load(&active)) {
-		if (!q && size) {
-			begin(&l, "alloc.fail");
-		} else if (!q) {
-			begin(&l, "free");
-		} else {
-			begin(&l, q == ptr ? "resize" : "remap");
+	if (atomic_load_explicit(&active, memory_order_relaxed)) {
+		if (!q || q != ptr) {
+			ev.kind = !q && size ? MT_KIND_ALLOC_FAIL :
+				  !q	     ? MT_KIND_FREE : MT_KIND_REMAP;
+			ev.has_ptr = q || !size;
+			ev.has_new_ptr = q != NULL;
+			ev.new_ptr = (uint64_t)q;
+			ev.has_size = q || size;
+			p.head_len = mt_jsonl_block_head(p.head, &ev);
 		}
-		mt_jsonl_u64(&l, "allocator_id", 0);
-		if (q || !size)
-			mt_jsonl_hex(&l, "ptr", (uint64_t)ptr);
-		if (q && q != ptr)
-			mt_jsonl_hex(&l, "new_ptr", (uint64_t)q);
-		if (q || size)
-			mt_jsonl_u64(&l, "size", size);
-		mt_jsonl_str(&l, "fn", mt_event_fn_name(fn),
-			     strlen(mt_event_fn_name(fn)), 0);
-		if (stack_id && (q || size))
-			mt_jsonl_u64(&l, "stack", stack_id);
-		add_tid_t(&l);
-		emit(mt_jsonl_end(&l));
+		pending_emit(&p, (q || size) ? stack_id : 0);
 	}
-	pthread_mutex_unlock(&trace_lock);
+	unlock_event();
 	errno = saved;
 	return q;
 }
@@ -763,13 +942,19 @@ int mt_trace_fail_check(mt_fn_t fn, size_t size, size_t align)
 {
 	uint64_t ips[MT_STACK_MAX_DEPTH];
 	uint64_t at = atomic_load(&mt_trace_fail_at);
+	mt_jsonl_block_t ev;
 	int n;
 
 	if (!at || atomic_fetch_add(&fail_calls, 1) + 1 != at)
 		return 0;
 	atomic_store(&mt_trace_fail_at, 0);
 	n = mt_stack_capture(ips, stack_depth);
-	block_event("alloc.fail", fn, 0, 0, 0, size, 1, align, ips, n, at);
+	block_init(&ev, MT_KIND_ALLOC_FAIL, fn);
+	ev.has_size = 1;
+	ev.size = size;
+	ev.align = align;
+	ev.fail_at = at;
+	block_event(&ev, ips, n);
 	errno = ENOMEM;
 	return 1;
 }

@@ -7,6 +7,10 @@
  *
  * Invariants:
  * - Lines are written in seq order, under one trace lock; seq is global.
+ *   The lock is held only to give an event its seq and t and copy it in:
+ *   stacks are captured and lines formatted before it is taken.
+ * - t never decreases from one line to the next (it is read before the
+ *   lock and raised to the previous line's under it).
  * - Nothing here allocates through malloc while recording; the calling
  *   thread's recursion guard (mt_trace_enter) keeps whatever libunwind or
  *   libc allocate on our behalf out of the trace.

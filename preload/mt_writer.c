@@ -7,10 +7,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+/* mt_writer_t.prep */
+enum { PREP_IDLE, PREP_WANTED, PREP_BUSY, PREP_READY };
 
 /* Open path for the trace: created new (mode 0600), or else an existing
  * regular file of this user's, made 0600 and emptied.  Never through a
@@ -95,37 +103,85 @@ static int fail(mt_writer_t *w, int err)
 	return -w->error;
 }
 
-/* Map the window that starts at off, reserving its blocks first. */
-static int map_window(mt_writer_t *w, uint64_t off)
+/* Reserve the blocks of the window at off and map it; NULL (errno set)
+ * on failure.  Faults it in for writing when populate is set: page cache
+ * pages are allocated and zeroed there, once, instead of by a fault per
+ * page during the copies (MAP_POPULATE would fault them in read-only, and
+ * each first write would fault again to make the page writable). */
+static char *reserve_and_map(const mt_writer_t *w, uint64_t off, int populate)
 {
 	int rc;
 	void *p;
 
-	if (w->map) {
-		munmap(w->map, MT_WRITER_WINDOW);
-		w->map = NULL;
-	}
-	if (!still_ours(w))
-		return fail(w, EBADF);
 	do
 		rc = fallocate(w->fd, 0, (off_t)off, MT_WRITER_WINDOW);
 	while (rc < 0 && errno == EINTR);
 	if (rc < 0) {
 		if (errno != EOPNOTSUPP && errno != ENOSYS)
-			return fail(w, errno);
+			return NULL;
 		/* A file system without fallocate: extend the file; a full
 		 * disk may then only show when pages are written back. */
 		if (ftruncate(w->fd, (off_t)(off + MT_WRITER_WINDOW)) < 0)
-			return fail(w, errno);
+			return NULL;
 	}
-	p = mmap(NULL, MT_WRITER_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+	p = mmap(NULL, MT_WRITER_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 w->fd, (off_t)off);
 	if (p == MAP_FAILED)
-		return fail(w, errno);
+		return NULL;
+	/* An older kernel says EINVAL: the pages then fault in as written. */
+	if (populate)
+		madvise(p, MT_WRITER_WINDOW, MADV_POPULATE_WRITE);
+	return p;
+}
+
+/* Map the window that starts at off: the prepared one when it is there,
+ * else reserve and map it now. */
+static int map_window(mt_writer_t *w, uint64_t off)
+{
+	char *p = NULL;
+	int st;
+
+	if (w->map) {
+		/* At most one is retired at a time: a caller that did not
+		 * take the last one meets it here. */
+		if (w->retired)
+			munmap(w->retired, MT_WRITER_WINDOW);
+		w->retired = w->map;
+		w->map = NULL;
+	}
+	/* A preparation under way ends soon and needs no lock: wait. */
+	while ((st = atomic_load_explicit(&w->prep, memory_order_acquire)) == PREP_BUSY)
+		sched_yield();
+	if (st == PREP_READY) {
+		if (w->next_off == off)
+			p = w->next_map;
+		else
+			munmap(w->next_map, MT_WRITER_WINDOW);
+		w->next_map = NULL;
+	}
+	atomic_store_explicit(&w->prep, PREP_IDLE, memory_order_relaxed);
+	if (!p) {
+		if (!still_ours(w))
+			return fail(w, EBADF);
+		p = reserve_and_map(w, off, 0);
+		if (!p)
+			return fail(w, errno);
+	}
 	w->map = p;
 	w->map_off = off;
 	w->pos = 0;
 	return 0;
+}
+
+/* Half full: ask for the next window, once per window. */
+static inline void ask_for_next(mt_writer_t *w)
+{
+	if (w->pos >= MT_WRITER_WINDOW / 2 &&
+	    w->armed_for != w->map_off + MT_WRITER_WINDOW &&
+	    atomic_load_explicit(&w->prep, memory_order_relaxed) == PREP_IDLE) {
+		w->armed_for = w->prep_off = w->map_off + MT_WRITER_WINDOW;
+		atomic_store_explicit(&w->prep, PREP_WANTED, memory_order_release);
+	}
 }
 
 int mt_writer_write(mt_writer_t *w, const char *data, size_t len)
@@ -151,13 +207,79 @@ int mt_writer_write(mt_writer_t *w, const char *data, size_t len)
 		data += n;
 		len -= n;
 	}
+	ask_for_next(w);
 	return 0;
+}
+
+void mt_writer_commit(mt_writer_t *w, size_t n)
+{
+	w->pos += n;
+	w->length += n;
+	ask_for_next(w);
+}
+
+void mt_writer_prepare(mt_writer_t *w)
+{
+	int wanted = PREP_WANTED;
+	char *p;
+
+	if (!atomic_compare_exchange_strong_explicit(&w->prep, &wanted, PREP_BUSY,
+						     memory_order_acquire,
+						     memory_order_relaxed))
+		return;
+	/* fd, dev and ino stay as they are while a preparation is busy:
+	 * closing waits for it (mt_writer_quiesce). */
+	p = still_ours(w) ? reserve_and_map(w, w->prep_off, 1) : NULL;
+	if (!p) {
+		/* The switch tries again and reports what it meets. */
+		atomic_store_explicit(&w->prep, PREP_IDLE, memory_order_release);
+		return;
+	}
+	w->next_map = p;
+	w->next_off = w->prep_off;
+	atomic_store_explicit(&w->prep, PREP_READY, memory_order_release);
+}
+
+void mt_writer_quiesce(mt_writer_t *w)
+{
+	for (;;) {
+		int st = atomic_load_explicit(&w->prep, memory_order_acquire);
+
+		if (st == PREP_BUSY) {
+			sched_yield();
+		} else if (st != PREP_WANTED ||
+			   atomic_compare_exchange_weak_explicit(
+				   &w->prep, &st, PREP_IDLE, memory_order_acquire,
+				   memory_order_relaxed)) {
+			return;
+		}
+	}
+}
+
+void mt_writer_release(char *retired)
+{
+	if (retired)
+		munmap(retired, MT_WRITER_WINDOW);
+}
+
+/* Let go of a prepared window (the caller has quiesced) and of a retired
+ * one. */
+static void drop_next(mt_writer_t *w)
+{
+	mt_writer_release(mt_writer_take_retired(w));
+	if (atomic_load_explicit(&w->prep, memory_order_acquire) == PREP_READY) {
+		munmap(w->next_map, MT_WRITER_WINDOW);
+		w->next_map = NULL;
+	}
+	atomic_store_explicit(&w->prep, PREP_IDLE, memory_order_relaxed);
 }
 
 int mt_writer_close(mt_writer_t *w)
 {
 	int rc = 0;
 
+	mt_writer_quiesce(w);
+	drop_next(w);
 	if (w->map) {
 		munmap(w->map, MT_WRITER_WINDOW);
 		w->map = NULL;
@@ -183,6 +305,10 @@ int mt_writer_close(mt_writer_t *w)
 
 void mt_writer_abandon(mt_writer_t *w)
 {
+	/* In a forked child no preparation is under way (the prepare
+	 * handler quiesced); in the parent, an I/O error: wait for it. */
+	mt_writer_quiesce(w);
+	drop_next(w);
 	if (w->map)
 		munmap(w->map, MT_WRITER_WINDOW);
 	if (w->fd >= 0 && still_ours(w))

@@ -15,16 +15,25 @@
  * could touch the file, and stops with EBADF otherwise, so it never
  * resizes or writes into the program's file.
  *
- * Not thread-safe: the caller serializes (the trace lock).  Never
- * allocates; uses only system calls.
+ * The next window is made ready off the critical path: once the current
+ * one is half full, mt_writer_write() asks for it (mt_writer_wanted), and
+ * the caller, its lock released, calls mt_writer_prepare(), which reserves,
+ * maps and pre-faults it for writing; the switch under the lock is then a
+ * pointer swap.  When it is not ready in time the switch maps the window
+ * itself, as before.
+ *
+ * Not thread-safe but for mt_writer_wanted() and mt_writer_prepare(): the
+ * caller serializes everything else (the trace lock).  Never allocates;
+ * uses only system calls.
  */
 #ifndef MT_WRITER_H
 #define MT_WRITER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define MT_WRITER_WINDOW (4u << 20)
+#define MT_WRITER_WINDOW (16u << 20)
 
 typedef struct {
 	int fd;
@@ -34,6 +43,14 @@ typedef struct {
 	size_t pos;        /* bytes used in the window */
 	uint64_t length;   /* bytes written in all */
 	int error;         /* the errno that stopped the writer, or 0 */
+	/* The next window: prep says where it stands (mt_writer.c), next_map
+	 * and next_off are the preparer's until prep says ready. */
+	atomic_int prep;
+	uint64_t prep_off;  /* the offset asked for */
+	uint64_t armed_for; /* asked once per window only */
+	char *next_map;
+	uint64_t next_off;
+	char *retired;      /* the window a switch left, still mapped */
 } mt_writer_t;
 
 /* Create path (mode 0600, O_NOFOLLOW), or reuse it when it is a regular
@@ -44,6 +61,50 @@ int mt_writer_open(mt_writer_t *w, const char *path);
 /* Append len bytes.  Returns 0, or -errno once the writer has failed (it
  * stays failed: later calls return the same error). */
 int mt_writer_write(mt_writer_t *w, const char *data, size_t len);
+
+/* For a caller that formats a line in place: a pointer to max bytes of
+ * the current window, or NULL when it has less left (or none is mapped,
+ * or the writer failed): then format elsewhere and mt_writer_write().
+ * mt_writer_commit() makes the first n of them part of the trace. */
+static inline char *mt_writer_space(mt_writer_t *w, size_t max)
+{
+	if (!w->map || w->error || MT_WRITER_WINDOW - w->pos < max)
+		return NULL;
+	return w->map + w->pos;
+}
+void mt_writer_commit(mt_writer_t *w, size_t n);
+
+/* A switch leaves its old window mapped, for the caller to unmap with
+ * its lock released (unmapping 16 MiB of dirty pages takes a while):
+ * returns it once, or NULL.  Call with the lock held; nothing writes to
+ * a retired window.  (A fork between the take and the release leaves the
+ * child a mapping of its parent's trace that it never writes to: address
+ * space only, accepted.) */
+static inline char *mt_writer_take_retired(mt_writer_t *w)
+{
+	char *p = w->retired;
+
+	w->retired = NULL;
+	return p;
+}
+/* Unmap what mt_writer_take_retired() gave; no lock needed. */
+void mt_writer_release(char *retired);
+
+/* Whether the next window is wanted: a relaxed load, no lock needed. */
+static inline int mt_writer_wanted(mt_writer_t *w)
+{
+	return atomic_load_explicit(&w->prep, memory_order_relaxed) == 1;
+}
+
+/* Make the wanted window ready, with no lock held; does nothing when
+ * another thread does it already.  Errors are left for the switch to
+ * meet and report. */
+void mt_writer_prepare(mt_writer_t *w);
+
+/* Wait for a preparation under way to end and cancel a wanted one, so
+ * that no thread touches the file until the next write asks (the caller
+ * holds the lock: fork's prepare handler). */
+void mt_writer_quiesce(mt_writer_t *w);
 
 /* Unmap, cut the file to its length and close it.  Returns 0 or -errno. */
 int mt_writer_close(mt_writer_t *w);

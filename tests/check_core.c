@@ -136,7 +136,9 @@ START_TEST(test_core_records_every_event_kind_as_the_spec_names_it)
 	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"alloc.fail\",\"allocator_id\":0,\"size\":100,\"fn\":\"realloc\""));
 	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"free\",\"allocator_id\":0,\"ptr\":\"0x3000\",\"fn\":\"realloc\""));
 	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x4000\",\"size\":24,\"fn\":\"reallocarray\""));
-	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"free\",\"allocator_id\":0,\"ptr\":\"0x2000\",\"fn\":\"free\""));
+	/* free() writes no fn: optional on a free, and a third of a trace. */
+	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"free\",\"allocator_id\":0,\"ptr\":\"0x2000\",\"tid\":"));
+	ck_assert_ptr_null(strstr(data, "\"fn\":\"free\""));
 	o = analyze("summary", trace, &status);
 	ck_assert_int_eq(status, 0);
 	ck_assert_str_eq(sfield(o, "status"), "complete");
@@ -292,6 +294,41 @@ START_TEST(test_core_threads_share_one_contiguous_seq)
 }
 END_TEST
 
+/* t is taken before the trace lock: under it, it must still never go
+ * back from one line to the next. */
+START_TEST(test_core_threads_write_t_in_seq_order)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	pthread_t t[THREADS];
+	unsigned long long last = 0, lines = 0;
+	char *data, *line, *save = NULL;
+
+	ck_assert_int_eq(mt_trace_start(trace, 4), 0);
+	for (int i = 0; i < THREADS; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, thread_main, (void *)(uintptr_t)i), 0);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	mt_trace_stop("api");
+	data = mt_test_read(trace, NULL);
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *at = strstr(line, ",\"t\":");
+		unsigned long long v;
+
+		lines++;
+		if (!at)
+			continue;
+		v = strtoull(at + 5, NULL, 10);
+		ck_assert_msg(v >= last, "line %llu: t %llu after %llu", lines, v, last);
+		last = v;
+	}
+	ck_assert_uint_ge(lines, 2 * THREADS * PER_THREAD);
+	free(data);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_writer_pads_with_zeros_until_close_cuts_them)
 {
 	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "w");
@@ -342,6 +379,126 @@ START_TEST(test_writer_crosses_window_boundaries_whole)
 	free(path);
 	mt_test_rmdir(dir);
 	free(dir);
+}
+END_TEST
+
+/* The window prepared ahead (mt_writer_prepare) is the one the switch
+ * uses, and one prepared but never reached is cut off at close. */
+START_TEST(test_writer_uses_the_prepared_window_and_cuts_an_unused_one)
+{
+	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "w");
+	static char chunk[65536];
+	mt_writer_t w;
+	size_t len, total = 0;
+	char *data;
+	int prepared = 0;
+
+	memset(chunk, 'y', sizeof(chunk));
+	ck_assert_int_eq(mt_writer_open(&w, path), 0);
+	while (total < MT_WRITER_WINDOW + MT_WRITER_WINDOW / 2 + 100) {
+		ck_assert_int_eq(mt_writer_write(&w, chunk, sizeof(chunk)), 0);
+		total += sizeof(chunk);
+		if (mt_writer_wanted(&w)) {
+			mt_writer_prepare(&w);
+			ck_assert(!mt_writer_wanted(&w));
+			prepared++;
+		}
+	}
+	/* Asked once in the first window and once in the second. */
+	ck_assert_int_eq(prepared, 2);
+	ck_assert_int_eq(mt_writer_close(&w), 0);
+	data = mt_test_read(path, &len);
+	ck_assert_uint_eq(len, total);
+	for (size_t i = 0; i < len; i++)
+		if (data[i] != 'y')
+			ck_abort_msg("byte %zu is %d", i, data[i]);
+	free(data);
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* The hot path's fixed layout writes what the checked appenders write. */
+START_TEST(test_jsonl_block_layout_is_the_appenders_bytes)
+{
+	static const struct {
+		mt_kind_t kind;
+		int fn, ptr, new_ptr, size;
+		uint64_t align, stack, fail_at;
+	} cases[] = {
+		{ MT_KIND_ALLOC, MT_FN_MALLOC, 1, 0, 1, 0, 7, 0 },
+		{ MT_KIND_ALLOC, MT_FN_POSIX_MEMALIGN, 1, 0, 1, 64, 12345, 0 },
+		{ MT_KIND_ALLOC, MT_FN_CALLOC, 1, 0, 1, 0, 0, 0 },
+		{ MT_KIND_FREE, MT_FN_COUNT, 1, 0, 0, 0, 0, 0 },
+		{ MT_KIND_FREE, MT_FN_REALLOC, 1, 0, 0, 0, 0, 0 },
+		{ MT_KIND_RESIZE, MT_FN_REALLOCARRAY, 1, 0, 1, 0, 3, 0 },
+		{ MT_KIND_REMAP, MT_FN_REALLOC, 1, 1, 1, 0, 99, 0 },
+		{ MT_KIND_ALLOC_FAIL, MT_FN_PVALLOC, 0, 0, 1, 4096, 1, 18 },
+		{ MT_KIND_ALLOC_FAIL, MT_FN_VALLOC, 0, 0, 1, 4096, 0, UINT64_MAX },
+	};
+	static const uint64_t values[] = { 0, 1, 9, 10, 99, 100, 12345678, 99999999,
+					   100000000, 0x7f3a5c001230ull,
+					   10000000000000000ull, UINT64_MAX };
+	const size_t nv = sizeof(values) / sizeof(values[0]);
+
+	for (int fn = 0; fn < MT_FN_COUNT; fn++) {
+		mt_jsonl_block_t ev = { .kind = MT_KIND_ALLOC, .fn = (mt_fn_t)fn };
+		char head[MT_JSONL_BLOCK_HEAD_MAX], want[64];
+		size_t n = mt_jsonl_block_head(head, &ev);
+
+		snprintf(want, sizeof(want), ",\"fn\":\"%s\"", mt_event_fn_name((mt_fn_t)fn));
+		ck_assert_uint_ge(n, strlen(want));
+		ck_assert(!memcmp(head + n - strlen(want), want, strlen(want)));
+	}
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		for (size_t i = 0; i < nv; i++) {
+			uint64_t v = values[i], w = values[nv - 1 - i];
+			mt_jsonl_block_t ev = {
+				.kind = cases[c].kind, .fn = (mt_fn_t)cases[c].fn,
+				.has_ptr = cases[c].ptr, .has_new_ptr = cases[c].new_ptr,
+				.has_size = cases[c].size, .allocator_id = i % 3 ? 0 : v,
+				.ptr = v, .new_ptr = w, .size = w,
+				.align = cases[c].align, .fail_at = cases[c].fail_at,
+				.tid = v,
+			};
+			char head[MT_JSONL_BLOCK_HEAD_MAX], tail[MT_JSONL_BLOCK_TAIL_MAX];
+			char fast[MT_JSONL_BLOCK_MAX], slow[1024];
+			size_t hn = mt_jsonl_block_head(head, &ev);
+			size_t tn = mt_jsonl_block_tail(tail, &ev);
+			size_t fn = mt_jsonl_block_line(fast, w, head, hn, cases[c].stack,
+							tail, tn, v);
+			size_t sn;
+			mt_jsonl_t l;
+
+			ck_assert_uint_le(hn, MT_JSONL_BLOCK_HEAD_MAX);
+			ck_assert_uint_le(tn, MT_JSONL_BLOCK_TAIL_MAX);
+			mt_jsonl_begin(&l, slow, sizeof(slow), w, mt_event_kind_name(ev.kind));
+			mt_jsonl_u64(&l, "allocator_id", ev.allocator_id);
+			if (ev.has_ptr)
+				mt_jsonl_hex(&l, "ptr", ev.ptr);
+			if (ev.has_new_ptr)
+				mt_jsonl_hex(&l, "new_ptr", ev.new_ptr);
+			if (ev.has_size)
+				mt_jsonl_u64(&l, "size", ev.size);
+			if (ev.fn < MT_FN_COUNT)
+				mt_jsonl_str(&l, "fn", mt_event_fn_name(ev.fn),
+					     strlen(mt_event_fn_name(ev.fn)), 0);
+			if (ev.align)
+				mt_jsonl_u64(&l, "align", ev.align);
+			if (cases[c].stack)
+				mt_jsonl_u64(&l, "stack", cases[c].stack);
+			if (ev.fail_at)
+				mt_jsonl_u64(&l, "fail_at", ev.fail_at);
+			mt_jsonl_u64(&l, "tid", ev.tid);
+			mt_jsonl_u64(&l, "t", v);
+			sn = mt_jsonl_end(&l);
+			ck_assert(!l.truncated);
+			ck_assert_msg(fn == sn && !memcmp(fast, slow, sn),
+				      "case %zu value %zu:\n%.*s%.*s", c, i, (int)fn, fast,
+				      (int)sn, slow);
+		}
+	}
 }
 END_TEST
 
@@ -442,9 +599,12 @@ Suite *mt_suite_core(void)
 	tcase_add_test(trace, test_core_ignores_events_after_stop);
 	tcase_add_test(trace, test_core_write_failure_warns_once_and_stops_tracing);
 	tcase_add_test(trace, test_core_threads_share_one_contiguous_seq);
+	tcase_add_test(trace, test_core_threads_write_t_in_seq_order);
 	suite_add_tcase(s, trace);
 	tcase_add_test(parts, test_writer_pads_with_zeros_until_close_cuts_them);
 	tcase_add_test(parts, test_writer_crosses_window_boundaries_whole);
+	tcase_add_test(parts, test_writer_uses_the_prepared_window_and_cuts_an_unused_one);
+	tcase_add_test(parts, test_jsonl_block_layout_is_the_appenders_bytes);
 	tcase_add_test(parts, test_symbols_name_static_functions_and_their_module);
 	tcase_add_test(parts, test_real_arena_serves_bootstrap_memory_zeroed_and_aligned);
 	tcase_add_test(parts, test_jsonl_long_strings_are_cut_validly_and_marked);
