@@ -161,7 +161,7 @@ int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 	size_t nheld = 0;
 	pass_t ps;
 	int have_parser = 0, have_reader = 0;
-	int rc, got;
+	int rc, got = 0;
 
 	memset(a, 0, sizeof(*a));
 	memset(&ps, 0, sizeof(ps));
@@ -183,12 +183,38 @@ int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 		goto cleanup;
 	have_parser = 1;
 
-	while ((got = mt_reader_next(&reader, &line)) > 0) {
+	for (;;) {
 		/* Parsed into the next free slot of the batch, so that a held
 		 * event needs no copy. */
 		mt_event_t *ev = &held[nheld].ev;
 		mt_parse_result_t r;
 		const char *why = NULL, *field = NULL;
+		const char *window;
+		size_t avail, len;
+		int declined = 0;
+
+		/* Nearly every line is a block event the exact matcher takes
+		 * from the reader's buffer, finding the line's end itself, so
+		 * that the reader need not search for it first.  It needs its
+		 * span of bytes read (near a buffer's end, the reader's own
+		 * line goes first); the line is what mt_reader_next() would
+		 * have returned, terminated and not line 1, so it is held as
+		 * below. */
+		window = mt_reader_window(&reader, &avail);
+		if (avail >= MT_PARSE_EXACT_SPAN && reader.line_no) {
+			if (mt_parse_exact_window(&parser, window, ev, &len) ==
+			    MT_PARSE_OK) {
+				held[nheld].number = mt_reader_take(&reader, len);
+				mt_heap_prefetch(&a->heap, ev);
+				if (++nheld == AHEAD &&
+				    (rc = flush(&ps, held, &nheld)))
+					goto cleanup;
+				continue;
+			}
+			declined = 1;
+		}
+		if ((got = mt_reader_next(&reader, &line)) <= 0)
+			break;
 
 		if (line.too_long) {
 			if ((rc = flush(&ps, held, &nheld)))
@@ -204,7 +230,10 @@ int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 			r = MT_PARSE_MALFORMED;
 			why = "it is longer than 1 MiB";
 		} else {
-			r = mt_parser_parse(&parser, line.data, line.len, ev);
+			r = declined ? mt_parser_parse_inexact(&parser, line.data,
+							       line.len, ev) :
+				       mt_parser_parse(&parser, line.data,
+						       line.len, ev);
 			if (parser.used_json_c)
 				a->json_c_lines++;
 			if (r == MT_PARSE_OK && line.terminated &&

@@ -33,20 +33,22 @@ static inline void *slot_value(const mt_map_t *m, size_t i)
  * anyone can write pointers that all land in one slot and make every
  * insert walk all of them (a trace of a million such allocations took
  * hours).  So the hash is keyed with a per-process random seed, drawn
- * once with getrandom(2), and mixes every key bit into every index bit:
- * multiply, fold the high half down, twice.  Pointers aligned to 16 bytes
- * still spread over the whole table.  Nothing depends on the order this
- * gives: every output the analyzer sorts is sorted on a total order. */
+ * once with getrandom(2): the key, xor the seed, times an odd constant,
+ * and the index is the product's top bits (Fibonacci hashing): each
+ * index bit depends on every key bit at or below it, through carries the
+ * unknown seed decides, and the top ones on all of them.  Pointers
+ * aligned to 16 bytes, and any arithmetic progression of keys, still
+ * spread over the whole table (the hostile suite's colliding pointers
+ * included).  One multiply: a live-block event hashes its pointer two or
+ * three times (prefetch, lookup, the backward shift of a removal).
+ * Nothing depends on the order this gives: every output the analyzer
+ * sorts is sorted on a total order. */
 static uint64_t map_seed;
 
 static inline size_t home(const mt_map_t *m, uint64_t stored)
 {
-	uint64_t h = (stored ^ map_seed) * 0x9e3779b97f4a7c15ull;
-
-	h ^= h >> 32;
-	h *= 0xd6e8feb86659fd93ull;
-	h ^= h >> 32;
-	return (size_t)h & (m->cap - 1);
+	return (size_t)(((stored ^ map_seed) * 0x9e3779b97f4a7c15ull) >>
+			m->shift);
 }
 
 static void seed_once(void)
@@ -115,6 +117,7 @@ static int grow(mt_map_t *m)
 		return MT_ENOMEM;
 	m->slots = slots;
 	m->cap = cap;
+	m->shift = 64u - (unsigned)__builtin_ctzll((unsigned long long)cap);
 	for (size_t j = 0; j < old_cap; j++) {
 		unsigned char *e = old + j * m->entry_size;
 		uint64_t k = *(uint64_t *)e;

@@ -20,6 +20,7 @@
 typedef struct {
 	unsigned char *slots; /* cap entries of entry_size bytes */
 	size_t cap;           /* a power of two, or 0 before the first insert */
+	unsigned shift;       /* 64 - log2(cap): the hash's top bits index */
 	size_t count;         /* entries in slots (the side slot excluded) */
 	size_t entry_size;
 	size_t value_size;

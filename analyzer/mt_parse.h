@@ -175,4 +175,23 @@ mt_parse_result_t mt_parse_json_c(mt_parser_t *p, const char *line, size_t len,
 mt_parse_result_t mt_parse_exact(mt_parser_t *p, const char *line, size_t len,
 				 mt_event_t *ev);
 
+/* How many bytes from a line's start mt_parse_exact_window() may read. */
+#define MT_PARSE_EXACT_SPAN 512
+
+/*
+ * mt_parse_exact() on the line that starts at s, finding its end itself,
+ * for a reader that hands out its buffer rather than lines: the
+ * MT_PARSE_EXACT_SPAN bytes at s must be readable (and are read only as
+ * far as the line's '\n').  On MT_PARSE_OK the line is s[0..*len), its
+ * first '\n' is s[*len], and the event is mt_parse_exact()'s of it; a line
+ * without a '\n' within the span declines.  Unlike mt_parse_exact(), a
+ * declined line leaves *ev partly written.
+ */
+mt_parse_result_t mt_parse_exact_window(mt_parser_t *p, const char *s,
+					mt_event_t *ev, size_t *len);
+
+/* mt_parser_parse() without the exact matcher, for a line it declined. */
+mt_parse_result_t mt_parser_parse_inexact(mt_parser_t *p, const char *line,
+					  size_t len, mt_event_t *ev);
+
 #endif

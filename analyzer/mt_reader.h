@@ -52,4 +52,26 @@ void mt_reader_release(mt_reader_t *r);
  * error (errno set). */
 int mt_reader_next(mt_reader_t *r, mt_line_t *line);
 
+/*
+ * For a caller that finds a line's end itself (mt_parse_exact_window()):
+ * the bytes already read and not yet taken, r->buf[start..end), without
+ * reading more.  They begin at the start of the next line.
+ */
+static inline const char *mt_reader_window(const mt_reader_t *r, size_t *n)
+{
+	*n = r->end - r->start;
+	return r->buf + r->start;
+}
+
+/*
+ * Take the next line as mt_reader_next() would have returned it, found in
+ * the window by the caller: its len bytes, at most MT_READER_LINE_MAX,
+ * hold no '\n' and the byte after them is one.  Returns its number.
+ */
+static inline uint64_t mt_reader_take(mt_reader_t *r, size_t len)
+{
+	r->start += len + 1;
+	return ++r->line_no;
+}
+
 #endif

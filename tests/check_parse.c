@@ -160,6 +160,63 @@ static void diff_release(diff_t *d)
 }
 
 /*
+ * mt_parse_exact_window() on the line as the analyzer hands it over, from
+ * the reader's buffer: the line, its '\n', then whatever follows (the
+ * line again, zeros, digits, or nothing when it fills the span), in a
+ * buffer of exactly MT_PARSE_EXACT_SPAN bytes, so that a read past the
+ * span is AddressSanitizer's to catch.  It must say what mt_parse_exact()
+ * says of the line, give the same event, and find the line's length.
+ */
+static void exact_window_agrees(diff_t *d, const char *line, size_t len,
+				const char *what)
+{
+	static const char *const tails[] = { NULL, "", "0123456789abcdef" };
+	const char *nl = memchr(line, '\n', len);
+	size_t line_len = nl ? (size_t)(nl - line) : len;
+
+	for (size_t t = 0; t < sizeof(tails) / sizeof(tails[0]); t++) {
+		char *buf = malloc(MT_PARSE_EXACT_SPAN);
+		mt_event_t ex, ew;
+		mt_parse_result_t rx, rw;
+		size_t got = 0, n = len < MT_PARSE_EXACT_SPAN ? len : MT_PARSE_EXACT_SPAN;
+		const char *field;
+
+		ck_assert_ptr_nonnull(buf);
+		memcpy(buf, line, n);
+		for (size_t i = n; i < MT_PARSE_EXACT_SPAN; i++) {
+			if (i == len)
+				buf[i] = '\n';
+			else if (!tails[t])
+				buf[i] = line[(i - len - 1) % (len ? len : 1)];
+			else if (!tails[t][0])
+				buf[i] = '\0';
+			else
+				buf[i] = tails[t][i % 16];
+		}
+		memset(&ex, 0, sizeof(ex));
+		memset(&ew, 0xa5, sizeof(ew));
+		/* The reader ends a line at its first '\n', wherever it is. */
+		rx = mt_parse_exact(&d->exact, line, line_len, &ex);
+		rw = mt_parse_exact_window(&d->exact, buf, &ew, &got);
+		free(buf);
+		ck_assert_msg(rw == rx,
+			      "%s: the window matcher says %s, the exact one %s on line %s",
+			      what, rname(rw), rname(rx), show(line, len));
+		if (rw != MT_PARSE_OK)
+			continue;
+		ck_assert_msg(got == line_len,
+			      "%s: the window matcher finds %zu bytes, not %zu, in line %s",
+			      what, got, line_len, show(line, len));
+		field = event_diff(&ew, &ex);
+		ck_assert_msg(!field,
+			      "%s: the window matcher's event differs in %s on line %s",
+			      what, field, show(line, len));
+		ck_assert(!d->exact.why && !d->exact.why_field &&
+			  !d->exact.used_json_c);
+	}
+}
+
+/*
  * Judge one line three ways.  Returns the fast path's verdict; the event
  * it made is left in *fast_ev (valid until the next call).
  */
@@ -244,6 +301,7 @@ static mt_parse_result_t diff_line(diff_t *d, const char *line, size_t len,
 				      what, field, show(line, len));
 		}
 	}
+	exact_window_agrees(d, line, len, what);
 	/* The parser as the analyzer uses it: one verdict, json-c's. */
 	ck_assert_msg(rb == rj, "%s: mt_parser_parse says %s, json-c %s on line %s",
 		      what, rname(rb), rname(rj), show(line, len));

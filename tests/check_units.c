@@ -1172,6 +1172,189 @@ START_TEST(reader_file_of_only_nuls)
 }
 END_TEST
 
+/*
+ * mt_reader_window() and mt_reader_take(), as the analysis uses them
+ * between calls of mt_reader_next(): a caller that finds a line's '\n' in
+ * the window and takes the line must see the lines, numbers, cut-off last
+ * line, over-long lines and padding that mt_reader_next() alone gives.
+ * The taker here takes every line it can find whole in the window, every
+ * other one when alternate is set, and never looks past the window.
+ */
+typedef struct {
+	uint64_t number;
+	size_t len;
+	int terminated, too_long;
+	uint64_t sum; /* of the data's bytes, weighted by position */
+} seen_line_t;
+
+static uint64_t line_sum(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+/* Reads path to its end; returns how many lines, in out[]; *taken counts
+ * the ones taken from the window. */
+static size_t read_all(const char *path, int take, int alternate,
+		       seen_line_t *out, size_t max, size_t *taken,
+		       int *zero_padded)
+{
+	mt_reader_t r;
+	mt_line_t line;
+	size_t n = 0;
+	int got;
+
+	open_ok(&r, path);
+	*taken = 0;
+	for (;;) {
+		size_t avail;
+		const char *w = mt_reader_window(&r, &avail);
+		const char *nl = avail ? memchr(w, '\n', avail) : NULL;
+
+		ck_assert_uint_lt(n, max);
+		/* The window never shows the zero padding. */
+		if (r.zero_padded && avail)
+			ck_assert_int_ne(w[avail - 1], '\0');
+		if (take && nl && (size_t)(nl - w) <= MT_READER_LINE_MAX &&
+		    (!alternate || n % 2)) {
+			size_t len = (size_t)(nl - w);
+
+			out[n].sum = line_sum(w, len);
+			out[n].number = mt_reader_take(&r, len);
+			out[n].len = len;
+			out[n].terminated = 1;
+			out[n].too_long = 0;
+			n++;
+			(*taken)++;
+			continue;
+		}
+		got = mt_reader_next(&r, &line);
+		ck_assert_int_ge(got, 0);
+		if (!got)
+			break;
+		out[n].number = line.number;
+		out[n].len = line.len;
+		out[n].terminated = line.terminated;
+		out[n].too_long = line.too_long;
+		out[n].sum = line_sum(line.data, line.len);
+		n++;
+	}
+	ck_assert_int_eq(mt_reader_next(&r, &line), 0);
+	*zero_padded = r.zero_padded;
+	mt_reader_release(&r);
+	return n;
+}
+
+static void take_matches_next(const char *data, size_t len, size_t max_lines,
+			      size_t min_taken)
+{
+	seen_line_t *a = malloc(max_lines * sizeof(*a));
+	seen_line_t *b = malloc(max_lines * sizeof(*b));
+	rfile_t f;
+	size_t na, nb, taken, none;
+	int pa, pb;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	rfile_write(&f, data, len);
+	na = read_all(f.path, 0, 0, a, max_lines, &none, &pa);
+	for (int alternate = 0; alternate < 2; alternate++) {
+		size_t want = alternate ? min_taken / 2 : min_taken;
+
+		nb = read_all(f.path, 1, alternate, b, max_lines, &taken, &pb);
+		ck_assert_uint_eq(nb, na);
+		ck_assert_int_eq(pb, pa);
+		ck_assert_uint_ge(taken, want);
+		for (size_t i = 0; i < na; i++) {
+			ck_assert_uint_eq(b[i].number, a[i].number);
+			ck_assert_uint_eq(b[i].len, a[i].len);
+			ck_assert_int_eq(b[i].terminated, a[i].terminated);
+			ck_assert_int_eq(b[i].too_long, a[i].too_long);
+			ck_assert_msg(b[i].sum == a[i].sum,
+				      "line %" PRIu64 " differs", a[i].number);
+		}
+	}
+	rfile_done(&f);
+	free(a);
+	free(b);
+}
+
+START_TEST(reader_take_matches_next_across_chunk_boundaries)
+{
+	/* Lines of 1 to 700 bytes over 3 MiB, so that lines straddle every
+	 * multiple of the read size, and lines ending exactly at one. */
+	size_t cap = 3u << 20, len = 0, lines = 0;
+	char *data = malloc(cap + 4096);
+
+	ck_assert_ptr_nonnull(data);
+	while (len < cap) {
+		size_t n = 1 + (lines * 7919) % 700;
+		size_t to_chunk = READER_CHUNK - len % READER_CHUNK;
+
+		if (lines % 97 == 0 && to_chunk > 1 && to_chunk < 800)
+			n = to_chunk - 1; /* its '\n' is the chunk's last byte */
+		for (size_t i = 0; i < n; i++)
+			data[len + i] = (char)('!' + (lines + i) % 90);
+		len += n;
+		data[len++] = '\n';
+		lines++;
+	}
+	take_matches_next(data, len, lines + 1, lines / 2);
+	free(data);
+}
+END_TEST
+
+START_TEST(reader_take_matches_next_around_line_max)
+{
+	/* A line of exactly MT_READER_LINE_MAX, one byte more, short lines
+	 * between, and an unterminated last line of MT_READER_LINE_MAX. */
+	size_t len = 0;
+	char *data = malloc(4 * MT_READER_LINE_MAX + 64);
+
+	ck_assert_ptr_nonnull(data);
+	len += (size_t)sprintf(data + len, "a\nbb\n");
+	for (size_t i = 0; i < MT_READER_LINE_MAX; i++)
+		data[len++] = (char)('a' + i % 26);
+	data[len++] = '\n';
+	len += (size_t)sprintf(data + len, "c\n");
+	memset(data + len, 'x', MT_READER_LINE_MAX + 1);
+	len += MT_READER_LINE_MAX + 1;
+	data[len++] = '\n';
+	len += (size_t)sprintf(data + len, "d\n");
+	memset(data + len, 'q', MT_READER_LINE_MAX);
+	len += MT_READER_LINE_MAX;
+	take_matches_next(data, len, 16, 3);
+	free(data);
+}
+END_TEST
+
+START_TEST(reader_take_matches_next_before_nul_tail)
+{
+	/* Zero padding after the last line, and after a cut-off one. */
+	size_t pad = 200000;
+	char *data = calloc(1, 4096 + pad);
+
+	ck_assert_ptr_nonnull(data);
+	memcpy(data, "one\ntwo\nthree\n", 14);
+	take_matches_next(data, 14 + pad, 16, 2);
+	memcpy(data, "one\ntwo\nthr", 11);
+	memset(data + 11, 0, 8);
+	take_matches_next(data, 11 + pad, 16, 1);
+	free(data);
+}
+END_TEST
+
+START_TEST(reader_take_matches_next_without_final_newline)
+{
+	static const char data[] = "one\ntwo\r\n\nlast";
+
+	take_matches_next(data, sizeof(data) - 1, 16, 2);
+}
+END_TEST
+
 START_TEST(reader_missing_file_is_enoent)
 {
 	char *dir = mt_test_tmpdir();
@@ -1397,6 +1580,10 @@ Suite *mt_suite_units(void)
 	tcase_add_test(tc, reader_lines_span_chunk_boundaries);
 	tcase_add_test(tc, reader_strips_trailing_nul_padding);
 	tcase_add_test(tc, reader_file_of_only_nuls);
+	tcase_add_test(tc, reader_take_matches_next_across_chunk_boundaries);
+	tcase_add_test(tc, reader_take_matches_next_around_line_max);
+	tcase_add_test(tc, reader_take_matches_next_before_nul_tail);
+	tcase_add_test(tc, reader_take_matches_next_without_final_newline);
 	tcase_add_test(tc, reader_missing_file_is_enoent);
 	tcase_add_test(tc, reader_directory_is_eisdir);
 	tcase_add_test(tc, reader_open_out_of_memory_releases_all);
