@@ -1,8 +1,12 @@
 /*
  * mt_symbol: names an instruction address: the module it lies in (path and
  * offset from the module's load bias, as addr2line wants it) and the
- * symbol containing it (static functions of a non-stripped binary too,
- * through libunwind's ELF reader).
+ * symbol containing it (static functions of a non-stripped binary too).
+ * Symbols come from the module file's .symtab and .dynsym, mapped once per
+ * module on its first lookup and named with libunwind 1.6.2's rule, so the
+ * names and offsets are what libunwind's get_proc_name gives; a module whose
+ * file cannot be mapped and parsed (deleted, [vdso], not ELF, MiniDebugInfo)
+ * is named by libunwind itself.
  *
  * The module table is read from /proc/self/maps, never from the dynamic
  * loader, and is re-read when an address falls outside it (a dlopen).
@@ -31,8 +35,18 @@ typedef struct {
 void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 		       size_t module_cap, char *symbol, size_t symbol_cap);
 
-/* Forget the module table (a forked child keeps its parent's mappings, so
- * this is only for tests). */
+/* What naming cost so far, for tests: how often /proc/self/maps was read,
+ * and how many lookups went to libunwind (which reads the maps and maps the
+ * file again on every call). */
+typedef struct {
+	uint64_t maps_reads;
+	uint64_t fallbacks;
+} mt_symbol_stats_t;
+
+void mt_symbol_stats(mt_symbol_stats_t *stats);
+
+/* Forget the module table and unmap its files (a forked child keeps its
+ * parent's mappings, so this is only for tests). */
 void mt_symbol_reset(void);
 
 /* Fork: hold the module lock across fork(), so a child never inherits it

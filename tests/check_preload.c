@@ -7,14 +7,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../preload/mt_symbol.h"
 #include "mt_test.h"
 
 
@@ -811,6 +815,130 @@ START_TEST(test_closed_trace_descriptor_reused_by_the_program_is_left_alone)
 }
 END_TEST
 
+/* Frames the symbol tests name in this very process: one static function
+ * (only in .symtab) and one exported (in .symtab as a global). */
+static __attribute__((noinline)) int sym_static_fn(int x)
+{
+	return x * 5 + 2;
+}
+
+__attribute__((noinline)) int mt_check_sym_exported_fn(int x);
+__attribute__((noinline)) int mt_check_sym_exported_fn(int x)
+{
+	return x * 7 + 3;
+}
+
+/* What libunwind's own reader says of ip, the way mt_symbol used to ask. */
+static void libunwind_name(uint64_t ip, char *symbol, size_t cap, int *has, uint64_t *offset)
+{
+	unw_accessors_t *acc = unw_get_accessors(unw_local_addr_space);
+	unw_word_t off = 0;
+	int rc;
+
+	symbol[0] = '\0';
+	*has = 0;
+	*offset = 0;
+	rc = acc->get_proc_name(unw_local_addr_space, (unw_word_t)(ip - 1), symbol, cap,
+				&off, NULL);
+	if ((rc == 0 || rc == -UNW_ENOMEM) && symbol[0]) {
+		symbol[cap - 1] = '\0';
+		*has = 1;
+		*offset = off + 1;
+	}
+}
+
+static void assert_named_as_libunwind_does(uint64_t ip, size_t cap)
+{
+	char module[1024], symbol[2048], want[2048];
+	mt_symbol_info_t info;
+	uint64_t offset;
+	int has;
+
+	mt_symbol_resolve(ip, &info, module, sizeof(module), symbol, cap);
+	libunwind_name(ip, want, cap, &has, &offset);
+	ck_assert_msg(info.has_symbol == has, "ip %#llx: has_symbol %d, libunwind %d (%s)",
+		      (unsigned long long)ip, info.has_symbol, has, want);
+	if (has) {
+		ck_assert_str_eq(symbol, want);
+		ck_assert_uint_eq(info.symbol_len, strlen(want));
+		ck_assert_uint_eq(info.offset, offset);
+	}
+}
+
+START_TEST(test_symbols_match_libunwind_for_static_exported_and_library_functions)
+{
+	uint64_t fns[] = {
+		(uint64_t)(uintptr_t)&sym_static_fn,
+		(uint64_t)(uintptr_t)&mt_check_sym_exported_fn,
+		(uint64_t)(uintptr_t)&getpid,
+		(uint64_t)(uintptr_t)&fopen,
+		(uint64_t)(uintptr_t)&json_tokener_parse,
+		(uint64_t)(uintptr_t)&mt_symbol_resolve,
+	};
+	char symbol[64];
+	mt_symbol_info_t info;
+	char module[1024];
+
+	ck_assert_int_eq(sym_static_fn(1) + mt_check_sym_exported_fn(1), 17);
+	mt_symbol_reset();
+	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+		for (uint64_t d = 1; d < 64; d += 3) {
+			assert_named_as_libunwind_does(fns[i] + d, 2048);
+			/* Truncated at the caller's buffer as libunwind
+			 * truncates it. */
+			assert_named_as_libunwind_does(fns[i] + d, 8);
+		}
+	mt_symbol_resolve((uint64_t)(uintptr_t)&sym_static_fn + 4, &info, module,
+			  sizeof(module), symbol, sizeof(symbol));
+	ck_assert_str_eq(symbol, "sym_static_fn");
+	ck_assert_uint_eq(info.offset, 4);
+	mt_symbol_resolve((uint64_t)(uintptr_t)&mt_check_sym_exported_fn + 4, &info,
+			  module, sizeof(module), symbol, sizeof(symbol));
+	ck_assert_str_eq(symbol, "mt_check_sym_exported_fn");
+	ck_assert_uint_eq(info.offset, 4);
+}
+END_TEST
+
+START_TEST(test_many_frames_read_proc_maps_once_and_never_ask_libunwind)
+{
+	char module[1024], symbol[256];
+	mt_symbol_info_t info;
+	mt_symbol_stats_t before, after;
+	uint64_t bases[] = {
+		(uint64_t)(uintptr_t)&sym_static_fn,
+		(uint64_t)(uintptr_t)&getpid,
+		(uint64_t)(uintptr_t)&json_tokener_parse,
+	};
+
+	mt_symbol_reset();
+	mt_symbol_stats(&before);
+	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++)
+		for (uint64_t d = 1; d <= 2000; d++) {
+			mt_symbol_resolve(bases[i] + d, &info, module, sizeof(module),
+					  symbol, sizeof(symbol));
+			ck_assert(info.has_module);
+		}
+	mt_symbol_stats(&after);
+	ck_assert_uint_le(after.maps_reads - before.maps_reads, 1);
+	ck_assert_uint_eq(after.fallbacks - before.fallbacks, 0);
+}
+END_TEST
+
+START_TEST(test_module_without_a_file_is_named_by_libunwind)
+{
+	uint64_t vdso = getauxval(AT_SYSINFO_EHDR);
+	mt_symbol_stats_t before, after;
+
+	if (!vdso)
+		return; /* no vDSO on this kernel */
+	mt_symbol_reset();
+	mt_symbol_stats(&before);
+	assert_named_as_libunwind_does(vdso + 0x700, 2048);
+	mt_symbol_stats(&after);
+	ck_assert_uint_eq(after.fallbacks - before.fallbacks, 1);
+}
+END_TEST
+
 Suite *mt_suite_preload(void)
 {
 	Suite *s = suite_create("preload");
@@ -837,6 +965,9 @@ Suite *mt_suite_preload(void)
 	tcase_add_test(tc, test_allocation_in_an_earlier_constructor_is_traced);
 	tcase_add_test(tc, test_closed_trace_descriptor_reused_by_the_program_is_left_alone);
 	tcase_add_test(tc, test_python_allocation_calls_match_heaptrack_within_two_percent);
+	tcase_add_test(tc, test_symbols_match_libunwind_for_static_exported_and_library_functions);
+	tcase_add_test(tc, test_many_frames_read_proc_maps_once_and_never_ask_libunwind);
+	tcase_add_test(tc, test_module_without_a_file_is_named_by_libunwind);
 	suite_add_tcase(s, tc);
 	return s;
 }
