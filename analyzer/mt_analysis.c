@@ -133,6 +133,28 @@ static void begin_line(pass_t *ps, uint64_t number)
 		mt_integrity_after_stop(&a->integrity, number);
 }
 
+/* apply_line() for a held line: an OK block event, so neither line 1 nor
+ * a trace.stop, and the heap needs no dispatch on its kind. */
+static inline int apply_held(pass_t *ps, const held_t *hd)
+{
+	mt_analysis_t *a = ps->a;
+	const char *why = NULL, *field = NULL;
+	int rc = mt_heap_apply_block(&a->heap, &hd->ev, &why, &field);
+
+	if (rc == MT_HEAP_REJECTED)
+		return apply_line(ps, hd->number, MT_PARSE_MALFORMED, &hd->ev,
+				  why, field);
+	if (rc)
+		return rc;
+	if (ps->observe)
+		ps->observe(ps->ctx, &a->heap, &hd->ev);
+	if (hd->ev.seq != ps->expected)
+		mt_integrity_gap(&a->integrity, hd->number, ps->expected,
+				 hd->ev.seq);
+	ps->expected = hd->ev.seq + 1;
+	return MT_OK;
+}
+
 /* Apply the held lines in order and empty the batch. */
 static int flush(pass_t *ps, held_t *held, size_t *n)
 {
@@ -140,8 +162,7 @@ static int flush(pass_t *ps, held_t *held, size_t *n)
 		int rc;
 
 		begin_line(ps, held[i].number);
-		rc = apply_line(ps, held[i].number, MT_PARSE_OK, &held[i].ev,
-				NULL, NULL);
+		rc = apply_held(ps, &held[i]);
 		if (rc) {
 			*n = 0;
 			return rc;

@@ -83,18 +83,20 @@ static mt_allocator_t *find_allocator(mt_heap_t *h, uint64_t id)
  * cached site stays valid; only found sites are cached. */
 static mt_site_t *find_site(mt_heap_t *h, uint64_t stack)
 {
+	__typeof__(h->site_cache[0]) *c;
 	void *v;
 
 	if (!stack)
 		return &h->no_stack;
-	if (h->last_site && h->last_stack == stack)
-		return h->last_site;
+	c = &h->site_cache[stack & (MT_HEAP_SITE_CACHE - 1)];
+	if (c->stack == stack)
+		return c->site;
 	v = mt_map_find(&h->stacks, stack);
 	if (!v)
 		return NULL;
-	h->last_stack = stack;
-	h->last_site = &(*(mt_stack_t **)v)->site;
-	return h->last_site;
+	c->stack = stack;
+	c->site = &(*(mt_stack_t **)v)->site;
+	return c->site;
 }
 
 /* find_site() with its cache, for the check of an event's stack; stack 0
@@ -159,8 +161,9 @@ static void site_sub(const mt_heap_t *h, mt_site_t *s, uint64_t size)
 }
 
 /* A block is born: the totals, its allocator and its site grow. */
-static void born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site,
-		 uint64_t size, uint64_t seq)
+static inline __attribute__((always_inline)) void
+born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site,
+     uint64_t size, uint64_t seq)
 {
 	h->bytes_allocated += size;
 	h->live_allocations++;
@@ -179,7 +182,8 @@ static void born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site,
 }
 
 /* A block dies: everything born() added is taken back. */
-static void died(mt_heap_t *h, mt_allocator_t *a, const mt_block_t *b)
+static inline __attribute__((always_inline)) void
+died(mt_heap_t *h, mt_allocator_t *a, const mt_block_t *b)
 {
 	mt_site_t *site = b->site;
 
@@ -194,7 +198,8 @@ static void died(mt_heap_t *h, mt_allocator_t *a, const mt_block_t *b)
 }
 
 /* The serial of a new allocation by the event's thread. */
-static int next_serial(mt_heap_t *h, const mt_event_t *ev, uint64_t *serial)
+static inline __attribute__((always_inline)) int
+next_serial(mt_heap_t *h, const mt_event_t *ev, uint64_t *serial)
 {
 	*serial = ++h->serial;
 	if (ev->has & MT_HAS_TID) {
@@ -223,8 +228,9 @@ static int is_temporary(const mt_heap_t *h, const mt_block_t *b)
 }
 
 /* Make ptr a live block of a; an already live one is replaced. */
-static int insert_block(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
-			uint64_t ptr, mt_site_t *site, uint64_t serial)
+static inline __attribute__((always_inline)) int
+insert_block(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
+	     uint64_t ptr, mt_site_t *site, uint64_t serial)
 {
 	mt_block_t *b;
 	void *v;
@@ -342,8 +348,9 @@ static int declare_stack(mt_heap_t *h, const mt_event_t *ev, const char **why)
 }
 
 /* free, resize and remap of a live block; alloc of a new one. */
-static int apply_block_event(mt_heap_t *h, mt_allocator_t *a,
-			     const mt_event_t *ev)
+static inline __attribute__((always_inline)) int
+apply_block_event(mt_heap_t *h, mt_allocator_t *a,
+		  const mt_event_t *ev)
 {
 	mt_block_t old;
 	uint64_t serial;
@@ -424,44 +431,65 @@ void mt_heap_prefetch(const mt_heap_t *h, const mt_event_t *ev)
 	}
 }
 
+/* The checks and the changes of an event of a block kind (alloc, free,
+ * resize, remap, alloc.fail), for both mt_heap_apply() and
+ * mt_heap_apply_block(): inlined into each, so that the block events the
+ * pass holds skip the dispatch on the kind. */
+static inline __attribute__((always_inline)) int
+apply_block_kind(mt_heap_t *h, const mt_event_t *ev, const char **why,
+		 const char **field)
+{
+	mt_allocator_t *a = find_allocator(h, ev->allocator_id);
+
+	if (!a) {
+		*why = "it names an allocator never declared";
+		*field = "allocator_id";
+		return MT_HEAP_REJECTED;
+	}
+	if ((ev->has & MT_HAS_STACK) && !stack_declared(h, ev->stack)) {
+		*why = "it names a stack never declared";
+		*field = "stack";
+		return MT_HEAP_REJECTED;
+	}
+	/* Every sum of sizes is at most bytes_allocated: keeping that one
+	 * below 2^64 keeps every total exact. */
+	if (ev->kind != MT_KIND_FREE && ev->kind != MT_KIND_ALLOC_FAIL &&
+	    ev->size > UINT64_MAX - h->bytes_allocated) {
+		*why = "its size takes bytes_allocated beyond 2^64 - 1";
+		*field = "size";
+		return MT_HEAP_REJECTED;
+	}
+	if (ev->kind == MT_KIND_ALLOC_FAIL) {
+		h->failed_allocations++;
+		return MT_OK;
+	}
+	return apply_block_event(h, a, ev);
+}
+
+/* What every applied event does last, whatever its kind. */
+static inline __attribute__((always_inline)) int
+apply_common(mt_heap_t *h, const mt_event_t *ev)
+{
+	if (ev->has & MT_HAS_TID) {
+		uint64_t *last;
+		int rc = thread_entry(h, ev->tid, &last);
+
+		if (rc)
+			return rc;
+	}
+	if (ev->has & MT_HAS_T)
+		h->duration_ns = ev->t;
+	h->events++;
+	return MT_OK;
+}
+
 int mt_heap_apply(mt_heap_t *h, const mt_event_t *ev, const char **why,
 		  const char **field)
 {
-	mt_allocator_t *a = NULL;
 	int rc = MT_OK;
 
 	*why = NULL;
 	*field = NULL;
-	switch (ev->kind) {
-	case MT_KIND_ALLOC:
-	case MT_KIND_FREE:
-	case MT_KIND_RESIZE:
-	case MT_KIND_REMAP:
-	case MT_KIND_ALLOC_FAIL:
-		a = find_allocator(h, ev->allocator_id);
-		if (!a) {
-			*why = "it names an allocator never declared";
-			*field = "allocator_id";
-			return MT_HEAP_REJECTED;
-		}
-		if ((ev->has & MT_HAS_STACK) && !stack_declared(h, ev->stack)) {
-			*why = "it names a stack never declared";
-			*field = "stack";
-			return MT_HEAP_REJECTED;
-		}
-		/* Every sum of sizes is at most bytes_allocated: keeping
-		 * that one below 2^64 keeps every total exact. */
-		if (ev->kind != MT_KIND_FREE && ev->kind != MT_KIND_ALLOC_FAIL &&
-		    ev->size > UINT64_MAX - h->bytes_allocated) {
-			*why = "its size takes bytes_allocated beyond 2^64 - 1";
-			*field = "size";
-			return MT_HEAP_REJECTED;
-		}
-		break;
-	default:
-		break;
-	}
-
 	switch (ev->kind) {
 	case MT_KIND_ALLOCATOR:
 		rc = declare_allocator(h, ev, why);
@@ -472,29 +500,27 @@ int mt_heap_apply(mt_heap_t *h, const mt_event_t *ev, const char **why,
 	case MT_KIND_STACK:
 		rc = declare_stack(h, ev, why);
 		break;
-	case MT_KIND_ALLOC_FAIL:
-		h->failed_allocations++;
-		break;
 	case MT_KIND_ALLOC:
 	case MT_KIND_FREE:
 	case MT_KIND_RESIZE:
 	case MT_KIND_REMAP:
-		rc = apply_block_event(h, a, ev);
+	case MT_KIND_ALLOC_FAIL:
+		rc = apply_block_kind(h, ev, why, field);
 		break;
 	default:
 		break;
 	}
 	if (rc)
 		return rc;
-	if (ev->has & MT_HAS_TID) {
-		uint64_t *last;
+	return apply_common(h, ev);
+}
 
-		rc = thread_entry(h, ev->tid, &last);
-		if (rc)
-			return rc;
-	}
-	if (ev->has & MT_HAS_T)
-		h->duration_ns = ev->t;
-	h->events++;
-	return MT_OK;
+int mt_heap_apply_block(mt_heap_t *h, const mt_event_t *ev, const char **why,
+			const char **field)
+{
+	int rc = apply_block_kind(h, ev, why, field);
+
+	if (rc)
+		return rc;
+	return apply_common(h, ev);
 }

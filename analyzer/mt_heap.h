@@ -57,6 +57,9 @@ typedef struct {
 	mt_map_t blocks; /* ptr -> mt_block (private) */
 } mt_allocator_t;
 
+/* Slots of the heap's site cache: a power of two. */
+#define MT_HEAP_SITE_CACHE 1024
+
 typedef struct {
 	uint64_t events;
 	uint64_t allocations, frees, resizes, remaps;
@@ -76,12 +79,18 @@ typedef struct {
 	uint64_t serial;
 	uint64_t no_tid_serial;
 	mt_allocator_t *last_allocator; /* lookup cache */
-	/* Lookup caches of the last thread and the last site: consecutive
-	 * events mostly share them.  A NULL pointer is an empty cache. */
+	/* Lookup cache of the last thread: consecutive events mostly share
+	 * it.  A NULL pointer is an empty cache. */
 	uint64_t *last_thread;  /* threads' value for last_tid */
 	uint64_t last_tid;
-	mt_site_t *last_site;   /* the site of stack last_stack */
-	uint64_t last_stack;
+	/* Found sites by stack id, direct-mapped (slot: the id's low bits):
+	 * allocations cycle through a few thousand stacks, and a slot costs
+	 * a fraction of a lookup.  Stack 0 never goes here, so a zeroed slot
+	 * is empty. */
+	struct {
+		uint64_t stack;
+		mt_site_t *site;
+	} site_cache[MT_HEAP_SITE_CACHE];
 } mt_heap_t;
 
 /* Returned by mt_heap_apply() for an event that names what the trace never
@@ -95,6 +104,13 @@ void mt_heap_release(mt_heap_t *h);
  * unchanged, *why and *field set), or MT_ENOMEM. */
 int mt_heap_apply(mt_heap_t *h, const mt_event_t *ev, const char **why,
 		  const char **field);
+
+/* mt_heap_apply() for an event of a block kind (alloc, free, resize,
+ * remap, alloc.fail), as the pass holds them: the same result and the same
+ * changes, without the dispatch on the kind, except that *why and *field
+ * are set only for MT_HEAP_REJECTED. */
+int mt_heap_apply_block(mt_heap_t *h, const mt_event_t *ev, const char **why,
+			const char **field);
 
 /* A hint that ev will be applied soon: prefetch the live-block slots it
  * will look up.  Changes nothing; any event may be passed. */

@@ -21,6 +21,7 @@
 #include "../analyzer/mt_analysis.h"
 #include "../analyzer/mt_buf.h"
 #include "../analyzer/mt_error.h"
+#include "../analyzer/mt_heap.h"
 #include "../analyzer/mt_map.h"
 #include "../analyzer/mt_mem.h"
 #include "../analyzer/mt_reader.h"
@@ -1521,6 +1522,167 @@ START_TEST(analysis_applies_held_events_in_trace_order)
 }
 END_TEST
 
+/* An event for the heap tests: the fields a block event's line gives. */
+static mt_event_t heap_event(mt_kind_t kind, uint64_t seq, uint64_t ptr,
+			     uint64_t size, uint64_t stack)
+{
+	mt_event_t ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.seq = seq;
+	ev.kind = kind;
+	ev.ptr = ptr;
+	ev.size = size;
+	ev.stack = stack;
+	ev.tid = 1 + seq % 3;
+	ev.t = seq;
+	ev.has = MT_HAS_TID | MT_HAS_T | (stack ? MT_HAS_STACK : 0);
+	ev.fn = kind == MT_KIND_FREE ? MT_FN_FREE : MT_FN_MALLOC;
+	return ev;
+}
+
+static void heap_declare(mt_heap_t *h, const mt_event_t *ev)
+{
+	const char *why, *field;
+
+	ck_assert_int_eq(mt_heap_apply(h, ev, &why, &field), MT_OK);
+}
+
+static void heap_declare_stacks(mt_heap_t *h, const uint64_t *ids, size_t n)
+{
+	static const uint64_t frames[] = { 1 };
+	mt_event_t ev;
+
+	mt_heap_init(h);
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = MT_KIND_ALLOCATOR;
+	heap_declare(h, &ev);
+	ev.kind = MT_KIND_FRAME;
+	ev.frame_id = 1;
+	heap_declare(h, &ev);
+	for (size_t i = 0; i < n; i++) {
+		ev.kind = MT_KIND_STACK;
+		ev.stack_id = ids[i];
+		ev.frames = frames;
+		ev.nframes = 1;
+		heap_declare(h, &ev);
+	}
+}
+
+static const mt_site_t *heap_site(const mt_heap_t *h, uint64_t stack)
+{
+	void *v = mt_map_find(&h->stacks, stack);
+
+	ck_assert_ptr_nonnull(v);
+	return &(*(mt_stack_t **)v)->site;
+}
+
+/*
+ * The held events go through mt_heap_apply_block(), the others through
+ * mt_heap_apply(): both must make the same heap of the same events,
+ * rejections included (an undeclared stack or allocator, a size beyond
+ * 2^64 - 1) and leaving the heap as it was.
+ */
+START_TEST(heap_apply_block_matches_apply)
+{
+	static const uint64_t stacks[] = { 1, 2, 3 };
+	mt_heap_t h[2];
+
+	for (int k = 0; k < 2; k++)
+		heap_declare_stacks(&h[k], stacks, 3);
+	for (uint64_t seq = 10; seq < 4000; seq++) {
+		uint64_t r = rng();
+		mt_kind_t kinds[] = { MT_KIND_ALLOC, MT_KIND_ALLOC, MT_KIND_FREE,
+				      MT_KIND_RESIZE, MT_KIND_REMAP,
+				      MT_KIND_ALLOC_FAIL };
+		mt_event_t ev = heap_event(kinds[r % 6], seq,
+					   0x1000 + 16 * (r >> 8 & 63),
+					   r >> 16 & 255, r >> 24 & 3);
+		int rc[2];
+
+		ev.new_ptr = 0x1000 + 16 * (r >> 32 & 63);
+		if (r % 97 == 0)
+			ev.stack = 50; /* never declared */
+		if (r % 89 == 0)
+			ev.allocator_id = 7; /* never declared */
+		if (r % 83 == 0 && ev.kind != MT_KIND_FREE)
+			ev.size = UINT64_MAX;
+		if (ev.stack)
+			ev.has |= MT_HAS_STACK;
+		for (int k = 0; k < 2; k++) {
+			const char *why = NULL, *field = NULL;
+
+			rc[k] = k ? mt_heap_apply_block(&h[k], &ev, &why, &field) :
+				    mt_heap_apply(&h[k], &ev, &why, &field);
+			if (rc[k] == MT_HEAP_REJECTED) {
+				ck_assert_ptr_nonnull(why);
+				ck_assert_ptr_nonnull(field);
+			}
+		}
+		ck_assert_int_eq(rc[0], rc[1]);
+	}
+	ck_assert_uint_eq(h[0].events, h[1].events);
+	ck_assert_uint_eq(h[0].allocations, h[1].allocations);
+	ck_assert_uint_eq(h[0].frees, h[1].frees);
+	ck_assert_uint_eq(h[0].resizes, h[1].resizes);
+	ck_assert_uint_eq(h[0].remaps, h[1].remaps);
+	ck_assert_uint_eq(h[0].failed_allocations, h[1].failed_allocations);
+	ck_assert_uint_eq(h[0].unknown_frees, h[1].unknown_frees);
+	ck_assert_uint_eq(h[0].overlapping_allocs, h[1].overlapping_allocs);
+	ck_assert_uint_eq(h[0].bytes_allocated, h[1].bytes_allocated);
+	ck_assert_uint_eq(h[0].bytes_freed, h[1].bytes_freed);
+	ck_assert_uint_eq(h[0].live_bytes, h[1].live_bytes);
+	ck_assert_uint_eq(h[0].peak_live_bytes, h[1].peak_live_bytes);
+	ck_assert_uint_eq(h[0].peak_seq, h[1].peak_seq);
+	ck_assert_uint_eq(h[0].temporary_allocations,
+			  h[1].temporary_allocations);
+	ck_assert_uint_eq(h[0].duration_ns, h[1].duration_ns);
+	ck_assert_uint_gt(h[0].frees, 0);
+	for (size_t i = 0; i < 3; i++) {
+		const mt_site_t *a = heap_site(&h[0], stacks[i]);
+		const mt_site_t *b = heap_site(&h[1], stacks[i]);
+
+		ck_assert_uint_eq(a->allocations, b->allocations);
+		ck_assert_uint_eq(a->live_bytes, b->live_bytes);
+		ck_assert_uint_eq(a->bytes_freed, b->bytes_freed);
+		ck_assert_uint_eq(a->temporary_allocations,
+				  b->temporary_allocations);
+	}
+	mt_heap_release(&h[0]);
+	mt_heap_release(&h[1]);
+}
+END_TEST
+
+/* Stacks whose ids share a slot of the heap's site cache keep their own
+ * sites, whatever order their allocations come in. */
+START_TEST(heap_site_cache_keeps_colliding_stacks_apart)
+{
+	const uint64_t stacks[] = { 5, 5 + MT_HEAP_SITE_CACHE,
+				    5 + 2 * MT_HEAP_SITE_CACHE };
+	const uint64_t order[] = { 0, 1, 0, 2, 2, 1, 0, 2, 1, 1 };
+	uint64_t want[3] = { 0 };
+	mt_heap_t h;
+
+	heap_declare_stacks(&h, stacks, 3);
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		mt_event_t ev = heap_event(MT_KIND_ALLOC, 10 + i, 0x100 + 16 * i,
+					   1 + order[i], stacks[order[i]]);
+		const char *why, *field;
+
+		ck_assert_int_eq(mt_heap_apply_block(&h, &ev, &why, &field),
+				 MT_OK);
+		want[order[i]]++;
+	}
+	for (size_t i = 0; i < 3; i++) {
+		const mt_site_t *s = heap_site(&h, stacks[i]);
+
+		ck_assert_uint_eq(s->allocations, want[i]);
+		ck_assert_uint_eq(s->live_bytes, want[i] * (1 + i));
+	}
+	mt_heap_release(&h);
+}
+END_TEST
+
 Suite *mt_suite_units(void)
 {
 	Suite *s = suite_create("units");
@@ -1592,6 +1754,12 @@ Suite *mt_suite_units(void)
 	tc = tcase_create("analysis");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, analysis_applies_held_events_in_trace_order);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("heap");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, heap_apply_block_matches_apply);
+	tcase_add_test(tc, heap_site_cache_keeps_colliding_stacks_apart);
 	suite_add_tcase(s, tc);
 	return s;
 }
