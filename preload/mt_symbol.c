@@ -435,8 +435,8 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 	}
 	if (m) {
 		size_t n = m->path_len < module_cap - 1 ? m->path_len : module_cap - 1;
-		const char *name;
-		size_t name_max, len;
+		const char *name = NULL;
+		size_t name_max = 0, len;
 		uint64_t dist;
 
 		memcpy(module, pool + m->path, n);
