@@ -246,6 +246,15 @@ static int in_file(uint64_t off, uint64_t len, size_t size)
 	return off <= size && len <= size - off;
 }
 
+/* Section header i of a mapped ELF image whose section table usable()
+ * has checked. */
+static const Elf64_Shdr *section(const unsigned char *img, uint64_t i)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+
+	return (const Elf64_Shdr *)(img + eh->e_shoff + i * eh->e_shentsize);
+}
+
 /* Whether the section table names a .gnu_debugdata: libunwind would look
  * for a closer symbol in that MiniDebugInfo too, so leave such a file to
  * libunwind. */
@@ -257,12 +266,11 @@ static int has_minidebuginfo(const unsigned char *img, size_t size)
 
 	if (eh->e_shstrndx >= eh->e_shnum)
 		return 1; /* cannot tell: not ours */
-	names = (const Elf64_Shdr *)(img + eh->e_shoff + (uint64_t)eh->e_shstrndx * eh->e_shentsize);
+	names = section(img, eh->e_shstrndx);
 	if (!in_file(names->sh_offset, names->sh_size, size))
 		return 1;
 	for (int i = 0; i < eh->e_shnum; i++) {
-		const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff +
-							    (uint64_t)i * eh->e_shentsize);
+		const Elf64_Shdr *sh = section(img, (uint64_t)i);
 
 		if (sh->sh_name < names->sh_size &&
 		    names->sh_size - sh->sh_name >= sizeof(want) &&
@@ -302,8 +310,7 @@ static int usable(const unsigned char *img, size_t size)
 	    !in_file(eh->e_shoff, (uint64_t)eh->e_shnum * eh->e_shentsize, size))
 		return 0;
 	for (int i = 0; i < eh->e_shnum; i++) {
-		const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff +
-							    (uint64_t)i * eh->e_shentsize);
+		const Elf64_Shdr *sh = section(img, (uint64_t)i);
 
 		if (sh->sh_type != SHT_SYMTAB && sh->sh_type != SHT_DYNSYM)
 			continue;
@@ -371,8 +378,7 @@ static uint64_t view_lookup(const module_t *m, uint64_t ip, const char **name,
 			break;
 		}
 	for (int i = 0; i < eh->e_shnum; i++) {
-		const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff +
-							    (uint64_t)i * eh->e_shentsize);
+		const Elf64_Shdr *sh = section(img, (uint64_t)i);
 		const Elf64_Shdr *str;
 		uint64_t soff;
 
