@@ -1,0 +1,42 @@
+# bench/lib.sh: what both bench scripts need, sourced by them (never run
+# alone, never part of make check).  The caller sets bench_name (its name
+# for messages) first.
+
+# bench_fail MESSAGE: one line on stderr, then exit 1.  A script that
+# draws progress on stderr defines bench_fail_hook to end its line first.
+bench_fail() {
+	command -v bench_fail_hook >/dev/null 2>&1 && bench_fail_hook
+	echo "$bench_name: $*" >&2
+	exit 1
+}
+
+# bench_need_tools: GNU time (the peak RSS of a child, the Debian package
+# "time"), installed with apt-get when root and missing; GNU date (a
+# nanosecond wall clock).
+bench_need_tools() {
+	if [ ! -x /usr/bin/time ]; then
+		if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+			echo "$bench_name: installing GNU time (apt-get install time)" >&2
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q time >/dev/null 2>&1 ||
+				{ apt-get update -q >/dev/null 2>&1 &&
+				  DEBIAN_FRONTEND=noninteractive apt-get install -y -q time >/dev/null; } || true
+		fi
+		[ -x /usr/bin/time ] || bench_fail "needs /usr/bin/time (apt-get install time)"
+	fi
+	case $(date +%N) in
+	*N* | '') bench_fail "needs GNU date (date +%N)" ;;
+	esac
+}
+
+# median FILE COLUMN: of the space-separated column; the mean of the two
+# middle values for an even count, printed in full (awk's default %.6g
+# would print a nanosecond sum as 1.282e+09).
+median() {
+	cut -d ' ' -f "$2" "$1" | sort -n | awk '{ v[NR] = $1 } END {
+		if (NR % 2) print v[(NR + 1) / 2]; else printf "%.10g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# max FILE COLUMN
+max() {
+	cut -d ' ' -f "$2" "$1" | sort -n | tail -n 1
+}
