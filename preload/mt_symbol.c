@@ -3,9 +3,12 @@
  * module's ELF symbol tables, read through one private mapping of the file
  * kept per module (libunwind's get_proc_name re-reads the maps and maps the
  * file on every call).  Names follow libunwind 1.6.2's rule exactly; a
- * module whose file cannot be read that way falls back to libunwind.  It
- * must never call dladdr or dl_iterate_phdr while the module lock is held,
- * never be called with the trace lock held, and never malloc.
+ * module whose file cannot be read that way falls back to libunwind.  A
+ * module named often gets a sorted index of its function symbols, so a new
+ * frame costs a binary search instead of a walk over every symbol; the
+ * index must name every address exactly as the walk does.  It must never
+ * call dladdr or dl_iterate_phdr while the module lock is held, never be
+ * called with the trace lock held, and never malloc.
  */
 #include "mt_symbol.h"
 
@@ -30,6 +33,28 @@
 #endif
 
 enum { VIEW_UNTRIED, VIEW_OK, VIEW_FALLBACK };
+enum { INDEX_UNTRIED, INDEX_OK, INDEX_NONE };
+
+/* When a module gets its index.  A scan costs a few ns per candidate, so up
+ * to INDEX_MIN_CANDIDATES (a few us) it is the same order as the unwind of
+ * the stack that found the frame, and an index (an mmap, a page or more)
+ * would save next to nothing.  Most modules of a process are on few
+ * distinct frames (ld.so, libpthread, small libraries): waiting for the
+ * INDEX_AFTER_LOOKUPS-th lookup keeps them from paying an index for
+ * nothing, and wastes at most that many scans on a module that does need
+ * one, against the thousands of new frames a big C++ binary or an
+ * interpreter has, each one a scan of its 10^5..10^6 symbols. */
+#define INDEX_AFTER_LOOKUPS 8
+#define INDEX_MIN_CANDIDATES 1024
+
+/* One candidate of a module's index: its address (st_value, plus the load
+ * offset unless SHN_ABS), and the symbol (section, index in its table),
+ * which is also its place in the scan's order: 16 bytes a candidate. */
+typedef struct {
+	uint64_t addr;
+	uint32_t sec;
+	uint32_t sym;
+} cand_t;
 
 typedef struct {
 	uint64_t start, end; /* an executable mapping */
@@ -45,6 +70,14 @@ typedef struct {
 	int view;
 	const unsigned char *image;
 	size_t size;
+	uint64_t load;       /* libunwind's load offset, set with the view */
+	/* The sorted index, an anonymous mapping owned and handed on with
+	 * the view; decided once, on the INDEX_AFTER_LOOKUPS-th lookup. */
+	int index_state;
+	uint32_t lookups;
+	cand_t *index;
+	size_t nindex;
+	size_t index_bytes;
 } module_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -53,7 +86,7 @@ static size_t nmodules;
 /* The table before a reload, to hand its views on. */
 static module_t old_modules[MAX_MODULES];
 static size_t nold;
-static uint64_t maps_reads, fallbacks;
+static uint64_t maps_reads, fallbacks, indexed;
 static char pool[PATH_POOL];
 static size_t pool_used;
 static char maps_buf[1 << 16];
@@ -175,8 +208,16 @@ static void add_line(const char *s, const char *end)
 			m->view = o->view;
 			m->image = o->image;
 			m->size = o->size;
+			m->load = o->load;
+			m->index_state = o->index_state;
+			m->lookups = o->lookups;
+			m->index = o->index;
+			m->nindex = o->nindex;
+			m->index_bytes = o->index_bytes;
 			o->view = VIEW_UNTRIED;
 			o->image = NULL;
+			o->index_state = INDEX_UNTRIED;
+			o->index = NULL;
 			break;
 		}
 	}
@@ -187,8 +228,14 @@ static void drop_view(module_t *m)
 {
 	if (m->image)
 		munmap((void *)m->image, m->size);
+	if (m->index)
+		munmap(m->index, m->index_bytes);
 	m->image = NULL;
 	m->view = VIEW_UNTRIED;
+	m->index = NULL;
+	m->nindex = 0;
+	m->index_state = INDEX_UNTRIED;
+	m->lookups = 0;
 }
 
 /* Unmap the views no entry of the new table took over. */
@@ -314,8 +361,7 @@ static int usable(const unsigned char *img, size_t size)
 
 		if (sh->sh_type != SHT_SYMTAB && sh->sh_type != SHT_DYNSYM)
 			continue;
-		if (sh->sh_entsize < sizeof(Elf64_Sym) ||
-		    !in_file(sh->sh_offset, sh->sh_size, size))
+		if (!in_file(sh->sh_offset, sh->sh_size, size))
 			return 0;
 	}
 	return !has_minidebuginfo(img, size);
@@ -326,6 +372,8 @@ static int usable(const unsigned char *img, size_t size)
 static void view_open(module_t *m)
 {
 	const char *path = pool + m->path;
+	const Elf64_Ehdr *eh;
+	const Elf64_Phdr *ph;
 	struct stat st;
 	void *img;
 	int fd;
@@ -353,54 +401,101 @@ static void view_open(module_t *m)
 	m->image = img;
 	m->size = (size_t)st.st_size;
 	m->view = VIEW_OK;
+	/* libunwind's load offset: from the PT_LOAD whose file offset is the
+	 * mapping's, 0 when none is; the same for every lookup. */
+	m->load = 0;
+	eh = img;
+	ph = (const Elf64_Phdr *)((const unsigned char *)img + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_offset == m->off) {
+			m->load = m->start - ph[i].p_vaddr;
+			break;
+		}
+}
+
+/* The string table of symbol section sh, or NULL: libunwind skips a table
+ * whose strings lie outside the file.  A table whose entries are smaller
+ * than a symbol or further apart than the file is long has no symbols
+ * either: walking it, libunwind 1.6 loops forever (entry size 0) or lets
+ * its pointer wrap past 2^64 and reads outside the file (near 2^64), in
+ * the traced program.  (Such a file is not handed to libunwind at all: no
+ * linker writes one, and the loader never reads section headers, so it
+ * loads.) */
+static const Elf64_Shdr *strings_of(const module_t *m, const Elf64_Shdr *sh)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m->image;
+	uint64_t soff = eh->e_shoff + (uint64_t)sh->sh_link * eh->e_shentsize;
+	const Elf64_Shdr *str;
+
+	if (sh->sh_entsize < sizeof(Elf64_Sym) || sh->sh_entsize > m->size)
+		return NULL;
+
+	if (!in_file(soff, eh->e_shentsize, m->size))
+		return NULL;
+	str = (const Elf64_Shdr *)(m->image + soff);
+	if (!in_file(str->sh_offset, str->sh_size, m->size))
+		return NULL;
+	return str;
+}
+
+/* The next symbol table (SHT_SYMTAB or SHT_DYNSYM) from section *i on
+ * that has its strings, in section order: the order of libunwind's walk.
+ * Returns 0 when none is left; *i is then past the table returned. */
+static int next_table(const module_t *m, int *i, const Elf64_Shdr **sh,
+		      const Elf64_Shdr **str)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m->image;
+
+	while (*i < eh->e_shnum) {
+		const Elf64_Shdr *s = section(m->image, (uint64_t)(*i)++);
+
+		if (s->sh_type != SHT_SYMTAB && s->sh_type != SHT_DYNSYM)
+			continue;
+		if ((*str = strings_of(m, s)) != NULL) {
+			*sh = s;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Whether sym is one of libunwind's candidates (a defined STT_FUNC whose
+ * name lies in its string table), and at which address. */
+static int candidate(const Elf64_Sym *sym, const Elf64_Shdr *str, uint64_t load,
+		     uint64_t *val)
+{
+	if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF ||
+	    sym->st_name >= str->sh_size)
+		return 0;
+	*val = sym->st_value;
+	if (sym->st_shndx != SHN_ABS)
+		*val += load;
+	return 1;
 }
 
 /* Name ip with libunwind 1.6.2's rule (src/elfxx.c), so names and offsets
- * stay what they were: the load offset comes from the PT_LOAD whose file
- * offset is the mapping's (0 when none is); every defined STT_FUNC of
- * every SHT_SYMTAB and SHT_DYNSYM, in section order, is a candidate, at
- * st_value plus the load offset unless SHN_ABS; the nearest one at or
- * below ip wins, the first on a tie, st_size ignored; and nothing is
- * found when that distance is not below the file's size.  Returns the
- * distance, or UINT64_MAX. */
-static uint64_t view_lookup(const module_t *m, uint64_t ip, const char **name,
-			    size_t *name_max)
+ * stay what they were: every defined STT_FUNC of every SHT_SYMTAB and
+ * SHT_DYNSYM, in section order, is a candidate, at st_value plus the load
+ * offset unless SHN_ABS; the nearest one at or below ip wins, the first on
+ * a tie, st_size ignored; and nothing is found when that distance is not
+ * below the file's size.  Returns the distance, or UINT64_MAX.  This walks
+ * every symbol of the module: the reference the index must agree with,
+ * and what a module without an index pays for each new frame. */
+static uint64_t view_scan(const module_t *m, uint64_t ip, const char **name,
+			  size_t *name_max)
 {
 	const unsigned char *img = m->image;
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)(img + eh->e_phoff);
-	uint64_t load = 0, best = UINT64_MAX;
+	const Elf64_Shdr *sh, *str;
+	uint64_t best = UINT64_MAX;
+	int i = 0;
 
 	*name = NULL;
-	for (int i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD && ph[i].p_offset == m->off) {
-			load = m->start - ph[i].p_vaddr;
-			break;
-		}
-	for (int i = 0; i < eh->e_shnum; i++) {
-		const Elf64_Shdr *sh = section(img, (uint64_t)i);
-		const Elf64_Shdr *str;
-		uint64_t soff;
-
-		if (sh->sh_type != SHT_SYMTAB && sh->sh_type != SHT_DYNSYM)
-			continue;
-		/* libunwind skips a table whose strings lie outside the file. */
-		soff = eh->e_shoff + (uint64_t)sh->sh_link * eh->e_shentsize;
-		if (!in_file(soff, eh->e_shentsize, m->size))
-			continue;
-		str = (const Elf64_Shdr *)(img + soff);
-		if (!in_file(str->sh_offset, str->sh_size, m->size))
-			continue;
+	while (next_table(m, &i, &sh, &str)) {
 		for (uint64_t o = 0; o + sizeof(Elf64_Sym) <= sh->sh_size; o += sh->sh_entsize) {
 			const Elf64_Sym *sym = (const Elf64_Sym *)(img + sh->sh_offset + o);
 			uint64_t val;
 
-			if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF)
-				continue;
-			val = sym->st_value;
-			if (sym->st_shndx != SHN_ABS)
-				val += load;
-			if (ip - val < best && sym->st_name < str->sh_size) {
+			if (candidate(sym, str, m->load, &val) && ip - val < best) {
 				best = ip - val;
 				*name = (const char *)img + str->sh_offset + sym->st_name;
 				*name_max = str->sh_size - sym->st_name;
@@ -410,6 +505,167 @@ static uint64_t view_lookup(const module_t *m, uint64_t ip, const char **name,
 	if (best >= m->size)
 		return UINT64_MAX;
 	return best;
+}
+
+/* The scan's order: address, then place in the tables (unique). */
+static int cand_before(const cand_t *a, const cand_t *b)
+{
+	if (a->addr != b->addr)
+		return a->addr < b->addr;
+	if (a->sec != b->sec)
+		return a->sec < b->sec;
+	return a->sym < b->sym;
+}
+
+static void sift_down(cand_t *c, size_t root, size_t n)
+{
+	for (;;) {
+		size_t child = 2 * root + 1;
+		cand_t t;
+
+		if (child >= n)
+			return;
+		if (child + 1 < n && cand_before(&c[child], &c[child + 1]))
+			child++;
+		if (!cand_before(&c[root], &c[child]))
+			return;
+		t = c[root];
+		c[root] = c[child];
+		c[child] = t;
+		root = child;
+	}
+}
+
+/* Heapsort: in place, no recursion, no allocation, n log n at worst. */
+static void sort_cands(cand_t *c, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(c, i, n);
+	for (size_t end = n; end-- > 1;) {
+		cand_t t = c[0];
+
+		c[0] = c[end];
+		c[end] = t;
+		sift_down(c, 0, end);
+	}
+}
+
+/* Build the module's sorted index when it has more than min candidates.
+ * Why: without it every new frame walks every symbol (a C++ binary with
+ * 500k functions and 30k distinct frames: ~10^10 symbol visits); with it,
+ * a frame is a binary search.  Cost: two walks over the tables and a
+ * heapsort, once; 16 bytes per candidate (sizeof(cand_t)) in an anonymous
+ * mapping (never malloc), then only the first candidate of each address
+ * is kept (aliases the lookup never picks) and the pages that frees are
+ * given back.  When the mapping fails the module keeps its scan: naming
+ * never fails. */
+static void index_build(module_t *m, size_t min)
+{
+	const unsigned char *img = m->image;
+	size_t n = 0, cap = 0, k, bytes = 0, keep, page = (size_t)sysconf(_SC_PAGESIZE);
+	cand_t *c = NULL;
+	void *mem = NULL;
+
+	m->index_state = INDEX_NONE;
+	for (int pass = 0; pass < 2; pass++) {
+		const Elf64_Shdr *sh, *str;
+		int i = 0;
+
+		while (next_table(m, &i, &sh, &str)) {
+			if (sh->sh_size / sh->sh_entsize > UINT32_MAX)
+				return; /* cannot say which symbol: keep the scan */
+			for (uint64_t o = 0; o + sizeof(Elf64_Sym) <= sh->sh_size;
+			     o += sh->sh_entsize) {
+				const Elf64_Sym *sym = (const Elf64_Sym *)(img + sh->sh_offset + o);
+				uint64_t val;
+
+				if (!candidate(sym, str, m->load, &val))
+					continue;
+				if (pass && n == cap)
+					break; /* the file changed under its mapping */
+				if (pass) {
+					c[n].addr = val;
+					c[n].sec = (uint32_t)(i - 1);
+					c[n].sym = (uint32_t)(o / sh->sh_entsize);
+				}
+				n++;
+			}
+		}
+		if (pass)
+			break;
+		if (n == 0 || n <= min || n > SIZE_MAX / sizeof(cand_t) - page)
+			return;
+		bytes = (n * sizeof(cand_t) + page - 1) / page * page;
+		mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mem == MAP_FAILED)
+			return;
+		c = mem;
+		cap = n;
+		n = 0;
+	}
+	sort_cands(c, n);
+	/* The scan picks the first candidate of an address: keep only it. */
+	k = 1;
+	for (size_t i = 1; i < n; i++)
+		if (c[i].addr != c[k - 1].addr)
+			c[k++] = c[i];
+	keep = (k * sizeof(cand_t) + page - 1) / page * page;
+	if (keep < bytes)
+		munmap((unsigned char *)mem + keep, bytes - keep);
+	m->index = c;
+	m->nindex = k;
+	m->index_bytes = keep;
+	m->index_state = INDEX_OK;
+}
+
+/* view_scan's answer from the index: the candidate with the smallest
+ * ip - addr (mod 2^64) is the greatest address <= ip, or when every one is
+ * above ip, the greatest of all (the scan's wrapped distance); the first of
+ * an address is the only one kept; and the same not-below-the-file's-size
+ * rule gives "not found" exactly when the scan does (a wrapped distance is
+ * huge, and UINT64_MAX, which the scan's strict < never picks, is too). */
+static uint64_t index_lookup(const module_t *m, uint64_t ip, const char **name,
+			     size_t *name_max)
+{
+	const cand_t *c = m->index;
+	size_t lo = 0, hi = m->nindex;
+	const Elf64_Shdr *sh, *str;
+	const Elf64_Sym *sym;
+	uint64_t dist;
+
+	*name = NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c[mid].addr <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	c += lo ? lo - 1 : m->nindex - 1;
+	dist = ip - c->addr;
+	if (dist >= m->size)
+		return UINT64_MAX;
+	sh = section(m->image, c->sec);
+	str = strings_of(m, sh); /* index_build found it */
+	sym = (const Elf64_Sym *)(m->image + sh->sh_offset + (uint64_t)c->sym * sh->sh_entsize);
+	*name = (const char *)m->image + str->sh_offset + sym->st_name;
+	*name_max = str->sh_size - sym->st_name;
+	return dist;
+}
+
+/* Name ip in a module with a view: through its index once it has one, so
+ * a new frame in a module of 500k functions costs ~20 comparisons, not
+ * 500k symbol visits, for 16 bytes per candidate (index_build). */
+static uint64_t view_lookup(module_t *m, uint64_t ip, const char **name, size_t *name_max)
+{
+	if (m->index_state == INDEX_UNTRIED && ++m->lookups >= INDEX_AFTER_LOOKUPS)
+		index_build(m, INDEX_MIN_CANDIDATES);
+	if (m->index_state == INDEX_OK) {
+		indexed++;
+		return index_lookup(m, ip, name, name_max);
+	}
+	return view_scan(m, ip, name, name_max);
 }
 
 static module_t *find(uint64_t ip)
@@ -491,7 +747,38 @@ void mt_symbol_stats(mt_symbol_stats_t *stats)
 	pthread_mutex_lock(&lock);
 	stats->maps_reads = maps_reads;
 	stats->fallbacks = fallbacks;
+	stats->indexed = indexed;
 	pthread_mutex_unlock(&lock);
+}
+
+int mt_symbol_probe(uint64_t at, uint64_t ip, mt_symbol_probe_t *scan,
+		    mt_symbol_probe_t *via_index)
+{
+	module_t *m;
+	int ok = 0;
+
+	memset(scan, 0, sizeof(*scan));
+	memset(via_index, 0, sizeof(*via_index));
+	pthread_mutex_lock(&lock);
+	m = find(at);
+	if (!m) {
+		reload();
+		m = find(at);
+	}
+	if (m && m->view == VIEW_UNTRIED)
+		view_open(m);
+	if (m && m->view == VIEW_OK) {
+		if (m->index_state != INDEX_OK)
+			index_build(m, 0);
+		if (m->index_state == INDEX_OK) {
+			scan->distance = view_scan(m, ip, &scan->name, &scan->name_max);
+			via_index->distance = index_lookup(m, ip, &via_index->name,
+						   &via_index->name_max);
+			ok = 1;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return ok;
 }
 
 void mt_symbol_reset(void)

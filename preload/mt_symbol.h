@@ -36,14 +36,30 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 		       size_t module_cap, char *symbol, size_t symbol_cap);
 
 /* What naming cost so far, for tests: how often /proc/self/maps was read,
- * and how many lookups went to libunwind (which reads the maps and maps the
- * file again on every call). */
+ * how many lookups went to libunwind (which reads the maps and maps the
+ * file again on every call), and how many were answered from a module's
+ * sorted index instead of a walk over all its symbols. */
 typedef struct {
 	uint64_t maps_reads;
 	uint64_t fallbacks;
+	uint64_t indexed;
 } mt_symbol_stats_t;
 
 void mt_symbol_stats(mt_symbol_stats_t *stats);
+
+/* For tests: what the module holding address at says of ip (not ip - 1),
+ * both by walking all its symbols and through its sorted index, which this
+ * builds now if the module has none, whatever its size or lookup count;
+ * the module keeps it for mt_symbol_resolve.  Returns 0 when at lies in
+ * no module, or its file has no view or no candidate symbol. */
+typedef struct {
+	uint64_t distance; /* ip minus the symbol's address; UINT64_MAX: none */
+	const char *name;  /* in the module's mapped file, until a reload */
+	size_t name_max;   /* bytes of its string table from name on */
+} mt_symbol_probe_t;
+
+int mt_symbol_probe(uint64_t at, uint64_t ip, mt_symbol_probe_t *scan,
+		    mt_symbol_probe_t *indexed);
 
 /* Forget the module table and unmap its files (a forked child keeps its
  * parent's mappings, so this is only for tests). */

@@ -4,16 +4,20 @@
  * build/memtrace, and holds the counts the workload knows, the verdict,
  * and the program's own output and exit status to what they must be.
  */
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#include <link.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -865,23 +869,32 @@ static void assert_named_as_libunwind_does(uint64_t ip, size_t cap)
 	}
 }
 
+/* The functions the naming tests look up: a static one and an exported
+ * one of this program, two of libc, one of json-c, one of the preload's
+ * core. */
+#define SYM_TEST_FNS 6
+static void sym_test_fns(uint64_t fns[SYM_TEST_FNS])
+{
+	fns[0] = (uint64_t)(uintptr_t)&sym_static_fn;
+	fns[1] = (uint64_t)(uintptr_t)&mt_check_sym_exported_fn;
+	fns[2] = (uint64_t)(uintptr_t)&getpid;
+	fns[3] = (uint64_t)(uintptr_t)&fopen;
+	fns[4] = (uint64_t)(uintptr_t)&json_tokener_parse;
+	fns[5] = (uint64_t)(uintptr_t)&mt_symbol_resolve;
+}
+
 START_TEST(test_symbols_match_libunwind_for_static_exported_and_library_functions)
 {
-	uint64_t fns[] = {
-		(uint64_t)(uintptr_t)&sym_static_fn,
-		(uint64_t)(uintptr_t)&mt_check_sym_exported_fn,
-		(uint64_t)(uintptr_t)&getpid,
-		(uint64_t)(uintptr_t)&fopen,
-		(uint64_t)(uintptr_t)&json_tokener_parse,
-		(uint64_t)(uintptr_t)&mt_symbol_resolve,
-	};
+	uint64_t fns[SYM_TEST_FNS];
+
+	sym_test_fns(fns);
 	char symbol[64];
 	mt_symbol_info_t info;
 	char module[1024];
 
 	ck_assert_int_eq(sym_static_fn(1) + mt_check_sym_exported_fn(1), 17);
 	mt_symbol_reset();
-	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++)
+	for (size_t i = 0; i < SYM_TEST_FNS; i++)
 		for (uint64_t d = 1; d < 64; d += 3) {
 			assert_named_as_libunwind_does(fns[i] + d, 2048);
 			/* Truncated at the caller's buffer as libunwind
@@ -896,6 +909,401 @@ START_TEST(test_symbols_match_libunwind_for_static_exported_and_library_function
 			  module, sizeof(module), symbol, sizeof(symbol));
 	ck_assert_str_eq(symbol, "mt_check_sym_exported_fn");
 	ck_assert_uint_eq(info.offset, 4);
+}
+END_TEST
+
+/* A loaded object the symbol index tests name, found as the loader has it:
+ * its file, its load bias, its first executable segment. */
+typedef struct {
+	const char *want; /* a substring of its path; NULL: the program itself */
+	int found;
+	char path[4096];
+	uint64_t bias, xstart, xend;
+} sym_object_t;
+
+static int find_sym_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	sym_object_t *o = data;
+	int first = !o->found && o->want == NULL;
+
+	(void)size;
+	/* The program itself is the loader's first object. */
+	if (o->want == NULL && !first)
+		return 1;
+	if (o->want && !strstr(info->dlpi_name, o->want))
+		return 0;
+	o->found = 1;
+	o->bias = info->dlpi_addr;
+	if (o->want) {
+		snprintf(o->path, sizeof(o->path), "%s", info->dlpi_name);
+	} else {
+		ssize_t n = readlink("/proc/self/exe", o->path, sizeof(o->path) - 1);
+
+		ck_assert_int_gt(n, 0);
+		o->path[n] = '\0';
+	}
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD && (info->dlpi_phdr[i].p_flags & PF_X)) {
+			o->xstart = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+			o->xend = o->xstart + info->dlpi_phdr[i].p_memsz;
+			break;
+		}
+	return 1;
+}
+
+static void sym_object(sym_object_t *o, const char *want)
+{
+	memset(o, 0, sizeof(*o));
+	o->want = want;
+	dl_iterate_phdr(find_sym_object, o);
+	ck_assert_msg(o->found && o->xend > o->xstart, "no loaded object %s", want ? want : "(program)");
+}
+
+/* The addresses of an object's function symbols, read from its file here
+ * rather than asked of mt_symbol: every defined STT_FUNC of .symtab and
+ * .dynsym, at st_value plus the load bias unless SHN_ABS.  Returns a
+ * malloc'd array of *n. */
+static uint64_t *function_addresses(const sym_object_t *o, size_t *n)
+{
+	int fd = open(o->path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	const unsigned char *img;
+	const Elf64_Ehdr *eh;
+	uint64_t *addrs = NULL;
+	size_t cap = 0;
+
+	ck_assert_msg(fd >= 0, "open %s", o->path);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	ck_assert(img != MAP_FAILED);
+	eh = (const Elf64_Ehdr *)img;
+	*n = 0;
+	for (int i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff +
+							    (uint64_t)i * eh->e_shentsize);
+
+		if (sh->sh_type != SHT_SYMTAB && sh->sh_type != SHT_DYNSYM)
+			continue;
+		for (uint64_t off = 0; off + sizeof(Elf64_Sym) <= sh->sh_size; off += sh->sh_entsize) {
+			const Elf64_Sym *sym = (const Elf64_Sym *)(img + sh->sh_offset + off);
+
+			if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF)
+				continue;
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 1024;
+				addrs = realloc(addrs, cap * sizeof(*addrs));
+				ck_assert(addrs != NULL);
+			}
+			addrs[(*n)++] = sym->st_value + (sym->st_shndx == SHN_ABS ? 0 : o->bias);
+		}
+	}
+	munmap((void *)img, (size_t)st.st_size);
+	return addrs;
+}
+
+/* Name ip in at's module both ways; returns whether the distance is 0. */
+static int assert_index_agrees_with_scan(uint64_t at, uint64_t ip)
+{
+	mt_symbol_probe_t scan, idx;
+
+	ck_assert_msg(mt_symbol_probe(at, ip, &scan, &idx), "no index for the module of %#llx",
+		      (unsigned long long)at);
+	ck_assert_msg(scan.distance == idx.distance &&
+			      (scan.distance == UINT64_MAX ||
+			       (scan.name == idx.name && scan.name_max == idx.name_max)),
+		      "ip %#llx: scan %s+%#llx, index %s+%#llx", (unsigned long long)ip,
+		      scan.name ? scan.name : "(none)", (unsigned long long)scan.distance,
+		      idx.name ? idx.name : "(none)", (unsigned long long)idx.distance);
+	return scan.distance == 0;
+}
+
+START_TEST(test_symbol_index_names_every_address_as_the_scan_of_all_symbols_does)
+{
+	const char *objects[] = { "libc.so.6", NULL };
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+
+	ck_assert_int_eq(sym_static_fn(1), 7);
+	mt_symbol_reset();
+	for (size_t k = 0; k < sizeof(objects) / sizeof(objects[0]); k++) {
+		sym_object_t o;
+		size_t n, exact = 0;
+		uint64_t *addrs, lo = UINT64_MAX, hi = 0;
+
+		sym_object(&o, objects[k]);
+		addrs = function_addresses(&o, &n);
+		ck_assert_msg(n > 100, "%s has only %zu function symbols", o.path, n);
+		/* Each symbol's own address, and the bytes either side:
+		 * aliases, ties and neighbours. */
+		for (size_t i = 0; i < n; i++) {
+			exact += (size_t)assert_index_agrees_with_scan(o.xstart, addrs[i]);
+			assert_index_agrees_with_scan(o.xstart, addrs[i] + 1);
+			assert_index_agrees_with_scan(o.xstart, addrs[i] - 1);
+			if (addrs[i] < lo)
+				lo = addrs[i];
+			if (addrs[i] > hi)
+				hi = addrs[i];
+		}
+		/* The addresses read here are mt_symbol's: the test means
+		 * something. */
+		ck_assert_uint_ge(exact, n / 2);
+		/* Anywhere in the executable segment. */
+		for (int i = 0; i < 20000; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			assert_index_agrees_with_scan(o.xstart,
+						      o.xstart + (seed >> 11) % (o.xend - o.xstart));
+		}
+		/* Below every symbol (the scan's wrapped distance), above
+		 * every one, and the ends of the address space. */
+		{
+			uint64_t edges[] = { 0, 1, lo - 1, lo - 4096, o.xstart - 1, o.xstart,
+					     o.xend - 1, o.xend, hi + 1, hi + (1u << 30),
+					     UINT64_MAX, UINT64_MAX - 1, (uint64_t)1 << 63 };
+
+			for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++)
+				assert_index_agrees_with_scan(o.xstart, edges[i]);
+		}
+		free(addrs);
+	}
+}
+END_TEST
+
+/* A function symbol at an absolute address near the top of the address
+ * space (SHN_ABS, no load offset): for an ip below every other symbol the
+ * scan's unsigned distance wraps around to it, and finds it. */
+__asm__(".globl mt_check_sym_abs_fn\n"
+	".type mt_check_sym_abs_fn, @function\n"
+	".set mt_check_sym_abs_fn, 0xfffffffffffff000\n");
+
+START_TEST(test_symbol_index_wraps_below_every_symbol_as_the_scan_does)
+{
+	uint64_t at = (uint64_t)(uintptr_t)&sym_static_fn;
+	mt_symbol_probe_t scan, idx;
+
+	mt_symbol_reset();
+	ck_assert(mt_symbol_probe(at, 0x10, &scan, &idx));
+	ck_assert_uint_eq(scan.distance, 0x1010);
+	ck_assert_str_eq(scan.name, "mt_check_sym_abs_fn");
+	ck_assert_uint_eq(idx.distance, scan.distance);
+	ck_assert_ptr_eq(idx.name, scan.name);
+	ck_assert(mt_symbol_probe(at, 0xfffffffffffff005ull, &scan, &idx));
+	ck_assert_uint_eq(scan.distance, 5);
+	ck_assert_str_eq(scan.name, "mt_check_sym_abs_fn");
+	ck_assert_uint_eq(idx.distance, scan.distance);
+	ck_assert_ptr_eq(idx.name, scan.name);
+}
+END_TEST
+
+START_TEST(test_modules_with_an_index_name_frames_as_libunwind_does)
+{
+	uint64_t fns[SYM_TEST_FNS];
+
+	sym_test_fns(fns);
+	mt_symbol_stats_t before, after;
+	mt_symbol_probe_t scan, idx;
+	uint64_t resolved = 0;
+	sym_object_t libc;
+
+	ck_assert_int_eq(sym_static_fn(1) + mt_check_sym_exported_fn(1), 17);
+	mt_symbol_reset();
+	/* Every module of these frames gets its index now, small or not. */
+	for (size_t i = 0; i < SYM_TEST_FNS; i++)
+		ck_assert(mt_symbol_probe(fns[i], fns[i], &scan, &idx));
+	mt_symbol_stats(&before);
+	for (size_t i = 0; i < SYM_TEST_FNS; i++)
+		for (uint64_t d = 1; d < 64; d += 3) {
+			assert_named_as_libunwind_does(fns[i] + d, 2048);
+			assert_named_as_libunwind_does(fns[i] + d, 8);
+			resolved += 2;
+		}
+	/* And across libc, in steps that land anywhere in a function. */
+	sym_object(&libc, "libc.so.6");
+	for (uint64_t ip = libc.xstart + 1; ip < libc.xend; ip += 1021) {
+		assert_named_as_libunwind_does(ip, 2048);
+		resolved++;
+	}
+	mt_symbol_stats(&after);
+	ck_assert_uint_eq(after.indexed - before.indexed, resolved);
+	ck_assert_uint_eq(after.fallbacks - before.fallbacks, 0);
+}
+END_TEST
+
+START_TEST(test_a_module_gets_its_index_on_its_eighth_lookup_and_only_when_large)
+{
+	char module[1024], symbol[256];
+	mt_symbol_info_t info;
+	mt_symbol_stats_t s0, s1;
+	uint64_t libc = (uint64_t)(uintptr_t)&getpid;
+	uint64_t jsonc = (uint64_t)(uintptr_t)&json_tokener_parse;
+
+	mt_symbol_reset();
+	mt_symbol_stats(&s0);
+	/* libc has thousands of functions: scanned 7 times, then indexed. */
+	for (int i = 1; i <= 7; i++)
+		mt_symbol_resolve(libc + (uint64_t)i, &info, module, sizeof(module), symbol,
+				  sizeof(symbol));
+	mt_symbol_stats(&s1);
+	ck_assert_uint_eq(s1.indexed - s0.indexed, 0);
+	for (int i = 8; i <= 20; i++)
+		mt_symbol_resolve(libc + (uint64_t)i, &info, module, sizeof(module), symbol,
+				  sizeof(symbol));
+	mt_symbol_stats(&s1);
+	ck_assert_uint_eq(s1.indexed - s0.indexed, 13);
+	/* json-c has about a hundred: never worth an index. */
+	for (int i = 1; i <= 100; i++)
+		mt_symbol_resolve(jsonc + (uint64_t)i, &info, module, sizeof(module), symbol,
+				  sizeof(symbol));
+	mt_symbol_stats(&s0);
+	ck_assert_uint_eq(s0.indexed - s1.indexed, 0);
+	ck_assert_uint_eq(s0.fallbacks - s1.fallbacks, 0);
+}
+END_TEST
+
+/* A function of wl_manyfns, from what it prints. */
+typedef struct {
+	uint64_t addr;
+	char name[16];
+} manyfn_t;
+
+static int manyfn_cmp(const void *a, const void *b)
+{
+	const manyfn_t *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * A loaded library whose section headers give its symbol tables an entry
+ * size of entsize (the loader reads only program headers, so it loads):
+ * naming an address in it must neither hang nor read outside the file,
+ * and must not hand the file to libunwind, whose walk would do both.
+ */
+static void assert_bad_entry_size_names_nothing(uint64_t entsize, const char *name)
+{
+	char *dir = mt_test_tmpdir(), *so = mt_test_path(dir, name);
+	char *src = mt_test_path(mt_test_build_dir(), "workloads/libwl_early.so");
+	char module[4096], symbol[256];
+	size_t len, patched = 0;
+	unsigned char *img = (unsigned char *)mt_test_read(src, &len);
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	mt_symbol_stats_t before, after;
+	mt_symbol_info_t info;
+	mt_symbol_probe_t scan, idx;
+	sym_object_t o;
+	void *h;
+
+	ck_assert_ptr_nonnull(img);
+	ck_assert_uint_ge(len, sizeof(*eh));
+	for (int i = 0; i < eh->e_shnum; i++) {
+		Elf64_Shdr *sh = (Elf64_Shdr *)(img + eh->e_shoff + (uint64_t)i * eh->e_shentsize);
+
+		if (sh->sh_type == SHT_SYMTAB || sh->sh_type == SHT_DYNSYM) {
+			sh->sh_entsize = entsize;
+			patched++;
+		}
+	}
+	ck_assert_uint_ge(patched, 1);
+	mt_test_write(so, (const char *)img, len);
+	h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(h != NULL, "dlopen %s: %s", so, dlerror());
+	sym_object(&o, name);
+	mt_symbol_reset();
+	/* The view is usable, and no table gives a candidate. */
+	ck_assert_int_eq(mt_symbol_probe(o.xstart, o.xstart + 16, &scan, &idx), 0);
+	mt_symbol_stats(&before);
+	mt_symbol_resolve(o.xstart + 17, &info, module, sizeof(module), symbol, sizeof(symbol));
+	mt_symbol_stats(&after);
+	ck_assert(info.has_module);
+	ck_assert_msg(strstr(module, name) != NULL, "module %s", module);
+	ck_assert_int_eq(info.has_symbol, 0);
+	ck_assert_uint_eq(after.fallbacks, before.fallbacks);
+	mt_symbol_reset();
+	dlclose(h);
+	free(img);
+	free(src);
+	free(so);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+
+START_TEST(test_symbol_table_with_zero_entry_size_names_nothing_and_never_hangs)
+{
+	assert_bad_entry_size_names_nothing(0, "libmt-entsize-zero.so");
+}
+END_TEST
+
+START_TEST(test_symbol_table_with_entry_size_beyond_the_file_names_nothing)
+{
+	assert_bad_entry_size_names_nothing(0xfffffffffffffff8ull, "libmt-entsize-huge.so");
+}
+END_TEST
+
+START_TEST(test_thousands_of_frames_in_one_module_are_named_by_their_function)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	static manyfn_t fns[4096];
+	size_t nfns = 0, len, named = 0;
+	char *line, *save = NULL, *data;
+	mt_test_run_t r;
+
+	run_traced(&r, "wl_manyfns", trace, NULL, NULL);
+	ck_assert_int_eq(r.status, 0);
+	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a;
+
+		ck_assert_uint_lt(nfns, 4096);
+		ck_assert_int_eq(sscanf(line, "%15s %llx", fns[nfns].name, &a), 2);
+		fns[nfns++].addr = a;
+	}
+	ck_assert_uint_eq(nfns, 4096);
+	qsort(fns, nfns, sizeof(fns[0]), manyfn_cmp);
+	data = mt_test_read(trace, &len);
+	ck_assert(data != NULL);
+	save = NULL;
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_object *o = json_tokener_parse(line);
+		const char *kind, *sym, *off;
+		uint64_t ip;
+		size_t lo = 0, hi = nfns;
+
+		ck_assert_msg(o != NULL, "trace line is not JSON: %s", line);
+		kind = sfield(o, "kind");
+		if (!kind || strcmp(kind, "frame")) {
+			json_object_put(o);
+			continue;
+		}
+		ip = strtoull(sfield(o, "ip"), NULL, 16);
+		sym = sfield(o, "symbol");
+		off = sfield(o, "offset");
+		/* The frame is a return address inside f_xyz, after its
+		 * call to malloc (never its last byte: -O0 code follows). */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (fns[mid].addr <= ip - 1)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo > 0 && lo < nfns) {
+			ck_assert_msg(sym && !strcmp(sym, fns[lo - 1].name),
+				      "frame %s: symbol %s, not %s", line, sym ? sym : "(none)",
+				      fns[lo - 1].name);
+			ck_assert_msg(off && strtoull(off, NULL, 16) == ip - fns[lo - 1].addr,
+				      "frame %s: offset is not %#llx", line,
+				      (unsigned long long)(ip - fns[lo - 1].addr));
+			named++;
+		}
+		json_object_put(o);
+	}
+	/* One frame for each function but the last (whose end the test
+	 * does not know). */
+	ck_assert_uint_eq(named, nfns - 1);
+	free(data);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(trace);
+	free(dir);
 }
 END_TEST
 
@@ -966,6 +1374,13 @@ Suite *mt_suite_preload(void)
 	tcase_add_test(tc, test_closed_trace_descriptor_reused_by_the_program_is_left_alone);
 	tcase_add_test(tc, test_python_allocation_calls_match_heaptrack_within_two_percent);
 	tcase_add_test(tc, test_symbols_match_libunwind_for_static_exported_and_library_functions);
+	tcase_add_test(tc, test_symbol_index_names_every_address_as_the_scan_of_all_symbols_does);
+	tcase_add_test(tc, test_symbol_index_wraps_below_every_symbol_as_the_scan_does);
+	tcase_add_test(tc, test_modules_with_an_index_name_frames_as_libunwind_does);
+	tcase_add_test(tc, test_a_module_gets_its_index_on_its_eighth_lookup_and_only_when_large);
+	tcase_add_test(tc, test_thousands_of_frames_in_one_module_are_named_by_their_function);
+	tcase_add_test(tc, test_symbol_table_with_zero_entry_size_names_nothing_and_never_hangs);
+	tcase_add_test(tc, test_symbol_table_with_entry_size_beyond_the_file_names_nothing);
 	tcase_add_test(tc, test_many_frames_read_proc_maps_once_and_never_ask_libunwind);
 	tcase_add_test(tc, test_module_without_a_file_is_named_by_libunwind);
 	suite_add_tcase(s, tc);
