@@ -42,22 +42,6 @@ static json_object *analyze(const char *cmd, const char *trace, int *status)
 	return o;
 }
 
-static int64_t field(json_object *o, const char *key)
-{
-	json_object *v;
-
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no field %s", key);
-	return json_object_get_int64(v);
-}
-
-static const char *sfield(json_object *o, const char *key)
-{
-	json_object *v;
-
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no field %s", key);
-	return json_object_get_string(v);
-}
-
 static int count(const char *data, const char *needle)
 {
 	int n = 0;
@@ -85,7 +69,7 @@ START_TEST(test_core_trace_of_nothing_is_the_smallest_complete_trace)
 	ck_assert_ptr_nonnull(strstr(data, "{\"v\":1,\"seq\":3,\"kind\":\"trace.stop\",\"reason\":\"api\",\"dropped\":0,\"t\":"));
 	o = analyze("check", trace, &status);
 	ck_assert_int_eq(status, 0);
-	ck_assert_str_eq(sfield(o, "status"), "complete");
+	ck_assert_str_eq(mt_test_json_str(o, "status"), "complete");
 	json_object_put(o);
 	free(data);
 	free(trace);
@@ -141,13 +125,13 @@ START_TEST(test_core_records_every_event_kind_as_the_spec_names_it)
 	ck_assert_ptr_null(strstr(data, "\"fn\":\"free\""));
 	o = analyze("summary", trace, &status);
 	ck_assert_int_eq(status, 0);
-	ck_assert_str_eq(sfield(o, "status"), "complete");
-	ck_assert_int_eq(field(o, "allocations"), 3);
-	ck_assert_int_eq(field(o, "resizes"), 1);
-	ck_assert_int_eq(field(o, "remaps"), 1);
-	ck_assert_int_eq(field(o, "frees"), 2);
-	ck_assert_int_eq(field(o, "failed_allocations"), 2);
-	ck_assert_int_eq(field(o, "live_bytes"), 24);
+	ck_assert_str_eq(mt_test_json_str(o, "status"), "complete");
+	ck_assert_int_eq(mt_test_json_i64(o, "allocations"), 3);
+	ck_assert_int_eq(mt_test_json_i64(o, "resizes"), 1);
+	ck_assert_int_eq(mt_test_json_i64(o, "remaps"), 1);
+	ck_assert_int_eq(mt_test_json_i64(o, "frees"), 2);
+	ck_assert_int_eq(mt_test_json_i64(o, "failed_allocations"), 2);
+	ck_assert_int_eq(mt_test_json_i64(o, "live_bytes"), 24);
 	json_object_put(o);
 	free(data);
 	free(trace);
@@ -184,9 +168,9 @@ START_TEST(test_core_declares_each_frame_and_stack_once_before_use)
 	ck_assert(strstr(data, "\"kind\":\"stack\"") < strstr(data, "\"kind\":\"alloc\""));
 	/* The analyzer checks every id is declared before it is used. */
 	o = analyze("summary", trace, &status);
-	ck_assert_str_eq(sfield(o, "status"), "complete");
-	ck_assert_int_eq(field(o, "malformed_events"), 0);
-	ck_assert_int_eq(field(o, "allocations"), 5);
+	ck_assert_str_eq(mt_test_json_str(o, "status"), "complete");
+	ck_assert_int_eq(mt_test_json_i64(o, "malformed_events"), 0);
+	ck_assert_int_eq(mt_test_json_i64(o, "allocations"), 5);
 	json_object_put(o);
 	free(data);
 	free(trace);
@@ -282,11 +266,11 @@ START_TEST(test_core_threads_share_one_contiguous_seq)
 	mt_trace_stop("api");
 	/* complete means every seq once, in order, no line broken. */
 	o = analyze("summary", trace, &status);
-	ck_assert_str_eq(sfield(o, "status"), "complete");
-	ck_assert_int_eq(field(o, "allocations"), THREADS * PER_THREAD);
-	ck_assert_int_eq(field(o, "frees"), THREADS * PER_THREAD);
-	ck_assert_int_eq(field(o, "threads"), THREADS);
-	ck_assert_int_eq(field(o, "unknown_frees"), 0);
+	ck_assert_str_eq(mt_test_json_str(o, "status"), "complete");
+	ck_assert_int_eq(mt_test_json_i64(o, "allocations"), THREADS * PER_THREAD);
+	ck_assert_int_eq(mt_test_json_i64(o, "frees"), THREADS * PER_THREAD);
+	ck_assert_int_eq(mt_test_json_i64(o, "threads"), THREADS);
+	ck_assert_int_eq(mt_test_json_i64(o, "unknown_frees"), 0);
 	json_object_put(o);
 	free(trace);
 	mt_test_rmdir(dir);

@@ -105,23 +105,6 @@ static void summary_release(summary_t *s)
 		json_object_put(s->lines[i]);
 }
 
-static int64_t field(json_object *o, const char *key)
-{
-	json_object *v;
-
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no field %s", key);
-	return json_object_get_int64(v);
-}
-
-static const char *sfield(json_object *o, const char *key)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
-		return NULL;
-	return json_object_get_string(v);
-}
-
 /* The symbol of a site line's innermost frame. */
 static const char *top_symbol(json_object *site)
 {
@@ -130,7 +113,7 @@ static const char *top_symbol(json_object *site)
 	ck_assert(json_object_object_get_ex(site, "frames", &frames));
 	ck_assert_int_gt((int)json_object_array_length(frames), 0);
 	f = json_object_array_get_idx(frames, 0);
-	return sfield(f, "symbol");
+	return mt_test_json_opt_str(f, "symbol");
 }
 
 /* Whether any frame of a site line has a symbol containing name. */
@@ -140,7 +123,7 @@ static int site_has_symbol(json_object *site, const char *name)
 
 	ck_assert(json_object_object_get_ex(site, "frames", &frames));
 	for (size_t i = 0; i < json_object_array_length(frames); i++) {
-		const char *sym = sfield(json_object_array_get_idx(frames, i), "symbol");
+		const char *sym = mt_test_json_opt_str(json_object_array_get_idx(frames, i), "symbol");
 
 		if (sym && strstr(sym, name))
 			return 1;
@@ -167,8 +150,8 @@ static int count_events(const char *trace, match_t m)
 		const char *kind, *fn;
 
 		ck_assert_msg(o != NULL, "trace line is not JSON: %s", line);
-		kind = sfield(o, "kind");
-		fn = sfield(o, "fn");
+		kind = mt_test_json_opt_str(o, "kind");
+		fn = mt_test_json_opt_str(o, "fn");
 		if (kind && !strcmp(kind, m.kind) && (!m.fn || (*m.fn ? fn && !strcmp(fn, m.fn) : !fn))) {
 			json_object *sz;
 			int64_t size = json_object_object_get_ex(o, "size", &sz) ?
@@ -238,18 +221,18 @@ START_TEST(test_entry_points_summary_has_exact_counts_and_leak_site)
 	ck_assert_int_eq(r.status, 0);
 	summarize(&s, trace, 1);
 	ck_assert_int_eq(s.status, 0);
-	ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
-	ck_assert_int_eq(field(s.lines[0], "allocations"), 12);
-	ck_assert_int_eq(field(s.lines[0], "frees"), 11);
-	ck_assert_int_eq(field(s.lines[0], "resizes"), 2);
-	ck_assert_int_eq(field(s.lines[0], "remaps"), 1);
-	ck_assert_int_eq(field(s.lines[0], "failed_allocations"), 2);
-	ck_assert_int_eq(field(s.lines[0], "unknown_frees"), 0);
-	ck_assert_int_eq(field(s.lines[0], "live_allocations"), 1);
-	ck_assert_int_eq(field(s.lines[0], "live_bytes"), 7000);
-	ck_assert_int_eq(field(s.lines[0], "threads"), 1);
+	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 12);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "frees"), 11);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "resizes"), 2);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "remaps"), 1);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "failed_allocations"), 2);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "unknown_frees"), 0);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "live_allocations"), 1);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "live_bytes"), 7000);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "threads"), 1);
 	ck_assert_int_eq(s.n, 2);
-	ck_assert_int_eq(field(s.lines[1], "live_bytes"), 7000);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[1], "live_bytes"), 7000);
 	ck_assert_str_eq(top_symbol(s.lines[1]), "leak_here");
 	summary_release(&s);
 	mt_test_run_release(&r);
@@ -295,14 +278,14 @@ START_TEST(test_eight_threads_keep_seq_contiguous_and_counts_exact)
 	ck_assert_int_eq(r.status, 0);
 	summarize(&s, trace, 0);
 	/* complete: every seq from 1 on, once, in order, and a stop. */
-	ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
-	ck_assert_int_ge(field(s.lines[0], "threads"), 8);
+	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
+	ck_assert_int_ge(mt_test_json_i64(s.lines[0], "threads"), 8);
 	ck_assert_int_eq(count_size(trace, "alloc", 1000, 1031), 16000);
 	ck_assert_int_eq(count_size(trace, "resize", 1032, 1063) +
 				 count_size(trace, "remap", 1032, 1063), 16000);
-	ck_assert_int_ge(field(s.lines[0], "frees"), 16000);
-	ck_assert_int_eq(field(s.lines[0], "unknown_frees"), 0);
-	ck_assert_int_eq(field(s.lines[0], "overlapping_allocs"), 0);
+	ck_assert_int_ge(mt_test_json_i64(s.lines[0], "frees"), 16000);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "unknown_frees"), 0);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "overlapping_allocs"), 0);
 	summary_release(&s);
 	mt_test_run_release(&r);
 	free(trace);
@@ -343,7 +326,7 @@ START_TEST(test_fork_and_exec_children_write_their_own_traces)
 	ck_assert_str_eq(r.out, "fork done\n");
 	/* The parent's trace holds only the parent's allocations. */
 	summarize(&s, trace, 0);
-	ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
 	ck_assert_int_eq(count_size(trace, "alloc", 2222, 2222), 2);
 	ck_assert_int_eq(count_size(trace, "alloc", 3333, 4444), 0);
 	summary_release(&s);
@@ -356,7 +339,7 @@ START_TEST(test_fork_and_exec_children_write_their_own_traces)
 		ck_assert_msg(!strncmp(names[i], "trace.", 6) &&
 				      strstr(names[i], ".jsonl"), "child trace %s", names[i]);
 		summarize(&s, child, 0);
-		ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+		ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
 		summary_release(&s);
 		if (count_size(child, "alloc", 3333, 3333) == 3)
 			forked++;
@@ -388,12 +371,12 @@ START_TEST(test_cxx_new_and_delete_are_recorded)
 	ck_assert_int_eq(count_size(trace, "alloc", 7000, 7000), 1);
 	ck_assert_int_eq(count_size(trace, "alloc", 9999, 9999), 1);
 	summarize(&s, trace, 5);
-	ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
 	/* The static object's destructor freed its buffer at exit, before
 	 * trace.stop: no 9999-byte block is left live. */
 	for (int i = 1; i < s.n; i++) {
-		ck_assert_int_ne(field(s.lines[i], "live_bytes"), 9999);
-		if (field(s.lines[i], "live_bytes") == 7000) {
+		ck_assert_int_ne(mt_test_json_i64(s.lines[i], "live_bytes"), 9999);
+		if (mt_test_json_i64(s.lines[i], "live_bytes") == 7000) {
 			found = 1;
 			ck_assert(site_has_symbol(s.lines[i], "leak_here"));
 		}
@@ -416,10 +399,10 @@ START_TEST(test_exit_without_stop_keeps_every_event)
 	run_traced(&r, "wl_exit", trace, NULL, NULL);
 	ck_assert_int_eq(r.status, 3);
 	summarize(&s, trace, 0);
-	ck_assert_str_eq(sfield(s.lines[0], "status"), "missing_stop_event");
-	ck_assert_int_eq(field(s.lines[0], "allocations"), 5);
-	ck_assert_int_eq(field(s.lines[0], "live_bytes"), 5 * 555);
-	ck_assert_int_eq(field(s.lines[0], "malformed_events"), 0);
+	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "missing_stop_event");
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 5);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "live_bytes"), 5 * 555);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "malformed_events"), 0);
 	summary_release(&s);
 	mt_test_run_release(&r);
 	free(trace);
@@ -442,8 +425,8 @@ START_TEST(test_abort_writes_signal_stop_and_still_dies_of_sigabrt)
 	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"trace.stop\",\"reason\":\"signal\""));
 	free(data);
 	summarize(&s, trace, 0);
-	ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
-	ck_assert_int_eq(field(s.lines[0], "allocations"), 3);
+	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 3);
 	summary_release(&s);
 	mt_test_run_release(&r);
 	free(trace);
@@ -481,9 +464,9 @@ START_TEST(test_sigkill_after_ready_keeps_every_event_before_it)
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	close(fds[0]);
 	summarize(&s, trace, 0);
-	ck_assert_str_eq(sfield(s.lines[0], "status"), "missing_stop_event");
-	ck_assert_int_eq(field(s.lines[0], "allocations"), 100);
-	ck_assert_int_eq(field(s.lines[0], "live_bytes"), 100 * 777);
+	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "missing_stop_event");
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 100);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "live_bytes"), 100 * 777);
 	summary_release(&s);
 	free(prog);
 	free(trace);
@@ -546,7 +529,7 @@ START_TEST(test_dlopen_while_threads_allocate_does_not_deadlock)
 	ck_assert_msg(r.status == 0, "wl_dlopen exited %d (142 is a hang ended by SIGALRM)", r.status);
 	ck_assert_str_eq(r.out, "dlopen done\n");
 	summarize(&s, trace, 0);
-	ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
 	summary_release(&s);
 	mt_test_run_release(&r);
 	free(trace);
@@ -566,9 +549,9 @@ START_TEST(test_stack_depth_zero_writes_no_stacks)
 	ck_assert_int_eq(count_fn(trace, "stack", NULL), 0);
 	ck_assert_int_eq(count_fn(trace, "frame", NULL), 0);
 	summarize(&s, trace, 1);
-	ck_assert_int_eq(field(s.lines[0], "allocations"), 12);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 12);
 	/* Site 0 gathers the allocations that carry no stack. */
-	ck_assert_int_eq(field(s.lines[1], "stack_id"), 0);
+	ck_assert_int_eq(mt_test_json_i64(s.lines[1], "stack_id"), 0);
 	summary_release(&s);
 	mt_test_run_release(&r);
 	free(trace);
@@ -694,10 +677,10 @@ START_TEST(test_python_allocation_calls_match_heaptrack_within_two_percent)
 	ck_assert_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 	summarize(&s, trace, 0);
-	ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
 	/* heaptrack counts every call that allocates, reallocs included. */
-	ours = (long)(field(s.lines[0], "allocations") + field(s.lines[0], "resizes") +
-		      field(s.lines[0], "remaps"));
+	ours = (long)(mt_test_json_i64(s.lines[0], "allocations") + mt_test_json_i64(s.lines[0], "resizes") +
+		      mt_test_json_i64(s.lines[0], "remaps"));
 	ck_assert_msg(labs(ours - heaptrack_calls) * 50 <= heaptrack_calls,
 		      "memtrace %ld calls, heaptrack %ld", ours, heaptrack_calls);
 	summary_release(&s);
@@ -728,7 +711,7 @@ START_TEST(test_posix_spawn_and_vfork_children_trace_themselves)
 
 		ck_assert_int_eq(count_size(child, "alloc", 6666, 6666), 6);
 		summarize(&s, child, 0);
-		ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
+		ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
 		summary_release(&s);
 		free(child);
 	}
@@ -800,8 +783,8 @@ static void check_closefds(const char *rounds, int expect_warning)
 
 		ck_assert_str_eq(r.err, "");
 		summarize(&s, trace, 0);
-		ck_assert_str_eq(sfield(s.lines[0], "status"), "complete");
-		ck_assert_int_eq(field(s.lines[0], "allocations"), 10001);
+		ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
+		ck_assert_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 10001);
 		summary_release(&s);
 	}
 	mt_test_run_release(&r);
@@ -1267,14 +1250,14 @@ START_TEST(test_thousands_of_frames_in_one_module_are_named_by_their_function)
 		size_t lo = 0, hi = nfns;
 
 		ck_assert_msg(o != NULL, "trace line is not JSON: %s", line);
-		kind = sfield(o, "kind");
+		kind = mt_test_json_opt_str(o, "kind");
 		if (!kind || strcmp(kind, "frame")) {
 			json_object_put(o);
 			continue;
 		}
-		ip = strtoull(sfield(o, "ip"), NULL, 16);
-		sym = sfield(o, "symbol");
-		off = sfield(o, "offset");
+		ip = strtoull(mt_test_json_opt_str(o, "ip"), NULL, 16);
+		sym = mt_test_json_opt_str(o, "symbol");
+		off = mt_test_json_opt_str(o, "offset");
 		/* The frame is a return address inside f_xyz, after its
 		 * call to malloc (never its last byte: -O0 code follows). */
 		while (lo < hi) {

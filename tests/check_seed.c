@@ -67,18 +67,10 @@ static struct json_object *parse_row(const char *s)
 	return o;
 }
 
-static struct json_object *field(struct json_object *o, const char *key)
-{
-	struct json_object *v = NULL;
-
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no field %s", key);
-	return v;
-}
-
 static void assert_str_field(struct json_object *o, const char *key,
 			     const char *expected)
 {
-	struct json_object *v = field(o, key);
+	struct json_object *v = mt_test_json_member(o, key);
 
 	ck_assert_msg(json_object_is_type(v, json_type_string),
 		      "%s is not a string", key);
@@ -87,7 +79,7 @@ static void assert_str_field(struct json_object *o, const char *key,
 
 static void assert_null_field(struct json_object *o, const char *key)
 {
-	ck_assert_msg(field(o, key) == NULL, "%s is not null", key);
+	ck_assert_msg(mt_test_json_member(o, key) == NULL, "%s is not null", key);
 }
 
 static size_t count_occurrences(const char *s, const char *needle)

@@ -265,3 +265,37 @@ void mt_test_assert_golden(const char *actual, size_t len, const char *name)
 	free(expected);
 	free(path);
 }
+
+json_object *mt_test_json_member(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no field %s", key);
+	return v;
+}
+
+int64_t mt_test_json_i64(json_object *o, const char *key)
+{
+	return json_object_get_int64(mt_test_json_member(o, key));
+}
+
+uint64_t mt_test_json_u64(json_object *o, const char *key)
+{
+	return json_object_get_uint64(mt_test_json_member(o, key));
+}
+
+const char *mt_test_json_str(json_object *o, const char *key)
+{
+	json_object *v = mt_test_json_member(o, key);
+
+	return json_object_is_type(v, json_type_null) ? NULL : json_object_get_string(v);
+}
+
+const char *mt_test_json_opt_str(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+		return NULL;
+	return json_object_get_string(v);
+}

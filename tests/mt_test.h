@@ -10,7 +10,9 @@
 #define MT_TEST_H
 
 #include <check.h>
+#include <json-c/json.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The suites, one per file, each named for what it tests. */
 Suite *mt_suite_seed(void);      /* tests/check_seed.c: the seed's four tests */
@@ -81,6 +83,16 @@ int mt_test_exists(const char *path);
 void mt_test_assert_file_eq(const char *path, const char *expected);
 /* Fail the test unless actual equals the content of fixture name. */
 void mt_test_assert_golden(const char *actual, size_t len, const char *name);
+
+/* Members of a JSON object (a row, an event) a test requires: each fails
+ * the test when o has no member key.  _i64 and _u64 read it as an integer,
+ * _str as a string (NULL for null); _opt_str is NULL also when key is
+ * absent, and never fails. */
+json_object *mt_test_json_member(json_object *o, const char *key);
+int64_t mt_test_json_i64(json_object *o, const char *key);
+uint64_t mt_test_json_u64(json_object *o, const char *key);
+const char *mt_test_json_str(json_object *o, const char *key);
+const char *mt_test_json_opt_str(json_object *o, const char *key);
 
 /* The smallest complete trace of the spec. */
 #define MT_TEST_MINIMAL_TRACE                                      \
