@@ -42,7 +42,7 @@ CFLAGS_BASE = -std=gnu11 $(OPTFLAGS) $(WARN) -MMD -MP \
 CFLAGS_ALL = $(CFLAGS_BASE) $(SANFLAGS)
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
-COMMON_SRC = common/mt_fmt.c common/mt_event.c common/mt_jsonl.c
+COMMON_SRC = common/mt_fmt.c common/mt_event.c common/mt_jsonl.c common/mt_utf8.c
 ANALYZER_SRC = analyzer/mt_mem.c analyzer/mt_buf.c analyzer/mt_map.c \
 	analyzer/mt_reader.c analyzer/mt_parse.c analyzer/mt_integrity.c \
 	analyzer/mt_heap.c analyzer/mt_analysis.c analyzer/mt_summary.c \
@@ -55,7 +55,8 @@ ANALYZER_SRC += analyzer/mt_cmd.c analyzer/mt_srcline.c analyzer/mt_report.c \
 	analyzer/mt_flame.c analyzer/mt_plot.c
 PRELOAD_SRC = preload/mt_hooks.c preload/mt_real.c preload/mt_trace.c \
 	preload/mt_writer.c preload/mt_stack.c preload/mt_table.c \
-	preload/mt_symbol.c common/mt_fmt.c common/mt_event.c common/mt_jsonl.c
+	preload/mt_symbol.c common/mt_fmt.c common/mt_event.c common/mt_jsonl.c \
+	common/mt_utf8.c
 TEST_SRC = tests/mt_tests.c tests/mt_test.c $(wildcard tests/check_*.c)
 
 OBJ = $(BUILD)/obj

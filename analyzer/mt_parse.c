@@ -13,6 +13,7 @@
 
 #include "mt_error.h"
 #include "mt_mem.h"
+#include "../common/mt_utf8.h"
 
 /* SSE2, which every x86-64 has, for the fast path's wide reads. */
 #if defined(__SSE2__)
@@ -995,6 +996,15 @@ mt_parse_result_t mt_parse_json_c(mt_parser_t *p, const char *line, size_t len,
 	}
 	if (memchr(line, '\0', len)) {
 		p->why = "it contains a NUL byte";
+		return MT_PARSE_NOT_EVENT;
+	}
+	/* JSON text is UTF-8 (RFC 8259), and json-c's own check lets overlong
+	 * forms and surrogates through: strings that, copied into a row, make
+	 * it unreadable to a strict decoder (Python's json.loads of the bytes
+	 * raises).  Only json-c sees bytes above 0x7f: the fast paths decline
+	 * them. */
+	if (!mt_utf8_valid(line, len)) {
+		p->why = "it is not valid UTF-8";
 		return MT_PARSE_NOT_EVENT;
 	}
 	if (too_many_containers(line, len)) {

@@ -17,6 +17,7 @@
 #include "mt_error.h"
 #include "mt_mem.h"
 #include "mt_units.h"
+#include "../common/mt_utf8.h"
 
 static const char usage_plot[] =
 	"usage: memtrace plot TRACE [-o FILE] [--strict]\n"
@@ -158,35 +159,6 @@ static int addf(mt_buf_t *b, const char *fmt, ...)
 	return mt_buf_add(b, tmp, (size_t)n);
 }
 
-/* The length of the UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /* s as XML character data or attribute text: markup escaped, and what XML
  * cannot hold (control bytes, bytes that are not UTF-8) as '?'. */
 static int add_xml(mt_buf_t *b, const char *s)
@@ -196,7 +168,7 @@ static int add_xml(mt_buf_t *b, const char *s)
 	int rc = MT_OK;
 
 	while (n && !rc) {
-		size_t len = utf8_len(p, n);
+		size_t len = mt_utf8_len(p, n);
 
 		if (*p == '&')
 			rc = mt_buf_add_str(b, "&amp;");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mt_fmt.h"
+#include "mt_utf8.h"
 
 /* Room always kept for the closing "}\n" (and "]" of an open array). */
 #define TAIL 4
@@ -72,41 +73,6 @@ void mt_jsonl_hex(mt_jsonl_t *l, const char *k, uint64_t v)
 	put(l, "\"", 1);
 }
 
-/* Length of the valid UTF-8 sequence at s[0..n), or 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t len;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	/* The second byte's range excludes overlong forms and surrogates. */
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
 /* The escaped string s, quotes included, in at most limit bytes.  Bytes
  * that are not UTF-8 become '?': a symbol name from a binary is not
  * guaranteed to be text, and one bad byte must not make the line (and
@@ -129,7 +95,7 @@ static void string_body(mt_jsonl_t *l, const char *s, size_t n, size_t limit)
 
 		esc[0] = (char)c;
 		if (c >= 0x80) {
-			step = utf8_len((const unsigned char *)s + i, n - i);
+			step = mt_utf8_len((const unsigned char *)s + i, n - i);
 			if (step) {
 				src = s + i;
 				elen = step;

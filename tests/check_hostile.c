@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "../common/mt_fmt.h"
+#include "../common/mt_utf8.h"
 #include "mt_test.h"
 
 /* The analyzer is slower under ASan (and the preload never is): the big
@@ -418,6 +419,36 @@ static void assert_message_has(json_object *s, const char *text)
 	ck_assert_msg(strstr(m, text), "message '%s' lacks '%s'", m, text);
 }
 
+/* A trace whose frame names hold what json-c's UTF-8 check lets through
+ * (overlong forms, a surrogate): those lines are malformed, and every row
+ * stays text a strict decoder reads. */
+START_TEST(test_rows_stay_utf8_when_frame_names_are_not)
+{
+	static const char trace[] =
+		"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\"}\n"
+		"{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0}\n"
+		"{\"v\":1,\"seq\":3,\"kind\":\"frame\",\"frame_id\":1,\"ip\":\"0x10\",\"symbol\":\"a\xc0\x80" "b\"}\n"
+		"{\"v\":1,\"seq\":4,\"kind\":\"frame\",\"frame_id\":2,\"ip\":\"0x20\",\"symbol\":\"e\xed\xa0\x80" "f\"}\n"
+		"{\"v\":1,\"seq\":5,\"kind\":\"frame\",\"frame_id\":3,\"ip\":\"0x30\",\"symbol\":\"caf\xc3\xa9\"}\n"
+		"{\"v\":1,\"seq\":6,\"kind\":\"stack\",\"stack_id\":1,\"frames\":[3]}\n"
+		"{\"v\":1,\"seq\":7,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x1\",\"size\":5,\"fn\":\"malloc\",\"stack\":1}\n"
+		"{\"v\":1,\"seq\":8,\"kind\":\"trace.stop\"}\n";
+	json_object *s = summary_of(trace, sizeof(trace) - 1, 0);
+	small_t r;
+
+	ck_assert_str_eq(mt_test_json_str(s, "status"), "malformed_event");
+	ck_assert_int_eq(mt_test_json_i64(s, "malformed_events"), 2);
+	assert_message_has(s, "the first, at line 3: it is not valid UTF-8");
+	ck_assert_int_eq(mt_test_json_i64(s, "allocations"), 1);
+	json_object_put(s);
+	run_small(&r, trace, sizeof(trace) - 1, "summary");
+	ck_assert_msg(mt_utf8_valid(r.out, strlen(r.out)), "rows not UTF-8: %s", r.out);
+	ck_assert_ptr_nonnull(strstr(r.out, "\"symbol\":\"caf\xc3\xa9\""));
+	free(r.out);
+	free(r.err);
+}
+END_TEST
+
 /* ======================= long lines ======================= */
 
 static uint64_t long_line_bytes;
@@ -571,7 +602,7 @@ START_TEST(test_invalid_utf8_is_malformed_and_never_reaches_the_rows)
 	ck_assert_str_eq(mt_test_json_str(s, "status"), "malformed_event");
 	/* Four bad strings, and the stack of a frame that was refused. */
 	ck_assert_int_eq(mt_test_json_i64(s, "malformed_events"), 5);
-	assert_message_has(s, "at line 3: it is not valid JSON");
+	assert_message_has(s, "at line 3: it is not valid UTF-8");
 	second = strchr(r.out, '\n') + 1;
 	site = first_row(second);
 	ck_assert_ptr_nonnull(strstr(second, "\"symbol\":\"caf\xc3\xa9\""));
@@ -1312,6 +1343,7 @@ Suite *mt_suite_hostile(void)
 
 	tcase_set_timeout(lines, 120);
 	tcase_add_test(lines, test_line_longer_than_1_MiB_is_malformed_and_costs_its_limit_not_its_length);
+	tcase_add_test(lines, test_rows_stay_utf8_when_frame_names_are_not);
 	tcase_add_test(lines, test_first_line_longer_than_1_MiB_is_not_evidence);
 	tcase_add_test(lines, test_cut_off_last_line_longer_than_1_MiB_is_a_missing_stop);
 	tcase_add_test(lines, test_nul_bytes_inside_lines_are_malformed);

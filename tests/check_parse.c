@@ -1376,6 +1376,38 @@ START_TEST(verdict_not_event_for_non_objects)
 }
 END_TEST
 
+/* json-c's own UTF-8 check lets overlong forms and surrogates through;
+ * the reader does not, whichever key or value holds them, so that no row
+ * ever copies them out.  A valid sequence of each length is an event. */
+START_TEST(verdict_not_event_for_utf8_json_c_lets_through)
+{
+	static const char *const bad[] = {
+		"\xc0\x80", "\xe0\x80\xaf", "\xf0\x80\x80\xaf", "\xed\xa0\x80",
+		"\xed\xbf\xbf", "\xf4\x90\x80\x80",
+	};
+	judge_t j;
+
+	judge_init(&j);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char line[256];
+
+		snprintf(line, sizeof(line),
+			 "{\"v\":1,\"seq\":3,\"kind\":\"frame\",\"frame_id\":1,"
+			 "\"ip\":\"0x10\",\"symbol\":\"f%sg\"}", bad[i]);
+		expect(&j, line, MT_PARSE_NOT_EVENT, NULL);
+		ck_assert_str_eq(j.p.why, "it is not valid UTF-8");
+		snprintf(line, sizeof(line),
+			 "{\"v\":1,\"seq\":3,\"kind\":\"frame\",\"frame_id\":1,"
+			 "\"ip\":\"0x10\",\"x%s\":1}", bad[i]);
+		expect(&j, line, MT_PARSE_NOT_EVENT, NULL);
+	}
+	expect(&j, "{\"v\":1,\"seq\":3,\"kind\":\"frame\",\"frame_id\":1,\"ip\":\"0x10\","
+		   "\"symbol\":\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf\"}",
+	       MT_PARSE_OK, NULL);
+	judge_release(&j);
+}
+END_TEST
+
 START_TEST(verdict_not_event_without_header)
 {
 	static const char *const lines[] = {
@@ -2132,6 +2164,7 @@ Suite *mt_suite_parse(void)
 	tc = tcase_create("verdicts");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, verdict_not_event_for_non_objects);
+	tcase_add_test(tc, verdict_not_event_for_utf8_json_c_lets_through);
 	tcase_add_test(tc, verdict_not_event_without_header);
 	tcase_add_test(tc, verdict_bad_version);
 	tcase_add_test(tc, verdict_ok_for_every_kind);

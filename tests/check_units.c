@@ -27,6 +27,7 @@
 #include "../analyzer/mt_reader.h"
 #include "../common/mt_event.h"
 #include "../common/mt_fmt.h"
+#include "../common/mt_utf8.h"
 
 /* The reader's read(2) size (mt_reader.c): lines are put across it. */
 #define READER_CHUNK (256u << 10)
@@ -50,6 +51,43 @@ static void assert_fmt(size_t n, const char *buf, const char *want)
 	ck_assert_msg(n == strlen(want) && !memcmp(buf, want, n),
 		      "formatted '%.*s', want '%s'", (int)n, buf, want);
 }
+
+/* What a strict decoder accepts (RFC 3629), byte for byte: the shortest
+ * form only, no surrogates, nothing above U+10FFFF, no cut sequence. */
+START_TEST(utf8_accepts_exactly_rfc_3629)
+{
+	static const struct {
+		const char *s;
+		int valid;
+	} cases[] = {
+		{ "", 1 }, { "plain ascii", 1 },
+		{ "\xc2\x80", 1 }, { "\xdf\xbf", 1 },             /* U+0080, U+07FF */
+		{ "\xe0\xa0\x80", 1 }, { "\xef\xbf\xbf", 1 },     /* U+0800, U+FFFF */
+		{ "\xed\x9f\xbf", 1 }, { "\xee\x80\x80", 1 },     /* around the surrogates */
+		{ "\xf0\x90\x80\x80", 1 }, { "\xf4\x8f\xbf\xbf", 1 }, /* U+10000, U+10FFFF */
+		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 1 },
+		{ "\xc0\x80", 0 }, { "\xc1\xbf", 0 },             /* overlong 2 */
+		{ "\xe0\x80\x80", 0 }, { "\xe0\x9f\xbf", 0 },     /* overlong 3 */
+		{ "\xf0\x80\x80\x80", 0 }, { "\xf0\x8f\xbf\xbf", 0 }, /* overlong 4 */
+		{ "\xed\xa0\x80", 0 }, { "\xed\xbf\xbf", 0 },     /* surrogates */
+		{ "\xf4\x90\x80\x80", 0 }, { "\xf5\x80\x80\x80", 0 }, /* > U+10FFFF */
+		{ "\xf8\x88\x80\x80\x80", 0 }, { "\xff", 0 }, { "\xfe", 0 },
+		{ "\x80", 0 }, { "\xbf", 0 },                     /* lone continuation */
+		{ "\xc3", 0 }, { "\xe2\x82", 0 }, { "\xf0\x9f\x98", 0 }, /* cut */
+		{ "\xc3(", 0 }, { "\xe2\x28\xa1", 0 }, { "a\xc3\xa9\xa9", 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(mt_utf8_valid(cases[i].s, strlen(cases[i].s)) == cases[i].valid,
+			      "case %zu: want %s", i, cases[i].valid ? "valid" : "invalid");
+	/* The length of each sequence, and 0 past the buffer's end. */
+	ck_assert_uint_eq(mt_utf8_len((const unsigned char *)"a", 1), 1);
+	ck_assert_uint_eq(mt_utf8_len((const unsigned char *)"\xc3\xa9", 2), 2);
+	ck_assert_uint_eq(mt_utf8_len((const unsigned char *)"\xe2\x82\xac", 3), 3);
+	ck_assert_uint_eq(mt_utf8_len((const unsigned char *)"\xf0\x9f\x98\x80", 4), 4);
+	ck_assert_uint_eq(mt_utf8_len((const unsigned char *)"\xf0\x9f\x98\x80", 3), 0);
+}
+END_TEST
 
 START_TEST(fmt_u64_edges)
 {
@@ -1690,6 +1728,7 @@ Suite *mt_suite_units(void)
 
 	tc = tcase_create("fmt");
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, utf8_accepts_exactly_rfc_3629);
 	tcase_add_test(tc, fmt_u64_edges);
 	tcase_add_test(tc, fmt_i64_edges);
 	tcase_add_test(tc, fmt_hex_edges);
