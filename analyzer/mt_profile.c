@@ -17,6 +17,7 @@
 #include "mt_mem.h"
 #include "mt_parse.h"
 #include "mt_reader.h"
+#include "../common/mt_utf8.h"
 
 static const char *const field_names[MT_PF_COUNT] = {
 	[MT_PF_EVENTS] = "events",
@@ -91,6 +92,12 @@ int mt_profile_json_line(void *tokp, const char *line, size_t len,
 	*why = NULL;
 	if (memchr(line, '\0', len)) {
 		*why = "it contains a NUL byte";
+		return MT_OK;
+	}
+	/* What the trace reader refuses (mt_parse_json_c() says why), a
+	 * summary file may not smuggle into diff's rows either. */
+	if (!mt_utf8_valid(line, len)) {
+		*why = "it is not valid UTF-8";
 		return MT_OK;
 	}
 	json_tokener_reset(tok);

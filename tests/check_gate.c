@@ -619,6 +619,33 @@ START_TEST(diff_bad_input_has_its_own_exit_status)
 	MT(&r, dir, "diff", "base.jsonl", "junk.jsonl");
 	assert_refused(&r, MT_EXIT_INVALID, "'junk.jsonl' is not valid memtrace evidence");
 	mt_test_run_release(&r);
+	/* A saved summary whose site names a symbol in overlong UTF-8, which
+	 * json-c alone accepts. */
+	MT(&r, dir, "summary", "base.jsonl", "-o", "base.sum.jsonl");
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	{
+		char *path = mt_test_path(dir, "base.sum.jsonl"), *text, *at, *bad;
+		size_t len;
+
+		text = mt_test_read(path, &len);
+		ck_assert_ptr_nonnull(text);
+		at = strstr(text, "\"symbol\":\"");
+		ck_assert_ptr_nonnull(at);
+		bad = malloc(len + 3);
+		ck_assert_ptr_nonnull(bad);
+		at += strlen("\"symbol\":\"");
+		memcpy(bad, text, (size_t)(at - text));
+		memcpy(bad + (at - text), "\xc0\xaf", 2);
+		memcpy(bad + (at - text) + 2, at, len - (size_t)(at - text) + 1);
+		put(dir, "overlong.sum.jsonl", bad);
+		free(bad);
+		free(text);
+		free(path);
+	}
+	MT(&r, dir, "diff", "base.sum.jsonl", "overlong.sum.jsonl");
+	assert_refused(&r, MT_EXIT_INVALID, "it is not valid UTF-8");
+	mt_test_run_release(&r);
 	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--threshold", "-5");
 	assert_refused(&r, MT_EXIT_USAGE, "--threshold needs a percentage");
 	mt_test_run_release(&r);
