@@ -1201,6 +1201,14 @@ static void assert_bad_entry_size_names_nothing(uint64_t entsize, const char *na
 	ck_assert_int_eq(info.has_symbol, 0);
 	ck_assert_uint_eq(after.fallbacks, before.fallbacks);
 	mt_symbol_reset();
+	/* The library's constructor keeps a block for good: give it back,
+	 * or the leak checker of make sanitize blames the test. */
+	{
+		void **block = dlsym(h, "wl_early_block");
+
+		ck_assert_ptr_nonnull(block);
+		free(*block);
+	}
 	dlclose(h);
 	free(img);
 	free(src);
