@@ -572,8 +572,14 @@ static void index_build(module_t *m, size_t min)
 		int i = 0;
 
 		while (next_table(m, &i, &sh, &str)) {
-			if (sh->sh_size / sh->sh_entsize > UINT32_MAX)
-				return; /* cannot say which symbol: keep the scan */
+			if (sh->sh_size / sh->sh_entsize > UINT32_MAX) {
+				/* Cannot say which symbol: keep the scan.  (Only
+				 * a file changed under its mapping gets here in
+				 * the second pass, after the mapping.) */
+				if (mem)
+					munmap(mem, bytes);
+				return;
+			}
 			for (uint64_t o = 0; o + sizeof(Elf64_Sym) <= sh->sh_size;
 			     o += sh->sh_entsize) {
 				const Elf64_Sym *sym = (const Elf64_Sym *)(img + sh->sh_offset + o);
