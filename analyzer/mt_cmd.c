@@ -116,9 +116,10 @@ int mt_cmd_sites(const mt_heap_t *h, mt_cmd_site_t **out, size_t *n)
 		list[count++] = (mt_cmd_site_t){ 0, &h->no_stack, NULL };
 	while (mt_map_iter(&h->stacks, &pos, &key, &v)) {
 		const mt_stack_t *s = *(mt_stack_t **)v;
+		const mt_site_t *site = mt_heap_stack_site(h, s);
 
-		if (site_made_anything(&s->site))
-			list[count++] = (mt_cmd_site_t){ s->id, &s->site, s };
+		if (site_made_anything(site))
+			list[count++] = (mt_cmd_site_t){ s->id, site, s };
 	}
 	*out = list;
 	*n = count;

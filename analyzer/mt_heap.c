@@ -11,16 +11,9 @@
 #include "mt_error.h"
 #include "mt_mem.h"
 
-typedef struct {
-	uint64_t size;
-	/* Its site: a stack's, or no_stack.  A pointer, not the stack id,
-	 * so that a free finds it without a lookup; stacks are never removed
-	 * and each lives in its own allocation, so it stays valid. */
-	mt_site_t *site;
-	uint64_t serial; /* of the alloc, resize or remap that made it */
-	uint64_t tid;
-	int has_tid;
-} mt_block_t;
+/* The most stacks, and thread ids, a trace may have: a live block names
+ * each by a 32-bit index from 1. */
+#define MAX_INDEX (UINT32_MAX - 1)
 
 void mt_heap_init(mt_heap_t *h)
 {
@@ -28,7 +21,7 @@ void mt_heap_init(mt_heap_t *h)
 	mt_map_init(&h->allocators, sizeof(mt_allocator_t *));
 	mt_map_init(&h->frames, sizeof(mt_frame_t));
 	mt_map_init(&h->stacks, sizeof(mt_stack_t *));
-	mt_map_init(&h->threads, sizeof(uint64_t));
+	mt_map_init(&h->threads, sizeof(uint32_t));
 }
 
 void mt_heap_release(mt_heap_t *h)
@@ -40,7 +33,7 @@ void mt_heap_release(mt_heap_t *h)
 	while (mt_map_iter(&h->allocators, &pos, &key, &v)) {
 		mt_allocator_t *a = *(mt_allocator_t **)v;
 
-		mt_map_release(&a->blocks);
+		mt_blocks_release(&a->blocks);
 		mt_mem_free(a->name);
 		mt_mem_free(a);
 	}
@@ -58,6 +51,9 @@ void mt_heap_release(mt_heap_t *h)
 	mt_map_release(&h->frames);
 	mt_map_release(&h->stacks);
 	mt_map_release(&h->threads);
+	mt_mem_free(h->thread_last);
+	mt_mem_free_line(h->sites);
+	mt_mem_free(h->stack_dense);
 	mt_heap_init(h);
 }
 
@@ -79,50 +75,120 @@ static mt_allocator_t *find_allocator(mt_heap_t *h, uint64_t id)
 	return h->last_allocator;
 }
 
-/* Stacks are never removed and each lives in its own allocation, so a
- * cached site stays valid; only found sites are cached. */
-static mt_site_t *find_site(mt_heap_t *h, uint64_t stack)
+/* The site of a site index: a block's. */
+static inline mt_site_t *site_at(mt_heap_t *h, uint32_t index)
 {
-	__typeof__(h->site_cache[0]) *c;
+	return index ? &h->sites[index] : &h->no_stack;
+}
+
+/* The site of a stack id, or NULL when it was never declared; *index is
+ * the site's index (0 for no stack).  The dense table first: stacks are
+ * never removed, so an index found there stays right. */
+static inline mt_site_t *find_site(mt_heap_t *h, uint64_t stack,
+				   uint32_t *index)
+{
 	void *v;
 
-	if (!stack)
+	if (!stack) {
+		*index = 0;
 		return &h->no_stack;
-	c = &h->site_cache[stack & (MT_HEAP_SITE_CACHE - 1)];
-	if (c->stack == stack)
-		return c->site;
+	}
+	if (stack < h->dense_cap && h->stack_dense[stack]) {
+		*index = h->stack_dense[stack];
+		return &h->sites[*index];
+	}
 	v = mt_map_find(&h->stacks, stack);
-	if (!v)
+	if (!v) {
+		*index = 0;
 		return NULL;
-	c->stack = stack;
-	c->site = &(*(mt_stack_t **)v)->site;
-	return c->site;
+	}
+	*index = (*(mt_stack_t **)v)->site_index;
+	return &h->sites[*index];
 }
 
 /* find_site() with its cache, for the check of an event's stack; stack 0
  * means no stack to find_site(), so it asks the map. */
 static int stack_declared(mt_heap_t *h, uint64_t stack)
 {
-	return stack ? find_site(h, stack) != NULL :
+	uint32_t index;
+
+	return stack ? find_site(h, stack, &index) != NULL :
 		       mt_map_find(&h->stacks, 0) != NULL;
 }
 
-/* The threads entry of tid, created when new.  The cached pointer stays
- * valid because threads changes only here, by upserts that refresh it. */
-static int thread_entry(mt_heap_t *h, uint64_t tid, uint64_t **entry)
+/* Room in *array (of *cap elements of size bytes) for element n: grown
+ * by doubling, zero-filled.  MT_ENOMEM leaves it as it was. */
+static int reserve(void *array, size_t *cap, size_t size, size_t n)
 {
-	void *v;
-	int rc;
+	void **p = array;
+	size_t want = *cap ? *cap : 64;
+	unsigned char *grown;
 
-	if (!h->last_thread || h->last_tid != tid) {
-		rc = mt_map_upsert(&h->threads, tid, &v, NULL);
-		if (rc)
-			return rc;
-		h->last_thread = v;
-		h->last_tid = tid;
-	}
-	*entry = h->last_thread;
+	if (n < *cap)
+		return MT_OK;
+	while (want <= n)
+		want *= 2;
+	grown = mt_mem_realloc(*p, want * size);
+	if (!grown)
+		return MT_ENOMEM;
+	memset(grown + *cap * size, 0, (want - *cap) * size);
+	*p = grown;
+	*cap = want;
 	return MT_OK;
+}
+
+/* thread_index() for a tid other than the last one. */
+static __attribute__((noinline)) int thread_lookup(mt_heap_t *h, uint64_t tid,
+						   uint32_t *index, int *created)
+{
+	size_t n = mt_map_count(&h->threads);
+	int rc;
+	void *v;
+
+	/* Room for a new thread's serial first, so a failure leaves the
+	 * tables as they were. */
+	if (n >= MAX_INDEX)
+		return MT_ENOMEM;
+	rc = reserve(&h->thread_last, &h->thread_cap, sizeof(uint64_t), n + 1);
+	if (rc)
+		return rc;
+	rc = mt_map_upsert(&h->threads, tid, &v, created);
+	if (rc)
+		return rc;
+	if (*created) {
+		*(uint32_t *)v = (uint32_t)(n + 1);
+		h->thread_last[n + 1] = 0;
+	}
+	h->last_thread = *(uint32_t *)v;
+	h->last_tid = tid;
+	*index = h->last_thread;
+	return MT_OK;
+}
+
+/*
+ * The thread index of tid, given one when new (*created says so); the
+ * event's first change, so that MT_ENOMEM here leaves the heap as it was,
+ * and undone with thread_forget() when the event then fails.  The cache
+ * holds the last tid's (events come in runs of one thread); an index
+ * never changes once an event has kept it.
+ */
+static inline __attribute__((always_inline)) int
+thread_index(mt_heap_t *h, uint64_t tid, uint32_t *index, int *created)
+{
+	if (h->last_thread && h->last_tid == tid) {
+		*index = h->last_thread;
+		*created = 0;
+		return MT_OK;
+	}
+	return thread_lookup(h, tid, index, created);
+}
+
+/* Take back the registration of a tid new to the failed event: the last
+ * index given, so the next new tid gets it again. */
+static void thread_forget(mt_heap_t *h, uint64_t tid)
+{
+	mt_map_remove(&h->threads, tid, NULL);
+	h->last_thread = 0;
 }
 
 /* Before a site's live bytes change: if the heap has reached a new peak
@@ -155,7 +221,6 @@ static void site_add(const mt_heap_t *h, mt_site_t *s, uint64_t size)
 static void site_sub(const mt_heap_t *h, mt_site_t *s, uint64_t size)
 {
 	site_touch(h, s);
-	s->bytes_freed += size;
 	s->live_allocations--;
 	s->live_bytes -= size;
 }
@@ -185,7 +250,7 @@ born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site,
 static inline __attribute__((always_inline)) void
 died(mt_heap_t *h, mt_allocator_t *a, const mt_block_t *b)
 {
-	mt_site_t *site = b->site;
+	mt_site_t *site = site_at(h, b->site);
 
 	h->bytes_freed += b->size;
 	h->live_allocations--;
@@ -197,60 +262,44 @@ died(mt_heap_t *h, mt_allocator_t *a, const mt_block_t *b)
 	site_sub(h, site, b->size);
 }
 
-/* The serial of a new allocation by the event's thread. */
-static inline __attribute__((always_inline)) int
-next_serial(mt_heap_t *h, const mt_event_t *ev, uint64_t *serial)
+/* The serial of a new allocation by the thread of index thread (0: the
+ * events without a tid). */
+static inline __attribute__((always_inline)) uint64_t
+next_serial(mt_heap_t *h, uint32_t thread)
 {
-	*serial = ++h->serial;
-	if (ev->has & MT_HAS_TID) {
-		uint64_t *last;
-		int rc = thread_entry(h, ev->tid, &last);
+	uint64_t serial = ++h->serial;
 
-		if (rc)
-			return rc;
-		*last = *serial;
-	} else {
-		h->no_tid_serial = *serial;
-	}
-	return MT_OK;
+	if (thread)
+		h->thread_last[thread] = serial;
+	else
+		h->no_tid_serial = serial;
+	return serial;
 }
 
-static int is_temporary(const mt_heap_t *h, const mt_block_t *b)
+/* Freed while temporary: its thread allocated nothing after it. */
+static inline int is_temporary(const mt_heap_t *h, const mt_block_t *b)
 {
-	const uint64_t *last;
-
-	if (!b->has_tid)
-		return h->no_tid_serial == b->serial;
-	if (h->last_thread && h->last_tid == b->tid)
-		return *h->last_thread == b->serial;
-	last = mt_map_find(&h->threads, b->tid);
-	return last && *last == b->serial;
+	return (b->thread ? h->thread_last[b->thread] : h->no_tid_serial) ==
+	       b->serial;
 }
 
-/* Make ptr a live block of a; an already live one is replaced. */
-static inline __attribute__((always_inline)) int
+/* Make ptr a live block of a; an already live one is replaced.  The
+ * caller made room with mt_blocks_reserve(), so the put cannot fail. */
+static inline __attribute__((always_inline)) void
 insert_block(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
-	     uint64_t ptr, mt_site_t *site, uint64_t serial)
+	     uint64_t ptr, mt_site_t *site, uint32_t site_index,
+	     uint32_t thread)
 {
-	mt_block_t *b;
-	void *v;
-	int created, rc;
+	mt_block_t b = { .size = ev->size, .serial = next_serial(h, thread),
+			 .site = site_index, .thread = thread }, old;
+	int replaced;
 
-	rc = mt_map_upsert(&a->blocks, ptr, &v, &created);
-	if (rc)
-		return rc;
-	b = v;
-	if (!created) {
+	mt_blocks_put(&a->blocks, ptr, &b, &old, &replaced);
+	if (replaced) {
 		h->overlapping_allocs++;
-		died(h, a, b);
+		died(h, a, &old);
 	}
-	b->size = ev->size;
-	b->site = site;
-	b->serial = serial;
-	b->tid = ev->tid;
-	b->has_tid = (ev->has & MT_HAS_TID) != 0;
 	born(h, a, site, ev->size, ev->seq);
-	return MT_OK;
 }
 
 static int declare_allocator(mt_heap_t *h, const mt_event_t *ev,
@@ -268,7 +317,7 @@ static int declare_allocator(mt_heap_t *h, const mt_event_t *ev,
 	if (!a)
 		return MT_ENOMEM;
 	a->id = ev->allocator_id;
-	mt_map_init(&a->blocks, sizeof(mt_block_t));
+	mt_blocks_init(&a->blocks);
 	if (ev->has & MT_HAS_NAME) {
 		a->name = mt_mem_strndup(ev->name, ev->name_len);
 		if (!a->name)
@@ -318,9 +367,33 @@ nomem:
 	return MT_ENOMEM;
 }
 
+/* Room in h->sites for site n, zeroed.  The array is on cache lines, so
+ * it grows by copying rather than by mt_mem_realloc().  MT_ENOMEM leaves
+ * it as it was. */
+static int reserve_sites(mt_heap_t *h, size_t n)
+{
+	size_t want = h->sites_cap ? h->sites_cap : 64;
+	mt_site_t *grown;
+
+	if (n < h->sites_cap)
+		return MT_OK;
+	while (want <= n)
+		want *= 2;
+	grown = mt_mem_calloc_line(want, sizeof(mt_site_t));
+	if (!grown)
+		return MT_ENOMEM;
+	if (h->sites_cap)
+		memcpy(grown, h->sites, h->sites_cap * sizeof(mt_site_t));
+	mt_mem_free_line(h->sites);
+	h->sites = grown;
+	h->sites_cap = want;
+	return MT_OK;
+}
+
 static int declare_stack(mt_heap_t *h, const mt_event_t *ev, const char **why)
 {
 	mt_stack_t *s;
+	int dense;
 	void *v;
 
 	if (mt_map_find(&h->stacks, ev->stack_id)) {
@@ -332,10 +405,19 @@ static int declare_stack(mt_heap_t *h, const mt_event_t *ev, const char **why)
 			*why = "it names a frame id never declared";
 			return MT_HEAP_REJECTED;
 		}
+	/* Room for its site first, so a failure leaves the tables as they
+	 * were (a dense table grown but not written changes nothing). */
+	if (h->nsites >= MAX_INDEX || reserve_sites(h, h->nsites + 1))
+		return MT_ENOMEM;
+	dense = ev->stack_id < 2 * (uint64_t)h->nsites + MT_HEAP_DENSE_MIN;
+	if (dense && reserve(&h->stack_dense, &h->dense_cap, sizeof(uint32_t),
+			     (size_t)ev->stack_id))
+		return MT_ENOMEM;
 	s = mt_mem_calloc(1, sizeof(*s) + ev->nframes * sizeof(uint64_t));
 	if (!s)
 		return MT_ENOMEM;
 	s->id = ev->stack_id;
+	s->site_index = (uint32_t)(h->nsites + 1);
 	s->nframes = ev->nframes;
 	if (ev->nframes)
 		memcpy(s->frames, ev->frames, ev->nframes * sizeof(uint64_t));
@@ -344,32 +426,34 @@ static int declare_stack(mt_heap_t *h, const mt_event_t *ev, const char **why)
 		return MT_ENOMEM;
 	}
 	*(mt_stack_t **)v = s;
+	h->nsites++;
+	if (dense)
+		h->stack_dense[ev->stack_id] = s->site_index;
 	return MT_OK;
 }
 
-/* free, resize and remap of a live block; alloc of a new one. */
-static inline __attribute__((always_inline)) int
-apply_block_event(mt_heap_t *h, mt_allocator_t *a,
-		  const mt_event_t *ev)
+/* free, resize and remap of a live block; alloc of a new one, by the
+ * thread of index thread.  Nothing here can fail. */
+static inline __attribute__((always_inline)) void
+apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
+		  uint32_t thread)
 {
 	mt_block_t old;
-	uint64_t serial;
+	uint32_t index;
 	mt_site_t *site;
 	int live;
 
 	if (ev->kind == MT_KIND_ALLOC) {
-		int rc = next_serial(h, ev, &serial);
-
-		if (rc)
-			return rc;
-		site = find_site(h, (ev->has & MT_HAS_STACK) ? ev->stack : 0);
+		site = find_site(h, (ev->has & MT_HAS_STACK) ? ev->stack : 0,
+				 &index);
 		h->allocations++;
 		a->allocations++;
 		site->allocations++;
-		return insert_block(h, a, ev, ev->ptr, site, serial);
+		insert_block(h, a, ev, ev->ptr, site, index, thread);
+		return;
 	}
 
-	live = mt_map_remove(&a->blocks, ev->ptr, &old);
+	live = mt_blocks_take(&a->blocks, ev->ptr, &old);
 	if (!live)
 		h->unknown_frees++;
 	if (ev->kind == MT_KIND_FREE) {
@@ -378,11 +462,11 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a,
 			a->frees++;
 			if (is_temporary(h, &old)) {
 				h->temporary_allocations++;
-				old.site->temporary_allocations++;
+				site_at(h, old.site)->temporary_allocations++;
 			}
 			died(h, a, &old);
 		}
-		return MT_OK;
+		return;
 	}
 	if (live) {
 		if (ev->kind == MT_KIND_RESIZE) {
@@ -397,17 +481,14 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a,
 	/* The realloc that moves or keeps a block is an allocation of its
 	 * thread; the block belongs to the realloc's stack when it has one
 	 * (as heaptrack attributes it), else it keeps its site. */
-	site = (ev->has & MT_HAS_STACK) ? find_site(h, ev->stack) :
-	       live ? old.site : &h->no_stack;
-	{
-		int rc = next_serial(h, ev, &serial);
-
-		if (rc)
-			return rc;
+	if (ev->has & MT_HAS_STACK) {
+		site = find_site(h, ev->stack, &index);
+	} else {
+		index = live ? old.site : 0;
+		site = site_at(h, index);
 	}
-	return insert_block(h, a, ev,
-			    ev->kind == MT_KIND_REMAP ? ev->new_ptr : ev->ptr,
-			    site, serial);
+	insert_block(h, a, ev, ev->kind == MT_KIND_REMAP ? ev->new_ptr : ev->ptr,
+		     site, index, thread);
 }
 
 void mt_heap_prefetch(const mt_heap_t *h, const mt_event_t *ev)
@@ -419,16 +500,21 @@ void mt_heap_prefetch(const mt_heap_t *h, const mt_event_t *ev)
 		return;
 	switch (ev->kind) {
 	case MT_KIND_REMAP:
-		mt_map_prefetch(&a->blocks, ev->new_ptr);
+		mt_blocks_prefetch(&a->blocks, ev->new_ptr);
 		/* fall through */
 	case MT_KIND_ALLOC:
 	case MT_KIND_FREE:
 	case MT_KIND_RESIZE:
-		mt_map_prefetch(&a->blocks, ev->ptr);
+		mt_blocks_prefetch(&a->blocks, ev->ptr);
 		break;
 	default:
-		break;
+		return;
 	}
+	/* The site a new block will be counted in: a stack's own allocation,
+	 * spread over the heap where the block table keeps evicting it. */
+	if ((ev->has & MT_HAS_STACK) && ev->stack < h->dense_cap &&
+	    h->stack_dense[ev->stack])
+		__builtin_prefetch(&h->sites[h->stack_dense[ev->stack]]);
 }
 
 /* The checks and the changes of an event of a block kind (alloc, free,
@@ -436,8 +522,8 @@ void mt_heap_prefetch(const mt_heap_t *h, const mt_event_t *ev)
  * mt_heap_apply_block(): inlined into each, so that the block events the
  * pass holds skip the dispatch on the kind. */
 static inline __attribute__((always_inline)) int
-apply_block_kind(mt_heap_t *h, const mt_event_t *ev, const char **why,
-		 const char **field)
+apply_block_kind(mt_heap_t *h, const mt_event_t *ev, uint32_t thread,
+		 const char **why, const char **field)
 {
 	mt_allocator_t *a = find_allocator(h, ev->allocator_id);
 
@@ -463,19 +549,41 @@ apply_block_kind(mt_heap_t *h, const mt_event_t *ev, const char **why,
 		h->failed_allocations++;
 		return MT_OK;
 	}
-	return apply_block_event(h, a, ev);
-}
-
-/* What every applied event does last, whatever its kind. */
-static inline __attribute__((always_inline)) int
-apply_common(mt_heap_t *h, const mt_event_t *ev)
-{
-	if (ev->has & MT_HAS_TID) {
-		uint64_t *last;
-		int rc = thread_entry(h, ev->tid, &last);
+	/* Room for the block a free does not need, so that nothing fails
+	 * once the event has begun to change the heap (the free's take
+	 * needs none; the others put one at most). */
+	if (ev->kind != MT_KIND_FREE) {
+		int rc = mt_blocks_reserve(&a->blocks);
 
 		if (rc)
 			return rc;
+	}
+	apply_block_event(h, a, ev, thread);
+	return MT_OK;
+}
+
+/* What every event does first: its thread's index (0 for no tid), with
+ * *created set when the tid is new to it. */
+static inline __attribute__((always_inline)) int
+apply_begin(mt_heap_t *h, const mt_event_t *ev, uint32_t *thread,
+	    int *created)
+{
+	*thread = 0;
+	*created = 0;
+	if (!(ev->has & MT_HAS_TID))
+		return MT_OK;
+	return thread_index(h, ev->tid, thread, created);
+}
+
+/* What every event does last: applied (rc MT_OK), the totals every event
+ * moves; rejected or out of memory, a tid it registered is taken back. */
+static inline __attribute__((always_inline)) int
+apply_end(mt_heap_t *h, const mt_event_t *ev, int rc, int created)
+{
+	if (rc) {
+		if (created)
+			thread_forget(h, ev->tid);
+		return rc;
 	}
 	if (ev->has & MT_HAS_T)
 		h->duration_ns = ev->t;
@@ -486,10 +594,14 @@ apply_common(mt_heap_t *h, const mt_event_t *ev)
 int mt_heap_apply(mt_heap_t *h, const mt_event_t *ev, const char **why,
 		  const char **field)
 {
-	int rc = MT_OK;
+	uint32_t thread;
+	int created;
+	int rc = apply_begin(h, ev, &thread, &created);
 
 	*why = NULL;
 	*field = NULL;
+	if (rc)
+		return rc;
 	switch (ev->kind) {
 	case MT_KIND_ALLOCATOR:
 		rc = declare_allocator(h, ev, why);
@@ -505,22 +617,23 @@ int mt_heap_apply(mt_heap_t *h, const mt_event_t *ev, const char **why,
 	case MT_KIND_RESIZE:
 	case MT_KIND_REMAP:
 	case MT_KIND_ALLOC_FAIL:
-		rc = apply_block_kind(h, ev, why, field);
+		rc = apply_block_kind(h, ev, thread, why, field);
 		break;
 	default:
 		break;
 	}
-	if (rc)
-		return rc;
-	return apply_common(h, ev);
+	return apply_end(h, ev, rc, created);
 }
 
 int mt_heap_apply_block(mt_heap_t *h, const mt_event_t *ev, const char **why,
 			const char **field)
 {
-	int rc = apply_block_kind(h, ev, why, field);
+	uint32_t thread;
+	int created;
+	int rc = apply_begin(h, ev, &thread, &created);
 
 	if (rc)
 		return rc;
-	return apply_common(h, ev);
+	rc = apply_block_kind(h, ev, thread, why, field);
+	return apply_end(h, ev, rc, created);
 }

@@ -4,7 +4,11 @@
  * totals of the summary row (spec sections 3 and 4).
  *
  * Memory is proportional to live blocks plus unique stacks, frames,
- * allocators and threads, never to the number of events.
+ * allocators and threads, never to the number of events.  A live block
+ * names its site and its thread by a 32-bit index, so a trace may declare
+ * at most 2^32 - 2 stacks and use as many thread ids; one more is
+ * MT_ENOMEM, as it would be long before on any machine (each costs tens of
+ * bytes of tables).
  *
  * Invariants, checked by the tests: live_bytes == bytes_allocated -
  * bytes_freed, for the totals, each allocator and each site;
@@ -18,13 +22,16 @@
 
 #include <stdint.h>
 
+#include "mt_blocks.h"
 #include "mt_map.h"
 #include "mt_parse.h"
 
+/* One cache line: every block event updates its block's site, among a
+ * few thousand, and the heap keeps them in one array of lines.  A site's
+ * bytes freed are bytes_allocated - live_bytes. */
 typedef struct {
 	uint64_t allocations;
 	uint64_t bytes_allocated;
-	uint64_t bytes_freed;
 	uint64_t live_allocations;
 	uint64_t live_bytes;
 	uint64_t peak_live_bytes;
@@ -34,6 +41,7 @@ typedef struct {
 	 * with mt_heap_site_at_peak(). */
 	uint64_t at_peak, peak_epoch;
 } mt_site_t;
+_Static_assert(sizeof(mt_site_t) == 64, "a site is one cache line");
 
 typedef struct {
 	uint64_t ip, offset, module_offset;
@@ -44,7 +52,7 @@ typedef struct {
 
 typedef struct {
 	uint64_t id;
-	mt_site_t site;
+	uint32_t site_index; /* its site in the heap's sites, from 1 */
 	size_t nframes;
 	uint64_t frames[]; /* frame ids, innermost first */
 } mt_stack_t;
@@ -54,11 +62,11 @@ typedef struct {
 	char *name; /* NULL when the trace gave none */
 	uint64_t allocations, frees, resizes, remaps;
 	uint64_t live_bytes, peak_live_bytes;
-	mt_map_t blocks; /* ptr -> mt_block (private) */
+	mt_blocks_t blocks; /* its live blocks */
 } mt_allocator_t;
 
-/* Slots of the heap's site cache: a power of two. */
-#define MT_HEAP_SITE_CACHE 1024
+/* Stack ids below this always go to the heap's dense table. */
+#define MT_HEAP_DENSE_MIN 4096
 
 typedef struct {
 	uint64_t events;
@@ -74,23 +82,33 @@ typedef struct {
 	mt_map_t allocators; /* id -> mt_allocator_t * */
 	mt_map_t frames;     /* id -> mt_frame_t */
 	mt_map_t stacks;     /* id -> mt_stack_t * */
-	mt_map_t threads;    /* tid -> last allocation serial */
+	/* tid -> its thread index (uint32_t), from 1 in the order first
+	 * seen; a live block keeps its thread's index, not its tid. */
+	mt_map_t threads;
+	/* By thread index: the serial of the thread's last allocation
+	 * (element 0 unused); no_tid_serial for events without a tid. */
+	uint64_t *thread_last;
+	size_t thread_cap;
 	mt_site_t no_stack;  /* allocations without a stack: site 0 */
+	/* By site index: each declared stack's site, in one array of cache
+	 * lines (mt_mem_calloc_line(); element 0 unused: site 0 is no_stack).
+	 * A live block keeps its site's index.  The array moves when a
+	 * stack is declared: hold no site pointer across that. */
+	mt_site_t *sites;
+	size_t nsites, sites_cap;
 	uint64_t serial;
 	uint64_t no_tid_serial;
 	mt_allocator_t *last_allocator; /* lookup cache */
 	/* Lookup cache of the last thread: consecutive events mostly share
-	 * it.  A NULL pointer is an empty cache. */
-	uint64_t *last_thread;  /* threads' value for last_tid */
+	 * it.  Index 0 is an empty cache. */
+	uint32_t last_thread; /* the thread index of last_tid */
 	uint64_t last_tid;
-	/* Found sites by stack id, direct-mapped (slot: the id's low bits):
-	 * allocations cycle through a few thousand stacks, and a slot costs
-	 * a fraction of a lookup.  Stack 0 never goes here, so a zeroed slot
-	 * is empty. */
-	struct {
-		uint64_t stack;
-		mt_site_t *site;
-	} site_cache[MT_HEAP_SITE_CACHE];
+	/* Site index by stack id, for ids a producer numbers densely from 1
+	 * as the preload does: one load where the stacks map would take a
+	 * hashed probe and a miss in a stack's own allocation.  0: not here
+	 * (ask the map).  At most 2 * nsites + MT_HEAP_DENSE_MIN entries. */
+	uint32_t *stack_dense;
+	size_t dense_cap;
 } mt_heap_t;
 
 /* Returned by mt_heap_apply() for an event that names what the trace never
@@ -101,7 +119,8 @@ void mt_heap_init(mt_heap_t *h);
 void mt_heap_release(mt_heap_t *h);
 
 /* Apply one valid event.  Returns MT_OK, MT_HEAP_REJECTED (the heap
- * unchanged, *why and *field set), or MT_ENOMEM. */
+ * unchanged, *why and *field set), or MT_ENOMEM (the heap unchanged: an
+ * event allocates what it needs before it changes anything). */
 int mt_heap_apply(mt_heap_t *h, const mt_event_t *ev, const char **why,
 		  const char **field);
 
@@ -115,6 +134,13 @@ int mt_heap_apply_block(mt_heap_t *h, const mt_event_t *ev, const char **why,
 /* A hint that ev will be applied soon: prefetch the live-block slots it
  * will look up.  Changes nothing; any event may be passed. */
 void mt_heap_prefetch(const mt_heap_t *h, const mt_event_t *ev);
+
+/* A declared stack's site. */
+static inline mt_site_t *mt_heap_stack_site(const mt_heap_t *h,
+					    const mt_stack_t *s)
+{
+	return &h->sites[s->site_index];
+}
 
 /* The number of distinct thread ids seen. */
 uint64_t mt_heap_threads(const mt_heap_t *h);

@@ -15,9 +15,6 @@
 #include "mt_mem.h"
 
 #define MIN_CAP 16
-/* The smallest table whose slots mt_map_prefetch() loads ahead: about a
- * core's L2. */
-#define PREFETCH_MIN_BYTES (1u << 20)
 
 static inline uint64_t *slot_key(const mt_map_t *m, size_t i)
 {
@@ -40,15 +37,15 @@ static inline void *slot_value(const mt_map_t *m, size_t i)
  * aligned to 16 bytes, and any arithmetic progression of keys, still
  * spread over the whole table (the hostile suite's colliding pointers
  * included).  One multiply: a live-block event hashes its pointer two or
- * three times (prefetch, lookup, the backward shift of a removal).
+ * three times (mt_blocks: prefetch, lookup, the backward shift of a
+ * removal).
  * Nothing depends on the order this gives: every output the analyzer
  * sorts is sorted on a total order. */
 static uint64_t map_seed;
 
 static inline size_t home(const mt_map_t *m, uint64_t stored)
 {
-	return (size_t)(((stored ^ map_seed) * 0x9e3779b97f4a7c15ull) >>
-			m->shift);
+	return mt_map_home(stored, map_seed, m->shift);
 }
 
 static void seed_once(void)
@@ -64,6 +61,12 @@ static void seed_once(void)
 			   (uint64_t)ts.tv_sec ^ (uint64_t)getpid() << 32;
 	}
 	map_seed |= 1; /* never 0, so it is drawn once */
+}
+
+uint64_t mt_map_seed(void)
+{
+	seed_once();
+	return map_seed;
 }
 
 void mt_map_init(mt_map_t *m, size_t value_size)
@@ -182,21 +185,6 @@ int mt_map_upsert(mt_map_t *m, uint64_t key, void **value, int *created)
 	if (created)
 		*created = 1;
 	return MT_OK;
-}
-
-void mt_map_prefetch(const mt_map_t *m, uint64_t key)
-{
-	const unsigned char *e;
-
-	/* A table that fits in the caches gains nothing, and the hash costs
-	 * a few dozen instructions. */
-	if (m->cap * m->entry_size < PREFETCH_MIN_BYTES || !(key + 1))
-		return;
-	e = m->slots + home(m, key + 1) * m->entry_size;
-	/* An entry may straddle two cache lines, and a probe run may go on
-	 * into the next one. */
-	__builtin_prefetch(e);
-	__builtin_prefetch(e + m->entry_size - 1);
 }
 
 int mt_map_remove(mt_map_t *m, uint64_t key, void *out)

@@ -1,7 +1,7 @@
 /*
- * mt_map: a hash map from 64-bit keys to fixed-size values, used for every
- * table the analyzer keeps (live blocks, stacks, frames, allocators,
- * threads).
+ * mt_map: a hash map from 64-bit keys to fixed-size values, used for the
+ * analyzer's tables (stacks, frames, allocators, threads; the live blocks
+ * have their own, mt_blocks, on the same design and hash).
  *
  * Open addressing with linear probing and backward-shift deletion, so a
  * churn of inserts and removals never leaves tombstones and lookups stay
@@ -42,10 +42,6 @@ void *mt_map_find(const mt_map_t *m, uint64_t key);
  */
 int mt_map_upsert(mt_map_t *m, uint64_t key, void **value, int *created);
 
-/* A hint that key is about to be looked up: start loading its home slot
- * into the cache.  Changes nothing; the slot may move before the lookup. */
-void mt_map_prefetch(const mt_map_t *m, uint64_t key);
-
 /* Remove key, copying its value to out when out is not NULL.  Returns 1
  * when key was present, 0 otherwise. */
 int mt_map_remove(mt_map_t *m, uint64_t key, void *out);
@@ -55,5 +51,19 @@ int mt_map_remove(mt_map_t *m, uint64_t key, void *out);
  * order is the table's, not the keys'.  The map must not change meanwhile.
  */
 int mt_map_iter(const mt_map_t *m, size_t *pos, uint64_t *key, void **value);
+
+/*
+ * The hash every table of the analyzer indexes by, for a table that keeps
+ * its own slots (mt_blocks): the home slot of a stored key (the key plus
+ * one) in a table of 2^(64 - shift) slots, keyed with mt_map_seed(), the
+ * per-process random seed (mt_map.c says why it must be keyed).
+ */
+uint64_t mt_map_seed(void);
+
+static inline size_t mt_map_home(uint64_t stored, uint64_t seed,
+				 unsigned shift)
+{
+	return (size_t)(((stored ^ seed) * 0x9e3779b97f4a7c15ull) >> shift);
+}
 
 #endif

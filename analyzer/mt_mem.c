@@ -50,6 +50,31 @@ void *mt_mem_calloc(size_t n, size_t size)
 	return p;
 }
 
+/* The allocation is two lines larger than asked, its start rounded up to
+ * a line; the allocation's own address is kept in the word before the
+ * start, inside the rounding. */
+#define LINE 64
+
+void *mt_mem_calloc_line(size_t n, size_t size)
+{
+	unsigned char *mem, *start;
+
+	if (size && n > (SIZE_MAX - 2 * LINE) / size)
+		return NULL;
+	mem = mt_mem_calloc(1, n * size + 2 * LINE);
+	if (!mem)
+		return NULL;
+	start = mem + LINE - ((uintptr_t)mem & (LINE - 1));
+	((void **)(void *)start)[-1] = mem;
+	return start;
+}
+
+void mt_mem_free_line(void *p)
+{
+	if (p)
+		mt_mem_free(((void **)p)[-1]);
+}
+
 void *mt_mem_realloc(void *p, size_t size)
 {
 	void *q;

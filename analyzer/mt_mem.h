@@ -21,6 +21,14 @@ void *mt_mem_malloc(size_t size);
 void *mt_mem_calloc(size_t n, size_t size);
 void *mt_mem_realloc(void *p, size_t size);
 void mt_mem_free(void *p);
+/*
+ * n zeroed elements of size bytes starting on a cache line (64 bytes), for
+ * tables whose entries must never straddle two; NULL on failure or when
+ * the size overflows.  Only mt_mem_free_line() frees it.
+ */
+void *mt_mem_calloc_line(size_t n, size_t size);
+void mt_mem_free_line(void *p);
+
 /* A NUL-terminated copy of the len bytes at s. */
 char *mt_mem_strndup(const char *s, size_t len);
 

@@ -328,7 +328,7 @@ static int load_trace(mt_profile_t *p, const char *path)
 	while (mt_map_iter(&h->stacks, &pos, &key, &v)) {
 		const mt_stack_t *s = *(mt_stack_t **)v;
 
-		if (site_active(&s->site)) {
+		if (site_active(mt_heap_stack_site(h, s))) {
 			nsites++;
 			nframes += s->nframes;
 		}
@@ -351,10 +351,10 @@ static int load_trace(mt_profile_t *p, const char *path)
 		const mt_stack_t *s = *(mt_stack_t **)v;
 		mt_profile_site_t *site;
 
-		if (!site_active(&s->site))
+		if (!site_active(mt_heap_stack_site(h, s)))
 			continue;
 		site = &p->sites[p->nsites++];
-		take_site(site, s->id, &s->site);
+		take_site(site, s->id, mt_heap_stack_site(h, s));
 		site->frames = p->frame_store + used;
 		site->nframes = s->nframes;
 		for (size_t i = 0; i < s->nframes; i++) {

@@ -294,10 +294,10 @@ static int render_sites(const mt_analysis_t *a, uint64_t top,
 			  (site_ref_t){ 0, &h->no_stack, NULL });
 	while (mt_map_iter(&h->stacks, &pos, &key, &v)) {
 		const mt_stack_t *s = *(mt_stack_t **)v;
+		const mt_site_t *site = mt_heap_stack_site(h, s);
 
-		if (site_listed(&s->site, include_zero_live))
-			keep_best(refs, &n, cap,
-				  (site_ref_t){ s->id, &s->site, s });
+		if (site_listed(site, include_zero_live))
+			keep_best(refs, &n, cap, (site_ref_t){ s->id, site, s });
 	}
 	qsort(refs, n, sizeof(*refs), cmp_site);
 	for (size_t i = 0; i < n; i++) {

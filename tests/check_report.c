@@ -898,15 +898,16 @@ START_TEST(report_site_figures_sum_to_the_totals)
 		temporary = a.heap.no_stack.temporary_allocations;
 		while (mt_map_iter(&a.heap.stacks, &pos, &key, &v)) {
 			const mt_stack_t *s = *(mt_stack_t **)v;
+			const mt_site_t *site = mt_heap_stack_site(&a.heap, s);
 
-			peak += mt_heap_site_at_peak(&a.heap, &s->site);
-			temporary += s->site.temporary_allocations;
+			peak += mt_heap_site_at_peak(&a.heap, site);
+			temporary += site->temporary_allocations;
 			if (t == 0)
 				for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 					if (want[i].stack == s->id) {
-						ck_assert_uint_eq(mt_heap_site_at_peak(&a.heap, &s->site),
+						ck_assert_uint_eq(mt_heap_site_at_peak(&a.heap, site),
 								  want[i].at_peak);
-						ck_assert_uint_eq(s->site.temporary_allocations,
+						ck_assert_uint_eq(site->temporary_allocations,
 								  want[i].temporary);
 					}
 		}

@@ -7,6 +7,8 @@
  *   mt_buf     the size limit, failed appends, JSON string escaping
  *   mt_map     insert/find/remove, the keys 0 and UINT64_MAX, growth, and
  *              a long random churn held to a plain reference table
+ *   mt_blocks  the same for the live-block table, plus its slots' cache
+ *              line alignment and its failed growth
  *   mt_reader  line splitting, over-long lines, the 256 KiB read chunk,
  *              trailing NUL padding, and open errors
  */
@@ -19,6 +21,7 @@
 
 #include "mt_test.h"
 #include "../analyzer/mt_analysis.h"
+#include "../analyzer/mt_blocks.h"
 #include "../analyzer/mt_buf.h"
 #include "../analyzer/mt_error.h"
 #include "../analyzer/mt_heap.h"
@@ -868,6 +871,649 @@ START_TEST(map_removal_keeps_wrapped_runs_findable)
 }
 END_TEST
 
+/* ---- mt_blocks ---- */
+
+/* A block each of whose fields tells which i it was made from. */
+static mt_block_t blk(uint64_t i)
+{
+	mt_block_t b;
+
+	memset(&b, 0, sizeof(b));
+	b.size = i * 0x9e3779b97f4a7c15ull;
+	b.serial = ~i;
+	b.site = (uint32_t)(i * 2654435761u);
+	b.thread = (uint32_t)i ^ (uint32_t)(i >> 32) ^ 0x5a5a5a5au;
+	return b;
+}
+
+static void assert_block(const mt_block_t *got, const mt_block_t *want)
+{
+	ck_assert_ptr_nonnull(got);
+	ck_assert_msg(got->size == want->size && got->serial == want->serial &&
+			      got->site == want->site &&
+			      got->thread == want->thread,
+		      "block {%" PRIu64 ", %" PRIu64 ", %" PRIu32 ", %" PRIu32
+		      "}, want {%" PRIu64 ", %" PRIu64 ", %" PRIu32 ", %" PRIu32
+		      "}", got->size, got->serial, got->site, got->thread,
+		      want->size, want->serial, want->site, want->thread);
+}
+
+/* take of an absent key: 0, and *out as it was. */
+static void assert_take_absent(mt_blocks_t *t, uint64_t ptr)
+{
+	mt_block_t out, canary;
+
+	memset(&canary, 0xa5, sizeof(canary));
+	out = canary;
+	ck_assert_msg(mt_blocks_take(t, ptr, &out) == 0,
+		      "take of absent %" PRIx64 " found a block", ptr);
+	ck_assert_mem_eq(&out, &canary, sizeof(out));
+}
+
+static void blocks_put_ok(mt_blocks_t *t, uint64_t ptr, const mt_block_t *b,
+			  int want_replaced, const mt_block_t *want_old)
+{
+	mt_block_t old;
+	int replaced = -1;
+
+	ck_assert_int_eq(mt_blocks_put(t, ptr, b, &old, &replaced), MT_OK);
+	ck_assert_msg(replaced == want_replaced,
+		      "put %" PRIx64 ": replaced %d, want %d", ptr, replaced,
+		      want_replaced);
+	if (want_old)
+		assert_block(&old, want_old);
+}
+
+START_TEST(blocks_put_find_take)
+{
+	static const mt_block_t ext = { UINT64_MAX, UINT64_MAX, UINT32_MAX,
+					UINT32_MAX };
+	mt_blocks_t t;
+	mt_block_t b1 = blk(1), b2 = blk(2), b9 = blk(9), tmp, out;
+	int64_t before = mt_mem_outstanding();
+
+	mt_blocks_init(&t);
+	ck_assert_uint_eq(mt_blocks_count(&t), 0);
+	ck_assert_ptr_null(mt_blocks_find(&t, 42));
+	assert_take_absent(&t, 42);
+
+	blocks_put_ok(&t, 42, &b1, 0, NULL);
+	ck_assert_uint_eq(mt_blocks_count(&t), 1);
+	assert_block(mt_blocks_find(&t, 42), &b1);
+	ck_assert_ptr_null(mt_blocks_find(&t, 41));
+	ck_assert_ptr_null(mt_blocks_find(&t, 43));
+
+	blocks_put_ok(&t, 42, &b2, 1, &b1);
+	ck_assert_uint_eq(mt_blocks_count(&t), 1);
+	assert_block(mt_blocks_find(&t, 42), &b2);
+
+	/* A neighbour, and a take that misses in a table that has slots. */
+	blocks_put_ok(&t, 43, &b1, 0, NULL);
+	assert_take_absent(&t, 44);
+	ck_assert_uint_eq(mt_blocks_count(&t), 2);
+
+	memset(&out, 0, sizeof(out));
+	ck_assert_int_eq(mt_blocks_take(&t, 42, &out), 1);
+	assert_block(&out, &b2);
+	ck_assert_uint_eq(mt_blocks_count(&t), 1);
+	ck_assert_ptr_null(mt_blocks_find(&t, 42));
+	assert_block(mt_blocks_find(&t, 43), &b1);
+	assert_take_absent(&t, 42);
+
+	/* Put again after its take, it is a new block. */
+	blocks_put_ok(&t, 42, &b1, 0, NULL);
+	assert_block(mt_blocks_find(&t, 42), &b1);
+
+	/* Every field keeps its full width. */
+	blocks_put_ok(&t, 7, &ext, 0, NULL);
+	assert_block(mt_blocks_find(&t, 7), &ext);
+
+	/* The block is copied in: the caller's may change after the put. */
+	tmp = b9;
+	blocks_put_ok(&t, 8, &tmp, 0, NULL);
+	memset(&tmp, 0, sizeof(tmp));
+	assert_block(mt_blocks_find(&t, 8), &b9);
+	ck_assert_uint_eq(mt_blocks_count(&t), 4);
+
+	mt_blocks_release(&t);
+	ck_assert_uint_eq(mt_blocks_count(&t), 0);
+	ck_assert_ptr_null(t.slots);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+START_TEST(blocks_keys_zero_and_max)
+{
+	mt_blocks_t t;
+	mt_block_t b[5], out;
+	int64_t before = mt_mem_outstanding();
+
+	for (int i = 0; i < 5; i++)
+		b[i] = blk((uint64_t)i + 100);
+	mt_blocks_init(&t);
+	ck_assert_ptr_null(mt_blocks_find(&t, 0));
+	ck_assert_ptr_null(mt_blocks_find(&t, UINT64_MAX));
+	assert_take_absent(&t, 0);
+	assert_take_absent(&t, UINT64_MAX);
+
+	/* UINT64_MAX alone lives beside the slots: it needs none. */
+	blocks_put_ok(&t, UINT64_MAX, &b[1], 0, NULL);
+	ck_assert_uint_eq(t.cap, 0);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+	ck_assert_uint_eq(mt_blocks_count(&t), 1);
+	assert_block(mt_blocks_find(&t, UINT64_MAX), &b[1]);
+	ck_assert_ptr_null(mt_blocks_find(&t, 0));
+	ck_assert_ptr_null(mt_blocks_find(&t, UINT64_MAX - 1));
+
+	blocks_put_ok(&t, 0, &b[2], 0, NULL);
+	blocks_put_ok(&t, UINT64_MAX - 1, &b[3], 0, NULL);
+	blocks_put_ok(&t, UINT64_MAX, &b[4], 1, &b[1]);
+	ck_assert_uint_eq(mt_blocks_count(&t), 3);
+	assert_block(mt_blocks_find(&t, 0), &b[2]);
+	assert_block(mt_blocks_find(&t, UINT64_MAX - 1), &b[3]);
+	assert_block(mt_blocks_find(&t, UINT64_MAX), &b[4]);
+	ck_assert_ptr_null(mt_blocks_find(&t, 1));
+
+	memset(&out, 0, sizeof(out));
+	ck_assert_int_eq(mt_blocks_take(&t, UINT64_MAX, &out), 1);
+	assert_block(&out, &b[4]);
+	ck_assert_ptr_null(mt_blocks_find(&t, UINT64_MAX));
+	ck_assert_uint_eq(mt_blocks_count(&t), 2);
+	assert_take_absent(&t, UINT64_MAX);
+	ck_assert_int_eq(mt_blocks_take(&t, 0, &out), 1);
+	assert_block(&out, &b[2]);
+	ck_assert_ptr_null(mt_blocks_find(&t, 0));
+	assert_take_absent(&t, 0);
+	ck_assert_uint_eq(mt_blocks_count(&t), 1);
+	assert_block(mt_blocks_find(&t, UINT64_MAX - 1), &b[3]);
+
+	/* The side slot, taken, is free again. */
+	blocks_put_ok(&t, UINT64_MAX, &b[0], 0, NULL);
+	assert_block(mt_blocks_find(&t, UINT64_MAX), &b[0]);
+	ck_assert_uint_eq(mt_blocks_count(&t), 2);
+	mt_blocks_release(&t);
+	ck_assert_ptr_null(mt_blocks_find(&t, UINT64_MAX));
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+/* Pointer-like keys: 16-byte aligned, in a few clusters. */
+static uint64_t grow_key(uint64_t i)
+{
+	return 0x7f0000000000ull * (i % 3) + i * 16;
+}
+
+START_TEST(blocks_grow_keeps_blocks_and_aligns_slots)
+{
+	const uint64_t n = 100000;
+	mt_blocks_t t;
+	size_t caps = 0, last_cap = 0;
+	int64_t before = mt_mem_outstanding();
+
+	mt_blocks_init(&t);
+	for (uint64_t i = 0; i < n; i++) {
+		mt_block_t b = blk(i);
+
+		blocks_put_ok(&t, grow_key(i), &b, 0, NULL);
+		if (t.cap != last_cap) {
+			ck_assert_msg(!(t.cap & (t.cap - 1)) &&
+					      t.cap > last_cap,
+				      "cap %zu after %zu", t.cap, last_cap);
+			ck_assert_msg((uintptr_t)t.slots % 64 == 0,
+				      "slots at %p, cap %zu: off a cache line",
+				      (void *)t.slots, t.cap);
+			/* One allocation holds the table: the old one is
+			 * gone. */
+			ck_assert_int_eq(mt_mem_outstanding(), before + 1);
+			/* Every block put so far moved with it. */
+			for (uint64_t j = 0; j <= i; j++) {
+				mt_block_t w = blk(j);
+				const mt_block_t *got;
+
+				got = mt_blocks_find(&t, grow_key(j));
+				assert_block(got, &w);
+			}
+			caps++;
+			last_cap = t.cap;
+		}
+		/* The load stays under 7/10. */
+		ck_assert_uint_le(t.count * 10, t.cap * 7);
+	}
+	ck_assert_uint_ge(caps, 10);
+	ck_assert_uint_eq(mt_blocks_count(&t), n);
+	for (uint64_t i = 0; i < n; i++) {
+		mt_block_t w = blk(i);
+		const mt_block_t *got = mt_blocks_find(&t, grow_key(i));
+
+		ck_assert_msg(got != NULL, "key %" PRIu64 " lost in growth", i);
+		assert_block(got, &w);
+		ck_assert_ptr_null(mt_blocks_find(&t, grow_key(i) + 8));
+	}
+	mt_blocks_release(&t);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+/* After mt_blocks_reserve() the next put cannot fail, whatever fails
+ * after it; a reserve that must grow and cannot leaves the table as it
+ * was, and one with room allocates nothing. */
+START_TEST(blocks_reserve_makes_the_next_put_succeed)
+{
+	mt_blocks_t t;
+	mt_block_t b, old;
+	mt_blocks_slot_t *slots;
+	size_t cap;
+	uint64_t n = 0;
+	int64_t before = mt_mem_outstanding();
+
+	mt_blocks_init(&t);
+	/* The first reserve allocates the slots. */
+	mt_mem_fail_at(1, 0);
+	ck_assert_int_eq(mt_blocks_reserve(&t), MT_ENOMEM);
+	mt_mem_fail_at(0, 0);
+	ck_assert_ptr_null(t.slots);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+	ck_assert_int_eq(mt_blocks_reserve(&t), MT_OK);
+	mt_mem_fail_at(1, 1);
+	b = blk(0);
+	blocks_put_ok(&t, 0, &b, 0, NULL);
+	mt_mem_fail_at(0, 0);
+	/* Up to the growth point, then one reserve that fails and one that
+	 * works: the put after it needs nothing more. */
+	while ((t.count + 1) * 10 <= t.cap * 7) {
+		ck_assert_uint_eq(mt_mem_calls(), 0);
+		mt_mem_fail_at(1, 1);
+		ck_assert_int_eq(mt_blocks_reserve(&t), MT_OK);
+		b = blk(++n);
+		blocks_put_ok(&t, n, &b, 0, NULL);
+		mt_mem_fail_at(0, 0);
+	}
+	cap = t.cap;
+	slots = t.slots;
+	mt_mem_fail_at(1, 0);
+	ck_assert_int_eq(mt_blocks_reserve(&t), MT_ENOMEM);
+	mt_mem_fail_at(0, 0);
+	ck_assert_uint_eq(t.cap, cap);
+	ck_assert_ptr_eq(t.slots, slots);
+	ck_assert_uint_eq(mt_blocks_count(&t), n + 1);
+	ck_assert_int_eq(mt_blocks_reserve(&t), MT_OK);
+	ck_assert_uint_eq(t.cap, 2 * cap);
+	mt_mem_fail_at(1, 1);
+	b = blk(n + 1);
+	blocks_put_ok(&t, n + 1, &b, 0, NULL);
+	mt_mem_fail_at(0, 0);
+	for (uint64_t i = 0; i <= n + 1; i++) {
+		mt_block_t w = blk(i);
+
+		assert_block(mt_blocks_find(&t, i), &w);
+	}
+	ck_assert_int_eq(mt_blocks_take(&t, 0, &old), 1);
+	mt_blocks_release(&t);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+/* mt_mem_calloc_line(): zeroed, on a cache line, one block for
+ * mt_mem_outstanding(), failing like every mt_mem call, refusing a size
+ * that overflows; mt_mem_free_line(NULL) does nothing. */
+START_TEST(mem_calloc_line_is_zeroed_and_on_a_line)
+{
+	int64_t before = mt_mem_outstanding();
+	static const size_t sizes[][2] = { { 1, 1 }, { 3, 24 }, { 100, 64 },
+					   { 1000, 7 }, { 0, 8 },
+					   { 1 << 20, 32 } };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		unsigned char *p = mt_mem_calloc_line(sizes[i][0], sizes[i][1]);
+		size_t n = sizes[i][0] * sizes[i][1];
+
+		ck_assert_ptr_nonnull(p);
+		ck_assert_uint_eq((uintptr_t)p % 64, 0);
+		ck_assert_int_eq(mt_mem_outstanding(), before + 1);
+		for (size_t j = 0; j < n; j++)
+			ck_assert_msg(!p[j], "byte %zu of %zu not zero", j, n);
+		memset(p, 0xa5, n); /* all of it is the caller's */
+		mt_mem_free_line(p);
+		ck_assert_int_eq(mt_mem_outstanding(), before);
+	}
+	mt_mem_fail_at(1, 0);
+	ck_assert_ptr_null(mt_mem_calloc_line(10, 10));
+	mt_mem_fail_at(0, 0);
+	ck_assert_ptr_null(mt_mem_calloc_line(SIZE_MAX / 8, 16));
+	ck_assert_ptr_null(mt_mem_calloc_line(2, SIZE_MAX - 64));
+	mt_mem_free_line(NULL);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+START_TEST(blocks_failed_growth_leaves_table_unchanged)
+{
+	mt_blocks_t t;
+	mt_block_t b, old, out;
+	mt_blocks_slot_t *slots;
+	size_t cap;
+	uint64_t n = 0;
+	int replaced;
+	int64_t before = mt_mem_outstanding();
+
+	mt_blocks_init(&t);
+	/* The first put allocates the slots: failing, it leaves none. */
+	b = blk(0);
+	mt_mem_fail_at(1, 0);
+	ck_assert_int_eq(mt_blocks_put(&t, 0, &b, &old, &replaced), MT_ENOMEM);
+	mt_mem_fail_at(0, 0);
+	ck_assert_ptr_null(t.slots);
+	ck_assert_uint_eq(t.cap, 0);
+	ck_assert_uint_eq(mt_blocks_count(&t), 0);
+	ck_assert_ptr_null(mt_blocks_find(&t, 0));
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+
+	blocks_put_ok(&t, 0, &b, 0, NULL);
+	cap = t.cap;
+	slots = t.slots;
+	/* Fill up to the next growth. */
+	while ((t.count + 1) * 10 <= t.cap * 7) {
+		n++;
+		b = blk(n);
+		blocks_put_ok(&t, n, &b, 0, NULL);
+	}
+	ck_assert_uint_eq(t.cap, cap);
+	b = blk(n + 1);
+	mt_mem_fail_at(1, 0);
+	ck_assert_int_eq(mt_blocks_put(&t, n + 1, &b, &old, &replaced),
+			 MT_ENOMEM);
+	mt_mem_fail_at(0, 0);
+	ck_assert_uint_eq(t.cap, cap);
+	ck_assert_ptr_eq(t.slots, slots);
+	ck_assert_uint_eq(mt_blocks_count(&t), n + 1);
+	ck_assert_ptr_null(mt_blocks_find(&t, n + 1));
+	ck_assert_int_eq(mt_mem_outstanding(), before + 1);
+	for (uint64_t i = 0; i <= n; i++) {
+		mt_block_t w = blk(i);
+
+		assert_block(mt_blocks_find(&t, i), &w);
+	}
+
+	/* Neither the side slot, nor a key already live, nor a take, nor a
+	 * put into the room a take made needs an allocation: with every one
+	 * failing they all work, and none is even tried. */
+	mt_mem_fail_at(1, 1);
+	b = blk(1000);
+	blocks_put_ok(&t, UINT64_MAX, &b, 0, NULL);
+	b = blk(1001);
+	old = blk(1000);
+	blocks_put_ok(&t, UINT64_MAX, &b, 1, &old);
+	b = blk(1002);
+	old = blk(0);
+	blocks_put_ok(&t, 0, &b, 1, &old);
+	ck_assert_int_eq(mt_blocks_take(&t, n, &out), 1);
+	old = blk(n);
+	assert_block(&out, &old);
+	blocks_put_ok(&t, n, &out, 0, NULL);
+	ck_assert_uint_eq(mt_mem_calls(), 0);
+	mt_mem_fail_at(0, 0);
+	ck_assert_uint_eq(t.cap, cap);
+	ck_assert_ptr_eq(t.slots, slots);
+	ck_assert_uint_eq(mt_blocks_count(&t), n + 2);
+	b = blk(1002);
+	assert_block(mt_blocks_find(&t, 0), &b);
+	b = blk(1001);
+	assert_block(mt_blocks_find(&t, UINT64_MAX), &b);
+
+	/* Once memory is back, the put that failed grows the table. */
+	b = blk(n + 1);
+	blocks_put_ok(&t, n + 1, &b, 0, NULL);
+	ck_assert_uint_eq(t.cap, 2 * cap);
+	ck_assert_msg((uintptr_t)t.slots % 64 == 0, "slots off a cache line");
+	for (uint64_t i = 1; i <= n + 1; i++) {
+		mt_block_t w = blk(i);
+
+		assert_block(mt_blocks_find(&t, i), &w);
+	}
+	ck_assert_uint_eq(mt_blocks_count(&t), n + 3);
+	mt_blocks_release(&t);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+/* Blocks put before the churn, in a range no churn key falls in, so that
+ * the table is over 1 MiB and mt_blocks_prefetch() really loads slots. */
+#define BALLAST 30000
+#define BALLAST_BASE 0x600000000000ull
+
+START_TEST(blocks_random_churn_matches_reference)
+{
+	static uint64_t keys[CHURN_KEYS];
+	static mt_block_t ref_blk[CHURN_KEYS];
+	static unsigned char ref_has[CHURN_KEYS];
+	mt_blocks_t t;
+	int64_t before = mt_mem_outstanding();
+
+	for (size_t i = 0; i < CHURN_KEYS; i++) {
+		keys[i] = churn_key(i);
+		ck_assert(keys[i] - BALLAST_BASE >= (uint64_t)BALLAST * 16);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		size_t ref_count = 0, base = pass ? BALLAST : 0;
+
+		rng_state = 6 + (uint64_t)pass;
+		memset(ref_has, 0, sizeof(ref_has));
+		mt_blocks_init(&t);
+		for (size_t j = 0; j < base; j++) {
+			mt_block_t b = blk(j);
+
+			blocks_put_ok(&t, BALLAST_BASE + j * 16, &b, 0, NULL);
+		}
+		/* Slots are 32 bytes. */
+		if (pass)
+			ck_assert_uint_ge(t.cap * 32, 1u << 20);
+		for (int op = 0; op < CHURN_OPS; op++) {
+			/* Phases that fill, churn and drain the table, over
+			 * the whole pool or a small part of it. */
+			static const unsigned put_pct[4] = { 70, 45, 15, 45 };
+			static const unsigned take_pct[4] = { 15, 40, 70, 40 };
+			int phase = op / 20000 % 4;
+			size_t window = op / 10000 % 3 ? CHURN_KEYS : 256;
+			size_t k = (size_t)(rng() % window);
+			uint64_t r = rng() % 100, p = rng();
+			const mt_block_t *got;
+
+			/* Hints, mostly for the key about to be used. */
+			if (p % 3 == 0)
+				mt_blocks_prefetch(&t, keys[k]);
+			if (p % 7 == 0)
+				mt_blocks_prefetch(&t,
+						   keys[(p >> 8) % CHURN_KEYS]);
+			if (r < put_pct[phase]) {
+				mt_block_t b;
+
+				b.size = rng();
+				b.serial = rng();
+				b.site = (uint32_t)k;
+				b.thread = (uint32_t)rng();
+				blocks_put_ok(&t, keys[k], &b, ref_has[k],
+					      ref_has[k] ? &ref_blk[k] : NULL);
+				if (!ref_has[k])
+					ref_count++;
+				ref_has[k] = 1;
+				ref_blk[k] = b;
+			} else if (r < put_pct[phase] + take_pct[phase]) {
+				mt_block_t out;
+
+				if (!ref_has[k]) {
+					assert_take_absent(&t, keys[k]);
+				} else {
+					int hit = mt_blocks_take(&t, keys[k],
+								 &out);
+
+					ck_assert_msg(hit == 1,
+						      "op %d: take %" PRIx64
+						      " missed", op, keys[k]);
+					assert_block(&out, &ref_blk[k]);
+					ref_count--;
+				}
+				ref_has[k] = 0;
+			} else {
+				got = mt_blocks_find(&t, keys[k]);
+				ck_assert_msg((got != NULL) == ref_has[k],
+					      "op %d: find %" PRIx64 " gave %p",
+					      op, keys[k], (const void *)got);
+				if (got)
+					assert_block(got, &ref_blk[k]);
+			}
+			ck_assert_uint_eq(mt_blocks_count(&t),
+					  base + ref_count);
+			if (op % 20000 && op != CHURN_OPS - 1)
+				continue;
+			/* Every block is still where find looks for it. */
+			for (size_t i = 0; i < CHURN_KEYS; i++) {
+				got = mt_blocks_find(&t, keys[i]);
+				ck_assert_msg((got != NULL) == ref_has[i],
+					      "op %d: key %" PRIx64 " %s", op,
+					      keys[i],
+					      got ? "present" : "lost");
+				if (got)
+					assert_block(got, &ref_blk[i]);
+			}
+			for (size_t j = 0; j < base; j++) {
+				mt_block_t w = blk(j);
+
+				assert_block(mt_blocks_find(&t, BALLAST_BASE +
+								j * 16),
+					     &w);
+			}
+		}
+		mt_blocks_release(&t);
+		ck_assert_uint_eq(mt_blocks_count(&t), 0);
+		ck_assert_int_eq(mt_mem_outstanding(), before);
+	}
+}
+END_TEST
+
+START_TEST(blocks_take_keeps_wrapped_runs_findable)
+{
+	mt_blocks_t t;
+	int64_t before = mt_mem_outstanding();
+
+	/* Eleven keys fill a table of 16 slots to its limit; the first five
+	 * are homed in its last two slots, so their run must wrap past the
+	 * end.  They are taken one by one in the order a fixed seed gives. */
+	rng_state = 8;
+	for (int round = 0; round < 2000; round++) {
+		uint64_t ks[11];
+		int n = 0;
+
+		mt_blocks_init(&t);
+		while (n < 11) {
+			uint64_t k = rng() % 4096;
+			/* The stored key is the address plus one; 60 is the
+			 * shift of 16 slots. */
+			size_t home = mt_map_home(k + 1, t.seed, 60);
+			int dup = 0;
+
+			for (int j = 0; j < n; j++)
+				dup |= ks[j] == k;
+			if (dup || (n < 5 && home < 14))
+				continue;
+			ks[n++] = k;
+		}
+		for (int i = 0; i < n; i++) {
+			mt_block_t b = blk(ks[i]);
+
+			blocks_put_ok(&t, ks[i], &b, 0, NULL);
+		}
+		ck_assert_uint_eq(t.cap, 16);
+		ck_assert_uint_eq(t.shift, 60);
+		while (n) {
+			int i = (int)(rng() % (uint64_t)n);
+			uint64_t gone = ks[i];
+			mt_block_t out, w = blk(gone);
+
+			ck_assert_int_eq(mt_blocks_take(&t, gone, &out), 1);
+			assert_block(&out, &w);
+			ks[i] = ks[--n];
+			ck_assert_ptr_null(mt_blocks_find(&t, gone));
+			assert_take_absent(&t, gone);
+			ck_assert_uint_eq(mt_blocks_count(&t), (size_t)n);
+			for (int j = 0; j < n; j++) {
+				const mt_block_t *got;
+
+				got = mt_blocks_find(&t, ks[j]);
+				w = blk(ks[j]);
+				ck_assert_msg(got != NULL, "round %d: key %"
+					      PRIu64 " lost", round, ks[j]);
+				assert_block(got, &w);
+			}
+		}
+		mt_blocks_release(&t);
+		ck_assert_int_eq(mt_mem_outstanding(), before);
+	}
+}
+END_TEST
+
+/* A prefetch is only a hint: on an empty table, and on one large enough
+ * to be prefetched, for present, absent and the side slot's key. */
+START_TEST(blocks_prefetch_changes_nothing)
+{
+	const uint64_t n = 100000;
+	mt_blocks_t t;
+	mt_block_t side = blk(7), out;
+	int64_t before = mt_mem_outstanding();
+
+	mt_blocks_init(&t);
+	mt_blocks_prefetch(&t, 1);
+	mt_blocks_prefetch(&t, 0);
+	mt_blocks_prefetch(&t, UINT64_MAX);
+	ck_assert_uint_eq(mt_blocks_count(&t), 0);
+	ck_assert_ptr_null(mt_blocks_find(&t, 1));
+	ck_assert_uint_eq(t.cap, 0);
+	for (uint64_t k = 0; k < n; k++) {
+		mt_block_t b = blk(k);
+
+		mt_blocks_prefetch(&t, k * 16);
+		blocks_put_ok(&t, k * 16, &b, 0, NULL);
+		mt_blocks_prefetch(&t, k * 16 + 16);
+	}
+	blocks_put_ok(&t, UINT64_MAX, &side, 0, NULL);
+	/* Slots are 32 bytes: this table is well over the 1 MiB below which
+	 * nothing is prefetched. */
+	ck_assert_uint_ge(t.cap * 32, 4u << 20);
+	/* No allocation either. */
+	mt_mem_fail_at(1, 1);
+	for (uint64_t k = 0; k < 2 * n; k++)
+		mt_blocks_prefetch(&t, k * 8);
+	mt_blocks_prefetch(&t, UINT64_MAX);
+	mt_blocks_prefetch(&t, UINT64_MAX - 1);
+	mt_blocks_prefetch(&t, 3);
+	ck_assert_uint_eq(mt_mem_calls(), 0);
+	mt_mem_fail_at(0, 0);
+	ck_assert_uint_eq(mt_blocks_count(&t), n + 1);
+	for (uint64_t k = 0; k < n; k++) {
+		mt_block_t w = blk(k);
+
+		assert_block(mt_blocks_find(&t, k * 16), &w);
+		ck_assert_ptr_null(mt_blocks_find(&t, k * 16 + 3));
+	}
+	assert_block(mt_blocks_find(&t, UINT64_MAX), &side);
+	/* Nor does it change what a take finds. */
+	for (uint64_t k = 0; k < n; k += 2) {
+		mt_block_t w = blk(k);
+
+		mt_blocks_prefetch(&t, k * 16);
+		ck_assert_int_eq(mt_blocks_take(&t, k * 16, &out), 1);
+		assert_block(&out, &w);
+	}
+	ck_assert_uint_eq(mt_blocks_count(&t), n / 2 + 1);
+	for (uint64_t k = 1; k < n; k += 2) {
+		mt_block_t w = blk(k);
+
+		assert_block(mt_blocks_find(&t, k * 16), &w);
+	}
+	mt_blocks_release(&t);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
 /* ---- mt_reader ---- */
 
 typedef struct {
@@ -1446,42 +2092,6 @@ START_TEST(reader_open_out_of_memory_releases_all)
 }
 END_TEST
 
-/* A prefetch is only a hint: on an empty map, a small one and one large
- * enough to be prefetched, for present, absent and the side slot's key. */
-START_TEST(map_prefetch_changes_nothing)
-{
-	mt_map_t m;
-	const uint64_t n = 100000; /* 16-byte entries: a table of 4 MiB */
-	void *v;
-
-	mt_map_init(&m, sizeof(uint64_t));
-	mt_map_prefetch(&m, 1);
-	mt_map_prefetch(&m, UINT64_MAX);
-	ck_assert_uint_eq(mt_map_count(&m), 0);
-	ck_assert_ptr_null(mt_map_find(&m, 1));
-	for (uint64_t k = 0; k < n; k++) {
-		ck_assert_int_eq(mt_map_upsert(&m, k * 16, &v, NULL), MT_OK);
-		*(uint64_t *)v = k;
-		mt_map_prefetch(&m, k * 16 + 16);
-		mt_map_prefetch(&m, k * 16);
-	}
-	ck_assert_int_eq(mt_map_upsert(&m, UINT64_MAX, &v, NULL), MT_OK);
-	*(uint64_t *)v = 7;
-	mt_map_prefetch(&m, UINT64_MAX);
-	mt_map_prefetch(&m, 3);
-	ck_assert_uint_eq(mt_map_count(&m), n + 1);
-	for (uint64_t k = 0; k < n; k++) {
-		uint64_t *got = mt_map_find(&m, k * 16);
-
-		ck_assert_ptr_nonnull(got);
-		ck_assert_uint_eq(*got, k);
-		ck_assert_ptr_null(mt_map_find(&m, k * 16 + 3));
-	}
-	ck_assert_uint_eq(*(uint64_t *)mt_map_find(&m, UINT64_MAX), 7);
-	mt_map_release(&m);
-}
-END_TEST
-
 /*
  * The pass parses block events ahead of applying them (mt_analysis.c);
  * what it reports must still be what a line-by-line pass reports: a block
@@ -1612,7 +2222,13 @@ static const mt_site_t *heap_site(const mt_heap_t *h, uint64_t stack)
 	void *v = mt_map_find(&h->stacks, stack);
 
 	ck_assert_ptr_nonnull(v);
-	return &(*(mt_stack_t **)v)->site;
+	return mt_heap_stack_site(h, *(mt_stack_t **)v);
+}
+
+/* A site's bytes freed: what it allocated less what is still live. */
+static uint64_t site_freed(const mt_site_t *s)
+{
+	return s->bytes_allocated - s->live_bytes;
 }
 
 /*
@@ -1682,7 +2298,7 @@ START_TEST(heap_apply_block_matches_apply)
 
 		ck_assert_uint_eq(a->allocations, b->allocations);
 		ck_assert_uint_eq(a->live_bytes, b->live_bytes);
-		ck_assert_uint_eq(a->bytes_freed, b->bytes_freed);
+		ck_assert_uint_eq(site_freed(a), site_freed(b));
 		ck_assert_uint_eq(a->temporary_allocations,
 				  b->temporary_allocations);
 	}
@@ -1691,17 +2307,21 @@ START_TEST(heap_apply_block_matches_apply)
 }
 END_TEST
 
-/* Stacks whose ids share a slot of the heap's site cache keep their own
- * sites, whatever order their allocations come in. */
-START_TEST(heap_site_cache_keeps_colliding_stacks_apart)
+/* Stack ids the heap finds in its dense table (small ones) and those it
+ * finds in the stacks map (large ones, and ids declared before the dense
+ * table reached them) keep their own sites, whatever order their
+ * allocations come in. */
+START_TEST(heap_dense_and_sparse_stack_ids_keep_their_sites)
 {
-	const uint64_t stacks[] = { 5, 5 + MT_HEAP_SITE_CACHE,
-				    5 + 2 * MT_HEAP_SITE_CACHE };
-	const uint64_t order[] = { 0, 1, 0, 2, 2, 1, 0, 2, 1, 1 };
-	uint64_t want[3] = { 0 };
+	const uint64_t stacks[] = { 5, 5 + MT_HEAP_DENSE_MIN,
+				    5 + 2 * MT_HEAP_DENSE_MIN, 1ull << 40,
+				    UINT64_MAX, 6 };
+	const uint64_t order[] = { 0, 1, 0, 2, 2, 1, 0, 2, 1, 1,
+				   3, 4, 5, 3, 5, 4, 0, 4 };
+	uint64_t want[6] = { 0 };
 	mt_heap_t h;
 
-	heap_declare_stacks(&h, stacks, 3);
+	heap_declare_stacks(&h, stacks, 6);
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		mt_event_t ev = heap_event(MT_KIND_ALLOC, 10 + i, 0x100 + 16 * i,
 					   1 + order[i], stacks[order[i]]);
@@ -1711,13 +2331,635 @@ START_TEST(heap_site_cache_keeps_colliding_stacks_apart)
 				 MT_OK);
 		want[order[i]]++;
 	}
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < 6; i++) {
 		const mt_site_t *s = heap_site(&h, stacks[i]);
 
 		ck_assert_uint_eq(s->allocations, want[i]);
 		ck_assert_uint_eq(s->live_bytes, want[i] * (1 + i));
 	}
 	mt_heap_release(&h);
+}
+END_TEST
+
+/* Apply ev through mt_heap_apply_block() when block is set, else
+ * mt_heap_apply(); it must be accepted. */
+static void heap_apply_ok(mt_heap_t *h, const mt_event_t *ev, int block)
+{
+	const char *why = NULL, *field = NULL;
+	int rc = block ? mt_heap_apply_block(h, ev, &why, &field) :
+			 mt_heap_apply(h, ev, &why, &field);
+
+	ck_assert_msg(rc == MT_OK, "seq %" PRIu64 " (%s): rc %d (%s)", ev->seq,
+		      mt_event_kind_name(ev->kind), rc, why ? why : "-");
+}
+
+#define TEMP_THREADS 3000
+#define TEMP_PTRS 4096
+#define TEMP_EVENTS 300000
+/* The reference thread of the events without a tid. */
+#define NO_TID TEMP_THREADS
+
+/* The reference model's live block: who allocated it, and when. */
+typedef struct {
+	int live;
+	uint64_t serial;
+	size_t thread;
+	size_t site; /* the stack id, 0 for none */
+} ref_block_t;
+
+/*
+ * A block is temporary when freed before its thread allocated (alloc,
+ * resize or remap) again, whatever the other threads did meanwhile.  The
+ * reference keeps each thread's last serial; the events go to 3000
+ * threads, and to no thread at all, mostly switching thread at every
+ * event, so that neither the last-thread cache nor a table sized for a
+ * few threads holds them.
+ */
+START_TEST(heap_temporary_follows_each_threads_last_allocation)
+{
+	static const uint64_t stacks[] = { 1, 2, 3 };
+	static uint64_t tids[TEMP_THREADS], last[TEMP_THREADS + 1];
+	static unsigned char used[TEMP_THREADS];
+	static ref_block_t ref[TEMP_PTRS];
+	const mt_site_t *site[4];
+	uint64_t serial = 0, temp = 0, frees = 0, site_temp[4] = { 0 };
+	size_t prev = NO_TID, threads = 0, last_p = 0;
+	mt_heap_t h;
+	int64_t before = mt_mem_outstanding();
+
+	rng_state = 9;
+	/* Distinct (an odd factor is a bijection), with 0 and UINT64_MAX. */
+	for (size_t i = 0; i < TEMP_THREADS; i++)
+		tids[i] = i * 0x9e3779b97f4a7c15ull;
+	tids[TEMP_THREADS - 1] = UINT64_MAX;
+	memset(last, 0, sizeof(last));
+	memset(used, 0, sizeof(used));
+	memset(ref, 0, sizeof(ref));
+	heap_declare_stacks(&h, stacks, 3);
+	site[0] = &h.no_stack;
+	for (int i = 1; i < 4; i++)
+		site[i] = heap_site(&h, (uint64_t)i);
+	for (uint64_t seq = 10; seq < 10 + TEMP_EVENTS; seq++) {
+		uint64_t r = rng(), kr = r % 100, stack = (r >> 8) % 4;
+		size_t th, p = (size_t)(rng() % TEMP_PTRS);
+		size_t q = (size_t)(rng() % TEMP_PTRS);
+		mt_kind_t kind;
+		mt_event_t ev;
+
+		/* A few hot threads allocate often, so their blocks seldom
+		 * die temporary; the many others seldom. */
+		if ((r >> 16) % 8 == 0) {
+			th = prev;
+		} else {
+			do {
+				uint64_t x = rng();
+
+				th = x % 16 < 6 ? (size_t)(x % 16) :
+				     x % 16 < 8 ? NO_TID :
+				     (size_t)((x >> 4) % TEMP_THREADS);
+			} while (th == prev);
+		}
+		if (kr < 35) {
+			kind = MT_KIND_ALLOC;
+		} else if (kr < 60) {
+			kind = MT_KIND_FREE;
+		} else if (kr < 72) {
+			kind = MT_KIND_FREE; /* the newest block */
+			p = last_p;
+		} else if (kr < 82) {
+			kind = MT_KIND_RESIZE;
+		} else if (kr < 90) {
+			kind = MT_KIND_REMAP;
+		} else if (kr < 95) {
+			kind = MT_KIND_ALLOC_FAIL;
+		} else {
+			kind = MT_KIND_FREE;
+		}
+		ev = heap_event(kind, seq, 0x10000 + 16 * p,
+				1 + (r >> 24) % 100, stack);
+		ev.new_ptr = 0x10000 + 16 * q;
+		if (th == NO_TID) {
+			ev.has &= ~(unsigned)MT_HAS_TID;
+		} else {
+			ev.tid = tids[th];
+			threads += !used[th];
+			used[th] = 1;
+		}
+		heap_apply_ok(&h, &ev, (int)(seq % 2));
+
+		if (kind == MT_KIND_FREE && ref[p].live) {
+			const ref_block_t *b = &ref[p];
+			int is_temp = last[b->thread] == b->serial;
+
+			frees++;
+			temp += is_temp;
+			site_temp[b->site] += is_temp;
+			ck_assert_msg(h.temporary_allocations == temp,
+				      "seq %" PRIu64 ": free of a block of "
+				      "thread %zu (serial %" PRIu64 ", the "
+				      "thread's last %" PRIu64 "): temporary_"
+				      "allocations %" PRIu64 ", want %" PRIu64,
+				      seq, b->thread,
+				      b->serial, last[b->thread],
+				      h.temporary_allocations, temp);
+			ck_assert_msg(site[b->site]->temporary_allocations ==
+					      site_temp[b->site],
+				      "seq %" PRIu64 ": site %zu temporary_"
+				      "allocations %" PRIu64 ", want %" PRIu64,
+				      seq, b->site,
+				      site[b->site]->temporary_allocations,
+				      site_temp[b->site]);
+			ref[p].live = 0;
+		} else if (kind == MT_KIND_ALLOC || kind == MT_KIND_RESIZE ||
+			   kind == MT_KIND_REMAP) {
+			/* A realloc without a stack keeps the block's site. */
+			size_t s = stack || kind == MT_KIND_ALLOC ? stack :
+				   ref[p].live ? ref[p].site : 0;
+
+			if (kind == MT_KIND_REMAP) {
+				ref[p].live = 0;
+				p = q;
+			}
+			last[th] = ++serial;
+			ref[p].live = 1;
+			ref[p].serial = serial;
+			ref[p].thread = th;
+			ref[p].site = s;
+			last_p = p;
+		}
+		/* Nothing but a free changes it. */
+		ck_assert_msg(h.temporary_allocations == temp,
+			      "seq %" PRIu64 " (%s): temporary_allocations %"
+			      PRIu64 ", want %" PRIu64, seq,
+			      mt_event_kind_name(kind), h.temporary_allocations,
+			      temp);
+		prev = th;
+	}
+	for (int i = 0; i < 4; i++)
+		ck_assert_uint_eq(site[i]->temporary_allocations, site_temp[i]);
+	ck_assert_uint_eq(h.frees, frees);
+	ck_assert_uint_eq(mt_heap_threads(&h), threads);
+	ck_assert_uint_eq(threads, TEMP_THREADS);
+	/* Both outcomes were common, for the hot threads and the others. */
+	ck_assert_uint_gt(temp, 5000);
+	ck_assert_uint_gt(frees - temp, 5000);
+	mt_heap_release(&h);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+#define COUNT_TIDS 2500
+
+/* An event of a kind the seq picks, by tid, or by no thread for NULL. */
+static void threads_event(mt_heap_t *h, uint64_t seq, const uint64_t *tid)
+{
+	static const mt_kind_t kinds[] = { MT_KIND_ALLOC, MT_KIND_FREE,
+					   MT_KIND_ALLOC_FAIL, MT_KIND_RESIZE,
+					   MT_KIND_FREE, MT_KIND_REMAP };
+	mt_event_t ev = heap_event(kinds[seq % 6], seq,
+				   0x1000 + 16 * (seq % 64), 8, seq % 2);
+
+	ev.new_ptr = 0x1000 + 16 * (seq * 7 % 64);
+	if (tid)
+		ev.tid = *tid;
+	else
+		ev.has &= ~(unsigned)MT_HAS_TID;
+	heap_apply_ok(h, &ev, seq % 3 == 0);
+}
+
+START_TEST(heap_threads_counts_distinct_tids)
+{
+	static const uint64_t stacks[] = { 1 };
+	static uint64_t tids[COUNT_TIDS];
+	static unsigned char seen[COUNT_TIDS];
+	const uint64_t fresh = 0xfeedface;
+	uint64_t want = 0, seq = 10;
+	mt_heap_t h;
+	mt_event_t ev;
+	const char *why, *field;
+	int64_t before = mt_mem_outstanding();
+
+	/* Small tids, tids alike in their low 32 bits, 0 and UINT64_MAX. */
+	for (size_t i = 0; i < COUNT_TIDS; i++)
+		tids[i] = i % 2 ? (uint64_t)i << 32 | 7 : i;
+	tids[1] = UINT64_MAX;
+	memset(seen, 0, sizeof(seen));
+	rng_state = 10;
+	heap_declare_stacks(&h, stacks, 1);
+	/* Events without a tid are no thread's. */
+	for (int i = 0; i < 100; i++)
+		threads_event(&h, seq++, NULL);
+	ck_assert_uint_eq(mt_heap_threads(&h), 0);
+	/* Ascending over half of them, each twice in a row, then at random
+	 * with repeats, descending, and in a stride over all; an event
+	 * without a tid every so often. */
+	for (int pass = 0; pass < 4; pass++) {
+		size_t n = pass == 0 ? 2 * (COUNT_TIDS / 2) :
+			   pass == 1 ? 3 * COUNT_TIDS : COUNT_TIDS;
+
+		for (size_t j = 0; j < n; j++) {
+			size_t i = pass == 0 ? j / 2 :
+				   pass == 1 ? (size_t)(rng() % COUNT_TIDS) :
+				   pass == 2 ? COUNT_TIDS - 1 - j :
+				   j * 7919 % COUNT_TIDS;
+
+			threads_event(&h, seq++, &tids[i]);
+			want += !seen[i];
+			seen[i] = 1;
+			if (j % 10 == 0)
+				threads_event(&h, seq++, NULL);
+			ck_assert_msg(mt_heap_threads(&h) == want,
+				      "pass %d, tid %" PRIx64 ": %" PRIu64
+				      " threads, want %" PRIu64, pass, tids[i],
+				      mt_heap_threads(&h), want);
+		}
+		if (pass == 0) {
+			/* A rejected event changes nothing, its new tid
+			 * included. */
+			ev = heap_event(MT_KIND_ALLOC, seq++, 0x99990, 8, 999);
+			ev.tid = fresh;
+			ck_assert_int_eq(mt_heap_apply(&h, &ev, &why, &field),
+					 MT_HEAP_REJECTED);
+			ck_assert_int_eq(mt_heap_apply_block(&h, &ev, &why,
+							     &field),
+					 MT_HEAP_REJECTED);
+			ck_assert_uint_eq(mt_heap_threads(&h), want);
+		}
+	}
+	ck_assert_uint_eq(want, COUNT_TIDS);
+	threads_event(&h, seq++, &fresh);
+	ck_assert_uint_eq(mt_heap_threads(&h), COUNT_TIDS + 1);
+	mt_heap_release(&h);
+	ck_assert_uint_eq(mt_heap_threads(&h), 0);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+#define SITE_STACKS 5000
+#define SITE_BLOCKS (2 * SITE_STACKS + 500)
+
+/* What a site must hold. */
+typedef struct {
+	uint64_t allocations, bytes_allocated, bytes_freed;
+	uint64_t live_allocations, live_bytes;
+} ref_site_t;
+
+static void assert_site(const mt_site_t *s, const ref_site_t *w, size_t i,
+			const char *when)
+{
+	ck_assert_msg(s->allocations == w->allocations &&
+			      s->bytes_allocated == w->bytes_allocated &&
+			      site_freed(s) == w->bytes_freed &&
+			      s->live_allocations == w->live_allocations &&
+			      s->live_bytes == w->live_bytes,
+		      "%s: site %zu has allocations %" PRIu64 ", bytes_"
+		      "allocated %" PRIu64 ", bytes_freed %" PRIu64 ", live_"
+		      "allocations %" PRIu64 ", live_bytes %" PRIu64 "; want %"
+		      PRIu64 ", %"
+		      PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64, when, i,
+		      s->allocations, s->bytes_allocated, site_freed(s),
+		      s->live_allocations, s->live_bytes, w->allocations,
+		      w->bytes_allocated, w->bytes_freed, w->live_allocations,
+		      w->live_bytes);
+}
+
+static void shuffle(size_t *a, size_t n)
+{
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)(rng() % i), x = a[i - 1];
+
+		a[i - 1] = a[j];
+		a[j] = x;
+	}
+}
+
+/*
+ * More stacks than the site cache has slots, with ids that collide in it
+ * and ids that do not: every block stays with its site (site 0 for no
+ * stack) until a resize or remap with a stack moves it, and each site's
+ * bytes and live allocations come out exact.
+ */
+START_TEST(heap_blocks_keep_their_sites_across_stacks)
+{
+	static uint64_t ids[SITE_STACKS];
+	static ref_site_t want[SITE_STACKS + 1];
+	static const mt_site_t *sp[SITE_STACKS + 1];
+	static struct {
+		uint64_t ptr, size;
+		size_t site; /* 0: no stack, else ids[site - 1] */
+	} b[SITE_BLOCKS];
+	static size_t order[SITE_BLOCKS];
+	uint64_t seq = 10;
+	mt_heap_t h;
+	int64_t before = mt_mem_outstanding();
+
+	/* Ids in the dense table and beyond it, in the stacks map. */
+	for (size_t i = 0; i < SITE_STACKS; i++)
+		ids[i] = i % 3 == 0 ? 1 + i * (MT_HEAP_DENSE_MIN / 1024) :
+			 i % 3 == 1 ? 0x7f0000000000ull + i :
+			 (i * 0x9e3779b97f4a7c15ull) | 1;
+	memset(want, 0, sizeof(want));
+	rng_state = 11;
+	heap_declare_stacks(&h, ids, SITE_STACKS);
+	sp[0] = &h.no_stack;
+	for (size_t i = 0; i < SITE_STACKS; i++)
+		sp[i + 1] = heap_site(&h, ids[i]);
+	for (size_t i = 0; i < SITE_BLOCKS; i++) {
+		b[i].ptr = 0x100000 + 64 * i;
+		b[i].size = 1 + i * 37 % 1000;
+		b[i].site = i < 2 * SITE_STACKS ? 1 + i % SITE_STACKS : 0;
+		order[i] = i;
+	}
+
+	/* Allocations, in an order that jumps from stack to stack. */
+	shuffle(order, SITE_BLOCKS);
+	for (size_t j = 0; j < SITE_BLOCKS; j++) {
+		size_t i = order[j];
+		ref_site_t *w = &want[b[i].site];
+		mt_event_t ev = heap_event(MT_KIND_ALLOC, seq++, b[i].ptr,
+					   b[i].size,
+					   b[i].site ? ids[b[i].site - 1] : 0);
+
+		heap_apply_ok(&h, &ev, (int)(j % 2));
+		w->allocations++;
+		w->bytes_allocated += b[i].size;
+		w->live_allocations++;
+		w->live_bytes += b[i].size;
+	}
+	for (size_t i = 0; i <= SITE_STACKS; i++)
+		assert_site(sp[i], &want[i], i, "after the allocs");
+
+	/* Resizes and remaps, with and without a stack. */
+	shuffle(order, SITE_BLOCKS);
+	for (size_t j = 0; j < SITE_BLOCKS; j++) {
+		size_t i = order[j], from = b[i].site, to = from;
+		uint64_t r = rng(), size = 1 + r % 2000;
+		mt_kind_t kind = (r >> 16) % 2 ? MT_KIND_RESIZE : MT_KIND_REMAP;
+		int with_stack = (r >> 20) % 3 != 0;
+		mt_event_t ev;
+
+		if ((r >> 24) % 4 == 0)
+			continue;
+		if (with_stack)
+			to = 1 + (size_t)((r >> 32) % SITE_STACKS);
+		ev = heap_event(kind, seq++, b[i].ptr, size,
+				with_stack ? ids[to - 1] : 0);
+		ev.new_ptr = kind == MT_KIND_REMAP ? b[i].ptr + 0x10000000 :
+			     b[i].ptr;
+		heap_apply_ok(&h, &ev, (int)(j % 2));
+		want[from].bytes_freed += b[i].size;
+		want[from].live_allocations--;
+		want[from].live_bytes -= b[i].size;
+		want[to].bytes_allocated += size;
+		want[to].live_allocations++;
+		want[to].live_bytes += size;
+		b[i].ptr = ev.new_ptr;
+		b[i].size = size;
+		b[i].site = to;
+		assert_site(sp[from], &want[from], from,
+			    with_stack ? "a resize with a stack: its old site" :
+					 "a resize without a stack");
+		assert_site(sp[to], &want[to], to,
+			    with_stack ? "a resize with a stack: its new site" :
+					 "a resize without a stack");
+	}
+	for (size_t i = 0; i <= SITE_STACKS; i++)
+		assert_site(sp[i], &want[i], i, "after the resizes");
+	ck_assert_uint_eq(h.live_allocations, SITE_BLOCKS);
+
+	/* Frees, in yet another order: half, then the rest. */
+	shuffle(order, SITE_BLOCKS);
+	for (size_t j = 0; j < SITE_BLOCKS; j++) {
+		size_t i = order[j];
+		ref_site_t *w = &want[b[i].site];
+		mt_event_t ev = heap_event(MT_KIND_FREE, seq++, b[i].ptr, 0, 0);
+
+		heap_apply_ok(&h, &ev, (int)(j % 2));
+		w->bytes_freed += b[i].size;
+		w->live_allocations--;
+		w->live_bytes -= b[i].size;
+		if (j != SITE_BLOCKS / 2 && j != SITE_BLOCKS - 1)
+			continue;
+		for (size_t k = 0; k <= SITE_STACKS; k++)
+			assert_site(sp[k], &want[k], k, "after frees");
+	}
+	for (size_t i = 0; i <= SITE_STACKS; i++) {
+		ck_assert_uint_eq(sp[i]->live_bytes, 0);
+		ck_assert_uint_eq(site_freed(sp[i]), sp[i]->bytes_allocated);
+	}
+	ck_assert_uint_eq(h.live_allocations, 0);
+	ck_assert_uint_eq(h.live_bytes, 0);
+	ck_assert_uint_eq(h.frees, SITE_BLOCKS);
+	ck_assert_uint_eq(h.unknown_frees, 0);
+	mt_heap_release(&h);
+	ck_assert_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+/* The heap's counters an event could change. */
+typedef struct {
+	uint64_t events, allocations, frees, resizes, unknown_frees;
+	uint64_t live_allocations, live_bytes, bytes_allocated, bytes_freed;
+	uint64_t peak_live_bytes, temporary_allocations, threads;
+	uint64_t stacks, nsites;
+} heap_counts_t;
+
+static heap_counts_t heap_counts(const mt_heap_t *h)
+{
+	heap_counts_t c;
+
+	c.events = h->events;
+	c.allocations = h->allocations;
+	c.frees = h->frees;
+	c.resizes = h->resizes;
+	c.unknown_frees = h->unknown_frees;
+	c.live_allocations = h->live_allocations;
+	c.live_bytes = h->live_bytes;
+	c.bytes_allocated = h->bytes_allocated;
+	c.bytes_freed = h->bytes_freed;
+	c.peak_live_bytes = h->peak_live_bytes;
+	c.temporary_allocations = h->temporary_allocations;
+	c.threads = mt_heap_threads(h);
+	c.stacks = mt_map_count(&h->stacks);
+	c.nsites = h->nsites;
+	return c;
+}
+
+static void assert_counts(const heap_counts_t *got, const heap_counts_t *want,
+			  const char *what)
+{
+#define SAME(f)                                                              \
+	ck_assert_msg(got->f == want->f, "%s: " #f " %" PRIu64 ", want %"    \
+		      PRIu64, what, got->f, want->f)
+	SAME(events);
+	SAME(allocations);
+	SAME(frees);
+	SAME(resizes);
+	SAME(unknown_frees);
+	SAME(live_allocations);
+	SAME(live_bytes);
+	SAME(bytes_allocated);
+	SAME(bytes_freed);
+	SAME(peak_live_bytes);
+	SAME(temporary_allocations);
+	SAME(threads);
+	SAME(stacks);
+	SAME(nsites);
+#undef SAME
+}
+
+#define OOM_STATES 200
+#define OOM_NEW_TID 1
+static const uint64_t oom_frames[] = { 1 };
+
+/* The heap the out-of-memory test starts from: k + 1 stacks, and k
+ * threads that each allocated a block, every other one freed, so that the
+ * tables of threads, stacks and blocks grow at different k. */
+static void oom_base(mt_heap_t *h, int k)
+{
+	uint64_t ids[OOM_STATES + 1];
+
+	for (int i = 0; i <= k; i++)
+		ids[i] = (uint64_t)i + 1;
+	heap_declare_stacks(h, ids, (size_t)k + 1);
+	for (int i = 0; i < k; i++) {
+		mt_event_t ev = heap_event(MT_KIND_ALLOC, 10 + 2 * (uint64_t)i,
+					   0x1000 + 16 * (uint64_t)i,
+					   1 + (uint64_t)i, 1 + (uint64_t)i);
+
+		ev.tid = 1000 + (uint64_t)i;
+		heap_apply_ok(h, &ev, 0);
+		if (i % 2 == 0)
+			continue;
+		ev = heap_event(MT_KIND_FREE, 11 + 2 * (uint64_t)i, ev.ptr, 0,
+				0);
+		ev.tid = 1000 + (uint64_t)i;
+		heap_apply_ok(h, &ev, 0);
+	}
+}
+
+/* The event under test: e = 0, an alloc by a new thread; 1, a stack
+ * declaration; 2, a free by a new thread (of block 0 when k > 0); 3, a
+ * resize of the same by a new thread. */
+static mt_event_t oom_event(int k, int e)
+{
+	static const mt_kind_t kinds[] = { MT_KIND_ALLOC, MT_KIND_STACK,
+					   MT_KIND_FREE, MT_KIND_RESIZE };
+	uint64_t seq = 10 + 2 * (uint64_t)k;
+	mt_event_t ev = heap_event(kinds[e], seq, e ? 0x1000 : 0x8000, 77, 1);
+
+	ev.tid = OOM_NEW_TID;
+	if (kinds[e] == MT_KIND_STACK) {
+		memset(&ev, 0, sizeof(ev));
+		ev.seq = seq;
+		ev.kind = MT_KIND_STACK;
+		ev.stack_id = (uint64_t)k + 2;
+		ev.frames = oom_frames;
+		ev.nframes = 1;
+	}
+	return ev;
+}
+
+/* h and r must be the same heap: their counters and sites now, and after
+ * the same events that use the new thread and the new stack. */
+static void assert_same_heap(mt_heap_t *h, mt_heap_t *r, int k, int e,
+			     const char *what)
+{
+	uint64_t seq = 11 + 2 * (uint64_t)k;
+	uint64_t stack = e == 1 ? (uint64_t)k + 2 : 1;
+	const uint64_t tids[] = { OOM_NEW_TID, 2, 3, OOM_NEW_TID, 1000 };
+	const uint64_t ptrs[] = { 0x8000, 0x9000, 0xa000, 0x9000, 0x1000 };
+	const mt_kind_t kinds[] = { MT_KIND_FREE, MT_KIND_ALLOC, MT_KIND_ALLOC,
+				    MT_KIND_FREE, MT_KIND_FREE };
+	heap_counts_t hc, rc;
+
+	for (int step = 0; step < 6; step++) {
+		hc = heap_counts(h);
+		rc = heap_counts(r);
+		assert_counts(&hc, &rc, what);
+		ck_assert_uint_eq(h->no_stack.temporary_allocations,
+				  r->no_stack.temporary_allocations);
+		for (uint64_t id = 1; id <= (uint64_t)k + 2; id++) {
+			void *hv = mt_map_find(&h->stacks, id);
+			const mt_site_t *a, *b;
+
+			if (!hv)
+				continue;
+			a = mt_heap_stack_site(h, *(mt_stack_t **)hv);
+			b = heap_site(r, id);
+			ck_assert_msg(a->allocations == b->allocations &&
+				      a->live_bytes == b->live_bytes &&
+				      site_freed(a) == site_freed(b) &&
+				      a->temporary_allocations ==
+				      b->temporary_allocations,
+				      "%s: stack %" PRIu64 " differs", what,
+				      id);
+		}
+		if (step == 5)
+			break;
+		for (int i = 0; i < 2; i++) {
+			mt_event_t ev = heap_event(kinds[step], seq, ptrs[step],
+						   5, stack);
+
+			ev.tid = tids[step];
+			heap_apply_ok(i ? r : h, &ev, 0);
+		}
+		seq++;
+	}
+}
+
+START_TEST(heap_new_thread_or_stack_out_of_memory_leaves_heap_unchanged)
+{
+	static const char *const names[] = {
+		"an alloc by a new thread", "a stack declaration",
+		"a free by a new thread", "a resize by a new thread",
+	};
+	int64_t before = mt_mem_outstanding();
+
+	for (int k = 0; k <= OOM_STATES; k++) {
+		for (int e = 0; e < 4; e++) {
+			mt_event_t ev = oom_event(k, e);
+			uint64_t failed = 0;
+
+			for (uint64_t n = 1;; n++) {
+				char what[160];
+				const char *why, *field;
+				heap_counts_t was, now;
+				mt_heap_t h, r;
+				int rc;
+
+				oom_base(&h, k);
+				was = heap_counts(&h);
+				mt_mem_fail_at(n, 0);
+				rc = mt_heap_apply(&h, &ev, &why, &field);
+				mt_mem_fail_at(0, 0);
+				snprintf(what, sizeof(what),
+					 "%s after %d threads, allocation %"
+					 PRIu64 " failing", names[e], k, n);
+				ck_assert_msg(rc == MT_OK || rc == MT_ENOMEM,
+					      "%s: rc %d", what, rc);
+				if (rc == MT_ENOMEM) {
+					failed++;
+					now = heap_counts(&h);
+					assert_counts(&now, &was, what);
+					/* Without the failure it goes. */
+					heap_apply_ok(&h, &ev, 0);
+				}
+				oom_base(&r, k);
+				heap_apply_ok(&r, &ev, 0);
+				assert_same_heap(&h, &r, k, e, what);
+				mt_heap_release(&h);
+				mt_heap_release(&r);
+				ck_assert_int_eq(mt_mem_outstanding(), before);
+				if (rc == MT_OK)
+					break;
+			}
+			/* In an empty heap the new thread's or stack's
+			 * tables must be allocated. */
+			if (k == 0)
+				ck_assert_uint_gt(failed, 0);
+		}
+	}
 }
 END_TEST
 
@@ -1766,7 +3008,19 @@ Suite *mt_suite_units(void)
 	tcase_add_test(tc, map_failed_growth_leaves_map_unchanged);
 	tcase_add_test(tc, map_random_churn_matches_reference);
 	tcase_add_test(tc, map_removal_keeps_wrapped_runs_findable);
-	tcase_add_test(tc, map_prefetch_changes_nothing);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("blocks");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, blocks_put_find_take);
+	tcase_add_test(tc, blocks_keys_zero_and_max);
+	tcase_add_test(tc, blocks_grow_keeps_blocks_and_aligns_slots);
+	tcase_add_test(tc, blocks_failed_growth_leaves_table_unchanged);
+	tcase_add_test(tc, blocks_reserve_makes_the_next_put_succeed);
+	tcase_add_test(tc, mem_calloc_line_is_zeroed_and_on_a_line);
+	tcase_add_test(tc, blocks_random_churn_matches_reference);
+	tcase_add_test(tc, blocks_take_keeps_wrapped_runs_findable);
+	tcase_add_test(tc, blocks_prefetch_changes_nothing);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("reader");
@@ -1798,7 +3052,12 @@ Suite *mt_suite_units(void)
 	tc = tcase_create("heap");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, heap_apply_block_matches_apply);
-	tcase_add_test(tc, heap_site_cache_keeps_colliding_stacks_apart);
+	tcase_add_test(tc, heap_dense_and_sparse_stack_ids_keep_their_sites);
+	tcase_add_test(tc, heap_temporary_follows_each_threads_last_allocation);
+	tcase_add_test(tc, heap_threads_counts_distinct_tids);
+	tcase_add_test(tc, heap_blocks_keep_their_sites_across_stacks);
+	tcase_add_test(
+		tc, heap_new_thread_or_stack_out_of_memory_leaves_heap_unchanged);
 	suite_add_tcase(s, tc);
 	return s;
 }
