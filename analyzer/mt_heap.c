@@ -106,7 +106,7 @@ static inline mt_site_t *find_site(mt_heap_t *h, uint64_t stack,
 	return &h->sites[*index];
 }
 
-/* find_site() with its cache, for the check of an event's stack; stack 0
+/* find_site() for the check of an event's stack; stack 0
  * means no stack to find_site(), so it asks the map. */
 static int stack_declared(mt_heap_t *h, uint64_t stack)
 {
@@ -116,25 +116,24 @@ static int stack_declared(mt_heap_t *h, uint64_t stack)
 		       mt_map_find(&h->stacks, 0) != NULL;
 }
 
-/* Room in *array (of *cap elements of size bytes) for element n: grown
- * by doubling, zero-filled.  MT_ENOMEM leaves it as it was. */
-static int reserve(void *array, size_t *cap, size_t size, size_t n)
+/* The array p (of *cap elements of size bytes) with room for element n:
+ * itself, or grown by doubling and zero-filled, *cap updated.  NULL when
+ * that fails, p and *cap unchanged. */
+static void *reserve(void *p, size_t *cap, size_t size, size_t n)
 {
-	void **p = array;
 	size_t want = *cap ? *cap : 64;
 	unsigned char *grown;
 
 	if (n < *cap)
-		return MT_OK;
+		return p;
 	while (want <= n)
 		want *= 2;
-	grown = mt_mem_realloc(*p, want * size);
+	grown = mt_mem_realloc(p, want * size);
 	if (!grown)
-		return MT_ENOMEM;
+		return NULL;
 	memset(grown + *cap * size, 0, (want - *cap) * size);
-	*p = grown;
 	*cap = want;
-	return MT_OK;
+	return grown;
 }
 
 /* thread_index() for a tid other than the last one. */
@@ -149,9 +148,10 @@ static __attribute__((noinline)) int thread_lookup(mt_heap_t *h, uint64_t tid,
 	 * tables as they were. */
 	if (n >= MAX_INDEX)
 		return MT_ENOMEM;
-	rc = reserve(&h->thread_last, &h->thread_cap, sizeof(uint64_t), n + 1);
-	if (rc)
-		return rc;
+	v = reserve(h->thread_last, &h->thread_cap, sizeof(uint64_t), n + 1);
+	if (!v)
+		return MT_ENOMEM;
+	h->thread_last = v;
 	rc = mt_map_upsert(&h->threads, tid, &v, created);
 	if (rc)
 		return rc;
@@ -410,9 +410,13 @@ static int declare_stack(mt_heap_t *h, const mt_event_t *ev, const char **why)
 	if (h->nsites >= MAX_INDEX || reserve_sites(h, h->nsites + 1))
 		return MT_ENOMEM;
 	dense = ev->stack_id < 2 * (uint64_t)h->nsites + MT_HEAP_DENSE_MIN;
-	if (dense && reserve(&h->stack_dense, &h->dense_cap, sizeof(uint32_t),
-			     (size_t)ev->stack_id))
-		return MT_ENOMEM;
+	if (dense) {
+		v = reserve(h->stack_dense, &h->dense_cap, sizeof(uint32_t),
+			    (size_t)ev->stack_id);
+		if (!v)
+			return MT_ENOMEM;
+		h->stack_dense = v;
+	}
 	s = mt_mem_calloc(1, sizeof(*s) + ev->nframes * sizeof(uint64_t));
 	if (!s)
 		return MT_ENOMEM;
@@ -595,11 +599,11 @@ int mt_heap_apply(mt_heap_t *h, const mt_event_t *ev, const char **why,
 		  const char **field)
 {
 	uint32_t thread;
-	int created;
-	int rc = apply_begin(h, ev, &thread, &created);
+	int created, rc;
 
 	*why = NULL;
 	*field = NULL;
+	rc = apply_begin(h, ev, &thread, &created);
 	if (rc)
 		return rc;
 	switch (ev->kind) {

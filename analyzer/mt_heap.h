@@ -106,7 +106,9 @@ typedef struct {
 	/* Site index by stack id, for ids a producer numbers densely from 1
 	 * as the preload does: one load where the stacks map would take a
 	 * hashed probe and a miss in a stack's own allocation.  0: not here
-	 * (ask the map).  At most 2 * nsites + MT_HEAP_DENSE_MIN entries. */
+	 * (ask the map).  Fewer than 2 * (2 * nsites + MT_HEAP_DENSE_MIN)
+	 * entries: an id goes here only below 2 * nsites + MT_HEAP_DENSE_MIN
+	 * when it is declared, and the table doubles. */
 	uint32_t *stack_dense;
 	size_t dense_cap;
 } mt_heap_t;
