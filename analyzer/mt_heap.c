@@ -499,6 +499,11 @@ void mt_heap_prefetch(const mt_heap_t *h, const mt_event_t *ev)
 {
 	const mt_allocator_t *a = h->last_allocator;
 
+	/* A side effect the compiler must keep: a function whose only effect
+	 * is a prefetch looks like one that does nothing, and a link-time-
+	 * optimised build (-flto) deletes every call to it (mt_blocks.h). */
+	__asm__ volatile("");
+
 	/* Only the cached allocator: nearly every trace has one. */
 	if (!a || a->id != ev->allocator_id)
 		return;
