@@ -74,7 +74,7 @@ static char *list_dir(const char *dir)
 	for (int i = 0; i < n; i++)
 		cap += strlen(names[i]->d_name) + 1;
 	out = malloc(cap);
-	ck_assert_ptr_nonnull(out);
+	mt_quiet_ptr_nonnull(out);
 	out[0] = '\0';
 	for (int i = 0; i < n; i++) {
 		const char *name = names[i]->d_name;
@@ -92,7 +92,7 @@ static void assert_listing(const char *dir, const char *expected)
 {
 	char *got = list_dir(dir);
 
-	ck_assert_msg(!strcmp(got, expected), "%s holds '%s', expected '%s'",
+	mt_quiet(!strcmp(got, expected), "%s holds '%s', expected '%s'",
 		      dir, got, expected);
 	free(got);
 }
@@ -113,11 +113,11 @@ static char *nth_line(const char *s, size_t n)
 
 	while (n--) {
 		s = strchr(s, '\n');
-		ck_assert_ptr_nonnull(s);
+		mt_quiet_ptr_nonnull(s);
 		s++;
 	}
 	end = strchr(s, '\n');
-	ck_assert_ptr_nonnull(end);
+	mt_quiet_ptr_nonnull(end);
 	return strndup(s, (size_t)(end - s));
 }
 
@@ -126,7 +126,7 @@ static struct json_object *parse_line(const char *s, size_t n)
 	char *line = nth_line(s, n);
 	struct json_object *o = json_tokener_parse(line);
 
-	ck_assert_msg(o != NULL, "line %zu is not JSON: %s", n, line);
+	mt_quiet(o != NULL, "line %zu is not JSON: %s", n, line);
 	free(line);
 	return o;
 }
@@ -135,7 +135,7 @@ static uint64_t num(struct json_object *o, const char *key)
 {
 	struct json_object *v = NULL;
 
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no %s", key);
+	mt_quiet(json_object_object_get_ex(o, key, &v), "no %s", key);
 	ck_assert(json_object_is_type(v, json_type_int));
 	return json_object_get_uint64(v);
 }
@@ -144,7 +144,7 @@ static const char *str(struct json_object *o, const char *key)
 {
 	struct json_object *v = NULL;
 
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no %s", key);
+	mt_quiet(json_object_object_get_ex(o, key, &v), "no %s", key);
 	ck_assert(json_object_is_type(v, json_type_string));
 	return json_object_get_string(v);
 }
@@ -159,12 +159,12 @@ static int starts_with(const char *s, const char *prefix)
 static void assert_usage_error(const mt_test_run_t *r, const char *reason,
 			       const char *usage)
 {
-	ck_assert_msg(r->status == STATUS_USAGE, "exit %d, stderr: %s",
+	mt_quiet(r->status == STATUS_USAGE, "exit %d, stderr: %s",
 		      r->status, r->err);
 	ck_assert_str_eq(r->out, "");
-	ck_assert_msg(strstr(r->err, reason) != NULL,
+	mt_quiet(strstr(r->err, reason) != NULL,
 		      "stderr does not say '%s': %s", reason, r->err);
-	ck_assert_msg(strstr(r->err, usage) != NULL,
+	mt_quiet(strstr(r->err, usage) != NULL,
 		      "stderr has no '%s': %s", usage, r->err);
 }
 
@@ -179,9 +179,9 @@ START_TEST(test_help_prints_program_usage_on_stdout)
 		mt_test_run_t r;
 
 		mt_test_memtrace_in(&r, dir, spellings[i], NULL);
-		ck_assert_int_eq(r.status, 0);
+		mt_quiet_int_eq(r.status, 0);
 		ck_assert_str_eq(r.err, "");
-		ck_assert_msg(starts_with(r.out, "usage: memtrace <command>"),
+		mt_quiet(starts_with(r.out, "usage: memtrace <command>"),
 			      "%s printed %s", spellings[i], r.out);
 		for (size_t c = 0; c < 4; c++) {
 			static const char *const cmds[] = {
@@ -189,7 +189,7 @@ START_TEST(test_help_prints_program_usage_on_stdout)
 				"  repetition "
 			};
 
-			ck_assert_ptr_nonnull(strstr(r.out, cmds[c]));
+			mt_quiet_ptr_nonnull(strstr(r.out, cmds[c]));
 		}
 		mt_test_run_release(&r);
 	}
@@ -211,9 +211,9 @@ START_TEST(test_help_prints_each_command_usage_on_stdout)
 		snprintf(usage, sizeof(usage), "usage: memtrace %s ", cmds[i]);
 		/* No other argument needed, not even the required ones. */
 		mt_test_memtrace_in(&r, dir, cmds[i], "--help", NULL);
-		ck_assert_int_eq(r.status, 0);
+		mt_quiet_int_eq(r.status, 0);
 		ck_assert_str_eq(r.err, "");
-		ck_assert_msg(starts_with(r.out, usage), "%s --help printed %s",
+		mt_quiet(starts_with(r.out, usage), "%s --help printed %s",
 			      cmds[i], r.out);
 		mt_test_run_release(&r);
 	}
@@ -467,7 +467,7 @@ START_TEST(test_check_exits_0_when_complete)
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
 
-	ck_assert_int_eq(check_status(MT_TEST_MINIMAL_TRACE, &r, dir), 0);
+	mt_quiet_int_eq(check_status(MT_TEST_MINIMAL_TRACE, &r, dir), 0);
 	ck_assert_str_eq(r.out, "{\"status\":\"complete\",\"message\":null,"
 				"\"caveats\":[]}\n");
 	ck_assert_str_eq(r.err, "");
@@ -482,7 +482,7 @@ START_TEST(test_check_exits_1_when_caveated)
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
 
-	ck_assert_int_eq(check_status(KILLED_TRACE, &r, dir), 1);
+	mt_quiet_int_eq(check_status(KILLED_TRACE, &r, dir), 1);
 	ck_assert(starts_with(r.out, "{\"status\":\"missing_stop_event\","));
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
@@ -495,7 +495,7 @@ START_TEST(test_check_exits_2_when_not_valid_evidence)
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
 
-	ck_assert_int_eq(check_status(INVALID_TRACE, &r, dir), 2);
+	mt_quiet_int_eq(check_status(INVALID_TRACE, &r, dir), 2);
 	ck_assert(starts_with(r.out, "{\"status\":\"invalid\",\"message\":\""));
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
@@ -509,9 +509,9 @@ START_TEST(test_check_exits_3_when_trace_missing)
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, dir, "check", "absent.jsonl", NULL);
-	ck_assert_int_eq(r.status, 3);
+	mt_quiet_int_eq(r.status, 3);
 	ck_assert_str_eq(r.out, "");
-	ck_assert_ptr_nonnull(strstr(r.err, "cannot read 'absent.jsonl'"));
+	mt_quiet_ptr_nonnull(strstr(r.err, "cannot read 'absent.jsonl'"));
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
 	free(dir);
@@ -524,11 +524,11 @@ START_TEST(test_check_exits_3_when_trace_unreadable)
 	char *sub = mt_test_path(dir, "traces");
 	mt_test_run_t r;
 
-	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	mt_quiet_int_eq(mkdir(sub, 0755), 0);
 	mt_test_memtrace_in(&r, dir, "check", "traces", NULL);
-	ck_assert_int_eq(r.status, 3);
+	mt_quiet_int_eq(r.status, 3);
 	ck_assert_str_eq(r.out, "");
-	ck_assert_ptr_nonnull(strstr(r.err, "cannot read 'traces'"));
+	mt_quiet_ptr_nonnull(strstr(r.err, "cannot read 'traces'"));
 	mt_test_run_release(&r);
 	free(sub);
 	mt_test_rmdir(dir);
@@ -545,7 +545,7 @@ START_TEST(test_summary_exits_0_for_caveated_trace_without_strict)
 
 	write_file(dir, "t.jsonl", KILLED_TRACE);
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert(starts_with(r.out, "{\"schema\":\"memtrace.summary/v1\","
 				     "\"status\":\"missing_stop_event\","));
 	mt_test_run_release(&r);
@@ -562,16 +562,16 @@ START_TEST(test_summary_strict_exits_1_for_caveated_trace_after_writing)
 	write_file(dir, "t.jsonl", KILLED_TRACE);
 	mt_test_memtrace_in(&plain, dir, "summary", "t.jsonl", NULL);
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--strict", NULL);
-	ck_assert_int_eq(r.status, 1);
+	mt_quiet_int_eq(r.status, 1);
 	ck_assert_str_eq(r.out, plain.out);
 	mt_test_run_release(&r);
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--strict", "-o", "s.jsonl", NULL);
-	ck_assert_int_eq(r.status, 1);
+	mt_quiet_int_eq(r.status, 1);
 	mt_test_run_release(&r);
 	{
 		char *written = read_file(dir, "s.jsonl", NULL);
 
-		ck_assert_ptr_nonnull(written);
+		mt_quiet_ptr_nonnull(written);
 		ck_assert_str_eq(written, plain.out);
 		free(written);
 	}
@@ -588,8 +588,8 @@ START_TEST(test_summary_strict_exits_0_for_complete_trace)
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--strict", NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_uint_eq(count_lines(r.out), 1);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_uint_eq(count_lines(r.out), 1);
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
 	free(dir);
@@ -603,12 +603,12 @@ START_TEST(test_summary_exits_2_for_invalid_trace_and_writes_nothing)
 
 	write_file(dir, "t.jsonl", INVALID_TRACE);
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", NULL);
-	ck_assert_int_eq(r.status, 2);
+	mt_quiet_int_eq(r.status, 2);
 	ck_assert_str_eq(r.out, "");
-	ck_assert_ptr_nonnull(strstr(r.err, "not valid memtrace evidence"));
+	mt_quiet_ptr_nonnull(strstr(r.err, "not valid memtrace evidence"));
 	mt_test_run_release(&r);
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "-o", "s.jsonl", NULL);
-	ck_assert_int_eq(r.status, 2);
+	mt_quiet_int_eq(r.status, 2);
 	mt_test_run_release(&r);
 	assert_listing(dir, "t.jsonl");
 	mt_test_rmdir(dir);
@@ -622,9 +622,9 @@ START_TEST(test_summary_exits_3_for_missing_trace_and_writes_nothing)
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, dir, "summary", "absent.jsonl", "-o", "s.jsonl", NULL);
-	ck_assert_int_eq(r.status, 3);
+	mt_quiet_int_eq(r.status, 3);
 	ck_assert_str_eq(r.out, "");
-	ck_assert_ptr_nonnull(strstr(r.err, "cannot read 'absent.jsonl'"));
+	mt_quiet_ptr_nonnull(strstr(r.err, "cannot read 'absent.jsonl'"));
 	mt_test_run_release(&r);
 	assert_listing(dir, "");
 	mt_test_rmdir(dir);
@@ -641,36 +641,36 @@ START_TEST(test_unwritable_output_exits_73)
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "-o", "no/such/dir/s.jsonl", NULL);
-	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
-	ck_assert_ptr_nonnull(strstr(r.err, "cannot write 'no/such/dir/s.jsonl'"));
+	mt_quiet_int_eq(r.status, STATUS_CANTCREAT);
+	mt_quiet_ptr_nonnull(strstr(r.err, "cannot write 'no/such/dir/s.jsonl'"));
 	mt_test_run_release(&r);
 
 	mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
 	       "no/s.jsonl", NULL);
-	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
+	mt_quiet_int_eq(r.status, STATUS_CANTCREAT);
 	/* The summary could not be written: no row claims it was. */
 	ck_assert_str_eq(r.out, "");
 	mt_test_run_release(&r);
 
 	mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
 	       "s.jsonl", "--append", "no/rows.jsonl", NULL);
-	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
+	mt_quiet_int_eq(r.status, STATUS_CANTCREAT);
 	mt_test_run_release(&r);
 
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out",
 	       "no/r.jsonl", "--index", "1", NULL);
-	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
+	mt_quiet_int_eq(r.status, STATUS_CANTCREAT);
 	mt_test_run_release(&r);
 
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out",
 	       "no/r.jsonl", "--index", "2", NULL);
-	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
+	mt_quiet_int_eq(r.status, STATUS_CANTCREAT);
 	mt_test_run_release(&r);
 
 	/* A missing trace's row is still a row to write. */
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "absent.jsonl", "--out",
 	       "no/r.jsonl", "--index", "1", NULL);
-	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
+	mt_quiet_int_eq(r.status, STATUS_CANTCREAT);
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
 	free(dir);
@@ -684,15 +684,15 @@ START_TEST(test_failed_replace_leaves_no_temporary_file)
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
-	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	mt_quiet_int_eq(mkdir(sub, 0755), 0);
 	/* The temporary file is made beside "out", then cannot replace a
 	 * directory. */
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "-o", "out", NULL);
-	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
+	mt_quiet_int_eq(r.status, STATUS_CANTCREAT);
 	mt_test_run_release(&r);
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "t.jsonl", "--out", "out",
 	       "--index", "1", NULL);
-	ck_assert_int_eq(r.status, STATUS_CANTCREAT);
+	mt_quiet_int_eq(r.status, STATUS_CANTCREAT);
 	mt_test_run_release(&r);
 	assert_listing(dir, "out t.jsonl");
 	assert_listing(sub, "");
@@ -715,14 +715,14 @@ START_TEST(test_capture_of_failed_workload_writes_nothing_and_exits_0)
 
 		mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
 		       "s.jsonl", "--exit-code", codes[i], NULL);
-		ck_assert_int_eq(r.status, 0);
+		mt_quiet_int_eq(r.status, 0);
 		ck_assert_str_eq(r.out, "");
 		ck_assert_str_eq(r.err, "");
 		mt_test_run_release(&r);
 		mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
 		       "s.jsonl", "--append", "rows.jsonl", "--exit-code",
 		       codes[i], "--strict", NULL);
-		ck_assert_int_eq(r.status, 0);
+		mt_quiet_int_eq(r.status, 0);
 		ck_assert_str_eq(r.out, "");
 		mt_test_run_release(&r);
 	}
@@ -757,7 +757,7 @@ START_TEST(test_capture_exits_0_whatever_the_state)
 
 		mt_test_memtrace_in(&r, dir, "capture", "--capture", four_traces[i],
 		       "--summary", "s.jsonl", NULL);
-		ck_assert_msg(r.status == 0, "%s: exit %d", four_traces[i],
+		mt_quiet(r.status == 0, "%s: exit %d", four_traces[i],
 			      r.status);
 		row = parse_line(r.out, 0);
 		ck_assert_str_eq(str(row, "state"), four_states[i]);
@@ -779,7 +779,7 @@ START_TEST(test_repetition_exits_0_whatever_the_state)
 	for (size_t i = 0; i < 4; i++) {
 		mt_test_memtrace_in(&r, dir, "repetition", "--capture", four_traces[i],
 		       "--out", "r.jsonl", "--index", "1", NULL);
-		ck_assert_msg(r.status == 0, "%s: exit %d", four_traces[i],
+		mt_quiet(r.status == 0, "%s: exit %d", four_traces[i],
 			      r.status);
 		mt_test_run_release(&r);
 		{
@@ -793,7 +793,7 @@ START_TEST(test_repetition_exits_0_whatever_the_state)
 	}
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
 	       "r.jsonl", "--index", "1", "--exit-code", "2", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 	assert_file(
 		dir, "r.jsonl",
@@ -815,19 +815,19 @@ START_TEST(test_rows_of_unreadable_trace_are_summary_invalid)
 
 	/* Only a missing file is capture_missing; a trace that exists but
 	 * cannot be read is invalid, with the reason on stderr. */
-	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	mt_quiet_int_eq(mkdir(sub, 0755), 0);
 	mt_test_memtrace_in(&r, dir, "capture", "--capture", "trace.d", "--summary",
 	       "s.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_ptr_nonnull(strstr(r.err, "cannot read 'trace.d'"));
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_ptr_nonnull(strstr(r.err, "cannot read 'trace.d'"));
 	row = parse_line(r.out, 0);
 	ck_assert_str_eq(str(row, "state"), "summary_invalid");
 	json_object_put(row);
 	mt_test_run_release(&r);
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "trace.d", "--out",
 	       "r.jsonl", "--index", "1", NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_ptr_nonnull(strstr(r.err, "cannot read 'trace.d'"));
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_ptr_nonnull(strstr(r.err, "cannot read 'trace.d'"));
 	mt_test_run_release(&r);
 	rows = read_file(dir, "r.jsonl", NULL);
 	row = parse_line(rows, 0);
@@ -850,7 +850,7 @@ START_TEST(test_rows_of_trace_under_a_file_are_capture_missing)
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
 	mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl/trace.jsonl",
 	       "--summary", "s.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	row = parse_line(r.out, 0);
 	ck_assert_str_eq(str(row, "state"), "capture_missing");
 	json_object_put(row);
@@ -873,7 +873,7 @@ START_TEST(test_capture_strict_exits_with_trace_status_after_row)
 
 		mt_test_memtrace_in(&r, dir, "capture", "--capture", four_traces[i],
 		       "--summary", "s.jsonl", "--strict", NULL);
-		ck_assert_msg(r.status == statuses[i], "%s: exit %d",
+		mt_quiet(r.status == statuses[i], "%s: exit %d",
 			      four_traces[i], r.status);
 		/* The row is written first. */
 		row = parse_line(r.out, 0);
@@ -900,22 +900,22 @@ START_TEST(test_repetition_strict_exits_with_trace_status_after_row)
 		snprintf(index, sizeof(index), "%zu", i + 1);
 		mt_test_memtrace_in(&r, dir, "repetition", "--capture", four_traces[i],
 		       "--out", "r.jsonl", "--index", index, "--strict", NULL);
-		ck_assert_msg(r.status == statuses[i], "%s: exit %d",
+		mt_quiet(r.status == statuses[i], "%s: exit %d",
 			      four_traces[i], r.status);
 		mt_test_run_release(&r);
 	}
 	/* A failed workload is not a complete capture. */
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
 	       "r.jsonl", "--index", "5", "--exit-code", "1", "--strict", NULL);
-	ck_assert_int_eq(r.status, 1);
+	mt_quiet_int_eq(r.status, 1);
 	mt_test_run_release(&r);
 	rows = read_file(dir, "r.jsonl", NULL);
-	ck_assert_ptr_nonnull(rows);
-	ck_assert_uint_eq(count_lines(rows), 5);
+	mt_quiet_ptr_nonnull(rows);
+	mt_quiet_uint_eq(count_lines(rows), 5);
 	for (size_t i = 0; i < 5; i++) {
 		struct json_object *row = parse_line(rows, i);
 
-		ck_assert_uint_eq(num(row, "execution_index"), i + 1);
+		mt_quiet_uint_eq(num(row, "execution_index"), i + 1);
 		ck_assert_str_eq(str(row, "state"),
 				 i < 4 ? four_states[i] : "workload_failed");
 		json_object_put(row);
@@ -944,11 +944,11 @@ static void assert_replaced_by_rename(const char *dir, const char *name,
 
 	mt_test_assert_file_eq(path, expected);
 	old = mt_test_read(link_path, NULL);
-	ck_assert_ptr_nonnull(old);
+	mt_quiet_ptr_nonnull(old);
 	ck_assert_str_eq(old, "old content\n");
-	ck_assert_int_eq(stat(path, &st), 0);
-	ck_assert_uint_eq(st.st_mode & 07777, 0644);
-	ck_assert_uint_eq(st.st_nlink, 1);
+	mt_quiet_int_eq(stat(path, &st), 0);
+	mt_quiet_uint_eq(st.st_mode & 07777, 0644);
+	mt_quiet_uint_eq(st.st_nlink, 1);
 	free(old);
 	free(link_path);
 	free(path);
@@ -960,7 +960,7 @@ static void prepare_old_output(const char *dir, const char *name)
 	char *link_path = mt_test_path(dir, "old-link");
 
 	mt_test_write(path, "old content\n", 12);
-	ck_assert_int_eq(link(path, link_path), 0);
+	mt_quiet_int_eq(link(path, link_path), 0);
 	free(link_path);
 	free(path);
 }
@@ -974,13 +974,13 @@ START_TEST(test_summary_output_replaces_file_by_rename)
 	prepare_old_output(dir, "s.jsonl");
 	mt_test_memtrace_in(&plain, dir, "summary", "t.jsonl", NULL);
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "-o", "s.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "");
 	assert_replaced_by_rename(dir, "s.jsonl", plain.out);
 	mt_test_run_release(&r);
 	/* --output is -o. */
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--output", "s2.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	assert_file(dir, "s2.jsonl", plain.out);
 	mt_test_run_release(&r);
 	mt_test_run_release(&plain);
@@ -1001,7 +1001,7 @@ START_TEST(test_capture_summary_replaces_file_by_rename)
 	       "--include-zero-live", NULL);
 	mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
 	       "s.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	assert_replaced_by_rename(dir, "s.jsonl", plain.out);
 	mt_test_run_release(&r);
 	mt_test_run_release(&plain);
@@ -1020,7 +1020,7 @@ START_TEST(test_repetition_first_row_replaces_file_by_rename)
 	prepare_old_output(dir, "r.jsonl");
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "absent.jsonl", "--out",
 	       "r.jsonl", "--index", "1", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	assert_replaced_by_rename(
 		dir, "r.jsonl",
 		"{\"schema\":\"tiny.profiling.allocation-repetition/v1\","
@@ -1043,11 +1043,11 @@ START_TEST(test_append_adds_exactly_one_row)
 	write_file(dir, "rows.jsonl", "{\"earlier\":1}\n");
 	mt_test_memtrace_in(&plain, dir, "capture", "--capture", "t.jsonl", "--summary",
 	       "s.jsonl", NULL);
-	ck_assert_uint_eq(count_lines(plain.out), 1);
+	mt_quiet_uint_eq(count_lines(plain.out), 1);
 	for (int i = 0; i < 2; i++) {
 		mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
 		       "s.jsonl", "--append", "rows.jsonl", NULL);
-		ck_assert_int_eq(r.status, 0);
+		mt_quiet_int_eq(r.status, 0);
 		ck_assert_str_eq(r.out, "");
 		mt_test_run_release(&r);
 	}
@@ -1060,7 +1060,7 @@ START_TEST(test_append_adds_exactly_one_row)
 	/* --append creates the file when it is not there. */
 	mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",
 	       "s.jsonl", "--append", "new.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 	rows = read_file(dir, "new.jsonl", NULL);
 	ck_assert_str_eq(rows, plain.out);
@@ -1082,8 +1082,8 @@ START_TEST(test_rows_escape_paths_as_json_strings)
 	write_file(dir, name, MT_TEST_MINIMAL_TRACE);
 	mt_test_memtrace_in(&r, dir, "capture", "--capture", name, "--summary", "s\"1.jsonl",
 	       NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_ptr_nonnull(strstr(
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_ptr_nonnull(strstr(
 		r.out, "\"capture_path\":\"odd \\\"name\\\" \\\\ with\\ttab.jsonl\","));
 	row = parse_line(r.out, 0);
 	ck_assert_str_eq(str(row, "capture_path"), name);
@@ -1105,7 +1105,7 @@ static void write_named_allocator_trace(const char *dir, const char *file,
 	char *name = malloc(len + 1);
 	char *trace = NULL;
 
-	ck_assert_ptr_nonnull(name);
+	mt_quiet_ptr_nonnull(name);
 	memset(name, 'n', len);
 	name[len] = '\0';
 	ck_assert_int_ne(asprintf(&trace,
@@ -1128,27 +1128,27 @@ START_TEST(test_summary_line_is_at_most_8_KiB)
 	/* The line's length grows byte for byte with the name. */
 	write_named_allocator_trace(dir, "t.jsonl", 1);
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--include-zero-live", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	base = r.out_len - 1;
 	mt_test_run_release(&r);
 	fit = 8192 - base;
 
 	write_named_allocator_trace(dir, "t.jsonl", fit);
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--include-zero-live", NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_uint_eq(r.out_len, 8192); /* the newline included */
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_uint_eq(r.out_len, 8192); /* the newline included */
 	mt_test_run_release(&r);
 
 	write_named_allocator_trace(dir, "t.jsonl", fit + 1);
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--include-zero-live", NULL);
-	ck_assert_int_eq(r.status, 2);
+	mt_quiet_int_eq(r.status, 2);
 	ck_assert_str_eq(r.out, "");
-	ck_assert_ptr_nonnull(strstr(r.err, "longer than 8192 bytes"));
+	mt_quiet_ptr_nonnull(strstr(r.err, "longer than 8192 bytes"));
 	mt_test_run_release(&r);
 	/* Without --include-zero-live the unused allocator is not listed
 	 * and the line fits. */
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
 	free(dir);
@@ -1174,7 +1174,7 @@ START_TEST(test_rows_of_oversized_summary_are_summary_invalid)
 	write_named_allocator_trace(dir, "big.jsonl", 8192 - base + 1);
 	mt_test_memtrace_in(&r, dir, "capture", "--capture", "big.jsonl", "--summary",
 	       "s.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	row = parse_line(r.out, 0);
 	ck_assert_str_eq(str(row, "state"), "summary_invalid");
 	ck_assert_str_eq(str(row, "caveat_kind"), "invalid_allocation_trace");
@@ -1184,7 +1184,7 @@ START_TEST(test_rows_of_oversized_summary_are_summary_invalid)
 
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "big.jsonl", "--out",
 	       "r.jsonl", "--index", "1", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 	rows = read_file(dir, "r.jsonl", NULL);
 	ck_assert_str_eq(rows,
@@ -1197,7 +1197,7 @@ START_TEST(test_rows_of_oversized_summary_are_summary_invalid)
 	write_named_allocator_trace(dir, "fit.jsonl", 8192 - base);
 	mt_test_memtrace_in(&r, dir, "capture", "--capture", "fit.jsonl", "--summary",
 	       "s.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	row = parse_line(r.out, 0);
 	ck_assert_str_eq(str(row, "state"), "summary_written");
 	json_object_put(row);
@@ -1206,7 +1206,7 @@ START_TEST(test_rows_of_oversized_summary_are_summary_invalid)
 		size_t len;
 		char *summary = read_file(dir, "s.jsonl", &len);
 
-		ck_assert_uint_eq(len, 8192);
+		mt_quiet_uint_eq(len, 8192);
 		free(summary);
 	}
 	mt_test_rmdir(dir);
@@ -1226,7 +1226,7 @@ static void write_deep_stack_trace(const char *dir, size_t n)
 	char filler[SYMBOL_LEN + 1];
 	uint64_t seq = 1;
 
-	ck_assert_ptr_nonnull(trace);
+	mt_quiet_ptr_nonnull(trace);
 	memset(filler, 'x', SYMBOL_LEN);
 	filler[SYMBOL_LEN] = '\0';
 	p += sprintf(p, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.start\"}\n",
@@ -1263,17 +1263,17 @@ START_TEST(test_long_site_line_keeps_innermost_frames_and_counts_omitted)
 
 	write_deep_stack_trace(dir, DEEP_FRAMES);
 	mt_test_memtrace_in(&r, dir, "summary", "deep.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_uint_eq(count_lines(r.out), 2);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_uint_eq(count_lines(r.out), 2);
 	line = nth_line(r.out, 1);
 	len = strlen(line) + 1;
-	ck_assert_uint_le(len, 8192);
+	mt_quiet_uint_le(len, 8192);
 	site = parse_line(r.out, 1);
 	ck_assert(json_object_object_get_ex(site, "frames", &frames));
 	kept = json_object_array_length(frames);
-	ck_assert_uint_gt(kept, 0);
+	mt_quiet_uint_gt(kept, 0);
 	ck_assert_uint_lt(kept, DEEP_FRAMES);
-	ck_assert_uint_eq(num(site, "frames_omitted"), DEEP_FRAMES - kept);
+	mt_quiet_uint_eq(num(site, "frames_omitted"), DEEP_FRAMES - kept);
 	/* The innermost frames, in order. */
 	for (size_t i = 0; i < kept; i++) {
 		char prefix[32];
@@ -1284,7 +1284,7 @@ START_TEST(test_long_site_line_keeps_innermost_frames_and_counts_omitted)
 	}
 	/* As many as fit: less than one more frame (about SYMBOL_LEN + 60
 	 * bytes) and the closing of the line are left over. */
-	ck_assert_uint_gt(len, 8192 - 64 - (SYMBOL_LEN + 60));
+	mt_quiet_uint_gt(len, 8192 - 64 - (SYMBOL_LEN + 60));
 	/* frames_omitted comes right after frames, and ends the line. */
 	ck_assert_int_ne(asprintf(&tail, "}],\"frames_omitted\":%zu}",
 				  DEEP_FRAMES - kept), -1);
@@ -1306,10 +1306,10 @@ START_TEST(test_site_line_that_fits_has_no_frames_omitted)
 
 	write_deep_stack_trace(dir, 3);
 	mt_test_memtrace_in(&r, dir, "summary", "deep.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	site = parse_line(r.out, 1);
 	ck_assert(json_object_object_get_ex(site, "frames", &frames));
-	ck_assert_uint_eq(json_object_array_length(frames), 3);
+	mt_quiet_uint_eq(json_object_array_length(frames), 3);
 	ck_assert(!json_object_object_get_ex(site, "frames_omitted", NULL));
 	json_object_put(site);
 	mt_test_run_release(&r);
@@ -1326,7 +1326,7 @@ static void write_sites_trace(const char *dir, size_t n)
 	char *trace = malloc(n * 400 + 256), *p = trace;
 	uint64_t seq = 1;
 
-	ck_assert_ptr_nonnull(trace);
+	mt_quiet_ptr_nonnull(trace);
 	p += sprintf(p, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.start\"}\n"
 		     "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"allocator\","
 		     "\"allocator_id\":0}\n", seq, seq + 1);
@@ -1351,13 +1351,13 @@ static void write_sites_trace(const char *dir, size_t n)
 /* The stack ids of the site lines of out, and their ranks. */
 static void assert_site_order(const char *out, const uint64_t *ids, size_t n)
 {
-	ck_assert_uint_eq(count_lines(out), n + 1);
+	mt_quiet_uint_eq(count_lines(out), n + 1);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *site = parse_line(out, i + 1);
 
 		ck_assert_str_eq(str(site, "schema"), "memtrace.site/v1");
-		ck_assert_uint_eq(num(site, "rank"), i + 1);
-		ck_assert_msg(num(site, "stack_id") == ids[i],
+		mt_quiet_uint_eq(num(site, "rank"), i + 1);
+		mt_quiet(num(site, "stack_id") == ids[i],
 			      "site %zu is stack %" PRIu64 ", expected %" PRIu64,
 			      i + 1, num(site, "stack_id"), ids[i]);
 		json_object_put(site);
@@ -1372,7 +1372,7 @@ START_TEST(test_top_limits_site_lines)
 
 	write_sites_trace(dir, 12);
 	mt_test_memtrace_in(&r, dir, "summary", "sites.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	assert_site_order(r.out, by_live, 10); /* the default is 10 */
 	mt_test_run_release(&r);
 	mt_test_memtrace_in(&r, dir, "summary", "sites.jsonl", "--top", "3", NULL);
@@ -1383,8 +1383,8 @@ START_TEST(test_top_limits_site_lines)
 	mt_test_run_release(&r);
 	/* --top 0: exactly one line, the summary. */
 	mt_test_memtrace_in(&r, dir, "summary", "sites.jsonl", "--top", "0", NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_uint_eq(count_lines(r.out), 1);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_uint_eq(count_lines(r.out), 1);
 	ck_assert(starts_with(r.out, "{\"schema\":\"memtrace.summary/v1\","));
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
@@ -1438,7 +1438,7 @@ START_TEST(test_sites_ranked_by_live_then_allocated_then_stack_id)
 
 	write_file(dir, "t.jsonl", ranking_trace);
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	assert_site_order(r.out, order, 5);
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
@@ -1455,13 +1455,13 @@ START_TEST(test_sites_without_live_bytes_only_with_include_zero_live)
 
 	write_file(dir, "t.jsonl", ranking_trace);
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "--include-zero-live", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	/* Stack 5 comes last; stack 6 never allocated: no site at all. */
 	assert_site_order(r.out, order, 6);
 	site = parse_line(r.out, 6);
-	ck_assert_uint_eq(num(site, "live_bytes"), 0);
-	ck_assert_uint_eq(num(site, "bytes_allocated"), 5);
-	ck_assert_uint_eq(num(site, "peak_live_bytes"), 5);
+	mt_quiet_uint_eq(num(site, "live_bytes"), 0);
+	mt_quiet_uint_eq(num(site, "bytes_allocated"), 5);
+	mt_quiet_uint_eq(num(site, "peak_live_bytes"), 5);
 	json_object_put(site);
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);

@@ -26,7 +26,7 @@ static void copy_trace(const char *dir, const char *name)
 	ck_assert_int_ne(asprintf(&rel, "traces/%s", name), -1);
 	src = mt_test_fixture(rel);
 	data = mt_test_read(src, &len);
-	ck_assert_msg(data != NULL, "fixture %s is missing", src);
+	mt_quiet(data != NULL, "fixture %s is missing", src);
 	mt_test_write(dst, data, len);
 	free(data);
 	free(src);
@@ -41,7 +41,7 @@ static void assert_file_golden(const char *dir, const char *file,
 	size_t len;
 	char *data = mt_test_read(path, &len);
 
-	ck_assert_msg(data != NULL, "%s was not written", path);
+	mt_quiet(data != NULL, "%s was not written", path);
 	mt_test_assert_golden(data, len, golden);
 	free(data);
 	free(path);
@@ -51,7 +51,7 @@ static void assert_absent(const char *dir, const char *file)
 {
 	char *path = mt_test_path(dir, file);
 
-	ck_assert_msg(!mt_test_exists(path), "%s should not exist", path);
+	mt_quiet(!mt_test_exists(path), "%s should not exist", path);
 	free(path);
 }
 
@@ -68,7 +68,7 @@ static void assert_valid_trace(const char *trace, int check_status)
 	path = mt_test_fixture(rel);
 
 	mt_test_memtrace_in(&r, NULL, "check", path, NULL);
-	ck_assert_int_eq(r.status, check_status);
+	mt_quiet_int_eq(r.status, check_status);
 	ck_assert_str_eq(r.err, "");
 	ck_assert_int_ne(asprintf(&golden, "expected/%s.check.jsonl", trace), -1);
 	mt_test_assert_golden(r.out, r.out_len, golden);
@@ -76,7 +76,7 @@ static void assert_valid_trace(const char *trace, int check_status)
 	free(golden);
 
 	mt_test_memtrace_in(&r, NULL, "summary", path, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
 	ck_assert_int_ne(asprintf(&golden, "expected/%s.summary.jsonl", trace), -1);
 	mt_test_assert_golden(r.out, r.out_len, golden);
@@ -100,15 +100,15 @@ static void assert_invalid_trace(const char *trace)
 	path = mt_test_fixture(rel);
 
 	mt_test_memtrace_in(&r, NULL, "check", path, NULL);
-	ck_assert_int_eq(r.status, 2);
+	mt_quiet_int_eq(r.status, 2);
 	ck_assert_int_ne(asprintf(&golden, "expected/%s.check.jsonl", trace), -1);
 	mt_test_assert_golden(r.out, r.out_len, golden);
 	mt_test_run_release(&r);
 
 	mt_test_memtrace_in(&r, NULL, "summary", path, NULL);
-	ck_assert_int_eq(r.status, 2);
+	mt_quiet_int_eq(r.status, 2);
 	ck_assert_str_eq(r.out, "");
-	ck_assert_ptr_nonnull(strstr(r.err, "is not valid memtrace evidence"));
+	mt_quiet_ptr_nonnull(strstr(r.err, "is not valid memtrace evidence"));
 	mt_test_run_release(&r);
 
 	free(golden);
@@ -269,7 +269,7 @@ START_TEST(test_capture_row_of_complete_trace_is_summary_written)
 	copy_trace(dir, "complete.jsonl");
 	mt_test_memtrace_in(&r, dir, "capture", "--capture", "complete.jsonl", "--summary",
 	       "complete.summary.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
 	mt_test_assert_golden(r.out, r.out_len,
 			      "expected/capture_complete.row.jsonl");
@@ -290,7 +290,7 @@ START_TEST(test_capture_row_of_caveated_trace_names_its_status)
 	copy_trace(dir, "missing_stop_killed.jsonl");
 	mt_test_memtrace_in(&r, dir, "capture", "--capture", "missing_stop_killed.jsonl",
 	       "--summary", "killed.summary.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
 	mt_test_assert_golden(r.out, r.out_len,
 			      "expected/capture_caveated.row.jsonl");
@@ -309,7 +309,7 @@ START_TEST(test_capture_row_of_missing_trace_is_capture_missing)
 
 	mt_test_memtrace_in(&r, dir, "capture", "--capture", "absent.jsonl", "--summary",
 	       "absent.summary.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_assert_golden(r.out, r.out_len,
 			      "expected/capture_missing.row.jsonl");
 	assert_absent(dir, "absent.summary.jsonl");
@@ -327,7 +327,7 @@ START_TEST(test_capture_row_of_invalid_trace_is_summary_invalid)
 	copy_trace(dir, "invalid_not_json.jsonl");
 	mt_test_memtrace_in(&r, dir, "capture", "--capture", "invalid_not_json.jsonl",
 	       "--summary", "invalid.summary.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_assert_golden(r.out, r.out_len,
 			      "expected/capture_invalid.row.jsonl");
 	assert_absent(dir, "invalid.summary.jsonl");
@@ -349,7 +349,7 @@ START_TEST(test_repetition_row_of_failed_workload_has_no_summary)
 	copy_trace(dir, "complete.jsonl");
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
 	       "reps.jsonl", "--index", "1", "--exit-code", "139", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "");
 	assert_file_golden(dir, "reps.jsonl",
 			   "expected/repetition_workload_failed.jsonl");
@@ -366,7 +366,7 @@ START_TEST(test_repetition_row_of_missing_trace_is_capture_missing)
 
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "absent.jsonl", "--out",
 	       "reps.jsonl", "--index", "1", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	assert_file_golden(dir, "reps.jsonl",
 			   "expected/repetition_capture_missing.jsonl");
 	mt_test_run_release(&r);
@@ -383,7 +383,7 @@ START_TEST(test_repetition_row_of_invalid_trace_is_summary_invalid)
 	copy_trace(dir, "invalid_version_2.jsonl");
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "invalid_version_2.jsonl",
 	       "--out", "reps.jsonl", "--index", "1", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	assert_file_golden(dir, "reps.jsonl",
 			   "expected/repetition_summary_invalid.jsonl");
 	mt_test_run_release(&r);
@@ -400,7 +400,7 @@ START_TEST(test_repetition_row_embeds_summary_of_valid_trace)
 	copy_trace(dir, "complete.jsonl");
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
 	       "reps.jsonl", "--index", "1", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_str_eq(r.err, "");
 	assert_file_golden(dir, "reps.jsonl",
@@ -421,11 +421,11 @@ START_TEST(test_repetition_embeds_same_line_capture_writes)
 	copy_trace(dir, "missing_stop_killed.jsonl");
 	mt_test_memtrace_in(&r, dir, "capture", "--capture", "missing_stop_killed.jsonl",
 	       "--summary", "s.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "missing_stop_killed.jsonl",
 	       "--out", "reps.jsonl", "--index", "1", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 
 	path = mt_test_path(dir, "s.jsonl");
@@ -434,16 +434,16 @@ START_TEST(test_repetition_embeds_same_line_capture_writes)
 	path = mt_test_path(dir, "reps.jsonl");
 	row = mt_test_read(path, NULL);
 	free(path);
-	ck_assert_ptr_nonnull(summary);
-	ck_assert_ptr_nonnull(row);
-	ck_assert_uint_gt(slen, 1);
-	ck_assert_int_eq(summary[slen - 1], '\n');
+	mt_quiet_ptr_nonnull(summary);
+	mt_quiet_ptr_nonnull(row);
+	mt_quiet_uint_gt(slen, 1);
+	mt_quiet_int_eq(summary[slen - 1], '\n');
 	summary[slen - 1] = '\0';
 	embedded = strstr(row, ",\"summary\":");
-	ck_assert_ptr_nonnull(embedded);
+	mt_quiet_ptr_nonnull(embedded);
 	embedded += strlen(",\"summary\":");
 	/* The summary line, less its newline, then the row's closing. */
-	ck_assert_int_eq(strncmp(embedded, summary, slen - 1), 0);
+	mt_quiet_int_eq(strncmp(embedded, summary, slen - 1), 0);
 	ck_assert_str_eq(embedded + slen - 1, "}\n");
 	free(summary);
 	free(row);
@@ -464,7 +464,7 @@ START_TEST(test_repetition_index_1_replaces_file)
 	mt_test_write(out, stale, strlen(stale));
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
 	       "reps.jsonl", "--index", "1", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	assert_file_golden(dir, "reps.jsonl",
 			   "expected/repetition_summary_written.jsonl");
 	mt_test_run_release(&r);
@@ -483,15 +483,15 @@ START_TEST(test_repetition_later_index_appends_row)
 	copy_trace(dir, "missing_stop_killed.jsonl");
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "complete.jsonl", "--out",
 	       "reps.jsonl", "--index", "1", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "missing_stop_killed.jsonl",
 	       "--out", "reps.jsonl", "--index", "2", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "absent.jsonl", "--out",
 	       "reps.jsonl", "--index", "3", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 	assert_file_golden(dir, "reps.jsonl",
 			   "expected/repetition_appended.jsonl");

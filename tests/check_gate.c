@@ -40,7 +40,7 @@ static void copy_file(const char *from, const char *dir, const char *name)
 	char *data = mt_test_read(from, &len);
 	char *to = mt_test_path(dir, name);
 
-	ck_assert_msg(data != NULL, "cannot read %s", from);
+	mt_quiet(data != NULL, "cannot read %s", from);
 	mt_test_write(to, data, len);
 	free(data);
 	free(to);
@@ -102,7 +102,7 @@ static void memtrace_in(mt_test_run_t *r, const char *dir, ...)
 
 static void assert_status(const mt_test_run_t *r, int want)
 {
-	ck_assert_msg(r->status == want, "exit %d, want %d\nstdout:\n%s\nstderr:\n%s",
+	mt_quiet(r->status == want, "exit %d, want %d\nstdout:\n%s\nstderr:\n%s",
 		      r->status, want, r->out, r->err);
 }
 
@@ -111,8 +111,8 @@ static void assert_status(const mt_test_run_t *r, int want)
 static void assert_refused(const mt_test_run_t *r, int want, const char *expect)
 {
 	assert_status(r, want);
-	ck_assert_msg(r->out_len == 0, "stdout is not empty: %s", r->out);
-	ck_assert_msg(!strncmp(r->err, "memtrace: ", 10) && strstr(r->err, expect),
+	mt_quiet(r->out_len == 0, "stdout is not empty: %s", r->out);
+	mt_quiet(!strncmp(r->err, "memtrace: ", 10) && strstr(r->err, expect),
 		      "stderr does not say '%s': %s", expect, r->err);
 }
 
@@ -120,7 +120,7 @@ static json_object *parse_json(const char *text)
 {
 	json_object *o = json_tokener_parse(text);
 
-	ck_assert_msg(o && json_object_is_type(o, json_type_object),
+	mt_quiet(o && json_object_is_type(o, json_type_object),
 		      "not one JSON object: %s", text);
 	return o;
 }
@@ -129,7 +129,7 @@ static json_object *get(json_object *o, const char *key)
 {
 	json_object *v;
 
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no %s in %s", key,
+	mt_quiet(json_object_object_get_ex(o, key, &v), "no %s in %s", key,
 		      json_object_to_json_string(o));
 	return v;
 }
@@ -170,9 +170,9 @@ static char *first_ip(const char *dir, const char *trace)
 	char *path = mt_test_path(dir, trace);
 	char *text = mt_test_read(path, NULL), *at, *end, *ip;
 
-	ck_assert_ptr_nonnull(text);
+	mt_quiet_ptr_nonnull(text);
 	at = strstr(text, "\"frame_id\":1,\"ip\":\"");
-	ck_assert_ptr_nonnull(at);
+	mt_quiet_ptr_nonnull(at);
 	at += strlen("\"frame_id\":1,\"ip\":\"");
 	end = strchr(at, '"');
 	ip = strndup(at, (size_t)(end - at));
@@ -213,19 +213,19 @@ START_TEST(sizes_are_1024_based_with_k_m_g_suffixes)
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		v = 12345;
-		ck_assert_msg(mt_units_parse_size(good[i].s, &v) == 0,
+		mt_quiet(mt_units_parse_size(good[i].s, &v) == 0,
 			      "'%s' refused", good[i].s);
-		ck_assert_msg(v == good[i].v, "'%s' is %" PRIu64 ", want %" PRIu64,
+		mt_quiet(v == good[i].v, "'%s' is %" PRIu64 ", want %" PRIu64,
 			      good[i].s, v, good[i].v);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		v = 12345;
-		ck_assert_msg(mt_units_parse_size(bad[i], &v) == -1 && v == 12345,
+		mt_quiet(mt_units_parse_size(bad[i], &v) == -1 && v == 12345,
 			      "'%s' accepted as %" PRIu64, bad[i], v);
 	}
-	ck_assert_int_eq(mt_units_parse_count("10K", &v), -1);
-	ck_assert_int_eq(mt_units_parse_count("10", &v), 0);
-	ck_assert_uint_eq(v, 10);
+	mt_quiet_int_eq(mt_units_parse_count("10K", &v), -1);
+	mt_quiet_int_eq(mt_units_parse_count("10", &v), 0);
+	mt_quiet_uint_eq(v, 10);
 }
 END_TEST
 
@@ -233,15 +233,15 @@ START_TEST(thresholds_compare_exactly)
 {
 	uint64_t m;
 
-	ck_assert_int_eq(mt_units_parse_pct("49.42", &m), 0);
-	ck_assert_uint_eq(m, 49420);
-	ck_assert_int_eq(mt_units_parse_pct("5%", &m), 0);
-	ck_assert_uint_eq(m, 5000);
-	ck_assert_int_eq(mt_units_parse_pct("0.001", &m), 0);
-	ck_assert_uint_eq(m, 1);
-	ck_assert_int_eq(mt_units_parse_pct("1.2345", &m), -1);
-	ck_assert_int_eq(mt_units_parse_pct("-5", &m), -1);
-	ck_assert_int_eq(mt_units_parse_pct("abc", &m), -1);
+	mt_quiet_int_eq(mt_units_parse_pct("49.42", &m), 0);
+	mt_quiet_uint_eq(m, 49420);
+	mt_quiet_int_eq(mt_units_parse_pct("5%", &m), 0);
+	mt_quiet_uint_eq(m, 5000);
+	mt_quiet_int_eq(mt_units_parse_pct("0.001", &m), 0);
+	mt_quiet_uint_eq(m, 1);
+	mt_quiet_int_eq(mt_units_parse_pct("1.2345", &m), -1);
+	mt_quiet_int_eq(mt_units_parse_pct("-5", &m), -1);
+	mt_quiet_int_eq(mt_units_parse_pct("abc", &m), -1);
 	/* 4144 -> 6192 is +49.4208...% */
 	ck_assert(mt_units_grew_beyond(4144, 6192, 49420));
 	ck_assert(!mt_units_grew_beyond(4144, 6192, 49421));
@@ -289,12 +289,12 @@ START_TEST(gate_names_each_failed_budget_with_its_limit_and_value)
 	/* One byte under a value fails it; the value itself holds. */
 	MT(&r, dir, "gate", "new.jsonl", "--max-peak", "7191");
 	assert_status(&r, 1);
-	ck_assert_ptr_nonnull(strstr(r.out, "FAIL --max-peak 7191 (7.0 KiB): "
+	mt_quiet_ptr_nonnull(strstr(r.out, "FAIL --max-peak 7191 (7.0 KiB): "
 					   "peak_live_bytes is 7192 (7.0 KiB), 1 (1 B) over\n"));
 	mt_test_run_release(&r);
 	MT(&r, dir, "gate", "new.jsonl", "--max-allocations", "6");
 	assert_status(&r, 1);
-	ck_assert_ptr_nonnull(strstr(r.out, "FAIL --max-allocations 6: allocations is 7, 1 over\n"
+	mt_quiet_ptr_nonnull(strstr(r.out, "FAIL --max-allocations 6: allocations is 7, 1 over\n"
 					   "     most allocations: 3 from load_records (app) < main (app)\n"));
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
@@ -332,12 +332,12 @@ static char *golden_for(const char *golden, const char *from, const char *to)
 	char *text = mt_test_read(path, NULL), *at, *out;
 	size_t n;
 
-	ck_assert_ptr_nonnull(text);
+	mt_quiet_ptr_nonnull(text);
 	at = strstr(text, from);
-	ck_assert_ptr_nonnull(at);
+	mt_quiet_ptr_nonnull(at);
 	n = strlen(text) - strlen(from) + strlen(to) + 1;
 	out = malloc(n);
-	ck_assert_ptr_nonnull(out);
+	mt_quiet_ptr_nonnull(out);
 	snprintf(out, n, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
 	free(text);
 	free(path);
@@ -385,13 +385,13 @@ START_TEST(gate_sizes_print_as_read)
 
 	MT(&r, dir, "gate", "new.jsonl", "--max-peak", "7K", "--max-live", "1G");
 	assert_status(&r, 1);
-	ck_assert_ptr_nonnull(strstr(r.out, "FAIL --max-peak 7168 (7.0 KiB): "
+	mt_quiet_ptr_nonnull(strstr(r.out, "FAIL --max-peak 7168 (7.0 KiB): "
 					   "peak_live_bytes is 7192 (7.0 KiB), 24 (24 B) over\n"));
-	ck_assert_ptr_nonnull(strstr(r.out, "ok   --max-live 1073741824 (1.0 GiB): "));
+	mt_quiet_ptr_nonnull(strstr(r.out, "ok   --max-live 1073741824 (1.0 GiB): "));
 	mt_test_run_release(&r);
 	MT(&r, dir, "gate", "new.jsonl", "--max-peak=0.5M");
 	assert_status(&r, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "ok   --max-peak 524288 (512.0 KiB): "));
+	mt_quiet_ptr_nonnull(strstr(r.out, "ok   --max-peak 524288 (512.0 KiB): "));
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
 	free(dir);
@@ -428,7 +428,7 @@ START_TEST(gate_bad_input_has_its_own_exit_status)
 		char *p = mt_test_path(dir, "s.jsonl");
 		FILE *f = fopen(p, "a");
 
-		ck_assert_ptr_nonnull(f);
+		mt_quiet_ptr_nonnull(f);
 		fputs("{\"schema\":\"memtrace.site/v1\",\"rank\":9}\n", f);
 		fclose(f);
 		free(p);
@@ -486,10 +486,10 @@ START_TEST(diff_json_is_one_json_object)
 	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--json");
 	assert_status(&r, 1);
 	mt_test_assert_golden(r.out, r.out_len, "gate/diff.json");
-	ck_assert_int_eq(strchr(r.out, '\n') - r.out, (long)r.out_len - 1);
+	mt_quiet_int_eq(strchr(r.out, '\n') - r.out, (long)r.out_len - 1);
 	o = parse_json(r.out);
-	ck_assert_int_eq((int)json_object_array_length(get(o, "regressed")), 2);
-	ck_assert_int_eq((int)json_object_array_length(get(o, "sites")), 2);
+	mt_quiet_int_eq((int)json_object_array_length(get(o, "regressed")), 2);
+	mt_quiet_int_eq((int)json_object_array_length(get(o, "sites")), 2);
 	json_object_put(o);
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
@@ -514,7 +514,7 @@ static void regressed_at(const char *dir, const char *pct, int want_status,
 			strcat(got, ",");
 		strcat(got, json_object_get_string(json_object_array_get_idx(list, i)));
 	}
-	ck_assert_msg(!strcmp(got, want), "--threshold %s: regressed [%s], want [%s]",
+	mt_quiet(!strcmp(got, want), "--threshold %s: regressed [%s], want [%s]",
 		      pct, got, want);
 	json_object_put(o);
 	mt_test_run_release(&r);
@@ -534,7 +534,7 @@ START_TEST(diff_threshold_is_the_growth_allowed)
 	regressed_at(dir, "50%", 0, "");
 	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--threshold", "50", "--top", "0");
 	assert_status(&r, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "sites by growth: 2 changed, 2 unchanged; "
+	mt_quiet_ptr_nonnull(strstr(r.out, "sites by growth: 2 changed, 2 unchanged; "
 					   "the first 0 (--top)\nmemtrace diff: neither "
 					   "peak_live_bytes nor live_bytes grew beyond the "
 					   "threshold of 50%\n"));
@@ -559,10 +559,10 @@ START_TEST(diff_of_two_runs_of_one_program_matches_every_site)
 	ip1 = first_ip(dir, "a.jsonl");
 	ip2 = first_ip(dir, "b.jsonl");
 	if (aslr_on())
-		ck_assert_msg(strcmp(ip1, ip2), "both runs at %s: ASLR did nothing", ip1);
+		mt_quiet(strcmp(ip1, ip2), "both runs at %s: ASLR did nothing", ip1);
 	MT(&r, dir, "diff", "a.jsonl", "b.jsonl");
 	assert_status(&r, 0);
-	ck_assert_msg(strstr(r.out, "sites by growth: 0 changed, ") != NULL,
+	mt_quiet(strstr(r.out, "sites by growth: 0 changed, ") != NULL,
 		      "sites changed between two runs:\n%s", r.out);
 	mt_test_run_release(&r);
 	/* And from their summary files. */
@@ -574,7 +574,7 @@ START_TEST(diff_of_two_runs_of_one_program_matches_every_site)
 	mt_test_run_release(&r);
 	MT(&r, dir, "diff", "a.summary.jsonl", "b.summary.jsonl");
 	assert_status(&r, 0);
-	ck_assert_msg(strstr(r.out, "sites by growth: 0 changed, ") != NULL,
+	mt_quiet(strstr(r.out, "sites by growth: 0 changed, ") != NULL,
 		      "sites changed between two summaries:\n%s", r.out);
 	mt_test_run_release(&r);
 	free(ip1);
@@ -595,7 +595,7 @@ START_TEST(diff_of_real_runs_names_the_site_that_grew)
 	assert_status(&r, 1);
 	/* The records buffer doubles past 16 KiB: the peak grows; the
 	 * short-lived lines grow most in bytes allocated. */
-	ck_assert_msg(strstr(r.out, "REGRESSED") && strstr(r.out,
+	mt_quiet(strstr(r.out, "REGRESSED") && strstr(r.out,
 		"\n      format_line (wl_demo) < load_records (wl_demo) < main (wl_demo)"),
 		"no growth of format_line:\n%s", r.out);
 	mt_test_run_release(&r);
@@ -622,18 +622,18 @@ START_TEST(diff_bad_input_has_its_own_exit_status)
 	/* A saved summary whose site names a symbol in overlong UTF-8, which
 	 * json-c alone accepts. */
 	MT(&r, dir, "summary", "base.jsonl", "-o", "base.sum.jsonl");
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 	{
 		char *path = mt_test_path(dir, "base.sum.jsonl"), *text, *at, *bad;
 		size_t len;
 
 		text = mt_test_read(path, &len);
-		ck_assert_ptr_nonnull(text);
+		mt_quiet_ptr_nonnull(text);
 		at = strstr(text, "\"symbol\":\"");
-		ck_assert_ptr_nonnull(at);
+		mt_quiet_ptr_nonnull(at);
 		bad = malloc(len + 3);
-		ck_assert_ptr_nonnull(bad);
+		mt_quiet_ptr_nonnull(bad);
 		at += strlen("\"symbol\":\"");
 		memcpy(bad, text, (size_t)(at - text));
 		memcpy(bad + (at - text), "\xc0\xaf", 2);
@@ -700,8 +700,8 @@ START_TEST(repetitions_json_is_one_json_object)
 	assert_status(&r, 1);
 	mt_test_assert_golden(r.out, r.out_len, "gate/reps_varying.json");
 	o = parse_json(r.out);
-	ck_assert_int_eq((int)json_object_array_length(get(o, "metrics")), 19);
-	ck_assert_int_eq((int)json_object_array_length(get(o, "varying")), 7);
+	mt_quiet_int_eq((int)json_object_array_length(get(o, "metrics")), 19);
+	mt_quiet_int_eq((int)json_object_array_length(get(o, "varying")), 7);
 	json_object_put(o);
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
@@ -743,8 +743,8 @@ START_TEST(repetitions_read_what_memtrace_run_writes)
 
 	run_three(&r, dir, "wl_run_steady", NULL);
 	assert_status(&r, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, " 3 summarized\n"));
-	ck_assert_ptr_nonnull(strstr(r.out, "\nmemtrace repetitions: nothing varies "
+	mt_quiet_ptr_nonnull(strstr(r.out, " 3 summarized\n"));
+	mt_quiet_ptr_nonnull(strstr(r.out, "\nmemtrace repetitions: nothing varies "
 					   "between the runs\n"));
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
@@ -755,7 +755,7 @@ START_TEST(repetitions_read_what_memtrace_run_writes)
 	counter = mt_test_path(dir, "counter");
 	run_three(&r, dir, "wl_run_counter", counter);
 	assert_status(&r, 1);
-	ck_assert_msg(strstr(r.out, "allocations (") && strstr(r.out, "VARIES"),
+	mt_quiet(strstr(r.out, "allocations (") && strstr(r.out, "VARIES"),
 		      "no variation flagged:\n%s", r.out);
 	mt_test_run_release(&r);
 	free(counter);
@@ -844,9 +844,9 @@ static int run_captured(cmd_fn cmd, int argc, char *const args[], char **out,
 		n = ftell(f);
 		ck_assert_int_ge(n, 0);
 		*dst = malloc((size_t)n + 1);
-		ck_assert_ptr_nonnull(*dst);
+		mt_quiet_ptr_nonnull(*dst);
 		rewind(f);
-		ck_assert_uint_eq(fread(*dst, 1, (size_t)n, f), (size_t)n);
+		mt_quiet_uint_eq(fread(*dst, 1, (size_t)n, f), (size_t)n);
 		(*dst)[n] = '\0';
 		fclose(f);
 	}
@@ -868,10 +868,10 @@ static void sweep(cmd_fn cmd, int argc, char *const args[], int want, int sticky
 	mt_mem_fail_at(0, 0);
 	rc = run_captured(cmd, argc, args, &ref_out, &ref_err);
 	calls_ref = mt_mem_calls();
-	ck_assert_msg(rc == want, "the unfailed run exits %d, want %d: %s", rc,
+	mt_quiet(rc == want, "the unfailed run exits %d, want %d: %s", rc,
 		      want, ref_err);
-	ck_assert_int_eq(mt_mem_outstanding(), before);
-	ck_assert_uint_gt(calls_ref, 3);
+	mt_quiet_int_eq(mt_mem_outstanding(), before);
+	mt_quiet_uint_gt(calls_ref, 3);
 	for (n = 1; n <= MAX_SWEEP; n++) {
 		uint64_t calls;
 
@@ -879,28 +879,28 @@ static void sweep(cmd_fn cmd, int argc, char *const args[], int want, int sticky
 		rc = run_captured(cmd, argc, args, &out, &err);
 		calls = mt_mem_calls();
 		mt_mem_fail_at(0, 0);
-		ck_assert_msg(mt_mem_outstanding() == before,
+		mt_quiet(mt_mem_outstanding() == before,
 			      "%s N=%" PRIu64 ": %" PRId64 " blocks leaked", args[0], n,
 			      mt_mem_outstanding() - before);
 		if (calls < n) {
 			/* The failure never came: the unfailed result. */
-			ck_assert_msg(rc == want && !strcmp(out, ref_out),
+			mt_quiet(rc == want && !strcmp(out, ref_out),
 				      "%s N=%" PRIu64 ": exit %d, output differs",
 				      args[0], n, rc);
 			free(out);
 			free(err);
 			break;
 		}
-		ck_assert_msg(rc == MT_EXIT_NOMEM, "%s N=%" PRIu64 ": exit %d, want 4: %s",
+		mt_quiet(rc == MT_EXIT_NOMEM, "%s N=%" PRIu64 ": exit %d, want 4: %s",
 			      args[0], n, rc, err);
-		ck_assert_msg(out[0] == '\0', "%s N=%" PRIu64 ": stdout holds %s",
+		mt_quiet(out[0] == '\0', "%s N=%" PRIu64 ": stdout holds %s",
 			      args[0], n, out);
-		ck_assert_msg(strstr(err, "memtrace: out of memory\n") != NULL,
+		mt_quiet(strstr(err, "memtrace: out of memory\n") != NULL,
 			      "%s N=%" PRIu64 ": stderr is '%s'", args[0], n, err);
 		free(out);
 		free(err);
 	}
-	ck_assert_uint_eq(n, calls_ref + 1);
+	mt_quiet_uint_eq(n, calls_ref + 1);
 	free(ref_out);
 	free(ref_err);
 }
@@ -914,10 +914,10 @@ static void sweep(cmd_fn cmd, int argc, char *const args[], int want, int sticky
 		int argc_ = 0;                                                 \
 		while (args_[argc_])                                           \
 			argc_++;                                               \
-		ck_assert_int_eq(chdir(dir_), 0);                              \
+		mt_quiet_int_eq(chdir(dir_), 0);                              \
 		sweep((cmd), argc_, args_, (want), 0);                         \
 		sweep((cmd), argc_, args_, (want), 1);                         \
-		ck_assert_int_eq(chdir("/"), 0);                               \
+		mt_quiet_int_eq(chdir("/"), 0);                               \
 		mt_test_rmdir(dir_);                                           \
 		free(dir_);                                                    \
 	} while (0)
@@ -937,14 +937,14 @@ START_TEST(gate_on_a_summary_survives_every_allocation_failure)
 	MT(&r, dir, "summary", "new.jsonl", "--top", "9", "--include-zero-live",
 	   "-o", "s.jsonl");
 	mt_test_run_release(&r);
-	ck_assert_int_eq(chdir(dir), 0);
+	mt_quiet_int_eq(chdir(dir), 0);
 	{
 		char *args[] = { "gate", "s.jsonl", "--max-live", "4K", NULL };
 
 		sweep(mt_gate_cmd, 4, args, 1, 0);
 		sweep(mt_gate_cmd, 4, args, 1, 1);
 	}
-	ck_assert_int_eq(chdir("/"), 0);
+	mt_quiet_int_eq(chdir("/"), 0);
 	mt_test_rmdir(dir);
 	free(dir);
 }

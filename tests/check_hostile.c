@@ -241,7 +241,7 @@ static void run_piped(piped_t *r, gen_fn_t *gen, uint64_t n, const char *cmd,
 	pid_t gpid, apid;
 
 	memset(r, 0, sizeof(*r));
-	ck_assert_int_eq(pipe(p), 0);
+	mt_quiet_int_eq(pipe(p), 0);
 	gpid = fork();
 	ck_assert_int_ge(gpid, 0);
 	if (gpid == 0) {
@@ -275,21 +275,21 @@ static void run_piped(piped_t *r, gen_fn_t *gen, uint64_t n, const char *cmd,
 	close(p[0]);
 	close(p[1]);
 	while (wait4(apid, &status, 0, &ru) < 0)
-		ck_assert_int_eq(errno, EINTR);
+		mt_quiet_int_eq(errno, EINTR);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	kill(gpid, SIGKILL);
 	waitpid(gpid, NULL, 0);
 	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	rss_text = mt_test_read(rss, NULL);
-	ck_assert_msg(rss_text != NULL, "the launcher wrote no RSS (status %d)", r->status);
+	mt_quiet(rss_text != NULL, "the launcher wrote no RSS (status %d)", r->status);
 	r->maxrss_kb = atol(rss_text);
 	free(rss_text);
 	r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	r->out = mt_test_read(out, NULL);
 	r->err = mt_test_read(err, NULL);
-	ck_assert_ptr_nonnull(r->out);
-	ck_assert_ptr_nonnull(r->err);
-	ck_assert_msg(r->status != 128 + SIGALRM, "memtrace %s hung (%d s): %s", cmd,
+	mt_quiet_ptr_nonnull(r->out);
+	mt_quiet_ptr_nonnull(r->err);
+	mt_quiet(r->status != 128 + SIGALRM, "memtrace %s hung (%d s): %s", cmd,
 		      HOSTILE_TIMEOUT, r->err);
 	mt_test_rmdir(dir);
 	free(dir);
@@ -316,7 +316,7 @@ static long baseline_rss_kb(void)
 	long kb;
 
 	run_piped(&r, gen_minimal, 0, "check", NULL, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	kb = r.maxrss_kb;
 	piped_release(&r);
 	return kb;
@@ -337,11 +337,11 @@ static json_object *first_row(const char *out)
 		const char *nl = strchr(line, '\n');
 		json_object *o;
 
-		ck_assert_msg(nl != NULL, "an output line without newline: %s", line);
-		ck_assert_msg(nl - line < 8192, "an output line of %td bytes", nl - line);
+		mt_quiet(nl != NULL, "an output line without newline: %s", line);
+		mt_quiet(nl - line < 8192, "an output line of %td bytes", nl - line);
 		json_tokener_reset(tok);
 		o = json_tokener_parse_ex(tok, line, (int)(nl - line));
-		ck_assert_msg(o && json_object_is_type(o, json_type_object),
+		mt_quiet(o && json_object_is_type(o, json_type_object),
 			      "an output line is not a JSON object: %.*s",
 			      (int)(nl - line), line);
 		if (!first)
@@ -351,18 +351,18 @@ static json_object *first_row(const char *out)
 		line = nl + 1;
 	}
 	json_tokener_free(tok);
-	ck_assert_msg(first != NULL, "no output");
+	mt_quiet(first != NULL, "no output");
 	return first;
 }
 
 /* The summary's totals must hold together whatever the trace held. */
 static void assert_consistent(json_object *s)
 {
-	ck_assert_uint_eq(mt_test_json_u64(s, "live_bytes"),
+	mt_quiet_uint_eq(mt_test_json_u64(s, "live_bytes"),
 			  mt_test_json_u64(s, "bytes_allocated") - mt_test_json_u64(s, "bytes_freed"));
-	ck_assert_uint_le(mt_test_json_u64(s, "bytes_freed"), mt_test_json_u64(s, "bytes_allocated"));
-	ck_assert_uint_ge(mt_test_json_u64(s, "peak_live_bytes"), mt_test_json_u64(s, "live_bytes"));
-	ck_assert_uint_le(mt_test_json_u64(s, "peak_live_bytes"), mt_test_json_u64(s, "bytes_allocated"));
+	mt_quiet_uint_le(mt_test_json_u64(s, "bytes_freed"), mt_test_json_u64(s, "bytes_allocated"));
+	mt_quiet_uint_ge(mt_test_json_u64(s, "peak_live_bytes"), mt_test_json_u64(s, "live_bytes"));
+	mt_quiet_uint_le(mt_test_json_u64(s, "peak_live_bytes"), mt_test_json_u64(s, "bytes_allocated"));
 }
 
 /* ---- small traces, from a string, through a file ---- */
@@ -401,7 +401,7 @@ static json_object *summary_of(const char *trace, size_t len, int want_status)
 	json_object *s;
 
 	run_small(&r, trace, len, "summary");
-	ck_assert_msg(r.status == want_status, "summary exits %d, not %d: %s%s",
+	mt_quiet(r.status == want_status, "summary exits %d, not %d: %s%s",
 		      r.status, want_status, r.out, r.err);
 	s = first_row(r.out);
 	free(r.out);
@@ -416,7 +416,7 @@ static void assert_message_has(json_object *s, const char *text)
 	/* A complete trace's message is null: it has only "". */
 	if (!m)
 		m = "";
-	ck_assert_msg(strstr(m, text), "message '%s' lacks '%s'", m, text);
+	mt_quiet(strstr(m, text), "message '%s' lacks '%s'", m, text);
 }
 
 /* A trace whose frame names hold what json-c's UTF-8 check lets through
@@ -437,13 +437,13 @@ START_TEST(test_rows_stay_utf8_when_frame_names_are_not)
 	small_t r;
 
 	ck_assert_str_eq(mt_test_json_str(s, "status"), "malformed_event");
-	ck_assert_int_eq(mt_test_json_i64(s, "malformed_events"), 2);
+	mt_quiet_int_eq(mt_test_json_i64(s, "malformed_events"), 2);
 	assert_message_has(s, "the first, at line 3: it is not valid UTF-8");
-	ck_assert_int_eq(mt_test_json_i64(s, "allocations"), 1);
+	mt_quiet_int_eq(mt_test_json_i64(s, "allocations"), 1);
 	json_object_put(s);
 	run_small(&r, trace, sizeof(trace) - 1, "summary");
-	ck_assert_msg(mt_utf8_valid(r.out, strlen(r.out)), "rows not UTF-8: %s", r.out);
-	ck_assert_ptr_nonnull(strstr(r.out, "\"symbol\":\"caf\xc3\xa9\""));
+	mt_quiet(mt_utf8_valid(r.out, strlen(r.out)), "rows not UTF-8: %s", r.out);
+	mt_quiet_ptr_nonnull(strstr(r.out, "\"symbol\":\"caf\xc3\xa9\""));
 	free(r.out);
 	free(r.err);
 }
@@ -477,21 +477,21 @@ START_TEST(test_line_longer_than_1_MiB_is_malformed_and_costs_its_limit_not_its_
 
 	long_line_bytes = 1000;
 	run_piped(&shortl, gen_with_long_line, 0, "summary", "--top", "0");
-	ck_assert_int_eq(shortl.status, 0);
+	mt_quiet_int_eq(shortl.status, 0);
 	long_line_bytes = 64u << 20;
 	run_piped(&longl, gen_with_long_line, 0, "summary", "--top", "0");
-	ck_assert_int_eq(longl.status, 0);
+	mt_quiet_int_eq(longl.status, 0);
 	s = first_row(longl.out);
 	ck_assert_str_eq(mt_test_json_str(s, "status"), "malformed_event");
 	assert_message_has(s, "at line 4: it is longer than 1 MiB");
-	ck_assert_int_eq(mt_test_json_i64(s, "malformed_events"), 1);
-	ck_assert_int_eq(mt_test_json_i64(s, "allocations"), 2);
-	ck_assert_int_eq(mt_test_json_i64(s, "events"), 5);
+	mt_quiet_int_eq(mt_test_json_i64(s, "malformed_events"), 1);
+	mt_quiet_int_eq(mt_test_json_i64(s, "allocations"), 2);
+	mt_quiet_int_eq(mt_test_json_i64(s, "events"), 5);
 	/* The 64 MiB line costs nothing beyond the reader's buffer, which
 	 * the 1 KB one has too. */
 	fprintf(stderr, "hostile: peak RSS %ld KB with a 1 KB line, %ld KB with a 64 MiB one\n",
 		shortl.maxrss_kb, longl.maxrss_kb);
-	ck_assert_msg(longl.maxrss_kb < shortl.maxrss_kb + 4096,
+	mt_quiet(longl.maxrss_kb < shortl.maxrss_kb + 4096,
 		      "a 64 MiB line cost %ld KB, a 1 KB one %ld KB", longl.maxrss_kb,
 		      shortl.maxrss_kb);
 	json_object_put(s);
@@ -514,11 +514,11 @@ START_TEST(test_first_line_longer_than_1_MiB_is_not_evidence)
 	json_object *o;
 
 	run_piped(&r, gen_one_endless_line, 0, "check", NULL, NULL);
-	ck_assert_int_eq(r.status, 2);
+	mt_quiet_int_eq(r.status, 2);
 	o = first_row(r.out);
 	ck_assert_str_eq(mt_test_json_str(o, "status"), "invalid");
 	assert_message_has(o, "line 1 is longer than 1048576 bytes");
-	ck_assert_msg(r.maxrss_kb < baseline_rss_kb() + 8 * 1024,
+	mt_quiet(r.maxrss_kb < baseline_rss_kb() + 8 * 1024,
 		      "96 MiB on one line cost %ld KB", r.maxrss_kb);
 	json_object_put(o);
 	piped_release(&r);
@@ -541,11 +541,11 @@ START_TEST(test_cut_off_last_line_longer_than_1_MiB_is_a_missing_stop)
 	json_object *s;
 
 	run_piped(&r, gen_cut_long_tail, 0, "summary", "--top", "0");
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	s = first_row(r.out);
 	ck_assert_str_eq(mt_test_json_str(s, "status"), "missing_stop_event");
 	assert_message_has(s, "its last line 4, which has no newline, was dropped");
-	ck_assert_int_eq(mt_test_json_i64(s, "allocations"), 1);
+	mt_quiet_int_eq(mt_test_json_i64(s, "allocations"), 1);
 	json_object_put(s);
 	piped_release(&r);
 }
@@ -566,14 +566,14 @@ START_TEST(test_nul_bytes_inside_lines_are_malformed)
 	small_t r;
 
 	ck_assert_str_eq(mt_test_json_str(s, "status"), "malformed_event");
-	ck_assert_int_eq(mt_test_json_i64(s, "malformed_events"), 2);
+	mt_quiet_int_eq(mt_test_json_i64(s, "malformed_events"), 2);
 	assert_message_has(s, "at line 3: it contains a NUL byte");
-	ck_assert_int_eq(mt_test_json_i64(s, "allocations"), 1);
+	mt_quiet_int_eq(mt_test_json_i64(s, "allocations"), 1);
 	json_object_put(s);
 
 	run_small(&r, first, sizeof(first) - 1, "check");
-	ck_assert_int_eq(r.status, 2);
-	ck_assert_ptr_nonnull(strstr(r.out, "line 1 is not a memtrace event: it contains a NUL byte"));
+	mt_quiet_int_eq(r.status, 2);
+	mt_quiet_ptr_nonnull(strstr(r.out, "line 1 is not a memtrace event: it contains a NUL byte"));
 	free(r.out);
 	free(r.err);
 }
@@ -597,15 +597,15 @@ START_TEST(test_invalid_utf8_is_malformed_and_never_reaches_the_rows)
 	const char *second;
 
 	run_small(&r, trace, sizeof(trace) - 1, "summary");
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	s = first_row(r.out); /* every row is valid UTF-8 JSON */
 	ck_assert_str_eq(mt_test_json_str(s, "status"), "malformed_event");
 	/* Four bad strings, and the stack of a frame that was refused. */
-	ck_assert_int_eq(mt_test_json_i64(s, "malformed_events"), 5);
+	mt_quiet_int_eq(mt_test_json_i64(s, "malformed_events"), 5);
 	assert_message_has(s, "at line 3: it is not valid UTF-8");
 	second = strchr(r.out, '\n') + 1;
 	site = first_row(second);
-	ck_assert_ptr_nonnull(strstr(second, "\"symbol\":\"caf\xc3\xa9\""));
+	mt_quiet_ptr_nonnull(strstr(second, "\"symbol\":\"caf\xc3\xa9\""));
 	json_object_put(site);
 	json_object_put(s);
 	free(r.out);
@@ -646,10 +646,10 @@ START_TEST(test_deep_nesting_is_malformed_without_recursion)
 	nest_open = "[";
 	nest_close = "]";
 	run_piped(&r, gen_deep, 0, "summary", "--top", "0");
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	s = first_row(r.out);
 	ck_assert_str_eq(mt_test_json_str(s, "status"), "malformed_event");
-	ck_assert_int_eq(mt_test_json_i64(s, "malformed_events"), 1);
+	mt_quiet_int_eq(mt_test_json_i64(s, "malformed_events"), 1);
 	json_object_put(s);
 	piped_release(&r);
 
@@ -657,8 +657,8 @@ START_TEST(test_deep_nesting_is_malformed_without_recursion)
 	nest_open = "{\"a\":";
 	nest_close = "}";
 	run_piped(&r, gen_deep, 1, "check", NULL, NULL);
-	ck_assert_int_eq(r.status, 2);
-	ck_assert_ptr_nonnull(strstr(r.out, "line 1 is not a memtrace event"));
+	mt_quiet_int_eq(r.status, 2);
+	mt_quiet_ptr_nonnull(strstr(r.out, "line 1 is not a memtrace event"));
 	piped_release(&r);
 
 	/* 40 levels is more than json-c's 32, at any size. */
@@ -666,8 +666,8 @@ START_TEST(test_deep_nesting_is_malformed_without_recursion)
 	nest_open = "[";
 	nest_close = "]";
 	run_piped(&r, gen_deep, 0, "check", NULL, NULL);
-	ck_assert_int_eq(r.status, 1);
-	ck_assert_ptr_nonnull(strstr(r.out, "at line 3: it is not valid JSON"));
+	mt_quiet_int_eq(r.status, 1);
+	mt_quiet_ptr_nonnull(strstr(r.out, "at line 3: it is not valid JSON"));
 	piped_release(&r);
 }
 END_TEST
@@ -698,12 +698,12 @@ START_TEST(test_a_line_of_many_objects_is_refused_before_json_c_reads_it)
 	/* json-c spent 270 MB and a second on a 1 MiB line of "{},". */
 	containers = 340000;
 	run_piped(&r, gen_containers, 0, "summary", "--top", "0");
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	s = first_row(r.out);
 	ck_assert_str_eq(mt_test_json_str(s, "status"), "malformed_event");
 	assert_message_has(s, "at line 3: it holds more than 1024 JSON objects and arrays");
 	fprintf(stderr, "hostile: a 1 MiB line of {}: %ld KB, %.2f s\n", r.maxrss_kb, r.seconds);
-	ck_assert_msg(r.maxrss_kb < baseline_rss_kb() + 8 * 1024, "peak RSS %ld KB",
+	mt_quiet(r.maxrss_kb < baseline_rss_kb() + 8 * 1024, "peak RSS %ld KB",
 		      r.maxrss_kb);
 	json_object_put(s);
 	piped_release(&r);
@@ -711,11 +711,11 @@ START_TEST(test_a_line_of_many_objects_is_refused_before_json_c_reads_it)
 	/* 1024 are read, unknown field or not. */
 	containers = 1024;
 	run_piped(&r, gen_containers, 0, "check", NULL, NULL);
-	ck_assert_msg(r.status == 0 && strstr(r.out, "\"complete\""), "%s", r.out);
+	mt_quiet(r.status == 0 && strstr(r.out, "\"complete\""), "%s", r.out);
 	piped_release(&r);
 	containers = 1025;
 	run_piped(&r, gen_containers, 0, "check", NULL, NULL);
-	ck_assert_ptr_nonnull(strstr(r.out, "more than 1024 JSON objects and arrays"));
+	mt_quiet_ptr_nonnull(strstr(r.out, "more than 1024 JSON objects and arrays"));
 	piped_release(&r);
 }
 END_TEST
@@ -730,9 +730,9 @@ START_TEST(test_duplicated_keys_count_with_their_last_value)
 	json_object *s = summary_of(trace, sizeof(trace) - 1, 0);
 
 	/* As json-c and jq read them: the last value of a key counts. */
-	ck_assert_int_eq(mt_test_json_i64(s, "bytes_allocated"), 7);
-	ck_assert_int_eq(mt_test_json_i64(s, "frees"), 1);
-	ck_assert_int_eq(mt_test_json_i64(s, "allocations"), 1);
+	mt_quiet_int_eq(mt_test_json_i64(s, "bytes_allocated"), 7);
+	mt_quiet_int_eq(mt_test_json_i64(s, "frees"), 1);
+	mt_quiet_int_eq(mt_test_json_i64(s, "allocations"), 1);
 	ck_assert_str_eq(mt_test_json_str(s, "status"), "sequence_gap");
 	assert_message_has(s, "expected seq 5, found 9");
 	json_object_put(s);
@@ -765,10 +765,10 @@ START_TEST(test_numbers_out_of_range_and_negative_sizes_are_malformed)
 	json_object *s = summary_of(trace, sizeof(trace) - 1, 0);
 
 	/* -0 is 0; 2^64 - 1 is the largest size; nothing else is read. */
-	ck_assert_int_eq(mt_test_json_i64(s, "allocations"), 2);
-	ck_assert_uint_eq(mt_test_json_u64(s, "bytes_allocated"), UINT64_MAX);
-	ck_assert_int_eq(mt_test_json_i64(s, "malformed_events"), 12);
-	ck_assert_int_eq(mt_test_json_i64(s, "frees"), 0);
+	mt_quiet_int_eq(mt_test_json_i64(s, "allocations"), 2);
+	mt_quiet_uint_eq(mt_test_json_u64(s, "bytes_allocated"), UINT64_MAX);
+	mt_quiet_int_eq(mt_test_json_i64(s, "malformed_events"), 12);
+	mt_quiet_int_eq(mt_test_json_i64(s, "frees"), 0);
 	assert_message_has(s, "at line 3: a number is out of range");
 	assert_consistent(s);
 	json_object_put(s);
@@ -790,13 +790,13 @@ START_TEST(test_sizes_that_would_overflow_the_totals_are_malformed)
 	/* Before the fix the sums wrapped: 5 bytes allocated, a peak of
 	 * 2^63 and live bytes that were neither. */
 	ck_assert_str_eq(mt_test_json_str(s, "status"), "malformed_event");
-	ck_assert_int_eq(mt_test_json_i64(s, "malformed_events"), 2);
+	mt_quiet_int_eq(mt_test_json_i64(s, "malformed_events"), 2);
 	assert_message_has(s, "at line 4: its size takes bytes_allocated beyond 2^64 - 1 ('size')");
-	ck_assert_int_eq(mt_test_json_i64(s, "allocations"), 2);
-	ck_assert_int_eq(mt_test_json_i64(s, "frees"), 1);
-	ck_assert_uint_eq(mt_test_json_u64(s, "bytes_allocated"), 9223372036854775813ull);
-	ck_assert_uint_eq(mt_test_json_u64(s, "live_bytes"), 5);
-	ck_assert_uint_eq(mt_test_json_u64(s, "peak_live_bytes"), 9223372036854775808ull);
+	mt_quiet_int_eq(mt_test_json_i64(s, "allocations"), 2);
+	mt_quiet_int_eq(mt_test_json_i64(s, "frees"), 1);
+	mt_quiet_uint_eq(mt_test_json_u64(s, "bytes_allocated"), 9223372036854775813ull);
+	mt_quiet_uint_eq(mt_test_json_u64(s, "live_bytes"), 5);
+	mt_quiet_uint_eq(mt_test_json_u64(s, "peak_live_bytes"), 9223372036854775808ull);
 	assert_consistent(s);
 	json_object_put(s);
 }
@@ -820,13 +820,13 @@ START_TEST(test_ids_never_declared_or_declared_twice_are_malformed)
 		"{\"v\":1,\"seq\":14,\"kind\":\"trace.stop\"}\n";
 	json_object *s = summary_of(trace, sizeof(trace) - 1, 0);
 
-	ck_assert_int_eq(mt_test_json_i64(s, "malformed_events"), 8);
+	mt_quiet_int_eq(mt_test_json_i64(s, "malformed_events"), 8);
 	assert_message_has(s, "at line 3: it names an allocator never declared ('allocator_id')");
 	/* A refused event changes nothing. */
-	ck_assert_int_eq(mt_test_json_i64(s, "allocations"), 1);
-	ck_assert_int_eq(mt_test_json_i64(s, "bytes_allocated"), 3);
-	ck_assert_int_eq(mt_test_json_i64(s, "unknown_frees"), 0);
-	ck_assert_int_eq(mt_test_json_i64(s, "events"), 6);
+	mt_quiet_int_eq(mt_test_json_i64(s, "allocations"), 1);
+	mt_quiet_int_eq(mt_test_json_i64(s, "bytes_allocated"), 3);
+	mt_quiet_int_eq(mt_test_json_i64(s, "unknown_frees"), 0);
+	mt_quiet_int_eq(mt_test_json_i64(s, "events"), 6);
 	json_object_put(s);
 }
 END_TEST
@@ -874,15 +874,15 @@ START_TEST(test_pointers_chosen_to_collide_do_not_slow_the_analyzer)
 	/* The old hash took about 1 s for 40,000 of these pointers, and 4
 	 * times that for every doubling: minutes for 300,000. */
 	run_piped(&r, gen_colliding, n, "summary", "--top", "0");
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	s = first_row(r.out);
 	ck_assert_str_eq(mt_test_json_str(s, "status"), "complete");
-	ck_assert_uint_eq(mt_test_json_u64(s, "allocations"), n + 16384);
-	ck_assert_uint_eq(mt_test_json_u64(s, "frees"), n);
-	ck_assert_uint_eq(mt_test_json_u64(s, "live_allocations"), 16384);
+	mt_quiet_uint_eq(mt_test_json_u64(s, "allocations"), n + 16384);
+	mt_quiet_uint_eq(mt_test_json_u64(s, "frees"), n);
+	mt_quiet_uint_eq(mt_test_json_u64(s, "live_allocations"), 16384);
 	fprintf(stderr, "hostile: %" PRIu64 " colliding pointers in %.2f s\n", n + 16384,
 		r.seconds);
-	ck_assert_msg(r.seconds < 20, "%" PRIu64 " colliding pointers took %.1f s", n,
+	mt_quiet(r.seconds < 20, "%" PRIu64 " colliding pointers took %.1f s", n,
 		      r.seconds);
 	json_object_put(s);
 	piped_release(&r);
@@ -915,18 +915,18 @@ START_TEST(test_millions_of_distinct_stacks_are_ranked)
 	const char *site;
 
 	run_piped(&r, gen_stacks, n, "summary", "--top", "3");
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	s = first_row(r.out);
 	ck_assert_str_eq(mt_test_json_str(s, "status"), "complete");
-	ck_assert_uint_eq(mt_test_json_u64(s, "allocations"), n);
+	mt_quiet_uint_eq(mt_test_json_u64(s, "allocations"), n);
 	json_object_put(s);
 	/* Ranked by live bytes: stack n, then n - 1, then n - 2. */
 	site = strchr(r.out, '\n') + 1;
 	for (uint64_t rank = 1; rank <= 3; rank++) {
 		json_object *o = first_row(site);
 
-		ck_assert_uint_eq(mt_test_json_u64(o, "rank"), rank);
-		ck_assert_uint_eq(mt_test_json_u64(o, "stack_id"), n + 1 - rank);
+		mt_quiet_uint_eq(mt_test_json_u64(o, "rank"), rank);
+		mt_quiet_uint_eq(mt_test_json_u64(o, "stack_id"), n + 1 - rank);
 		json_object_put(o);
 		site = strchr(site, '\n') + 1;
 	}
@@ -985,19 +985,19 @@ START_TEST(test_memory_does_not_grow_with_the_trace_length)
 
 	run_piped(&a, gen_long, small, "summary", "--top", "0");
 	run_piped(&b, gen_long, big, "summary", "--top", "0");
-	ck_assert_int_eq(a.status, 0);
-	ck_assert_int_eq(b.status, 0);
+	mt_quiet_int_eq(a.status, 0);
+	mt_quiet_int_eq(b.status, 0);
 	s = first_row(b.out);
 	ck_assert_str_eq(mt_test_json_str(s, "status"), "complete");
-	ck_assert_uint_eq(mt_test_json_u64(s, "events"), big);
-	ck_assert_uint_ge(mt_test_json_u64(s, "live_allocations"), 999);
-	ck_assert_uint_le(mt_test_json_u64(s, "live_allocations"), 1000);
+	mt_quiet_uint_eq(mt_test_json_u64(s, "events"), big);
+	mt_quiet_uint_ge(mt_test_json_u64(s, "live_allocations"), 999);
+	mt_quiet_uint_le(mt_test_json_u64(s, "live_allocations"), 1000);
 	json_object_put(s);
 	fprintf(stderr, "hostile: %" PRIu64 " events: %ld KB in %.1f s; %" PRIu64
 			" events: %ld KB in %.1f s\n",
 		small, a.maxrss_kb, a.seconds, big, b.maxrss_kb, b.seconds);
 	/* Ten times the events, the same memory (within 1 MiB). */
-	ck_assert_msg(b.maxrss_kb <= a.maxrss_kb + 1024,
+	mt_quiet(b.maxrss_kb <= a.maxrss_kb + 1024,
 		      "peak RSS grew from %ld KB to %ld KB", a.maxrss_kb, b.maxrss_kb);
 	piped_release(&a);
 	piped_release(&b);
@@ -1017,7 +1017,7 @@ static void assert_survives(const char *trace, size_t len, const char *what)
 		small_t r;
 
 		run_small(&r, trace, len, cmds[c]);
-		ck_assert_msg(r.status <= 2, "%s: %s exits %d: %s", what, cmds[c], r.status,
+		mt_quiet(r.status <= 2, "%s: %s exits %d: %s", what, cmds[c], r.status,
 			      r.err);
 		if (*r.out)
 			json_object_put(first_row(r.out));
@@ -1044,7 +1044,7 @@ START_TEST(test_fuzz_findings_and_random_bytes_never_crash_the_analyzer)
 				continue;
 			path = mt_test_path(dir, e->d_name);
 			data = mt_test_read(path, &len);
-			ck_assert_ptr_nonnull(data);
+			mt_quiet_ptr_nonnull(data);
 			assert_survives(data, len, e->d_name);
 			kept++;
 			free(data);
@@ -1104,9 +1104,9 @@ START_TEST(test_kept_hostile_inputs_keep_their_verdicts)
 		snprintf(rel, sizeof(rel), "fuzz/%s", cases[i].file);
 		path = mt_test_fixture(rel);
 		data = mt_test_read(path, &len);
-		ck_assert_msg(data != NULL, "no fixture %s", path);
+		mt_quiet(data != NULL, "no fixture %s", path);
 		s = summary_of(data, len, 0);
-		ck_assert_msg(!strcmp(mt_test_json_str(s, "status"), cases[i].status), "%s: status %s",
+		mt_quiet(!strcmp(mt_test_json_str(s, "status"), cases[i].status), "%s: status %s",
 			      cases[i].file, mt_test_json_str(s, "status"));
 		assert_message_has(s, cases[i].text);
 		assert_consistent(s);
@@ -1150,7 +1150,7 @@ static int count_files(const char *dir)
 	struct dirent *e;
 	int n = 0;
 
-	ck_assert_ptr_nonnull(d);
+	mt_quiet_ptr_nonnull(d);
 	while ((e = readdir(d)))
 		if (e->d_name[0] != '.')
 			n++;
@@ -1169,15 +1169,15 @@ START_TEST(test_a_trace_file_someone_else_made_is_refused_untouched)
 	/* In a shared directory, another user made the name first, readable
 	 * by all, to read what the trace would say. */
 	mt_test_write(trace, "theirs\n", 7);
-	ck_assert_int_eq(chmod(trace, 0666), 0);
-	ck_assert_int_eq(chown(trace, 65534, 65534), 0);
+	mt_quiet_int_eq(chmod(trace, 0666), 0);
+	mt_quiet_int_eq(chown(trace, 65534, 65534), 0);
 	run_traced(&r, "wl_entry", trace, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "entry points done\n");
-	ck_assert_ptr_nonnull(strstr(r.err, "cannot open trace"));
+	mt_quiet_ptr_nonnull(strstr(r.err, "cannot open trace"));
 	mt_test_assert_file_eq(trace, "theirs\n");
-	ck_assert_int_eq(stat(trace, &st), 0);
-	ck_assert_int_eq(st.st_mode & 07777, 0666);
+	mt_quiet_int_eq(stat(trace, &st), 0);
+	mt_quiet_int_eq(st.st_mode & 07777, 0666);
 	mt_test_run_release(&r);
 	free(trace);
 	mt_test_rmdir(dir);
@@ -1194,15 +1194,15 @@ START_TEST(test_an_old_trace_file_of_ours_is_made_private_and_replaced)
 	struct stat st;
 
 	mt_test_write(trace, "an older, longer trace, readable by all\n", 40);
-	ck_assert_int_eq(chmod(trace, 0644), 0);
+	mt_quiet_int_eq(chmod(trace, 0644), 0);
 	run_traced(&r, "wl_entry", trace, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
 	mt_test_run_release(&r);
-	ck_assert_int_eq(stat(trace, &st), 0);
-	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	mt_quiet_int_eq(stat(trace, &st), 0);
+	mt_quiet_int_eq(st.st_mode & 07777, 0600);
 	mt_test_run(&r, argv, NULL);
-	ck_assert_int_eq(r.status, 0); /* complete: nothing of the old file */
+	mt_quiet_int_eq(r.status, 0); /* complete: nothing of the old file */
 	mt_test_run_release(&r);
 	free(mt);
 	free(trace);
@@ -1216,15 +1216,15 @@ START_TEST(test_a_fifo_or_a_directory_as_trace_is_refused_without_blocking)
 	char *dir = mt_test_tmpdir(), *fifo = mt_test_path(dir, "fifo.jsonl");
 	mt_test_run_t r;
 
-	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	mt_quiet_int_eq(mkfifo(fifo, 0600), 0);
 	run_traced(&r, "wl_entry", fifo, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "entry points done\n");
-	ck_assert_ptr_nonnull(strstr(r.err, "cannot open trace"));
+	mt_quiet_ptr_nonnull(strstr(r.err, "cannot open trace"));
 	mt_test_run_release(&r);
 	run_traced(&r, "wl_entry", dir, NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_ptr_nonnull(strstr(r.err, "cannot open trace"));
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_ptr_nonnull(strstr(r.err, "cannot open trace"));
 	mt_test_run_release(&r);
 	free(fifo);
 	mt_test_rmdir(dir);
@@ -1250,17 +1250,17 @@ START_TEST(test_an_output_too_long_for_a_child_name_runs_untraced)
 		memset(path + n, 'd', 200);
 		n += 200;
 		path[n] = '\0';
-		ck_assert_int_eq(mkdir(path, 0700), 0);
+		mt_quiet_int_eq(mkdir(path, 0700), 0);
 	}
 	path[n++] = '/';
 	memset(path + n, 'f', 4093 - 6 - n);
 	n = 4093 - 6;
 	memcpy(path + n, ".jsonl", 7);
-	ck_assert_uint_eq(strlen(path), 4093);
+	mt_quiet_uint_eq(strlen(path), 4093);
 	run_traced(&r, "wl_fork", path, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "fork done\n");
-	ck_assert_ptr_nonnull(strstr(r.err, "MEMTRACE_OUTPUT is too long"));
+	mt_quiet_ptr_nonnull(strstr(r.err, "MEMTRACE_OUTPUT is too long"));
 	ck_assert(!mt_test_exists(path));
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
@@ -1279,15 +1279,15 @@ START_TEST(test_format_strings_in_the_environment_are_plain_text)
 	/* Only %p and %% mean something in MEMTRACE_OUTPUT; "%%p" is a
 	 * literal "%p"; a depth of "%n" is not a number. */
 	run_traced(&r, "wl_entry", pattern, "MEMTRACE_STACK_DEPTH=%n%s%s%s");
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "entry points done\n");
 	ck_assert_str_eq(r.err, "memtrace: MEMTRACE_STACK_DEPTH is not a number of frames: "
 				"'%n%s%s%s'; using 32\n");
-	ck_assert_int_eq(count_files(dir), 1);
+	mt_quiet_int_eq(count_files(dir), 1);
 	mt_test_run_release(&r);
 	/* The analyzer takes such a path as it is, too. */
 	mt_test_run(&r, argv, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 	free(mt);
 	free(file);
@@ -1309,23 +1309,23 @@ START_TEST(test_hostile_stack_depths_fall_back_to_the_default_or_the_cap)
 	for (int i = 0; bad[i]; i++) {
 		snprintf(env, sizeof(env), "MEMTRACE_STACK_DEPTH=%s", bad[i]);
 		run_traced(&r, "wl_entry", trace, env);
-		ck_assert_int_eq(r.status, 0);
+		mt_quiet_int_eq(r.status, 0);
 		ck_assert_str_eq(r.out, "entry points done\n");
-		ck_assert_msg(strstr(r.err, "is not a number of frames") &&
+		mt_quiet(strstr(r.err, "is not a number of frames") &&
 				      strstr(r.err, "; using 32\n"),
 			      "%s: %s", bad[i], r.err);
 		mt_test_run_release(&r);
 	}
 	/* A depth beyond the cap is the cap: 256 frames at most. */
 	run_traced(&r, "wl_entry", trace, "MEMTRACE_STACK_DEPTH=100000");
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
 	mt_test_run_release(&r);
 	{
 		char *data = mt_test_read(trace, NULL);
 
-		ck_assert_ptr_nonnull(data);
-		ck_assert_ptr_nonnull(strstr(data, "\"stack_depth\":256"));
+		mt_quiet_ptr_nonnull(data);
+		mt_quiet_ptr_nonnull(strstr(data, "\"stack_depth\":256"));
 		free(data);
 	}
 	free(trace);

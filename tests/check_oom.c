@@ -39,7 +39,7 @@ static char *trace_text(size_t *len)
 	char *t = malloc(cap);
 	uint64_t seq = 1;
 
-	ck_assert_ptr_nonnull(t);
+	mt_quiet_ptr_nonnull(t);
 #define LINE(...)                                                            \
 	do {                                                                 \
 		n += (size_t)snprintf(t + n, cap - n, "{\"v\":1,\"seq\":%" PRIu64 \
@@ -117,7 +117,7 @@ static void snap_take(snap_t *s, const char *dir)
 	DIR *d = opendir(dir);
 	struct dirent *de;
 
-	ck_assert_msg(d != NULL, "opendir %s: %s", dir, strerror(errno));
+	mt_quiet(d != NULL, "opendir %s: %s", dir, strerror(errno));
 	s->n = 0;
 	while ((de = readdir(d))) {
 		char *path;
@@ -128,10 +128,10 @@ static void snap_take(snap_t *s, const char *dir)
 		ck_assert_int_lt(s->n, MAX_ENTRIES);
 		e = &s->e[s->n++];
 		e->name = strdup(de->d_name);
-		ck_assert_ptr_nonnull(e->name);
+		mt_quiet_ptr_nonnull(e->name);
 		path = mt_test_path(dir, de->d_name);
 		e->data = mt_test_read(path, &e->len);
-		ck_assert_msg(e->data != NULL, "cannot read %s", path);
+		mt_quiet(e->data != NULL, "cannot read %s", path);
 		free(path);
 	}
 	closedir(d);
@@ -194,7 +194,7 @@ static void snap_restore(const snap_t *want, const char *dir)
 		char *path = mt_test_path(dir, now.e[i].name);
 
 		if (!w)
-			ck_assert_int_eq(unlink(path), 0);
+			mt_quiet_int_eq(unlink(path), 0);
 		free(path);
 	}
 	for (int i = 0; i < want->n; i++) {
@@ -229,8 +229,8 @@ static int cmd_run(cmd_t *c)
 
 	memcpy(argv, c->args, sizeof(argv));
 	if (c->err_fd >= 0) {
-		ck_assert_int_eq(ftruncate(c->err_fd, 0), 0);
-		ck_assert_int_eq(lseek(c->err_fd, 0, SEEK_SET), 0);
+		mt_quiet_int_eq(ftruncate(c->err_fd, 0), 0);
+		mt_quiet_int_eq(lseek(c->err_fd, 0, SEEK_SET), 0);
 	}
 	return mt_cli_main(c->argc, argv);
 }
@@ -241,8 +241,8 @@ static char *cmd_stderr(cmd_t *c)
 	off_t n = lseek(c->err_fd, 0, SEEK_END);
 	char *buf = malloc((size_t)n + 1);
 
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_int_eq(pread(c->err_fd, buf, (size_t)n, 0), n);
+	mt_quiet_ptr_nonnull(buf);
+	mt_quiet_int_eq(pread(c->err_fd, buf, (size_t)n, 0), n);
 	buf[n] = '\0';
 	return buf;
 }
@@ -268,14 +268,14 @@ static void cmd_quiet(cmd_t *c)
 {
 	FILE *f = tmpfile();
 
-	ck_assert_ptr_nonnull(f);
+	mt_quiet_ptr_nonnull(f);
 	fflush(stderr);
 	c->err_fd = dup(fileno(f));
 	fclose(f);
 	c->saved_stderr = dup(2);
 	ck_assert_int_ge(c->err_fd, 0);
 	ck_assert_int_ge(c->saved_stderr, 0);
-	ck_assert_int_eq(dup2(c->err_fd, 2), 2);
+	mt_quiet_int_eq(dup2(c->err_fd, 2), 2);
 }
 
 static void cmd_release(cmd_t *c)
@@ -337,11 +337,11 @@ static void sweep(cmd_t *c, int sticky)
 	mt_mem_fail_at(0, 0);
 	rc = cmd_run(c);
 	calls_ref = mt_mem_calls();
-	ck_assert_msg(rc == 0, "the unfailed run exits %d", rc);
-	ck_assert_int_eq(mt_mem_outstanding(), before);
-	ck_assert_uint_gt(calls_ref, 20);
+	mt_quiet(rc == 0, "the unfailed run exits %d", rc);
+	mt_quiet_int_eq(mt_mem_outstanding(), before);
+	mt_quiet_uint_gt(calls_ref, 20);
 	snap_take(&ref, c->dir);
-	ck_assert_msg(snap_differs(&pre, &ref, why, sizeof(why)),
+	mt_quiet(snap_differs(&pre, &ref, why, sizeof(why)),
 		      "the unfailed run wrote nothing");
 	snap_restore(&pre, c->dir);
 
@@ -392,11 +392,11 @@ static void sweep(cmd_t *c, int sticky)
 		}
 		snap_free(&now);
 	}
-	ck_assert_msg(count == 0, "%s: %d problems over %" PRIu64
+	mt_quiet(count == 0, "%s: %d problems over %" PRIu64
 		      " allocation failures%s:\n%s", c->args[1], count, n,
 		      sticky ? " (sticky)" : "", problems);
 	/* Every one of the unfailed run's allocations was made to fail. */
-	ck_assert_msg(n == calls_ref + 1,
+	mt_quiet(n == calls_ref + 1,
 		      "the sweep ended at N=%" PRIu64 "; the unfailed run "
 		      "makes %" PRIu64 " allocations", n, calls_ref);
 	snap_free(&pre);
@@ -452,10 +452,10 @@ static void repetition_second_cmd(cmd_t *c)
 	char *path;
 
 	repetition_cmd(c, "1");
-	ck_assert_int_eq(cmd_run(c), 0);
+	mt_quiet_int_eq(cmd_run(c), 0);
 	free(c->args[c->argc - 1]);
 	c->args[c->argc - 1] = strdup("2");
-	ck_assert_ptr_nonnull(c->args[c->argc - 1]);
+	mt_quiet_ptr_nonnull(c->args[c->argc - 1]);
 	path = mt_test_path(c->dir, "repetitions.jsonl");
 	ck_assert(mt_test_exists(path));
 	free(path);

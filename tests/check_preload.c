@@ -90,10 +90,10 @@ static void summarize(summary_t *s, const char *trace, int top)
 	for (line = strtok_r(r.out, "\n", &save); line && s->n < 16;
 	     line = strtok_r(NULL, "\n", &save)) {
 		s->lines[s->n] = json_tokener_parse(line);
-		ck_assert_msg(s->lines[s->n] != NULL, "bad summary line: %s", line);
+		mt_quiet(s->lines[s->n] != NULL, "bad summary line: %s", line);
 		s->n++;
 	}
-	ck_assert_msg(s->n > 0, "memtrace summary %s printed nothing: %s", trace,
+	mt_quiet(s->n > 0, "memtrace summary %s printed nothing: %s", trace,
 		      r.err);
 	mt_test_run_release(&r);
 	free(mt);
@@ -144,12 +144,12 @@ static int count_events(const char *trace, match_t m)
 	char *data = mt_test_read(trace, &len), *line, *save = NULL;
 	int n = 0;
 
-	ck_assert_msg(data != NULL, "no trace %s", trace);
+	mt_quiet(data != NULL, "no trace %s", trace);
 	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		json_object *o = json_tokener_parse(line);
 		const char *kind, *fn;
 
-		ck_assert_msg(o != NULL, "trace line is not JSON: %s", line);
+		mt_quiet(o != NULL, "trace line is not JSON: %s", line);
 		kind = mt_test_json_opt_str(o, "kind");
 		fn = mt_test_json_opt_str(o, "fn");
 		if (kind && !strcmp(kind, m.kind) && (!m.fn || (*m.fn ? fn && !strcmp(fn, m.fn) : !fn))) {
@@ -182,28 +182,28 @@ START_TEST(test_every_entry_point_is_recorded_with_its_fn)
 	mt_test_run_t r;
 
 	run_traced(&r, "wl_entry", trace, NULL, NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_int_eq(count_fn(trace, "alloc", "malloc"), 4);
-	ck_assert_int_eq(count_fn(trace, "alloc", "calloc"), 1);
-	ck_assert_int_eq(count_fn(trace, "alloc", "realloc"), 1);
-	ck_assert_int_eq(count_fn(trace, "alloc", "reallocarray"), 1);
-	ck_assert_int_eq(count_fn(trace, "alloc", "posix_memalign"), 1);
-	ck_assert_int_eq(count_fn(trace, "alloc", "aligned_alloc"), 1);
-	ck_assert_int_eq(count_fn(trace, "alloc", "memalign"), 1);
-	ck_assert_int_eq(count_fn(trace, "alloc", "valloc"), 1);
-	ck_assert_int_eq(count_fn(trace, "alloc", "pvalloc"), 1);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_int_eq(count_fn(trace, "alloc", "malloc"), 4);
+	mt_quiet_int_eq(count_fn(trace, "alloc", "calloc"), 1);
+	mt_quiet_int_eq(count_fn(trace, "alloc", "realloc"), 1);
+	mt_quiet_int_eq(count_fn(trace, "alloc", "reallocarray"), 1);
+	mt_quiet_int_eq(count_fn(trace, "alloc", "posix_memalign"), 1);
+	mt_quiet_int_eq(count_fn(trace, "alloc", "aligned_alloc"), 1);
+	mt_quiet_int_eq(count_fn(trace, "alloc", "memalign"), 1);
+	mt_quiet_int_eq(count_fn(trace, "alloc", "valloc"), 1);
+	mt_quiet_int_eq(count_fn(trace, "alloc", "pvalloc"), 1);
 	/* A free of free() has no fn (optional there, spec section 2), one
 	 * of realloc(p, 0) says realloc. */
-	ck_assert_int_eq(count_fn(trace, "free", ""), 10);
-	ck_assert_int_eq(count_fn(trace, "free", "free"), 0);
-	ck_assert_int_eq(count_fn(trace, "free", "realloc"), 1);
-	ck_assert_int_eq(count_fn(trace, "resize", "realloc"), 1);
-	ck_assert_int_eq(count_fn(trace, "resize", "reallocarray"), 1);
-	ck_assert_int_eq(count_fn(trace, "remap", "realloc"), 1);
-	ck_assert_int_eq(count_fn(trace, "alloc.fail", "malloc"), 1);
-	ck_assert_int_eq(count_fn(trace, "alloc.fail", "reallocarray"), 1);
+	mt_quiet_int_eq(count_fn(trace, "free", ""), 10);
+	mt_quiet_int_eq(count_fn(trace, "free", "free"), 0);
+	mt_quiet_int_eq(count_fn(trace, "free", "realloc"), 1);
+	mt_quiet_int_eq(count_fn(trace, "resize", "realloc"), 1);
+	mt_quiet_int_eq(count_fn(trace, "resize", "reallocarray"), 1);
+	mt_quiet_int_eq(count_fn(trace, "remap", "realloc"), 1);
+	mt_quiet_int_eq(count_fn(trace, "alloc.fail", "malloc"), 1);
+	mt_quiet_int_eq(count_fn(trace, "alloc.fail", "reallocarray"), 1);
 	/* calloc records the product, aligned calls their alignment. */
-	ck_assert_int_eq(count_events(trace, (match_t){ "alloc", "calloc", 100, 100 }), 1);
+	mt_quiet_int_eq(count_events(trace, (match_t){ "alloc", "calloc", 100, 100 }), 1);
 	mt_test_run_release(&r);
 	free(trace);
 	mt_test_rmdir(dir);
@@ -218,21 +218,21 @@ START_TEST(test_entry_points_summary_has_exact_counts_and_leak_site)
 	summary_t s;
 
 	run_traced(&r, "wl_entry", trace, NULL, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	summarize(&s, trace, 1);
-	ck_assert_int_eq(s.status, 0);
+	mt_quiet_int_eq(s.status, 0);
 	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 12);
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "frees"), 11);
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "resizes"), 2);
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "remaps"), 1);
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "failed_allocations"), 2);
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "unknown_frees"), 0);
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "live_allocations"), 1);
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "live_bytes"), 7000);
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "threads"), 1);
-	ck_assert_int_eq(s.n, 2);
-	ck_assert_int_eq(mt_test_json_i64(s.lines[1], "live_bytes"), 7000);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 12);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "frees"), 11);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "resizes"), 2);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "remaps"), 1);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "failed_allocations"), 2);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "unknown_frees"), 0);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "live_allocations"), 1);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "live_bytes"), 7000);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "threads"), 1);
+	mt_quiet_int_eq(s.n, 2);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[1], "live_bytes"), 7000);
 	ck_assert_str_eq(top_symbol(s.lines[1]), "leak_here");
 	summary_release(&s);
 	mt_test_run_release(&r);
@@ -254,10 +254,10 @@ START_TEST(test_program_output_and_exit_status_are_unchanged)
 
 		run_bare(&bare, names[i], NULL);
 		run_traced(&traced, names[i], trace, NULL, NULL);
-		ck_assert_msg(bare.status == traced.status, "%s: exit %d bare, %d traced",
+		mt_quiet(bare.status == traced.status, "%s: exit %d bare, %d traced",
 			      names[i], bare.status, traced.status);
-		ck_assert_msg(!strcmp(bare.out, traced.out), "%s: output differs", names[i]);
-		ck_assert_msg(!strcmp(bare.err, traced.err), "%s: stderr differs: %s",
+		mt_quiet(!strcmp(bare.out, traced.out), "%s: output differs", names[i]);
+		mt_quiet(!strcmp(bare.err, traced.err), "%s: stderr differs: %s",
 			      names[i], traced.err);
 		mt_test_run_release(&bare);
 		mt_test_run_release(&traced);
@@ -275,17 +275,17 @@ START_TEST(test_eight_threads_keep_seq_contiguous_and_counts_exact)
 	summary_t s;
 
 	run_traced(&r, "wl_threads", trace, NULL, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	summarize(&s, trace, 0);
 	/* complete: every seq from 1 on, once, in order, and a stop. */
 	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
 	ck_assert_int_ge(mt_test_json_i64(s.lines[0], "threads"), 8);
-	ck_assert_int_eq(count_size(trace, "alloc", 1000, 1031), 16000);
-	ck_assert_int_eq(count_size(trace, "resize", 1032, 1063) +
+	mt_quiet_int_eq(count_size(trace, "alloc", 1000, 1031), 16000);
+	mt_quiet_int_eq(count_size(trace, "resize", 1032, 1063) +
 				 count_size(trace, "remap", 1032, 1063), 16000);
 	ck_assert_int_ge(mt_test_json_i64(s.lines[0], "frees"), 16000);
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "unknown_frees"), 0);
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "overlapping_allocs"), 0);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "unknown_frees"), 0);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "overlapping_allocs"), 0);
 	summary_release(&s);
 	mt_test_run_release(&r);
 	free(trace);
@@ -303,7 +303,7 @@ static int list_child_traces(const char *dir, const char *parent, char names[4][
 
 	snprintf(cmd, sizeof(cmd), "ls '%s'", dir);
 	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
+	mt_quiet_ptr_nonnull(p);
 	while (n < 4 && fgets(names[n], 4096, p)) {
 		names[n][strcspn(names[n], "\n")] = '\0';
 		if (strcmp(names[n], parent))
@@ -322,21 +322,21 @@ START_TEST(test_fork_and_exec_children_write_their_own_traces)
 	summary_t s;
 
 	run_traced(&r, "wl_fork", trace, NULL, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "fork done\n");
 	/* The parent's trace holds only the parent's allocations. */
 	summarize(&s, trace, 0);
 	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
-	ck_assert_int_eq(count_size(trace, "alloc", 2222, 2222), 2);
-	ck_assert_int_eq(count_size(trace, "alloc", 3333, 4444), 0);
+	mt_quiet_int_eq(count_size(trace, "alloc", 2222, 2222), 2);
+	mt_quiet_int_eq(count_size(trace, "alloc", 3333, 4444), 0);
 	summary_release(&s);
 	n = list_child_traces(dir, "trace.jsonl", names);
-	ck_assert_int_eq(n, 2);
+	mt_quiet_int_eq(n, 2);
 	for (int i = 0; i < n; i++) {
 		char *child = mt_test_path(dir, names[i]);
 
 		/* trace.PID.jsonl: the pid goes before the extension. */
-		ck_assert_msg(!strncmp(names[i], "trace.", 6) &&
+		mt_quiet(!strncmp(names[i], "trace.", 6) &&
 				      strstr(names[i], ".jsonl"), "child trace %s", names[i]);
 		summarize(&s, child, 0);
 		ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
@@ -345,12 +345,12 @@ START_TEST(test_fork_and_exec_children_write_their_own_traces)
 			forked++;
 		if (count_size(child, "alloc", 4444, 4444) == 4)
 			execd++;
-		ck_assert_int_eq(count_size(child, "alloc", 2222, 2222), 0);
-		ck_assert_int_eq(count_fn(child, "trace.start", NULL), 1);
+		mt_quiet_int_eq(count_size(child, "alloc", 2222, 2222), 0);
+		mt_quiet_int_eq(count_fn(child, "trace.start", NULL), 1);
 		free(child);
 	}
-	ck_assert_int_eq(forked, 1);
-	ck_assert_int_eq(execd, 1);
+	mt_quiet_int_eq(forked, 1);
+	mt_quiet_int_eq(execd, 1);
 	mt_test_run_release(&r);
 	free(trace);
 	mt_test_rmdir(dir);
@@ -366,10 +366,10 @@ START_TEST(test_cxx_new_and_delete_are_recorded)
 	int found = 0;
 
 	run_traced(&r, "wl_cxx", trace, NULL, NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_int_eq(count_size(trace, "alloc", 100, 100), 10);
-	ck_assert_int_eq(count_size(trace, "alloc", 7000, 7000), 1);
-	ck_assert_int_eq(count_size(trace, "alloc", 9999, 9999), 1);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_int_eq(count_size(trace, "alloc", 100, 100), 10);
+	mt_quiet_int_eq(count_size(trace, "alloc", 7000, 7000), 1);
+	mt_quiet_int_eq(count_size(trace, "alloc", 9999, 9999), 1);
 	summarize(&s, trace, 5);
 	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
 	/* The static object's destructor freed its buffer at exit, before
@@ -381,7 +381,7 @@ START_TEST(test_cxx_new_and_delete_are_recorded)
 			ck_assert(site_has_symbol(s.lines[i], "leak_here"));
 		}
 	}
-	ck_assert_int_eq(found, 1);
+	mt_quiet_int_eq(found, 1);
 	summary_release(&s);
 	mt_test_run_release(&r);
 	free(trace);
@@ -397,12 +397,12 @@ START_TEST(test_exit_without_stop_keeps_every_event)
 	summary_t s;
 
 	run_traced(&r, "wl_exit", trace, NULL, NULL);
-	ck_assert_int_eq(r.status, 3);
+	mt_quiet_int_eq(r.status, 3);
 	summarize(&s, trace, 0);
 	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "missing_stop_event");
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 5);
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "live_bytes"), 5 * 555);
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "malformed_events"), 0);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 5);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "live_bytes"), 5 * 555);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "malformed_events"), 0);
 	summary_release(&s);
 	mt_test_run_release(&r);
 	free(trace);
@@ -420,13 +420,13 @@ START_TEST(test_abort_writes_signal_stop_and_still_dies_of_sigabrt)
 	char *data;
 
 	run_traced(&r, "wl_abort", trace, NULL, NULL);
-	ck_assert_int_eq(r.status, 128 + SIGABRT);
+	mt_quiet_int_eq(r.status, 128 + SIGABRT);
 	data = mt_test_read(trace, &len);
-	ck_assert_ptr_nonnull(strstr(data, "\"kind\":\"trace.stop\",\"reason\":\"signal\""));
+	mt_quiet_ptr_nonnull(strstr(data, "\"kind\":\"trace.stop\",\"reason\":\"signal\""));
 	free(data);
 	summarize(&s, trace, 0);
 	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 3);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 3);
 	summary_release(&s);
 	mt_test_run_release(&r);
 	free(trace);
@@ -444,7 +444,7 @@ START_TEST(test_sigkill_after_ready_keeps_every_event_before_it)
 	pid_t pid;
 
 	snprintf(out_env, sizeof(out_env), "MEMTRACE_OUTPUT=%s", trace);
-	ck_assert_int_eq(pipe(fds), 0);
+	mt_quiet_int_eq(pipe(fds), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -457,16 +457,16 @@ START_TEST(test_sigkill_after_ready_keeps_every_event_before_it)
 	}
 	close(fds[1]);
 	alarm(30);
-	ck_assert_int_eq(read(fds[0], buf, 6), 6);
+	mt_quiet_int_eq(read(fds[0], buf, 6), 6);
 	ck_assert(!memcmp(buf, "ready\n", 6));
 	kill(pid, SIGKILL);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	close(fds[0]);
 	summarize(&s, trace, 0);
 	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "missing_stop_event");
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 100);
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "live_bytes"), 100 * 777);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 100);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "live_bytes"), 100 * 777);
 	summary_release(&s);
 	free(prog);
 	free(trace);
@@ -481,11 +481,11 @@ START_TEST(test_unwritable_output_warns_once_and_runs_untraced)
 
 	run_bare(&bare, "wl_entry", NULL);
 	run_traced(&traced, "wl_entry", "/nonexistent-dir/t.jsonl", NULL, NULL);
-	ck_assert_int_eq(traced.status, bare.status);
+	mt_quiet_int_eq(traced.status, bare.status);
 	ck_assert_str_eq(traced.out, bare.out);
-	ck_assert_msg(!strncmp(traced.err, "memtrace: cannot open trace '/nonexistent-dir/t.jsonl'", 54),
+	mt_quiet(!strncmp(traced.err, "memtrace: cannot open trace '/nonexistent-dir/t.jsonl'", 54),
 		      "stderr: %s", traced.err);
-	ck_assert_ptr_eq(strchr(traced.err, '\n'), traced.err + traced.err_len - 1);
+	mt_quiet_ptr_eq(strchr(traced.err, '\n'), traced.err + traced.err_len - 1);
 	mt_test_run_release(&bare);
 	mt_test_run_release(&traced);
 }
@@ -499,16 +499,16 @@ START_TEST(test_trace_file_is_private_and_never_follows_a_symlink)
 	mt_test_run_t r;
 
 	run_traced(&r, "wl_entry", trace, NULL, NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_int_eq(stat(trace, &st), 0);
-	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_int_eq(stat(trace, &st), 0);
+	mt_quiet_int_eq(st.st_mode & 0777, 0600);
 	mt_test_run_release(&r);
 
 	mt_test_write(target, "precious\n", 9);
-	ck_assert_int_eq(symlink(target, link), 0);
+	mt_quiet_int_eq(symlink(target, link), 0);
 	run_traced(&r, "wl_entry", link, NULL, NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_ptr_nonnull(strstr(r.err, "cannot open trace"));
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_ptr_nonnull(strstr(r.err, "cannot open trace"));
 	mt_test_assert_file_eq(target, "precious\n");
 	mt_test_run_release(&r);
 	free(trace);
@@ -526,7 +526,7 @@ START_TEST(test_dlopen_while_threads_allocate_does_not_deadlock)
 	summary_t s;
 
 	run_traced(&r, "wl_dlopen", trace, NULL, NULL);
-	ck_assert_msg(r.status == 0, "wl_dlopen exited %d (142 is a hang ended by SIGALRM)", r.status);
+	mt_quiet(r.status == 0, "wl_dlopen exited %d (142 is a hang ended by SIGALRM)", r.status);
 	ck_assert_str_eq(r.out, "dlopen done\n");
 	summarize(&s, trace, 0);
 	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
@@ -545,13 +545,13 @@ START_TEST(test_stack_depth_zero_writes_no_stacks)
 	summary_t s;
 
 	run_traced(&r, "wl_entry", trace, "MEMTRACE_STACK_DEPTH=0", NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_int_eq(count_fn(trace, "stack", NULL), 0);
-	ck_assert_int_eq(count_fn(trace, "frame", NULL), 0);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_int_eq(count_fn(trace, "stack", NULL), 0);
+	mt_quiet_int_eq(count_fn(trace, "frame", NULL), 0);
 	summarize(&s, trace, 1);
-	ck_assert_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 12);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 12);
 	/* Site 0 gathers the allocations that carry no stack. */
-	ck_assert_int_eq(mt_test_json_i64(s.lines[1], "stack_id"), 0);
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[1], "stack_id"), 0);
 	summary_release(&s);
 	mt_test_run_release(&r);
 	free(trace);
@@ -568,11 +568,11 @@ START_TEST(test_stack_depth_limits_the_frames_of_each_stack)
 	json_object *frames;
 
 	run_traced(&r, "wl_entry", trace, "MEMTRACE_STACK_DEPTH=2", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	summarize(&s, trace, 1);
-	ck_assert_int_eq(s.n, 2);
+	mt_quiet_int_eq(s.n, 2);
 	ck_assert(json_object_object_get_ex(s.lines[1], "frames", &frames));
-	ck_assert_int_eq((int)json_object_array_length(frames), 2);
+	mt_quiet_int_eq((int)json_object_array_length(frames), 2);
 	ck_assert_str_eq(top_symbol(s.lines[1]), "leak_here");
 	summary_release(&s);
 	mt_test_run_release(&r);
@@ -595,9 +595,9 @@ START_TEST(test_default_output_is_memtrace_pid_jsonl_in_the_working_directory)
 	snprintf(cmd, sizeof(cmd), "cd '%s' && unset MEMTRACE_OUTPUT && %s %s & echo $!; wait",
 		 dir, preload_env(), prog);
 	mt_test_run(&r, argv, NULL);
-	ck_assert_int_eq(sscanf(r.out, "%d", &pid), 1);
+	mt_quiet_int_eq(sscanf(r.out, "%d", &pid), 1);
 	snprintf(cmd, sizeof(cmd), "%s/memtrace.%d.jsonl", dir, pid);
-	ck_assert_msg(mt_test_exists(cmd), "no %s", cmd);
+	mt_quiet(mt_test_exists(cmd), "no %s", cmd);
 	mt_test_run_release(&r);
 	free(prog);
 	mt_test_rmdir(dir);
@@ -618,7 +618,7 @@ START_TEST(test_secure_execution_is_never_traced)
 	}
 	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chown nobody '%s' && chmod 4755 '%s' && chmod 755 '%s'",
 		 prog, copy, copy, copy, dir);
-	ck_assert_int_eq(system(cmd), 0);
+	mt_quiet_int_eq(system(cmd), 0);
 	{
 		char out_env[4096];
 		char *argv[] = { copy, NULL };
@@ -627,7 +627,7 @@ START_TEST(test_secure_execution_is_never_traced)
 		snprintf(out_env, sizeof(out_env), "MEMTRACE_OUTPUT=%s", trace);
 		mt_test_run(&r, argv, env);
 	}
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "entry points done\n");
 	ck_assert(!mt_test_exists(trace));
 	mt_test_run_release(&r);
@@ -667,21 +667,21 @@ START_TEST(test_python_allocation_calls_match_heaptrack_within_two_percent)
 		 "heaptrack_print '%s'/ht.* 2>/dev/null | sed -n 's/^calls to allocation functions: \\([0-9]*\\).*/\\1/p'",
 		 dir, dir, dir);
 	mt_test_run(&r, argv, NULL);
-	ck_assert_int_eq(sscanf(r.out, "%ld", &heaptrack_calls), 1);
+	mt_quiet_int_eq(sscanf(r.out, "%ld", &heaptrack_calls), 1);
 	mt_test_run_release(&r);
 	snprintf(cmd, sizeof(cmd),
 		 "cd '%s' && PYTHONMALLOC=malloc PYTHONHASHSEED=0 MEMTRACE_OUTPUT='%s' "
 		 "LD_PRELOAD='%s/libmtpreload.so' /usr/bin/python3 -S s.py",
 		 dir, trace, mt_test_build_dir());
 	mt_test_run(&r, argv, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 	summarize(&s, trace, 0);
 	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
 	/* heaptrack counts every call that allocates, reallocs included. */
 	ours = (long)(mt_test_json_i64(s.lines[0], "allocations") + mt_test_json_i64(s.lines[0], "resizes") +
 		      mt_test_json_i64(s.lines[0], "remaps"));
-	ck_assert_msg(labs(ours - heaptrack_calls) * 50 <= heaptrack_calls,
+	mt_quiet(labs(ours - heaptrack_calls) * 50 <= heaptrack_calls,
 		      "memtrace %ld calls, heaptrack %ld", ours, heaptrack_calls);
 	summary_release(&s);
 	free(py);
@@ -699,17 +699,17 @@ START_TEST(test_posix_spawn_and_vfork_children_trace_themselves)
 	int n;
 
 	run_traced(&r, "wl_spawn", trace, NULL, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "spawn done\n");
-	ck_assert_int_eq(count_size(trace, "alloc", 1234, 1234), 1);
-	ck_assert_int_eq(count_size(trace, "alloc", 6666, 6666), 0);
+	mt_quiet_int_eq(count_size(trace, "alloc", 1234, 1234), 1);
+	mt_quiet_int_eq(count_size(trace, "alloc", 6666, 6666), 0);
 	n = list_child_traces(dir, "t.jsonl", names);
-	ck_assert_int_eq(n, 2);
+	mt_quiet_int_eq(n, 2);
 	for (int i = 0; i < n; i++) {
 		char *child = mt_test_path(dir, names[i]);
 		summary_t s;
 
-		ck_assert_int_eq(count_size(child, "alloc", 6666, 6666), 6);
+		mt_quiet_int_eq(count_size(child, "alloc", 6666, 6666), 6);
 		summarize(&s, child, 0);
 		ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
 		summary_release(&s);
@@ -744,9 +744,9 @@ static void check_early_allocation(int early_first)
 			 mt_test_build_dir(), mt_test_build_dir());
 	snprintf(out_env, sizeof(out_env), "MEMTRACE_OUTPUT=%s", trace);
 	mt_test_run(&r, argv, env);
-	ck_assert_int_eq(r.status, 3);
-	ck_assert_int_eq(count_size(trace, "alloc", 5555, 5555), 1);
-	ck_assert_int_eq(count_size(trace, "alloc", 555, 555), 5);
+	mt_quiet_int_eq(r.status, 3);
+	mt_quiet_int_eq(count_size(trace, "alloc", 5555, 5555), 1);
+	mt_quiet_int_eq(count_size(trace, "alloc", 555, 555), 5);
 	mt_test_run_release(&r);
 	free(prog);
 	free(trace);
@@ -772,10 +772,10 @@ static void check_closefds(const char *rounds, int expect_warning)
 
 	snprintf(out_env, sizeof(out_env), "MEMTRACE_OUTPUT=%s", trace);
 	mt_test_run(&r, argv, env);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_assert_file_eq(own, "mine\n");
 	if (expect_warning) {
-		ck_assert_msg(strstr(r.err, "memtrace: cannot write the trace") == r.err &&
+		mt_quiet(strstr(r.err, "memtrace: cannot write the trace") == r.err &&
 				      strchr(r.err, '\n') == r.err + r.err_len - 1,
 			      "stderr: %s", r.err);
 	} else {
@@ -784,7 +784,7 @@ static void check_closefds(const char *rounds, int expect_warning)
 		ck_assert_str_eq(r.err, "");
 		summarize(&s, trace, 0);
 		ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
-		ck_assert_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 10001);
+		mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 10001);
 		summary_release(&s);
 	}
 	mt_test_run_release(&r);
@@ -843,12 +843,12 @@ static void assert_named_as_libunwind_does(uint64_t ip, size_t cap)
 
 	mt_symbol_resolve(ip, &info, module, sizeof(module), symbol, cap);
 	libunwind_name(ip, want, cap, &has, &offset);
-	ck_assert_msg(info.has_symbol == has, "ip %#llx: has_symbol %d, libunwind %d (%s)",
+	mt_quiet(info.has_symbol == has, "ip %#llx: has_symbol %d, libunwind %d (%s)",
 		      (unsigned long long)ip, info.has_symbol, has, want);
 	if (has) {
 		ck_assert_str_eq(symbol, want);
-		ck_assert_uint_eq(info.symbol_len, strlen(want));
-		ck_assert_uint_eq(info.offset, offset);
+		mt_quiet_uint_eq(info.symbol_len, strlen(want));
+		mt_quiet_uint_eq(info.offset, offset);
 	}
 }
 
@@ -875,7 +875,7 @@ START_TEST(test_symbols_match_libunwind_for_static_exported_and_library_function
 	mt_symbol_info_t info;
 	char module[1024];
 
-	ck_assert_int_eq(sym_static_fn(1) + mt_check_sym_exported_fn(1), 17);
+	mt_quiet_int_eq(sym_static_fn(1) + mt_check_sym_exported_fn(1), 17);
 	mt_symbol_reset();
 	for (size_t i = 0; i < SYM_TEST_FNS; i++)
 		for (uint64_t d = 1; d < 64; d += 3) {
@@ -887,11 +887,11 @@ START_TEST(test_symbols_match_libunwind_for_static_exported_and_library_function
 	mt_symbol_resolve((uint64_t)(uintptr_t)&sym_static_fn + 4, &info, module,
 			  sizeof(module), symbol, sizeof(symbol));
 	ck_assert_str_eq(symbol, "sym_static_fn");
-	ck_assert_uint_eq(info.offset, 4);
+	mt_quiet_uint_eq(info.offset, 4);
 	mt_symbol_resolve((uint64_t)(uintptr_t)&mt_check_sym_exported_fn + 4, &info,
 			  module, sizeof(module), symbol, sizeof(symbol));
 	ck_assert_str_eq(symbol, "mt_check_sym_exported_fn");
-	ck_assert_uint_eq(info.offset, 4);
+	mt_quiet_uint_eq(info.offset, 4);
 }
 END_TEST
 
@@ -939,7 +939,7 @@ static void sym_object(sym_object_t *o, const char *want)
 	memset(o, 0, sizeof(*o));
 	o->want = want;
 	dl_iterate_phdr(find_sym_object, o);
-	ck_assert_msg(o->found && o->xend > o->xstart, "no loaded object %s", want ? want : "(program)");
+	mt_quiet(o->found && o->xend > o->xstart, "no loaded object %s", want ? want : "(program)");
 }
 
 /* The addresses of an object's function symbols, read from its file here
@@ -955,8 +955,8 @@ static uint64_t *function_addresses(const sym_object_t *o, size_t *n)
 	uint64_t *addrs = NULL;
 	size_t cap = 0;
 
-	ck_assert_msg(fd >= 0, "open %s", o->path);
-	ck_assert_int_eq(fstat(fd, &st), 0);
+	mt_quiet(fd >= 0, "open %s", o->path);
+	mt_quiet_int_eq(fstat(fd, &st), 0);
 	img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	ck_assert(img != MAP_FAILED);
@@ -990,9 +990,9 @@ static int assert_index_agrees_with_scan(uint64_t at, uint64_t ip)
 {
 	mt_symbol_probe_t scan, idx;
 
-	ck_assert_msg(mt_symbol_probe(at, ip, &scan, &idx), "no index for the module of %#llx",
+	mt_quiet(mt_symbol_probe(at, ip, &scan, &idx), "no index for the module of %#llx",
 		      (unsigned long long)at);
-	ck_assert_msg(scan.distance == idx.distance &&
+	mt_quiet(scan.distance == idx.distance &&
 			      (scan.distance == UINT64_MAX ||
 			       (scan.name == idx.name && scan.name_max == idx.name_max)),
 		      "ip %#llx: scan %s+%#llx, index %s+%#llx", (unsigned long long)ip,
@@ -1006,7 +1006,7 @@ START_TEST(test_symbol_index_names_every_address_as_the_scan_of_all_symbols_does
 	const char *objects[] = { "libc.so.6", NULL };
 	uint64_t seed = 0x9e3779b97f4a7c15ull;
 
-	ck_assert_int_eq(sym_static_fn(1), 7);
+	mt_quiet_int_eq(sym_static_fn(1), 7);
 	mt_symbol_reset();
 	for (size_t k = 0; k < sizeof(objects) / sizeof(objects[0]); k++) {
 		sym_object_t o;
@@ -1015,7 +1015,7 @@ START_TEST(test_symbol_index_names_every_address_as_the_scan_of_all_symbols_does
 
 		sym_object(&o, objects[k]);
 		addrs = function_addresses(&o, &n);
-		ck_assert_msg(n > 100, "%s has only %zu function symbols", o.path, n);
+		mt_quiet(n > 100, "%s has only %zu function symbols", o.path, n);
 		/* Each symbol's own address, and the bytes either side:
 		 * aliases, ties and neighbours. */
 		for (size_t i = 0; i < n; i++) {
@@ -1029,7 +1029,7 @@ START_TEST(test_symbol_index_names_every_address_as_the_scan_of_all_symbols_does
 		}
 		/* The addresses read here are mt_symbol's: the test means
 		 * something. */
-		ck_assert_uint_ge(exact, n / 2);
+		mt_quiet_uint_ge(exact, n / 2);
 		/* Anywhere in the executable segment. */
 		for (int i = 0; i < 20000; i++) {
 			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
@@ -1065,15 +1065,15 @@ START_TEST(test_symbol_index_wraps_below_every_symbol_as_the_scan_does)
 
 	mt_symbol_reset();
 	ck_assert(mt_symbol_probe(at, 0x10, &scan, &idx));
-	ck_assert_uint_eq(scan.distance, 0x1010);
+	mt_quiet_uint_eq(scan.distance, 0x1010);
 	ck_assert_str_eq(scan.name, "mt_check_sym_abs_fn");
-	ck_assert_uint_eq(idx.distance, scan.distance);
-	ck_assert_ptr_eq(idx.name, scan.name);
+	mt_quiet_uint_eq(idx.distance, scan.distance);
+	mt_quiet_ptr_eq(idx.name, scan.name);
 	ck_assert(mt_symbol_probe(at, 0xfffffffffffff005ull, &scan, &idx));
-	ck_assert_uint_eq(scan.distance, 5);
+	mt_quiet_uint_eq(scan.distance, 5);
 	ck_assert_str_eq(scan.name, "mt_check_sym_abs_fn");
-	ck_assert_uint_eq(idx.distance, scan.distance);
-	ck_assert_ptr_eq(idx.name, scan.name);
+	mt_quiet_uint_eq(idx.distance, scan.distance);
+	mt_quiet_ptr_eq(idx.name, scan.name);
 }
 END_TEST
 
@@ -1087,7 +1087,7 @@ START_TEST(test_modules_with_an_index_name_frames_as_libunwind_does)
 	uint64_t resolved = 0;
 	sym_object_t libc;
 
-	ck_assert_int_eq(sym_static_fn(1) + mt_check_sym_exported_fn(1), 17);
+	mt_quiet_int_eq(sym_static_fn(1) + mt_check_sym_exported_fn(1), 17);
 	mt_symbol_reset();
 	/* Every module of these frames gets its index now, small or not. */
 	for (size_t i = 0; i < SYM_TEST_FNS; i++)
@@ -1106,8 +1106,8 @@ START_TEST(test_modules_with_an_index_name_frames_as_libunwind_does)
 		resolved++;
 	}
 	mt_symbol_stats(&after);
-	ck_assert_uint_eq(after.indexed - before.indexed, resolved);
-	ck_assert_uint_eq(after.fallbacks - before.fallbacks, 0);
+	mt_quiet_uint_eq(after.indexed - before.indexed, resolved);
+	mt_quiet_uint_eq(after.fallbacks - before.fallbacks, 0);
 }
 END_TEST
 
@@ -1126,19 +1126,19 @@ START_TEST(test_a_module_gets_its_index_on_its_eighth_lookup_and_only_when_large
 		mt_symbol_resolve(libc + (uint64_t)i, &info, module, sizeof(module), symbol,
 				  sizeof(symbol));
 	mt_symbol_stats(&s1);
-	ck_assert_uint_eq(s1.indexed - s0.indexed, 0);
+	mt_quiet_uint_eq(s1.indexed - s0.indexed, 0);
 	for (int i = 8; i <= 20; i++)
 		mt_symbol_resolve(libc + (uint64_t)i, &info, module, sizeof(module), symbol,
 				  sizeof(symbol));
 	mt_symbol_stats(&s1);
-	ck_assert_uint_eq(s1.indexed - s0.indexed, 13);
+	mt_quiet_uint_eq(s1.indexed - s0.indexed, 13);
 	/* json-c has about a hundred: never worth an index. */
 	for (int i = 1; i <= 100; i++)
 		mt_symbol_resolve(jsonc + (uint64_t)i, &info, module, sizeof(module), symbol,
 				  sizeof(symbol));
 	mt_symbol_stats(&s0);
-	ck_assert_uint_eq(s0.indexed - s1.indexed, 0);
-	ck_assert_uint_eq(s0.fallbacks - s1.fallbacks, 0);
+	mt_quiet_uint_eq(s0.indexed - s1.indexed, 0);
+	mt_quiet_uint_eq(s0.fallbacks - s1.fallbacks, 0);
 }
 END_TEST
 
@@ -1175,8 +1175,8 @@ static void assert_bad_entry_size_names_nothing(uint64_t entsize, const char *na
 	sym_object_t o;
 	void *h;
 
-	ck_assert_ptr_nonnull(img);
-	ck_assert_uint_ge(len, sizeof(*eh));
+	mt_quiet_ptr_nonnull(img);
+	mt_quiet_uint_ge(len, sizeof(*eh));
 	for (int i = 0; i < eh->e_shnum; i++) {
 		Elf64_Shdr *sh = (Elf64_Shdr *)(img + eh->e_shoff + (uint64_t)i * eh->e_shentsize);
 
@@ -1185,28 +1185,28 @@ static void assert_bad_entry_size_names_nothing(uint64_t entsize, const char *na
 			patched++;
 		}
 	}
-	ck_assert_uint_ge(patched, 1);
+	mt_quiet_uint_ge(patched, 1);
 	mt_test_write(so, (const char *)img, len);
 	h = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-	ck_assert_msg(h != NULL, "dlopen %s: %s", so, dlerror());
+	mt_quiet(h != NULL, "dlopen %s: %s", so, dlerror());
 	sym_object(&o, name);
 	mt_symbol_reset();
 	/* The view is usable, and no table gives a candidate. */
-	ck_assert_int_eq(mt_symbol_probe(o.xstart, o.xstart + 16, &scan, &idx), 0);
+	mt_quiet_int_eq(mt_symbol_probe(o.xstart, o.xstart + 16, &scan, &idx), 0);
 	mt_symbol_stats(&before);
 	mt_symbol_resolve(o.xstart + 17, &info, module, sizeof(module), symbol, sizeof(symbol));
 	mt_symbol_stats(&after);
 	ck_assert(info.has_module);
-	ck_assert_msg(strstr(module, name) != NULL, "module %s", module);
-	ck_assert_int_eq(info.has_symbol, 0);
-	ck_assert_uint_eq(after.fallbacks, before.fallbacks);
+	mt_quiet(strstr(module, name) != NULL, "module %s", module);
+	mt_quiet_int_eq(info.has_symbol, 0);
+	mt_quiet_uint_eq(after.fallbacks, before.fallbacks);
 	mt_symbol_reset();
 	/* The library's constructor keeps a block for good: give it back,
 	 * or the leak checker of make sanitize blames the test. */
 	{
 		void **block = dlsym(h, "wl_early_block");
 
-		ck_assert_ptr_nonnull(block);
+		mt_quiet_ptr_nonnull(block);
 		free(*block);
 	}
 	dlclose(h);
@@ -1238,15 +1238,15 @@ START_TEST(test_thousands_of_frames_in_one_module_are_named_by_their_function)
 	mt_test_run_t r;
 
 	run_traced(&r, "wl_manyfns", trace, NULL, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long a;
 
 		ck_assert_uint_lt(nfns, 4096);
-		ck_assert_int_eq(sscanf(line, "%15s %llx", fns[nfns].name, &a), 2);
+		mt_quiet_int_eq(sscanf(line, "%15s %llx", fns[nfns].name, &a), 2);
 		fns[nfns++].addr = a;
 	}
-	ck_assert_uint_eq(nfns, 4096);
+	mt_quiet_uint_eq(nfns, 4096);
 	qsort(fns, nfns, sizeof(fns[0]), manyfn_cmp);
 	data = mt_test_read(trace, &len);
 	ck_assert(data != NULL);
@@ -1257,7 +1257,7 @@ START_TEST(test_thousands_of_frames_in_one_module_are_named_by_their_function)
 		uint64_t ip;
 		size_t lo = 0, hi = nfns;
 
-		ck_assert_msg(o != NULL, "trace line is not JSON: %s", line);
+		mt_quiet(o != NULL, "trace line is not JSON: %s", line);
 		kind = mt_test_json_opt_str(o, "kind");
 		if (!kind || strcmp(kind, "frame")) {
 			json_object_put(o);
@@ -1277,10 +1277,10 @@ START_TEST(test_thousands_of_frames_in_one_module_are_named_by_their_function)
 				hi = mid;
 		}
 		if (lo > 0 && lo < nfns) {
-			ck_assert_msg(sym && !strcmp(sym, fns[lo - 1].name),
+			mt_quiet(sym && !strcmp(sym, fns[lo - 1].name),
 				      "frame %s: symbol %s, not %s", line, sym ? sym : "(none)",
 				      fns[lo - 1].name);
-			ck_assert_msg(off && strtoull(off, NULL, 16) == ip - fns[lo - 1].addr,
+			mt_quiet(off && strtoull(off, NULL, 16) == ip - fns[lo - 1].addr,
 				      "frame %s: offset is not %#llx", line,
 				      (unsigned long long)(ip - fns[lo - 1].addr));
 			named++;
@@ -1289,7 +1289,7 @@ START_TEST(test_thousands_of_frames_in_one_module_are_named_by_their_function)
 	}
 	/* One frame for each function but the last (whose end the test
 	 * does not know). */
-	ck_assert_uint_eq(named, nfns - 1);
+	mt_quiet_uint_eq(named, nfns - 1);
 	free(data);
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
@@ -1318,8 +1318,8 @@ START_TEST(test_many_frames_read_proc_maps_once_and_never_ask_libunwind)
 			ck_assert(info.has_module);
 		}
 	mt_symbol_stats(&after);
-	ck_assert_uint_le(after.maps_reads - before.maps_reads, 1);
-	ck_assert_uint_eq(after.fallbacks - before.fallbacks, 0);
+	mt_quiet_uint_le(after.maps_reads - before.maps_reads, 1);
+	mt_quiet_uint_eq(after.fallbacks - before.fallbacks, 0);
 }
 END_TEST
 
@@ -1334,7 +1334,7 @@ START_TEST(test_module_without_a_file_is_named_by_libunwind)
 	mt_symbol_stats(&before);
 	assert_named_as_libunwind_does(vdso + 0x700, 2048);
 	mt_symbol_stats(&after);
-	ck_assert_uint_eq(after.fallbacks - before.fallbacks, 1);
+	mt_quiet_uint_eq(after.fallbacks - before.fallbacks, 1);
 }
 END_TEST
 

@@ -26,7 +26,7 @@ static char *find_program(const char *name)
 	char *copy, *dir, *save = NULL;
 
 	if (strchr(name, '/')) {
-		ck_assert_msg(access(name, X_OK) == 0, "%s is not installed "
+		mt_quiet(access(name, X_OK) == 0, "%s is not installed "
 			      "(scripts/install-deps installs it)", name);
 		return strdup(name);
 	}
@@ -53,7 +53,7 @@ static int assert_traces_complete(const char *dir, const char *what)
 	struct dirent *e;
 	int n = 0;
 
-	ck_assert_ptr_nonnull(d);
+	mt_quiet_ptr_nonnull(d);
 	while ((e = readdir(d))) {
 		char *trace;
 		mt_test_run_t r;
@@ -66,7 +66,7 @@ static int assert_traces_complete(const char *dir, const char *what)
 
 			mt_test_run(&r, argv, NULL);
 		}
-		ck_assert_msg(r.status == 0, "%s: trace %s is not complete: %s%s", what,
+		mt_quiet(r.status == 0, "%s: trace %s is not complete: %s%s", what,
 			      e->d_name, r.out, r.err);
 		mt_test_run_release(&r);
 		free(trace);
@@ -86,7 +86,7 @@ static void real_init(real_t *t)
 {
 	t->dir = mt_test_tmpdir();
 	t->traces = mt_test_path(t->dir, "traces");
-	ck_assert_int_eq(mkdir(t->traces, 0700), 0);
+	mt_quiet_int_eq(mkdir(t->traces, 0700), 0);
 }
 
 static void real_done(real_t *t)
@@ -119,11 +119,11 @@ static int run_both(real_t *t, char *const plain[], char *const traced[],
 	tenv[n] = NULL;
 	mt_test_run(&a, plain, env);
 	mt_test_run(&b, traced, tenv);
-	ck_assert_msg(a.status == b.status, "%s: exit %d untraced, %d traced", what, a.status,
+	mt_quiet(a.status == b.status, "%s: exit %d untraced, %d traced", what, a.status,
 		      b.status);
-	ck_assert_msg(a.out_len == b.out_len && !memcmp(a.out, b.out, a.out_len),
+	mt_quiet(a.out_len == b.out_len && !memcmp(a.out, b.out, a.out_len),
 		      "%s: stdout differs:\n--- untraced\n%s--- traced\n%s", what, a.out, b.out);
-	ck_assert_msg(a.err_len == b.err_len && !memcmp(a.err, b.err, a.err_len),
+	mt_quiet(a.err_len == b.err_len && !memcmp(a.err, b.err, a.err_len),
 		      "%s: stderr differs:\n--- untraced\n%s--- traced\n%s", what, a.err, b.err);
 	status = a.status;
 	mt_test_run_release(&a);
@@ -152,8 +152,8 @@ START_TEST(test_python3_runs_unchanged_and_its_trace_is_complete)
 			 NULL };
 
 	real_init(&t);
-	ck_assert_int_eq(run_same(&t, argv, NULL, "python3"), 4);
-	ck_assert_int_eq(assert_traces_complete(t.traces, "python3"), 1);
+	mt_quiet_int_eq(run_same(&t, argv, NULL, "python3"), 4);
+	mt_quiet_int_eq(assert_traces_complete(t.traces, "python3"), 1);
 	real_done(&t);
 	free(py);
 }
@@ -171,8 +171,8 @@ START_TEST(test_perl_runs_unchanged_and_its_trace_is_complete)
 			 NULL };
 
 	real_init(&t);
-	ck_assert_int_eq(run_same(&t, argv, NULL, "perl"), 7);
-	ck_assert_int_eq(assert_traces_complete(t.traces, "perl"), 1);
+	mt_quiet_int_eq(run_same(&t, argv, NULL, "perl"), 7);
+	mt_quiet_int_eq(assert_traces_complete(t.traces, "perl"), 1);
 	real_done(&t);
 	free(perl);
 }
@@ -189,14 +189,14 @@ START_TEST(test_sort_runs_unchanged_and_its_trace_is_complete)
 	real_init(&t);
 	input = mt_test_path(t.dir, "numbers.txt");
 	f = fopen(input, "w");
-	ck_assert_ptr_nonnull(f);
+	mt_quiet_ptr_nonnull(f);
 	for (int i = 0; i < 50000; i++) {
 		x = x * 1103515245u + 12345u;
 		fprintf(f, "%u\n", x >> 8);
 	}
-	ck_assert_int_eq(fclose(f), 0);
+	mt_quiet_int_eq(fclose(f), 0);
 	argv[2] = input;
-	ck_assert_int_eq(run_same(&t, argv, NULL, "sort"), 0);
+	mt_quiet_int_eq(run_same(&t, argv, NULL, "sort"), 0);
 	ck_assert_int_ge(assert_traces_complete(t.traces, "sort"), 1);
 	free(input);
 	real_done(&t);
@@ -230,13 +230,13 @@ START_TEST(test_gcc_compiles_the_same_object_and_every_trace_is_complete)
 		char *plain[] = { gcc, "-O2", "-Wall", "-c", src, "-o", a, NULL };
 		char *traced[] = { gcc, "-O2", "-Wall", "-c", src, "-o", b, NULL };
 
-		ck_assert_int_eq(run_both(&t, plain, traced, NULL, "gcc"), 0);
+		mt_quiet_int_eq(run_both(&t, plain, traced, NULL, "gcc"), 0);
 	}
 	da = mt_test_read(a, &la);
 	db = mt_test_read(b, &lb);
-	ck_assert_ptr_nonnull(da);
-	ck_assert_ptr_nonnull(db);
-	ck_assert_msg(la == lb && !memcmp(da, db, la), "gcc wrote a different object traced");
+	mt_quiet_ptr_nonnull(da);
+	mt_quiet_ptr_nonnull(db);
+	mt_quiet(la == lb && !memcmp(da, db, la), "gcc wrote a different object traced");
 	/* The driver, cc1 and as: each traced itself. */
 	n = assert_traces_complete(t.traces, "gcc");
 	ck_assert_int_ge(n, 3);
@@ -274,8 +274,8 @@ START_TEST(test_git_commits_the_same_history_and_every_trace_is_complete)
 	snprintf(home, sizeof(home), "HOME=%s", t.dir);
 	up = mt_test_path(t.dir, "plain");
 	tp = mt_test_path(t.dir, "traced");
-	ck_assert_int_eq(mkdir(up, 0700), 0);
-	ck_assert_int_eq(mkdir(tp, 0700), 0);
+	mt_quiet_int_eq(mkdir(up, 0700), 0);
+	mt_quiet_int_eq(mkdir(tp, 0700), 0);
 	ufile = mt_test_path(up, "file.txt");
 	tfile = mt_test_path(tp, "file.txt");
 	mt_test_write(ufile, "one line\n", 9);
@@ -287,7 +287,7 @@ START_TEST(test_git_commits_the_same_history_and_every_trace_is_complete)
 		for (i = 0; steps[s][i]; i++)
 			plain[3 + i] = traced[3 + i] = (char *)steps[s][i];
 		plain[3 + i] = traced[3 + i] = NULL;
-		ck_assert_int_eq(run_both(&t, plain, traced, env, "git"), 0);
+		mt_quiet_int_eq(run_both(&t, plain, traced, env, "git"), 0);
 	}
 	ck_assert_int_ge(assert_traces_complete(t.traces, "git"), 6);
 	free(ufile);
@@ -322,7 +322,7 @@ START_TEST(test_bash_script_that_forks_and_pipes_runs_unchanged_and_every_trace_
 	script = mt_test_path(t.dir, "script.sh");
 	mt_test_write(script, text, sizeof(text) - 1);
 	argv[1] = script;
-	ck_assert_int_eq(run_same(&t, argv, NULL, "bash"), 3);
+	mt_quiet_int_eq(run_same(&t, argv, NULL, "bash"), 3);
 	/* bash, its subshells, and seq, sort, tr, wc that they exec. */
 	n = assert_traces_complete(t.traces, "bash");
 	ck_assert_int_ge(n, 6);

@@ -53,7 +53,7 @@ static char *report_dir(void)
 		mt_test_run_t r_;                                          \
 		char *dir_ = report_dir();                                 \
 		mt_test_memtrace_in(&r_, dir_, __VA_ARGS__, NULL);                      \
-		ck_assert_msg(r_.status == (want_), "exit %d, want %d: %s", \
+		mt_quiet(r_.status == (want_), "exit %d, want %d: %s", \
 			      r_.status, (want_), r_.err);                 \
 		ck_assert_str_eq(r_.err, "");                              \
 		mt_test_assert_golden(r_.out, r_.out_len,                  \
@@ -74,8 +74,8 @@ static void trace_program(const char *program, const char *trace)
 		 mt_test_build_dir());
 	snprintf(output, sizeof(output), "MEMTRACE_OUTPUT=%s", trace);
 	mt_test_run(&r, argv, env);
-	ck_assert_msg(r.status == 0, "%s exits %d: %s", program, r.status, r.err);
-	ck_assert_msg(mt_test_exists(trace), "%s wrote no trace", program);
+	mt_quiet(r.status == 0, "%s exits %d: %s", program, r.status, r.err);
+	mt_quiet(mt_test_exists(trace), "%s wrote no trace", program);
 	mt_test_run_release(&r);
 }
 
@@ -93,10 +93,10 @@ static void copy_file(const char *src, const char *dst, int executable)
 	size_t len;
 	char *data = mt_test_read(src, &len);
 
-	ck_assert_msg(data != NULL, "cannot read %s", src);
+	mt_quiet(data != NULL, "cannot read %s", src);
 	mt_test_write(dst, data, len);
 	if (executable)
-		ck_assert_int_eq(chmod(dst, 0755), 0);
+		mt_quiet_int_eq(chmod(dst, 0755), 0);
 	free(data);
 }
 
@@ -109,9 +109,9 @@ static unsigned demo_line_of(const char *text)
 	ck_assert_int_ne(asprintf(&path, "%s/tests/workloads/wl_demo.c",
 				  mt_test_source_dir()), -1);
 	src = mt_test_read(path, NULL);
-	ck_assert_msg(src != NULL, "cannot read %s", path);
+	mt_quiet(src != NULL, "cannot read %s", path);
 	p = strstr(src, text);
-	ck_assert_msg(p != NULL, "wl_demo.c has no '%s'", text);
+	mt_quiet(p != NULL, "wl_demo.c has no '%s'", text);
 	for (char *q = src; q < p; q++)
 		line += *q == '\n';
 	free(src);
@@ -143,8 +143,8 @@ static uint64_t summary_field(const char *summary, const char *field)
 	json_object *obj = json_tokener_parse(summary), *v;
 	uint64_t n;
 
-	ck_assert_msg(obj != NULL, "not JSON: %s", summary);
-	ck_assert_msg(json_object_object_get_ex(obj, field, &v), "no %s", field);
+	mt_quiet(obj != NULL, "not JSON: %s", summary);
+	mt_quiet(json_object_object_get_ex(obj, field, &v), "no %s", field);
 	n = (uint64_t)json_object_get_int64(v);
 	json_object_put(obj);
 	return n;
@@ -157,7 +157,7 @@ static char *summary_of(const char *trace)
 	char *line;
 
 	mt_test_memtrace_in(&r, NULL, "summary", trace, "--top", "0", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	line = strdup(r.out);
 	mt_test_run_release(&r);
 	return line;
@@ -443,7 +443,7 @@ static const char *svg_tag(const char *svg, const char *id)
 
 	snprintf(key, sizeof(key), " id=\"%s\"", id);
 	p = strstr(svg, key);
-	ck_assert_msg(p != NULL, "the SVG has no element with id %s", id);
+	mt_quiet(p != NULL, "the SVG has no element with id %s", id);
 	while (p > svg && *p != '<')
 		p--;
 	return p;
@@ -458,7 +458,7 @@ static char *svg_attr(const char *tag, const char *name)
 
 	snprintf(key, sizeof(key), " %s=\"", name);
 	p = strstr(tag, key);
-	ck_assert_msg(p != NULL && end && p < end, "no %s in the tag", name);
+	mt_quiet(p != NULL && end && p < end, "no %s in the tag", name);
 	p += strlen(key);
 	return strndup(p, (size_t)(strchr(p, '"') - p));
 }
@@ -482,10 +482,10 @@ static void parse_points(const char *s, points_t *pts)
 		if (!*s)
 			break;
 		x = strtod(s, &end);
-		ck_assert_msg(end != s && *end == ',', "bad point at '%.20s'", s);
+		mt_quiet(end != s && *end == ',', "bad point at '%.20s'", s);
 		s = end + 1;
 		y = strtod(s, &end);
-		ck_assert_msg(end != s && (*end == ' ' || !*end), "bad point at '%.20s'", s);
+		mt_quiet(end != s && (*end == ' ' || !*end), "bad point at '%.20s'", s);
 		s = end;
 		if (pts->n == cap) {
 			cap = cap ? cap * 2 : 256;
@@ -522,9 +522,9 @@ static void svg_transform(const char *svg, const char *id, double *tx,
 
 	for (const char *p = svg; (p = strstr(p, "<g transform=\"")) && p < tag; p++)
 		g = p;
-	ck_assert_msg(g != NULL, "%s is not under a transform", id);
+	mt_quiet(g != NULL, "%s is not under a transform", id);
 	t = svg_attr(g, "transform");
-	ck_assert_int_eq(sscanf(t, "translate(%lf %lf) scale(%lf %lf)", tx, ty, sx, sy), 4);
+	mt_quiet_int_eq(sscanf(t, "translate(%lf %lf) scale(%lf %lf)", tx, ty, sx, sy), 4);
 	free(t);
 }
 
@@ -542,16 +542,16 @@ static void assert_curve_peaks_at(const char *svg, uint64_t peak)
 	char *cx, *cy;
 
 	svg_points(svg, "live-bytes-area", &area);
-	ck_assert_uint_gt(area.n, 2);
+	mt_quiet_uint_gt(area.n, 2);
 	for (size_t i = 0; i < area.n; i++) {
-		ck_assert_msg(area.y[i] == floor(area.y[i]) && area.y[i] >= 0,
+		mt_quiet(area.y[i] == floor(area.y[i]) && area.y[i] >= 0,
 			      "figure %g is not a byte count", area.y[i]);
 		if (area.y[i] > highest) {
 			highest = area.y[i];
 			peak_x = area.x[i];
 		}
 	}
-	ck_assert_msg((uint64_t)highest == peak,
+	mt_quiet((uint64_t)highest == peak,
 		      "the curve's highest point is %.0f bytes, the peak %" PRIu64,
 		      highest, peak);
 
@@ -561,13 +561,13 @@ static void assert_curve_peaks_at(const char *svg, uint64_t peak)
 	for (size_t i = 0; i < line.n; i++)
 		if (line.y[i] < top)
 			top = line.y[i];
-	ck_assert_msg(fabs(top - want_y) < 0.01,
+	mt_quiet(fabs(top - want_y) < 0.01,
 		      "the line's top is at y=%.2f, the peak's place is %.2f", top, want_y);
 
 	cx = svg_attr(svg_tag(svg, "peak"), "cx");
 	cy = svg_attr(svg_tag(svg, "peak"), "cy");
-	ck_assert_msg(fabs(strtod(cy, NULL) - want_y) < 0.01, "the marker is at y=%s", cy);
-	ck_assert_msg(fabs(strtod(cx, NULL) - (tx + sx * peak_x)) < 0.01,
+	mt_quiet(fabs(strtod(cy, NULL) - want_y) < 0.01, "the marker is at y=%s", cy);
+	mt_quiet(fabs(strtod(cx, NULL) - (tx + sx * peak_x)) < 0.01,
 		      "the marker is at x=%s, the peak's place is %.2f", cx,
 		      tx + sx * peak_x);
 	free(cx);
@@ -584,11 +584,11 @@ static char *plot_of(const char *trace, const char *dir, const char *name,
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, NULL, "plot", trace, "-o", out, NULL);
-	ck_assert_msg(r.status == 0, "plot exits %d: %s", r.status, r.err);
+	mt_quiet(r.status == 0, "plot exits %d: %s", r.status, r.err);
 	ck_assert_str_eq(r.out, "");
 	mt_test_run_release(&r);
 	svg = mt_test_read(out, len);
-	ck_assert_msg(svg != NULL, "plot wrote no %s", out);
+	mt_quiet(svg != NULL, "plot wrote no %s", out);
 	free(out);
 	return svg;
 }
@@ -615,18 +615,18 @@ START_TEST(report_says_caveated_before_any_figure)
 
 	GOLDEN(0, "killed.report.txt", "report", "killed.jsonl");
 	mt_test_memtrace_in(&r, dir, "report", "killed.jsonl", "--strict", NULL);
-	ck_assert_int_eq(r.status, 1);
+	mt_quiet_int_eq(r.status, 1);
 	mt_test_assert_golden(r.out, r.out_len, "report/expected/killed.report.txt");
 	caveat = strstr(r.out, "Integrity: CAVEATED (missing_stop_event)");
 	totals = strstr(r.out, "Totals");
-	ck_assert_ptr_nonnull(caveat);
-	ck_assert_ptr_nonnull(totals);
+	mt_quiet_ptr_nonnull(caveat);
+	mt_quiet_ptr_nonnull(totals);
 	ck_assert(caveat < totals);
 	mt_test_run_release(&r);
 
 	/* A complete trace passes --strict. */
 	mt_test_memtrace_in(&r, dir, "report", "app.jsonl", "--strict", NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	mt_test_run_release(&r);
 	free(dir);
 }
@@ -645,10 +645,10 @@ START_TEST(report_top_zero_gives_the_totals_alone)
 	char *lists = strstr(full, "\nPeak contribution");
 	mt_test_run_t r;
 
-	ck_assert_ptr_nonnull(lists);
+	mt_quiet_ptr_nonnull(lists);
 	mt_test_memtrace_in(&r, dir, "report", "app.jsonl", "--top", "0", NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_uint_eq(r.out_len, (size_t)(lists - full));
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_uint_eq(r.out_len, (size_t)(lists - full));
 	ck_assert(!memcmp(r.out, full, r.out_len));
 	mt_test_run_release(&r);
 	free(full);
@@ -668,7 +668,7 @@ START_TEST(report_reads_standard_input)
 	mt_test_run_t r;
 
 	mt_test_run(&r, argv, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert(!strncmp(r.out, "memtrace report of standard input\n", 34));
 	ck_assert_str_eq(r.out + 33, rest);
 	mt_test_run_release(&r);
@@ -690,25 +690,25 @@ START_TEST(report_writes_its_output_file_whole)
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, NULL, "report", trace, "-o", out, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "");
 	mt_test_run_release(&r);
 	data = mt_test_read(out, &len);
-	ck_assert_ptr_nonnull(data);
+	mt_quiet_ptr_nonnull(data);
 	/* The golden report, but for the trace's name in its first line. */
 	ck_assert_int_ne(asprintf(&want, "memtrace report of %s%s", trace,
 				  strchr(full, '\n')), -1);
 	ck_assert_str_eq(data, want);
-	ck_assert_uint_eq(len, strlen(want));
+	mt_quiet_uint_eq(len, strlen(want));
 	free(want);
 	free(data);
 	free(full);
 	free(golden);
 
 	mt_test_memtrace_in(&r, NULL, "report", trace, "-o", bad, NULL);
-	ck_assert_int_eq(r.status, 73);
+	mt_quiet_int_eq(r.status, 73);
 	ck_assert_str_eq(r.out, "");
-	ck_assert_ptr_nonnull(strstr(r.err, "memtrace: cannot write '"));
+	mt_quiet_ptr_nonnull(strstr(r.err, "memtrace: cannot write '"));
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
 	free(bad);
@@ -724,13 +724,13 @@ START_TEST(report_refuses_what_is_not_evidence)
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, NULL, "report", invalid, NULL);
-	ck_assert_int_eq(r.status, 2);
+	mt_quiet_int_eq(r.status, 2);
 	ck_assert_str_eq(r.out, "");
-	ck_assert_ptr_nonnull(strstr(r.err, "is not valid memtrace evidence: line 1 is not"));
+	mt_quiet_ptr_nonnull(strstr(r.err, "is not valid memtrace evidence: line 1 is not"));
 	mt_test_run_release(&r);
 
 	mt_test_memtrace_in(&r, NULL, "report", "/nonexistent/trace.jsonl", NULL);
-	ck_assert_int_eq(r.status, 3);
+	mt_quiet_int_eq(r.status, 3);
 	ck_assert_str_eq(r.out, "");
 	ck_assert_str_eq(r.err, "memtrace: cannot read '/nonexistent/trace.jsonl': "
 				"No such file or directory\n");
@@ -761,11 +761,11 @@ START_TEST(report_usage_errors_exit_64)
 		mt_test_run_t r;
 
 		mt_test_memtrace_in(&r, dir, cases[i][0], cases[i][1], cases[i][2], cases[i][3], NULL);
-		ck_assert_msg(r.status == 64, "case %zu exits %d", i, r.status);
+		mt_quiet(r.status == 64, "case %zu exits %d", i, r.status);
 		ck_assert_str_eq(r.out, "");
-		ck_assert_msg(!strncmp(r.err, said[i], strlen(said[i])),
+		mt_quiet(!strncmp(r.err, said[i], strlen(said[i])),
 			      "case %zu says '%s'", i, r.err);
-		ck_assert_ptr_nonnull(strstr(r.err, "usage: memtrace report TRACE"));
+		mt_quiet_ptr_nonnull(strstr(r.err, "usage: memtrace report TRACE"));
 		mt_test_run_release(&r);
 	}
 	free(dir);
@@ -789,14 +789,14 @@ START_TEST(report_shows_source_lines_of_the_demo_workload)
 
 	trace_program(program, trace);
 	mt_test_memtrace_in(&r, NULL, "report", trace, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
 	/* main's frame is the line of its call to parse_config, not the
 	 * next one, where the return address points. */
 	for (size_t i = 0; i < sizeof(frames) / sizeof(frames[0]); i++) {
 		snprintf(want, sizeof(want), "/tests/workloads/wl_demo.c:%u in %s",
 			 demo_line_of(frames[i].text), program);
-		ck_assert_msg(line_with(r.out, frames[i].function, want),
+		mt_quiet(line_with(r.out, frames[i].function, want),
 			      "no frame '%s...%s' in:\n%.3000s", frames[i].function,
 			      want, r.out);
 	}
@@ -828,25 +828,25 @@ static void assert_fallback(const char *const *how)
 		argv[n++] = copy;
 		argv[n] = NULL;
 		mt_test_run(&r, argv, NULL);
-		ck_assert_msg(r.status == 0, "%s exits %d: %s", how[0], r.status, r.err);
+		mt_quiet(r.status == 0, "%s exits %d: %s", how[0], r.status, r.err);
 		mt_test_run_release(&r);
 	}
 	trace_program(copy, trace);
 	if (!how)
-		ck_assert_int_eq(unlink(copy), 0);
+		mt_quiet_int_eq(unlink(copy), 0);
 	mt_test_memtrace_in(&r, NULL, "report", trace, NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
 	snprintf(in, sizeof(in), " in %s", copy);
-	ck_assert_msg(line_with(r.out, "parse_config+0x", in),
+	mt_quiet(line_with(r.out, "parse_config+0x", in),
 		      "no fallback frame in:\n%.3000s", r.out);
-	ck_assert_msg(!strstr(r.out, "wl_demo.c:"),
+	mt_quiet(!strstr(r.out, "wl_demo.c:"),
 		      "a source line from nowhere:\n%.3000s", r.out);
 	mt_test_run_release(&r);
 
 	mt_test_memtrace_in(&r, NULL, "flamegraph", trace, NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, ";main;parse_config 1\n"));
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_ptr_nonnull(strstr(r.out, ";main;parse_config 1\n"));
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
 	free(copy);
@@ -892,7 +892,7 @@ START_TEST(report_site_figures_sum_to_the_totals)
 		uint64_t key;
 		void *v;
 
-		ck_assert_int_eq(mt_analysis_run(&a, traces[t]), MT_OK);
+		mt_quiet_int_eq(mt_analysis_run(&a, traces[t]), MT_OK);
 		ck_assert(mt_integrity_complete(&a.integrity));
 		peak = mt_heap_site_at_peak(&a.heap, &a.heap.no_stack);
 		temporary = a.heap.no_stack.temporary_allocations;
@@ -905,17 +905,17 @@ START_TEST(report_site_figures_sum_to_the_totals)
 			if (t == 0)
 				for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 					if (want[i].stack == s->id) {
-						ck_assert_uint_eq(mt_heap_site_at_peak(&a.heap, site),
+						mt_quiet_uint_eq(mt_heap_site_at_peak(&a.heap, site),
 								  want[i].at_peak);
-						ck_assert_uint_eq(site->temporary_allocations,
+						mt_quiet_uint_eq(site->temporary_allocations,
 								  want[i].temporary);
 					}
 		}
-		ck_assert_uint_gt(a.heap.peak_live_bytes, 0);
-		ck_assert_uint_eq(peak, a.heap.peak_live_bytes);
-		ck_assert_uint_eq(temporary, a.heap.temporary_allocations);
+		mt_quiet_uint_gt(a.heap.peak_live_bytes, 0);
+		mt_quiet_uint_eq(peak, a.heap.peak_live_bytes);
+		mt_quiet_uint_eq(temporary, a.heap.temporary_allocations);
 		if (t == 0)
-			ck_assert_uint_eq(mt_heap_site_at_peak(&a.heap, &a.heap.no_stack), 500);
+			mt_quiet_uint_eq(mt_heap_site_at_peak(&a.heap, &a.heap.no_stack), 500);
 		mt_analysis_release(&a);
 	}
 	mt_test_rmdir(dir);
@@ -949,14 +949,14 @@ static uint64_t folded_total(const char *out)
 		const char *end = strchr(line, '\n'), *space;
 		char *copy;
 
-		ck_assert_msg(end != NULL, "a line without its newline");
+		mt_quiet(end != NULL, "a line without its newline");
 		copy = strndup(line, (size_t)(end - line));
 		space = strrchr(copy, ' ');
-		ck_assert_msg(space && space > copy && space[1], "bad line '%s'", copy);
+		mt_quiet(space && space > copy && space[1], "bad line '%s'", copy);
 		for (const char *d = space + 1; *d; d++)
-			ck_assert_msg(isdigit((unsigned char)*d), "bad figure in '%s'", copy);
+			mt_quiet(isdigit((unsigned char)*d), "bad figure in '%s'", copy);
 		for (const char *c = copy; c < space; c++)
-			ck_assert_msg((unsigned char)*c >= 0x20, "a control byte in '%s'", copy);
+			mt_quiet((unsigned char)*c >= 0x20, "a control byte in '%s'", copy);
 		total += strtoull(space + 1, NULL, 10);
 		free(copy);
 		line = end + 1;
@@ -979,10 +979,10 @@ START_TEST(flamegraph_totals_are_the_summary_totals)
 		mt_test_run_t r;
 
 		mt_test_memtrace_in(&r, NULL, "flamegraph", trace, "--metric", metric[i][0], NULL);
-		ck_assert_int_eq(r.status, 0);
-		ck_assert_uint_eq(folded_total(r.out), summary_field(summary, metric[i][1]));
+		mt_quiet_int_eq(r.status, 0);
+		mt_quiet_uint_eq(folded_total(r.out), summary_field(summary, metric[i][1]));
 		/* Outermost first: every stack of the workload starts at _start. */
-		ck_assert_msg(!strncmp(r.out, "_start;", 7), "%s", r.out);
+		mt_quiet(!strncmp(r.out, "_start;", 7), "%s", r.out);
 		mt_test_run_release(&r);
 	}
 	mt_test_rmdir(dir);
@@ -999,7 +999,7 @@ START_TEST(flamegraph_rejects_an_unknown_metric)
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, dir, "flamegraph", "app.jsonl", "--metric", "weight", NULL);
-	ck_assert_int_eq(r.status, 64);
+	mt_quiet_int_eq(r.status, 64);
 	ck_assert_str_eq(r.out, "");
 	ck_assert(!strncmp(r.err, "memtrace: --metric is allocations, bytes, leaked "
 				  "or peak, not 'weight'\n", 68));
@@ -1030,17 +1030,17 @@ static void assert_well_formed(const char *path)
 	char *svg = mt_test_read(path, &len);
 	const char *why;
 
-	ck_assert_msg(svg != NULL, "cannot read %s", path);
+	mt_quiet(svg != NULL, "cannot read %s", path);
 	why = xml_check(svg, len);
-	ck_assert_msg(why == NULL, "%s is not well-formed XML: %s", path, why);
-	ck_assert_msg(strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"") != NULL,
+	mt_quiet(why == NULL, "%s is not well-formed XML: %s", path, why);
+	mt_quiet(strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"") != NULL,
 		      "%s is not SVG", path);
 	if (access("/usr/bin/xmllint", X_OK) == 0) {
 		char *argv[] = { "/usr/bin/xmllint", "--noout", (char *)path, NULL };
 		mt_test_run_t r;
 
 		mt_test_run(&r, argv, NULL);
-		ck_assert_msg(r.status == 0, "xmllint: %s", r.err);
+		mt_quiet(r.status == 0, "xmllint: %s", r.err);
 		mt_test_run_release(&r);
 	}
 	free(svg);
@@ -1066,12 +1066,12 @@ START_TEST(plot_is_well_formed_xml)
 	path = mt_test_path(dir, "heap.svg");
 	assert_well_formed(path);
 	/* The checker itself tells bad XML. */
-	ck_assert_ptr_nonnull(xml_check("<svg><g></svg>", 14));
-	ck_assert_ptr_nonnull(xml_check("<svg a=\"1\" a=\"2\"/>", 18));
-	ck_assert_ptr_nonnull(xml_check("<svg>&nbsp;</svg>", 17));
-	ck_assert_ptr_nonnull(xml_check("<svg/><svg/>", 12));
-	ck_assert_ptr_nonnull(xml_check("<svg x=1/>", 10));
-	ck_assert_ptr_null(xml_check("<?xml version=\"1.0\"?>\n<svg a='&amp;'><!-- c --></svg>\n", 53));
+	mt_quiet_ptr_nonnull(xml_check("<svg><g></svg>", 14));
+	mt_quiet_ptr_nonnull(xml_check("<svg a=\"1\" a=\"2\"/>", 18));
+	mt_quiet_ptr_nonnull(xml_check("<svg>&nbsp;</svg>", 17));
+	mt_quiet_ptr_nonnull(xml_check("<svg/><svg/>", 12));
+	mt_quiet_ptr_nonnull(xml_check("<svg x=1/>", 10));
+	mt_quiet_ptr_null(xml_check("<?xml version=\"1.0\"?>\n<svg a='&amp;'><!-- c --></svg>\n", 53));
 	mt_test_rmdir(dir);
 	free(path);
 	free(svg);
@@ -1094,7 +1094,7 @@ START_TEST(plot_curve_peaks_at_peak_live_bytes)
 	svg = plot_of(trace, dir, "heap.svg", &len);
 	assert_curve_peaks_at(svg, summary_field(summary, "peak_live_bytes"));
 	/* A time axis: the demo workload stamps every event. */
-	ck_assert_ptr_nonnull(strstr(svg, ">time since the trace started</text>"));
+	mt_quiet_ptr_nonnull(strstr(svg, ">time since the trace started</text>"));
 	free(svg);
 	free(summary);
 	for (size_t i = 0; i < 2; i++) {
@@ -1128,12 +1128,12 @@ START_TEST(plot_is_self_contained)
 	trace_program(program, trace);
 	svg = plot_of(trace, dir, "heap.svg", &len);
 	for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++)
-		ck_assert_msg(!strstr(svg, never[i]), "the SVG holds '%s'", never[i]);
+		mt_quiet(!strstr(svg, never[i]), "the SVG holds '%s'", never[i]);
 	/* The one URI is the namespace's, which is a name, never fetched. */
 	http = strstr(svg, "http");
-	ck_assert_ptr_nonnull(http);
+	mt_quiet_ptr_nonnull(http);
 	ck_assert(!strncmp(http - 7, "xmlns=\"http://www.w3.org/2000/svg\"", 34));
-	ck_assert_ptr_null(strstr(http + 1, "http"));
+	mt_quiet_ptr_null(strstr(http + 1, "http"));
 	mt_test_rmdir(dir);
 	free(svg);
 	free(program);
@@ -1155,7 +1155,7 @@ START_TEST(plot_series_is_bounded_on_a_long_trace)
 	size_t len;
 	const int n = 100000;
 
-	ck_assert_ptr_nonnull(f);
+	mt_quiet_ptr_nonnull(f);
 	fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.start\"}\n", seq++);
 	fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"allocator\",\"allocator_id\":0}\n", seq++);
 	for (int i = 0; i < n; i++) {
@@ -1178,14 +1178,14 @@ START_TEST(plot_series_is_bounded_on_a_long_trace)
 						seq, 0x100000 + k * 16, seq * 10), seq++;
 	}
 	fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.stop\"}\n", seq);
-	ck_assert_int_eq(fclose(f), 0);
+	mt_quiet_int_eq(fclose(f), 0);
 
 	summary = summary_of(trace);
 	svg = plot_of(trace, dir, "long.svg", &len);
 	assert_curve_peaks_at(svg, summary_field(summary, "peak_live_bytes"));
 	svg_points(svg, "live-bytes", &line);
 	/* (0, 0), then at most two steps of two points a bucket, and the end. */
-	ck_assert_uint_le(line.n, 4 * MT_PLOT_BUCKETS + 3);
+	mt_quiet_uint_le(line.n, 4 * MT_PLOT_BUCKETS + 3);
 	ck_assert_uint_lt(len, 300000);
 	points_free(&line);
 	mt_test_rmdir(dir);
@@ -1202,15 +1202,15 @@ START_TEST(plot_axis_is_seq_without_times)
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, dir, "plot", "killed.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, ">event sequence number (the trace has no "
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_ptr_nonnull(strstr(r.out, ">event sequence number (the trace has no "
 					    "time for every event)</text>"));
-	ck_assert_ptr_nonnull(strstr(r.out, ">CAVEATED trace (missing_stop_event): "
+	mt_quiet_ptr_nonnull(strstr(r.out, ">CAVEATED trace (missing_stop_event): "
 					    "the curve shows only what it recorded</text>"));
 	mt_test_run_release(&r);
 	mt_test_memtrace_in(&r, dir, "plot", "app.jsonl", NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, ">time since the trace started</text>"));
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_ptr_nonnull(strstr(r.out, ">time since the trace started</text>"));
 	mt_test_run_release(&r);
 	free(dir);
 }
@@ -1248,26 +1248,26 @@ static unsigned char *png_rgb(const unsigned char *png, size_t len,
 	unsigned long rawlen;
 	int channels = 0;
 
-	ck_assert_msg(z != NULL, "cannot load zlib to read the PNG: %s", dlerror());
+	mt_quiet(z != NULL, "cannot load zlib to read the PNG: %s", dlerror());
 	uncompress_ = (uncompress_fn)(uintptr_t)dlsym(z, "uncompress");
-	ck_assert_ptr_nonnull(uncompress_);
-	ck_assert_msg(len > 33 && !memcmp(png, "\x89PNG\r\n\x1a\n", 8), "not a PNG");
+	mt_quiet_ptr_nonnull(uncompress_);
+	mt_quiet(len > 33 && !memcmp(png, "\x89PNG\r\n\x1a\n", 8), "not a PNG");
 	while (pos + 12 <= len) {
 		uint32_t n = be32(png + pos);
 		const unsigned char *type = png + pos + 4, *data = png + pos + 8;
 
-		ck_assert_uint_le(pos + 12 + n, len);
+		mt_quiet_uint_le(pos + 12 + n, len);
 		if (!memcmp(type, "IHDR", 4)) {
 			*w = be32(data);
 			*h = be32(data + 4);
-			ck_assert_msg(data[8] == 8 && (data[9] == 2 || data[9] == 6) &&
+			mt_quiet(data[8] == 8 && (data[9] == 2 || data[9] == 6) &&
 				      data[12] == 0, "a PNG this test does not read "
 				      "(depth %d, colour type %d, interlace %d)",
 				      data[8], data[9], data[12]);
 			channels = data[9] == 6 ? 4 : 3;
 		} else if (!memcmp(type, "IDAT", 4)) {
 			idat = realloc(idat, nidat + n);
-			ck_assert_ptr_nonnull(idat);
+			mt_quiet_ptr_nonnull(idat);
 			memcpy(idat + nidat, data, n);
 			nidat += n;
 		}
@@ -1278,8 +1278,8 @@ static unsigned char *png_rgb(const unsigned char *png, size_t len,
 	raw = malloc(rawlen);
 	rgb = malloc((size_t)*w * *h * 3);
 	ck_assert(raw && rgb);
-	ck_assert_int_eq(uncompress_(raw, &rawlen, idat, nidat), 0);
-	ck_assert_uint_eq(rawlen, (unsigned long)(*h) * (1 + (unsigned long)(*w) * channels));
+	mt_quiet_int_eq(uncompress_(raw, &rawlen, idat, nidat), 0);
+	mt_quiet_uint_eq(rawlen, (unsigned long)(*h) * (1 + (unsigned long)(*w) * channels));
 	for (uint32_t y = 0; y < *h; y++) {
 		size_t stride = (size_t)*w * channels;
 		unsigned char *row = raw + y * (stride + 1) + 1;
@@ -1331,13 +1331,13 @@ START_TEST(plot_renders_in_chromium)
 	snprintf(user_data, sizeof(user_data), "--user-data-dir=%s", profile);
 	snprintf(home, sizeof(home), "HOME=%s", dir);
 	mt_test_run(&r, argv, env);
-	ck_assert_msg(r.status == 0, "chromium exits %d: %s", r.status, r.err);
+	mt_quiet(r.status == 0, "chromium exits %d: %s", r.status, r.err);
 	mt_test_run_release(&r);
 	data = (unsigned char *)mt_test_read(png, &len);
-	ck_assert_msg(data != NULL, "chromium wrote no %s", png);
+	mt_quiet(data != NULL, "chromium wrote no %s", png);
 	rgb = png_rgb(data, len, &w, &h);
-	ck_assert_uint_ge(w, 880);
-	ck_assert_uint_ge(h, 460);
+	mt_quiet_uint_ge(w, 880);
+	mt_quiet_uint_ge(h, 460);
 	/* Not blank: text, axes and curves ink a good part of the page, and
 	 * the heap's blue line and the peak's red marker are there. */
 	for (size_t i = 0; i < (size_t)w * h; i++) {
@@ -1347,9 +1347,9 @@ START_TEST(plot_renders_in_chromium)
 		blue += abs(p[0] - 0x1f) < 40 && abs(p[1] - 0x5f) < 40 && abs(p[2] - 0xa8) < 40;
 		red += abs(p[0] - 0xd6) < 40 && abs(p[1] - 0x27) < 40 && abs(p[2] - 0x28) < 40;
 	}
-	ck_assert_msg(ink > (size_t)w * h / 100, "only %zu inked pixels", ink);
-	ck_assert_msg(blue > 200, "only %zu pixels of the heap's line", blue);
-	ck_assert_msg(red > 20, "only %zu pixels of the peak's marker", red);
+	mt_quiet(ink > (size_t)w * h / 100, "only %zu inked pixels", ink);
+	mt_quiet(blue > 200, "only %zu pixels of the heap's line", blue);
+	mt_quiet(red > 20, "only %zu pixels of the peak's marker", red);
 	free(rgb);
 	free(data);
 	mt_test_rmdir(dir);
@@ -1372,7 +1372,7 @@ static int dir_holds_only(const char *dir, const char *name)
 	struct dirent *de;
 	int others = 0, found = 0;
 
-	ck_assert_ptr_nonnull(d);
+	mt_quiet_ptr_nonnull(d);
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -1402,9 +1402,9 @@ static void sweep(const char *cmd, const char *trace_src, int sticky)
 	size_t ref_len, got_len;
 
 	copy_file(trace_src, trace, 0);
-	ck_assert_ptr_nonnull(err);
+	mt_quiet_ptr_nonnull(err);
 	fflush(stderr);
-	ck_assert_int_eq(dup2(fileno(err), 2), 2);
+	mt_quiet_int_eq(dup2(fileno(err), 2), 2);
 #define RUN()                                                                  \
 	({                                                                     \
 		char *argv_[] = { "memtrace", (char *)cmd, trace, "-o", out, NULL }; \
@@ -1414,43 +1414,43 @@ static void sweep(const char *cmd, const char *trace_src, int sticky)
 	mt_mem_fail_at(0, 0);
 	rc = RUN();
 	calls_ref = mt_mem_calls();
-	ck_assert_int_eq(rc, 0);
-	ck_assert_int_eq(mt_mem_outstanding(), before);
-	ck_assert_uint_gt(calls_ref, 10);
+	mt_quiet_int_eq(rc, 0);
+	mt_quiet_int_eq(mt_mem_outstanding(), before);
+	mt_quiet_uint_gt(calls_ref, 10);
 	ref = mt_test_read(out, &ref_len);
-	ck_assert_ptr_nonnull(ref);
-	ck_assert_int_eq(unlink(out), 0);
+	mt_quiet_ptr_nonnull(ref);
+	mt_quiet_int_eq(unlink(out), 0);
 	for (n = 1; n <= calls_ref + 1; n++) {
 		uint64_t calls;
 
-		ck_assert_int_eq(ftruncate(fileno(err), 0), 0);
-		ck_assert_int_eq(fseek(err, 0, SEEK_SET), 0);
+		mt_quiet_int_eq(ftruncate(fileno(err), 0), 0);
+		mt_quiet_int_eq(fseek(err, 0, SEEK_SET), 0);
 		before = mt_mem_outstanding();
 		mt_mem_fail_at(n, sticky);
 		rc = RUN();
 		calls = mt_mem_calls();
 		mt_mem_fail_at(0, 0);
-		ck_assert_msg(mt_mem_outstanding() == before, "%s, N=%" PRIu64 ": %" PRId64
+		mt_quiet(mt_mem_outstanding() == before, "%s, N=%" PRIu64 ": %" PRId64
 			      " blocks leaked", cmd, n, mt_mem_outstanding() - before);
 		if (rc == 0) {
-			ck_assert_msg(calls < n, "%s, N=%" PRIu64 ": a failure swallowed", cmd, n);
+			mt_quiet(calls < n, "%s, N=%" PRIu64 ": a failure swallowed", cmd, n);
 			got = mt_test_read(out, &got_len);
-			ck_assert_ptr_nonnull(got);
+			mt_quiet_ptr_nonnull(got);
 			ck_assert(got_len == ref_len && !memcmp(got, ref, ref_len));
 			free(got);
 			break;
 		}
-		ck_assert_msg(rc == MT_EXIT_NOMEM, "%s, N=%" PRIu64 ": exit %d", cmd, n, rc);
+		mt_quiet(rc == MT_EXIT_NOMEM, "%s, N=%" PRIu64 ": exit %d", cmd, n, rc);
 		memset(errbuf, 0, sizeof(errbuf));
 		ck_assert_int_ge(pread(fileno(err), errbuf, sizeof(errbuf) - 1, 0), 0);
-		ck_assert_msg(strstr(errbuf, "out of memory"), "%s, N=%" PRIu64 ": stderr '%s'",
+		mt_quiet(strstr(errbuf, "out of memory"), "%s, N=%" PRIu64 ": stderr '%s'",
 			      cmd, n, errbuf);
-		ck_assert_msg(dir_holds_only(dir, "trace.jsonl"),
+		mt_quiet(dir_holds_only(dir, "trace.jsonl"),
 			      "%s, N=%" PRIu64 ": an output was left behind", cmd, n);
 	}
 #undef RUN
 	/* Every one of the unfailed run's allocations was made to fail. */
-	ck_assert_msg(n == calls_ref + 1, "%s: the sweep ended at N=%" PRIu64
+	mt_quiet(n == calls_ref + 1, "%s: the sweep ended at N=%" PRIu64
 		      "; an unfailed run makes %" PRIu64, cmd, n, calls_ref);
 	dup2(saved, 2);
 	close(saved);
@@ -1472,7 +1472,7 @@ static char *demo_trace_without_libc(const char *dir)
 
 	trace_program(program, trace);
 	text = mt_test_read(trace, &len);
-	ck_assert_ptr_nonnull(text);
+	mt_quiet_ptr_nonnull(text);
 	while ((p = strstr(text, "\"module\":\"/usr/lib/")) ||
 	       (p = strstr(text, "\"module\":\"/lib/")))
 		memcpy(p + 10, "/no", 3);
@@ -1522,18 +1522,18 @@ START_TEST(commands_are_listed_in_the_usage)
 	static const char *const cmds[] = { "report", "flamegraph", "plot" };
 
 	mt_test_memtrace_in(&r, NULL, "--help", NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_ptr_nonnull(strstr(r.out, "\n  report TRACE "));
-	ck_assert_ptr_nonnull(strstr(r.out, "\n  flamegraph TRACE "));
-	ck_assert_ptr_nonnull(strstr(r.out, "\n  plot TRACE "));
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_ptr_nonnull(strstr(r.out, "\n  report TRACE "));
+	mt_quiet_ptr_nonnull(strstr(r.out, "\n  flamegraph TRACE "));
+	mt_quiet_ptr_nonnull(strstr(r.out, "\n  plot TRACE "));
 	mt_test_run_release(&r);
 	for (size_t i = 0; i < 3; i++) {
 		char want[64];
 
 		mt_test_memtrace_in(&r, NULL, cmds[i], "--help", NULL);
-		ck_assert_int_eq(r.status, 0);
+		mt_quiet_int_eq(r.status, 0);
 		snprintf(want, sizeof(want), "usage: memtrace %s TRACE", cmds[i]);
-		ck_assert_msg(!strncmp(r.out, want, strlen(want)), "%s", r.out);
+		mt_quiet(!strncmp(r.out, want, strlen(want)), "%s", r.out);
 		mt_test_run_release(&r);
 	}
 }

@@ -53,8 +53,8 @@ static void use_build_tools(void)
 {
 	char *a = build_file("memtrace"), *p = build_file("libmtpreload.so");
 
-	ck_assert_int_eq(setenv("MEMTRACE_ANALYZER", a, 1), 0);
-	ck_assert_int_eq(setenv("MEMTRACE_PRELOAD", p, 1), 0);
+	mt_quiet_int_eq(setenv("MEMTRACE_ANALYZER", a, 1), 0);
+	mt_quiet_int_eq(setenv("MEMTRACE_PRELOAD", p, 1), 0);
 	unsetenv("LD_PRELOAD");
 	unsetenv("MEMTRACE_OUTPUT");
 	unsetenv("MEMTRACE_STACK_DEPTH");
@@ -128,14 +128,14 @@ static void finish(run_t *r, pid_t pid)
 	int status;
 
 	while (waitpid(pid, &status, 0) < 0)
-		ck_assert_int_eq(errno, EINTR);
+		mt_quiet_int_eq(errno, EINTR);
 	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	free(r->so);
 	free(r->se);
 	r->so = mt_test_read(r->stdout_path, NULL);
 	r->se = mt_test_read(r->stderr_path, NULL);
-	ck_assert_ptr_nonnull(r->so);
-	ck_assert_ptr_nonnull(r->se);
+	mt_quiet_ptr_nonnull(r->so);
+	mt_quiet_ptr_nonnull(r->se);
 }
 
 /* memtrace-run ARGS... (NULL-terminated), from cwd, stdin from in. */
@@ -171,13 +171,13 @@ static void rows_read(rows_t *rows, const char *path)
 {
 	char *text = mt_test_read(path, NULL), *line, *save = NULL;
 
-	ck_assert_msg(text != NULL, "%s is missing", path);
+	mt_quiet(text != NULL, "%s is missing", path);
 	memset(rows, 0, sizeof(*rows));
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		ck_assert_int_lt(rows->n, 16);
 		rows->row[rows->n] = json_tokener_parse(line);
-		ck_assert_msg(rows->row[rows->n] &&
+		mt_quiet(rows->row[rows->n] &&
 				      json_object_is_type(rows->row[rows->n], json_type_object),
 			      "not a JSON object in %s: %s", path, line);
 		rows->n++;
@@ -203,7 +203,7 @@ static json_object *get(json_object *o, const char *key)
 {
 	json_object *v;
 
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no field %s in %s",
+	mt_quiet(json_object_object_get_ex(o, key, &v), "no field %s in %s",
 		      key, json_object_to_json_string(o));
 	return v;
 }
@@ -212,7 +212,7 @@ static int64_t num(json_object *o, const char *key)
 {
 	json_object *v = get(o, key);
 
-	ck_assert_msg(json_object_is_type(v, json_type_int), "%s is not an integer", key);
+	mt_quiet(json_object_is_type(v, json_type_int), "%s is not an integer", key);
 	return json_object_get_int64(v);
 }
 
@@ -223,7 +223,7 @@ static const char *str(json_object *o, const char *key)
 
 	if (json_object_is_type(v, json_type_null))
 		return NULL;
-	ck_assert_msg(json_object_is_type(v, json_type_string), "%s is not a string", key);
+	mt_quiet(json_object_is_type(v, json_type_string), "%s is not a string", key);
 	return json_object_get_string(v);
 }
 
@@ -270,12 +270,12 @@ static int count_lines(const char *s)
 /* Bad input: one line on stderr naming memtrace-run, nothing on stdout. */
 static void assert_one_error_line(const run_t *r, int status, const char *words)
 {
-	ck_assert_msg(r->status == status, "status %d, not %d; stderr: %s",
+	mt_quiet(r->status == status, "status %d, not %d; stderr: %s",
 		      r->status, status, r->se);
 	ck_assert_str_eq(r->so, "");
-	ck_assert_msg(count_lines(r->se) == 1 && !strncmp(r->se, "memtrace-run: ", 14),
+	mt_quiet(count_lines(r->se) == 1 && !strncmp(r->se, "memtrace-run: ", 14),
 		      "not one line on stderr: %s", r->se);
-	ck_assert_msg(strstr(r->se, words), "stderr does not say '%s': %s", words, r->se);
+	mt_quiet(strstr(r->se, words), "stderr does not say '%s': %s", words, r->se);
 }
 
 /* ---- the tests ---- */
@@ -288,28 +288,28 @@ START_TEST(test_three_runs_write_three_rows_indexed_from_one_with_matching_count
 
 	run_init(&r);
 	RUN(&r, "-n", "3", "-o", r.out, "--", wl);
-	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.se);
+	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
-	ck_assert_int_eq(rows.n, 3);
+	mt_quiet_int_eq(rows.n, 3);
 	for (int i = 0; i < 3; i++) {
 		json_object *row = rows.row[i], *s = get(row, "summary");
 
 		ck_assert_str_eq(str(row, "schema"), "tiny.profiling.allocation-repetition/v1");
-		ck_assert_int_eq(num(row, "execution_index"), i + 1);
-		ck_assert_int_eq(num(row, "exit_code"), 0);
+		mt_quiet_int_eq(num(row, "execution_index"), i + 1);
+		mt_quiet_int_eq(num(row, "exit_code"), 0);
 		ck_assert_str_eq(str(row, "state"), "summary_written");
 		ck_assert_str_eq(str(s, "status"), "complete");
-		ck_assert_int_eq(num(s, "allocations"), 10);
-		ck_assert_int_eq(num(s, "frees"), 7);
-		ck_assert_int_eq(num(s, "live_bytes"), 3000);
-		ck_assert_int_eq(num(s, "peak_live_bytes"), 10000);
+		mt_quiet_int_eq(num(s, "allocations"), 10);
+		mt_quiet_int_eq(num(s, "frees"), 7);
+		mt_quiet_int_eq(num(s, "live_bytes"), 3000);
+		mt_quiet_int_eq(num(s, "peak_live_bytes"), 10000);
 	}
 	/* One trace per run, I from 1. */
 	ck_assert(in_dir(r.out, "allocations.1.jsonl"));
 	ck_assert(in_dir(r.out, "allocations.2.jsonl"));
 	ck_assert(in_dir(r.out, "allocations.3.jsonl"));
 	ck_assert(!in_dir(r.out, "allocations.4.jsonl"));
-	ck_assert_msg(!strstr(r.se, "warning"), "matching runs warned: %s", r.se);
+	mt_quiet(!strstr(r.se, "warning"), "matching runs warned: %s", r.se);
 	rows_release(&rows);
 	run_release(&r);
 	free(wl);
@@ -329,12 +329,12 @@ START_TEST(test_run_one_is_the_capture_and_its_row_is_appended)
 	 * the repetitions file is replaced, the capture row appended. */
 	for (int k = 0; k < 2; k++) {
 		run_in(&r, r.dir, NULL, "-n", "2", "-o", "out/", "--", wl, (char *)NULL);
-		ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.se);
+		mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
 	}
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
-	ck_assert_int_eq(rows.n, 2);
+	mt_quiet_int_eq(rows.n, 2);
 	rows_in(&caps, r.out, "captures.jsonl");
-	ck_assert_int_eq(caps.n, 2);
+	mt_quiet_int_eq(caps.n, 2);
 	for (int i = 0; i < caps.n; i++) {
 		ck_assert_str_eq(str(caps.row[i], "kind"), "allocation_trace");
 		ck_assert_str_eq(str(caps.row[i], "tool"), "lib/memtrace");
@@ -342,17 +342,17 @@ START_TEST(test_run_one_is_the_capture_and_its_row_is_appended)
 		ck_assert_str_eq(str(caps.row[i], "capture_path"), trace);
 		ck_assert_str_eq(str(caps.row[i], "summary_path"), summary);
 		ck_assert_str_eq(str(caps.row[i], "state"), "summary_written");
-		ck_assert_ptr_null(str(caps.row[i], "caveat_kind"));
-		ck_assert_ptr_null(str(caps.row[i], "caveat_message"));
+		mt_quiet_ptr_null(str(caps.row[i], "caveat_kind"));
+		mt_quiet_ptr_null(str(caps.row[i], "caveat_message"));
 	}
 	rows_release(&caps);
 	/* summary.jsonl: the one summary line of run 1's trace. */
 	rows_in(&caps, r.out, "summary.jsonl");
-	ck_assert_int_eq(caps.n, 1);
+	mt_quiet_int_eq(caps.n, 1);
 	ck_assert_str_eq(str(caps.row[0], "schema"), "memtrace.summary/v1");
 	ck_assert_str_eq(str(caps.row[0], "status"), "complete");
-	ck_assert_int_eq(num(caps.row[0], "allocations"), 10);
-	ck_assert_int_eq(num(caps.row[0], "live_bytes"), 3000);
+	mt_quiet_int_eq(num(caps.row[0], "allocations"), 10);
+	mt_quiet_int_eq(num(caps.row[0], "live_bytes"), 3000);
 	rows_release(&caps);
 	rows_release(&rows);
 	run_release(&r);
@@ -370,20 +370,20 @@ START_TEST(test_failing_workload_gives_workload_failed_rows_and_its_exit_status)
 
 	run_init(&r);
 	RUN(&r, "-n", "2", "-o", r.out, "--", wl);
-	ck_assert_int_eq(r.status, 3);
+	mt_quiet_int_eq(r.status, 3);
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
-	ck_assert_int_eq(rows.n, 2);
+	mt_quiet_int_eq(rows.n, 2);
 	for (int i = 0; i < 2; i++) {
-		ck_assert_int_eq(num(rows.row[i], "execution_index"), i + 1);
-		ck_assert_int_eq(num(rows.row[i], "exit_code"), 3);
+		mt_quiet_int_eq(num(rows.row[i], "execution_index"), i + 1);
+		mt_quiet_int_eq(num(rows.row[i], "exit_code"), 3);
 		ck_assert_str_eq(str(rows.row[i], "state"), "workload_failed");
 		ck_assert(json_object_is_type(get(rows.row[i], "summary"), json_type_null));
 	}
 	/* Run 1 failed: as in the seed, no capture at all, and it says so. */
 	ck_assert(!in_dir(r.out, "summary.jsonl"));
 	ck_assert(!in_dir(r.out, "captures.jsonl"));
-	ck_assert_msg(strstr(r.se, "run 1/2: exit 3, workload_failed"), "%s", r.se);
-	ck_assert_msg(strstr(r.se, "run 1 failed: no capture"), "%s", r.se);
+	mt_quiet(strstr(r.se, "run 1/2: exit 3, workload_failed"), "%s", r.se);
+	mt_quiet(strstr(r.se, "run 1 failed: no capture"), "%s", r.se);
 	rows_release(&rows);
 	run_release(&r);
 	free(wl);
@@ -401,19 +401,19 @@ START_TEST(test_exit_status_is_the_first_non_zero_one)
 	counter = mt_test_path(r.dir, "counter");
 	/* Runs exit 0, 5 and 7. */
 	RUN(&r, "-n", "3", "-o", r.out, "--", wl, counter, "0", "5", "7");
-	ck_assert_msg(r.status == 5, "status %d: %s", r.status, r.se);
+	mt_quiet(r.status == 5, "status %d: %s", r.status, r.se);
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
-	ck_assert_int_eq(rows.n, 3);
+	mt_quiet_int_eq(rows.n, 3);
 	ck_assert_str_eq(str(rows.row[0], "state"), "summary_written");
-	ck_assert_int_eq(num(rows.row[1], "exit_code"), 5);
+	mt_quiet_int_eq(num(rows.row[1], "exit_code"), 5);
 	ck_assert_str_eq(str(rows.row[1], "state"), "workload_failed");
-	ck_assert_int_eq(num(rows.row[2], "exit_code"), 7);
+	mt_quiet_int_eq(num(rows.row[2], "exit_code"), 7);
 	ck_assert_str_eq(str(rows.row[2], "state"), "workload_failed");
 	/* Run 1 succeeded, so it is the capture. */
 	rows_in(&caps, r.out, "captures.jsonl");
-	ck_assert_int_eq(caps.n, 1);
+	mt_quiet_int_eq(caps.n, 1);
 	ck_assert_str_eq(str(caps.row[0], "state"), "summary_written");
-	ck_assert_msg(strstr(r.se, "warning: the runs differ in exit status"), "%s", r.se);
+	mt_quiet(strstr(r.se, "warning: the runs differ in exit status"), "%s", r.se);
 	rows_release(&caps);
 	rows_release(&rows);
 	run_release(&r);
@@ -433,12 +433,12 @@ START_TEST(test_runs_whose_counts_differ_are_warned_about)
 	counter = mt_test_path(r.dir, "counter");
 	/* Run k makes k allocations of 100 bytes and exits 0. */
 	RUN(&r, "-n", "3", "-o", r.out, "--", wl, counter);
-	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.se);
+	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
-	ck_assert_int_eq(rows.n, 3);
+	mt_quiet_int_eq(rows.n, 3);
 	for (int i = 0; i < 3; i++)
-		ck_assert_int_eq(num(get(rows.row[i], "summary"), "allocations"), i + 1);
-	ck_assert_msg(strstr(r.se, "warning: the runs differ in allocations (1 to 3), "
+		mt_quiet_int_eq(num(get(rows.row[i], "summary"), "allocations"), i + 1);
+	mt_quiet(strstr(r.se, "warning: the runs differ in allocations (1 to 3), "
 				   "peak live (100 B to 300 B), live at exit (100 B to 300 B)"),
 		      "no warning naming what differs: %s", r.se);
 	rows_release(&rows);
@@ -456,10 +456,10 @@ static void table_row(const char *err, const char *label, char *out, size_t cap)
 
 	snprintf(pat, sizeof(pat), "\n  %s ", label);
 	p = strstr(err, pat);
-	ck_assert_msg(p != NULL, "no table row '%s' in: %s", label, err);
+	mt_quiet(p != NULL, "no table row '%s' in: %s", label, err);
 	p += strlen(pat);
 	end = strchr(p, '\n');
-	ck_assert_ptr_nonnull(end);
+	mt_quiet_ptr_nonnull(end);
 	/* Squeeze the column padding to single spaces. */
 	size_t n = 0;
 	for (; p < end && n + 1 < cap; p++) {
@@ -480,12 +480,12 @@ START_TEST(test_progress_lines_and_table_read_as_documented)
 
 	run_init(&r);
 	RUN(&r, "-n", "2", "-o", r.out, "--", wl);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_msg(strstr(r.se, "run 1/2: exit 0, 10 allocations, peak 9.8 KiB, complete\n") &&
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet(strstr(r.se, "run 1/2: exit 0, 10 allocations, peak 9.8 KiB, complete\n") &&
 			      strstr(r.se, "run 2/2: exit 0, 10 allocations, peak 9.8 KiB, complete\n"),
 		      "progress lines: %s", r.se);
-	ck_assert_msg(strstr(r.se, "memtrace-run: 2 runs of wl_run_steady, 2 summarized"), "%s", r.se);
-	ck_assert_msg(strstr(r.se, "min") && strstr(r.se, "median") && strstr(r.se, "max"),
+	mt_quiet(strstr(r.se, "memtrace-run: 2 runs of wl_run_steady, 2 summarized"), "%s", r.se);
+	mt_quiet(strstr(r.se, "min") && strstr(r.se, "median") && strstr(r.se, "max"),
 		      "no table header: %s", r.se);
 	table_row(r.se, "allocations", row, sizeof(row));
 	ck_assert_str_eq(row, "10 10 10");
@@ -497,8 +497,8 @@ START_TEST(test_progress_lines_and_table_read_as_documented)
 	/* The median of 1, 2, 3 allocations is 2; sizes under 1 KiB in B. */
 	counter = mt_test_path(r.dir, "counter");
 	RUN(&r, "-n", "3", "-o", r.out, "--", wl2, counter);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_msg(strstr(r.se, "run 1/3: exit 0, 1 allocation, peak 100 B, complete\n"), "%s", r.se);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet(strstr(r.se, "run 1/3: exit 0, 1 allocation, peak 100 B, complete\n"), "%s", r.se);
 	table_row(r.se, "allocations", row, sizeof(row));
 	ck_assert_str_eq(row, "1 2 3");
 	table_row(r.se, "peak live", row, sizeof(row));
@@ -520,12 +520,12 @@ START_TEST(test_workload_stdin_stdout_and_stderr_are_its_own)
 	in = mt_test_path(r.dir, "stdin");
 	mt_test_write(in, input, strlen(input));
 	run_in(&r, NULL, in, "-n", "2", "-o", r.out, "--", wl, (char *)NULL);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	/* stdout is the workload's alone: run 1 copies all of stdin, run 2
 	 * (sharing the same open stdin) finds it at its end, and nothing of
 	 * memtrace-run's is there. */
 	ck_assert_str_eq(r.so, input);
-	ck_assert_msg(strstr(r.se, "wl_run_steady: on stderr\n"), "%s", r.se);
+	mt_quiet(strstr(r.se, "wl_run_steady: on stderr\n"), "%s", r.se);
 	run_release(&r);
 	free(in);
 	free(wl);
@@ -542,11 +542,11 @@ START_TEST(test_quiet_prints_nothing_of_its_own)
 	counter = mt_test_path(r.dir, "counter");
 	/* Even with runs that differ: no progress, no table, no warning. */
 	RUN(&r, "--quiet", "-n", "2", "-o", r.out, "--", wl, counter);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.so, "");
 	ck_assert_str_eq(r.se, "");
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
-	ck_assert_int_eq(rows.n, 2);
+	mt_quiet_int_eq(rows.n, 2);
 	rows_release(&rows);
 	run_release(&r);
 	free(counter);
@@ -566,7 +566,7 @@ START_TEST(test_forking_workload_leaves_one_trace_per_process)
 	 * taken for the second one's. */
 	for (int k = 0; k < 2; k++) {
 		RUN(&r, "-n", "2", "-o", r.out, "--", wl);
-		ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.se);
+		mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
 	}
 	ck_assert_str_eq(r.so, "fork done\nfork done\n");
 	for (int i = 1; i <= 2; i++) {
@@ -578,9 +578,9 @@ START_TEST(test_forking_workload_leaves_one_trace_per_process)
 		snprintf(prefix, sizeof(prefix), "allocations.%d.", i);
 		/* The parent's trace and one per child: the forked one and the
 		 * one it exec'd, each complete. */
-		ck_assert_int_eq(count_entries(r.out, prefix, ".jsonl"), 3);
+		mt_quiet_int_eq(count_entries(r.out, prefix, ".jsonl"), 3);
 		d = opendir(r.out);
-		ck_assert_ptr_nonnull(d);
+		mt_quiet_ptr_nonnull(d);
 		while ((e = readdir(d)) != NULL) {
 			char *path, *argv[4];
 			mt_test_run_t c;
@@ -595,19 +595,19 @@ START_TEST(test_forking_workload_leaves_one_trace_per_process)
 			argv[2] = path;
 			argv[3] = NULL;
 			mt_test_run(&c, argv, NULL);
-			ck_assert_msg(c.status == 0, "%s: %s", e->d_name, c.out);
+			mt_quiet(c.status == 0, "%s: %s", e->d_name, c.out);
 			mt_test_run_release(&c);
 			free(path);
 		}
 		closedir(d);
-		ck_assert_int_eq(n, 2);
+		mt_quiet_int_eq(n, 2);
 	}
-	ck_assert_msg(strstr(r.se, "run 1/2: exit 0, 2 allocations, peak 4.3 KiB, complete, "
+	mt_quiet(strstr(r.se, "run 1/2: exit 0, 2 allocations, peak 4.3 KiB, complete, "
 				   "2 child traces\n"), "%s", r.se);
 	/* The rows are the parent's: one per run. */
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
-	ck_assert_int_eq(rows.n, 2);
-	ck_assert_int_eq(num(get(rows.row[1], "summary"), "allocations"), 2);
+	mt_quiet_int_eq(rows.n, 2);
+	mt_quiet_int_eq(num(get(rows.row[1], "summary"), "allocations"), 2);
 	rows_release(&rows);
 	run_release(&r);
 	free(mt);
@@ -637,12 +637,12 @@ static pid_t trace_pid(const char *trace)
 	json_object *start;
 	pid_t pid;
 
-	ck_assert_msg(s != NULL, "%s is missing", trace);
+	mt_quiet(s != NULL, "%s is missing", trace);
 	nl = strchr(s, '\n');
-	ck_assert_ptr_nonnull(nl);
+	mt_quiet_ptr_nonnull(nl);
 	*nl = '\0';
 	start = json_tokener_parse(s);
-	ck_assert_ptr_nonnull(start);
+	mt_quiet_ptr_nonnull(start);
 	ck_assert_str_eq(str(start, "kind"), "trace.start");
 	pid = (pid_t)num(start, "pid");
 	json_object_put(start);
@@ -666,24 +666,24 @@ START_TEST(test_killed_workload_row_is_summary_written_with_missing_stop_event)
 	}
 	/* After "ready" the workload sleeps: kill it, and it alone. */
 	wait_for_text(r.stdout_path, "ready\n");
-	ck_assert_int_eq(kill(trace_pid(trace), SIGKILL), 0);
+	mt_quiet_int_eq(kill(trace_pid(trace), SIGKILL), 0);
 	finish(&r, pid);
-	ck_assert_msg(r.status == 128 + SIGKILL, "status %d: %s", r.status, r.se);
+	mt_quiet(r.status == 128 + SIGKILL, "status %d: %s", r.status, r.se);
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
-	ck_assert_int_eq(rows.n, 1);
+	mt_quiet_int_eq(rows.n, 1);
 	ck_assert_str_eq(str(rows.row[0], "state"), "summary_written");
-	ck_assert_int_eq(num(rows.row[0], "exit_code"), 0);
+	mt_quiet_int_eq(num(rows.row[0], "exit_code"), 0);
 	ck_assert_str_eq(str(get(rows.row[0], "summary"), "status"), "missing_stop_event");
-	ck_assert_int_eq(num(get(rows.row[0], "summary"), "allocations"), 100);
+	mt_quiet_int_eq(num(get(rows.row[0], "summary"), "allocations"), 100);
 	rows_in(&caps, r.out, "captures.jsonl");
-	ck_assert_int_eq(caps.n, 1);
+	mt_quiet_int_eq(caps.n, 1);
 	ck_assert_str_eq(str(caps.row[0], "state"), "summary_written");
 	ck_assert_str_eq(str(caps.row[0], "caveat_kind"), "missing_stop_event");
 	ck_assert(in_dir(r.out, "summary.jsonl"));
-	ck_assert_msg(strstr(r.se, "run 1/1: killed by SIGKILL, 100 allocations, peak 75.9 KiB, "
+	mt_quiet(strstr(r.se, "run 1/1: killed by SIGKILL, 100 allocations, peak 75.9 KiB, "
 				   "missing_stop_event\n"), "%s", r.se);
 	/* bash's own "Killed" report is not written on the workload's stderr. */
-	ck_assert_msg(!strstr(r.se, "Killed"), "%s", r.se);
+	mt_quiet(!strstr(r.se, "Killed"), "%s", r.se);
 	rows_release(&caps);
 	rows_release(&rows);
 	run_release(&r);
@@ -708,15 +708,15 @@ START_TEST(test_interrupt_records_the_run_it_stopped_and_ends)
 	}
 	/* Ctrl-C: SIGINT to the whole process group, script and workload. */
 	wait_for_text(r.stdout_path, "ready\n");
-	ck_assert_int_eq(kill(-pid, SIGINT), 0);
+	mt_quiet_int_eq(kill(-pid, SIGINT), 0);
 	finish(&r, pid);
-	ck_assert_msg(r.status == 128 + SIGINT, "status %d: %s", r.status, r.se);
+	mt_quiet(r.status == 128 + SIGINT, "status %d: %s", r.status, r.se);
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
-	ck_assert_int_eq(rows.n, 1);
-	ck_assert_int_eq(num(rows.row[0], "execution_index"), 1);
+	mt_quiet_int_eq(rows.n, 1);
+	mt_quiet_int_eq(num(rows.row[0], "execution_index"), 1);
 	ck_assert_str_eq(str(rows.row[0], "state"), "summary_written");
 	ck_assert(!in_dir(r.out, "allocations.2.jsonl"));
-	ck_assert_msg(strstr(r.se, "memtrace-run: interrupted after run 1 of 3\n"), "%s", r.se);
+	mt_quiet(strstr(r.se, "memtrace-run: interrupted after run 1 of 3\n"), "%s", r.se);
 	rows_release(&rows);
 	run_release(&r);
 	free(script);
@@ -732,17 +732,17 @@ START_TEST(test_strict_turns_a_caveat_into_a_failure)
 
 	run_init(&r);
 	RUN(&r, "-o", r.out, "--", wl);
-	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.se);
-	ck_assert_msg(strstr(r.se, "run 1/1: exit 0, 2 allocations, peak 642 B, missing_stop_event\n"),
+	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
+	mt_quiet(strstr(r.se, "run 1/1: exit 0, 2 allocations, peak 642 B, missing_stop_event\n"),
 		      "%s", r.se);
 
 	RUN(&r, "--strict", "-o", r.out, "--", wl);
-	ck_assert_msg(r.status == 1, "status %d: %s", r.status, r.se);
-	ck_assert_msg(strstr(r.se, "memtrace-run: --strict: run 1's trace is missing_stop_event\n"),
+	mt_quiet(r.status == 1, "status %d: %s", r.status, r.se);
+	mt_quiet(strstr(r.se, "memtrace-run: --strict: run 1's trace is missing_stop_event\n"),
 		      "%s", r.se);
 	/* The rows are written all the same. */
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
-	ck_assert_int_eq(rows.n, 1);
+	mt_quiet_int_eq(rows.n, 1);
 	ck_assert_str_eq(str(rows.row[0], "state"), "summary_written");
 	ck_assert_str_eq(str(get(rows.row[0], "summary"), "status"), "missing_stop_event");
 	rows_release(&rows);
@@ -751,13 +751,13 @@ START_TEST(test_strict_turns_a_caveat_into_a_failure)
 	free(wl);
 	wl = workload("wl_exit");
 	RUN(&r, "--strict", "-o", r.out, "--", wl);
-	ck_assert_int_eq(r.status, 3);
+	mt_quiet_int_eq(r.status, 3);
 
 	/* And a complete trace passes --strict. */
 	free(wl);
 	wl = workload("wl_run_steady");
 	RUN(&r, "--strict", "-q", "-o", r.out, "--", wl);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	run_release(&r);
 	free(wl);
 }
@@ -770,16 +770,16 @@ START_TEST(test_only_the_workload_is_traced)
 
 	run_init(&r);
 	cwd = mt_test_path(r.dir, "cwd");
-	ck_assert_int_eq(mkdir(cwd, 0700), 0);
+	mt_quiet_int_eq(mkdir(cwd, 0700), 0);
 	/* A traced helper would write memtrace.PID.jsonl (the preload's
 	 * default name) in the working directory, or more files in DIR. */
 	run_in(&r, cwd, NULL, "-n", "2", "-o", "out", "--", wl, (char *)NULL);
-	ck_assert_int_eq(r.status, 0);
-	ck_assert_int_eq(count_entries(cwd, "", ""), 1);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_int_eq(count_entries(cwd, "", ""), 1);
 	{
 		char *out = mt_test_path(cwd, "out");
 
-		ck_assert_int_eq(count_entries(out, "", ""), 5);
+		mt_quiet_int_eq(count_entries(out, "", ""), 5);
 		ck_assert(in_dir(out, "allocations.1.jsonl"));
 		ck_assert(in_dir(out, "allocations.2.jsonl"));
 		ck_assert(in_dir(out, "allocations.repetitions.jsonl"));
@@ -800,18 +800,18 @@ START_TEST(test_stack_depth_reaches_the_workload)
 
 	run_init(&r);
 	RUN(&r, "--stack-depth", "0", "-o", r.out, "--", wl);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	trace = mt_test_path(r.out, "allocations.1.jsonl");
 	text = mt_test_read(trace, NULL);
-	ck_assert_ptr_nonnull(text);
-	ck_assert_msg(strstr(text, "\"stack_depth\":0"), "trace.start: %.300s", text);
-	ck_assert_ptr_null(strstr(text, "\"kind\":\"stack\""));
+	mt_quiet_ptr_nonnull(text);
+	mt_quiet(strstr(text, "\"stack_depth\":0"), "trace.start: %.300s", text);
+	mt_quiet_ptr_null(strstr(text, "\"kind\":\"stack\""));
 	free(text);
 
 	RUN(&r, "--stack-depth=2", "-o", r.out, "--", wl);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	text = mt_test_read(trace, NULL);
-	ck_assert_msg(strstr(text, "\"stack_depth\":2"), "trace.start: %.300s", text);
+	mt_quiet(strstr(text, "\"stack_depth\":2"), "trace.start: %.300s", text);
 	free(text);
 	run_release(&r);
 	free(trace);
@@ -888,7 +888,7 @@ START_TEST(test_unwritable_output_directory_fails_with_73)
 	RUN(&r, "-o", file, "--", wl);
 	assert_one_error_line(&r, 73, "not a directory");
 	/* The workload never ran: its line on stderr is not there. */
-	ck_assert_ptr_null(strstr(r.se, "wl_run_steady"));
+	mt_quiet_ptr_null(strstr(r.se, "wl_run_steady"));
 	run_release(&r);
 	free(file);
 	free(under);
@@ -904,7 +904,7 @@ START_TEST(test_command_that_cannot_be_executed_fails_before_any_run)
 	run_init(&r);
 	plain = mt_test_path(r.dir, "plain");
 	mt_test_write(plain, "#!/bin/sh\n", 10);
-	ck_assert_int_eq(chmod(plain, 0644), 0);
+	mt_quiet_int_eq(chmod(plain, 0644), 0);
 	RUN(&r, "-o", r.out, "--", "memtrace-no-such-command-anywhere");
 	assert_one_error_line(&r, 127, "command not found");
 	RUN(&r, "-o", r.out, "--", "/nonexistent/memtrace-workload");
@@ -935,9 +935,9 @@ START_TEST(test_percent_in_the_output_directory_reaches_the_preload_escaped)
 	 * the parent's and one per child. */
 	pct = mt_test_path(r.dir, "out%d");
 	RUN(&r, "-o", pct, "--", wl);
-	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.se);
+	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
 	ck_assert(in_dir(pct, "allocations.1.jsonl"));
-	ck_assert_int_eq(count_entries(pct, "allocations.1.", ".jsonl"), 3);
+	mt_quiet_int_eq(count_entries(pct, "allocations.1.", ".jsonl"), 3);
 	/* A "%p" in the path would make the preload give every process the
 	 * parent's file: refused before anything is made. */
 	bad = mt_test_path(r.dir, "out%p");
@@ -956,9 +956,9 @@ static void copy_file(const char *from, const char *to, mode_t mode)
 	size_t len;
 	char *data = mt_test_read(from, &len);
 
-	ck_assert_msg(data != NULL, "cannot read %s", from);
+	mt_quiet(data != NULL, "cannot read %s", from);
 	mt_test_write(to, data, len);
-	ck_assert_int_eq(chmod(to, mode), 0);
+	mt_quiet_int_eq(chmod(to, mode), 0);
 	free(data);
 }
 
@@ -966,7 +966,7 @@ static char *make_dir(const char *parent, const char *name)
 {
 	char *p = mt_test_path(parent, name);
 
-	ck_assert_int_eq(mkdir(p, 0700), 0);
+	mt_quiet_int_eq(mkdir(p, 0700), 0);
 	return p;
 }
 
@@ -990,7 +990,7 @@ START_TEST(test_tools_are_found_beside_the_script_installed_and_in_the_source_tr
 	p = mt_test_path(bin, "memtrace-run");
 	copy_file(script, p, 0755);
 	link = mt_test_path(r.dir, "memtrace-run-link");
-	ck_assert_int_eq(symlink(p, link), 0);
+	mt_quiet_int_eq(symlink(p, link), 0);
 	free(p);
 	p = mt_test_path(bin, "memtrace");
 	copy_file(mt, p, 0755);
@@ -1003,10 +1003,10 @@ START_TEST(test_tools_are_found_beside_the_script_installed_and_in_the_source_tr
 
 		finish(&r, start(&r, NULL, NULL, argv));
 	}
-	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.se);
+	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
 	ck_assert_str_eq(str(rows.row[0], "state"), "summary_written");
-	ck_assert_int_eq(num(get(rows.row[0], "summary"), "allocations"), 10);
+	mt_quiet_int_eq(num(get(rows.row[0], "summary"), "allocations"), 10);
 	rows_release(&rows);
 
 	/* Source tree: scripts/memtrace-run with build/ beside scripts/. */
@@ -1027,13 +1027,13 @@ START_TEST(test_tools_are_found_beside_the_script_installed_and_in_the_source_tr
 
 		finish(&r, start(&r, NULL, NULL, argv));
 	}
-	ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.se);
+	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
 	ck_assert_str_eq(str(rows.row[0], "state"), "summary_written");
 	rows_release(&rows);
 
 	/* Without them: one line, status 69, nothing run. */
-	ck_assert_int_eq(unlink(p), 0);
+	mt_quiet_int_eq(unlink(p), 0);
 	{
 		char *argv[] = { script, "-o", r.out, "--", wl, NULL };
 

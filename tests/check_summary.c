@@ -30,7 +30,7 @@ static char *build_trace(const char *const events[])
 	for (size_t i = 0; events[i]; i++)
 		cap += strlen(events[i]) + 32;
 	out = p = malloc(cap);
-	ck_assert_ptr_nonnull(out);
+	mt_quiet_ptr_nonnull(out);
 	for (size_t i = 0; events[i]; i++) {
 		const char *ev = events[i];
 
@@ -70,19 +70,19 @@ static void summarize(summary_t *s, const char *const events[],
 
 	mt_test_write(path, trace, strlen(trace));
 	mt_test_run(&r, argv, NULL);
-	ck_assert_msg(r.status == 0, "summary exited %d: %s", r.status, r.err);
+	mt_quiet(r.status == 0, "summary exited %d: %s", r.status, r.err);
 	memset(s, 0, sizeof(*s));
 	s->raw = strdup(r.out);
-	ck_assert_ptr_nonnull(s->raw);
+	mt_quiet_ptr_nonnull(s->raw);
 	line = r.out;
 	for (size_t n = 0; *line; n++) {
 		char *nl = strchr(line, '\n');
 		struct json_object *o;
 
-		ck_assert_msg(nl != NULL, "unterminated line: %s", line);
+		mt_quiet(nl != NULL, "unterminated line: %s", line);
 		*nl = '\0';
 		o = json_tokener_parse(line);
-		ck_assert_msg(o != NULL, "not JSON: %s", line);
+		mt_quiet(o != NULL, "not JSON: %s", line);
 		if (n == 0) {
 			s->summary = o;
 		} else {
@@ -91,7 +91,7 @@ static void summarize(summary_t *s, const char *const events[],
 		}
 		line = nl + 1;
 	}
-	ck_assert_ptr_nonnull(s->summary);
+	mt_quiet_ptr_nonnull(s->summary);
 	mt_test_run_release(&r);
 	free(memtrace);
 	free(trace);
@@ -113,7 +113,7 @@ static struct json_object *get(struct json_object *o, const char *key)
 {
 	struct json_object *v = NULL;
 
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no field %s in %s",
+	mt_quiet(json_object_object_get_ex(o, key, &v), "no field %s in %s",
 		      key, json_object_to_json_string(o));
 	return v;
 }
@@ -122,7 +122,7 @@ static uint64_t num(struct json_object *o, const char *key)
 {
 	struct json_object *v = get(o, key);
 
-	ck_assert_msg(json_object_is_type(v, json_type_int),
+	mt_quiet(json_object_is_type(v, json_type_int),
 		      "%s is not an integer", key);
 	return json_object_get_uint64(v);
 }
@@ -130,7 +130,7 @@ static uint64_t num(struct json_object *o, const char *key)
 #define ASSERT_NUM(o, key, expected)                                       \
 	do {                                                               \
 		uint64_t got_ = num((o), (key));                           \
-		ck_assert_msg(got_ == (uint64_t)(expected),                \
+		mt_quiet(got_ == (uint64_t)(expected),                \
 			      "%s is %" PRIu64 ", expected %" PRIu64, (key), \
 			      got_, (uint64_t)(expected));                 \
 	} while (0)
@@ -155,10 +155,10 @@ static struct json_object *allocator_at(const summary_t *s, size_t i)
 /* The invariant of spec section 4, for the totals. */
 static void assert_balanced(const summary_t *s)
 {
-	ck_assert_uint_eq(num(s->summary, "live_bytes"),
+	mt_quiet_uint_eq(num(s->summary, "live_bytes"),
 			  num(s->summary, "bytes_allocated") -
 				  num(s->summary, "bytes_freed"));
-	ck_assert_uint_ge(num(s->summary, "peak_live_bytes"),
+	mt_quiet_uint_ge(num(s->summary, "peak_live_bytes"),
 			  num(s->summary, "live_bytes"));
 }
 
@@ -610,7 +610,7 @@ START_TEST(test_summary_by_allocator_accounts_each_allocator_apart)
 	summary_t s;
 
 	summarize(&s, three_allocators, 1);
-	ck_assert_uint_eq(json_object_array_length(allocators(&s)), 3);
+	mt_quiet_uint_eq(json_object_array_length(allocators(&s)), 3);
 
 	a = allocator_at(&s, 0);
 	ASSERT_NUM(a, "allocator_id", 0);
@@ -661,7 +661,7 @@ START_TEST(test_summary_by_allocator_omits_allocators_without_live_bytes)
 	summary_t s;
 
 	summarize(&s, three_allocators, 0);
-	ck_assert_uint_eq(json_object_array_length(allocators(&s)), 1);
+	mt_quiet_uint_eq(json_object_array_length(allocators(&s)), 1);
 	ASSERT_NUM(allocator_at(&s, 0), "allocator_id", 5);
 	ASSERT_NUM(allocator_at(&s, 0), "live_bytes", 370);
 	summary_release(&s);
@@ -703,7 +703,7 @@ START_TEST(test_summary_live_bytes_is_bytes_allocated_minus_bytes_freed)
 	ASSERT_NUM(allocator_at(&s, 0), "live_bytes", 48);
 	ASSERT_NUM(allocator_at(&s, 0), "peak_live_bytes", 176);
 	/* Everything is site 0 (no stacks): the same balance. */
-	ck_assert_uint_eq(s.nsites, 1);
+	mt_quiet_uint_eq(s.nsites, 1);
 	site = s.sites[0];
 	ASSERT_NUM(site, "stack_id", 0);
 	ASSERT_NUM(site, "allocations", 3);
@@ -761,8 +761,8 @@ START_TEST(test_summary_rejected_events_change_nothing)
 	ASSERT_NUM(s.summary, "bytes_allocated", 4);
 	ASSERT_NUM(s.summary, "live_bytes", 4);
 	ASSERT_NUM(s.summary, "threads", 1);
-	ck_assert_uint_eq(json_object_array_length(allocators(&s)), 1);
-	ck_assert_uint_eq(s.nsites, 1);
+	mt_quiet_uint_eq(json_object_array_length(allocators(&s)), 1);
+	mt_quiet_uint_eq(s.nsites, 1);
 	ASSERT_NUM(s.sites[0], "stack_id", 1);
 	ASSERT_NUM(s.sites[0], "allocations", 1);
 	summary_release(&s);
@@ -788,7 +788,7 @@ START_TEST(test_summary_site_peak_is_its_own_highest_live)
 	summary_t s;
 
 	summarize(&s, ev, 0);
-	ck_assert_uint_eq(s.nsites, 2);
+	mt_quiet_uint_eq(s.nsites, 2);
 	/* Ranked by live bytes: site 2 (30) before site 1 (20). */
 	ASSERT_NUM(s.sites[0], "rank", 1);
 	ASSERT_NUM(s.sites[0], "stack_id", 2);
@@ -823,7 +823,7 @@ START_TEST(test_summary_realloc_with_stack_moves_block_to_its_site)
 	summary_t s;
 
 	summarize(&s, ev, 0);
-	ck_assert_uint_eq(s.nsites, 2);
+	mt_quiet_uint_eq(s.nsites, 2);
 	ASSERT_NUM(s.sites[0], "stack_id", 2);
 	ASSERT_NUM(s.sites[0], "allocations", 0);
 	ASSERT_NUM(s.sites[0], "bytes_allocated", 40);
@@ -895,9 +895,9 @@ static char *summary_top(const char *path, const char *top, int zero_live)
 	char *out;
 
 	mt_test_run(&r, argv, NULL);
-	ck_assert_msg(r.status == 0, "summary exited %d: %s", r.status, r.err);
+	mt_quiet(r.status == 0, "summary exited %d: %s", r.status, r.err);
 	out = strdup(r.out);
-	ck_assert_ptr_nonnull(out);
+	mt_quiet_ptr_nonnull(out);
 	mt_test_run_release(&r);
 	free(memtrace);
 	return out;
@@ -911,7 +911,7 @@ static char *first_lines(const char *text, size_t n)
 	for (size_t i = 0; i < n && *p; i++) {
 		const char *nl = strchr(p, '\n');
 
-		ck_assert_ptr_nonnull(nl);
+		mt_quiet_ptr_nonnull(nl);
 		p = nl + 1;
 	}
 	return strndup(text, (size_t)(p - text));
@@ -931,7 +931,7 @@ START_TEST(test_summary_top_n_is_the_head_of_the_full_ranking)
 	size_t live_sites = 0, used_sites = 0; /* a site never used is never listed */
 	static const char *const tops[] = { "1", "2", "5", "37", "299", "300" };
 
-	ck_assert_ptr_nonnull(trace);
+	mt_quiet_ptr_nonnull(trace);
 	add_event(trace, cap, &len, &seq, "\"kind\":\"trace.start\"");
 	add_event(trace, cap, &len, &seq, "\"kind\":\"allocator\",\"allocator_id\":0");
 	add_event(trace, cap, &len, &seq, "\"kind\":\"frame\",\"frame_id\":1,\"ip\":\"0x1000\"");
@@ -965,7 +965,7 @@ START_TEST(test_summary_top_n_is_the_head_of_the_full_ranking)
 
 		for (const char *p = all; (p = strchr(p, '\n')); p++)
 			lines++;
-		ck_assert_uint_eq(lines, 1 + (zero ? used_sites : live_sites));
+		mt_quiet_uint_eq(lines, 1 + (zero ? used_sites : live_sites));
 
 		for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
 			char *some = summary_top(path, tops[i], zero);
@@ -1000,10 +1000,10 @@ START_TEST(test_summary_site_frames_offset_from_symbol_module_or_address)
 	summary_t s;
 
 	summarize(&s, ev, 0);
-	ck_assert_uint_eq(s.nsites, 1);
+	mt_quiet_uint_eq(s.nsites, 1);
 	ASSERT_NUM(s.sites[0], "stack_id", 4);
 	/* Innermost first, each as spec section 4 and decisions.md say. */
-	ck_assert_ptr_nonnull(strstr(
+	mt_quiet_ptr_nonnull(strstr(
 		s.raw,
 		",\"frames\":[{\"symbol\":null,\"module\":null,\"offset\":\"0x500\"},"
 		"{\"symbol\":null,\"module\":\"/lib/libc.so.6\",\"offset\":\"0x2000\"},"

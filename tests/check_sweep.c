@@ -28,7 +28,7 @@ static char *workload(const char *name)
 
 static void assert_status(const mt_test_run_t *r, int want)
 {
-	ck_assert_msg(r->status == want, "exit %d, want %d\nstdout:\n%s\nstderr:\n%s",
+	mt_quiet(r->status == want, "exit %d, want %d\nstdout:\n%s\nstderr:\n%s",
 		      r->status, want, r->out, r->err);
 }
 
@@ -58,7 +58,7 @@ static int fails_in(const char *path, char *first, size_t cap)
 	char *text = mt_test_read(path, NULL), *line, *save = NULL;
 	int n = 0;
 
-	ck_assert_msg(text != NULL, "no trace %s", path);
+	mt_quiet(text != NULL, "no trace %s", path);
 	if (first)
 		first[0] = '\0';
 	for (line = strtok_r(text, "\n", &save); line;
@@ -112,7 +112,7 @@ START_TEST(fail_at_fails_the_nth_allocation_with_enomem)
 			/* Eight allocations: the ninth never comes. */
 			assert_status(&r, 0);
 			ck_assert_str_eq(r.err, "");
-			ck_assert_int_eq(fails_in(path, NULL, 0), 0);
+			mt_quiet_int_eq(fails_in(path, NULL, 0), 0);
 		} else {
 			/* 1, not 3: errno was ENOMEM (posix_memalign: its
 			 * result). */
@@ -120,12 +120,12 @@ START_TEST(fail_at_fails_the_nth_allocation_with_enomem)
 			snprintf(want, sizeof(want), "wl_oom_safe: out of memory in %s\n",
 				 fn[n - 1]);
 			ck_assert_str_eq(r.err, want);
-			ck_assert_int_eq(fails_in(path, line, sizeof(line)), 1);
+			mt_quiet_int_eq(fails_in(path, line, sizeof(line)), 1);
 			snprintf(want, sizeof(want), "\"fn\":\"%s\",", traced_fn[n - 1]);
-			ck_assert_msg(strstr(line, want), "%s lacks %s", line, want);
+			mt_quiet(strstr(line, want), "%s lacks %s", line, want);
 			snprintf(want, sizeof(want), ",\"fail_at\":%d,", n);
-			ck_assert_msg(strstr(line, want), "%s lacks %s", line, want);
-			ck_assert_msg(strstr(line, ",\"stack\":"), "no stack: %s", line);
+			mt_quiet(strstr(line, want), "%s lacks %s", line, want);
+			mt_quiet(strstr(line, ",\"stack\":"), "no stack: %s", line);
 		}
 		assert_check_complete(path);
 		mt_test_run_release(&r);
@@ -148,7 +148,7 @@ START_TEST(fail_at_unset_zero_or_bad_changes_nothing)
 
 		run_failing(&r, dir, "t.jsonl", "wl_oom_crash", values[i], NULL);
 		assert_status(&r, 0);
-		ck_assert_int_eq(fails_in(path, NULL, 0), 0);
+		mt_quiet_int_eq(fails_in(path, NULL, 0), 0);
 		if (bad) {
 			char want[256];
 
@@ -177,7 +177,7 @@ static void count_traces(const char *dir, int *traces, int *failing)
 	*traces = *failing = 0;
 	snprintf(cmd, sizeof(cmd), "ls '%s'", dir);
 	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
+	mt_quiet_ptr_nonnull(p);
 	while (fgets(name, sizeof(name), p)) {
 		char *path, *text;
 
@@ -186,7 +186,7 @@ static void count_traces(const char *dir, int *traces, int *failing)
 			continue;
 		path = mt_test_path(dir, name);
 		text = mt_test_read(path, NULL);
-		ck_assert_ptr_nonnull(text);
+		mt_quiet_ptr_nonnull(text);
 		++*traces;
 		*failing += strstr(text, "\"fail_at\":") != NULL;
 		free(text);
@@ -210,8 +210,8 @@ START_TEST(fail_at_is_for_the_process_it_was_set_for)
 	ck_assert_str_eq(r.out, "fork done\n");
 	mt_test_run_release(&r);
 	count_traces(dir, &traces, &failing);
-	ck_assert_int_eq(traces, 3);
-	ck_assert_int_eq(failing, 0);
+	mt_quiet_int_eq(traces, 3);
+	mt_quiet_int_eq(failing, 0);
 	mt_test_rmdir(dir);
 	free(dir);
 	/* The parent's own first allocation does fail, and only it. */
@@ -220,13 +220,13 @@ START_TEST(fail_at_is_for_the_process_it_was_set_for)
 	assert_status(&r, 0);
 	mt_test_run_release(&r);
 	count_traces(dir, &traces, &failing);
-	ck_assert_int_eq(traces, 3);
-	ck_assert_int_eq(failing, 1);
+	mt_quiet_int_eq(traces, 3);
+	mt_quiet_int_eq(failing, 1);
 	{
 		char *path = mt_test_path(dir, "fork.jsonl"), line[4096];
 
-		ck_assert_int_eq(fails_in(path, line, sizeof(line)), 1);
-		ck_assert_ptr_nonnull(strstr(line, "\"size\":2222,"));
+		mt_quiet_int_eq(fails_in(path, line, sizeof(line)), 1);
+		mt_quiet_ptr_nonnull(strstr(line, "\"size\":2222,"));
 		free(path);
 	}
 	mt_test_rmdir(dir);
@@ -296,10 +296,10 @@ static char *listing(const sweep_t *s)
 	FILE *p;
 	size_t n;
 
-	ck_assert_ptr_nonnull(out);
+	mt_quiet_ptr_nonnull(out);
 	snprintf(cmd, sizeof(cmd), "ls -A '%s' 2>/dev/null | sort", s->out);
 	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
+	mt_quiet_ptr_nonnull(p);
 	n = fread(out, 1, 4095, p);
 	out[n] = '\0';
 	pclose(p);
@@ -353,7 +353,7 @@ START_TEST(sweep_names_the_stack_of_the_allocation_that_crashes)
 		 "N=2 malloc of 48 B: exit 1 (error)\n"
 		 "N=3 malloc of 512 B: killed by SIGSEGV (crash)\n"
 		 "    at load_table_unchecked (wl_oom_crash) < main (wl_oom_crash) < ");
-	ck_assert_msg(strstr(s.r.out, want), "no crash at N=3 with its stack:\n%s",
+	mt_quiet(strstr(s.r.out, want), "no crash at N=3 with its stack:\n%s",
 		      s.r.out);
 	snprintf(want, sizeof(want),
 		 "    trace %s, output %s\n"
@@ -363,12 +363,12 @@ START_TEST(sweep_names_the_stack_of_the_allocation_that_crashes)
 		 "memtrace-run: 5 allocations of wl_oom_crash failed one at a time: "
 		 "0 exited cleanly, 4 with an error, 1 crashed, 0 hung; the program "
 		 "makes 5 allocations\n", trace, log);
-	ck_assert_msg(strstr(s.r.out, want), "want\n%s\nin\n%s", want, s.r.out);
+	mt_quiet(strstr(s.r.out, want), "want\n%s\nin\n%s", want, s.r.out);
 	/* The crashed run's trace is kept: whole, stopped by the signal. */
 	files = listing(&s);
 	ck_assert_str_eq(files, "oom.3.jsonl\noom.3.log\n");
 	text = mt_test_read(trace, NULL);
-	ck_assert_ptr_nonnull(strstr(text, "\"kind\":\"trace.stop\",\"reason\":\"signal\""));
+	mt_quiet_ptr_nonnull(strstr(text, "\"kind\":\"trace.stop\",\"reason\":\"signal\""));
 	assert_check_complete(trace);
 	free(text);
 	free(files);
@@ -386,12 +386,12 @@ START_TEST(sweep_counts_a_run_past_its_timeout_as_hung)
 	/* "hang": wl_oom_safe waits forever on a failure. */
 	SWEEP(&s, "wl_oom_safe", "hang", "--oom-sweep", "--timeout", "1", "--max", "2");
 	assert_status(&s.r, 1);
-	ck_assert_msg(strstr(s.r.out, "N=1 malloc of 64 B: timed out after 1 s (hang)\n"
+	mt_quiet(strstr(s.r.out, "N=1 malloc of 64 B: timed out after 1 s (hang)\n"
 					"    at main (wl_oom_safe) < ") &&
 		      strstr(s.r.out, "N=2 calloc of 128 B: timed out after 1 s (hang)\n"),
 		      "no hang reported:\n%s", s.r.out);
-	ck_assert_ptr_nonnull(strstr(s.r.out, "0 crashed, 2 hung; stopped at --max 2\n"));
-	ck_assert_msg(s.seconds < 10, "the sweep took %.1f s", s.seconds);
+	mt_quiet_ptr_nonnull(strstr(s.r.out, "0 crashed, 2 hung; stopped at --max 2\n"));
+	mt_quiet(s.seconds < 10, "the sweep took %.1f s", s.seconds);
 	files = listing(&s);
 	ck_assert_str_eq(files, "oom.1.jsonl\noom.1.log\noom.2.jsonl\noom.2.log\n");
 	free(files);
@@ -405,11 +405,11 @@ START_TEST(sweep_stops_at_max)
 
 	SWEEP(&s, "wl_oom_safe", NULL, "--oom-sweep", "--max=3");
 	assert_status(&s.r, 0);
-	ck_assert_ptr_nonnull(strstr(s.r.out, "N=3 realloc of 4.0 KiB: exit 1 (error)\n"
+	mt_quiet_ptr_nonnull(strstr(s.r.out, "N=3 realloc of 4.0 KiB: exit 1 (error)\n"
 					   "memtrace-run: 3 allocations of wl_oom_safe failed "
 					   "one at a time: 0 exited cleanly, 3 with an error, 0 "
 					   "crashed, 0 hung; stopped at --max 3\n"));
-	ck_assert_ptr_null(strstr(s.r.out, "N=4"));
+	mt_quiet_ptr_null(strstr(s.r.out, "N=4"));
 	sweep_release(&s);
 }
 END_TEST
@@ -420,11 +420,11 @@ START_TEST(sweep_quiet_prints_crashes_and_the_verdict_only)
 
 	SWEEP(&s, "wl_oom_crash", NULL, "--oom-sweep", "-q");
 	assert_status(&s.r, 1);
-	ck_assert_msg(!strncmp(s.r.out, "N=3 malloc of 512 B: killed by SIGSEGV (crash)\n"
+	mt_quiet(!strncmp(s.r.out, "N=3 malloc of 512 B: killed by SIGSEGV (crash)\n"
 					"    at load_table_unchecked (wl_oom_crash)", 82),
 		      "quiet output:\n%s", s.r.out);
-	ck_assert_ptr_null(strstr(s.r.out, "(error)"));
-	ck_assert_ptr_nonnull(strstr(s.r.out, "\nmemtrace-run: 5 allocations of wl_oom_crash"));
+	mt_quiet_ptr_null(strstr(s.r.out, "(error)"));
+	mt_quiet_ptr_nonnull(strstr(s.r.out, "\nmemtrace-run: 5 allocations of wl_oom_crash"));
 	sweep_release(&s);
 }
 END_TEST
@@ -446,7 +446,7 @@ START_TEST(sweep_without_a_trace_cannot_judge)
 		 mt_test_build_dir());
 	mt_test_run(&r, argv, env);
 	assert_status(&r, 70);
-	ck_assert_ptr_nonnull(strstr(r.err, "memtrace-run: run 1 of the sweep left no trace"));
+	mt_quiet_ptr_nonnull(strstr(r.err, "memtrace-run: run 1 of the sweep left no trace"));
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
 	free(dir);
@@ -474,10 +474,10 @@ START_TEST(sweep_usage_errors_run_nothing)
 		char *files;
 
 		SWEEP(&s, "wl_oom_safe", NULL, bad[i][0], bad[i][1], bad[i][2]);
-		ck_assert_msg(s.r.status == 64, "%s %s: exit %d: %s", bad[i][0],
+		mt_quiet(s.r.status == 64, "%s %s: exit %d: %s", bad[i][0],
 			      bad[i][1], s.r.status, s.r.err);
 		/* One line, memtrace-run's own. */
-		ck_assert_msg(!strncmp(s.r.err, "memtrace-run: ", 14) &&
+		mt_quiet(!strncmp(s.r.err, "memtrace-run: ", 14) &&
 			      strchr(s.r.err, '\n') == s.r.err + s.r.err_len - 1,
 			      "%s", s.r.err);
 		ck_assert_str_eq(s.r.out, "");

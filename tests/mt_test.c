@@ -32,7 +32,7 @@ static char *join(const char *a, const char *b, const char *c)
 	size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
 	char *p = malloc(n);
 
-	ck_assert_ptr_nonnull(p);
+	mt_quiet_ptr_nonnull(p);
 	snprintf(p, n, "%s%s%s", a, b, c);
 	return p;
 }
@@ -57,7 +57,7 @@ char *mt_test_tmpdir(void)
 	const char *base = getenv("TMPDIR");
 	char *p = join(base && *base ? base : "/tmp", "/", "mt-test.XXXXXX");
 
-	ck_assert_msg(mkdtemp(p) != NULL, "mkdtemp: %s", strerror(errno));
+	mt_quiet(mkdtemp(p) != NULL, "mkdtemp: %s", strerror(errno));
 	return p;
 }
 
@@ -77,7 +77,7 @@ static void slurp_append(char **buf, size_t *len, size_t *cap, const char *p,
 		while (*len + n + 1 > *cap)
 			*cap = *cap ? *cap * 2 : 4096;
 		*buf = realloc(*buf, *cap);
-		ck_assert_ptr_nonnull(*buf);
+		mt_quiet_ptr_nonnull(*buf);
 	}
 	memcpy(*buf + *len, p, n);
 	*len += n;
@@ -94,8 +94,8 @@ static void run_in(mt_test_run_t *r, char *const argv[], char *const env[],
 	pid_t pid;
 
 	memset(r, 0, sizeof(*r));
-	ck_assert_int_eq(pipe(out), 0);
-	ck_assert_int_eq(pipe(err), 0);
+	mt_quiet_int_eq(pipe(out), 0);
+	mt_quiet_int_eq(pipe(err), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -130,7 +130,7 @@ static void run_in(mt_test_run_t *r, char *const argv[], char *const env[],
 		char chunk[65536];
 
 		if (poll(fds, 2, -1) < 0) {
-			ck_assert_int_eq(errno, EINTR);
+			mt_quiet_int_eq(errno, EINTR);
 			continue;
 		}
 		for (int i = 0; i < 2; i++) {
@@ -155,7 +155,7 @@ static void run_in(mt_test_run_t *r, char *const argv[], char *const env[],
 		}
 	}
 	while (waitpid(pid, &status, 0) < 0)
-		ck_assert_int_eq(errno, EINTR);
+		mt_quiet_int_eq(errno, EINTR);
 	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -228,9 +228,9 @@ void mt_test_write(const char *path, const char *data, size_t len)
 {
 	FILE *f = fopen(path, "wb");
 
-	ck_assert_msg(f != NULL, "cannot write %s: %s", path, strerror(errno));
-	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
-	ck_assert_int_eq(fclose(f), 0);
+	mt_quiet(f != NULL, "cannot write %s: %s", path, strerror(errno));
+	mt_quiet_uint_eq(fwrite(data, 1, len, f), len);
+	mt_quiet_int_eq(fclose(f), 0);
 }
 
 int mt_test_exists(const char *path)
@@ -245,8 +245,8 @@ void mt_test_assert_file_eq(const char *path, const char *expected)
 	size_t len;
 	char *got = mt_test_read(path, &len);
 
-	ck_assert_msg(got != NULL, "%s does not exist", path);
-	ck_assert_msg(len == strlen(expected) && !memcmp(got, expected, len),
+	mt_quiet(got != NULL, "%s does not exist", path);
+	mt_quiet(len == strlen(expected) && !memcmp(got, expected, len),
 		      "%s differs:\n--- expected\n%s--- got\n%s", path, expected,
 		      got);
 	free(got);
@@ -258,8 +258,8 @@ void mt_test_assert_golden(const char *actual, size_t len, const char *name)
 	size_t elen;
 	char *expected = mt_test_read(path, &elen);
 
-	ck_assert_msg(expected != NULL, "golden file %s is missing", path);
-	ck_assert_msg(elen == len && !memcmp(expected, actual, len),
+	mt_quiet(expected != NULL, "golden file %s is missing", path);
+	mt_quiet(elen == len && !memcmp(expected, actual, len),
 		      "output differs from %s:\n--- expected\n%s--- got\n%.*s",
 		      path, expected, (int)len, actual);
 	free(expected);
@@ -270,7 +270,7 @@ json_object *mt_test_json_member(json_object *o, const char *key)
 {
 	json_object *v = NULL;
 
-	ck_assert_msg(json_object_object_get_ex(o, key, &v), "no field %s", key);
+	mt_quiet(json_object_object_get_ex(o, key, &v), "no field %s", key);
 	return v;
 }
 
