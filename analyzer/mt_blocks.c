@@ -126,9 +126,9 @@ int mt_blocks_put(mt_blocks_t *t, uint64_t ptr, const mt_block_t *b,
 	return MT_OK;
 }
 
-int mt_blocks_reserve(mt_blocks_t *t)
+int mt_blocks_grow(mt_blocks_t *t)
 {
-	return (t->count + 1) * 10 > t->cap * 7 ? grow(t) : MT_OK;
+	return grow(t);
 }
 
 int mt_blocks_take(mt_blocks_t *t, uint64_t ptr, mt_block_t *out)
