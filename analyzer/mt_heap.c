@@ -106,16 +106,6 @@ static inline mt_site_t *find_site(mt_heap_t *h, uint64_t stack,
 	return &h->sites[*index];
 }
 
-/* find_site() for the check of an event's stack; stack 0
- * means no stack to find_site(), so it asks the map. */
-static int stack_declared(mt_heap_t *h, uint64_t stack)
-{
-	uint32_t index;
-
-	return stack ? find_site(h, stack, &index) != NULL :
-		       mt_map_find(&h->stacks, 0) != NULL;
-}
-
 /* The array p (of *cap elements of size bytes) with room for element n:
  * itself, or grown by doubling and zero-filled, *cap updated.  NULL when
  * that fails, p and *cap unchanged. */
@@ -437,19 +427,16 @@ static int declare_stack(mt_heap_t *h, const mt_event_t *ev, const char **why)
 }
 
 /* free, resize and remap of a live block; alloc of a new one, by the
- * thread of index thread.  Nothing here can fail. */
+ * thread of index thread, in site (of index index) when the event has a
+ * stack.  Nothing here can fail. */
 static inline __attribute__((always_inline)) void
 apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
-		  uint32_t thread)
+		  uint32_t thread, mt_site_t *site, uint32_t index)
 {
 	mt_block_t old;
-	uint32_t index;
-	mt_site_t *site;
 	int live;
 
 	if (ev->kind == MT_KIND_ALLOC) {
-		site = find_site(h, (ev->has & MT_HAS_STACK) ? ev->stack : 0,
-				 &index);
 		h->allocations++;
 		a->allocations++;
 		site->allocations++;
@@ -485,9 +472,7 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 	/* The realloc that moves or keeps a block is an allocation of its
 	 * thread; the block belongs to the realloc's stack when it has one
 	 * (as heaptrack attributes it), else it keeps its site. */
-	if (ev->has & MT_HAS_STACK) {
-		site = find_site(h, ev->stack, &index);
-	} else {
+	if (!(ev->has & MT_HAS_STACK)) {
 		index = live ? old.site : 0;
 		site = site_at(h, index);
 	}
@@ -535,13 +520,20 @@ apply_block_kind(mt_heap_t *h, const mt_event_t *ev, uint32_t thread,
 		 const char **why, const char **field)
 {
 	mt_allocator_t *a = find_allocator(h, ev->allocator_id);
+	mt_site_t *site = &h->no_stack;
+	uint32_t index = 0;
 
 	if (!a) {
 		*why = "it names an allocator never declared";
 		*field = "allocator_id";
 		return MT_HEAP_REJECTED;
 	}
-	if ((ev->has & MT_HAS_STACK) && !stack_declared(h, ev->stack)) {
+	/* Its stack's site, found once for the check and the change.  Stack
+	 * 0, which the parser never lets through, is no stack to the sites
+	 * but an id like any other to declare. */
+	if ((ev->has & MT_HAS_STACK) &&
+	    (ev->stack ? !(site = find_site(h, ev->stack, &index)) :
+			 !mt_map_find(&h->stacks, 0))) {
 		*why = "it names a stack never declared";
 		*field = "stack";
 		return MT_HEAP_REJECTED;
@@ -567,7 +559,7 @@ apply_block_kind(mt_heap_t *h, const mt_event_t *ev, uint32_t thread,
 		if (rc)
 			return rc;
 	}
-	apply_block_event(h, a, ev, thread);
+	apply_block_event(h, a, ev, thread, site, index);
 	return MT_OK;
 }
 
