@@ -924,6 +924,51 @@ static void blocks_put_ok(mt_blocks_t *t, uint64_t ptr, const mt_block_t *b,
 		assert_block(&old, want_old);
 }
 
+/* How many lines of objdump's disassembly of function fn in the built
+ * memtrace contain needle. */
+static int disassembly_count(const char *fn, const char *needle)
+{
+	char cmd[512];
+	char line[512];
+	char *bin = mt_test_memtrace();
+	FILE *f;
+	int n = 0, rc;
+
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -d --no-show-raw-insn --disassemble=%s '%s'", fn, bin);
+	free(bin);
+	f = popen(cmd, "r");
+	mt_quiet_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	rc = pclose(f);
+	mt_quiet(rc == 0, "'%s' failed (%d)", cmd, rc);
+	return n;
+}
+
+/*
+ * The prefetches are in the binary.  GCC deletes a call to a plain static
+ * inline function whose only effect is a prefetch, and -flto the pass's
+ * call to mt_heap_prefetch(): the analyzer ran 15 to 24 % slower and
+ * every output stayed the same, so only the machine code can tell.
+ */
+START_TEST(blocks_prefetches_are_in_the_binary)
+{
+#if defined(__x86_64__)
+	mt_quiet(disassembly_count("mt_heap_prefetch", "prefetch") >= 2,
+		 "mt_heap_prefetch() lost its prefetches");
+	mt_quiet(disassembly_count("mt_analysis_run_observed",
+				   "<mt_heap_prefetch>") >= 1,
+		 "the pass no longer calls mt_heap_prefetch()");
+#else
+	/* The instruction's name is the x86 one; elsewhere the call. */
+	mt_quiet(disassembly_count("mt_analysis_run_observed",
+				   "mt_heap_prefetch") >= 1,
+		 "the pass no longer calls mt_heap_prefetch()");
+#endif
+}
+END_TEST
+
 START_TEST(blocks_put_find_take)
 {
 	static const mt_block_t ext = { UINT64_MAX, UINT64_MAX, UINT32_MAX,
@@ -3025,6 +3070,7 @@ Suite *mt_suite_units(void)
 	tcase_add_test(tc, blocks_random_churn_matches_reference);
 	tcase_add_test(tc, blocks_take_keeps_wrapped_runs_findable);
 	tcase_add_test(tc, blocks_prefetch_changes_nothing);
+	tcase_add_test(tc, blocks_prefetches_are_in_the_binary);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("reader");
