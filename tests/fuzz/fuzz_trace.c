@@ -123,7 +123,7 @@ static void check_site(const mt_site_t *s, const char *what)
 static void check_heap(const mt_heap_t *h)
 {
 	size_t pos = 0;
-	uint64_t key, live = 0;
+	uint64_t key, live = 0, blocks, allocated;
 	void *v;
 
 	if (h->live_bytes != h->bytes_allocated - h->bytes_freed ||
@@ -142,8 +142,13 @@ static void check_heap(const mt_heap_t *h)
 	}
 	if (live != h->live_bytes)
 		FAIL("heap: the allocators' live bytes do not add up");
+	/* Every block is born in one site and dies in the one it was born
+	 * in: the sites' live bytes, live blocks and bytes allocated add up
+	 * to the heap's. */
 	check_site(&h->no_stack, "site 0");
 	live = h->no_stack.live_bytes;
+	blocks = h->no_stack.live_allocations;
+	allocated = h->no_stack.bytes_allocated;
 	pos = 0;
 	while (mt_map_iter(&h->stacks, &pos, &key, &v)) {
 		const mt_site_t *s =
@@ -151,9 +156,15 @@ static void check_heap(const mt_heap_t *h)
 
 		check_site(s, "a site");
 		live += s->live_bytes;
+		blocks += s->live_allocations;
+		allocated += s->bytes_allocated;
 	}
 	if (live != h->live_bytes)
 		FAIL("heap: the sites' live bytes do not add up");
+	if (blocks != h->live_allocations)
+		FAIL("heap: the sites' live blocks do not add up");
+	if (allocated != h->bytes_allocated)
+		FAIL("heap: the sites' bytes allocated do not add up");
 }
 
 /* The whole pass and every rendering: the capture's judgement (one pass
