@@ -2685,8 +2685,8 @@ static void shuffle(size_t *a, size_t n)
 }
 
 /*
- * More stacks than the site cache has slots, with ids that collide in it
- * and ids that do not: every block stays with its site (site 0 for no
+ * Thousands of stacks, with ids in the heap's dense table and ids beyond
+ * it, in the stacks map: every block stays with its site (site 0 for no
  * stack) until a resize or remap with a stack moves it, and each site's
  * bytes and live allocations come out exact.
  */
