@@ -66,7 +66,7 @@ const mt_block_t *mt_blocks_find(const mt_blocks_t *t, uint64_t ptr)
 	return s->key ? &s->block : NULL;
 }
 
-static int grow(mt_blocks_t *t)
+int mt_blocks_grow(mt_blocks_t *t)
 {
 	size_t old_cap = t->cap;
 	mt_blocks_slot_t *old = t->slots;
@@ -109,26 +109,22 @@ int mt_blocks_put(mt_blocks_t *t, uint64_t ptr, const mt_block_t *b,
 			return MT_OK;
 		}
 	}
-	/* Keep the load under 7/10 so probe runs stay short.  The probe
-	 * above stopped on the empty slot the key goes to, unless the table
-	 * grows. */
-	if ((t->count + 1) * 10 > t->cap * 7) {
-		int rc = grow(t);
+	/* The probe above stopped on the empty slot the key goes to, unless
+	 * the table grows to make room. */
+	{
+		size_t cap = t->cap;
+		int rc = mt_blocks_reserve(t);
 
 		if (rc)
 			return rc;
-		s = probe(t, stored);
+		if (t->cap != cap)
+			s = probe(t, stored);
 	}
 	s->key = stored;
 	s->block = *b;
 	t->count++;
 	*replaced = 0;
 	return MT_OK;
-}
-
-int mt_blocks_grow(mt_blocks_t *t)
-{
-	return grow(t);
 }
 
 int mt_blocks_take(mt_blocks_t *t, uint64_t ptr, mt_block_t *out)
@@ -146,14 +142,9 @@ int mt_blocks_take(mt_blocks_t *t, uint64_t ptr, mt_block_t *out)
 	}
 	if (!t->cap)
 		return 0;
-	for (i = home(t, stored);; i = (i + 1) & mask) {
-		uint64_t k = t->slots[i].key;
-
-		if (k == stored)
-			break;
-		if (!k)
-			return 0;
-	}
+	i = (size_t)(probe(t, stored) - t->slots);
+	if (!t->slots[i].key)
+		return 0;
 	*out = t->slots[i].block;
 	/* Backward-shift: pull later entries of the run into the hole when
 	 * their home lies at or before it, so no tombstone is needed. */

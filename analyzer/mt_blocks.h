@@ -61,12 +61,14 @@ size_t mt_blocks_count(const mt_blocks_t *t);
 int mt_blocks_put(mt_blocks_t *t, uint64_t ptr, const mt_block_t *b,
 		  mt_block_t *old, int *replaced);
 
-/* mt_blocks_reserve() when the table must grow. */
+/* Double the table (from nothing: MIN_CAP slots).  MT_OK or MT_ENOMEM
+ * (the table unchanged). */
 int mt_blocks_grow(mt_blocks_t *t);
 
-/* Room for one more block: after MT_OK, the next put cannot fail.
- * MT_ENOMEM leaves the table unchanged.  Inline: every block event but a
- * free asks, and nearly always there is room. */
+/* Room for one more block, growing when it would take the load past
+ * 7/10 (the one place that rule stands): after MT_OK, the next put cannot
+ * fail.  MT_ENOMEM leaves the table unchanged.  Inline: every block event
+ * but a free asks, and nearly always there is room. */
 static inline int mt_blocks_reserve(mt_blocks_t *t)
 {
 	return (t->count + 1) * 10 > t->cap * 7 ? mt_blocks_grow(t) : 0;
