@@ -106,18 +106,28 @@ static inline mt_site_t *find_site(mt_heap_t *h, uint64_t stack,
 	return &h->sites[*index];
 }
 
+/* The capacity an array of cap elements grows to, doubling from 64, to
+ * hold element n (n >= cap). */
+static size_t grown_cap(size_t cap, size_t n)
+{
+	size_t want = cap ? cap : 64;
+
+	while (want <= n)
+		want *= 2;
+	return want;
+}
+
 /* The array p (of *cap elements of size bytes) with room for element n:
  * itself, or grown by doubling and zero-filled, *cap updated.  NULL when
  * that fails, p and *cap unchanged. */
 static void *reserve(void *p, size_t *cap, size_t size, size_t n)
 {
-	size_t want = *cap ? *cap : 64;
+	size_t want;
 	unsigned char *grown;
 
 	if (n < *cap)
 		return p;
-	while (want <= n)
-		want *= 2;
+	want = grown_cap(*cap, n);
 	grown = mt_mem_realloc(p, want * size);
 	if (!grown)
 		return NULL;
@@ -362,13 +372,12 @@ nomem:
  * it as it was. */
 static int reserve_sites(mt_heap_t *h, size_t n)
 {
-	size_t want = h->sites_cap ? h->sites_cap : 64;
+	size_t want;
 	mt_site_t *grown;
 
 	if (n < h->sites_cap)
 		return MT_OK;
-	while (want <= n)
-		want *= 2;
+	want = grown_cap(h->sites_cap, n);
 	grown = mt_mem_calloc_line(want, sizeof(mt_site_t));
 	if (!grown)
 		return MT_ENOMEM;
