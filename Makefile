@@ -44,7 +44,7 @@ LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 COMMON_SRC = common/mt_fmt.c common/mt_event.c common/mt_jsonl.c common/mt_utf8.c
 ANALYZER_SRC = analyzer/mt_mem.c analyzer/mt_buf.c analyzer/mt_map.c \
-	analyzer/mt_blocks.c \
+	analyzer/mt_blocks.c analyzer/mt_pipe.c \
 	analyzer/mt_reader.c analyzer/mt_parse.c analyzer/mt_integrity.c \
 	analyzer/mt_heap.c analyzer/mt_analysis.c analyzer/mt_summary.c \
 	analyzer/mt_rows.c analyzer/mt_output.c analyzer/mt_cli.c
@@ -150,14 +150,14 @@ $(LIBANALYZER): $(COMMON_OBJ) $(ANALYZER_OBJ)
 	$(call say,AR,$@)$(AR) rcs $@ $^
 
 $(MEMTRACE): $(OBJ)/analyzer/main.o $(LIBANALYZER)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) -lpthread
 
 $(TESTS): $(TEST_OBJ) $(LIBCORE) $(LIBANALYZER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(JSONC_LIBS) \
 		$(LIBDW_LIBS) $(UNWIND_LIBS) -ldl -lpthread
 
 $(BENCH_GEN): $(OBJ)/bench/mt_gen_trace.o $(LIBANALYZER)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) -lpthread
 
 # One suite alone: make one-suite SUITE=cli [BUILD=/tmp/mine]
 .PHONY: one-suite
@@ -199,7 +199,7 @@ fuzz:
 		SANFLAGS='-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all'
 
 $(FUZZER): $(OBJ)/tests/fuzz/fuzz_trace.o $(LIBANALYZER)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) -lpthread
 
 run-fuzz: $(FUZZER)
 	$(Q)sh tests/fuzz/run-fuzz $(FUZZER) $(FUZZ_SECONDS) $(BUILD)
@@ -222,7 +222,7 @@ bench: deps
 ifneq ($(BENCH),preload)
 	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(BENCH_GEN) $(OBJ)/bench/mt_bench_parse.o
 	$(call say,LINK,$(BUILD)/mt-bench-parse)$(CC) $(LDFLAGS_ALL) -o $(BUILD)/mt-bench-parse \
-		$(OBJ)/bench/mt_bench_parse.o $(LIBANALYZER) $(JSONC_LIBS)
+		$(OBJ)/bench/mt_bench_parse.o $(LIBANALYZER) $(JSONC_LIBS) -lpthread
 	$(Q)sh bench/run-analyzer-bench $(BUILD)
 	$(Q)$(MAKE) --no-print-directory $(BENCH_WRITER)
 	$(Q)$(BENCH_WRITER) 2000000 $${TMPDIR:-/tmp}

@@ -7,9 +7,13 @@
 #include "mt_analysis.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mt_error.h"
+#include "mt_mem.h"
+#include "mt_pipe.h"
 #include "mt_reader.h"
 
 typedef struct {
@@ -49,13 +53,18 @@ int mt_analysis_run(mt_analysis_t *a, const char *path)
 	return mt_analysis_run_observed(a, path, NULL, NULL);
 }
 
-/* What the pass carries from line to line. */
+/* What the pass carries from line to line.  With two threads, the
+ * consumer (apply_batch) owns everything here but rc while a batch is in
+ * flight, and writes rc before it sets failed. */
 typedef struct {
 	mt_analysis_t *a;
 	mt_analysis_observer_t *observe;
 	void *ctx;
 	pending_t pending;
 	uint64_t expected, last;
+	int rc;
+	atomic_int failed;
+	mt_reader_t *reader; /* whose reads the second thread may make */
 } pass_t;
 
 /* A line the parser has judged, waiting to be applied. */
@@ -172,14 +181,254 @@ static int flush(pass_t *ps, held_t *held, size_t *n)
 	return MT_OK;
 }
 
+/*
+ * With two threads, the held events go to the second one in batches of
+ * BATCH (mt_pipe), which applies them while the first reads and parses
+ * the next batch: on the bench trace the parse and the heap are each
+ * about half the pass.  The prefetches then happen there, AHEAD events
+ * before each is applied, since the heap is the consumer's while a batch
+ * is in flight.  Every line that is not held waits for the batches before
+ * it (a drain) and is then handled on the first thread as with one, so the
+ * order of everything the pass decides is the same.
+ */
+#define BATCH 1024
+#define NBATCHES 4
+#define PACK_AHEAD 8
+
+/*
+ * A held event as it crosses to the other core: the fields a block event
+ * has, in one cache line (the 200-byte mt_event_t would be four, and
+ * every line the parser writes there is one the consumer's core must give
+ * up first).  The lines of a batch are consecutive, every other line
+ * draining the pipe, so a batch keeps only its first line's number.  An
+ * event whose allocator_id does not fit 32 bits is not held.
+ */
+typedef struct {
+	uint64_t seq, ptr, new_ptr, size, stack, tid, t;
+	uint32_t allocator_id;
+	uint16_t has;
+	uint8_t kind;
+} __attribute__((aligned(64))) packed_t;
+
+typedef struct {
+	uint64_t first; /* the line number of held[0] */
+	size_t n;
+	packed_t held[BATCH];
+} batch_t;
+
+static void pack(packed_t *d, const mt_event_t *ev)
+{
+	d->seq = ev->seq;
+	d->ptr = ev->ptr;
+	d->new_ptr = ev->new_ptr;
+	d->size = ev->size;
+	d->stack = ev->stack;
+	d->tid = ev->tid;
+	d->t = ev->t;
+	d->allocator_id = (uint32_t)ev->allocator_id;
+	/* Only the bits of the fields carried: align and fn stay behind. */
+	d->has = (uint16_t)(ev->has & (MT_HAS_STACK | MT_HAS_TID | MT_HAS_T));
+	d->kind = (uint8_t)ev->kind;
+}
+
+static void unpack(held_t *d, const packed_t *s, uint64_t number)
+{
+	d->number = number;
+	d->ev.seq = s->seq;
+	d->ev.ptr = s->ptr;
+	d->ev.new_ptr = s->new_ptr;
+	d->ev.size = s->size;
+	d->ev.stack = s->stack;
+	d->ev.tid = s->tid;
+	d->ev.t = s->t;
+	d->ev.allocator_id = s->allocator_id;
+	d->ev.has = s->has;
+	d->ev.kind = (mt_kind_t)s->kind;
+}
+
+/* The prefetch needs kind, allocator_id and the pointers only. */
+static void prefetch_packed(const mt_heap_t *h, const packed_t *s)
+{
+	mt_event_t ev;
+
+	ev.kind = (mt_kind_t)s->kind;
+	ev.allocator_id = s->allocator_id;
+	ev.ptr = s->ptr;
+	ev.new_ptr = s->new_ptr;
+	mt_heap_prefetch(h, &ev);
+}
+
+/* Whichever thread waits for the other makes the read the reader asked
+ * for (and the reading thread when it needs it and none has): the read is
+ * a sixth of the pass, and it goes to the side with time to spare, which
+ * is the parser's on one trace and the heap's on another. */
+static void read_ahead(void *ctx)
+{
+	pass_t *ps = ctx;
+
+	mt_reader_ahead_run(ps->reader);
+}
+
+static void apply_batch(void *ctx, void *slot)
+{
+	pass_t *ps = ctx;
+	batch_t *b = slot;
+	/* Zeroed once: the fields a block event lacks stay as the parser
+	 * leaves them for a held one. */
+	held_t hd;
+	int rc;
+
+	if (ps->rc)
+		return; /* failed already: the producer stops at its next look */
+	memset(&hd, 0, sizeof(hd));
+	for (size_t i = 0; i < b->n && i < AHEAD; i++)
+		prefetch_packed(&ps->a->heap, &b->held[i]);
+	for (size_t i = 0; i < b->n; i++) {
+		if (i + AHEAD < b->n)
+			prefetch_packed(&ps->a->heap, &b->held[i + AHEAD]);
+		unpack(&hd, &b->held[i], b->first + i);
+		begin_line(ps, hd.number);
+		rc = apply_held(ps, &hd);
+		if (rc) {
+			ps->rc = rc;
+			atomic_store_explicit(&ps->failed, 1, memory_order_release);
+			return;
+		}
+	}
+}
+
+/* Where the held events go: a local array of AHEAD applied in place, or
+ * packed into the pipe's slots. */
+typedef struct {
+	held_t local[AHEAD];
+	size_t n, cap;
+	mt_pipe_t pipe;
+	batch_t *slot;      /* the pipe's slot being filled, or NULL: local */
+	mt_event_t scratch; /* what the parser fills when piped */
+} holder_t;
+
+int mt_analysis_choose_threads(const char *env, int cpus)
+{
+	if (env && env[0] && !env[1] && (env[0] == '1' || env[0] == '2'))
+		return env[0] - '0';
+	return cpus < 2 ? 1 : 2;
+}
+
+static int pass_threads(void)
+{
+	return mt_analysis_choose_threads(getenv("MEMTRACE_ANALYZER_THREADS"),
+					  mt_pipe_cpus());
+}
+
+static int holder_init(holder_t *h, pass_t *ps)
+{
+	int rc;
+
+	h->n = 0;
+	h->cap = AHEAD;
+	h->slot = NULL;
+	if (pass_threads() < 2)
+		return MT_OK;
+	rc = mt_pipe_init(&h->pipe, sizeof(batch_t), NBATCHES, apply_batch, ps);
+	if (rc)
+		return rc;
+	rc = mt_reader_ahead_enable(ps->reader);
+	if (rc) {
+		mt_pipe_release(&h->pipe);
+		return rc;
+	}
+	mt_pipe_set_idle(&h->pipe, read_ahead);
+	h->slot = mt_pipe_slot(&h->pipe);
+	h->cap = BATCH;
+	return MT_OK;
+}
+
+/* Where the next line is parsed: the next free slot of the local batch,
+ * so that a held event needs no copy, or the scratch event. */
+static inline mt_event_t *holder_event(holder_t *h)
+{
+	return h->slot ? &h->scratch : &h->local[h->n].ev;
+}
+
+/* Whether an OK block event can be held (else it is a line not held). */
+static inline int holder_takes(const holder_t *h, const mt_event_t *ev)
+{
+	return !h->slot || ev->allocator_id <= UINT32_MAX;
+}
+
+/* The batch is full: apply it, or hand it over and take the next slot. */
+static int holder_full(holder_t *h, pass_t *ps)
+{
+	if (!h->slot)
+		return flush(ps, h->local, &h->n);
+	h->slot->n = h->n;
+	mt_pipe_publish(&h->pipe);
+	h->slot = mt_pipe_slot(&h->pipe);
+	h->n = 0;
+	if (atomic_load_explicit(&ps->failed, memory_order_acquire)) {
+		mt_pipe_drain(&h->pipe);
+		return ps->rc;
+	}
+	return MT_OK;
+}
+
+/* Every held event applied, on either thread: the pass is the first
+ * thread's again. */
+static int holder_drain(holder_t *h, pass_t *ps)
+{
+	if (!h->slot)
+		return flush(ps, h->local, &h->n);
+	if (!h->pipe.started) {
+		/* No batch has filled yet (a short trace, or the lines before
+		 * the first block event): no thread to start for these. */
+		h->slot->n = h->n;
+		apply_batch(ps, h->slot);
+		h->n = 0;
+		return ps->rc;
+	}
+	if (h->n) {
+		int rc = holder_full(h, ps);
+
+		if (rc)
+			return rc;
+	}
+	mt_pipe_drain(&h->pipe);
+	return ps->rc;
+}
+
+/* Hold the event just parsed into holder_event(h), of line number. */
+static inline int holder_add(holder_t *h, pass_t *ps, uint64_t number)
+{
+	if (h->slot) {
+		if (!h->n)
+			h->slot->first = number;
+		/* The line is the consumer core's, from this slot's last
+		 * round: ask for it early, so the store does not wait. */
+		if (h->n + PACK_AHEAD < BATCH)
+			__builtin_prefetch(&h->slot->held[h->n + PACK_AHEAD], 1, 3);
+		pack(&h->slot->held[h->n], &h->scratch);
+	} else {
+		h->local[h->n].number = number;
+		mt_heap_prefetch(&ps->a->heap, &h->local[h->n].ev);
+	}
+	if (++h->n == h->cap)
+		return holder_full(h, ps);
+	return MT_OK;
+}
+
+static void holder_release(holder_t *h)
+{
+	if (h->slot)
+		mt_pipe_release(&h->pipe);
+}
+
 int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 			     mt_analysis_observer_t *observe, void *ctx)
 {
 	mt_reader_t reader;
 	mt_parser_t parser;
 	mt_line_t line;
-	held_t held[AHEAD];
-	size_t nheld = 0;
+	holder_t holder, *hold = NULL;
 	pass_t ps;
 	int have_parser = 0, have_reader = 0;
 	int rc, got = 0;
@@ -203,11 +452,15 @@ int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 	if (rc)
 		goto cleanup;
 	have_parser = 1;
+	ps.reader = &reader;
+	if ((rc = holder_init(&holder, &ps)))
+		goto cleanup;
+	hold = &holder;
 
 	for (;;) {
 		/* Parsed into the next free slot of the batch, so that a held
 		 * event needs no copy. */
-		mt_event_t *ev = &held[nheld].ev;
+		mt_event_t *ev = holder_event(hold);
 		mt_parse_result_t r;
 		const char *why = NULL, *field = NULL;
 		const char *window;
@@ -224,11 +477,10 @@ int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 		window = mt_reader_window(&reader, &avail);
 		if (avail >= MT_PARSE_EXACT_SPAN && reader.line_no) {
 			if (mt_parse_exact_window(&parser, window, ev, &len) ==
-			    MT_PARSE_OK) {
-				held[nheld].number = mt_reader_take(&reader, len);
-				mt_heap_prefetch(&a->heap, ev);
-				if (++nheld == AHEAD &&
-				    (rc = flush(&ps, held, &nheld)))
+				    MT_PARSE_OK &&
+			    holder_takes(hold, ev)) {
+				if ((rc = holder_add(hold, &ps,
+						     mt_reader_take(&reader, len))))
 					goto cleanup;
 				continue;
 			}
@@ -238,7 +490,7 @@ int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 			break;
 
 		if (line.too_long) {
-			if ((rc = flush(&ps, held, &nheld)))
+			if ((rc = holder_drain(hold, &ps)))
 				goto cleanup;
 			begin_line(&ps, line.number);
 			if (line.number == 1) {
@@ -258,11 +510,9 @@ int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 			if (parser.used_json_c)
 				a->json_c_lines++;
 			if (r == MT_PARSE_OK && line.terminated &&
-			    line.number != 1 && is_block_kind(ev->kind)) {
-				held[nheld].number = line.number;
-				mt_heap_prefetch(&a->heap, ev);
-				if (++nheld == AHEAD &&
-				    (rc = flush(&ps, held, &nheld)))
+			    line.number != 1 && is_block_kind(ev->kind) &&
+			    holder_takes(hold, ev)) {
+				if ((rc = holder_add(hold, &ps, line.number)))
 					goto cleanup;
 				continue;
 			}
@@ -270,7 +520,7 @@ int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 			 * line's event and reasons stay valid meanwhile: the
 			 * flush neither reads nor parses, and leaves the slot
 			 * ev is in alone (it is past the held ones). */
-			if ((rc = flush(&ps, held, &nheld)))
+			if ((rc = holder_drain(hold, &ps)))
 				goto cleanup;
 			begin_line(&ps, line.number);
 			if (r == MT_PARSE_NOMEM) {
@@ -295,7 +545,7 @@ int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 		if ((rc = apply_line(&ps, line.number, r, ev, why, field)))
 			goto cleanup;
 	}
-	if ((rc = flush(&ps, held, &nheld)))
+	if ((rc = holder_drain(hold, &ps)))
 		goto cleanup;
 	if (got < 0) {
 		a->error_errno = errno;
@@ -316,6 +566,8 @@ int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 		mt_integrity_cut(&a->integrity, ps.pending.line, 0);
 	mt_integrity_finish(&a->integrity, ps.last, reader.zero_padded);
 cleanup:
+	if (hold)
+		holder_release(hold);
 	if (have_parser)
 		mt_parser_release(&parser);
 	if (have_reader)

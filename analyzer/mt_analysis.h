@@ -2,11 +2,19 @@
  * mt_analysis: one streaming pass over a trace file, judging its integrity
  * (mt_integrity) and rebuilding its heap (mt_heap) line by line.
  *
- * Memory is bounded by the reader's buffer plus the heap's tables: the
- * pass never keeps a line once the next one is read.  It parses up to 16
- * block events ahead of applying them (their events, not their lines), so
- * their cache misses overlap; what it reports is still decided line by
- * line in trace order.
+ * Memory is bounded by the reader's buffers plus the heap's tables: the
+ * pass never keeps a line once the next one is read.  It parses block
+ * events ahead of applying them (their events, not their lines): up to 16
+ * on one thread, so their cache misses overlap, or batches of 1024 that a
+ * second thread applies while the first parses on (mt_pipe; when the
+ * process may use two CPUs, see mt_analysis.c).  What it reports is still
+ * decided line by line in trace order, the same either way.
+ *
+ * Observers are called on the second thread for the events it applies,
+ * never on two threads at once; a block event seen there carries its
+ * kind, seq, allocator_id, ptr, new_ptr, size, stack, tid and t, and of
+ * has only the bits of stack, tid and t (its fn and align stay behind:
+ * no observer reads them).
  */
 #ifndef MT_ANALYSIS_H
 #define MT_ANALYSIS_H
@@ -41,5 +49,18 @@ typedef void mt_analysis_observer_t(void *ctx, const mt_heap_t *h,
 int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 			     mt_analysis_observer_t *observe, void *ctx);
 void mt_analysis_release(mt_analysis_t *a);
+
+/*
+ * The threads a pass uses, 1 or 2: env (MEMTRACE_ANALYZER_THREADS) when it
+ * is "1" or "2", else 2 when the process may run on cpus >= 2 CPUs.  Not
+ * how busy the machine is: a choice that moved with the load would move
+ * the number of allocations a command makes (the second thread's ring and
+ * read buffer), and an allocation sweep (MEMTRACE_ANALYZER_FAIL_AT) must
+ * meet the same ones on every run.  Beside two busy processes on two CPUs
+ * the two threads rarely run at once and the pass took 1.2 to 1.4 times
+ * as long as on one (docs/performance.md): there, pin it (taskset) or set
+ * MEMTRACE_ANALYZER_THREADS=1.
+ */
+int mt_analysis_choose_threads(const char *env, int cpus);
 
 #endif

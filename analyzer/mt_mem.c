@@ -6,20 +6,24 @@
 #include "mt_mem.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Atomic: the pass's second thread (mt_pipe) allocates too.  Set by the
+ * tests between commands only, so fail_at and fail_sticky need not be. */
 static uint64_t fail_at;
 static int fail_sticky;
-static uint64_t calls;
-static int64_t outstanding;
+static _Atomic uint64_t calls;
+static _Atomic int64_t outstanding;
 
 static int should_fail(void)
 {
-	calls++;
+	uint64_t n = atomic_fetch_add_explicit(&calls, 1, memory_order_relaxed) + 1;
+
 	if (!fail_at)
 		return 0;
-	if (calls == fail_at || (fail_sticky && calls > fail_at)) {
+	if (n == fail_at || (fail_sticky && n > fail_at)) {
 		errno = ENOMEM;
 		return 1;
 	}
@@ -34,7 +38,7 @@ void *mt_mem_malloc(size_t size)
 		return NULL;
 	p = malloc(size ? size : 1);
 	if (p)
-		outstanding++;
+		atomic_fetch_add_explicit(&outstanding, 1, memory_order_relaxed);
 	return p;
 }
 
@@ -46,7 +50,7 @@ void *mt_mem_calloc(size_t n, size_t size)
 		return NULL;
 	p = calloc(n ? n : 1, size ? size : 1);
 	if (p)
-		outstanding++;
+		atomic_fetch_add_explicit(&outstanding, 1, memory_order_relaxed);
 	return p;
 }
 
@@ -91,7 +95,7 @@ void mt_mem_free(void *p)
 {
 	if (!p)
 		return;
-	outstanding--;
+	atomic_fetch_sub_explicit(&outstanding, 1, memory_order_relaxed);
 	free(p);
 }
 
@@ -110,17 +114,17 @@ void mt_mem_fail_at(uint64_t n, int sticky)
 {
 	fail_at = n;
 	fail_sticky = sticky;
-	calls = 0;
+	atomic_store(&calls, 0);
 }
 
 uint64_t mt_mem_calls(void)
 {
-	return calls;
+	return atomic_load(&calls);
 }
 
 int64_t mt_mem_outstanding(void)
 {
-	return outstanding;
+	return atomic_load(&outstanding);
 }
 
 void mt_mem_init_from_env(void)

@@ -14,8 +14,10 @@
 #ifndef MT_READER_H
 #define MT_READER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The longest line kept; a longer one costs this much, not its length. */
 #define MT_READER_LINE_MAX (1u << 20)
@@ -38,6 +40,15 @@ typedef struct {
 	uint64_t line_no;
 	int eof;
 	int zero_padded;
+	/* Read-ahead (mt_reader_ahead_enable): the other buffer, which the
+	 * next read fills at spare + MT_READER_LINE_MAX, and where that read
+	 * stands.  ahead_room, ahead_got and ahead_errno belong to whichever
+	 * thread ahead says. */
+	char *spare;
+	atomic_int ahead;
+	size_t ahead_room;
+	ssize_t ahead_got;
+	int ahead_errno;
 } mt_reader_t;
 
 /*
@@ -47,6 +58,20 @@ typedef struct {
  */
 int mt_reader_open(mt_reader_t *r, const char *path);
 void mt_reader_release(mt_reader_t *r);
+
+/*
+ * Read ahead from now on: each read of the file is asked for as soon as
+ * the one before it is taken, into a second buffer, so that another
+ * thread may make it (mt_reader_ahead_run()) while this one works through
+ * the bytes it has; when none has when they are needed, this thread makes
+ * it.  The lines, their numbers and every result stay the same.  Call it
+ * before the first line is read.  MT_OK or MT_ENOMEM (nothing changed).
+ */
+int mt_reader_ahead_enable(mt_reader_t *r);
+
+/* From any thread: make the read asked for, if there is one no thread
+ * makes yet.  Never touches what the reading thread uses. */
+void mt_reader_ahead_run(mt_reader_t *r);
 
 /* The next line: 1 when *line is filled, 0 at the end, MT_EIO on a read
  * error (errno set). */
