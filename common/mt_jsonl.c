@@ -290,24 +290,52 @@ size_t mt_jsonl_block_tail(char *dst, const mt_jsonl_block_t *ev)
 	return n;
 }
 
-size_t mt_jsonl_block_line(char *dst, uint64_t seq, const char *head,
-			   size_t head_len, uint64_t stack, const char *tail,
-			   size_t tail_len, uint64_t t)
+size_t mt_jsonl_block_body(char *dst, const char *head, size_t head_len,
+			   uint64_t stack, const char *tail, size_t tail_len)
 {
 	size_t n = 0;
 
-	LIT(dst, n, "{\"v\":1,\"seq\":");
-	n += mt_fmt_u64(dst + n, seq);
-	memcpy(dst + n, head, head_len);
+	memcpy(dst, head, head_len);
 	n += head_len;
 	if (stack) {
 		LIT(dst, n, ",\"stack\":");
 		n += mt_fmt_u64(dst + n, stack);
 	}
 	memcpy(dst + n, tail, tail_len);
-	n += tail_len;
+	return n + tail_len;
+}
+
+size_t mt_jsonl_block_end(char *dst, uint64_t t)
+{
+	size_t n = 0;
+
 	LIT(dst, n, ",\"t\":");
 	n += mt_fmt_u64(dst + n, t);
 	LIT(dst, n, "}\n");
 	return n;
+}
+
+size_t mt_jsonl_block_join(char *dst, uint64_t seq, const char *body,
+			   size_t body_len, const char *end, size_t end_len)
+{
+	size_t n = 0;
+
+	LIT(dst, n, "{\"v\":1,\"seq\":");
+	n += mt_fmt_u64(dst + n, seq);
+	memcpy(dst + n, body, body_len);
+	n += body_len;
+	memcpy(dst + n, end, end_len);
+	return n + end_len;
+}
+
+size_t mt_jsonl_block_line(char *dst, uint64_t seq, const char *head,
+			   size_t head_len, uint64_t stack, const char *tail,
+			   size_t tail_len, uint64_t t)
+{
+	char body[MT_JSONL_BLOCK_BODY_MAX], end[MT_JSONL_BLOCK_END_MAX];
+	size_t body_len = mt_jsonl_block_body(body, head, head_len, stack,
+					      tail, tail_len);
+	size_t end_len = mt_jsonl_block_end(end, t);
+
+	return mt_jsonl_block_join(dst, seq, body, body_len, end, end_len);
 }

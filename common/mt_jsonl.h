@@ -88,4 +88,21 @@ size_t mt_jsonl_block_line(char *dst, uint64_t seq, const char *head,
 			   size_t head_len, uint64_t stack, const char *tail,
 			   size_t tail_len, uint64_t t);
 
+/*
+ * The same line in the three parts a writer with a lock wants: all but
+ * the seq made before the lock is taken, the seq joined in under it.
+ * mt_jsonl_block_line() is mt_jsonl_block_join() of the body and end:
+ *
+ *   BODY = HEAD [,"stack":STACK] TAIL      (MT_JSONL_BLOCK_BODY_MAX)
+ *   END  = ,"t":T}\n                       (MT_JSONL_BLOCK_END_MAX)
+ *   LINE = {"v":1,"seq":SEQ BODY END       (MT_JSONL_BLOCK_MAX)
+ */
+#define MT_JSONL_BLOCK_BODY_MAX (MT_JSONL_BLOCK_HEAD_MAX + MT_JSONL_BLOCK_TAIL_MAX + 32)
+#define MT_JSONL_BLOCK_END_MAX 32
+size_t mt_jsonl_block_body(char *dst, const char *head, size_t head_len,
+			   uint64_t stack, const char *tail, size_t tail_len);
+size_t mt_jsonl_block_end(char *dst, uint64_t t);
+size_t mt_jsonl_block_join(char *dst, uint64_t seq, const char *body,
+			   size_t body_len, const char *end, size_t end_len);
+
 #endif

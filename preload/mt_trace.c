@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/mt_cpu.h"
 #include "../common/mt_fmt.h"
 #include "../common/mt_jsonl.h"
 #include "mt_real.h"
@@ -51,26 +52,22 @@ static atomic_int active;
  * fatal-signal handler) is one compare-and-swap, async-signal-safe; the
  * child of a fork gets a free one (lock_reinit).
  *
- * The lock word and the event order (below) each have a cache line of
- * their own: they change hands with every event, and must not share a
- * line with what every hook reads (active, init_state, t0).
+ * The lock word, the event order and the writer's position share one
+ * cache line of their own (hot, below): they change hands together with
+ * every event, so one transfer of the line brings all three, and they
+ * must not share a line with what every hook reads (active, init_state,
+ * t0).
  */
 static struct {
 	atomic_int word;
-} __attribute__((aligned(64))) trace_lock;
+	uint64_t seq;
+	/* The t of the last block event: t is taken before the lock, so a
+	 * thread that waited may hold an earlier one than the line before. */
+	uint64_t last_t;
+	mt_writer_t writer; /* its per-write fields first: the same line */
+} __attribute__((aligned(64))) hot = { .writer = { .fd = -1 } };
 
 #define LOCK_SPINS 100
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#else
-	__asm__ __volatile__("" ::: "memory");
-#endif
-}
 
 /* errno stays as it was: a wait that finds the word changed says EAGAIN. */
 static void futex(atomic_int *word, int op, int val)
@@ -85,7 +82,7 @@ static int lock_try(void)
 {
 	int free_ = 0;
 
-	return atomic_compare_exchange_strong_explicit(&trace_lock.word, &free_, 1,
+	return atomic_compare_exchange_strong_explicit(&hot.word, &free_, 1,
 						       memory_order_acquire,
 						       memory_order_relaxed);
 }
@@ -95,16 +92,16 @@ static __attribute__((noinline)) void lock_wait(void)
 	int c;
 
 	for (int i = 0; i < LOCK_SPINS; i++) {
-		cpu_relax();
-		if (atomic_load_explicit(&trace_lock.word, memory_order_relaxed) == 0 &&
+		mt_cpu_relax();
+		if (atomic_load_explicit(&hot.word, memory_order_relaxed) == 0 &&
 		    lock_try())
 			return;
 	}
 	/* Mark it contended, then sleep until it is handed back free. */
-	c = atomic_exchange_explicit(&trace_lock.word, 2, memory_order_acquire);
+	c = atomic_exchange_explicit(&hot.word, 2, memory_order_acquire);
 	while (c) {
-		futex(&trace_lock.word, FUTEX_WAIT, 2);
-		c = atomic_exchange_explicit(&trace_lock.word, 2, memory_order_acquire);
+		futex(&hot.word, FUTEX_WAIT, 2);
+		c = atomic_exchange_explicit(&hot.word, 2, memory_order_acquire);
 	}
 }
 
@@ -116,24 +113,18 @@ static inline void lock_take(void)
 
 static inline void lock_give(void)
 {
-	if (__builtin_expect(atomic_exchange_explicit(&trace_lock.word, 0,
+	if (__builtin_expect(atomic_exchange_explicit(&hot.word, 0,
 						      memory_order_release) == 2, 0))
-		futex(&trace_lock.word, FUTEX_WAKE, 1);
+		futex(&hot.word, FUTEX_WAKE, 1);
 }
 
 static inline void lock_reinit(void)
 {
-	atomic_store(&trace_lock.word, 0);
+	atomic_store(&hot.word, 0);
 }
 
-/* All below are guarded by trace_lock once tracing runs. */
-static mt_writer_t writer = { .fd = -1 };
-static struct {
-	uint64_t seq;
-	/* The t of the last block event: t is taken before the lock, so a
-	 * thread that waited may hold an earlier one than the line before. */
-	uint64_t last_t;
-} __attribute__((aligned(64))) order;
+/* All below, and hot but its lock word, are guarded by the trace lock
+ * once tracing runs. */
 static uint64_t dropped;
 static uint64_t t0;
 static int stack_depth = MT_TRACE_DEFAULT_DEPTH;
@@ -252,21 +243,21 @@ static int derive_child_pattern(const char *pattern)
 	return 0;
 }
 
-/* ---- writing, under trace_lock ---- */
+/* ---- writing, under the trace lock ---- */
 
 static void stop_locked(const char *reason);
 
 /* Write one formatted line; on failure warn once and stop tracing. */
 static void emit_from(const char *buf, size_t len)
 {
-	int rc = mt_writer_write(&writer, buf, len);
+	int rc = mt_writer_write(&hot.writer, buf, len);
 
 	if (rc && !warned) {
 		warned = 1;
 		say("cannot write the trace: ", strerror(-rc),
 		    "; tracing stops, the program runs on");
 		atomic_store(&active, 0);
-		mt_writer_abandon(&writer);
+		mt_writer_abandon(&hot.writer);
 	}
 }
 
@@ -278,7 +269,7 @@ static void emit(size_t len)
 
 static void begin(mt_jsonl_t *l, const char *kind)
 {
-	mt_jsonl_begin(l, line, sizeof(line), ++order.seq, kind);
+	mt_jsonl_begin(l, line, sizeof(line), ++hot.seq, kind);
 }
 
 /* /proc/self/cmdline as argv strings, in a caller's buffer. */
@@ -345,7 +336,7 @@ static void stop_locked(const char *reason)
 	mt_jsonl_u64(&l, "t", now_ns(CLOCK_MONOTONIC) - t0);
 	emit(mt_jsonl_end(&l));
 	atomic_store(&active, 0);
-	rc = mt_writer_close(&writer);
+	rc = mt_writer_close(&hot.writer);
 	if (rc && !warned) {
 		warned = 1;
 		say("cannot finish the trace: ", strerror(-rc), NULL);
@@ -441,7 +432,7 @@ static void atfork_prepare(void)
 	lock_take();
 	/* No thread may be reserving or mapping the next window at the fork:
 	 * the child would never see it end. */
-	mt_writer_quiesce(&writer);
+	mt_writer_quiesce(&hot.writer);
 }
 
 static void atfork_parent(void)
@@ -466,16 +457,16 @@ static void atfork_child(void)
 	if (atomic_load(&active)) {
 		/* The parent's mapping and file are the parent's: let go of
 		 * them without writing a byte. */
-		mt_writer_abandon(&writer);
+		mt_writer_abandon(&hot.writer);
 		atomic_store(&active, 0);
 		mt_stack_reset();
-		order.seq = 0;
+		hot.seq = 0;
 		dropped = 0;
-		order.last_t = 0;
+		hot.last_t = 0;
 		if (expand(child_pattern, getpid(), path, sizeof(path)) < 0) {
 			say("the trace name is too long; the child runs untraced",
 			    NULL, NULL);
-		} else if ((rc = mt_writer_open(&writer, path)) < 0) {
+		} else if ((rc = mt_writer_open(&hot.writer, path)) < 0) {
 			say("cannot open trace '", path, "'; the child runs untraced");
 		} else {
 			t0 = now_ns(CLOCK_MONOTONIC);
@@ -578,14 +569,14 @@ int mt_trace_start(const char *path, int depth)
 		lock_give();
 		return -EBUSY;
 	}
-	rc = mt_writer_open(&writer, path);
+	rc = mt_writer_open(&hot.writer, path);
 	if (rc == 0) {
 		stack_depth = depth < 0 ? 0 :
 			      depth > MT_STACK_MAX_DEPTH ? MT_STACK_MAX_DEPTH : depth;
 		mt_stack_reset();
-		order.seq = 0;
+		hot.seq = 0;
 		dropped = 0;
-		order.last_t = 0;
+		hot.last_t = 0;
 		warned = 0;
 		t0 = now_ns(CLOCK_MONOTONIC);
 		atomic_store(&active, 1);
@@ -726,15 +717,21 @@ int mt_trace_active(void)
 /* ---- events ---- */
 
 /*
- * A block event is made in two halves so that the trace lock is held only
- * to order it: the head and tail of the line (everything but seq, stack
- * and t) and the time are made before the lock is taken; under it the
- * event gets its seq, its t (never earlier than the line before) and is
- * copied into the writer.
+ * A block event is made so that the trace lock is held only to order it:
+ * everything but its seq (mt_jsonl_block_body() and _end()) is made
+ * before the lock is taken; under it the event gets its seq and its t
+ * (never earlier than the line before), the writer's position moves past
+ * it, and it is copied into the window.  The body needs the stack's id,
+ * which the thread's cache knows before the lock nearly always; when the
+ * id under the lock is another (a new stack), or a realloc's outcome
+ * changes its head, the body is made again there.
  */
 typedef struct {
 	char head[MT_JSONL_BLOCK_HEAD_MAX], tail[MT_JSONL_BLOCK_TAIL_MAX];
-	size_t head_len, tail_len;
+	char body[MT_JSONL_BLOCK_BODY_MAX], end[MT_JSONL_BLOCK_END_MAX];
+	size_t head_len, tail_len, body_len, end_len;
+	uint64_t body_stack; /* the stack id in body */
+	int has_body;
 	uint64_t t;
 } pending_t;
 
@@ -742,25 +739,37 @@ static void pending_make(pending_t *p, const mt_jsonl_block_t *ev)
 {
 	p->head_len = mt_jsonl_block_head(p->head, ev);
 	p->tail_len = mt_jsonl_block_tail(p->tail, ev);
+	p->has_body = 0;
 	p->t = now_ns(CLOCK_MONOTONIC) - t0;
+	p->end_len = mt_jsonl_block_end(p->end, p->t);
 }
 
-/* Under the trace lock, tracing on: write the event, formatted in place
- * in the writer's window when it has room. */
-static void pending_emit(const pending_t *p, uint64_t stack_id)
+static void pending_body(pending_t *p, uint64_t stack_id)
+{
+	p->body_len = mt_jsonl_block_body(p->body, p->head, p->head_len,
+					  stack_id, p->tail, p->tail_len);
+	p->body_stack = stack_id;
+	p->has_body = 1;
+}
+
+/* Under the trace lock, tracing on: write the event, in place in the
+ * writer's window when it has room. */
+static void pending_emit(pending_t *p, uint64_t stack_id)
 {
 	char buf[MT_JSONL_BLOCK_MAX], *dst;
-	uint64_t t = p->t;
 	size_t len;
 
-	if (t < order.last_t)
-		t = order.last_t;
-	order.last_t = t;
-	dst = mt_writer_space(&writer, MT_JSONL_BLOCK_MAX);
-	len = mt_jsonl_block_line(dst ? dst : buf, ++order.seq, p->head, p->head_len,
-				  stack_id, p->tail, p->tail_len, t);
+	if (__builtin_expect(!p->has_body || p->body_stack != stack_id, 0))
+		pending_body(p, stack_id);
+	if (__builtin_expect(p->t < hot.last_t, 0))
+		p->end_len = mt_jsonl_block_end(p->end, hot.last_t);
+	else
+		hot.last_t = p->t;
+	dst = mt_writer_space(&hot.writer, MT_JSONL_BLOCK_MAX);
+	len = mt_jsonl_block_join(dst ? dst : buf, ++hot.seq, p->body, p->body_len,
+				  p->end, p->end_len);
 	if (dst) {
-		mt_writer_commit(&writer, len);
+		mt_writer_commit(&hot.writer, len);
 		return;
 	}
 	emit_from(buf, len);
@@ -770,14 +779,16 @@ static void pending_emit(const pending_t *p, uint64_t stack_id)
  * Take the trace lock for an event with the stack ips[0..n): on return
  * the lock is held and *stack_id is the stack's id (0: none).  The
  * thread's stack cache usually knows the id, and the lock is then held
- * only for the write; otherwise lock_with_stack() looks it up, declaring
- * what is new.
+ * only for the write (p's body is made with that id first); otherwise
+ * lock_with_stack() looks it up, declaring what is new.
  */
-static void lock_for_event(const uint64_t *ips, int n, uint64_t *stack_id)
+static void lock_for_event(pending_t *p, const uint64_t *ips, int n,
+			   uint64_t *stack_id)
 {
 	uint64_t gen = 0, id = n ? mt_stack_cached(ips, n, &gen) : 0;
 
 	if (id) {
+		pending_body(p, id);
 		lock_take();
 		/* An id of an earlier trace (a reset came meanwhile) is not
 		 * this trace's: look it up again. */
@@ -798,13 +809,13 @@ static void lock_for_event(const uint64_t *ips, int n, uint64_t *stack_id)
  * part of writing, and must not stall the threads waiting for the lock). */
 static void unlock_event(void)
 {
-	char *retired = mt_writer_take_retired(&writer);
+	char *retired = mt_writer_take_retired(&hot.writer);
 
 	lock_give();
 	if (__builtin_expect(retired != NULL, 0))
 		mt_writer_release(retired);
-	if (__builtin_expect(mt_writer_wanted(&writer), 0))
-		mt_writer_prepare(&writer);
+	if (__builtin_expect(mt_writer_wanted(&hot.writer), 0))
+		mt_writer_prepare(&hot.writer);
 }
 
 static void block_init(mt_jsonl_block_t *ev, mt_kind_t kind, mt_fn_t fn)
@@ -822,7 +833,7 @@ static void block_event(const mt_jsonl_block_t *ev, const uint64_t *ips, int n)
 	pending_t p;
 
 	pending_make(&p, ev);
-	lock_for_event(ips, n, &stack_id);
+	lock_for_event(&p, ips, n, &stack_id);
 	if (atomic_load_explicit(&active, memory_order_relaxed)) {
 		if (n && !stack_id)
 			dropped++; /* the stack could not be stored: count the loss */
@@ -880,6 +891,7 @@ void mt_trace_free(mt_fn_t fn, void *ptr)
 	ev.has_ptr = 1;
 	ev.ptr = (uint64_t)ptr;
 	pending_make(&p, &ev);
+	pending_body(&p, 0);
 	lock_take();
 	if (atomic_load_explicit(&active, memory_order_relaxed))
 		pending_emit(&p, 0);
@@ -916,7 +928,7 @@ void *mt_trace_realloc(mt_fn_t fn, void *ptr, size_t size,
 	/* The real call happens under the lock: the old address may be
 	 * handed to another thread the moment realloc frees it, and that
 	 * thread's alloc must come after this event in the trace. */
-	lock_for_event(ips, n, &stack_id);
+	lock_for_event(&p, ips, n, &stack_id);
 	q = real(ptr, size);
 	saved = errno;
 	if (atomic_load_explicit(&active, memory_order_relaxed)) {
@@ -928,6 +940,7 @@ void *mt_trace_realloc(mt_fn_t fn, void *ptr, size_t size,
 			ev.new_ptr = (uint64_t)q;
 			ev.has_size = q || size;
 			p.head_len = mt_jsonl_block_head(p.head, &ev);
+			p.has_body = 0;
 		}
 		pending_emit(&p, (q || size) ? stack_id : 0);
 	}

@@ -457,6 +457,17 @@ START_TEST(test_jsonl_block_layout_is_the_appenders_bytes)
 
 			mt_quiet_uint_le(hn, MT_JSONL_BLOCK_HEAD_MAX);
 			mt_quiet_uint_le(tn, MT_JSONL_BLOCK_TAIL_MAX);
+			{
+				/* The parts the preload makes before its lock
+				 * fit their room, the largest values included. */
+				char body[MT_JSONL_BLOCK_BODY_MAX], end[MT_JSONL_BLOCK_END_MAX];
+
+				mt_quiet_uint_le(mt_jsonl_block_body(body, head, hn, UINT64_MAX,
+								     tail, tn),
+						 MT_JSONL_BLOCK_BODY_MAX);
+				mt_quiet_uint_le(mt_jsonl_block_end(end, UINT64_MAX),
+						 MT_JSONL_BLOCK_END_MAX);
+			}
 			mt_jsonl_begin(&l, slow, sizeof(slow), w, mt_event_kind_name(ev.kind));
 			mt_jsonl_u64(&l, "allocator_id", ev.allocator_id);
 			if (ev.has_ptr)
