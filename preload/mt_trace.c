@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,9 @@ static struct {
 	uint64_t last_t;
 	mt_writer_t writer; /* its per-write fields first: the same line */
 } __attribute__((aligned(64))) hot = { .writer = { .fd = -1 } };
+_Static_assert(offsetof(__typeof__(hot), writer) + offsetof(mt_writer_t, prep) +
+		       sizeof(atomic_int) <= 64,
+	       "the lock, the order and the writer's per-write fields share a line");
 
 #define LOCK_SPINS 100
 
