@@ -54,16 +54,16 @@ int mt_analysis_run(mt_analysis_t *a, const char *path)
 }
 
 /* What the pass carries from line to line.  With two threads, the
- * consumer (apply_batch) owns everything here but rc while a batch is in
- * flight, and writes rc before it sets failed. */
+ * consumer (apply_batch) owns everything here while a batch is in flight,
+ * but rc: the first error of a batch applied, which the producer may look
+ * at any time (atomic, and only ever set once). */
 typedef struct {
 	mt_analysis_t *a;
 	mt_analysis_observer_t *observe;
 	void *ctx;
 	pending_t pending;
 	uint64_t expected, last;
-	int rc;
-	atomic_int failed;
+	atomic_int rc;
 	mt_reader_t *reader; /* whose reads the second thread may make */
 } pass_t;
 
@@ -278,7 +278,7 @@ static void apply_batch(void *ctx, void *slot)
 	held_t hd;
 	int rc;
 
-	if (ps->rc)
+	if (atomic_load_explicit(&ps->rc, memory_order_relaxed))
 		return; /* failed already: the producer stops at its next look */
 	memset(&hd, 0, sizeof(hd));
 	for (size_t i = 0; i < b->n && i < AHEAD; i++)
@@ -290,8 +290,7 @@ static void apply_batch(void *ctx, void *slot)
 		begin_line(ps, hd.number);
 		rc = apply_held(ps, &hd);
 		if (rc) {
-			ps->rc = rc;
-			atomic_store_explicit(&ps->failed, 1, memory_order_release);
+			atomic_store_explicit(&ps->rc, rc, memory_order_release);
 			return;
 		}
 	}
@@ -365,9 +364,9 @@ static int holder_full(holder_t *h, pass_t *ps)
 	mt_pipe_publish(&h->pipe);
 	h->slot = mt_pipe_slot(&h->pipe);
 	h->n = 0;
-	if (atomic_load_explicit(&ps->failed, memory_order_acquire)) {
+	if (atomic_load_explicit(&ps->rc, memory_order_acquire)) {
 		mt_pipe_drain(&h->pipe);
-		return ps->rc;
+		return atomic_load(&ps->rc);
 	}
 	return MT_OK;
 }
@@ -384,7 +383,7 @@ static int holder_drain(holder_t *h, pass_t *ps)
 		h->slot->n = h->n;
 		apply_batch(ps, h->slot);
 		h->n = 0;
-		return ps->rc;
+		return atomic_load(&ps->rc);
 	}
 	if (h->n) {
 		int rc = holder_full(h, ps);
@@ -393,7 +392,7 @@ static int holder_drain(holder_t *h, pass_t *ps)
 			return rc;
 	}
 	mt_pipe_drain(&h->pipe);
-	return ps->rc;
+	return atomic_load(&ps->rc);
 }
 
 /* Hold the event just parsed into holder_event(h), of line number. */

@@ -28,9 +28,10 @@ static void futex(atomic_uint *word, int op, unsigned val)
 	syscall(SYS_futex, word, op | FUTEX_PRIVATE_FLAG, val, NULL, NULL, 0);
 }
 
-/* Wait until *word is no longer old.  The waiter counts itself before its last look and the waker
- * stores before it looks for waiters, both sequentially consistent, so
- * one of them always sees the other: no wake is lost. */
+/* Wait until *word is no longer old.  The waiter counts itself before
+ * its last look and the waker stores before it looks for waiters, both
+ * sequentially consistent, so one of them always sees the other: no wake
+ * is lost. */
 static void wait_change(mt_pipe_t *p, atomic_uint *word, unsigned old,
 			atomic_int *waits)
 {

@@ -145,25 +145,39 @@ static void ahead_settle(mt_reader_t *r)
 		sched_yield();
 }
 
+/* The buffers trade places: the bytes not yet taken (keep of them, at
+ * most MT_READER_LINE_MAX) go just before the spare's MT_READER_LINE_MAX,
+ * where got bytes were read after them. */
+static void ahead_swap(mt_reader_t *r, size_t keep, size_t got)
+{
+	char *b = r->buf;
+
+	memcpy(r->spare + MT_READER_LINE_MAX - keep, r->buf + r->start, keep);
+	r->buf = r->spare;
+	r->spare = b;
+	r->start = MT_READER_LINE_MAX - keep;
+	r->end = MT_READER_LINE_MAX + got;
+}
+
+/* How much the next read asks for: a chunk, never past the content. */
+static size_t ahead_room(const mt_reader_t *r)
+{
+	return (uint64_t)CHUNK > r->remaining ? (size_t)r->remaining : CHUNK;
+}
+
 int mt_reader_ahead_enable(mt_reader_t *r)
 {
 	size_t keep = r->end - r->start;
-	char *b;
 
 	/* Before the first line, nothing is read yet; a caller that read
 	 * some moves it to where a swapped buffer keeps the bytes not yet
-	 * taken, just before MT_READER_LINE_MAX. */
+	 * taken. */
 	if (keep > MT_READER_LINE_MAX)
 		return MT_OK; /* in a long line: stay as it is */
 	r->spare = mt_mem_malloc(r->cap);
 	if (!r->spare)
 		return MT_ENOMEM;
-	memcpy(r->spare + MT_READER_LINE_MAX - keep, r->buf + r->start, keep);
-	b = r->buf;
-	r->buf = r->spare;
-	r->spare = b;
-	r->start = MT_READER_LINE_MAX - keep;
-	r->end = MT_READER_LINE_MAX;
+	ahead_swap(r, keep, 0);
 	atomic_store(&r->ahead, AHEAD_IDLE);
 	return MT_OK;
 }
@@ -185,10 +199,8 @@ void mt_reader_release(mt_reader_t *r)
 /* Ask for the read after the one just taken, for any thread to make. */
 static void ahead_ask(mt_reader_t *r)
 {
-	size_t room = CHUNK;
+	size_t room = ahead_room(r);
 
-	if ((uint64_t)room > r->remaining)
-		room = (size_t)r->remaining;
 	if (!room)
 		return; /* the next fill finds the end without reading */
 	r->ahead_room = room;
@@ -207,17 +219,14 @@ static ssize_t fill_ahead(mt_reader_t *r)
 {
 	size_t keep = r->end - r->start;
 	ssize_t got;
-	char *b;
 
 	if (r->eof)
 		return 0;
 	if (keep > MT_READER_LINE_MAX)
 		return -2;
 	if (atomic_load_explicit(&r->ahead, memory_order_relaxed) == AHEAD_IDLE) {
-		size_t room = CHUNK;
+		size_t room = ahead_room(r);
 
-		if ((uint64_t)room > r->remaining)
-			room = (size_t)r->remaining;
 		if (!room) {
 			r->eof = 1;
 			return 0;
@@ -246,12 +255,7 @@ static ssize_t fill_ahead(mt_reader_t *r)
 		r->eof = 1;
 		return 0;
 	}
-	memcpy(r->spare + MT_READER_LINE_MAX - keep, r->buf + r->start, keep);
-	b = r->buf;
-	r->buf = r->spare;
-	r->spare = b;
-	r->start = MT_READER_LINE_MAX - keep;
-	r->end = MT_READER_LINE_MAX + (size_t)got;
+	ahead_swap(r, keep, (size_t)got);
 	if (r->remaining != UINT64_MAX)
 		r->remaining -= (uint64_t)got;
 	ahead_ask(r);
