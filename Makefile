@@ -56,8 +56,8 @@ ANALYZER_SRC += analyzer/mt_cmd.c analyzer/mt_srcline.c analyzer/mt_report.c \
 	analyzer/mt_flame.c analyzer/mt_plot.c
 PRELOAD_SRC = preload/mt_hooks.c preload/mt_real.c preload/mt_trace.c \
 	preload/mt_writer.c preload/mt_stack.c preload/mt_table.c \
-	preload/mt_symbol.c common/mt_fmt.c common/mt_event.c common/mt_jsonl.c \
-	common/mt_utf8.c
+	preload/mt_symbol.c preload/mt_clock.c common/mt_fmt.c common/mt_event.c \
+	common/mt_jsonl.c common/mt_utf8.c
 TEST_SRC = tests/mt_tests.c tests/mt_test.c $(wildcard tests/check_*.c)
 
 OBJ = $(BUILD)/obj

@@ -24,6 +24,7 @@
 #include "../common/mt_cpu.h"
 #include "../common/mt_fmt.h"
 #include "../common/mt_jsonl.h"
+#include "mt_clock.h"
 #include "mt_real.h"
 #include "mt_stack.h"
 #include "mt_symbol.h"
@@ -337,7 +338,7 @@ static void stop_locked(const char *reason)
 	begin(&l, "trace.stop");
 	mt_jsonl_str(&l, "reason", reason, strlen(reason), 0);
 	mt_jsonl_u64(&l, "dropped", dropped);
-	mt_jsonl_u64(&l, "t", now_ns(CLOCK_MONOTONIC) - t0);
+	mt_jsonl_u64(&l, "t", mt_clock_now() - t0);
 	emit(mt_jsonl_end(&l));
 	atomic_store(&active, 0);
 	rc = mt_writer_close(&hot.writer);
@@ -454,6 +455,9 @@ static void atfork_child(void)
 	int rc;
 
 	lock_reinit();
+	/* An anchor half-written by another thread at the fork is never
+	 * finished here: calibrate afresh. */
+	mt_clock_init(1);
 	atomic_store(&mt_trace_fail_at, 0); /* only the process it was set for */
 	mt_symbol_fork_child();
 	mt_stack_fork_child();
@@ -473,7 +477,7 @@ static void atfork_child(void)
 		} else if ((rc = mt_writer_open(&hot.writer, path)) < 0) {
 			say("cannot open trace '", path, "'; the child runs untraced");
 		} else {
-			t0 = now_ns(CLOCK_MONOTONIC);
+			t0 = mt_clock_now();
 			atomic_store(&active, 1);
 			write_header_locked(ppid);
 		}
@@ -582,7 +586,7 @@ int mt_trace_start(const char *path, int depth)
 		dropped = 0;
 		hot.last_t = 0;
 		warned = 0;
-		t0 = now_ns(CLOCK_MONOTONIC);
+		t0 = mt_clock_now();
 		atomic_store(&active, 1);
 		write_header_locked(getppid());
 	}
@@ -643,6 +647,7 @@ void mt_trace_init(void)
 	if (!atomic_compare_exchange_strong(&init_state, &expected, 1))
 		return;
 	self_range();
+	mt_clock_init(1);
 	/* A set-user-ID or otherwise secure-execution process must not
 	 * let its environment choose a file to write. */
 	if (getauxval(AT_SECURE))
@@ -744,7 +749,7 @@ static void pending_make(pending_t *p, const mt_jsonl_block_t *ev)
 	p->head_len = mt_jsonl_block_head(p->head, ev);
 	p->tail_len = mt_jsonl_block_tail(p->tail, ev);
 	p->has_body = 0;
-	p->t = now_ns(CLOCK_MONOTONIC) - t0;
+	p->t = mt_clock_now() - t0;
 	p->end_len = mt_jsonl_block_end(p->end, p->t);
 }
 

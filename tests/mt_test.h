@@ -35,6 +35,7 @@ Suite *mt_suite_report(void) __attribute__((weak));  /* tests/check_report.c */
 Suite *mt_suite_gate(void) __attribute__((weak));    /* tests/check_gate.c */
 Suite *mt_suite_sweep(void) __attribute__((weak));   /* tests/check_sweep.c */
 Suite *mt_suite_pipe(void) __attribute__((weak));    /* tests/check_pipe.c: the two-thread pass */
+Suite *mt_suite_clock(void) __attribute__((weak));   /* tests/check_clock.c: the preload's clock */
 
 /* Absolute paths: the source tree, the build tree, a fixture. */
 const char *mt_test_source_dir(void);

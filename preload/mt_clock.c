@@ -1,0 +1,206 @@
+/*
+ * mt_clock: CLOCK_MONOTONIC for the hot path, from the TSC when the
+ * kernel keeps time with it (mt_clock.h says how and how exactly).  It
+ * must never allocate, lock or block: a reader that meets an anchor being
+ * written reads clock_gettime() instead of waiting for it.
+ */
+#include "mt_clock.h"
+
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#define MT_CLOCK_HAS_TSC 1
+#else
+#define MT_CLOCK_HAS_TSC 0
+#endif
+
+/* What a reading uses; the zero state, before mt_clock_init(), is
+ * clock_gettime() alone. */
+enum { MODE_GETTIME, MODE_CALIBRATING, MODE_TSC };
+
+/* An anchor is clock_gettime() exact; the rate is worth a millisecond of
+ * extrapolation at most. */
+#define ANCHOR_NS 1000000u
+
+static atomic_int mode;
+/* The seqlock over the anchor: odd while one is being written. */
+static atomic_uint gen;
+static _Atomic uint64_t anchor_tsc, anchor_ns;
+static _Atomic uint64_t mult;   /* ns per cycle, 32.32 fixed point */
+static _Atomic uint64_t reach;  /* cycles an anchor is good for */
+/* The first reading: the rate is taken over the time since it.  Written
+ * by mt_clock_init() only, read by anchor writers. */
+static uint64_t base_tsc, base_ns;
+
+static uint64_t gettime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+#if MT_CLOCK_HAS_TSC
+static inline uint64_t read_tsc(void)
+{
+	return __rdtsc();
+}
+#else
+static inline uint64_t read_tsc(void)
+{
+	return 0;
+}
+#endif
+
+int mt_clock_tsc_usable(void)
+{
+#if MT_CLOCK_HAS_TSC
+	unsigned a, b, c, d;
+	char src[16];
+	ssize_t n;
+	int fd;
+
+	/* CPUID 0x80000007, EDX bit 8: the TSC runs at one rate in every
+	 * power state, on every core. */
+	if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
+		return 0;
+	/* And the kernel trusts it: it would have chosen another clocksource
+	 * for a counter that drifts between CPUs or stops. */
+	fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+		  O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, src, sizeof(src));
+	close(fd);
+	return n == 4 && !memcmp(src, "tsc\n", 4);
+#else
+	return 0;
+#endif
+}
+
+/*
+ * A clock_gettime() reading and the TSC at the same moment: the counter
+ * read on both sides, its midpoint taken, and the pair refused when the
+ * two are far apart (a thread preempted in between would make an anchor,
+ * or the rate, wrong by the time it was away).  A clock_gettime() costs
+ * some 100 cycles; PAIR_CYCLES is a microsecond or so.  Returns 0 or -1.
+ */
+#define PAIR_CYCLES 4096u
+#define PAIR_TRIES 4
+
+static int read_pair(uint64_t *ns, uint64_t *tsc)
+{
+	for (int i = 0; i < PAIR_TRIES; i++) {
+		uint64_t before = read_tsc(), n = gettime_ns(), after = read_tsc();
+
+		if (after >= before && after - before <= PAIR_CYCLES) {
+			*ns = n;
+			*tsc = before + (after - before) / 2;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void mt_clock_init(int allow_tsc)
+{
+	atomic_store(&mode, MODE_GETTIME);
+	if (!allow_tsc || !mt_clock_tsc_usable())
+		return;
+	atomic_store(&gen, 0);
+	atomic_store(&reach, 0);
+	if (read_pair(&base_ns, &base_tsc) < 0)
+		return; /* never a quiet moment: clock_gettime() it is */
+	atomic_store(&mode, MODE_CALIBRATING);
+}
+
+/* ns = anchor + cycles * rate, for cycles within an anchor's reach. */
+static inline uint64_t scale(uint64_t cycles, uint64_t m)
+{
+	return (uint64_t)(((unsigned __int128)cycles * m) >> 32);
+}
+
+/*
+ * Read clock_gettime(), and make it the anchor when no other thread is
+ * writing one (seqlock generation g, even, is still current): the rate
+ * over the time since the first reading, and how many cycles make
+ * ANCHOR_NS at that rate.  Returns the reading.
+ */
+static uint64_t reanchor(unsigned g)
+{
+	uint64_t ns, tsc, m, r;
+
+	if (read_pair(&ns, &tsc) < 0)
+		return gettime_ns(); /* the next reading tries again */
+	if (tsc <= base_tsc || ns <= base_ns)
+		return ns; /* a counter behind the first reading: not ours */
+	if (!atomic_compare_exchange_strong_explicit(&gen, &g, g + 1,
+						     memory_order_acquire,
+						     memory_order_relaxed))
+		return ns;
+	atomic_thread_fence(memory_order_release);
+	m = (uint64_t)(((unsigned __int128)(ns - base_ns) << 32) /
+		       (tsc - base_tsc));
+	r = m ? (uint64_t)(((unsigned __int128)ANCHOR_NS << 32) / m) : 0;
+	atomic_store_explicit(&anchor_tsc, tsc, memory_order_relaxed);
+	atomic_store_explicit(&anchor_ns, ns, memory_order_relaxed);
+	atomic_store_explicit(&mult, m, memory_order_relaxed);
+	atomic_store_explicit(&reach, r, memory_order_relaxed);
+	atomic_store_explicit(&gen, g + 2, memory_order_release);
+	return ns;
+}
+
+static uint64_t calibrating_now(void)
+{
+	unsigned g = atomic_load_explicit(&gen, memory_order_acquire);
+	uint64_t ns = gettime_ns();
+
+	/* A millisecond since the first reading makes a rate good to some
+	 * parts in 10^5, and every anchor after it refines it. */
+	if (ns - base_ns < ANCHOR_NS || (g & 1))
+		return ns;
+	ns = reanchor(g);
+	if (atomic_load_explicit(&reach, memory_order_relaxed)) {
+		int cal = MODE_CALIBRATING;
+
+		atomic_compare_exchange_strong(&mode, &cal, MODE_TSC);
+	}
+	return ns;
+}
+
+uint64_t mt_clock_now(void)
+{
+	unsigned g, g2;
+	uint64_t at, an, m, r, tsc, d;
+	int md = atomic_load_explicit(&mode, memory_order_acquire);
+
+	if (__builtin_expect(md != MODE_TSC, 0))
+		return md == MODE_CALIBRATING ? calibrating_now() : gettime_ns();
+	g = atomic_load_explicit(&gen, memory_order_acquire);
+	at = atomic_load_explicit(&anchor_tsc, memory_order_relaxed);
+	an = atomic_load_explicit(&anchor_ns, memory_order_relaxed);
+	m = atomic_load_explicit(&mult, memory_order_relaxed);
+	r = atomic_load_explicit(&reach, memory_order_relaxed);
+	tsc = read_tsc();
+	atomic_thread_fence(memory_order_acquire);
+	g2 = atomic_load_explicit(&gen, memory_order_relaxed);
+	if (__builtin_expect((g & 1) || g != g2, 0))
+		return gettime_ns(); /* an anchor is being written */
+	/* A counter before the anchor (another CPU's, a hair behind) wraps
+	 * to a huge d and is past the reach too. */
+	d = tsc - at;
+	if (__builtin_expect(d > r, 0))
+		return reanchor(g);
+	return an + scale(d, m);
+}
+
+int mt_clock_uses_tsc(void)
+{
+	return atomic_load(&mode) == MODE_TSC;
+}

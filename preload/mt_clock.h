@@ -1,0 +1,58 @@
+/*
+ * mt_clock: CLOCK_MONOTONIC in nanoseconds for the preload's hot path.
+ *
+ * Every block event reads the clock once, and clock_gettime() cost about
+ * 24 ns a call here where reading the time-stamp counter costs 10: the
+ * vDSO orders its read (rdtscp or lfence) and retries a seqlock on each
+ * call.  When the kernel itself keeps time with the TSC (its clocksource
+ * is "tsc") and the CPU says the counter is invariant, mt_clock reads the
+ * TSC and converts it with a rate it measures against clock_gettime():
+ *
+ *  - the first millisecond after mt_clock_init() is read with
+ *    clock_gettime() alone; the first call after it takes the rate, the
+ *    cycles between then and the first reading over the nanoseconds
+ *    between them;
+ *  - a reading extrapolates from an anchor, a (TSC, clock_gettime) pair,
+ *    and the first call more than a millisecond of cycles after the anchor
+ *    (or before it: another CPU's counter) reads clock_gettime() instead
+ *    and makes that reading the anchor, with the rate over the whole time
+ *    since the first reading, so the rate gets finer as the run goes on.
+ *
+ * So a reading is clock_gettime()'s exactly at each anchor and strays from
+ * it between anchors by what the rate's error makes of at most a
+ * millisecond: tens of nanoseconds (tests/check_clock.c holds it within a
+ * few microseconds of clock_gettime() read on either side).  Readings of
+ * one thread may step back by as much at an anchor; the trace's t never
+ * does (mt_trace.c clamps it under the trace lock).  Anywhere else (another
+ * clocksource, no invariant TSC, not x86-64) every reading is
+ * clock_gettime(CLOCK_MONOTONIC).
+ *
+ * It must never allocate, take a lock, or make a system call but
+ * clock_gettime() (a vDSO call) on the hot path; mt_clock_init() reads one
+ * sysfs file.  Readers on any thread, one writer of an anchor at a time
+ * (a seqlock whose writer is whoever wins a compare-and-swap; the others
+ * read clock_gettime() meanwhile), async-signal-safe.
+ */
+#ifndef MT_CLOCK_H
+#define MT_CLOCK_H
+
+#include <stdint.h>
+
+/* Choose the source and take the first reading.  allow_tsc 0 forces
+ * clock_gettime() (the tests use both).  Call before the first
+ * mt_clock_now(), and again in the child of a fork (an anchor being
+ * written at the fork is never finished there). */
+void mt_clock_init(int allow_tsc);
+
+/* CLOCK_MONOTONIC now, in nanoseconds. */
+uint64_t mt_clock_now(void);
+
+/* 1 when readings come from the TSC (once the rate is taken), 0 when from
+ * clock_gettime() alone; for tests and the trace's header. */
+int mt_clock_uses_tsc(void);
+
+/* 1 when this machine allows the TSC source (invariant TSC, clocksource
+ * "tsc"), whatever mt_clock_init() was told. */
+int mt_clock_tsc_usable(void);
+
+#endif

@@ -1,0 +1,178 @@
+/*
+ * check_clock: the preload's clock (preload/mt_clock.h) against
+ * clock_gettime(CLOCK_MONOTONIC) read on either side of each reading.
+ *
+ * On a machine whose kernel keeps time with an invariant TSC the readings
+ * come from the TSC once a millisecond has passed, and must stay within
+ * TOLERANCE_NS of the clock; elsewhere they are the clock's own, which the
+ * same checks hold exactly.  Either way every test asserts which source
+ * was used, from what /proc/cpuinfo and sysfs say of the machine.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "../preload/mt_clock.h"
+#include "mt_test.h"
+
+/* Far above what an anchor's rate may stray in a millisecond (tens of
+ * ns), far below what a wrong rate or anchor would give. */
+#define TOLERANCE_NS 5000u
+
+static uint64_t clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* What the machine says, read another way than mt_clock does: Linux
+ * names CPUID 0x80000007's invariant-TSC bit "nonstop_tsc". */
+static int machine_has_tsc_clock(void)
+{
+	char line[8192], src[16] = "";
+	int flag = 0;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "flags", 5) && strstr(line, " nonstop_tsc"))
+				flag = 1;
+		fclose(f);
+	}
+	f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+		  "r");
+	if (f) {
+		if (!fgets(src, sizeof(src), f))
+			src[0] = '\0';
+		fclose(f);
+	}
+	return flag && !strcmp(src, "tsc\n");
+}
+
+/* Read the clock for ms milliseconds, each reading between two of
+ * clock_gettime()'s; returns the readings that strayed by more than
+ * tolerance (0: none may), and counts all readings in *reads. */
+static long sandwiched_for(unsigned ms, uint64_t tolerance, long *reads)
+{
+	uint64_t end = clock_ns() + (uint64_t)ms * 1000000u;
+	long bad = 0, n = 0;
+
+	for (;;) {
+		uint64_t before = clock_ns();
+		uint64_t t = mt_clock_now();
+		uint64_t after = clock_ns();
+
+		n++;
+		if (t + tolerance < before || t > after + tolerance)
+			bad++;
+		if (after >= end)
+			break;
+	}
+	*reads = n;
+	return bad;
+}
+
+START_TEST(clock_told_not_to_use_the_tsc_reads_clock_gettime_exactly)
+{
+	long reads;
+
+	mt_clock_init(0);
+	ck_assert_int_eq(sandwiched_for(20, 0, &reads), 0);
+	ck_assert_int_gt(reads, 1000);
+	ck_assert_int_eq(mt_clock_uses_tsc(), 0);
+}
+END_TEST
+
+START_TEST(clock_uses_the_tsc_only_where_the_kernel_keeps_time_with_it)
+{
+	ck_assert_int_eq(mt_clock_tsc_usable(), machine_has_tsc_clock());
+}
+END_TEST
+
+START_TEST(clock_stays_within_microseconds_of_clock_monotonic)
+{
+	long reads;
+
+	mt_clock_init(1);
+	/* The first millisecond is clock_gettime()'s; 50 more cross about
+	 * 50 anchors. */
+	ck_assert_int_eq(sandwiched_for(50, TOLERANCE_NS, &reads), 0);
+	ck_assert_int_gt(reads, 1000);
+	ck_assert_int_eq(mt_clock_uses_tsc(), machine_has_tsc_clock());
+}
+END_TEST
+
+START_TEST(clock_after_a_long_idle_anchors_again)
+{
+	struct timespec nap = { 0, 30 * 1000000 };
+	long reads;
+
+	mt_clock_init(1);
+	ck_assert_int_eq(sandwiched_for(3, TOLERANCE_NS, &reads), 0);
+	/* 30 ms with no reading: the anchor's reach is long past. */
+	nanosleep(&nap, NULL);
+	ck_assert_int_eq(sandwiched_for(1, TOLERANCE_NS, &reads), 0);
+	nanosleep(&nap, NULL);
+	{
+		uint64_t before = clock_ns(), t = mt_clock_now(), after = clock_ns();
+
+		ck_assert_uint_ge(t + TOLERANCE_NS, before);
+		ck_assert_uint_le(t, after + TOLERANCE_NS);
+	}
+	ck_assert_int_eq(mt_clock_uses_tsc(), machine_has_tsc_clock());
+}
+END_TEST
+
+static atomic_long thread_bad, thread_reads;
+
+static void *read_sandwiched(void *arg)
+{
+	long reads, bad = sandwiched_for(40, TOLERANCE_NS, &reads);
+
+	(void)arg;
+	atomic_fetch_add(&thread_bad, bad);
+	atomic_fetch_add(&thread_reads, reads);
+	return NULL;
+}
+
+START_TEST(clock_threads_reading_while_anchors_change_stay_within_microseconds)
+{
+	pthread_t t[4];
+
+	mt_clock_init(1);
+	atomic_store(&thread_bad, 0);
+	atomic_store(&thread_reads, 0);
+	/* Started during the calibration, so some read through the switch
+	 * to the TSC, and all race each other's anchors. */
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, read_sandwiched, NULL), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	long bad = atomic_load(&thread_bad), reads = atomic_load(&thread_reads);
+
+	ck_assert_int_eq(bad, 0);
+	ck_assert_int_gt(reads, 4000);
+	ck_assert_int_eq(mt_clock_uses_tsc(), machine_has_tsc_clock());
+}
+END_TEST
+
+Suite *mt_suite_clock(void)
+{
+	Suite *s = suite_create("clock");
+	TCase *tc = tcase_create("clock");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, clock_told_not_to_use_the_tsc_reads_clock_gettime_exactly);
+	tcase_add_test(tc, clock_uses_the_tsc_only_where_the_kernel_keeps_time_with_it);
+	tcase_add_test(tc, clock_stays_within_microseconds_of_clock_monotonic);
+	tcase_add_test(tc, clock_after_a_long_idle_anchors_again);
+	tcase_add_test(
+		tc, clock_threads_reading_while_anchors_change_stay_within_microseconds);
+	suite_add_tcase(s, tc);
+	return s;
+}
