@@ -159,9 +159,9 @@ static __attribute__((noinline)) int thread_lookup(mt_heap_t *h, uint64_t tid,
 		*(uint32_t *)v = (uint32_t)(n + 1);
 		h->thread_last[n + 1] = 0;
 	}
-	h->last_thread = *(uint32_t *)v;
-	h->last_tid = tid;
-	*index = h->last_thread;
+	h->tid_cache[tid & (MT_HEAP_TID_CACHE - 1)].tid = tid;
+	h->tid_cache[tid & (MT_HEAP_TID_CACHE - 1)].index = *(uint32_t *)v;
+	*index = *(uint32_t *)v;
 	return MT_OK;
 }
 
@@ -169,14 +169,17 @@ static __attribute__((noinline)) int thread_lookup(mt_heap_t *h, uint64_t tid,
  * The thread index of tid, given one when new (*created says so); the
  * event's first change, so that MT_ENOMEM here leaves the heap as it was,
  * and undone with thread_forget() when the event then fails.  The cache
- * holds the last tid's (events come in runs of one thread); an index
- * never changes once an event has kept it.
+ * holds a tid's index in its entry (tid_cache); an index never changes
+ * once an event has kept it.
  */
 static inline __attribute__((always_inline)) int
 thread_index(mt_heap_t *h, uint64_t tid, uint32_t *index, int *created)
 {
-	if (h->last_thread && h->last_tid == tid) {
-		*index = h->last_thread;
+	const __typeof__(h->tid_cache[0]) *e =
+		&h->tid_cache[tid & (MT_HEAP_TID_CACHE - 1)];
+
+	if (e->index && e->tid == tid) {
+		*index = e->index;
 		*created = 0;
 		return MT_OK;
 	}
@@ -188,7 +191,7 @@ thread_index(mt_heap_t *h, uint64_t tid, uint32_t *index, int *created)
 static void thread_forget(mt_heap_t *h, uint64_t tid)
 {
 	mt_map_remove(&h->threads, tid, NULL);
-	h->last_thread = 0;
+	h->tid_cache[tid & (MT_HEAP_TID_CACHE - 1)].index = 0;
 }
 
 /* Before a site's live bytes change: if the heap has reached a new peak

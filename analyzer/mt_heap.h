@@ -43,6 +43,8 @@ typedef struct {
 } mt_site_t;
 _Static_assert(sizeof(mt_site_t) == 64, "a site is one cache line");
 
+#define MT_HEAP_TID_CACHE 8 /* a power of two */
+
 typedef struct {
 	uint64_t ip, offset, module_offset;
 	unsigned has; /* MT_HAS_SYMBOL, _OFFSET, _MODULE, _MODULE_OFFSET */
@@ -99,10 +101,14 @@ typedef struct {
 	uint64_t serial;
 	uint64_t no_tid_serial;
 	mt_allocator_t *last_allocator; /* lookup cache */
-	/* Lookup cache of the last thread: consecutive events mostly share
-	 * it.  Index 0 is an empty cache. */
-	uint32_t last_thread; /* the thread index of last_tid */
-	uint64_t last_tid;
+	/* Lookup cache of threads, direct-mapped by the tid's low bits:
+	 * threads interleave (two busy ones alternate event by event), and
+	 * a process's tids are mostly consecutive numbers.  Index 0 is an
+	 * empty entry. */
+	struct {
+		uint64_t tid;
+		uint32_t index;
+	} tid_cache[MT_HEAP_TID_CACHE];
 	/* Site index by stack id, for ids a producer numbers densely from 1
 	 * as the preload does: one load where the stacks map would take a
 	 * hashed probe and a miss in a stack's own allocation.  0: not here

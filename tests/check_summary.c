@@ -482,6 +482,33 @@ START_TEST(test_summary_trace_without_tid_has_no_threads)
 }
 END_TEST
 
+/* The heap caches a tid's thread by the tid's low bits: 8, 16 and 24
+ * share an entry and must still be three threads. */
+START_TEST(test_summary_threads_whose_tids_share_low_bits_stay_apart)
+{
+	static const char *const ev[] = {
+		START, LIBC,
+		ALLOC("0x10", 8) TID(8),        /* 3: A, thread 8 */
+		ALLOC("0x20", 8) TID(16),       /* 4: B, thread 16 */
+		FREE("0x10") TID(8),            /* 5: A still thread 8's latest: temporary */
+		ALLOC("0x30", 8) TID(24),       /* 6: C, thread 24 */
+		ALLOC("0x40", 8) TID(16),       /* 7: D, thread 16 */
+		FREE("0x30") TID(24),           /* 8: C, thread 24's latest: temporary */
+		FREE("0x20") TID(16),           /* 9: B, D came after it: not */
+		ALLOC("0x50", 8) TID(9),        /* 10: E, thread 9 */
+		FREE("0x40") TID(8),            /* 11: D, thread 16's latest: temporary */
+		FREE("0x50") TID(16),           /* 12: E, thread 9's latest: temporary */
+		STOP, NULL,
+	};
+	summary_t s;
+
+	summarize(&s, ev, 0);
+	ASSERT_NUM(s.summary, "temporary_allocations", 4);
+	ASSERT_NUM(s.summary, "threads", 4);
+	summary_release(&s);
+}
+END_TEST
+
 START_TEST(test_summary_threads_counts_distinct_tids_of_every_event)
 {
 	static const char *const ev[] = {
@@ -1038,6 +1065,7 @@ Suite *mt_suite_summary(void)
 	suite_add_tcase(s, counts);
 
 	tcase_add_test(threads, test_summary_temporary_is_freed_before_next_allocation_of_its_thread);
+	tcase_add_test(threads, test_summary_threads_whose_tids_share_low_bits_stay_apart);
 	tcase_add_test(threads, test_summary_realloc_is_an_allocation_of_its_thread);
 	tcase_add_test(threads, test_summary_events_without_tid_share_one_thread);
 	tcase_add_test(threads, test_summary_trace_without_tid_has_no_threads);
