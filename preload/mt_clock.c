@@ -28,15 +28,19 @@ enum { MODE_GETTIME, MODE_CALIBRATING, MODE_TSC };
  * extrapolation at most. */
 #define ANCHOR_NS 1000000u
 
-static atomic_int mode;
-/* The seqlock over the anchor: odd while one is being written. */
-static atomic_uint gen;
-static _Atomic uint64_t anchor_tsc, anchor_ns;
-static _Atomic uint64_t mult;   /* ns per cycle, 32.32 fixed point */
-static _Atomic uint64_t reach;  /* cycles an anchor is good for */
-/* The first reading: the rate is taken over the time since it.  Written
- * by mt_clock_init() only, read by anchor writers. */
-static uint64_t base_tsc, base_ns;
+/* Read on every event, written once a millisecond: a cache line of its
+ * own, so that no other module's stores take it from the readers. */
+static struct {
+	atomic_int mode;
+	/* The seqlock over the anchor: odd while one is being written. */
+	atomic_uint gen;
+	_Atomic uint64_t anchor_tsc, anchor_ns;
+	_Atomic uint64_t mult;  /* ns per cycle, 32.32 fixed point */
+	_Atomic uint64_t reach; /* cycles an anchor is good for */
+	/* The first reading: the rate is taken over the time since it.
+	 * Written by mt_clock_init() only, read by anchor writers. */
+	uint64_t base_tsc, base_ns;
+} __attribute__((aligned(64))) clk;
 
 static uint64_t gettime_ns(void)
 {
@@ -110,14 +114,14 @@ static int read_pair(uint64_t *ns, uint64_t *tsc)
 
 void mt_clock_init(int allow_tsc)
 {
-	atomic_store(&mode, MODE_GETTIME);
+	atomic_store(&clk.mode, MODE_GETTIME);
 	if (!allow_tsc || !mt_clock_tsc_usable())
 		return;
-	atomic_store(&gen, 0);
-	atomic_store(&reach, 0);
-	if (read_pair(&base_ns, &base_tsc) < 0)
+	atomic_store(&clk.gen, 0);
+	atomic_store(&clk.reach, 0);
+	if (read_pair(&clk.base_ns, &clk.base_tsc) < 0)
 		return; /* never a quiet moment: clock_gettime() it is */
-	atomic_store(&mode, MODE_CALIBRATING);
+	atomic_store(&clk.mode, MODE_CALIBRATING);
 }
 
 /* ns = anchor + cycles * rate, for cycles within an anchor's reach. */
@@ -138,38 +142,38 @@ static uint64_t reanchor(unsigned g)
 
 	if (read_pair(&ns, &tsc) < 0)
 		return gettime_ns(); /* the next reading tries again */
-	if (tsc <= base_tsc || ns <= base_ns)
+	if (tsc <= clk.base_tsc || ns <= clk.base_ns)
 		return ns; /* a counter behind the first reading: not ours */
-	if (!atomic_compare_exchange_strong_explicit(&gen, &g, g + 1,
+	if (!atomic_compare_exchange_strong_explicit(&clk.gen, &g, g + 1,
 						     memory_order_acquire,
 						     memory_order_relaxed))
 		return ns;
 	atomic_thread_fence(memory_order_release);
-	m = (uint64_t)(((unsigned __int128)(ns - base_ns) << 32) /
-		       (tsc - base_tsc));
+	m = (uint64_t)(((unsigned __int128)(ns - clk.base_ns) << 32) /
+		       (tsc - clk.base_tsc));
 	r = m ? (uint64_t)(((unsigned __int128)ANCHOR_NS << 32) / m) : 0;
-	atomic_store_explicit(&anchor_tsc, tsc, memory_order_relaxed);
-	atomic_store_explicit(&anchor_ns, ns, memory_order_relaxed);
-	atomic_store_explicit(&mult, m, memory_order_relaxed);
-	atomic_store_explicit(&reach, r, memory_order_relaxed);
-	atomic_store_explicit(&gen, g + 2, memory_order_release);
+	atomic_store_explicit(&clk.anchor_tsc, tsc, memory_order_relaxed);
+	atomic_store_explicit(&clk.anchor_ns, ns, memory_order_relaxed);
+	atomic_store_explicit(&clk.mult, m, memory_order_relaxed);
+	atomic_store_explicit(&clk.reach, r, memory_order_relaxed);
+	atomic_store_explicit(&clk.gen, g + 2, memory_order_release);
 	return ns;
 }
 
 static uint64_t calibrating_now(void)
 {
-	unsigned g = atomic_load_explicit(&gen, memory_order_acquire);
+	unsigned g = atomic_load_explicit(&clk.gen, memory_order_acquire);
 	uint64_t ns = gettime_ns();
 
 	/* A millisecond since the first reading makes a rate good to some
 	 * parts in 10^5, and every anchor after it refines it. */
-	if (ns - base_ns < ANCHOR_NS || (g & 1))
+	if (ns - clk.base_ns < ANCHOR_NS || (g & 1))
 		return ns;
 	ns = reanchor(g);
-	if (atomic_load_explicit(&reach, memory_order_relaxed)) {
+	if (atomic_load_explicit(&clk.reach, memory_order_relaxed)) {
 		int cal = MODE_CALIBRATING;
 
-		atomic_compare_exchange_strong(&mode, &cal, MODE_TSC);
+		atomic_compare_exchange_strong(&clk.mode, &cal, MODE_TSC);
 	}
 	return ns;
 }
@@ -178,18 +182,18 @@ uint64_t mt_clock_now(void)
 {
 	unsigned g, g2;
 	uint64_t at, an, m, r, tsc, d;
-	int md = atomic_load_explicit(&mode, memory_order_acquire);
+	int md = atomic_load_explicit(&clk.mode, memory_order_acquire);
 
 	if (__builtin_expect(md != MODE_TSC, 0))
 		return md == MODE_CALIBRATING ? calibrating_now() : gettime_ns();
-	g = atomic_load_explicit(&gen, memory_order_acquire);
-	at = atomic_load_explicit(&anchor_tsc, memory_order_relaxed);
-	an = atomic_load_explicit(&anchor_ns, memory_order_relaxed);
-	m = atomic_load_explicit(&mult, memory_order_relaxed);
-	r = atomic_load_explicit(&reach, memory_order_relaxed);
+	g = atomic_load_explicit(&clk.gen, memory_order_acquire);
+	at = atomic_load_explicit(&clk.anchor_tsc, memory_order_relaxed);
+	an = atomic_load_explicit(&clk.anchor_ns, memory_order_relaxed);
+	m = atomic_load_explicit(&clk.mult, memory_order_relaxed);
+	r = atomic_load_explicit(&clk.reach, memory_order_relaxed);
 	tsc = read_tsc();
 	atomic_thread_fence(memory_order_acquire);
-	g2 = atomic_load_explicit(&gen, memory_order_relaxed);
+	g2 = atomic_load_explicit(&clk.gen, memory_order_relaxed);
 	if (__builtin_expect((g & 1) || g != g2, 0))
 		return gettime_ns(); /* an anchor is being written */
 	/* A counter before the anchor (another CPU's, a hair behind) wraps
@@ -202,5 +206,5 @@ uint64_t mt_clock_now(void)
 
 int mt_clock_uses_tsc(void)
 {
-	return atomic_load(&mode) == MODE_TSC;
+	return atomic_load(&clk.mode) == MODE_TSC;
 }
