@@ -95,6 +95,53 @@ int mt_cmd_done(const mt_analysis_t *a, int strict)
 	return MT_EXIT_OK;
 }
 
+int mt_cmd_render_run(const mt_cmd_render_t *cmd, void *ctx, int argc,
+		      char **argv)
+{
+	const char *path, *output = NULL;
+	int strict = 0, c, status;
+	mt_analysis_t a;
+	mt_buf_t out = MT_BUF_INIT;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:", cmd->options, NULL)) != -1) {
+		switch (c) {
+		case MT_CMD_OPT_STRICT:
+			strict = 1;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case MT_CMD_OPT_HELP:
+			fputs(cmd->usage, stdout);
+			return MT_EXIT_OK;
+		default:
+			if (c < MT_CMD_OPT_OWN || !cmd->own)
+				return mt_cmd_bad_option(cmd->usage, c, argv);
+			if ((status = cmd->own(ctx, c, optarg)) >= 0)
+				return status;
+		}
+	}
+	if ((status = mt_cmd_one_trace(cmd->usage, argc, argv, &path)) >= 0)
+		return status;
+	if (cmd->prepare && (status = cmd->prepare(ctx)) >= 0)
+		return status;
+	if ((status = mt_cmd_load(&a, path, cmd->observe, ctx)) >= 0)
+		goto cleanup;
+	if (cmd->render(ctx, &a, path, &out)) {
+		status = mt_cmd_nomem();
+		goto cleanup;
+	}
+	status = mt_cmd_write(output, &out);
+	if (!status)
+		status = mt_cmd_done(&a, strict);
+cleanup:
+	mt_buf_release(&out);
+	mt_analysis_release(&a);
+	return status;
+}
+
 static int site_made_anything(const mt_site_t *s)
 {
 	return s->allocations || s->bytes_allocated || s->live_bytes;

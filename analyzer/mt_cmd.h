@@ -56,6 +56,38 @@ int mt_cmd_write(const char *path, const mt_buf_t *b);
  * under --strict. */
 int mt_cmd_done(const mt_analysis_t *a, int strict);
 
+/*
+ * A command for people, whole, as report, flamegraph and plot run: its
+ * options, exactly one trace, the pass, the render into a buffer, the
+ * write (standard output or -o), and the status (mt_cmd_done).  Every
+ * such command has --strict, -o/--output and --help; its options table
+ * lists them with the values below, and its own from MT_CMD_OPT_OWN.
+ *
+ *   own(ctx, c, arg)   an option that is not a shared one: -1 when taken,
+ *                      else the status to return (a usage error)
+ *   prepare(ctx)       optional, after the options and the trace, before
+ *                      the pass: -1, or the status to return
+ *   observe            optional: the pass's observer, given ctx
+ *   render(ctx, ...)   MT_OK or MT_ENOMEM, on a trace that is evidence
+ */
+enum { MT_CMD_OPT_STRICT = 256, MT_CMD_OPT_HELP, MT_CMD_OPT_OWN };
+
+struct option;
+
+typedef struct {
+	const char *usage;
+	const struct option *options;
+	int (*own)(void *ctx, int c, const char *arg);
+	int (*prepare)(void *ctx);
+	mt_analysis_observer_t *observe;
+	int (*render)(void *ctx, const mt_analysis_t *a, const char *path,
+		      mt_buf_t *out);
+} mt_cmd_render_t;
+
+/* Run cmd with argv; returns the command's exit status. */
+int mt_cmd_render_run(const mt_cmd_render_t *cmd, void *ctx, int argc,
+		      char **argv);
+
 typedef struct {
 	uint64_t stack_id;
 	const mt_site_t *site;

@@ -174,13 +174,13 @@ cleanup:
 	return rc;
 }
 
-enum { OPT_METRIC = 256, OPT_STRICT, OPT_HELP };
+enum { OPT_METRIC = MT_CMD_OPT_OWN };
 
 static const struct option options[] = {
 	{ "metric", required_argument, NULL, OPT_METRIC },
-	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "strict", no_argument, NULL, MT_CMD_OPT_STRICT },
 	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, OPT_HELP },
+	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -191,57 +191,36 @@ static const char *const metric_names[] = {
 	[MT_FLAME_PEAK] = "peak",
 };
 
+static int flame_option(void *ctx, int c, const char *arg)
+{
+	(void)c; /* --metric, the one option of its own */
+	for (size_t m = 0; m < sizeof(metric_names) / sizeof(metric_names[0]);
+	     m++)
+		if (!strcmp(arg, metric_names[m])) {
+			*(mt_flame_metric_t *)ctx = (mt_flame_metric_t)m;
+			return -1;
+		}
+	return mt_cmd_usage_error(usage_flame,
+				  "--metric is allocations, bytes, leaked or "
+				  "peak, not '%s'", arg);
+}
+
+static int flame_render(void *ctx, const mt_analysis_t *a, const char *path,
+			mt_buf_t *out)
+{
+	(void)path;
+	return mt_flame_render(a, *(mt_flame_metric_t *)ctx, out);
+}
+
 int mt_flame_cmd(int argc, char **argv)
 {
-	const char *path, *output = NULL;
+	static const mt_cmd_render_t cmd = {
+		.usage = usage_flame,
+		.options = options,
+		.own = flame_option,
+		.render = flame_render,
+	};
 	mt_flame_metric_t metric = MT_FLAME_ALLOCATIONS;
-	int strict = 0, c, status, found;
-	mt_analysis_t a;
-	mt_buf_t out = MT_BUF_INIT;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:", options, NULL)) != -1) {
-		switch (c) {
-		case OPT_METRIC:
-			found = 0;
-			for (size_t m = 0; m < sizeof(metric_names) /
-						       sizeof(metric_names[0]); m++)
-				if (!strcmp(optarg, metric_names[m])) {
-					metric = (mt_flame_metric_t)m;
-					found = 1;
-				}
-			if (!found)
-				return mt_cmd_usage_error(usage_flame,
-					"--metric is allocations, bytes, leaked or "
-					"peak, not '%s'", optarg);
-			break;
-		case OPT_STRICT:
-			strict = 1;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case OPT_HELP:
-			fputs(usage_flame, stdout);
-			return MT_EXIT_OK;
-		default:
-			return mt_cmd_bad_option(usage_flame, c, argv);
-		}
-	}
-	if ((status = mt_cmd_one_trace(usage_flame, argc, argv, &path)) >= 0)
-		return status;
-	if ((status = mt_cmd_load(&a, path, NULL, NULL)) >= 0)
-		goto cleanup;
-	if (mt_flame_render(&a, metric, &out)) {
-		status = mt_cmd_nomem();
-		goto cleanup;
-	}
-	status = mt_cmd_write(output, &out);
-	if (!status)
-		status = mt_cmd_done(&a, strict);
-cleanup:
-	mt_buf_release(&out);
-	mt_analysis_release(&a);
-	return status;
+	return mt_cmd_render_run(&cmd, &metric, argc, argv);
 }

@@ -616,12 +616,10 @@ cleanup:
 	return rc;
 }
 
-enum { OPT_STRICT = 256, OPT_HELP };
-
 static const struct option options[] = {
-	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "strict", no_argument, NULL, MT_CMD_OPT_STRICT },
 	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, OPT_HELP },
+	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -635,49 +633,43 @@ static const char *trace_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+/* The curve is made once the command line is known good: --help and a
+ * usage error allocate nothing. */
+static int plot_prepare(void *ctx)
+{
+	mt_plot_curve_t **curve = ctx;
+
+	*curve = mt_mem_malloc(sizeof(**curve));
+	if (!*curve)
+		return mt_cmd_nomem();
+	mt_plot_curve_init(*curve);
+	return -1;
+}
+
+static void plot_observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev)
+{
+	mt_plot_observe(*(mt_plot_curve_t **)ctx, h, ev);
+}
+
+static int plot_render(void *ctx, const mt_analysis_t *a, const char *path,
+		       mt_buf_t *out)
+{
+	return mt_plot_render(a, *(mt_plot_curve_t **)ctx, trace_name(path),
+			      out);
+}
+
 int mt_plot_cmd(int argc, char **argv)
 {
-	const char *path, *output = NULL;
-	int strict = 0, c, status;
+	static const mt_cmd_render_t cmd = {
+		.usage = usage_plot,
+		.options = options,
+		.prepare = plot_prepare,
+		.observe = plot_observe,
+		.render = plot_render,
+	};
 	mt_plot_curve_t *curve = NULL;
-	mt_analysis_t a;
-	mt_buf_t out = MT_BUF_INIT;
+	int status = mt_cmd_render_run(&cmd, &curve, argc, argv);
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:", options, NULL)) != -1) {
-		switch (c) {
-		case OPT_STRICT:
-			strict = 1;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case OPT_HELP:
-			fputs(usage_plot, stdout);
-			return MT_EXIT_OK;
-		default:
-			return mt_cmd_bad_option(usage_plot, c, argv);
-		}
-	}
-	if ((status = mt_cmd_one_trace(usage_plot, argc, argv, &path)) >= 0)
-		return status;
-	curve = mt_mem_malloc(sizeof(*curve));
-	if (!curve)
-		return mt_cmd_nomem();
-	mt_plot_curve_init(curve);
-	if ((status = mt_cmd_load(&a, path, mt_plot_observe, curve)) >= 0)
-		goto cleanup;
-	if (mt_plot_render(&a, curve, trace_name(path), &out)) {
-		status = mt_cmd_nomem();
-		goto cleanup;
-	}
-	status = mt_cmd_write(output, &out);
-	if (!status)
-		status = mt_cmd_done(&a, strict);
-cleanup:
-	mt_buf_release(&out);
-	mt_analysis_release(&a);
 	mt_mem_free(curve);
 	return status;
 }

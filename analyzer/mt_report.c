@@ -397,13 +397,13 @@ cleanup:
 	return rc;
 }
 
-enum { OPT_TOP = 256, OPT_STRICT, OPT_HELP };
+enum { OPT_TOP = MT_CMD_OPT_OWN };
 
 static const struct option options[] = {
 	{ "top", required_argument, NULL, OPT_TOP },
-	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "strict", no_argument, NULL, MT_CMD_OPT_STRICT },
 	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, OPT_HELP },
+	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -418,50 +418,31 @@ static int parse_top(const char *s, uint64_t *out)
 	return errno || *end ? -1 : 0;
 }
 
+static int report_option(void *ctx, int c, const char *arg)
+{
+	(void)c; /* --top, the one option of its own */
+	if (parse_top(arg, ctx))
+		return mt_cmd_usage_error(usage_report,
+					  "--top needs a number, not '%s'", arg);
+	return -1;
+}
+
+static int report_render(void *ctx, const mt_analysis_t *a, const char *path,
+			 mt_buf_t *out)
+{
+	return mt_report_render(a, strcmp(path, "-") ? path : "standard input",
+				*(uint64_t *)ctx, out);
+}
+
 int mt_report_cmd(int argc, char **argv)
 {
-	const char *path, *output = NULL;
+	static const mt_cmd_render_t cmd = {
+		.usage = usage_report,
+		.options = options,
+		.own = report_option,
+		.render = report_render,
+	};
 	uint64_t top = DEFAULT_TOP;
-	int strict = 0, c, status;
-	mt_analysis_t a;
-	mt_buf_t out = MT_BUF_INIT;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:", options, NULL)) != -1) {
-		switch (c) {
-		case OPT_TOP:
-			if (parse_top(optarg, &top))
-				return mt_cmd_usage_error(usage_report,
-					"--top needs a number, not '%s'", optarg);
-			break;
-		case OPT_STRICT:
-			strict = 1;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case OPT_HELP:
-			fputs(usage_report, stdout);
-			return MT_EXIT_OK;
-		default:
-			return mt_cmd_bad_option(usage_report, c, argv);
-		}
-	}
-	if ((status = mt_cmd_one_trace(usage_report, argc, argv, &path)) >= 0)
-		return status;
-	if ((status = mt_cmd_load(&a, path, NULL, NULL)) >= 0)
-		goto cleanup;
-	if (mt_report_render(&a, strcmp(path, "-") ? path : "standard input",
-			     top, &out)) {
-		status = mt_cmd_nomem();
-		goto cleanup;
-	}
-	status = mt_cmd_write(output, &out);
-	if (!status)
-		status = mt_cmd_done(&a, strict);
-cleanup:
-	mt_buf_release(&out);
-	mt_analysis_release(&a);
-	return status;
+	return mt_cmd_render_run(&cmd, &top, argc, argv);
 }
