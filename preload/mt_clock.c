@@ -196,11 +196,16 @@ uint64_t mt_clock_now(void)
 	g2 = atomic_load_explicit(&clk.gen, memory_order_relaxed);
 	if (__builtin_expect((g & 1) || g != g2, 0))
 		return gettime_ns(); /* an anchor is being written */
-	/* A counter before the anchor (another CPU's, a hair behind) wraps
-	 * to a huge d and is past the reach too. */
 	d = tsc - at;
-	if (__builtin_expect(d > r, 0))
+	if (__builtin_expect(d > r, 0)) {
+		/* Another CPU's counter a hair behind the one that took the
+		 * anchor (the kernel keeps them within a few cycles) reads
+		 * as the anchor, rather than every such CPU taking an anchor
+		 * in turn; one far behind or past the reach anchors anew. */
+		if (at - tsc <= r >> 10)
+			return an;
 		return reanchor(g);
+	}
 	return an + scale(d, m);
 }
 

@@ -14,9 +14,10 @@
  *    between them;
  *  - a reading extrapolates from an anchor, a (TSC, clock_gettime) pair,
  *    and the first call more than a millisecond of cycles after the anchor
- *    (or before it: another CPU's counter) reads clock_gettime() instead
- *    and makes that reading the anchor, with the rate over the whole time
- *    since the first reading, so the rate gets finer as the run goes on.
+ *    (or more than a microsecond before it: another CPU's counter; less
+ *    reads as the anchor) reads clock_gettime() instead and makes that
+ *    reading the anchor, with the rate over the whole time since the
+ *    first reading, so the rate gets finer as the run goes on.
  *
  * So a reading is clock_gettime()'s exactly at each anchor and strays from
  * it between anchors by what the rate's error makes of at most a
