@@ -93,7 +93,7 @@ static void assert_listing(const char *dir, const char *expected)
 	char *got = list_dir(dir);
 
 	mt_quiet(!strcmp(got, expected), "%s holds '%s', expected '%s'",
-		      dir, got, expected);
+		 dir, got, expected);
 	free(got);
 }
 
@@ -160,12 +160,12 @@ static void assert_usage_error(const mt_test_run_t *r, const char *reason,
 			       const char *usage)
 {
 	mt_quiet(r->status == STATUS_USAGE, "exit %d, stderr: %s",
-		      r->status, r->err);
+		 r->status, r->err);
 	ck_assert_str_eq(r->out, "");
 	mt_quiet(strstr(r->err, reason) != NULL,
-		      "stderr does not say '%s': %s", reason, r->err);
+		 "stderr does not say '%s': %s", reason, r->err);
 	mt_quiet(strstr(r->err, usage) != NULL,
-		      "stderr has no '%s': %s", usage, r->err);
+		 "stderr has no '%s': %s", usage, r->err);
 }
 
 /* ---- --help ---- */
@@ -182,7 +182,7 @@ START_TEST(test_help_prints_program_usage_on_stdout)
 		mt_quiet_int_eq(r.status, 0);
 		ck_assert_str_eq(r.err, "");
 		mt_quiet(starts_with(r.out, "usage: memtrace <command>"),
-			      "%s printed %s", spellings[i], r.out);
+			 "%s printed %s", spellings[i], r.out);
 		for (size_t c = 0; c < 4; c++) {
 			static const char *const cmds[] = {
 				"  check ", "  summary ", "  capture ",
@@ -214,7 +214,7 @@ START_TEST(test_help_prints_each_command_usage_on_stdout)
 		mt_quiet_int_eq(r.status, 0);
 		ck_assert_str_eq(r.err, "");
 		mt_quiet(starts_with(r.out, usage), "%s --help printed %s",
-			      cmds[i], r.out);
+			 cmds[i], r.out);
 		mt_test_run_release(&r);
 	}
 	assert_listing(dir, "");
@@ -758,7 +758,7 @@ START_TEST(test_capture_exits_0_whatever_the_state)
 		mt_test_memtrace_in(&r, dir, "capture", "--capture", four_traces[i],
 		       "--summary", "s.jsonl", NULL);
 		mt_quiet(r.status == 0, "%s: exit %d", four_traces[i],
-			      r.status);
+			 r.status);
 		row = parse_line(r.out, 0);
 		ck_assert_str_eq(str(row, "state"), four_states[i]);
 		json_object_put(row);
@@ -780,7 +780,7 @@ START_TEST(test_repetition_exits_0_whatever_the_state)
 		mt_test_memtrace_in(&r, dir, "repetition", "--capture", four_traces[i],
 		       "--out", "r.jsonl", "--index", "1", NULL);
 		mt_quiet(r.status == 0, "%s: exit %d", four_traces[i],
-			      r.status);
+			 r.status);
 		mt_test_run_release(&r);
 		{
 			char *rows = read_file(dir, "r.jsonl", NULL);
@@ -874,7 +874,7 @@ START_TEST(test_capture_strict_exits_with_trace_status_after_row)
 		mt_test_memtrace_in(&r, dir, "capture", "--capture", four_traces[i],
 		       "--summary", "s.jsonl", "--strict", NULL);
 		mt_quiet(r.status == statuses[i], "%s: exit %d",
-			      four_traces[i], r.status);
+			 four_traces[i], r.status);
 		/* The row is written first. */
 		row = parse_line(r.out, 0);
 		ck_assert_str_eq(str(row, "state"), four_states[i]);
@@ -901,7 +901,7 @@ START_TEST(test_repetition_strict_exits_with_trace_status_after_row)
 		mt_test_memtrace_in(&r, dir, "repetition", "--capture", four_traces[i],
 		       "--out", "r.jsonl", "--index", index, "--strict", NULL);
 		mt_quiet(r.status == statuses[i], "%s: exit %d",
-			      four_traces[i], r.status);
+			 four_traces[i], r.status);
 		mt_test_run_release(&r);
 	}
 	/* A failed workload is not a complete capture. */
@@ -1358,8 +1358,8 @@ static void assert_site_order(const char *out, const uint64_t *ids, size_t n)
 		ck_assert_str_eq(str(site, "schema"), "memtrace.site/v1");
 		mt_quiet_uint_eq(num(site, "rank"), i + 1);
 		mt_quiet(num(site, "stack_id") == ids[i],
-			      "site %zu is stack %" PRIu64 ", expected %" PRIu64,
-			      i + 1, num(site, "stack_id"), ids[i]);
+			 "site %zu is stack %" PRIu64 ", expected %" PRIu64,
+			 i + 1, num(site, "stack_id"), ids[i]);
 		json_object_put(site);
 	}
 }

@@ -100,7 +100,7 @@ START_TEST(test_core_records_every_event_kind_as_the_spec_names_it)
 	mt_trace_alloc_fail(MT_FN_CALLOC, (size_t)1 << 40, 0);
 	fake_result = (void *)0x1000;
 	mt_quiet_ptr_eq(mt_trace_realloc(MT_FN_REALLOC, (void *)0x1000, 48, fake_realloc),
-			 (void *)0x1000);                      /* resize */
+			(void *)0x1000);                      /* resize */
 	fake_result = (void *)0x3000;
 	mt_trace_realloc(MT_FN_REALLOC, (void *)0x1000, 4096, fake_realloc); /* remap */
 	fake_result = NULL;
@@ -490,8 +490,8 @@ START_TEST(test_jsonl_block_layout_is_the_appenders_bytes)
 			sn = mt_jsonl_end(&l);
 			ck_assert(!l.truncated);
 			mt_quiet(fn == sn && !memcmp(fast, slow, sn),
-				      "case %zu value %zu:\n%.*s%.*s", c, i, (int)fn, fast,
-				      (int)sn, slow);
+				 "case %zu value %zu:\n%.*s%.*s", c, i, (int)fn, fast,
+				 (int)sn, slow);
 		}
 	}
 }

@@ -103,7 +103,7 @@ static void memtrace_in(mt_test_run_t *r, const char *dir, ...)
 static void assert_status(const mt_test_run_t *r, int want)
 {
 	mt_quiet(r->status == want, "exit %d, want %d\nstdout:\n%s\nstderr:\n%s",
-		      r->status, want, r->out, r->err);
+		 r->status, want, r->out, r->err);
 }
 
 /* Bad input: its status, nothing on stdout, a memtrace: line on stderr
@@ -113,7 +113,7 @@ static void assert_refused(const mt_test_run_t *r, int want, const char *expect)
 	assert_status(r, want);
 	mt_quiet(r->out_len == 0, "stdout is not empty: %s", r->out);
 	mt_quiet(!strncmp(r->err, "memtrace: ", 10) && strstr(r->err, expect),
-		      "stderr does not say '%s': %s", expect, r->err);
+		 "stderr does not say '%s': %s", expect, r->err);
 }
 
 static json_object *parse_json(const char *text)
@@ -121,7 +121,7 @@ static json_object *parse_json(const char *text)
 	json_object *o = json_tokener_parse(text);
 
 	mt_quiet(o && json_object_is_type(o, json_type_object),
-		      "not one JSON object: %s", text);
+		 "not one JSON object: %s", text);
 	return o;
 }
 
@@ -130,7 +130,7 @@ static json_object *get(json_object *o, const char *key)
 	json_object *v;
 
 	mt_quiet(json_object_object_get_ex(o, key, &v), "no %s in %s", key,
-		      json_object_to_json_string(o));
+		 json_object_to_json_string(o));
 	return v;
 }
 
@@ -214,14 +214,14 @@ START_TEST(sizes_are_1024_based_with_k_m_g_suffixes)
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		v = 12345;
 		mt_quiet(mt_units_parse_size(good[i].s, &v) == 0,
-			      "'%s' refused", good[i].s);
+			 "'%s' refused", good[i].s);
 		mt_quiet(v == good[i].v, "'%s' is %" PRIu64 ", want %" PRIu64,
-			      good[i].s, v, good[i].v);
+			 good[i].s, v, good[i].v);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		v = 12345;
 		mt_quiet(mt_units_parse_size(bad[i], &v) == -1 && v == 12345,
-			      "'%s' accepted as %" PRIu64, bad[i], v);
+			 "'%s' accepted as %" PRIu64, bad[i], v);
 	}
 	mt_quiet_int_eq(mt_units_parse_count("10K", &v), -1);
 	mt_quiet_int_eq(mt_units_parse_count("10", &v), 0);
@@ -290,12 +290,12 @@ START_TEST(gate_names_each_failed_budget_with_its_limit_and_value)
 	MT(&r, dir, "gate", "new.jsonl", "--max-peak", "7191");
 	assert_status(&r, 1);
 	mt_quiet_ptr_nonnull(strstr(r.out, "FAIL --max-peak 7191 (7.0 KiB): "
-					   "peak_live_bytes is 7192 (7.0 KiB), 1 (1 B) over\n"));
+			     "peak_live_bytes is 7192 (7.0 KiB), 1 (1 B) over\n"));
 	mt_test_run_release(&r);
 	MT(&r, dir, "gate", "new.jsonl", "--max-allocations", "6");
 	assert_status(&r, 1);
 	mt_quiet_ptr_nonnull(strstr(r.out, "FAIL --max-allocations 6: allocations is 7, 1 over\n"
-					   "     most allocations: 3 from load_records (app) < main (app)\n"));
+			     "     most allocations: 3 from load_records (app) < main (app)\n"));
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
 	free(dir);
@@ -386,7 +386,7 @@ START_TEST(gate_sizes_print_as_read)
 	MT(&r, dir, "gate", "new.jsonl", "--max-peak", "7K", "--max-live", "1G");
 	assert_status(&r, 1);
 	mt_quiet_ptr_nonnull(strstr(r.out, "FAIL --max-peak 7168 (7.0 KiB): "
-					   "peak_live_bytes is 7192 (7.0 KiB), 24 (24 B) over\n"));
+			     "peak_live_bytes is 7192 (7.0 KiB), 24 (24 B) over\n"));
 	mt_quiet_ptr_nonnull(strstr(r.out, "ok   --max-live 1073741824 (1.0 GiB): "));
 	mt_test_run_release(&r);
 	MT(&r, dir, "gate", "new.jsonl", "--max-peak=0.5M");
@@ -515,7 +515,7 @@ static void regressed_at(const char *dir, const char *pct, int want_status,
 		strcat(got, json_object_get_string(json_object_array_get_idx(list, i)));
 	}
 	mt_quiet(!strcmp(got, want), "--threshold %s: regressed [%s], want [%s]",
-		      pct, got, want);
+		 pct, got, want);
 	json_object_put(o);
 	mt_test_run_release(&r);
 }
@@ -535,9 +535,9 @@ START_TEST(diff_threshold_is_the_growth_allowed)
 	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--threshold", "50", "--top", "0");
 	assert_status(&r, 0);
 	mt_quiet_ptr_nonnull(strstr(r.out, "sites by growth: 2 changed, 2 unchanged; "
-					   "the first 0 (--top)\nmemtrace diff: neither "
-					   "peak_live_bytes nor live_bytes grew beyond the "
-					   "threshold of 50%\n"));
+			     "the first 0 (--top)\nmemtrace diff: neither "
+			     "peak_live_bytes nor live_bytes grew beyond the "
+			     "threshold of 50%\n"));
 	mt_test_run_release(&r);
 	/* Shrinking is no regression: NEW to BASE. */
 	MT(&r, dir, "diff", "new.jsonl", "base.jsonl");
@@ -563,7 +563,7 @@ START_TEST(diff_of_two_runs_of_one_program_matches_every_site)
 	MT(&r, dir, "diff", "a.jsonl", "b.jsonl");
 	assert_status(&r, 0);
 	mt_quiet(strstr(r.out, "sites by growth: 0 changed, ") != NULL,
-		      "sites changed between two runs:\n%s", r.out);
+		 "sites changed between two runs:\n%s", r.out);
 	mt_test_run_release(&r);
 	/* And from their summary files. */
 	MT(&r, dir, "summary", "a.jsonl", "--top", "1000", "--include-zero-live",
@@ -575,7 +575,7 @@ START_TEST(diff_of_two_runs_of_one_program_matches_every_site)
 	MT(&r, dir, "diff", "a.summary.jsonl", "b.summary.jsonl");
 	assert_status(&r, 0);
 	mt_quiet(strstr(r.out, "sites by growth: 0 changed, ") != NULL,
-		      "sites changed between two summaries:\n%s", r.out);
+		 "sites changed between two summaries:\n%s", r.out);
 	mt_test_run_release(&r);
 	free(ip1);
 	free(ip2);
@@ -745,7 +745,7 @@ START_TEST(repetitions_read_what_memtrace_run_writes)
 	assert_status(&r, 0);
 	mt_quiet_ptr_nonnull(strstr(r.out, " 3 summarized\n"));
 	mt_quiet_ptr_nonnull(strstr(r.out, "\nmemtrace repetitions: nothing varies "
-					   "between the runs\n"));
+			     "between the runs\n"));
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
 	free(dir);
@@ -756,7 +756,7 @@ START_TEST(repetitions_read_what_memtrace_run_writes)
 	run_three(&r, dir, "wl_run_counter", counter);
 	assert_status(&r, 1);
 	mt_quiet(strstr(r.out, "allocations (") && strstr(r.out, "VARIES"),
-		      "no variation flagged:\n%s", r.out);
+		 "no variation flagged:\n%s", r.out);
 	mt_test_run_release(&r);
 	free(counter);
 	mt_test_rmdir(dir);
@@ -869,7 +869,7 @@ static void sweep(cmd_fn cmd, int argc, char *const args[], int want, int sticky
 	rc = run_captured(cmd, argc, args, &ref_out, &ref_err);
 	calls_ref = mt_mem_calls();
 	mt_quiet(rc == want, "the unfailed run exits %d, want %d: %s", rc,
-		      want, ref_err);
+		 want, ref_err);
 	mt_quiet_int_eq(mt_mem_outstanding(), before);
 	mt_quiet_uint_gt(calls_ref, 3);
 	for (n = 1; n <= MAX_SWEEP; n++) {
@@ -880,23 +880,23 @@ static void sweep(cmd_fn cmd, int argc, char *const args[], int want, int sticky
 		calls = mt_mem_calls();
 		mt_mem_fail_at(0, 0);
 		mt_quiet(mt_mem_outstanding() == before,
-			      "%s N=%" PRIu64 ": %" PRId64 " blocks leaked", args[0], n,
-			      mt_mem_outstanding() - before);
+			 "%s N=%" PRIu64 ": %" PRId64 " blocks leaked", args[0], n,
+			 mt_mem_outstanding() - before);
 		if (calls < n) {
 			/* The failure never came: the unfailed result. */
 			mt_quiet(rc == want && !strcmp(out, ref_out),
-				      "%s N=%" PRIu64 ": exit %d, output differs",
-				      args[0], n, rc);
+				 "%s N=%" PRIu64 ": exit %d, output differs",
+				 args[0], n, rc);
 			free(out);
 			free(err);
 			break;
 		}
 		mt_quiet(rc == MT_EXIT_NOMEM, "%s N=%" PRIu64 ": exit %d, want 4: %s",
-			      args[0], n, rc, err);
+			 args[0], n, rc, err);
 		mt_quiet(out[0] == '\0', "%s N=%" PRIu64 ": stdout holds %s",
-			      args[0], n, out);
+			 args[0], n, out);
 		mt_quiet(strstr(err, "memtrace: out of memory\n") != NULL,
-			      "%s N=%" PRIu64 ": stderr is '%s'", args[0], n, err);
+			 "%s N=%" PRIu64 ": stderr is '%s'", args[0], n, err);
 		free(out);
 		free(err);
 	}

@@ -290,7 +290,7 @@ static void run_piped(piped_t *r, gen_fn_t *gen, uint64_t n, const char *cmd,
 	mt_quiet_ptr_nonnull(r->out);
 	mt_quiet_ptr_nonnull(r->err);
 	mt_quiet(r->status != 128 + SIGALRM, "memtrace %s hung (%d s): %s", cmd,
-		      HOSTILE_TIMEOUT, r->err);
+		 HOSTILE_TIMEOUT, r->err);
 	mt_test_rmdir(dir);
 	free(dir);
 	free(out);
@@ -342,8 +342,8 @@ static json_object *first_row(const char *out)
 		json_tokener_reset(tok);
 		o = json_tokener_parse_ex(tok, line, (int)(nl - line));
 		mt_quiet(o && json_object_is_type(o, json_type_object),
-			      "an output line is not a JSON object: %.*s",
-			      (int)(nl - line), line);
+			 "an output line is not a JSON object: %.*s",
+			 (int)(nl - line), line);
 		if (!first)
 			first = o;
 		else
@@ -359,7 +359,7 @@ static json_object *first_row(const char *out)
 static void assert_consistent(json_object *s)
 {
 	mt_quiet_uint_eq(mt_test_json_u64(s, "live_bytes"),
-			  mt_test_json_u64(s, "bytes_allocated") - mt_test_json_u64(s, "bytes_freed"));
+			 mt_test_json_u64(s, "bytes_allocated") - mt_test_json_u64(s, "bytes_freed"));
 	mt_quiet_uint_le(mt_test_json_u64(s, "bytes_freed"), mt_test_json_u64(s, "bytes_allocated"));
 	mt_quiet_uint_ge(mt_test_json_u64(s, "peak_live_bytes"), mt_test_json_u64(s, "live_bytes"));
 	mt_quiet_uint_le(mt_test_json_u64(s, "peak_live_bytes"), mt_test_json_u64(s, "bytes_allocated"));
@@ -402,7 +402,7 @@ static json_object *summary_of(const char *trace, size_t len, int want_status)
 
 	run_small(&r, trace, len, "summary");
 	mt_quiet(r.status == want_status, "summary exits %d, not %d: %s%s",
-		      r.status, want_status, r.out, r.err);
+		 r.status, want_status, r.out, r.err);
 	s = first_row(r.out);
 	free(r.out);
 	free(r.err);
@@ -492,8 +492,8 @@ START_TEST(test_line_longer_than_1_MiB_is_malformed_and_costs_its_limit_not_its_
 	fprintf(stderr, "hostile: peak RSS %ld KB with a 1 KB line, %ld KB with a 64 MiB one\n",
 		shortl.maxrss_kb, longl.maxrss_kb);
 	mt_quiet(longl.maxrss_kb < shortl.maxrss_kb + 4096,
-		      "a 64 MiB line cost %ld KB, a 1 KB one %ld KB", longl.maxrss_kb,
-		      shortl.maxrss_kb);
+		 "a 64 MiB line cost %ld KB, a 1 KB one %ld KB", longl.maxrss_kb,
+		 shortl.maxrss_kb);
 	json_object_put(s);
 	piped_release(&shortl);
 	piped_release(&longl);
@@ -519,7 +519,7 @@ START_TEST(test_first_line_longer_than_1_MiB_is_not_evidence)
 	ck_assert_str_eq(mt_test_json_str(o, "status"), "invalid");
 	assert_message_has(o, "line 1 is longer than 1048576 bytes");
 	mt_quiet(r.maxrss_kb < baseline_rss_kb() + 8 * 1024,
-		      "96 MiB on one line cost %ld KB", r.maxrss_kb);
+		 "96 MiB on one line cost %ld KB", r.maxrss_kb);
 	json_object_put(o);
 	piped_release(&r);
 }
@@ -704,7 +704,7 @@ START_TEST(test_a_line_of_many_objects_is_refused_before_json_c_reads_it)
 	assert_message_has(s, "at line 3: it holds more than 1024 JSON objects and arrays");
 	fprintf(stderr, "hostile: a 1 MiB line of {}: %ld KB, %.2f s\n", r.maxrss_kb, r.seconds);
 	mt_quiet(r.maxrss_kb < baseline_rss_kb() + 8 * 1024, "peak RSS %ld KB",
-		      r.maxrss_kb);
+		 r.maxrss_kb);
 	json_object_put(s);
 	piped_release(&r);
 
@@ -883,7 +883,7 @@ START_TEST(test_pointers_chosen_to_collide_do_not_slow_the_analyzer)
 	fprintf(stderr, "hostile: %" PRIu64 " colliding pointers in %.2f s\n", n + 16384,
 		r.seconds);
 	mt_quiet(r.seconds < 20, "%" PRIu64 " colliding pointers took %.1f s", n,
-		      r.seconds);
+		 r.seconds);
 	json_object_put(s);
 	piped_release(&r);
 }
@@ -998,7 +998,7 @@ START_TEST(test_memory_does_not_grow_with_the_trace_length)
 		small, a.maxrss_kb, a.seconds, big, b.maxrss_kb, b.seconds);
 	/* Ten times the events, the same memory (within 1 MiB). */
 	mt_quiet(b.maxrss_kb <= a.maxrss_kb + 1024,
-		      "peak RSS grew from %ld KB to %ld KB", a.maxrss_kb, b.maxrss_kb);
+		 "peak RSS grew from %ld KB to %ld KB", a.maxrss_kb, b.maxrss_kb);
 	piped_release(&a);
 	piped_release(&b);
 }
@@ -1018,7 +1018,7 @@ static void assert_survives(const char *trace, size_t len, const char *what)
 
 		run_small(&r, trace, len, cmds[c]);
 		mt_quiet(r.status <= 2, "%s: %s exits %d: %s", what, cmds[c], r.status,
-			      r.err);
+			 r.err);
 		if (*r.out)
 			json_object_put(first_row(r.out));
 		free(r.out);
@@ -1107,7 +1107,7 @@ START_TEST(test_kept_hostile_inputs_keep_their_verdicts)
 		mt_quiet(data != NULL, "no fixture %s", path);
 		s = summary_of(data, len, 0);
 		mt_quiet(!strcmp(mt_test_json_str(s, "status"), cases[i].status), "%s: status %s",
-			      cases[i].file, mt_test_json_str(s, "status"));
+			 cases[i].file, mt_test_json_str(s, "status"));
 		assert_message_has(s, cases[i].text);
 		assert_consistent(s);
 		json_object_put(s);

@@ -342,7 +342,7 @@ static void sweep(cmd_t *c, int sticky)
 	mt_quiet_uint_gt(calls_ref, 20);
 	snap_take(&ref, c->dir);
 	mt_quiet(snap_differs(&pre, &ref, why, sizeof(why)),
-		      "the unfailed run wrote nothing");
+		 "the unfailed run wrote nothing");
 	snap_restore(&pre, c->dir);
 
 	for (n = 1; n <= MAX_SWEEP; n++) {
@@ -393,12 +393,12 @@ static void sweep(cmd_t *c, int sticky)
 		snap_free(&now);
 	}
 	mt_quiet(count == 0, "%s: %d problems over %" PRIu64
-		      " allocation failures%s:\n%s", c->args[1], count, n,
-		      sticky ? " (sticky)" : "", problems);
+		 " allocation failures%s:\n%s", c->args[1], count, n,
+		 sticky ? " (sticky)" : "", problems);
 	/* Every one of the unfailed run's allocations was made to fail. */
 	mt_quiet(n == calls_ref + 1,
-		      "the sweep ended at N=%" PRIu64 "; the unfailed run "
-		      "makes %" PRIu64 " allocations", n, calls_ref);
+		 "the sweep ended at N=%" PRIu64 "; the unfailed run "
+		 "makes %" PRIu64 " allocations", n, calls_ref);
 	snap_free(&pre);
 	snap_free(&ref);
 }

@@ -200,17 +200,17 @@ static void exact_window_agrees(diff_t *d, const char *line, size_t len,
 		rw = mt_parse_exact_window(&d->exact, buf, &ew, &got);
 		free(buf);
 		mt_quiet(rw == rx,
-			      "%s: the window matcher says %s, the exact one %s on line %s",
-			      what, rname(rw), rname(rx), show(line, len));
+			 "%s: the window matcher says %s, the exact one %s on line %s",
+			 what, rname(rw), rname(rx), show(line, len));
 		if (rw != MT_PARSE_OK)
 			continue;
 		mt_quiet(got == line_len,
-			      "%s: the window matcher finds %zu bytes, not %zu, in line %s",
-			      what, got, line_len, show(line, len));
+			 "%s: the window matcher finds %zu bytes, not %zu, in line %s",
+			 what, got, line_len, show(line, len));
 		field = event_diff(&ew, &ex);
 		mt_quiet(!field,
-			      "%s: the window matcher's event differs in %s on line %s",
-			      what, field, show(line, len));
+			 "%s: the window matcher's event differs in %s on line %s",
+			 what, field, show(line, len));
 		mt_quiet(!d->exact.why && !d->exact.why_field &&
 				 !d->exact.used_json_c,
 			 "%s: the window matcher left a reason on line %s", what,
@@ -237,19 +237,19 @@ static mt_parse_result_t diff_line(diff_t *d, const char *line, size_t len,
 	rb = mt_parser_parse(&d->both, line, len, &eb);
 	d->lines++;
 	mt_quiet(rf != MT_PARSE_NOMEM && rj != MT_PARSE_NOMEM,
-		      "%s: out of memory on line %s", what, show(line, len));
+		 "%s: out of memory on line %s", what, show(line, len));
 	mt_quiet(rj != MT_PARSE_DECLINED, "%s: json-c declined line %s",
-		      what, show(line, len));
+		 what, show(line, len));
 	d->verdicts[rj]++;
 	if (rf == MT_PARSE_DECLINED) {
 		d->declined++;
 	} else {
 		d->accepted++;
 		mt_quiet(rf == rj,
-			      "%s: fast path says %s (%s), json-c says %s (%s) on line %s",
-			      what, rname(rf), d->fast.why ? d->fast.why : "-",
-			      rname(rj), d->json.why ? d->json.why : "-",
-			      show(line, len));
+			 "%s: fast path says %s (%s), json-c says %s (%s) on line %s",
+			 what, rname(rf), d->fast.why ? d->fast.why : "-",
+			 rname(rj), d->json.why ? d->json.why : "-",
+			 show(line, len));
 		mt_quiet(same_text(d->fast.why, d->json.why) &&
 				      same_text(d->fast.why_field, d->json.why_field),
 			      "%s: fast path gives why '%s' (%s), json-c '%s' (%s) on line %s",
@@ -260,13 +260,13 @@ static mt_parse_result_t diff_line(diff_t *d, const char *line, size_t len,
 			      show(line, len));
 		if (rf == MT_PARSE_BAD_VERSION)
 			mt_quiet(d->fast.version == d->json.version,
-				      "%s: version %" PRId64 " vs %" PRId64
-				      " on line %s", what, d->fast.version,
-				      d->json.version, show(line, len));
+				 "%s: version %" PRId64 " vs %" PRId64
+				 " on line %s", what, d->fast.version,
+				 d->json.version, show(line, len));
 		field = event_diff(fast_ev, &ej);
 		mt_quiet(!field,
-			      "%s: the paths' events differ in %s (%s) on line %s",
-			      what, field, rname(rf), show(line, len));
+			 "%s: the paths' events differ in %s (%s) on line %s",
+			 what, field, rname(rf), show(line, len));
 	}
 	/* The exact-layout matcher: OK with json-c's event, or DECLINED; it
 	 * reads the line from a buffer of its exact length, so that a read
@@ -282,31 +282,31 @@ static mt_parse_result_t diff_line(diff_t *d, const char *line, size_t len,
 		rx = mt_parse_exact(&d->exact, copy, len, &ex);
 		free(copy);
 		mt_quiet(rx == MT_PARSE_OK || rx == MT_PARSE_DECLINED,
-			      "%s: the exact matcher says %s on line %s", what,
-			      rname(rx), show(line, len));
+			 "%s: the exact matcher says %s on line %s", what,
+			 rname(rx), show(line, len));
 		if (rx == MT_PARSE_OK) {
 			d->exact_accepted++;
 			mt_quiet(rj == MT_PARSE_OK,
-				      "%s: the exact matcher accepts, json-c says %s (%s) on line %s",
-				      what, rname(rj), d->json.why ? d->json.why : "-",
-				      show(line, len));
+				 "%s: the exact matcher accepts, json-c says %s (%s) on line %s",
+				 what, rname(rj), d->json.why ? d->json.why : "-",
+				 show(line, len));
 			mt_quiet(rf == MT_PARSE_OK,
-				      "%s: the exact matcher accepts, the fast path says %s on line %s",
-				      what, rname(rf), show(line, len));
+				 "%s: the exact matcher accepts, the fast path says %s on line %s",
+				 what, rname(rf), show(line, len));
 			mt_quiet(!d->exact.why && !d->exact.why_field &&
 					      !d->exact.used_json_c,
 				      "%s: the exact matcher left a reason on line %s",
 				      what, show(line, len));
 			field = event_diff(&ex, &ej);
 			mt_quiet(!field,
-				      "%s: the exact matcher's event differs from json-c's in %s on line %s",
-				      what, field, show(line, len));
+				 "%s: the exact matcher's event differs from json-c's in %s on line %s",
+				 what, field, show(line, len));
 		}
 	}
 	exact_window_agrees(d, line, len, what);
 	/* The parser as the analyzer uses it: one verdict, json-c's. */
 	mt_quiet(rb == rj, "%s: mt_parser_parse says %s, json-c %s on line %s",
-		      what, rname(rb), rname(rj), show(line, len));
+		 what, rname(rb), rname(rj), show(line, len));
 	mt_quiet(rb == MT_PARSE_DECLINED ||
 			      same_text(d->both.why, d->json.why),
 		      "%s: mt_parser_parse gives why '%s', json-c '%s' on line %s",
@@ -314,8 +314,8 @@ static mt_parse_result_t diff_line(diff_t *d, const char *line, size_t len,
 		      d->json.why ? d->json.why : "-", show(line, len));
 	field = event_diff(&eb, &ej);
 	mt_quiet(!field,
-		      "%s: mt_parser_parse's event differs from json-c's in %s on line %s",
-		      what, field, show(line, len));
+		 "%s: mt_parser_parse's event differs from json-c's in %s on line %s",
+		 what, field, show(line, len));
 	mt_quiet_int_eq(d->both.used_json_c, rf == MT_PARSE_DECLINED);
 	return rf;
 }
@@ -1017,16 +1017,16 @@ static void check_generated(diff_t *d, const gline_t *g, const char *line,
 	if (!g->fast_expected)
 		return;
 	mt_quiet(r != MT_PARSE_DECLINED,
-		      "%s: the fast path declined a preload-style line: %s",
-		      what, show(line, len));
+		 "%s: the fast path declined a preload-style line: %s",
+		 what, show(line, len));
 	mt_quiet(r == g->verdict, "%s: verdict %s (%s), want %s on line %s",
-		      what, rname(r), d->fast.why ? d->fast.why : "-",
-		      rname(g->verdict), show(line, len));
+		 what, rname(r), d->fast.why ? d->fast.why : "-",
+		 rname(g->verdict), show(line, len));
 	if (r != MT_PARSE_OK)
 		return;
 	field = event_diff(&ev, &g->ev);
 	mt_quiet(!field, "%s: event differs from what was written in %s on line %s",
-		      what, field, show(line, len));
+		 what, field, show(line, len));
 }
 
 START_TEST(generated_lines_take_the_fast_path)
@@ -1086,7 +1086,7 @@ START_TEST(mutated_lines_agree)
 	/* The mutants reach every verdict, and both paths judge many. */
 	for (int r = MT_PARSE_OK; r <= MT_PARSE_MALFORMED; r++)
 		mt_quiet(d.verdicts[r] > 200, "only %" PRIu64 " mutants are %s",
-			      d.verdicts[r], rname((mt_parse_result_t)r));
+			 d.verdicts[r], rname((mt_parse_result_t)r));
 	mt_quiet_uint_gt(d.accepted, d.lines / 10);
 	mt_quiet_uint_gt(d.declined, d.lines / 10);
 	diff_release(&d);
@@ -1323,14 +1323,14 @@ static void expect(judge_t *j, const char *line, mt_parse_result_t want,
 	mt_parse_result_t got = judge(j, line);
 
 	mt_quiet(got == want, "%s, want %s (%s) for %s", rname(got),
-		      rname(want), j->p.why ? j->p.why : "-", line);
+		 rname(want), j->p.why ? j->p.why : "-", line);
 	if (want != MT_PARSE_OK)
 		mt_quiet(j->p.why != NULL, "no reason given for %s", line);
 	if (field)
 		mt_quiet(same_text(j->p.why_field, field),
-			      "the reason names field %s, want %s, for %s",
-			      j->p.why_field ? j->p.why_field : "none", field,
-			      line);
+			 "the reason names field %s, want %s, for %s",
+			 j->p.why_field ? j->p.why_field : "none", field,
+			 line);
 }
 
 static void judge_init(judge_t *j)
@@ -1370,9 +1370,9 @@ START_TEST(verdict_not_event_for_non_objects)
 		mt_event_t ev;
 
 		mt_quiet_int_eq(mt_parser_parse(&j.p, nul, sizeof(nul) - 1, &ev),
-				 MT_PARSE_NOT_EVENT);
+				MT_PARSE_NOT_EVENT);
 		mt_quiet_int_eq(mt_parser_parse(&j.p, nul + 1, sizeof(nul) - 2, &ev),
-				 MT_PARSE_NOT_EVENT);
+				MT_PARSE_NOT_EVENT);
 	}
 	judge_release(&j);
 }
@@ -1465,8 +1465,8 @@ START_TEST(verdict_bad_version)
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
 		expect(&j, lines[i].line, MT_PARSE_BAD_VERSION, NULL);
 		mt_quiet(j.p.version == lines[i].version,
-			      "version %" PRId64 ", want %" PRId64 " for %s",
-			      j.p.version, lines[i].version, lines[i].line);
+			 "version %" PRId64 ", want %" PRId64 " for %s",
+			 j.p.version, lines[i].version, lines[i].line);
 	}
 	judge_release(&j);
 }
@@ -1908,9 +1908,9 @@ START_TEST(parser_release_frees_everything)
 	mt_quiet_int_eq(mt_parser_init(&p), MT_OK);
 	mt_mem_fail_at(1, 1);
 	mt_quiet_int_eq(mt_parse_json_c(&p, line, strlen(line), &ev),
-			 MT_PARSE_NOMEM);
+			MT_PARSE_NOMEM);
 	mt_quiet_int_eq(mt_parse_fast(&p, compact, strlen(compact), &ev),
-			 MT_PARSE_NOMEM);
+			MT_PARSE_NOMEM);
 	mt_mem_fail_at(0, 0);
 	mt_parser_release(&p);
 	mt_quiet_int_eq(mt_mem_outstanding(), before);
@@ -2051,7 +2051,7 @@ START_TEST(exact_matcher_takes_preload_lines)
 			      show(line, len));
 		field = event_diff(&ev, &want);
 		mt_quiet(!field, "%s: event differs from what was written in %s on line %s",
-			      what, field, show(line, len));
+			 what, field, show(line, len));
 		diff_line(&d, line, len, what, &ev);
 	}
 	mt_quiet_uint_eq(d.exact_accepted, EXACT_LINES);
@@ -2128,7 +2128,7 @@ START_TEST(exact_matcher_single_byte_mutations_agree)
 		snprintf(what, sizeof(what), "typical line %zu", i);
 		diff_line(&d, exact_typical[i], strlen(exact_typical[i]), what, &ev);
 		mt_quiet(d.exact_accepted == before + 1,
-			      "the exact matcher declined %s", exact_typical[i]);
+			 "the exact matcher declined %s", exact_typical[i]);
 		mutate_each_byte(&d, exact_typical[i], what);
 	}
 	/* Two generated lines of each kind. */

@@ -94,7 +94,7 @@ static void summarize(summary_t *s, const char *trace, int top)
 		s->n++;
 	}
 	mt_quiet(s->n > 0, "memtrace summary %s printed nothing: %s", trace,
-		      r.err);
+		 r.err);
 	mt_test_run_release(&r);
 	free(mt);
 }
@@ -255,10 +255,10 @@ START_TEST(test_program_output_and_exit_status_are_unchanged)
 		run_bare(&bare, names[i], NULL);
 		run_traced(&traced, names[i], trace, NULL, NULL);
 		mt_quiet(bare.status == traced.status, "%s: exit %d bare, %d traced",
-			      names[i], bare.status, traced.status);
+			 names[i], bare.status, traced.status);
 		mt_quiet(!strcmp(bare.out, traced.out), "%s: output differs", names[i]);
 		mt_quiet(!strcmp(bare.err, traced.err), "%s: stderr differs: %s",
-			      names[i], traced.err);
+			 names[i], traced.err);
 		mt_test_run_release(&bare);
 		mt_test_run_release(&traced);
 		free(trace);
@@ -282,7 +282,7 @@ START_TEST(test_eight_threads_keep_seq_contiguous_and_counts_exact)
 	ck_assert_int_ge(mt_test_json_i64(s.lines[0], "threads"), 8);
 	mt_quiet_int_eq(count_size(trace, "alloc", 1000, 1031), 16000);
 	mt_quiet_int_eq(count_size(trace, "resize", 1032, 1063) +
-				 count_size(trace, "remap", 1032, 1063), 16000);
+			count_size(trace, "remap", 1032, 1063), 16000);
 	ck_assert_int_ge(mt_test_json_i64(s.lines[0], "frees"), 16000);
 	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "unknown_frees"), 0);
 	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "overlapping_allocs"), 0);
@@ -337,7 +337,7 @@ START_TEST(test_fork_and_exec_children_write_their_own_traces)
 
 		/* trace.PID.jsonl: the pid goes before the extension. */
 		mt_quiet(!strncmp(names[i], "trace.", 6) &&
-				      strstr(names[i], ".jsonl"), "child trace %s", names[i]);
+			 strstr(names[i], ".jsonl"), "child trace %s", names[i]);
 		summarize(&s, child, 0);
 		ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
 		summary_release(&s);
@@ -484,7 +484,7 @@ START_TEST(test_unwritable_output_warns_once_and_runs_untraced)
 	mt_quiet_int_eq(traced.status, bare.status);
 	ck_assert_str_eq(traced.out, bare.out);
 	mt_quiet(!strncmp(traced.err, "memtrace: cannot open trace '/nonexistent-dir/t.jsonl'", 54),
-		      "stderr: %s", traced.err);
+		 "stderr: %s", traced.err);
 	mt_quiet_ptr_eq(strchr(traced.err, '\n'), traced.err + traced.err_len - 1);
 	mt_test_run_release(&bare);
 	mt_test_run_release(&traced);
@@ -682,7 +682,7 @@ START_TEST(test_python_allocation_calls_match_heaptrack_within_two_percent)
 	ours = (long)(mt_test_json_i64(s.lines[0], "allocations") + mt_test_json_i64(s.lines[0], "resizes") +
 		      mt_test_json_i64(s.lines[0], "remaps"));
 	mt_quiet(labs(ours - heaptrack_calls) * 50 <= heaptrack_calls,
-		      "memtrace %ld calls, heaptrack %ld", ours, heaptrack_calls);
+		 "memtrace %ld calls, heaptrack %ld", ours, heaptrack_calls);
 	summary_release(&s);
 	free(py);
 	free(trace);
@@ -844,7 +844,7 @@ static void assert_named_as_libunwind_does(uint64_t ip, size_t cap)
 	mt_symbol_resolve(ip, &info, module, sizeof(module), symbol, cap);
 	libunwind_name(ip, want, cap, &has, &offset);
 	mt_quiet(info.has_symbol == has, "ip %#llx: has_symbol %d, libunwind %d (%s)",
-		      (unsigned long long)ip, info.has_symbol, has, want);
+		 (unsigned long long)ip, info.has_symbol, has, want);
 	if (has) {
 		ck_assert_str_eq(symbol, want);
 		mt_quiet_uint_eq(info.symbol_len, strlen(want));
@@ -991,7 +991,7 @@ static int assert_index_agrees_with_scan(uint64_t at, uint64_t ip)
 	mt_symbol_probe_t scan, idx;
 
 	mt_quiet(mt_symbol_probe(at, ip, &scan, &idx), "no index for the module of %#llx",
-		      (unsigned long long)at);
+		 (unsigned long long)at);
 	mt_quiet(scan.distance == idx.distance &&
 			      (scan.distance == UINT64_MAX ||
 			       (scan.name == idx.name && scan.name_max == idx.name_max)),
@@ -1278,11 +1278,11 @@ START_TEST(test_thousands_of_frames_in_one_module_are_named_by_their_function)
 		}
 		if (lo > 0 && lo < nfns) {
 			mt_quiet(sym && !strcmp(sym, fns[lo - 1].name),
-				      "frame %s: symbol %s, not %s", line, sym ? sym : "(none)",
-				      fns[lo - 1].name);
+				 "frame %s: symbol %s, not %s", line, sym ? sym : "(none)",
+				 fns[lo - 1].name);
 			mt_quiet(off && strtoull(off, NULL, 16) == ip - fns[lo - 1].addr,
-				      "frame %s: offset is not %#llx", line,
-				      (unsigned long long)(ip - fns[lo - 1].addr));
+				 "frame %s: offset is not %#llx", line,
+				 (unsigned long long)(ip - fns[lo - 1].addr));
 			named++;
 		}
 		json_object_put(o);

@@ -27,7 +27,7 @@ static char *find_program(const char *name)
 
 	if (strchr(name, '/')) {
 		mt_quiet(access(name, X_OK) == 0, "%s is not installed "
-			      "(scripts/install-deps installs it)", name);
+			 "(scripts/install-deps installs it)", name);
 		return strdup(name);
 	}
 	copy = strdup(path && *path ? path : "/usr/bin:/bin");
@@ -67,7 +67,7 @@ static int assert_traces_complete(const char *dir, const char *what)
 			mt_test_run(&r, argv, NULL);
 		}
 		mt_quiet(r.status == 0, "%s: trace %s is not complete: %s%s", what,
-			      e->d_name, r.out, r.err);
+			 e->d_name, r.out, r.err);
 		mt_test_run_release(&r);
 		free(trace);
 		n++;
@@ -120,11 +120,11 @@ static int run_both(real_t *t, char *const plain[], char *const traced[],
 	mt_test_run(&a, plain, env);
 	mt_test_run(&b, traced, tenv);
 	mt_quiet(a.status == b.status, "%s: exit %d untraced, %d traced", what, a.status,
-		      b.status);
+		 b.status);
 	mt_quiet(a.out_len == b.out_len && !memcmp(a.out, b.out, a.out_len),
-		      "%s: stdout differs:\n--- untraced\n%s--- traced\n%s", what, a.out, b.out);
+		 "%s: stdout differs:\n--- untraced\n%s--- traced\n%s", what, a.out, b.out);
 	mt_quiet(a.err_len == b.err_len && !memcmp(a.err, b.err, a.err_len),
-		      "%s: stderr differs:\n--- untraced\n%s--- traced\n%s", what, a.err, b.err);
+		 "%s: stderr differs:\n--- untraced\n%s--- traced\n%s", what, a.err, b.err);
 	status = a.status;
 	mt_test_run_release(&a);
 	mt_test_run_release(&b);

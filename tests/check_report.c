@@ -54,7 +54,7 @@ static char *report_dir(void)
 		char *dir_ = report_dir();                                 \
 		mt_test_memtrace_in(&r_, dir_, __VA_ARGS__, NULL);                      \
 		mt_quiet(r_.status == (want_), "exit %d, want %d: %s", \
-			      r_.status, (want_), r_.err);                 \
+			 r_.status, (want_), r_.err);                 \
 		ck_assert_str_eq(r_.err, "");                              \
 		mt_test_assert_golden(r_.out, r_.out_len,                  \
 				      "report/expected/" golden_);         \
@@ -545,15 +545,15 @@ static void assert_curve_peaks_at(const char *svg, uint64_t peak)
 	mt_quiet_uint_gt(area.n, 2);
 	for (size_t i = 0; i < area.n; i++) {
 		mt_quiet(area.y[i] == floor(area.y[i]) && area.y[i] >= 0,
-			      "figure %g is not a byte count", area.y[i]);
+			 "figure %g is not a byte count", area.y[i]);
 		if (area.y[i] > highest) {
 			highest = area.y[i];
 			peak_x = area.x[i];
 		}
 	}
 	mt_quiet((uint64_t)highest == peak,
-		      "the curve's highest point is %.0f bytes, the peak %" PRIu64,
-		      highest, peak);
+		 "the curve's highest point is %.0f bytes, the peak %" PRIu64,
+		 highest, peak);
 
 	svg_transform(svg, "live-bytes-area", &tx, &ty, &sx, &sy);
 	want_y = ty + sy * (double)peak;
@@ -562,14 +562,14 @@ static void assert_curve_peaks_at(const char *svg, uint64_t peak)
 		if (line.y[i] < top)
 			top = line.y[i];
 	mt_quiet(fabs(top - want_y) < 0.01,
-		      "the line's top is at y=%.2f, the peak's place is %.2f", top, want_y);
+		 "the line's top is at y=%.2f, the peak's place is %.2f", top, want_y);
 
 	cx = svg_attr(svg_tag(svg, "peak"), "cx");
 	cy = svg_attr(svg_tag(svg, "peak"), "cy");
 	mt_quiet(fabs(strtod(cy, NULL) - want_y) < 0.01, "the marker is at y=%s", cy);
 	mt_quiet(fabs(strtod(cx, NULL) - (tx + sx * peak_x)) < 0.01,
-		      "the marker is at x=%s, the peak's place is %.2f", cx,
-		      tx + sx * peak_x);
+		 "the marker is at x=%s, the peak's place is %.2f", cx,
+		 tx + sx * peak_x);
 	free(cx);
 	free(cy);
 	points_free(&area);
@@ -764,7 +764,7 @@ START_TEST(report_usage_errors_exit_64)
 		mt_quiet(r.status == 64, "case %zu exits %d", i, r.status);
 		ck_assert_str_eq(r.out, "");
 		mt_quiet(!strncmp(r.err, said[i], strlen(said[i])),
-			      "case %zu says '%s'", i, r.err);
+			 "case %zu says '%s'", i, r.err);
 		mt_quiet_ptr_nonnull(strstr(r.err, "usage: memtrace report TRACE"));
 		mt_test_run_release(&r);
 	}
@@ -797,8 +797,8 @@ START_TEST(report_shows_source_lines_of_the_demo_workload)
 		snprintf(want, sizeof(want), "/tests/workloads/wl_demo.c:%u in %s",
 			 demo_line_of(frames[i].text), program);
 		mt_quiet(line_with(r.out, frames[i].function, want),
-			      "no frame '%s...%s' in:\n%.3000s", frames[i].function,
-			      want, r.out);
+			 "no frame '%s...%s' in:\n%.3000s", frames[i].function,
+			 want, r.out);
 	}
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
@@ -839,9 +839,9 @@ static void assert_fallback(const char *const *how)
 	ck_assert_str_eq(r.err, "");
 	snprintf(in, sizeof(in), " in %s", copy);
 	mt_quiet(line_with(r.out, "parse_config+0x", in),
-		      "no fallback frame in:\n%.3000s", r.out);
+		 "no fallback frame in:\n%.3000s", r.out);
 	mt_quiet(!strstr(r.out, "wl_demo.c:"),
-		      "a source line from nowhere:\n%.3000s", r.out);
+		 "a source line from nowhere:\n%.3000s", r.out);
 	mt_test_run_release(&r);
 
 	mt_test_memtrace_in(&r, NULL, "flamegraph", trace, NULL);
@@ -906,9 +906,9 @@ START_TEST(report_site_figures_sum_to_the_totals)
 				for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 					if (want[i].stack == s->id) {
 						mt_quiet_uint_eq(mt_heap_site_at_peak(&a.heap, site),
-								  want[i].at_peak);
+								 want[i].at_peak);
 						mt_quiet_uint_eq(site->temporary_allocations,
-								  want[i].temporary);
+								 want[i].temporary);
 					}
 		}
 		mt_quiet_uint_gt(a.heap.peak_live_bytes, 0);
@@ -1034,7 +1034,7 @@ static void assert_well_formed(const char *path)
 	why = xml_check(svg, len);
 	mt_quiet(why == NULL, "%s is not well-formed XML: %s", path, why);
 	mt_quiet(strstr(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\"") != NULL,
-		      "%s is not SVG", path);
+		 "%s is not SVG", path);
 	if (access("/usr/bin/xmllint", X_OK) == 0) {
 		char *argv[] = { "/usr/bin/xmllint", "--noout", (char *)path, NULL };
 		mt_test_run_t r;
@@ -1204,9 +1204,9 @@ START_TEST(plot_axis_is_seq_without_times)
 	mt_test_memtrace_in(&r, dir, "plot", "killed.jsonl", NULL);
 	mt_quiet_int_eq(r.status, 0);
 	mt_quiet_ptr_nonnull(strstr(r.out, ">event sequence number (the trace has no "
-					    "time for every event)</text>"));
+			     "time for every event)</text>"));
 	mt_quiet_ptr_nonnull(strstr(r.out, ">CAVEATED trace (missing_stop_event): "
-					    "the curve shows only what it recorded</text>"));
+			     "the curve shows only what it recorded</text>"));
 	mt_test_run_release(&r);
 	mt_test_memtrace_in(&r, dir, "plot", "app.jsonl", NULL);
 	mt_quiet_int_eq(r.status, 0);
@@ -1261,9 +1261,9 @@ static unsigned char *png_rgb(const unsigned char *png, size_t len,
 			*w = be32(data);
 			*h = be32(data + 4);
 			mt_quiet(data[8] == 8 && (data[9] == 2 || data[9] == 6) &&
-				      data[12] == 0, "a PNG this test does not read "
-				      "(depth %d, colour type %d, interlace %d)",
-				      data[8], data[9], data[12]);
+				 data[12] == 0, "a PNG this test does not read "
+				 "(depth %d, colour type %d, interlace %d)",
+				 data[8], data[9], data[12]);
 			channels = data[9] == 6 ? 4 : 3;
 		} else if (!memcmp(type, "IDAT", 4)) {
 			idat = realloc(idat, nidat + n);
@@ -1431,7 +1431,7 @@ static void sweep(const char *cmd, const char *trace_src, int sticky)
 		calls = mt_mem_calls();
 		mt_mem_fail_at(0, 0);
 		mt_quiet(mt_mem_outstanding() == before, "%s, N=%" PRIu64 ": %" PRId64
-			      " blocks leaked", cmd, n, mt_mem_outstanding() - before);
+			 " blocks leaked", cmd, n, mt_mem_outstanding() - before);
 		if (rc == 0) {
 			mt_quiet(calls < n, "%s, N=%" PRIu64 ": a failure swallowed", cmd, n);
 			got = mt_test_read(out, &got_len);
@@ -1444,14 +1444,14 @@ static void sweep(const char *cmd, const char *trace_src, int sticky)
 		memset(errbuf, 0, sizeof(errbuf));
 		ck_assert_int_ge(pread(fileno(err), errbuf, sizeof(errbuf) - 1, 0), 0);
 		mt_quiet(strstr(errbuf, "out of memory"), "%s, N=%" PRIu64 ": stderr '%s'",
-			      cmd, n, errbuf);
+			 cmd, n, errbuf);
 		mt_quiet(dir_holds_only(dir, "trace.jsonl"),
-			      "%s, N=%" PRIu64 ": an output was left behind", cmd, n);
+			 "%s, N=%" PRIu64 ": an output was left behind", cmd, n);
 	}
 #undef RUN
 	/* Every one of the unfailed run's allocations was made to fail. */
 	mt_quiet(n == calls_ref + 1, "%s: the sweep ended at N=%" PRIu64
-		      "; an unfailed run makes %" PRIu64, cmd, n, calls_ref);
+		 "; an unfailed run makes %" PRIu64, cmd, n, calls_ref);
 	dup2(saved, 2);
 	close(saved);
 	fclose(err);

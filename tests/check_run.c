@@ -204,7 +204,7 @@ static json_object *get(json_object *o, const char *key)
 	json_object *v;
 
 	mt_quiet(json_object_object_get_ex(o, key, &v), "no field %s in %s",
-		      key, json_object_to_json_string(o));
+		 key, json_object_to_json_string(o));
 	return v;
 }
 
@@ -271,10 +271,10 @@ static int count_lines(const char *s)
 static void assert_one_error_line(const run_t *r, int status, const char *words)
 {
 	mt_quiet(r->status == status, "status %d, not %d; stderr: %s",
-		      r->status, status, r->se);
+		 r->status, status, r->se);
 	ck_assert_str_eq(r->so, "");
 	mt_quiet(count_lines(r->se) == 1 && !strncmp(r->se, "memtrace-run: ", 14),
-		      "not one line on stderr: %s", r->se);
+		 "not one line on stderr: %s", r->se);
 	mt_quiet(strstr(r->se, words), "stderr does not say '%s': %s", words, r->se);
 }
 
@@ -486,7 +486,7 @@ START_TEST(test_progress_lines_and_table_read_as_documented)
 		      "progress lines: %s", r.se);
 	mt_quiet(strstr(r.se, "memtrace-run: 2 runs of wl_run_steady, 2 summarized"), "%s", r.se);
 	mt_quiet(strstr(r.se, "min") && strstr(r.se, "median") && strstr(r.se, "max"),
-		      "no table header: %s", r.se);
+		 "no table header: %s", r.se);
 	table_row(r.se, "allocations", row, sizeof(row));
 	ck_assert_str_eq(row, "10 10 10");
 	table_row(r.se, "peak live", row, sizeof(row));
@@ -603,7 +603,7 @@ START_TEST(test_forking_workload_leaves_one_trace_per_process)
 		mt_quiet_int_eq(n, 2);
 	}
 	mt_quiet(strstr(r.se, "run 1/2: exit 0, 2 allocations, peak 4.3 KiB, complete, "
-				   "2 child traces\n"), "%s", r.se);
+		 "2 child traces\n"), "%s", r.se);
 	/* The rows are the parent's: one per run. */
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
 	mt_quiet_int_eq(rows.n, 2);
@@ -681,7 +681,7 @@ START_TEST(test_killed_workload_row_is_summary_written_with_missing_stop_event)
 	ck_assert_str_eq(str(caps.row[0], "caveat_kind"), "missing_stop_event");
 	ck_assert(in_dir(r.out, "summary.jsonl"));
 	mt_quiet(strstr(r.se, "run 1/1: killed by SIGKILL, 100 allocations, peak 75.9 KiB, "
-				   "missing_stop_event\n"), "%s", r.se);
+		 "missing_stop_event\n"), "%s", r.se);
 	/* bash's own "Killed" report is not written on the workload's stderr. */
 	mt_quiet(!strstr(r.se, "Killed"), "%s", r.se);
 	rows_release(&caps);
@@ -734,12 +734,12 @@ START_TEST(test_strict_turns_a_caveat_into_a_failure)
 	RUN(&r, "-o", r.out, "--", wl);
 	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
 	mt_quiet(strstr(r.se, "run 1/1: exit 0, 2 allocations, peak 642 B, missing_stop_event\n"),
-		      "%s", r.se);
+		 "%s", r.se);
 
 	RUN(&r, "--strict", "-o", r.out, "--", wl);
 	mt_quiet(r.status == 1, "status %d: %s", r.status, r.se);
 	mt_quiet(strstr(r.se, "memtrace-run: --strict: run 1's trace is missing_stop_event\n"),
-		      "%s", r.se);
+		 "%s", r.se);
 	/* The rows are written all the same. */
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
 	mt_quiet_int_eq(rows.n, 1);

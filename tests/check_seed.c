@@ -60,7 +60,7 @@ static struct json_object *parse_row(const char *s)
 
 	mt_quiet(len > 0 && s[len - 1] == '\n', "not one line: %s", s);
 	mt_quiet(memchr(s, '\n', len - 1) == NULL, "more than one line: %s",
-		      s);
+		 s);
 	o = json_tokener_parse(s);
 	mt_quiet(o != NULL, "not JSON: %s", s);
 	ck_assert(json_object_is_type(o, json_type_object));
@@ -73,7 +73,7 @@ static void assert_str_field(struct json_object *o, const char *key,
 	struct json_object *v = mt_test_json_member(o, key);
 
 	mt_quiet(json_object_is_type(v, json_type_string),
-		      "%s is not a string", key);
+		 "%s is not a string", key);
 	ck_assert_str_eq(json_object_get_string(v), expected);
 }
 
@@ -186,7 +186,7 @@ START_TEST(test_capture_surfaces_tail_truncation_and_missing_artifacts)
 	summary = mt_test_read(summary_path, NULL);
 	mt_quiet_ptr_nonnull(summary);
 	mt_quiet_ptr_nonnull(strstr(summary,
-				     "\"status\":\"missing_stop_event\""));
+			     "\"status\":\"missing_stop_event\""));
 	free(summary);
 
 	mt_test_memtrace_in_argv(&r, dir, NULL, missing_args);
@@ -275,15 +275,15 @@ START_TEST(test_repetition_survives_every_allocation_failure)
 		if (r.status == 0)
 			break;
 		mt_quiet(r.status == 4,
-			      "allocation %lu failed: exit %d, stderr: %s", n,
-			      r.status, r.err);
+			 "allocation %lu failed: exit %d, stderr: %s", n,
+			 r.status, r.err);
 		mt_quiet(strstr(r.err, "out of memory") != NULL,
-			      "allocation %lu failed: stderr says %s", n, r.err);
+			 "allocation %lu failed: stderr says %s", n, r.err);
 		ck_assert_str_eq(r.out, "");
 		/* No row, and no temporary file either. */
 		listing = list_dir(dir);
 		mt_quiet(!strcmp(listing, "allocations.jsonl"),
-			      "allocation %lu failed and left: %s", n, listing);
+			 "allocation %lu failed and left: %s", n, listing);
 		free(listing);
 		mt_test_run_release(&r);
 	}
@@ -328,8 +328,8 @@ START_TEST(test_repetition_append_survives_every_allocation_failure)
 		if (r.status == 0)
 			break;
 		mt_quiet(r.status == 4,
-			      "allocation %lu failed: exit %d, stderr: %s", n,
-			      r.status, r.err);
+			 "allocation %lu failed: exit %d, stderr: %s", n,
+			 r.status, r.err);
 		mt_quiet_ptr_nonnull(strstr(r.err, "out of memory"));
 		mt_test_assert_file_eq(reps, MINIMAL_ROW(1));
 		listing = list_dir(dir);
@@ -373,12 +373,12 @@ START_TEST(test_capture_survives_every_allocation_failure)
 		if (r.status == 0)
 			break;
 		mt_quiet(r.status == 4,
-			      "allocation %lu failed: exit %d, stderr: %s", n,
-			      r.status, r.err);
+			 "allocation %lu failed: exit %d, stderr: %s", n,
+			 r.status, r.err);
 		mt_quiet_ptr_nonnull(strstr(r.err, "out of memory"));
 		listing = list_dir(dir);
 		mt_quiet(!strcmp(listing, "allocations.jsonl"),
-			      "allocation %lu failed and left: %s", n, listing);
+			 "allocation %lu failed and left: %s", n, listing);
 		free(listing);
 		mt_test_run_release(&r);
 	}

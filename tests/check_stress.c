@@ -143,7 +143,7 @@ static void tally(const char *trace, unsigned long long lo, unsigned long long h
 	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		t->lines++;
 		mt_quiet(num_field(line, "\"seq\":", &seq) && seq == t->lines,
-			      "%s: line %lu has seq %llu", trace, t->lines, seq);
+			 "%s: line %lu has seq %llu", trace, t->lines, seq);
 		if (!str_field(line, "\"kind\":\"", kind, sizeof(kind)))
 			continue;
 		if (!strcmp(kind, "alloc")) {
@@ -163,7 +163,7 @@ static void tally(const char *trace, unsigned long long lo, unsigned long long h
 			if (!set_take(&live, ptr))
 				continue;
 			mt_quiet(size >= rlo && size <= rhi,
-				      "%s: a marked block reallocated to %llu", trace, size);
+				 "%s: a marked block reallocated to %llu", trace, size);
 			t->reallocs++;
 			if (!strcmp(kind, "remap"))
 				ck_assert(num_field(line, "\"new_ptr\":", &new_ptr));
@@ -195,7 +195,7 @@ static void assert_complete(const char *trace)
 	mt_quiet_ptr_nonnull(o);
 	ck_assert(json_object_object_get_ex(o, "status", &v));
 	mt_quiet(!strcmp(json_object_get_string(v), "complete"),
-		      "%s is %s: %s", trace, json_object_get_string(v), r.out);
+		 "%s is %s: %s", trace, json_object_get_string(v), r.out);
 	ck_assert(json_object_object_get_ex(o, "unknown_frees", &v));
 	mt_quiet_int_eq(json_object_get_int64(v), 0);
 	ck_assert(json_object_object_get_ex(o, "overlapping_allocs", &v));
@@ -217,7 +217,7 @@ static void check_one_run(const char *dir, int run)
 
 	status = run_stress(dir);
 	mt_quiet(status == 0, "run %d: wl_stress exits %d%s", run, status,
-		      status == 128 + SIGALRM ? " (timed out: a deadlock?)" : "");
+		 status == 128 + SIGALRM ? " (timed out: a deadlock?)" : "");
 	out = mt_test_read(out_path, NULL);
 	mt_quiet_ptr_nonnull(out);
 	mt_quiet(sscanf(out, "stress: allocs=%lu reallocs=%lu frees=%lu forks=%d",

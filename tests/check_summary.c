@@ -114,7 +114,7 @@ static struct json_object *get(struct json_object *o, const char *key)
 	struct json_object *v = NULL;
 
 	mt_quiet(json_object_object_get_ex(o, key, &v), "no field %s in %s",
-		      key, json_object_to_json_string(o));
+		 key, json_object_to_json_string(o));
 	return v;
 }
 
@@ -123,7 +123,7 @@ static uint64_t num(struct json_object *o, const char *key)
 	struct json_object *v = get(o, key);
 
 	mt_quiet(json_object_is_type(v, json_type_int),
-		      "%s is not an integer", key);
+		 "%s is not an integer", key);
 	return json_object_get_uint64(v);
 }
 
@@ -131,8 +131,8 @@ static uint64_t num(struct json_object *o, const char *key)
 	do {                                                               \
 		uint64_t got_ = num((o), (key));                           \
 		mt_quiet(got_ == (uint64_t)(expected),                \
-			      "%s is %" PRIu64 ", expected %" PRIu64, (key), \
-			      got_, (uint64_t)(expected));                 \
+			 "%s is %" PRIu64 ", expected %" PRIu64, (key), \
+			 got_, (uint64_t)(expected));                 \
 	} while (0)
 
 /* The by_allocator entries, as an array. */
@@ -156,10 +156,10 @@ static struct json_object *allocator_at(const summary_t *s, size_t i)
 static void assert_balanced(const summary_t *s)
 {
 	mt_quiet_uint_eq(num(s->summary, "live_bytes"),
-			  num(s->summary, "bytes_allocated") -
-				  num(s->summary, "bytes_freed"));
+			 num(s->summary, "bytes_allocated") -
+				 num(s->summary, "bytes_freed"));
 	mt_quiet_uint_ge(num(s->summary, "peak_live_bytes"),
-			  num(s->summary, "live_bytes"));
+			 num(s->summary, "live_bytes"));
 }
 
 #define START "'kind':'trace.start'"

@@ -29,7 +29,7 @@ static char *workload(const char *name)
 static void assert_status(const mt_test_run_t *r, int want)
 {
 	mt_quiet(r->status == want, "exit %d, want %d\nstdout:\n%s\nstderr:\n%s",
-		      r->status, want, r->out, r->err);
+		 r->status, want, r->out, r->err);
 }
 
 /* Run a workload under the preload with trace dir/trace and fail_at
@@ -354,7 +354,7 @@ START_TEST(sweep_names_the_stack_of_the_allocation_that_crashes)
 		 "N=3 malloc of 512 B: killed by SIGSEGV (crash)\n"
 		 "    at load_table_unchecked (wl_oom_crash) < main (wl_oom_crash) < ");
 	mt_quiet(strstr(s.r.out, want), "no crash at N=3 with its stack:\n%s",
-		      s.r.out);
+		 s.r.out);
 	snprintf(want, sizeof(want),
 		 "    trace %s, output %s\n"
 		 "N=4 malloc of 16 B: exit 1 (error)\n"
@@ -406,9 +406,9 @@ START_TEST(sweep_stops_at_max)
 	SWEEP(&s, "wl_oom_safe", NULL, "--oom-sweep", "--max=3");
 	assert_status(&s.r, 0);
 	mt_quiet_ptr_nonnull(strstr(s.r.out, "N=3 realloc of 4.0 KiB: exit 1 (error)\n"
-					   "memtrace-run: 3 allocations of wl_oom_safe failed "
-					   "one at a time: 0 exited cleanly, 3 with an error, 0 "
-					   "crashed, 0 hung; stopped at --max 3\n"));
+			     "memtrace-run: 3 allocations of wl_oom_safe failed "
+			     "one at a time: 0 exited cleanly, 3 with an error, 0 "
+			     "crashed, 0 hung; stopped at --max 3\n"));
 	mt_quiet_ptr_null(strstr(s.r.out, "N=4"));
 	sweep_release(&s);
 }
@@ -475,11 +475,11 @@ START_TEST(sweep_usage_errors_run_nothing)
 
 		SWEEP(&s, "wl_oom_safe", NULL, bad[i][0], bad[i][1], bad[i][2]);
 		mt_quiet(s.r.status == 64, "%s %s: exit %d: %s", bad[i][0],
-			      bad[i][1], s.r.status, s.r.err);
+			 bad[i][1], s.r.status, s.r.err);
 		/* One line, memtrace-run's own. */
 		mt_quiet(!strncmp(s.r.err, "memtrace-run: ", 14) &&
-			      strchr(s.r.err, '\n') == s.r.err + s.r.err_len - 1,
-			      "%s", s.r.err);
+			 strchr(s.r.err, '\n') == s.r.err + s.r.err_len - 1,
+			 "%s", s.r.err);
 		ck_assert_str_eq(s.r.out, "");
 		files = listing(&s);
 		ck_assert_str_eq(files, "");

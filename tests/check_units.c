@@ -52,7 +52,7 @@ static uint64_t rng(void)
 static void assert_fmt(size_t n, const char *buf, const char *want)
 {
 	mt_quiet(n == strlen(want) && !memcmp(buf, want, n),
-		      "formatted '%.*s', want '%s'", (int)n, buf, want);
+		 "formatted '%.*s', want '%s'", (int)n, buf, want);
 }
 
 /* What a strict decoder accepts (RFC 3629), byte for byte: the shortest
@@ -82,7 +82,7 @@ START_TEST(utf8_accepts_exactly_rfc_3629)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		mt_quiet(mt_utf8_valid(cases[i].s, strlen(cases[i].s)) == cases[i].valid,
-			      "case %zu: want %s", i, cases[i].valid ? "valid" : "invalid");
+			 "case %zu: want %s", i, cases[i].valid ? "valid" : "invalid");
 	/* The length of each sequence, and 0 past the buffer's end. */
 	mt_quiet_uint_eq(mt_utf8_len((const unsigned char *)"a", 1), 1);
 	mt_quiet_uint_eq(mt_utf8_len((const unsigned char *)"\xc3\xa9", 2), 2);
@@ -166,7 +166,7 @@ START_TEST(fmt_parse_hex_accepts)
 		uint64_t v = 12345;
 
 		mt_quiet(mt_fmt_parse_hex(ok[i].s, strlen(ok[i].s), &v) == 0,
-			      "'%s' rejected", ok[i].s);
+			 "'%s' rejected", ok[i].s);
 		mt_quiet(v == ok[i].v, "'%s' read as %" PRIx64, ok[i].s, v);
 	}
 	/* Only len bytes are read: what follows does not matter. */
@@ -192,7 +192,7 @@ START_TEST(fmt_parse_hex_rejects)
 		uint64_t v = 12345;
 
 		mt_quiet(mt_fmt_parse_hex(bad[i], strlen(bad[i]), &v) == -1,
-			      "'%s' accepted", bad[i]);
+			 "'%s' accepted", bad[i]);
 		mt_quiet(v == 12345, "'%s' changed the output", bad[i]);
 	}
 	/* A NUL byte inside the length is not a digit. */
@@ -317,7 +317,7 @@ static void assert_buf(const mt_buf_t *b, const char *want, size_t n)
 	if (n || b->data) {
 		mt_quiet_ptr_nonnull(b->data);
 		mt_quiet(!memcmp(b->data, want, n), "buffer holds '%.*s'",
-			      (int)b->len, b->data);
+			 (int)b->len, b->data);
 		mt_quiet(b->data[n] == '\0', "buffer not NUL-terminated");
 	}
 }
@@ -566,7 +566,7 @@ START_TEST(map_keys_zero_and_max)
 	mt_quiet_int_eq(mt_map_remove(&m, UINT64_MAX, NULL), 0);
 	/* UINT64_MAX alone, in an empty table. */
 	mt_quiet_int_eq(mt_map_upsert(&m, UINT64_MAX, (void **)&v, &created),
-			 MT_OK);
+			MT_OK);
 	mt_quiet_int_eq(created, 1);
 	mt_quiet_uint_eq(*v, 0);
 	*v = 111;
@@ -581,10 +581,10 @@ START_TEST(map_keys_zero_and_max)
 	mt_quiet_int_eq(created, 1);
 	*v = 222;
 	mt_quiet_int_eq(mt_map_upsert(&m, UINT64_MAX - 1, (void **)&v, NULL),
-			 MT_OK);
+			MT_OK);
 	*v = 333;
 	mt_quiet_int_eq(mt_map_upsert(&m, UINT64_MAX, (void **)&v, &created),
-			 MT_OK);
+			MT_OK);
 	mt_quiet_int_eq(created, 0);
 	mt_quiet_uint_eq(*v, 111);
 	mt_quiet_uint_eq(mt_map_count(&m), 3);
@@ -692,7 +692,7 @@ START_TEST(map_failed_growth_leaves_map_unchanged)
 	/* The side slot of UINT64_MAX fails the same way. */
 	mt_mem_fail_at(1, 0);
 	mt_quiet_int_eq(mt_map_upsert(&m, UINT64_MAX, (void **)&v, NULL),
-			 MT_ENOMEM);
+			MT_ENOMEM);
 	mt_mem_fail_at(0, 0);
 	mt_quiet_ptr_null(mt_map_find(&m, UINT64_MAX));
 	mt_quiet_uint_eq(mt_map_count(&m), n + 1);
@@ -759,8 +759,8 @@ START_TEST(map_random_churn_matches_reference)
 						       &created),
 					 MT_OK);
 			mt_quiet(created == !ref_has[k],
-				      "op %d: upsert %" PRIx64 " created %d",
-				      op, keys[k], created);
+				 "op %d: upsert %" PRIx64 " created %d",
+				 op, keys[k], created);
 			if (created) {
 				mt_quiet_uint_eq(v->a | v->b | v->c, 0);
 				ref_count++;
@@ -776,8 +776,8 @@ START_TEST(map_random_churn_matches_reference)
 			int got = mt_map_remove(&m, keys[k], &out);
 
 			mt_quiet(got == ref_has[k],
-				      "op %d: remove %" PRIx64 " gave %d", op,
-				      keys[k], got);
+				 "op %d: remove %" PRIx64 " gave %d", op,
+				 keys[k], got);
 			if (got) {
 				mt_quiet_uint_eq(out.a, ref_val[k]);
 				mt_quiet_uint_eq(out.b, ~ref_val[k]);
@@ -788,8 +788,8 @@ START_TEST(map_random_churn_matches_reference)
 		} else {
 			v = mt_map_find(&m, keys[k]);
 			mt_quiet((v != NULL) == ref_has[k],
-				      "op %d: find %" PRIx64 " gave %p", op,
-				      keys[k], (void *)v);
+				 "op %d: find %" PRIx64 " gave %p", op,
+				 keys[k], (void *)v);
 			if (v)
 				mt_quiet_uint_eq(v->a, ref_val[k]);
 		}
@@ -799,8 +799,8 @@ START_TEST(map_random_churn_matches_reference)
 			for (size_t i = 0; i < CHURN_KEYS; i++) {
 				v = mt_map_find(&m, keys[i]);
 				mt_quiet((v != NULL) == ref_has[i],
-					      "op %d: key %" PRIx64 " %s", op,
-					      keys[i], v ? "present" : "lost");
+					 "op %d: key %" PRIx64 " %s", op,
+					 keys[i], v ? "present" : "lost");
 				if (v)
 					mt_quiet_uint_eq(v->c, i);
 			}
@@ -845,7 +845,7 @@ START_TEST(map_removal_keeps_wrapped_runs_findable)
 		for (int i = 0; i < n; i++) {
 			ks[i] = rng() % 64;
 			mt_quiet_int_eq(mt_map_upsert(&m, ks[i], (void **)&v, NULL),
-					 MT_OK);
+					MT_OK);
 			*v = ks[i] * 3;
 		}
 		mt_quiet_uint_eq(m.cap, 16);
@@ -861,7 +861,7 @@ START_TEST(map_removal_keeps_wrapped_runs_findable)
 			for (int j = 0; j < n; j++) {
 				v = mt_map_find(&m, ks[j]);
 				mt_quiet(v != NULL, "round %d: key %" PRIu64
-					      " lost", round, ks[j]);
+					 " lost", round, ks[j]);
 				mt_quiet_uint_eq(*v, ks[j] * 3);
 			}
 		}
@@ -906,7 +906,7 @@ static void assert_take_absent(mt_blocks_t *t, uint64_t ptr)
 	memset(&canary, 0xa5, sizeof(canary));
 	out = canary;
 	mt_quiet(mt_blocks_take(t, ptr, &out) == 0,
-		      "take of absent %" PRIx64 " found a block", ptr);
+		 "take of absent %" PRIx64 " found a block", ptr);
 	mt_quiet_mem_eq(&out, &canary, sizeof(out));
 }
 
@@ -918,8 +918,8 @@ static void blocks_put_ok(mt_blocks_t *t, uint64_t ptr, const mt_block_t *b,
 
 	mt_quiet_int_eq(mt_blocks_put(t, ptr, b, &old, &replaced), MT_OK);
 	mt_quiet(replaced == want_replaced,
-		      "put %" PRIx64 ": replaced %d, want %d", ptr, replaced,
-		      want_replaced);
+		 "put %" PRIx64 ": replaced %d, want %d", ptr, replaced,
+		 want_replaced);
 	if (want_old)
 		assert_block(&old, want_old);
 }
@@ -1107,8 +1107,8 @@ START_TEST(blocks_grow_keeps_blocks_and_aligns_slots)
 					      t.cap > last_cap,
 				      "cap %zu after %zu", t.cap, last_cap);
 			mt_quiet((uintptr_t)t.slots % 64 == 0,
-				      "slots at %p, cap %zu: off a cache line",
-				      (void *)t.slots, t.cap);
+				 "slots at %p, cap %zu: off a cache line",
+				 (void *)t.slots, t.cap);
 			/* One allocation holds the table: the old one is
 			 * gone. */
 			mt_quiet_int_eq(mt_mem_outstanding(), before + 1);
@@ -1271,7 +1271,7 @@ START_TEST(blocks_failed_growth_leaves_table_unchanged)
 	b = blk(n + 1);
 	mt_mem_fail_at(1, 0);
 	mt_quiet_int_eq(mt_blocks_put(&t, n + 1, &b, &old, &replaced),
-			 MT_ENOMEM);
+			MT_ENOMEM);
 	mt_mem_fail_at(0, 0);
 	mt_quiet_uint_eq(t.cap, cap);
 	mt_quiet_ptr_eq(t.slots, slots);
@@ -1398,8 +1398,8 @@ START_TEST(blocks_random_churn_matches_reference)
 								 &out);
 
 					mt_quiet(hit == 1,
-						      "op %d: take %" PRIx64
-						      " missed", op, keys[k]);
+						 "op %d: take %" PRIx64
+						 " missed", op, keys[k]);
 					assert_block(&out, &ref_blk[k]);
 					ref_count--;
 				}
@@ -1407,22 +1407,22 @@ START_TEST(blocks_random_churn_matches_reference)
 			} else {
 				got = mt_blocks_find(&t, keys[k]);
 				mt_quiet((got != NULL) == ref_has[k],
-					      "op %d: find %" PRIx64 " gave %p",
-					      op, keys[k], (const void *)got);
+					 "op %d: find %" PRIx64 " gave %p",
+					 op, keys[k], (const void *)got);
 				if (got)
 					assert_block(got, &ref_blk[k]);
 			}
 			mt_quiet_uint_eq(mt_blocks_count(&t),
-					  base + ref_count);
+					 base + ref_count);
 			if (op % 20000 && op != CHURN_OPS - 1)
 				continue;
 			/* Every block is still where find looks for it. */
 			for (size_t i = 0; i < CHURN_KEYS; i++) {
 				got = mt_blocks_find(&t, keys[i]);
 				mt_quiet((got != NULL) == ref_has[i],
-					      "op %d: key %" PRIx64 " %s", op,
-					      keys[i],
-					      got ? "present" : "lost");
+					 "op %d: key %" PRIx64 " %s", op,
+					 keys[i],
+					 got ? "present" : "lost");
 				if (got)
 					assert_block(got, &ref_blk[i]);
 			}
@@ -1492,7 +1492,7 @@ START_TEST(blocks_take_keeps_wrapped_runs_findable)
 				got = mt_blocks_find(&t, ks[j]);
 				w = blk(ks[j]);
 				mt_quiet(got != NULL, "round %d: key %"
-					      PRIu64 " lost", round, ks[j]);
+					 PRIu64 " lost", round, ks[j]);
 				assert_block(got, &w);
 			}
 		}
@@ -1591,7 +1591,7 @@ static void open_ok(mt_reader_t *r, const char *path)
 	int rc = mt_reader_open(r, path);
 
 	mt_quiet(rc == MT_OK, "mt_reader_open(%s) = %d: %s", path, rc,
-		      strerror(errno));
+		 strerror(errno));
 }
 
 static void next_line(mt_reader_t *r, const char *want, size_t len,
@@ -1601,14 +1601,14 @@ static void next_line(mt_reader_t *r, const char *want, size_t len,
 	int rc = mt_reader_next(r, &line);
 
 	mt_quiet(rc == 1, "line %" PRIu64 ": mt_reader_next = %d", number,
-		      rc);
+		 rc);
 	mt_quiet_uint_eq(line.number, number);
 	mt_quiet_int_eq(line.too_long, 0);
 	mt_quiet_int_eq(line.terminated, terminated);
 	mt_quiet(line.len == len && !memcmp(line.data, want, len),
-		      "line %" PRIu64 ": got %zu bytes '%.*s', want %zu", number,
-		      line.len, (int)(line.len > 80 ? 80 : line.len), line.data,
-		      len);
+		 "line %" PRIu64 ": got %zu bytes '%.*s', want %zu", number,
+		 line.len, (int)(line.len > 80 ? 80 : line.len), line.data,
+		 len);
 }
 
 static void next_end(mt_reader_t *r)
@@ -2010,7 +2010,7 @@ static void take_matches_next(const char *data, size_t len, size_t max_lines,
 			mt_quiet_int_eq(b[i].terminated, a[i].terminated);
 			mt_quiet_int_eq(b[i].too_long, a[i].too_long);
 			mt_quiet(b[i].sum == a[i].sum,
-				      "line %" PRIu64 " differs", a[i].number);
+				 "line %" PRIu64 " differs", a[i].number);
 		}
 	}
 	rfile_done(&f);
@@ -2340,7 +2340,7 @@ START_TEST(heap_apply_block_matches_apply)
 	mt_quiet_uint_eq(h[0].peak_live_bytes, h[1].peak_live_bytes);
 	mt_quiet_uint_eq(h[0].peak_seq, h[1].peak_seq);
 	mt_quiet_uint_eq(h[0].temporary_allocations,
-			  h[1].temporary_allocations);
+			 h[1].temporary_allocations);
 	mt_quiet_uint_eq(h[0].duration_ns, h[1].duration_ns);
 	mt_quiet_uint_gt(h[0].frees, 0);
 	for (size_t i = 0; i < 3; i++) {
@@ -2351,7 +2351,7 @@ START_TEST(heap_apply_block_matches_apply)
 		mt_quiet_uint_eq(a->live_bytes, b->live_bytes);
 		mt_quiet_uint_eq(site_freed(a), site_freed(b));
 		mt_quiet_uint_eq(a->temporary_allocations,
-				  b->temporary_allocations);
+				 b->temporary_allocations);
 	}
 	mt_heap_release(&h[0]);
 	mt_heap_release(&h[1]);
@@ -2379,7 +2379,7 @@ START_TEST(heap_dense_and_sparse_stack_ids_keep_their_sites)
 		const char *why, *field;
 
 		mt_quiet_int_eq(mt_heap_apply_block(&h, &ev, &why, &field),
-				 MT_OK);
+				MT_OK);
 		want[order[i]]++;
 	}
 	for (size_t i = 0; i < 6; i++) {
@@ -2401,7 +2401,7 @@ static void heap_apply_ok(mt_heap_t *h, const mt_event_t *ev, int block)
 			 mt_heap_apply(h, ev, &why, &field);
 
 	mt_quiet(rc == MT_OK, "seq %" PRIu64 " (%s): rc %d (%s)", ev->seq,
-		      mt_event_kind_name(ev->kind), rc, why ? why : "-");
+		 mt_event_kind_name(ev->kind), rc, why ? why : "-");
 }
 
 #define TEMP_THREADS 3000
@@ -2506,13 +2506,13 @@ START_TEST(heap_temporary_follows_each_threads_last_allocation)
 			temp += is_temp;
 			site_temp[b->site] += is_temp;
 			mt_quiet(h.temporary_allocations == temp,
-				      "seq %" PRIu64 ": free of a block of "
-				      "thread %zu (serial %" PRIu64 ", the "
-				      "thread's last %" PRIu64 "): temporary_"
-				      "allocations %" PRIu64 ", want %" PRIu64,
-				      seq, b->thread,
-				      b->serial, last[b->thread],
-				      h.temporary_allocations, temp);
+				 "seq %" PRIu64 ": free of a block of "
+				 "thread %zu (serial %" PRIu64 ", the "
+				 "thread's last %" PRIu64 "): temporary_"
+				 "allocations %" PRIu64 ", want %" PRIu64,
+				 seq, b->thread,
+				 b->serial, last[b->thread],
+				 h.temporary_allocations, temp);
 			mt_quiet(site[b->site]->temporary_allocations ==
 					      site_temp[b->site],
 				      "seq %" PRIu64 ": site %zu temporary_"
@@ -2540,10 +2540,10 @@ START_TEST(heap_temporary_follows_each_threads_last_allocation)
 		}
 		/* Nothing but a free changes it. */
 		mt_quiet(h.temporary_allocations == temp,
-			      "seq %" PRIu64 " (%s): temporary_allocations %"
-			      PRIu64 ", want %" PRIu64, seq,
-			      mt_event_kind_name(kind), h.temporary_allocations,
-			      temp);
+			 "seq %" PRIu64 " (%s): temporary_allocations %"
+			 PRIu64 ", want %" PRIu64, seq,
+			 mt_event_kind_name(kind), h.temporary_allocations,
+			 temp);
 		prev = th;
 	}
 	for (int i = 0; i < 4; i++)
@@ -2620,9 +2620,9 @@ START_TEST(heap_threads_counts_distinct_tids)
 			if (j % 10 == 0)
 				threads_event(&h, seq++, NULL);
 			mt_quiet(mt_heap_threads(&h) == want,
-				      "pass %d, tid %" PRIx64 ": %" PRIu64
-				      " threads, want %" PRIu64, pass, tids[i],
-				      mt_heap_threads(&h), want);
+				 "pass %d, tid %" PRIx64 ": %" PRIu64
+				 " threads, want %" PRIu64, pass, tids[i],
+				 mt_heap_threads(&h), want);
 		}
 		if (pass == 0) {
 			/* A rejected event changes nothing, its new tid
@@ -2630,7 +2630,7 @@ START_TEST(heap_threads_counts_distinct_tids)
 			ev = heap_event(MT_KIND_ALLOC, seq++, 0x99990, 8, 999);
 			ev.tid = fresh;
 			mt_quiet_int_eq(mt_heap_apply(&h, &ev, &why, &field),
-					 MT_HEAP_REJECTED);
+					MT_HEAP_REJECTED);
 			mt_quiet_int_eq(mt_heap_apply_block(&h, &ev, &why,
 							     &field),
 					 MT_HEAP_REJECTED);
@@ -2841,7 +2841,7 @@ static void assert_counts(const heap_counts_t *got, const heap_counts_t *want,
 {
 #define SAME(f)                                                              \
 	mt_quiet(got->f == want->f, "%s: " #f " %" PRIu64 ", want %"    \
-		      PRIu64, what, got->f, want->f)
+		 PRIu64, what, got->f, want->f)
 	SAME(events);
 	SAME(allocations);
 	SAME(frees);
@@ -2929,7 +2929,7 @@ static void assert_same_heap(mt_heap_t *h, mt_heap_t *r, int k, int e,
 		rc = heap_counts(r);
 		assert_counts(&hc, &rc, what);
 		mt_quiet_uint_eq(h->no_stack.temporary_allocations,
-				  r->no_stack.temporary_allocations);
+				 r->no_stack.temporary_allocations);
 		for (uint64_t id = 1; id <= (uint64_t)k + 2; id++) {
 			void *hv = mt_map_find(&h->stacks, id);
 			const mt_site_t *a, *b;
@@ -2939,12 +2939,12 @@ static void assert_same_heap(mt_heap_t *h, mt_heap_t *r, int k, int e,
 			a = mt_heap_stack_site(h, *(mt_stack_t **)hv);
 			b = heap_site(r, id);
 			mt_quiet(a->allocations == b->allocations &&
-				      a->live_bytes == b->live_bytes &&
-				      site_freed(a) == site_freed(b) &&
-				      a->temporary_allocations ==
-				      b->temporary_allocations,
-				      "%s: stack %" PRIu64 " differs", what,
-				      id);
+				 a->live_bytes == b->live_bytes &&
+				 site_freed(a) == site_freed(b) &&
+				 a->temporary_allocations ==
+				 b->temporary_allocations,
+				 "%s: stack %" PRIu64 " differs", what,
+				 id);
 		}
 		if (step == 5)
 			break;
@@ -2988,7 +2988,7 @@ START_TEST(heap_new_thread_or_stack_out_of_memory_leaves_heap_unchanged)
 					 "%s after %d threads, allocation %"
 					 PRIu64 " failing", names[e], k, n);
 				mt_quiet(rc == MT_OK || rc == MT_ENOMEM,
-					      "%s: rc %d", what, rc);
+					 "%s: rc %d", what, rc);
 				if (rc == MT_ENOMEM) {
 					failed++;
 					now = heap_counts(&h);

@@ -247,8 +247,8 @@ void mt_test_assert_file_eq(const char *path, const char *expected)
 
 	mt_quiet(got != NULL, "%s does not exist", path);
 	mt_quiet(len == strlen(expected) && !memcmp(got, expected, len),
-		      "%s differs:\n--- expected\n%s--- got\n%s", path, expected,
-		      got);
+		 "%s differs:\n--- expected\n%s--- got\n%s", path, expected,
+		 got);
 	free(got);
 }
 
@@ -260,8 +260,8 @@ void mt_test_assert_golden(const char *actual, size_t len, const char *name)
 
 	mt_quiet(expected != NULL, "golden file %s is missing", path);
 	mt_quiet(elen == len && !memcmp(expected, actual, len),
-		      "output differs from %s:\n--- expected\n%s--- got\n%.*s",
-		      path, expected, (int)len, actual);
+		 "output differs from %s:\n--- expected\n%s--- got\n%.*s",
+		 path, expected, (int)len, actual);
 	free(expected);
 	free(path);
 }
