@@ -390,6 +390,77 @@ START_TEST(test_cxx_new_and_delete_are_recorded)
 }
 END_TEST
 
+/*
+ * Each allocation's t, from the trace, against the times the program read
+ * around it: t is relative to the trace's start, which the program does
+ * not know, so the test compares differences to the allocation the
+ * program timed most tightly (a first call through a new stack takes
+ * hundreds of microseconds).  On a TSC machine most of these t are
+ * extrapolated from an anchor up to 0.84 ms before (preload/mt_clock.h):
+ * 3 us is far above that error (a pair's skew, at most 0.8 us, and the
+ * rate's), and below what a rate wrong by 1 % makes of 0.84 ms.
+ */
+START_TEST(test_trace_t_follows_clock_monotonic)
+{
+	enum { N = 160, TOLERANCE = 3000 };
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	unsigned long long before[N], after[N], t[N];
+	int seen[N] = { 0 }, n = 0, ref = 0;
+	mt_test_run_t r;
+	size_t len;
+	char *data, *line, *save = NULL, *out;
+
+	run_traced(&r, "wl_clock", trace, NULL, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	out = r.out;
+	for (int i = 0; i < N; i++) {
+		int size, used;
+
+		mt_quiet(sscanf(out, "%d %llu %llu\n%n", &size, &before[i],
+				&after[i], &used) == 3 && size == 1000 + i,
+			 "line %d of the program's output: %.60s", i, out);
+		out += used;
+	}
+	data = mt_test_read(trace, &len);
+	mt_quiet_ptr_nonnull(data);
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_object *o = json_tokener_parse(line);
+		const char *kind = mt_test_json_opt_str(o, "kind");
+
+		if (kind && !strcmp(kind, "alloc")) {
+			int64_t size = mt_test_json_i64(o, "size");
+
+			if (size >= 1000 && size < 1000 + N) {
+				t[size - 1000] = (unsigned long long)mt_test_json_i64(o, "t");
+				seen[size - 1000]++;
+				n++;
+			}
+		}
+		json_object_put(o);
+	}
+	mt_quiet_int_eq(n, N);
+	for (int i = 1; i < N; i++)
+		if (after[i] - before[i] < after[ref] - before[ref])
+			ref = i;
+	for (int i = 0; i < N; i++) {
+		long long dt = (long long)(t[i] - t[ref]);
+		long long lo = (long long)(before[i] - after[ref]) - TOLERANCE;
+		long long hi = (long long)(after[i] - before[ref]) + TOLERANCE;
+
+		mt_quiet_int_eq(seen[i], 1);
+		mt_quiet(dt >= lo && dt <= hi,
+			 "allocation %d: t after allocation %d's by %lld ns, the "
+			 "program saw %lld to %lld", i, ref, dt, lo + TOLERANCE,
+			 hi - TOLERANCE);
+	}
+	free(data);
+	mt_test_run_release(&r);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_exit_without_stop_keeps_every_event)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
@@ -591,8 +662,9 @@ START_TEST(test_default_output_is_memtrace_pid_jsonl_in_the_working_directory)
 	int pid;
 
 	/* Only the workload gets the preload: a traced shell would leave
-	 * its own trace in the directory it starts in. */
-	snprintf(cmd, sizeof(cmd), "cd '%s' && unset MEMTRACE_OUTPUT && %s %s & echo $!; wait",
+	 * its own trace in the directory it starts in.  The workload's own
+	 * output goes elsewhere: it raced the shell's echo to stdout. */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && unset MEMTRACE_OUTPUT && %s %s >/dev/null & echo $!; wait",
 		 dir, preload_env(), prog);
 	mt_test_run(&r, argv, NULL);
 	mt_quiet_int_eq(sscanf(r.out, "%d", &pid), 1);
@@ -1350,6 +1422,7 @@ Suite *mt_suite_preload(void)
 	tcase_add_test(tc, test_eight_threads_keep_seq_contiguous_and_counts_exact);
 	tcase_add_test(tc, test_fork_and_exec_children_write_their_own_traces);
 	tcase_add_test(tc, test_cxx_new_and_delete_are_recorded);
+	tcase_add_test(tc, test_trace_t_follows_clock_monotonic);
 	tcase_add_test(tc, test_exit_without_stop_keeps_every_event);
 	tcase_add_test(tc, test_abort_writes_signal_stop_and_still_dies_of_sigabrt);
 	tcase_add_test(tc, test_sigkill_after_ready_keeps_every_event_before_it);
