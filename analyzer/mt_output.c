@@ -31,14 +31,38 @@ static int write_all(int fd, const char *data, size_t len)
 	return 0;
 }
 
+/* Write data through path, which exists and is no regular file. */
+static int write_through(const char *path, const char *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY), saved;
+
+	if (fd < 0)
+		return MT_EOUTPUT;
+	if (write_all(fd, data, len) < 0) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return MT_EOUTPUT;
+	}
+	return close(fd) < 0 ? MT_EOUTPUT : MT_OK;
+}
+
 int mt_output_replace(const char *path, const char *data, size_t len)
 {
 	static const char suffix[] = ".tmp.XXXXXX";
 	size_t plen = strlen(path);
+	struct stat st;
 	char *tmp;
 	mode_t mask;
 	int fd, saved;
 
+	/* A device, a FIFO or a socket (-o /dev/null, a pipe to a reader)
+	 * is written through, never replaced: a rename would put a regular
+	 * file where it was, and as root that means a new /dev/null.  Such a
+	 * file holds no earlier output for a partial write to spoil.  A
+	 * directory goes the rename's way, which refuses it. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return write_through(path, data, len);
 	tmp = mt_mem_malloc(plen + sizeof(suffix));
 	if (!tmp)
 		return MT_ENOMEM;

@@ -990,6 +990,46 @@ START_TEST(test_summary_output_replaces_file_by_rename)
 }
 END_TEST
 
+/* -o to a FIFO, as to /dev/null or a terminal: written through, and the
+ * FIFO is still a FIFO (a rename over it left a regular file there, and
+ * over /dev/null, as root, a regular /dev/null). */
+START_TEST(test_summary_output_to_a_fifo_writes_through_it)
+{
+	char *dir = mt_test_tmpdir(), *mt = mt_test_memtrace(), cmd[8192];
+	char *fifo = mt_test_path(dir, "pipe"), *got_path = mt_test_path(dir, "got");
+	char *got;
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	mt_test_run_t plain, r;
+	struct stat st;
+	size_t len;
+
+	write_file(dir, "t.jsonl", KILLED_TRACE);
+	mt_test_memtrace_in(&plain, dir, "summary", "t.jsonl", NULL);
+	mt_quiet_int_eq(mkfifo(fifo, 0600), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && { cat pipe > got & '%s' summary t.jsonl -o pipe; "
+		 "s=$?; wait; exit $s; }", dir, mt);
+	mt_test_run(&r, argv, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	mt_quiet_int_eq(lstat(fifo, &st), 0);
+	mt_quiet(S_ISFIFO(st.st_mode), "pipe is no longer a FIFO (mode %o)",
+		 (unsigned)st.st_mode);
+	got = mt_test_read(got_path, &len);
+	mt_quiet_ptr_nonnull(got);
+	ck_assert_str_eq(got, plain.out);
+	assert_listing(dir, "got pipe t.jsonl");
+	free(got);
+	free(got_path);
+	mt_test_run_release(&r);
+	mt_test_run_release(&plain);
+	free(fifo);
+	free(mt);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_capture_summary_replaces_file_by_rename)
 {
 	char *dir = mt_test_tmpdir();
@@ -1517,6 +1557,7 @@ Suite *mt_suite_cli(void)
 
 	tcase_add_test(output, test_failed_replace_leaves_no_temporary_file);
 	tcase_add_test(output, test_summary_output_replaces_file_by_rename);
+	tcase_add_test(output, test_summary_output_to_a_fifo_writes_through_it);
 	tcase_add_test(output, test_capture_summary_replaces_file_by_rename);
 	tcase_add_test(output, test_repetition_first_row_replaces_file_by_rename);
 	tcase_add_test(output, test_append_adds_exactly_one_row);
