@@ -153,6 +153,16 @@ static uint64_t now_ns(clockid_t clock)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* t: nanoseconds since t0.  A reading of another CPU a hair behind the
+ * one that took t0 gives 0, never a difference wrapped past 2^63
+ * (mt_clock's readings of two CPUs may disagree by that hair). */
+static uint64_t since_t0(void)
+{
+	uint64_t now = mt_clock_now();
+
+	return now > t0 ? now - t0 : 0;
+}
+
 static pid_t current_tid(void)
 {
 	if (!tid_cache)
@@ -331,6 +341,7 @@ static void write_header_locked(pid_t ppid)
 static void stop_locked(const char *reason)
 {
 	mt_jsonl_t l;
+	uint64_t t;
 	int rc;
 
 	if (!atomic_load(&active))
@@ -338,7 +349,10 @@ static void stop_locked(const char *reason)
 	begin(&l, "trace.stop");
 	mt_jsonl_str(&l, "reason", reason, strlen(reason), 0);
 	mt_jsonl_u64(&l, "dropped", dropped);
-	mt_jsonl_u64(&l, "t", mt_clock_now() - t0);
+	/* Never before the last block event's (whose t was taken earlier,
+	 * perhaps on a CPU whose reading ran a hair ahead). */
+	t = since_t0();
+	mt_jsonl_u64(&l, "t", t > hot.last_t ? t : hot.last_t);
 	emit(mt_jsonl_end(&l));
 	atomic_store(&active, 0);
 	rc = mt_writer_close(&hot.writer);
@@ -749,7 +763,7 @@ static void pending_make(pending_t *p, const mt_jsonl_block_t *ev)
 	p->head_len = mt_jsonl_block_head(p->head, ev);
 	p->tail_len = mt_jsonl_block_tail(p->tail, ev);
 	p->has_body = 0;
-	p->t = mt_clock_now() - t0;
+	p->t = since_t0();
 	p->end_len = mt_jsonl_block_end(p->end, p->t);
 }
 
