@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,18 +52,30 @@ int mt_output_replace(const char *path, const char *data, size_t len)
 {
 	static const char suffix[] = ".tmp.XXXXXX";
 	size_t plen = strlen(path);
-	struct stat st;
-	char *tmp;
+	struct stat st, lst;
+	char resolved[PATH_MAX], *tmp;
 	mode_t mask;
-	int fd, saved;
+	int fd, saved, exists;
 
 	/* A device, a FIFO or a socket (-o /dev/null, a pipe to a reader)
 	 * is written through, never replaced: a rename would put a regular
 	 * file where it was, and as root that means a new /dev/null.  Such a
 	 * file holds no earlier output for a partial write to spoil.  A
 	 * directory goes the rename's way, which refuses it. */
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+	exists = stat(path, &st) == 0;
+	if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		return write_through(path, data, len);
+	/* A symbolic link to a file (latest.json -> runs/42.json) stays a
+	 * link: the file it names is the one replaced, as `>` would write
+	 * it, through a temporary file in that file's own directory.  A
+	 * dangling link, or one whose target's name is too long, is
+	 * replaced itself, as before. */
+	if (exists && S_ISREG(st.st_mode) && lstat(path, &lst) == 0 &&
+	    S_ISLNK(lst.st_mode) &&
+	    realpath(path, resolved)) {
+		path = resolved;
+		plen = strlen(path);
+	}
 	tmp = mt_mem_malloc(plen + sizeof(suffix));
 	if (!tmp)
 		return MT_ENOMEM;

@@ -15,7 +15,8 @@
 
 /* Replace path's content with data (creating it, mode 0666 & ~umask).  A
  * path that exists and is not a regular file or a directory (/dev/null, a
- * FIFO) is written through instead, and stays what it is. */
+ * FIFO) is written through instead, and stays what it is; a symbolic link
+ * to a file stays a link, and the file it names is replaced. */
 int mt_output_replace(const char *path, const char *data, size_t len);
 
 /* Append data to path (creating it) in one write(2). */

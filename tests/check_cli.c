@@ -1030,6 +1030,37 @@ START_TEST(test_summary_output_to_a_fifo_writes_through_it)
 }
 END_TEST
 
+/* -o onto a symbolic link to a file: the file is replaced (through a
+ * temporary file in its own directory), the link stays a link. */
+START_TEST(test_summary_output_through_a_symlink_replaces_the_file_it_names)
+{
+	char *dir = mt_test_tmpdir(), *runs = mt_test_path(dir, "runs");
+	char *link_path = mt_test_path(dir, "latest.jsonl");
+	mt_test_run_t plain, r;
+	struct stat st;
+
+	write_file(dir, "t.jsonl", KILLED_TRACE);
+	mt_quiet_int_eq(mkdir(runs, 0700), 0);
+	write_file(runs, "42.jsonl", "old content\n");
+	mt_quiet_int_eq(symlink("runs/42.jsonl", link_path), 0);
+	mt_test_memtrace_in(&plain, dir, "summary", "t.jsonl", NULL);
+	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", "-o", "latest.jsonl", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	mt_quiet_int_eq(lstat(link_path, &st), 0);
+	mt_quiet(S_ISLNK(st.st_mode), "latest.jsonl is no longer a link");
+	assert_file(runs, "42.jsonl", plain.out);
+	assert_listing(runs, "42.jsonl");
+	assert_listing(dir, "latest.jsonl runs t.jsonl");
+	mt_test_run_release(&r);
+	mt_test_run_release(&plain);
+	free(link_path);
+	free(runs);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_capture_summary_replaces_file_by_rename)
 {
 	char *dir = mt_test_tmpdir();
@@ -1558,6 +1589,7 @@ Suite *mt_suite_cli(void)
 	tcase_add_test(output, test_failed_replace_leaves_no_temporary_file);
 	tcase_add_test(output, test_summary_output_replaces_file_by_rename);
 	tcase_add_test(output, test_summary_output_to_a_fifo_writes_through_it);
+	tcase_add_test(output, test_summary_output_through_a_symlink_replaces_the_file_it_names);
 	tcase_add_test(output, test_capture_summary_replaces_file_by_rename);
 	tcase_add_test(output, test_repetition_first_row_replaces_file_by_rename);
 	tcase_add_test(output, test_append_adds_exactly_one_row);
