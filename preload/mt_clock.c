@@ -42,12 +42,22 @@ static struct {
 	uint64_t base_tsc, base_ns;
 } __attribute__((aligned(64))) clk;
 
-static uint64_t gettime_ns(void)
+static uint64_t read_clock(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t gettime_ns(void)
+{
+	return read_clock(CLOCK_MONOTONIC);
+}
+
+uint64_t mt_clock_realtime(void)
+{
+	return read_clock(CLOCK_REALTIME);
 }
 
 #if MT_CLOCK_HAS_TSC
@@ -112,16 +122,28 @@ static int read_pair(uint64_t *ns, uint64_t *tsc)
 	return -1;
 }
 
-void mt_clock_init(int allow_tsc)
+/* clock_gettime() alone, through a calibration from now. */
+static void calibrate(void)
 {
 	atomic_store(&clk.mode, MODE_GETTIME);
-	if (!allow_tsc || !mt_clock_tsc_usable())
-		return;
 	atomic_store(&clk.gen, 0);
 	atomic_store(&clk.reach, 0);
 	if (read_pair(&clk.base_ns, &clk.base_tsc) < 0)
 		return; /* never a quiet moment: clock_gettime() it is */
 	atomic_store(&clk.mode, MODE_CALIBRATING);
+}
+
+void mt_clock_init(int allow_tsc)
+{
+	atomic_store(&clk.mode, MODE_GETTIME);
+	if (allow_tsc && mt_clock_tsc_usable())
+		calibrate();
+}
+
+void mt_clock_fork_child(void)
+{
+	if (atomic_load(&clk.mode) != MODE_GETTIME)
+		calibrate();
 }
 
 /* ns = anchor + cycles * rate, for cycles within an anchor's reach. */

@@ -40,13 +40,21 @@
 #include <stdint.h>
 
 /* Choose the source and take the first reading.  allow_tsc 0 forces
- * clock_gettime() (the tests use both).  Call before the first
- * mt_clock_now(), and again in the child of a fork (an anchor being
- * written at the fork is never finished there). */
+ * clock_gettime() (the tests use both).  Call once, before the first
+ * mt_clock_now(), with no other thread reading the clock. */
 void mt_clock_init(int allow_tsc);
 
 /* CLOCK_MONOTONIC now, in nanoseconds. */
 uint64_t mt_clock_now(void);
+
+/* CLOCK_REALTIME now, in nanoseconds since the epoch, from
+ * clock_gettime() itself (the trace's start time). */
+uint64_t mt_clock_realtime(void);
+
+/* In the child of a fork: calibrate afresh when the TSC was in use (an
+ * anchor another thread was writing at the fork is never finished here),
+ * without asking the machine again what it allows. */
+void mt_clock_fork_child(void);
 
 /* 1 when readings come from the TSC (once the rate is taken), 0 when from
  * clock_gettime() alone; for tests and the trace's header. */

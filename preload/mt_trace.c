@@ -18,7 +18,6 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../common/mt_cpu.h"
@@ -144,14 +143,6 @@ static TLS pid_t tid_cache;
 extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 
 /* ---- small helpers ---- */
-
-static uint64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* t: nanoseconds since t0.  A reading of another CPU a hair behind the
  * one that took t0 gives 0, never a difference wrapped past 2^63
@@ -327,7 +318,7 @@ static void write_header_locked(pid_t ppid)
 		mt_jsonl_str(&l, "exe", exe, (size_t)n, 0);
 	nargs = read_argv(args, sizeof(args), argv, sizeof(argv) / sizeof(argv[0]));
 	mt_jsonl_str_array(&l, "argv", argv, nargs, 256);
-	mt_jsonl_u64(&l, "time_ns", now_ns(CLOCK_REALTIME));
+	mt_jsonl_u64(&l, "time_ns", mt_clock_realtime());
 	mt_jsonl_str(&l, "tool_version", MT_VERSION, strlen(MT_VERSION), 0);
 	mt_jsonl_u64(&l, "stack_depth", (uint64_t)stack_depth);
 	emit(mt_jsonl_end(&l));
@@ -469,9 +460,7 @@ static void atfork_child(void)
 	int rc;
 
 	lock_reinit();
-	/* An anchor half-written by another thread at the fork is never
-	 * finished here: calibrate afresh. */
-	mt_clock_init(1);
+	mt_clock_fork_child();
 	atomic_store(&mt_trace_fail_at, 0); /* only the process it was set for */
 	mt_symbol_fork_child();
 	mt_stack_fork_child();

@@ -13,7 +13,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../preload/mt_clock.h"
 #include "mt_test.h"
@@ -128,6 +130,40 @@ START_TEST(clock_after_a_long_idle_anchors_again)
 }
 END_TEST
 
+/* In a child of fork: recalibrated, still within microseconds, and
+ * on the source the parent used (clock_gettime() stays so).  Exits 1 for
+ * a reading astray, else 10 on the TSC, 20 on clock_gettime(). */
+static int child_after_fork(int allow_tsc)
+{
+	long reads;
+	pid_t pid;
+	int status;
+
+	mt_clock_init(allow_tsc);
+	sandwiched_for(3, TOLERANCE_NS, &reads);
+	pid = fork();
+	if (pid == 0) {
+		long bad;
+
+		mt_clock_fork_child();
+		bad = sandwiched_for(5, TOLERANCE_NS, &reads);
+		_exit(bad ? 1 : mt_clock_uses_tsc() ? 10 : 20);
+	}
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+START_TEST(clock_in_a_fork_child_calibrates_again_on_the_parents_source)
+{
+	int want = machine_has_tsc_clock() ? 10 : 20;
+
+	ck_assert_int_eq(child_after_fork(1), want);
+	ck_assert_int_eq(child_after_fork(0), 20);
+}
+END_TEST
+
 static atomic_long thread_bad, thread_reads;
 
 static void *read_sandwiched(void *arg)
@@ -171,6 +207,7 @@ Suite *mt_suite_clock(void)
 	tcase_add_test(tc, clock_uses_the_tsc_only_where_the_kernel_keeps_time_with_it);
 	tcase_add_test(tc, clock_stays_within_microseconds_of_clock_monotonic);
 	tcase_add_test(tc, clock_after_a_long_idle_anchors_again);
+	tcase_add_test(tc, clock_in_a_fork_child_calibrates_again_on_the_parents_source);
 	tcase_add_test(
 		tc, clock_threads_reading_while_anchors_change_stay_within_microseconds);
 	suite_add_tcase(s, tc);
