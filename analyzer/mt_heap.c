@@ -136,7 +136,13 @@ static void *reserve(void *p, size_t *cap, size_t size, size_t n)
 	return grown;
 }
 
-/* thread_index() for a tid other than the last one. */
+/* The cache entry tid may sit in. */
+static inline mt_heap_tid_entry_t *tid_entry(mt_heap_t *h, uint64_t tid)
+{
+	return &h->tid_cache[tid & (MT_HEAP_TID_CACHE - 1)];
+}
+
+/* thread_index() for a tid the cache does not hold. */
 static __attribute__((noinline)) int thread_lookup(mt_heap_t *h, uint64_t tid,
 						   uint32_t *index, int *created)
 {
@@ -159,8 +165,8 @@ static __attribute__((noinline)) int thread_lookup(mt_heap_t *h, uint64_t tid,
 		*(uint32_t *)v = (uint32_t)(n + 1);
 		h->thread_last[n + 1] = 0;
 	}
-	h->tid_cache[tid & (MT_HEAP_TID_CACHE - 1)].tid = tid;
-	h->tid_cache[tid & (MT_HEAP_TID_CACHE - 1)].index = *(uint32_t *)v;
+	tid_entry(h, tid)->tid = tid;
+	tid_entry(h, tid)->index = *(uint32_t *)v;
 	*index = *(uint32_t *)v;
 	return MT_OK;
 }
@@ -175,8 +181,7 @@ static __attribute__((noinline)) int thread_lookup(mt_heap_t *h, uint64_t tid,
 static inline __attribute__((always_inline)) int
 thread_index(mt_heap_t *h, uint64_t tid, uint32_t *index, int *created)
 {
-	const __typeof__(h->tid_cache[0]) *e =
-		&h->tid_cache[tid & (MT_HEAP_TID_CACHE - 1)];
+	const mt_heap_tid_entry_t *e = tid_entry(h, tid);
 
 	if (e->index && e->tid == tid) {
 		*index = e->index;
@@ -191,7 +196,7 @@ thread_index(mt_heap_t *h, uint64_t tid, uint32_t *index, int *created)
 static void thread_forget(mt_heap_t *h, uint64_t tid)
 {
 	mt_map_remove(&h->threads, tid, NULL);
-	h->tid_cache[tid & (MT_HEAP_TID_CACHE - 1)].index = 0;
+	tid_entry(h, tid)->index = 0;
 }
 
 /* Before a site's live bytes change: if the heap has reached a new peak

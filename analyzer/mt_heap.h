@@ -46,6 +46,11 @@ _Static_assert(sizeof(mt_site_t) == 64, "a site is one cache line");
 #define MT_HEAP_TID_CACHE 8 /* a power of two */
 
 typedef struct {
+	uint64_t tid;
+	uint32_t index; /* 0: empty */
+} mt_heap_tid_entry_t;
+
+typedef struct {
 	uint64_t ip, offset, module_offset;
 	unsigned has; /* MT_HAS_SYMBOL, _OFFSET, _MODULE, _MODULE_OFFSET */
 	char *symbol;
@@ -105,10 +110,7 @@ typedef struct {
 	 * threads interleave (two busy ones alternate event by event), and
 	 * a process's tids are mostly consecutive numbers.  Index 0 is an
 	 * empty entry. */
-	struct {
-		uint64_t tid;
-		uint32_t index;
-	} tid_cache[MT_HEAP_TID_CACHE];
+	mt_heap_tid_entry_t tid_cache[MT_HEAP_TID_CACHE];
 	/* Site index by stack id, for ids a producer numbers densely from 1
 	 * as the preload does: one load where the stacks map would take a
 	 * hashed probe and a miss in a stack's own allocation.  0: not here
