@@ -24,8 +24,13 @@ void mt_mem_free(void *p);
 /*
  * n zeroed elements of size bytes starting on a cache line (64 bytes), for
  * tables whose entries must never straddle two; NULL on failure or when
- * the size overflows.  Only mt_mem_free_line() frees it.
+ * the size overflows.  Only mt_mem_free_line() frees it.  From
+ * MT_MEM_HUGE bytes on, the table is a mapping of its own that asks the
+ * kernel for transparent huge pages (MADV_HUGEPAGE), for tables read at
+ * random; below, it comes from malloc's arenas.  One call and one block
+ * for the fault injection and mt_mem_outstanding() either way.
  */
+#define MT_MEM_HUGE ((size_t)2 << 20)
 void *mt_mem_calloc_line(size_t n, size_t size);
 void mt_mem_free_line(void *p);
 

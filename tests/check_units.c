@@ -1206,10 +1206,15 @@ END_TEST
 START_TEST(mem_calloc_line_is_zeroed_and_on_a_line)
 {
 	int64_t before = mt_mem_outstanding();
-	/* Small ones from malloc's arenas, the last one mapped (2 MiB). */
+	/* Small ones from malloc's arenas (the last a large one glibc maps
+	 * itself), then from MT_MEM_HUGE on mappings of their own: exactly
+	 * 2 MiB, one byte more, and not a whole number of pages. */
 	static const size_t sizes[][2] = { { 1, 1 }, { 3, 24 }, { 100, 64 },
 					   { 1000, 7 }, { 0, 8 },
-					   { 1 << 16, 32 } };
+					   { (1 << 16) - 1, 32 },
+					   { 1 << 16, 32 },
+					   { (2 << 20) + 1, 1 },
+					   { 3 << 18, 24 } };
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		unsigned char *p = mt_mem_calloc_line(sizes[i][0], sizes[i][1]);
@@ -1228,11 +1233,82 @@ START_TEST(mem_calloc_line_is_zeroed_and_on_a_line)
 	}
 	mt_mem_fail_at(1, 0);
 	mt_quiet_ptr_null(mt_mem_calloc_line(10, 10));
+	mt_mem_fail_at(1, 0);
+	mt_quiet_ptr_null(mt_mem_calloc_line(1 << 17, 32));
 	mt_mem_fail_at(0, 0);
 	mt_quiet_ptr_null(mt_mem_calloc_line(SIZE_MAX / 8, 16));
 	mt_quiet_ptr_null(mt_mem_calloc_line(2, SIZE_MAX - 64));
 	mt_mem_free_line(NULL);
 	mt_quiet_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+/* The mode in /sys/kernel/mm/transparent_hugepage/enabled, the word in
+ * brackets ("always", "madvise", "never"), or "" where there is none. */
+static void thp_mode(char *mode, size_t size)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	char line[256], *open, *close;
+
+	mode[0] = '\0';
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f) && (open = strchr(line, '[')) &&
+	    (close = strchr(open, ']')) && (size_t)(close - open) < size) {
+		memcpy(mode, open + 1, (size_t)(close - open - 1));
+		mode[close - open - 1] = '\0';
+	}
+	fclose(f);
+}
+
+/* The THPeligible line of the mapping that holds p in /proc/self/smaps:
+ * 1 or 0, or -1 when the kernel writes none. */
+static int thp_eligible(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int in = 0, got = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		int v;
+
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			if (in)
+				break;
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+		} else if (in && sscanf(line, "THPeligible: %d", &v) == 1) {
+			got = v;
+		}
+	}
+	fclose(f);
+	return got;
+}
+
+/* From MT_MEM_HUGE bytes on, a table starts one line into a 2 MiB
+ * boundary, and its mapping asks for huge pages: where the kernel gives
+ * them to a mapping that asks (THP "always" or "madvise"), smaps says the
+ * mapping is eligible.  Below, it is from malloc and never its own
+ * mapping. */
+START_TEST(mem_calloc_line_of_a_large_table_asks_for_huge_pages)
+{
+	char mode[32];
+	unsigned char *big = mt_mem_calloc_line(1 << 17, 32); /* 4 MiB */
+
+	mt_quiet_ptr_nonnull(big);
+	mt_quiet_uint_eq(((uintptr_t)big - 64) % (2u << 20), 0);
+	thp_mode(mode, sizeof(mode));
+	if (!strcmp(mode, "always") || !strcmp(mode, "madvise")) {
+		int e = thp_eligible(big);
+
+		/* Kernels before 5.0 write no THPeligible line. */
+		mt_quiet(e == 1 || e == -1,
+			 "THPeligible %d for a 4 MiB table (THP %s)", e, mode);
+	}
+	mt_mem_free_line(big);
 }
 END_TEST
 
@@ -3069,6 +3145,7 @@ Suite *mt_suite_units(void)
 	tcase_add_test(tc, blocks_failed_growth_leaves_table_unchanged);
 	tcase_add_test(tc, blocks_reserve_makes_the_next_put_succeed);
 	tcase_add_test(tc, mem_calloc_line_is_zeroed_and_on_a_line);
+	tcase_add_test(tc, mem_calloc_line_of_a_large_table_asks_for_huge_pages);
 	tcase_add_test(tc, blocks_random_churn_matches_reference);
 	tcase_add_test(tc, blocks_take_keeps_wrapped_runs_findable);
 	tcase_add_test(tc, blocks_prefetch_changes_nothing);
