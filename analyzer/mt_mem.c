@@ -69,8 +69,8 @@ void *mt_mem_calloc(size_t n, size_t size)
  * Either way the start is a line (64 bytes) into the block, and the two
  * words before it say how to free it: the block's own address, and the
  * mapping's length (0: it came from calloc).  From calloc, the start is
- * the block's address rounded up to a line past at least 16 bytes
- * (malloc aligns to 16), so both words fit in the rounding.
+ * the first line at least 16 bytes into the block, so both words fit
+ * before it.
  */
 #define LINE 64
 #define HUGE_PAGE ((size_t)2 << 20)
@@ -125,7 +125,10 @@ void *mt_mem_calloc_line(size_t n, size_t size)
 	mem = mt_mem_calloc(1, n * size + 2 * LINE);
 	if (!mem)
 		return NULL;
-	start = mem + LINE - ((uintptr_t)mem & (LINE - 1));
+	/* At least the two words' 16 bytes before the start, at most
+	 * 16 + 63: within the two lines' slack whatever malloc's alignment. */
+	start = (unsigned char *)(((uintptr_t)mem + 2 * sizeof(void *) + LINE - 1) &
+				  ~(uintptr_t)(LINE - 1));
 	((void **)(void *)start)[-1] = mem;
 	((size_t *)(void *)start)[-2] = 0;
 	return start;
