@@ -43,19 +43,58 @@ void mt_stack_init(uint64_t self_start, uint64_t self_end)
  * fork's prepare handler waits for the count to drain (the thread that
  * forks may be unwinding itself, from a signal handler: it does not wait
  * for itself).  Sequentially consistent on both sides, like Dekker's.
+ *
+ * The count is split into SHARDS counters, a cache line each, a thread
+ * counting in its own (given round robin at its first unwind): every
+ * event unwinds, and one shared counter moved its line between the cores
+ * twice an event when two threads allocate at once.  The fork sums them.
+ * forking, written only around a fork, has a line of its own too, which
+ * every core keeps.  Two threads that share a shard (past SHARDS threads)
+ * still count right, only not apart.
  */
-static atomic_int unwinding, forking;
+#define SHARDS 64
+
+typedef struct {
+	atomic_int n;
+} __attribute__((aligned(64))) shard_t;
+
+static shard_t unwinding[SHARDS];
+static struct {
+	atomic_int on;
+} __attribute__((aligned(64))) forking;
+static atomic_uint next_shard;
 static TLS int self_unwinding;
+static TLS unsigned self_shard; /* 1 + its index; 0: none yet */
+
+static atomic_int *own_shard(void)
+{
+	if (!self_shard)
+		self_shard = 1 + atomic_fetch_add_explicit(&next_shard, 1,
+							   memory_order_relaxed) %
+					 SHARDS;
+	return &unwinding[self_shard - 1].n;
+}
+
+static int unwinds_under_way(void)
+{
+	int sum = 0;
+
+	for (int i = 0; i < SHARDS; i++)
+		sum += atomic_load(&unwinding[i].n);
+	return sum;
+}
 
 static void unwind_enter(void)
 {
+	atomic_int *count = own_shard();
+
 	for (;;) {
-		while (atomic_load(&forking))
+		while (atomic_load(&forking.on))
 			sched_yield();
-		atomic_fetch_add(&unwinding, 1);
-		if (!atomic_load(&forking))
+		atomic_fetch_add(count, 1);
+		if (!atomic_load(&forking.on))
 			break;
-		atomic_fetch_sub(&unwinding, 1);
+		atomic_fetch_sub(count, 1);
 	}
 	self_unwinding++;
 }
@@ -63,26 +102,36 @@ static void unwind_enter(void)
 static void unwind_leave(void)
 {
 	self_unwinding--;
-	atomic_fetch_sub(&unwinding, 1);
+	atomic_fetch_sub(&unwinding[self_shard - 1].n, 1);
 }
 
 void mt_stack_fork_prepare(void)
 {
-	atomic_store(&forking, 1);
-	while (atomic_load(&unwinding) > self_unwinding)
+	atomic_store(&forking.on, 1);
+	while (unwinds_under_way() > self_unwinding)
 		sched_yield();
 }
 
 void mt_stack_fork_parent(void)
 {
-	atomic_store(&forking, 0);
+	atomic_store(&forking.on, 0);
 }
 
 void mt_stack_fork_child(void)
 {
 	/* The other threads, and their unwinds, are gone. */
-	atomic_store(&unwinding, self_unwinding);
-	atomic_store(&forking, 0);
+	for (int i = 0; i < SHARDS; i++)
+		atomic_store(&unwinding[i].n, 0);
+	if (self_unwinding)
+		atomic_store(own_shard(), self_unwinding);
+	atomic_store(&forking.on, 0);
+}
+
+void mt_stack_as_unwind(void (*fn)(void *), void *arg)
+{
+	unwind_enter();
+	fn(arg);
+	unwind_leave();
 }
 
 int mt_stack_capture(uint64_t *ips, int depth)

@@ -54,10 +54,16 @@ uint64_t mt_stack_generation(void);
 void mt_stack_frame_ids(const uint64_t *ips, int n, uint64_t *ids);
 
 /* fork(2)'s handlers, called first in the prepare handler: no unwind is
- * under way while the process forks (see mt_stack.c). */
+ * under way while the process forks (see mt_stack.c).  _prepare returns
+ * once every unwind but the calling thread's own has ended, and until
+ * _parent or _child no new one begins. */
 void mt_stack_fork_prepare(void);
 void mt_stack_fork_parent(void);
 void mt_stack_fork_child(void);
+
+/* For the tests of that protocol: fn(arg), counted as an unwind under
+ * way, as mt_stack_capture() counts libunwind's. */
+void mt_stack_as_unwind(void (*fn)(void *), void *arg);
 
 /* Forget every frame and stack (a forked child starts its own trace). */
 void mt_stack_reset(void);

@@ -9,15 +9,18 @@
 #include <json-c/json.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../common/mt_jsonl.h"
 #include "../preload/mt_real.h"
+#include "../preload/mt_stack.h"
 #include "../preload/mt_symbol.h"
 #include "../preload/mt_trace.h"
 #include "../preload/mt_writer.h"
@@ -581,6 +584,122 @@ START_TEST(test_jsonl_escapes_controls_and_replaces_bad_utf8)
 }
 END_TEST
 
+/* The fork protocol of mt_stack (preload/mt_stack.c): a thread in the
+ * middle of an unwind holds the fork's prepare handler back until it
+ * ends; once prepared, a new unwind waits for the parent's handler. */
+typedef struct {
+	atomic_int entered, release, done;
+} unwind_hold_t;
+
+static void hold_unwind(void *arg)
+{
+	unwind_hold_t *h = arg;
+
+	atomic_store(&h->entered, 1);
+	while (!atomic_load(&h->release))
+		usleep(1000);
+}
+
+static void *unwind_thread(void *arg)
+{
+	unwind_hold_t *h = arg;
+
+	mt_stack_as_unwind(hold_unwind, h);
+	atomic_store(&h->done, 1);
+	return NULL;
+}
+
+static void *prepare_thread(void *arg)
+{
+	atomic_int *prepared = arg;
+
+	mt_stack_fork_prepare();
+	atomic_store(prepared, 1);
+	return NULL;
+}
+
+/* How long a thread that should stay blocked is given to show it does
+ * not: long enough for any scheduler, short for the suite. */
+#define BLOCKED_US 50000
+
+START_TEST(test_stack_fork_waits_for_every_unwind_under_way)
+{
+	/* Three at once, each on a shard of its own (they are given round
+	 * robin), so the prepare handler must add them all up. */
+	unwind_hold_t h[3];
+	pthread_t t[3], prep;
+	atomic_int prepared = 0;
+
+	memset(h, 0, sizeof(h));
+	for (int i = 0; i < 3; i++) {
+		mt_quiet_int_eq(pthread_create(&t[i], NULL, unwind_thread, &h[i]), 0);
+		while (!atomic_load(&h[i].entered))
+			usleep(1000);
+	}
+	mt_quiet_int_eq(pthread_create(&prep, NULL, prepare_thread, &prepared), 0);
+	for (int i = 0; i < 3; i++) {
+		usleep(BLOCKED_US);
+		mt_quiet(!atomic_load(&prepared),
+			 "the fork was prepared with %d unwinds under way", 3 - i);
+		atomic_store(&h[i].release, 1);
+		pthread_join(t[i], NULL);
+	}
+	pthread_join(prep, NULL);
+	mt_quiet_int_eq(atomic_load(&prepared), 1);
+	mt_stack_fork_parent();
+}
+END_TEST
+
+START_TEST(test_stack_no_unwind_begins_between_prepare_and_parent)
+{
+	unwind_hold_t h;
+	pthread_t t;
+
+	memset(&h, 0, sizeof(h));
+	atomic_store(&h.release, 1);
+	mt_stack_fork_prepare(); /* nothing under way: returns at once */
+	mt_quiet_int_eq(pthread_create(&t, NULL, unwind_thread, &h), 0);
+	usleep(BLOCKED_US);
+	mt_quiet(!atomic_load(&h.entered), "an unwind began while forking");
+	mt_stack_fork_parent();
+	pthread_join(t, NULL);
+	mt_quiet_int_eq(atomic_load(&h.entered), 1);
+	mt_quiet_int_eq(atomic_load(&h.done), 1);
+}
+END_TEST
+
+/* The thread that forks may be unwinding itself (a signal handler's
+ * allocation): it does not wait for itself, and its child counts that
+ * one unwind alone, so the child's own fork does not wait either. */
+static void prepare_and_fork(void *arg)
+{
+	int *child_status = arg;
+	pid_t pid;
+
+	mt_stack_fork_prepare();
+	pid = fork();
+	if (pid == 0) {
+		mt_stack_fork_child();
+		mt_stack_fork_prepare(); /* would hang on a stale count */
+		mt_stack_fork_parent();
+		_exit(0);
+	}
+	mt_stack_fork_parent();
+	waitpid(pid, child_status, 0);
+}
+
+START_TEST(test_stack_fork_from_inside_an_unwind_waits_for_nothing)
+{
+	int status = -1;
+
+	alarm(20); /* a hang fails the test, not the suite's timeout */
+	mt_stack_as_unwind(prepare_and_fork, &status);
+	alarm(0);
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "the child's own fork hung or failed: status %d", status);
+}
+END_TEST
+
 Suite *mt_suite_core(void)
 {
 	Suite *s = suite_create("core");
@@ -604,6 +723,9 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_real_arena_serves_bootstrap_memory_zeroed_and_aligned);
 	tcase_add_test(parts, test_jsonl_long_strings_are_cut_validly_and_marked);
 	tcase_add_test(parts, test_jsonl_escapes_controls_and_replaces_bad_utf8);
+	tcase_add_test(parts, test_stack_fork_waits_for_every_unwind_under_way);
+	tcase_add_test(parts, test_stack_no_unwind_begins_between_prepare_and_parent);
+	tcase_add_test(parts, test_stack_fork_from_inside_an_unwind_waits_for_nothing);
 	suite_add_tcase(s, parts);
 	return s;
 }
