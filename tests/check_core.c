@@ -670,7 +670,8 @@ END_TEST
 
 /* The thread that forks may be unwinding itself (a signal handler's
  * allocation): it does not wait for itself, and its child counts that
- * one unwind alone, so the child's own fork does not wait either. */
+ * one unwind alone, so the child's own fork does not wait either.  A
+ * hang is failed by the test case's timeout. */
 static void prepare_and_fork(void *arg)
 {
 	int *child_status = arg;
@@ -692,11 +693,43 @@ START_TEST(test_stack_fork_from_inside_an_unwind_waits_for_nothing)
 {
 	int status = -1;
 
-	alarm(20); /* a hang fails the test, not the suite's timeout */
 	mt_stack_as_unwind(prepare_and_fork, &status);
-	alarm(0);
 	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		 "the child's own fork hung or failed: status %d", status);
+}
+END_TEST
+
+/* The child forgets the parent's other threads' unwinds: here one is
+ * under way at the fork (no prepare handler ran, as when a process forks
+ * behind the preload's back), and the child's own fork must not wait for
+ * a thread it does not have. */
+START_TEST(test_stack_fork_child_forgets_the_parents_unwinds)
+{
+	unwind_hold_t h;
+	pthread_t t;
+	pid_t pid;
+	int status = -1;
+
+	memset(&h, 0, sizeof(h));
+	mt_quiet_int_eq(pthread_create(&t, NULL, unwind_thread, &h), 0);
+	while (!atomic_load(&h.entered))
+		usleep(1000);
+	pid = fork();
+	if (pid == 0) {
+		/* A hang ends the child (Check's own SIGALRM handler, which
+		 * it inherits, would end the whole test). */
+		signal(SIGALRM, SIG_DFL);
+		alarm(2);
+		mt_stack_fork_child();
+		mt_stack_fork_prepare();
+		mt_stack_fork_parent();
+		_exit(0);
+	}
+	waitpid(pid, &status, 0);
+	atomic_store(&h.release, 1);
+	pthread_join(t, NULL);
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "the child waited for its parent's unwind: status %d", status);
 }
 END_TEST
 
@@ -726,6 +759,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_stack_fork_waits_for_every_unwind_under_way);
 	tcase_add_test(parts, test_stack_no_unwind_begins_between_prepare_and_parent);
 	tcase_add_test(parts, test_stack_fork_from_inside_an_unwind_waits_for_nothing);
+	tcase_add_test(parts, test_stack_fork_child_forgets_the_parents_unwinds);
 	suite_add_tcase(s, parts);
 	return s;
 }
