@@ -147,6 +147,7 @@ static __attribute__((noinline)) int thread_lookup(mt_heap_t *h, uint64_t tid,
 						   uint32_t *index, int *created)
 {
 	size_t n = mt_map_count(&h->threads);
+	mt_heap_tid_entry_t *e;
 	int rc;
 	void *v;
 
@@ -165,9 +166,9 @@ static __attribute__((noinline)) int thread_lookup(mt_heap_t *h, uint64_t tid,
 		*(uint32_t *)v = (uint32_t)(n + 1);
 		h->thread_last[n + 1] = 0;
 	}
-	tid_entry(h, tid)->tid = tid;
-	tid_entry(h, tid)->index = *(uint32_t *)v;
-	*index = *(uint32_t *)v;
+	e = tid_entry(h, tid);
+	e->tid = tid;
+	e->index = *index = *(uint32_t *)v;
 	return MT_OK;
 }
 

@@ -79,12 +79,11 @@ void *mt_mem_calloc(size_t n, size_t size)
 static void *huge_calloc(size_t bytes)
 {
 	/* Room to align the start of a huge page, then the line before the
-	 * table and the table, to whole pages. */
+	 * table and the table, to whole pages; the caller keeps bytes below
+	 * SIZE_MAX - 2 huge pages, so none of it overflows. */
 	size_t page = 4096, want, maplen;
 	unsigned char *mem, *base;
 
-	if (bytes > SIZE_MAX - 2 * HUGE_PAGE)
-		return NULL;
 	want = (LINE + bytes + page - 1) & ~(page - 1);
 	maplen = want + HUGE_PAGE;
 	mem = mmap(NULL, maplen, PROT_READ | PROT_WRITE,
