@@ -38,13 +38,28 @@ static double now(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* path created empty for a run, or the bench ends with why. */
+static int open_fresh(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CREAT | O_TRUNC, 0600);
+
+	if (fd < 0) {
+		perror(path);
+		exit(1);
+	}
+	return fd;
+}
+
 static double run_mmap(const char *path, long n)
 {
 	mt_writer_t w;
 	double t = now();
+	int rc = mt_writer_open(&w, path);
 
-	if (mt_writer_open(&w, path))
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", path, strerror(-rc));
 		exit(1);
+	}
 	for (long i = 0; i < n; i++)
 		mt_writer_write(&w, line, sizeof(line) - 1);
 	mt_writer_close(&w);
@@ -53,7 +68,7 @@ static double run_mmap(const char *path, long n)
 
 static double run_write(const char *path, long n)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int fd = open_fresh(path, O_WRONLY);
 	double t = now();
 
 	for (long i = 0; i < n; i++)
@@ -67,7 +82,7 @@ static double run_buffered(const char *path, long n)
 {
 	static char buf[65536];
 	size_t used = 0;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int fd = open_fresh(path, O_WRONLY);
 	double t = now();
 
 	for (long i = 0; i < n; i++) {
@@ -91,7 +106,7 @@ static double run_buffered(const char *path, long n)
 static double run_pages(const char *path, long n)
 {
 	uint64_t bytes = (uint64_t)n * (sizeof(line) - 1);
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	int fd = open_fresh(path, O_RDWR);
 	double t = now();
 
 	for (uint64_t off = 0; off < bytes; off += MT_WRITER_WINDOW) {
@@ -103,7 +118,11 @@ static double run_pages(const char *path, long n)
 			 MAP_SHARED, fd, (off_t)off);
 		if (p == MAP_FAILED)
 			exit(1);
-		madvise(p, MT_WRITER_WINDOW, MADV_POPULATE_WRITE);
+		/* Before Linux 5.14 there is no MADV_POPULATE_WRITE: fault
+		 * each page in by a write instead, or this would time nothing. */
+		if (madvise(p, MT_WRITER_WINDOW, MADV_POPULATE_WRITE) < 0)
+			for (size_t i = 0; i < MT_WRITER_WINDOW; i += 4096)
+				((volatile char *)p)[i] = 0;
 		munmap(p, MT_WRITER_WINDOW);
 	}
 	if (ftruncate(fd, (off_t)bytes) < 0)
