@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <malloc.h>
+#include <unistd.h>
 
 #include "mt_real.h"
 #include "mt_trace.h"
@@ -217,6 +218,30 @@ EXPORT void *dlopen(const char *file, int mode)
 	if (mt_real_resolve() < 0 || !mt_real.dlopen)
 		return NULL;
 	return mt_real.dlopen(file, mode & ~RTLD_DEEPBIND);
+}
+
+/*
+ * _Fork() (glibc 2.34, POSIX.1-2024) is fork() without the fork handlers,
+ * the one that is async-signal-safe.  Its child would go on writing into
+ * the parent's trace through the inherited shared mapping, its lines
+ * mixed with the parent's (a parent's trace came out with seq gaps and
+ * the child's blocks), and no handler of ours runs to stop it.  So the
+ * child stops tracing at once, before it returns to the program; it is
+ * not traced until it execs, like vfork's.  glibc's fork() calls its own
+ * _Fork inside libc, never this one.
+ */
+EXPORT pid_t _Fork(void)
+{
+	pid_t pid;
+
+	if (mt_real_resolve() < 0 || !mt_real.fork_without_handlers) {
+		errno = ENOSYS;
+		return -1;
+	}
+	pid = mt_real.fork_without_handlers();
+	if (pid == 0)
+		mt_trace_fork_untraced_child();
+	return pid;
 }
 
 __attribute__((constructor)) static void mt_hooks_start(void)

@@ -79,6 +79,7 @@ int mt_real_resolve(void)
 	LOOKUP(pvalloc);
 	LOOKUP(malloc_usable_size);
 	LOOKUP(dlopen);
+	*(void **)&mt_real.fork_without_handlers = dlsym(RTLD_NEXT, "_Fork");
 	resolving = 0;
 	atomic_store_explicit(&state, 2, memory_order_release);
 	return 0;

@@ -12,6 +12,7 @@
 #define MT_REAL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 typedef struct {
 	void *(*malloc)(size_t);
@@ -26,6 +27,8 @@ typedef struct {
 	void *(*pvalloc)(size_t);
 	size_t (*malloc_usable_size)(void *);
 	void *(*dlopen)(const char *, int);
+	/* glibc's _Fork (2.34 and later), or NULL. */
+	pid_t (*fork_without_handlers)(void);
 } mt_real_t;
 
 extern mt_real_t mt_real;

@@ -684,12 +684,21 @@ void mt_trace_stop(const char *reason)
 {
 	int saved = errno;
 
+	/* Not tracing: not even the lock, which a child of _Fork may have
+	 * inherited held by a thread it does not have. */
+	if (!atomic_load(&active))
+		return;
 	guard++;
 	lock_take();
 	stop_locked(reason);
 	lock_give();
 	guard--;
 	errno = saved;
+}
+
+void mt_trace_fork_untraced_child(void)
+{
+	atomic_store(&active, 0);
 }
 
 /* ---- the guard ---- */

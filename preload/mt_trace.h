@@ -53,6 +53,13 @@ int mt_trace_start(const char *path, int stack_depth);
  * trace.  Later events are ignored. */
 void mt_trace_stop(const char *reason);
 
+/* In the child of a fork that ran no fork handlers (_Fork): tracing
+ * stops for good without a byte written, the trace and its mapping being
+ * the parent's.  Async-signal-safe (it only stores), as _Fork is: its
+ * child may be running in a signal handler, and other threads' locks are
+ * held forever in it. */
+void mt_trace_fork_untraced_child(void);
+
 /* The recursion guard: returns 1 when the calling thread should record
  * (and marks it busy), 0 when it is already inside the tracer or tracing
  * is off.  Every 1 must be followed by mt_trace_leave(). */

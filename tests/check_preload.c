@@ -358,6 +358,45 @@ START_TEST(test_fork_and_exec_children_write_their_own_traces)
 }
 END_TEST
 
+/* _Fork runs no fork handlers: its children must not write a byte into
+ * the parent's trace (they did, through the shared mapping), and they are
+ * not traced until they exec. */
+START_TEST(test_fork_without_handlers_children_leave_the_parents_trace_alone)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "trace.jsonl");
+	char names[4][4096];
+	mt_test_run_t r;
+	summary_t s;
+	char *child;
+
+	run_traced(&r, "wl_rawfork", trace, NULL, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "rawfork done\n");
+	summarize(&s, trace, 0);
+	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
+	summary_release(&s);
+	mt_quiet_int_eq(count_size(trace, "alloc", 2222, 2222), 1);
+	mt_quiet_int_eq(count_size(trace, "alloc", 5555, 5555), 2000);
+	mt_quiet_int_eq(count_size(trace, "alloc", 3333, 3333), 0);
+	mt_quiet_int_eq(count_size(trace, "alloc", 6666, 6666), 0);
+	mt_quiet_int_eq(count_size(trace, "alloc", 4444, 4444), 0);
+	mt_quiet_int_eq(count_fn(trace, "trace.stop", NULL), 1);
+	/* One child trace: the exec'd program's, which traces itself. */
+	mt_quiet_int_eq(list_child_traces(dir, "trace.jsonl", names), 1);
+	child = mt_test_path(dir, names[0]);
+	summarize(&s, child, 0);
+	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
+	summary_release(&s);
+	mt_quiet_int_eq(count_size(child, "alloc", 4444, 4444), 4);
+	mt_quiet_int_eq(count_size(child, "alloc", 3333, 3333), 0);
+	free(child);
+	mt_test_run_release(&r);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_cxx_new_and_delete_are_recorded)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
@@ -1421,6 +1460,7 @@ Suite *mt_suite_preload(void)
 	tcase_add_test(tc, test_program_output_and_exit_status_are_unchanged);
 	tcase_add_test(tc, test_eight_threads_keep_seq_contiguous_and_counts_exact);
 	tcase_add_test(tc, test_fork_and_exec_children_write_their_own_traces);
+	tcase_add_test(tc, test_fork_without_handlers_children_leave_the_parents_trace_alone);
 	tcase_add_test(tc, test_cxx_new_and_delete_are_recorded);
 	tcase_add_test(tc, test_trace_t_follows_clock_monotonic);
 	tcase_add_test(tc, test_exit_without_stop_keeps_every_event);
