@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "../common/mt_cpu.h"
@@ -22,14 +23,41 @@
 #define CHUNK (256u << 10)
 #define TAIL_BLOCK 65536
 
-static ssize_t read_retry(int fd, void *p, size_t n)
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE 0x00000080 /* Linux 6.14 */
+#endif
+
+/*
+ * Read at the file's position.  A regular file is read with
+ * RWF_DONTCACHE where the kernel has it: the pages the read brings in
+ * leave the page cache once copied, and pages already there stay.  A
+ * trace is read once, front to back, and is often far larger than what
+ * is worth caching (the preload lets its own trace's pages go as it
+ * writes); on a virtual machine, page cache made of memory the guest has
+ * not used lately costs several times the read itself (docs/performance.md,
+ * "The preload, stop 17").  A kernel or file system without it says
+ * EOPNOTSUPP (EINVAL before Linux 6.14 knew the flag), and plain reads
+ * follow.
+ */
+static ssize_t read_retry(mt_reader_t *r, void *p, size_t n)
 {
 	ssize_t got;
 
-	do
-		got = read(fd, p, n);
-	while (got < 0 && errno == EINTR);
-	return got;
+	for (;;) {
+		if (r->dontcache) {
+			struct iovec iov = { p, n };
+
+			got = preadv2(r->fd, &iov, 1, -1, RWF_DONTCACHE);
+			if (got < 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
+				r->dontcache = 0;
+				continue;
+			}
+		} else {
+			got = read(r->fd, p, n);
+		}
+		if (got >= 0 || errno != EINTR)
+			return got;
+	}
 }
 
 /* Length of a regular file without its trailing NUL bytes. */
@@ -92,6 +120,7 @@ int mt_reader_open(mt_reader_t *r, const char *path)
 		if (len != UINT64_MAX && len < (uint64_t)st.st_size)
 			r->zero_padded = 1;
 		r->remaining = len;
+		r->dontcache = 1;
 	}
 	r->cap = MT_READER_LINE_MAX + CHUNK;
 	r->buf = mt_mem_malloc(r->cap);
@@ -114,7 +143,7 @@ enum { AHEAD_IDLE, AHEAD_WANTED, AHEAD_BUSY, AHEAD_READY };
 
 static void ahead_read(mt_reader_t *r)
 {
-	ssize_t got = read_retry(r->fd, r->spare + MT_READER_LINE_MAX, r->ahead_room);
+	ssize_t got = read_retry(r, r->spare + MT_READER_LINE_MAX, r->ahead_room);
 
 	r->ahead_errno = got < 0 ? errno : 0;
 	r->ahead_got = got;
@@ -289,7 +318,7 @@ static ssize_t fill(mt_reader_t *r)
 		}
 		return -2; /* buffer full: the caller handles a long line */
 	}
-	got = read_retry(r->fd, r->buf + r->end, room);
+	got = read_retry(r, r->buf + r->end, room);
 	if (got < 0)
 		return MT_EIO;
 	if (got == 0) {

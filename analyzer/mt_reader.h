@@ -40,6 +40,7 @@ typedef struct {
 	uint64_t line_no;
 	int eof;
 	int zero_padded;
+	int dontcache; /* read with RWF_DONTCACHE: a regular file, until refused */
 	/* Read-ahead (mt_reader_ahead_enable): the other buffer, which the
 	 * next read fills at spare + MT_READER_LINE_MAX, and where that read
 	 * stands.  ahead_room, ahead_got and ahead_errno belong to whichever

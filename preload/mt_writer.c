@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #ifndef MADV_POPULATE_WRITE
@@ -19,6 +20,12 @@
 
 /* mt_writer_t.prep */
 enum { PREP_IDLE, PREP_WANTED, PREP_BUSY, PREP_READY };
+
+/* A prepared window's zeros are written in pieces of PIECE bytes, from
+ * ZEROS bytes of .bss that nothing ever writes. */
+#define PIECE (2u << 20)
+#define ZEROS (64u << 10)
+static char zeros[ZEROS];
 
 /* Open path for the trace: created new (mode 0600), or else an existing
  * regular file of this user's, made 0600 and emptied.  Never through a
@@ -103,11 +110,43 @@ static int fail(mt_writer_t *w, int err)
 	return -w->error;
 }
 
+/* Write len zero bytes at off, a piece at a time; -1 (errno set) on
+ * failure. */
+static int write_zeros(int fd, uint64_t off, uint64_t len)
+{
+	struct iovec iov[PIECE / ZEROS];
+
+	while (len) {
+		size_t n = len < PIECE ? (size_t)len : PIECE, cnt = 0;
+		ssize_t got;
+
+		for (size_t at = 0; at < n; at += ZEROS, cnt++) {
+			iov[cnt].iov_base = zeros;
+			iov[cnt].iov_len = n - at < ZEROS ? n - at : ZEROS;
+		}
+		got = pwritev(fd, iov, (int)cnt, (off_t)off);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			if (got == 0)
+				errno = EIO;
+			return -1;
+		}
+		off += (uint64_t)got;
+		len -= (uint64_t)got;
+	}
+	return 0;
+}
+
 /* Reserve the blocks of the window at off and map it; NULL (errno set)
- * on failure.  Faults it in for writing when populate is set: page cache
- * pages are allocated and zeroed there, once, instead of by a fault per
- * page during the copies (MAP_POPULATE would fault them in read-only, and
- * each first write would fault again to make the page writable). */
+ * on failure.  When populate is set (a window made ahead, with no lock
+ * held) its page cache is made whole first: its zeros written with
+ * pwritev() in 2 MiB pieces, which lets the file system hold them in
+ * large folios, then faulted in for writing at once.  Page by page, from
+ * the mapping's faults, the same pages cost 5 to 10 times as much on a
+ * virtual machine whose page-table updates trap to the host
+ * (docs/performance.md, "The preload, stop 17"); MAP_POPULATE would fault
+ * them in read-only, and each first write would fault again. */
 static char *reserve_and_map(const mt_writer_t *w, uint64_t off, int populate)
 {
 	int rc;
@@ -124,6 +163,10 @@ static char *reserve_and_map(const mt_writer_t *w, uint64_t off, int populate)
 		if (ftruncate(w->fd, (off_t)(off + MT_WRITER_WINDOW)) < 0)
 			return NULL;
 	}
+	/* Zeros over reserved blocks change no byte of the file: a failure
+	 * here only leaves the pages to the faults, as unprepared. */
+	if (populate)
+		write_zeros(w->fd, off, MT_WRITER_WINDOW);
 	p = mmap(NULL, MT_WRITER_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 w->fd, (off_t)off);
 	if (p == MAP_FAILED)
@@ -132,6 +175,31 @@ static char *reserve_and_map(const mt_writer_t *w, uint64_t off, int populate)
 	if (populate)
 		madvise(p, MT_WRITER_WINDOW, MADV_POPULATE_WRITE);
 	return p;
+}
+
+/*
+ * The trace is written once and never read back by the process, so its
+ * page cache need not stay: when the window at next_off is made, the one
+ * before the current window is whole, and its writeback is started; the
+ * one before that, whose writeback started a window ago, leaves the page
+ * cache (POSIX_FADV_DONTNEED drops only clean pages that nothing maps, so
+ * no byte is lost and nothing waits for the disk).  The next window's
+ * pages are then the ones just freed, which on a virtual machine cost a
+ * fraction of memory the guest has not used lately (the host backs it
+ * again, page by page).  A trace of any length holds a few windows of
+ * page cache instead of its whole length.  Errors change nothing (tmpfs
+ * drops nothing) and are ignored.
+ */
+static void recycle(const mt_writer_t *w, uint64_t next_off)
+{
+	const uint64_t win = MT_WRITER_WINDOW;
+
+	if (next_off >= 2 * win)
+		sync_file_range(w->fd, (off_t)(next_off - 2 * win), (off_t)win,
+				SYNC_FILE_RANGE_WRITE);
+	if (next_off >= 3 * win)
+		posix_fadvise(w->fd, (off_t)(next_off - 3 * win), (off_t)win,
+			      POSIX_FADV_DONTNEED);
 }
 
 /* Map the window that starts at off: the prepared one when it is there,
@@ -228,8 +296,13 @@ void mt_writer_prepare(mt_writer_t *w)
 						     memory_order_relaxed))
 		return;
 	/* fd, dev and ino stay as they are while a preparation is busy:
-	 * closing waits for it (mt_writer_quiesce). */
-	p = still_ours(w) ? reserve_and_map(w, w->prep_off, 1) : NULL;
+	 * closing waits for it (mt_writer_quiesce).  The pages let go first
+	 * are the ones the new window's take. */
+	p = NULL;
+	if (still_ours(w)) {
+		recycle(w, w->prep_off);
+		p = reserve_and_map(w, w->prep_off, 1);
+	}
 	if (!p) {
 		/* The switch tries again and reports what it meets. */
 		atomic_store_explicit(&w->prep, PREP_IDLE, memory_order_release);

@@ -17,10 +17,16 @@
  *
  * The next window is made ready off the critical path: once the current
  * one is half full, mt_writer_write() asks for it (mt_writer_wanted), and
- * the caller, its lock released, calls mt_writer_prepare(), which reserves,
- * maps and pre-faults it for writing; the switch under the lock is then a
+ * the caller, its lock released, calls mt_writer_prepare(), which reserves
+ * it, writes its zeros (so the page cache holds it in large folios), maps
+ * and pre-faults it for writing; the switch under the lock is then a
  * pointer swap.  When it is not ready in time the switch maps the window
  * itself, as before.
+ *
+ * The process never reads its trace back: each preparation also hands the
+ * last whole window to writeback and lets the one before it leave the
+ * page cache (its clean pages only: nothing is lost, nothing waits for the
+ * disk), so a trace holds a few windows of page cache whatever its length.
  *
  * Not thread-safe but for mt_writer_wanted() and mt_writer_prepare(): the
  * caller serializes everything else (the trace lock).  Never allocates;

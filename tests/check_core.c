@@ -406,6 +406,66 @@ START_TEST(test_writer_uses_the_prepared_window_and_cuts_an_unused_one)
 }
 END_TEST
 
+/* The trace is never read back by the process: a window written whole
+ * and written back leaves the page cache when a later window is made,
+ * while the window being written and the one made ahead stay, the latter
+ * all zeros; every byte is in the file at the end.  (On tmpfs the pages
+ * are the file: they stay.) */
+START_TEST(test_writer_lets_written_windows_leave_the_page_cache)
+{
+	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "w");
+	static char chunk[65536];
+	const uint64_t win = MT_WRITER_WINDOW;
+	const size_t pages = (size_t)(win / (uint64_t)sysconf(_SC_PAGESIZE));
+	int tmpfs = mt_test_on_tmpfs(dir), fd, prepared = 0;
+	mt_writer_t w;
+	size_t len, total = 0;
+	char *data;
+
+	memset(chunk, 'z', sizeof(chunk));
+	mt_quiet_int_eq(mt_writer_open(&w, path), 0);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	mt_quiet(fd >= 0, "cannot open %s", path);
+	/* Past the half of the fourth window: making the fifth lets the
+	 * first two go. */
+	while (total < 3 * win + win / 2 + sizeof(chunk)) {
+		mt_quiet_int_eq(mt_writer_write(&w, chunk, sizeof(chunk)), 0);
+		total += sizeof(chunk);
+		if (mt_writer_wanted(&w)) {
+			/* Written back now, as a disk keeping up would have:
+			 * only clean pages may go. */
+			mt_quiet_int_eq(fdatasync(fd), 0);
+			mt_writer_prepare(&w);
+			prepared++;
+		}
+	}
+	mt_quiet_int_eq(prepared, 4);
+	for (uint64_t k = 0; k < 2; k++)
+		mt_quiet(mt_test_cached_pages(path, k * win, win) == (tmpfs ? pages : 0),
+			 "window %d: %zu of %zu pages cached (tmpfs: %d)", (int)k,
+			 mt_test_cached_pages(path, k * win, win), pages, tmpfs);
+	mt_quiet_uint_eq(mt_test_cached_pages(path, 3 * win, win), pages);
+	mt_quiet_uint_eq(mt_test_cached_pages(path, 4 * win, win), pages);
+	data = mt_test_read(path, &len);
+	mt_quiet_uint_eq(len, 5 * win);
+	for (size_t i = 0; i < len; i++)
+		if (data[i] != (i < total ? 'z' : '\0'))
+			ck_abort_msg("byte %zu is %d (%zu written)", i, data[i], total);
+	free(data);
+	mt_quiet_int_eq(mt_writer_close(&w), 0);
+	close(fd);
+	data = mt_test_read(path, &len);
+	mt_quiet_uint_eq(len, total);
+	for (size_t i = 0; i < len; i++)
+		if (data[i] != 'z')
+			ck_abort_msg("byte %zu is %d after close", i, data[i]);
+	free(data);
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* The hot path's fixed layout writes what the checked appenders write. */
 START_TEST(test_jsonl_block_layout_is_the_appenders_bytes)
 {
@@ -751,6 +811,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_writer_pads_with_zeros_until_close_cuts_them);
 	tcase_add_test(parts, test_writer_crosses_window_boundaries_whole);
 	tcase_add_test(parts, test_writer_uses_the_prepared_window_and_cuts_an_unused_one);
+	tcase_add_test(parts, test_writer_lets_written_windows_leave_the_page_cache);
 	tcase_add_test(parts, test_jsonl_block_layout_is_the_appenders_bytes);
 	tcase_add_test(parts, test_symbols_name_static_functions_and_their_module);
 	tcase_add_test(parts, test_real_arena_serves_bootstrap_memory_zeroed_and_aligned);

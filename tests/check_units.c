@@ -13,11 +13,14 @@
  *              trailing NUL padding, and open errors
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "mt_test.h"
 #include "../analyzer/mt_analysis.h"
@@ -1872,6 +1875,107 @@ START_TEST(reader_line_of_line_max_is_kept)
 }
 END_TEST
 
+/* n_lines lines of 100 bytes ("%07zu" and a fill), the last with its
+ * '\n'; a malloc'd buffer of n_lines * 101 bytes. */
+static char *numbered_lines(size_t n_lines)
+{
+	char *data = malloc(n_lines * 101 + 1);
+
+	ck_assert(data != NULL);
+	for (size_t i = 0; i < n_lines; i++) {
+		snprintf(data + i * 101, 9, "%07zu ", i);
+		memset(data + i * 101 + 8, 'a' + (int)(i % 26), 92);
+		data[i * 101 + 100] = '\n';
+	}
+	return data;
+}
+
+/* Read every line of a file of numbered_lines(n_lines), checking each. */
+static void read_numbered_lines(mt_reader_t *r, const char *data, size_t n_lines)
+{
+	mt_line_t line;
+
+	for (size_t i = 0; i < n_lines; i++) {
+		mt_quiet_int_eq(mt_reader_next(r, &line), 1);
+		mt_quiet(line.len == 100 && !memcmp(line.data, data + i * 101, 100),
+			 "line %zu differs", i + 1);
+	}
+	mt_quiet_int_eq(mt_reader_next(r, &line), 0);
+}
+
+/* Whether the kernel reads path with RWF_DONTCACHE (Linux 6.14, on file
+ * systems that have it), asked apart from the reader. */
+static int dontcache_reads(const char *path)
+{
+	char byte;
+	struct iovec iov = { &byte, 1 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t got;
+
+	mt_quiet(fd >= 0, "cannot open %s", path);
+	got = preadv2(fd, &iov, 1, 0, 0x80 /* RWF_DONTCACHE */);
+	close(fd);
+	return got == 1;
+}
+
+/* A trace is read once: the pages a read brings into the page cache
+ * leave it, and the pages that were there before stay, where the kernel
+ * reads with RWF_DONTCACHE; elsewhere plain reads give the same lines. */
+START_TEST(reader_leaves_the_page_cache_as_it_found_it)
+{
+	const size_t n_lines = 80000; /* 7.7 MiB, 31 reads */
+	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	/* content_length() reads the last 64 KiB plainly, to find the end */
+	const uint64_t head = (n_lines * 101 - 65536) / page * page;
+	char *data = numbered_lines(n_lines);
+	int dontcache;
+	rfile_t f;
+	mt_reader_t r;
+
+	rfile_write(&f, data, n_lines * 101);
+	dontcache = dontcache_reads(f.path);
+	mt_test_uncache(f.path);
+	open_ok(&r, f.path);
+	read_numbered_lines(&r, data, n_lines);
+	mt_quiet_int_eq(r.dontcache, dontcache);
+	mt_reader_release(&r);
+	if (dontcache)
+		mt_quiet_uint_eq(mt_test_cached_pages(f.path, 0, head), 0);
+	/* In the page cache before: still there after. */
+	free(mt_test_read(f.path, NULL));
+	open_ok(&r, f.path);
+	read_numbered_lines(&r, data, n_lines);
+	mt_reader_release(&r);
+	mt_quiet_uint_eq(mt_test_cached_pages(f.path, 0, head), head / page);
+	free(data);
+	rfile_done(&f);
+}
+END_TEST
+
+/* tmpfs has no RWF_DONTCACHE (its pages are the file): the first read is
+ * refused, and plain reads take over without losing a byte. */
+START_TEST(reader_reads_plainly_where_dontcache_is_refused)
+{
+	const size_t n_lines = 20000;
+	char *data = numbered_lines(n_lines);
+	char dir[] = "/dev/shm/mt-test.XXXXXX", *path;
+	mt_reader_t r;
+
+	mt_quiet(mkdtemp(dir) != NULL, "mkdtemp %s: %s", dir, strerror(errno));
+	mt_quiet(mt_test_on_tmpfs(dir), "%s is not on tmpfs", dir);
+	path = mt_test_path(dir, "trace.jsonl");
+	mt_test_write(path, data, n_lines * 101);
+	open_ok(&r, path);
+	mt_quiet_int_eq(r.dontcache, 1);
+	read_numbered_lines(&r, data, n_lines);
+	mt_quiet_int_eq(r.dontcache, dontcache_reads(path));
+	mt_reader_release(&r);
+	free(data);
+	free(path);
+	mt_test_rmdir(dir);
+}
+END_TEST
+
 START_TEST(reader_lines_span_chunk_boundaries)
 {
 	/* About 3.5 MiB of lines of every length up to 70 KiB, so that many
@@ -3165,6 +3269,8 @@ Suite *mt_suite_units(void)
 	tcase_add_test(tc, reader_line_of_line_max_is_kept);
 	tcase_add_test(tc, reader_lines_span_chunk_boundaries);
 	tcase_add_test(tc, reader_strips_trailing_nul_padding);
+	tcase_add_test(tc, reader_leaves_the_page_cache_as_it_found_it);
+	tcase_add_test(tc, reader_reads_plainly_where_dontcache_is_refused);
 	tcase_add_test(tc, reader_file_of_only_nuls);
 	tcase_add_test(tc, reader_take_matches_next_across_chunk_boundaries);
 	tcase_add_test(tc, reader_take_matches_next_around_line_max);

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -238,6 +240,52 @@ int mt_test_exists(const char *path)
 	struct stat st;
 
 	return stat(path, &st) == 0;
+}
+
+size_t mt_test_cached_pages(const char *path, uint64_t off, uint64_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	unsigned char *vec;
+	size_t pages, n = 0;
+	void *p;
+
+	mt_quiet(fd >= 0, "cannot open %s: %s", path, strerror(errno));
+	mt_quiet(off % (uint64_t)page == 0 && len > 0, "%s: range not in whole pages",
+		 path);
+	pages = (size_t)((len + (uint64_t)page - 1) / (uint64_t)page);
+	/* A mapping of its own faults nothing in: mincore() then tells what
+	 * the page cache holds, whoever brought it in. */
+	p = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, (off_t)off);
+	mt_quiet(p != MAP_FAILED, "cannot map %s: %s", path, strerror(errno));
+	vec = malloc(pages);
+	mt_quiet(vec != NULL, "out of memory");
+	mt_quiet(mincore(p, (size_t)len, vec) == 0, "mincore: %s", strerror(errno));
+	for (size_t i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	free(vec);
+	munmap(p, (size_t)len);
+	close(fd);
+	return n;
+}
+
+void mt_test_uncache(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	mt_quiet(fd >= 0, "cannot open %s: %s", path, strerror(errno));
+	mt_quiet(fdatasync(fd) == 0, "fdatasync %s: %s", path, strerror(errno));
+	mt_quiet(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0,
+		 "posix_fadvise %s", path);
+	close(fd);
+}
+
+int mt_test_on_tmpfs(const char *path)
+{
+	struct statfs fs;
+
+	mt_quiet(statfs(path, &fs) == 0, "statfs %s: %s", path, strerror(errno));
+	return fs.f_type == 0x01021994; /* TMPFS_MAGIC */
 }
 
 void mt_test_assert_file_eq(const char *path, const char *expected)

@@ -81,6 +81,14 @@ char *mt_test_read(const char *path, size_t *len);
 void mt_test_write(const char *path, const char *data, size_t len);
 int mt_test_exists(const char *path);
 
+/* The page cache: how many pages of path's bytes [off, off + len) it
+ * holds (off a multiple of the page size); mt_test_uncache() writes the
+ * file back and lets its clean pages go; whether path is on tmpfs, whose
+ * pages are the file and never leave. */
+size_t mt_test_cached_pages(const char *path, uint64_t off, uint64_t len);
+void mt_test_uncache(const char *path);
+int mt_test_on_tmpfs(const char *path);
+
 /* Fail the test unless the file at path holds exactly the expected bytes;
  * the message shows both. */
 void mt_test_assert_file_eq(const char *path, const char *expected);
