@@ -20,7 +20,7 @@
 #include <emmintrin.h>
 #endif
 
-#define CHUNK (256u << 10)
+#define CHUNK MT_READER_CHUNK
 #define TAIL_BLOCK 65536
 
 #ifndef RWF_DONTCACHE

@@ -40,7 +40,7 @@
 #include "../analyzer/mt_reader.h"
 
 /* The reader's read(2) size (mt_reader.c): lines are put across it. */
-#define READER_CHUNK (256u << 10)
+#define READER_CHUNK MT_READER_CHUNK
 
 /* ---- shared ---- */
 
@@ -745,9 +745,10 @@ static void fill_text(char *p, size_t n, size_t salt)
 
 static char *build_chunk_crossing(size_t *len)
 {
-	/* Lines of 1 to 700 bytes over 3 MiB, some ending exactly at a
-	 * multiple of the read size, one byte before or after it. */
-	size_t cap = 3u << 20, n = 0, lines = 0;
+	/* Lines of 1 to 700 bytes over three reads' worth, some ending
+	 * exactly at a multiple of the read size, one byte before or after
+	 * it. */
+	size_t cap = 3 * READER_CHUNK, n = 0, lines = 0;
 	char *d = malloc(cap + 4096);
 
 	mt_quiet_ptr_nonnull(d);
@@ -768,8 +769,8 @@ static char *build_chunk_crossing(size_t *len)
 
 static char *build_long_lines(size_t *len)
 {
-	/* Lines longer than a read but kept: each one's start is copied
-	 * across several swaps. */
+	/* Lines as long as the reader keeps, each after a short one: each
+	 * one's start is copied across a swap. */
 	static const size_t longs[] = { 300000, 5, 600000, 1000000,
 					MT_READER_LINE_MAX - 1, 17, 270000 };
 	size_t n = 0;
@@ -792,7 +793,8 @@ static char *build_long_lines(size_t *len)
 static char *build_line_max_at(size_t *len, size_t offset)
 {
 	size_t n = 0;
-	char *d = malloc(10u << 20);
+	/* Three pads of less than a read, the three lines, the last one. */
+	char *d = malloc(3 * READER_CHUNK + 3 * MT_READER_LINE_MAX + (5u << 20) + 64);
 
 	mt_quiet_ptr_nonnull(d);
 	for (int i = 0; i < 3; i++) {
@@ -854,11 +856,11 @@ static char *build_zero_tail(size_t *len)
 {
 	/* Content of more than two reads, the last one short of a chunk:
 	 * the read asked for ahead must stop where the padding starts. */
-	size_t n = 0, pad = 200000;
-	char *d = calloc(1, (1u << 20) + pad);
+	size_t n = 0, pad = 200000, want = 2 * READER_CHUNK + READER_CHUNK / 2;
+	char *d = calloc(1, want + 64 + pad);
 
 	mt_quiet_ptr_nonnull(d);
-	for (int i = 0; i < 60000; i++)
+	for (int i = 0; n < want; i++)
 		n += (size_t)sprintf(d + n, "line %d\n", i);
 	*len = n + pad;
 	return d;

@@ -9,7 +9,7 @@
  *              a long random churn held to a plain reference table
  *   mt_blocks  the same for the live-block table, plus its slots' cache
  *              line alignment and its failed growth
- *   mt_reader  line splitting, over-long lines, the 256 KiB read chunk,
+ *   mt_reader  line splitting, over-long lines, the read chunk,
  *              trailing NUL padding, and open errors
  */
 #include <errno.h>
@@ -36,7 +36,7 @@
 #include "../common/mt_utf8.h"
 
 /* The reader's read(2) size (mt_reader.c): lines are put across it. */
-#define READER_CHUNK (256u << 10)
+#define READER_CHUNK MT_READER_CHUNK
 
 /* splitmix64: a fixed seed, so a failure reproduces. */
 static uint64_t rng_state;
@@ -1923,7 +1923,7 @@ static int dontcache_reads(const char *path)
  * reads with RWF_DONTCACHE; elsewhere plain reads give the same lines. */
 START_TEST(reader_leaves_the_page_cache_as_it_found_it)
 {
-	const size_t n_lines = 80000; /* 7.7 MiB, 31 reads */
+	const size_t n_lines = 80000; /* 7.7 MiB, four reads */
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	/* content_length() reads the last 64 KiB plainly, to find the end */
 	const uint64_t head = (n_lines * 101 - 65536) / page * page;
@@ -1978,10 +1978,10 @@ END_TEST
 
 START_TEST(reader_lines_span_chunk_boundaries)
 {
-	/* About 3.5 MiB of lines of every length up to 70 KiB, so that many
-	 * lines straddle a multiple of the 256 KiB read size, plus a few
+	/* 32 reads' worth of lines of every length up to 70 KiB, so
+	 * that many lines straddle a multiple of the read size, plus a few
 	 * placed exactly at one. */
-	size_t cap = 4u << 20, len = 0, nlines = 0;
+	size_t cap = 32 * READER_CHUNK, len = 0, nlines = 0;
 	char *data = malloc(cap);
 	size_t *starts = malloc(sizeof(size_t) * 200000);
 	size_t *lens = malloc(sizeof(size_t) * 200000);
