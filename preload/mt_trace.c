@@ -71,7 +71,76 @@ _Static_assert(offsetof(__typeof__(hot), writer) + offsetof(mt_writer_t, prep) +
 		       sizeof(atomic_int) <= 64,
 	       "the lock, the order and the writer's per-write fields share a line");
 
-#define LOCK_SPINS 100
+/*
+ * How a waiter waits.  While the lock is held it looks at the lock word
+ * every `delay` pauses, at most `looks` times, then sleeps on the futex.
+ * What a hand-over costs decides the delay: every look brings the lock's
+ * line (and with it seq and the writer's position) to the waiter's core,
+ * and the holder must fetch it back for its next store, so each look made
+ * while the lock is held stretches the critical section by one transfer
+ * of a cache line between the cores.  Where that is cheap (tens of
+ * nanoseconds: two cores of one die), the waiter looks after every pause
+ * and the two threads take turns event by event, their unwinding and
+ * formatting overlapping.  Where it is dear (the guests of
+ * docs/performance.md, stop 17, in some hours: 190 to 215 ns one way, a
+ * round trip of 430), taking turns costs more than it overlaps, and two
+ * threads ran the churn in twice the time of one; the waiter then looks
+ * only every 512 pauses (about 10 us), so the holder's next events find
+ * the line still in its own cache, and the threads take turns every few
+ * dozen events instead.  Each thread learns the cost from its own waits:
+ * the look that sees the word freed is the one that missed (the releasing
+ * store invalidated the waiter's copy), and its TSC cycles are a
+ * transfer's.  Elsewhere than x86 the cost is not measured: cheap.
+ */
+#define LOCK_LOOKS 100       /* cheap hand-overs: one pause between looks */
+#define LOCK_DEAR_DELAY 512  /* dear ones: pauses between looks, */
+#define LOCK_DEAR_LOOKS 20   /* and looks before sleeping */
+#define LOCK_DEAR_CYCLES 280 /* a transfer is dear above this (TSC cycles) */
+
+/* The calling thread's estimate of a hand-over, in TSC cycles (an
+ * average of its last few, weighted 1/8 to the newest). */
+static TLS uint32_t handover_cycles;
+/* mt_trace_test_dear_handovers() */
+static atomic_int dear_for_tests;
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+
+/* Load the lock word, timing the load: fenced, so the count is the
+ * load's alone. */
+static inline int look_timed(uint64_t *cycles)
+{
+	unsigned aux;
+	uint64_t t0;
+	int w;
+
+	_mm_lfence();
+	t0 = __rdtsc();
+	w = atomic_load_explicit(&hot.word, memory_order_relaxed);
+	*cycles = __rdtscp(&aux) - t0;
+	_mm_lfence();
+	return w;
+}
+
+static inline void handover_note(uint64_t cycles)
+{
+	/* An interrupt between the readings is not a transfer. */
+	if (cycles > 8 * LOCK_DEAR_CYCLES)
+		cycles = 8 * LOCK_DEAR_CYCLES;
+	handover_cycles = (uint32_t)((7 * (uint64_t)handover_cycles + cycles) / 8);
+}
+#else
+static inline int look_timed(uint64_t *cycles)
+{
+	*cycles = 0;
+	return atomic_load_explicit(&hot.word, memory_order_relaxed);
+}
+
+static inline void handover_note(uint64_t cycles)
+{
+	(void)cycles;
+}
+#endif
 
 /* errno stays as it was: a wait that finds the word changed says EAGAIN. */
 static void futex(atomic_int *word, int op, int val)
@@ -93,13 +162,22 @@ static int lock_try(void)
 
 static __attribute__((noinline)) void lock_wait(void)
 {
+	int forced = atomic_load_explicit(&dear_for_tests, memory_order_relaxed);
+	int dear = forced ? forced > 0 : handover_cycles > LOCK_DEAR_CYCLES;
+	int delay = dear ? LOCK_DEAR_DELAY : 1;
+	int looks = dear ? LOCK_DEAR_LOOKS : LOCK_LOOKS;
 	int c;
 
-	for (int i = 0; i < LOCK_SPINS; i++) {
-		mt_cpu_relax();
-		if (atomic_load_explicit(&hot.word, memory_order_relaxed) == 0 &&
-		    lock_try())
-			return;
+	for (int i = 0; i < looks; i++) {
+		uint64_t cycles;
+
+		for (int k = 0; k < delay; k++)
+			mt_cpu_relax();
+		if (look_timed(&cycles) == 0) {
+			handover_note(cycles);
+			if (lock_try())
+				return;
+		}
 	}
 	/* Mark it contended, then sleep until it is handed back free. */
 	c = atomic_exchange_explicit(&hot.word, 2, memory_order_acquire);
@@ -728,6 +806,11 @@ int mt_trace_enter(void)
 void mt_trace_leave(void)
 {
 	guard = 0;
+}
+
+void mt_trace_test_dear_handovers(int on)
+{
+	atomic_store(&dear_for_tests, on);
 }
 
 int mt_trace_active(void)
