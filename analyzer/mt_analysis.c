@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "mt_error.h"
 #include "mt_mem.h"
@@ -296,37 +297,85 @@ static void apply_batch(void *ctx, void *slot)
 	}
 }
 
+/*
+ * Chosen, not told (MT_ANALYSIS_TIMED), the pass times the two ways
+ * against each other as it goes: PROBE events piped, the next PROBE on
+ * this thread alone, then the next KEEP the faster way, and again.  On a
+ * machine whose two cores pass a cache line in 70 ns the two threads took
+ * 0.73 of one thread's time; on the same guest in the hours its cores
+ * were 215 ns apart, 1.7 times as long, and so did two threads beside
+ * busy processes (docs/performance.md, "The analyzer, stop 17").  A probe
+ * of the slower way costs PROBE / (2 PROBE + KEEP), about 6 %, of the
+ * difference.  Which thread applies a batch changes no result: the pipe
+ * is drained before the pass applies events itself.  The sizes are the
+ * tests' to change (mt_analysis_test_schedule).
+ */
+#define PROBE_EVENTS (16 * BATCH)
+#define KEEP_EVENTS (256 * BATCH)
+static uint64_t probe_events = PROBE_EVENTS, keep_events = KEEP_EVENTS;
+static int timed_for_tests;
+
+enum { PROBE_PIPED, PROBE_ALONE, KEEP };
+
 /* Where the held events go: a local array of AHEAD applied in place, or
  * packed into the pipe's slots. */
 typedef struct {
 	held_t local[AHEAD];
 	size_t n, cap;
 	mt_pipe_t pipe;
+	int piped;          /* the pipe exists (two threads, told or timed) */
 	batch_t *slot;      /* the pipe's slot being filled, or NULL: local */
+	batch_t *parked;    /* that slot while the pass runs alone (timed) */
 	mt_event_t scratch; /* what the parser fills when piped */
+	/* The timing of the two ways (MT_ANALYSIS_TIMED), else timed 0. */
+	int timed, phase;
+	uint64_t left;            /* events before the phase ends */
+	uint64_t since, piped_ns; /* when it began; the piped probe's time */
 } holder_t;
 
 int mt_analysis_choose_threads(const char *env, int cpus)
 {
 	if (env && env[0] && !env[1] && (env[0] == '1' || env[0] == '2'))
 		return env[0] - '0';
-	return cpus < 2 ? 1 : 2;
+	return cpus < 2 ? 1 : MT_ANALYSIS_TIMED;
+}
+
+void mt_analysis_test_schedule(uint64_t probe, uint64_t keep)
+{
+	timed_for_tests = probe != 0;
+	probe_events = probe ? probe : PROBE_EVENTS;
+	keep_events = probe ? keep : KEEP_EVENTS;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static int pass_threads(void)
 {
+	int cpus = timed_for_tests ? 2 : mt_pipe_cpus();
+
 	return mt_analysis_choose_threads(getenv("MEMTRACE_ANALYZER_THREADS"),
-					  mt_pipe_cpus());
+					  cpus);
 }
 
 static int holder_init(holder_t *h, pass_t *ps)
 {
-	int rc;
+	int threads = pass_threads(), rc;
 
 	h->n = 0;
 	h->cap = AHEAD;
-	h->slot = NULL;
-	if (pass_threads() < 2)
+	h->slot = h->parked = NULL;
+	h->piped = 0;
+	h->timed = threads == MT_ANALYSIS_TIMED;
+	h->phase = PROBE_PIPED;
+	h->left = probe_events;
+	h->since = 0;
+	if (threads < 2)
 		return MT_OK;
 	rc = mt_pipe_init(&h->pipe, sizeof(batch_t), NBATCHES, apply_batch, ps);
 	if (rc)
@@ -339,7 +388,69 @@ static int holder_init(holder_t *h, pass_t *ps)
 	mt_pipe_set_idle(&h->pipe, read_ahead);
 	h->slot = mt_pipe_slot(&h->pipe);
 	h->cap = BATCH;
+	h->piped = 1;
 	return MT_OK;
+}
+
+/* From now on the pass applies the events itself: what the pipe holds is
+ * applied first.  Between batches (h->n is 0). */
+static int holder_alone(holder_t *h, pass_t *ps)
+{
+	mt_pipe_drain(&h->pipe);
+	h->parked = h->slot;
+	h->slot = NULL;
+	h->cap = AHEAD;
+	return atomic_load(&ps->rc);
+}
+
+/* From now on the events go through the pipe again.  Between batches. */
+static void holder_pipe(holder_t *h)
+{
+	h->slot = h->parked;
+	h->parked = NULL;
+	h->cap = BATCH;
+}
+
+/* n more events applied or handed over: the timed pass's next phase
+ * when this one is over, the way it runs changed at its start. */
+static int holder_count(holder_t *h, pass_t *ps, size_t n)
+{
+	uint64_t now;
+
+	if (!h->timed)
+		return MT_OK;
+	if (!h->since) {
+		/* The clock starts at the first batch: the thread's start
+		 * and the trace's first lines are neither way's. */
+		h->since = now_ns();
+		return MT_OK;
+	}
+	if (h->left > n) {
+		h->left -= n;
+		return MT_OK;
+	}
+	now = now_ns();
+	switch (h->phase) {
+	case PROBE_PIPED:
+		h->piped_ns = now - h->since;
+		h->phase = PROBE_ALONE;
+		h->left = probe_events;
+		h->since = now;
+		return holder_alone(h, ps);
+	case PROBE_ALONE:
+		h->phase = KEEP;
+		h->left = keep_events;
+		if (now - h->since >= h->piped_ns)
+			holder_pipe(h);
+		return MT_OK;
+	default:
+		h->phase = PROBE_PIPED;
+		h->left = probe_events;
+		if (!h->slot)
+			holder_pipe(h);
+		h->since = now_ns();
+		return MT_OK;
+	}
 }
 
 /* Where the next line is parsed: the next free slot of the local batch,
@@ -358,8 +469,14 @@ static inline int holder_takes(const holder_t *h, const mt_event_t *ev)
 /* The batch is full: apply it, or hand it over and take the next slot. */
 static int holder_full(holder_t *h, pass_t *ps)
 {
-	if (!h->slot)
-		return flush(ps, h->local, &h->n);
+	size_t n = h->n;
+	int rc;
+
+	if (!h->slot) {
+		if ((rc = flush(ps, h->local, &h->n)))
+			return rc;
+		return holder_count(h, ps, n);
+	}
 	h->slot->n = h->n;
 	mt_pipe_publish(&h->pipe);
 	h->slot = mt_pipe_slot(&h->pipe);
@@ -368,15 +485,19 @@ static int holder_full(holder_t *h, pass_t *ps)
 		mt_pipe_drain(&h->pipe);
 		return atomic_load(&ps->rc);
 	}
-	return MT_OK;
+	return holder_count(h, ps, n);
 }
 
 /* Every held event applied, on either thread: the pass is the first
  * thread's again. */
 static int holder_drain(holder_t *h, pass_t *ps)
 {
-	if (!h->slot)
-		return flush(ps, h->local, &h->n);
+	if (!h->slot) {
+		size_t n = h->n;
+		int rc = flush(ps, h->local, &h->n);
+
+		return rc ? rc : holder_count(h, ps, n);
+	}
 	if (!h->pipe.started) {
 		/* No batch has filled yet (a short trace, or the lines before
 		 * the first block event): no thread to start for these. */
@@ -417,7 +538,7 @@ static inline int holder_add(holder_t *h, pass_t *ps, uint64_t number)
 
 static void holder_release(holder_t *h)
 {
-	if (h->slot)
+	if (h->piped)
 		mt_pipe_release(&h->pipe);
 }
 

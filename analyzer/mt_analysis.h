@@ -51,16 +51,22 @@ int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 void mt_analysis_release(mt_analysis_t *a);
 
 /*
- * The threads a pass uses, 1 or 2: env (MEMTRACE_ANALYZER_THREADS) when it
- * is "1" or "2", else 2 when the process may run on cpus >= 2 CPUs.  Not
- * how busy the machine is: a choice that moved with the load would move
- * the number of allocations a command makes (the second thread's ring and
- * read buffer), and an allocation sweep (MEMTRACE_ANALYZER_FAIL_AT) must
- * meet the same ones on every run.  Beside two busy processes on two CPUs
- * the two threads rarely run at once and the pass took 1.2 to 1.4 times
- * as long as on one (docs/performance.md): there, pin it (taskset) or set
- * MEMTRACE_ANALYZER_THREADS=1.
+ * The threads a pass uses: 1 or 2 when env (MEMTRACE_ANALYZER_THREADS)
+ * says "1" or "2"; else 1 when the process may run on one CPU only, and
+ * MT_ANALYSIS_TIMED when it may run on two or more: two threads, whose
+ * pass times itself on one and on two as it goes and runs the faster way
+ * (mt_analysis.c).  The allocations a command makes (the second thread's
+ * ring and read buffer) follow from env and the CPUs alone, never from
+ * the timing or the load, so an allocation sweep (MEMTRACE_ANALYZER_FAIL_AT)
+ * meets the same ones on every run.
  */
+#define MT_ANALYSIS_TIMED 3
 int mt_analysis_choose_threads(const char *env, int cpus);
+
+/* For tests: the timed pass's schedule, in events (probe: each way's
+ * probe; keep: the faster way's run after it), and every pass not told
+ * its threads is timed, as on two CPUs; probe 0 restores the defaults
+ * and the CPUs' say.  Not thread-safe. */
+void mt_analysis_test_schedule(uint64_t probe, uint64_t keep);
 
 #endif

@@ -1995,6 +1995,54 @@ static int run_threads(mt_analysis_t *a, const char *path, const char *threads,
 		   mt_analysis_run(a, path);
 }
 
+/* The batch of mt_analysis.c's pipe, in events. */
+#define BATCH_EVENTS 1024
+
+/*
+ * The timed pass (not told its threads, on two CPUs) switching between
+ * the pipe and this thread after every probe and keep of the schedules
+ * below, as often as every batch, gives what one thread gave, to an
+ * observer too; with both_wanted, the second thread applied some of the
+ * events, and fewer than the pass always piped (piped_off_main).
+ */
+static void timed_way(const char *path, int both_wanted, uint64_t piped_off_main)
+{
+	static const uint64_t schedules[][2] = {
+		{ BATCH_EVENTS, BATCH_EVENTS }, { 3 * BATCH_EVENTS, 1 },
+		{ 1, 2 * BATCH_EVENTS }, { 5000, 700 },
+	};
+	int64_t before = mt_mem_outstanding();
+	watch_t w1, wt;
+	mt_analysis_t again, timed;
+	int rc1, rct;
+
+	watch_init(&w1, 1);
+	rc1 = run_threads(&again, path, "1", &w1);
+	for (size_t k = 0; k < sizeof(schedules) / sizeof(schedules[0]); k++) {
+		mt_analysis_test_schedule(schedules[k][0], schedules[k][1]);
+		watch_init(&wt, 1);
+		rct = run_threads(&timed, path, NULL, &wt);
+		mt_analysis_test_schedule(0, 0);
+		same_analysis(path, rc1, &again, rct, &timed);
+		mt_quiet_uint_eq(w1.n, wt.n);
+		if (both_wanted)
+			mt_quiet(wt.off_main > 0 && wt.off_main < piped_off_main,
+				 "%s, schedule %zu: %ju events applied off the "
+				 "first thread, where always piped %ju",
+				 path, k, (uintmax_t)wt.off_main,
+				 (uintmax_t)piped_off_main);
+		for (size_t i = 0; i < w1.n; i++)
+			mt_quiet(!memcmp(&w1.v[i], &wt.v[i], sizeof(seen_t)),
+				 "%s, schedule %zu: observed event %zu (seq %ju) "
+				 "differs", path, k, i, (uintmax_t)w1.v[i].seq);
+		free(wt.v);
+		mt_analysis_release(&timed);
+	}
+	free(w1.v);
+	mt_analysis_release(&again);
+	mt_quiet_int_eq(mt_mem_outstanding(), before);
+}
+
 /*
  * The pass over path with one thread and with two gives the same result,
  * and the same events to an observer in the same order with the same
@@ -2034,6 +2082,7 @@ static void both_ways(const char *path, int started_wanted, mt_analysis_t *out)
 	free(w2.v);
 	mt_analysis_release(&two);
 	unsetenv("MEMTRACE_ANALYZER_THREADS");
+	timed_way(path, started_wanted, w2.off_main);
 	*out = one;
 }
 
@@ -2297,7 +2346,7 @@ START_TEST(analysis_two_threads_judge_each_batch_position_at_its_line)
 }
 END_TEST
 
-/* The choice itself: told, or two CPUs. */
+/* The choice itself: told, or timed on two CPUs. */
 START_TEST(analysis_chooses_two_threads_when_told_or_given_two_cpus)
 {
 	static const struct {
@@ -2305,8 +2354,10 @@ START_TEST(analysis_chooses_two_threads_when_told_or_given_two_cpus)
 		int cpus, want;
 	} cases[] = {
 		{ "1", 8, 1 }, { "2", 1, 2 }, { "2", 2, 2 }, { NULL, 1, 1 },
-		{ NULL, 2, 2 }, { NULL, 64, 2 }, { "", 2, 2 }, { "", 1, 1 },
-		{ "0", 2, 2 }, { "3", 1, 1 }, { "12", 2, 2 }, { "2x", 1, 1 },
+		{ NULL, 2, MT_ANALYSIS_TIMED }, { NULL, 64, MT_ANALYSIS_TIMED },
+		{ "", 2, MT_ANALYSIS_TIMED }, { "", 1, 1 },
+		{ "0", 2, MT_ANALYSIS_TIMED }, { "3", 1, 1 },
+		{ "12", 2, MT_ANALYSIS_TIMED }, { "2x", 1, 1 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
