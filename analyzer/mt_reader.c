@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -21,6 +22,15 @@
 #endif
 
 #define CHUNK MT_READER_CHUNK
+
+/* The read-ahead's fields on a line the reading thread's never shares. */
+_Static_assert(offsetof(mt_reader_t, ahead) % 64 == 0 &&
+		       offsetof(mt_reader_t, end) / 64 != offsetof(mt_reader_t, ahead) / 64 &&
+		       offsetof(mt_reader_t, start) / 64 != offsetof(mt_reader_t, ahead) / 64 &&
+		       offsetof(mt_reader_t, line_no) / 64 != offsetof(mt_reader_t, ahead) / 64 &&
+		       offsetof(mt_reader_t, ahead_errno) / 64 == offsetof(mt_reader_t, ahead) / 64 &&
+		       _Alignof(mt_reader_t) >= 64,
+	       "mt_reader_t: ahead and its fields share no line with the reader's");
 #define TAIL_BLOCK 65536
 
 #ifndef RWF_DONTCACHE
