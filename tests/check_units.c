@@ -1898,7 +1898,10 @@ static char *numbered_lines(size_t n_lines)
 
 	ck_assert(data != NULL);
 	for (size_t i = 0; i < n_lines; i++) {
-		snprintf(data + i * 101, 9, "%07zu ", i);
+		char num[32];
+
+		snprintf(num, sizeof(num), "%07zu ", i % 10000000);
+		memcpy(data + i * 101, num, 8);
 		memset(data + i * 101 + 8, 'a' + (int)(i % 26), 92);
 		data[i * 101 + 100] = '\n';
 	}
