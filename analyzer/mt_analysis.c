@@ -449,7 +449,7 @@ static int holder_count(holder_t *h, pass_t *ps, size_t n)
 		h->left = probe_events;
 		if (!h->slot)
 			holder_pipe(h);
-		h->since = now_ns();
+		h->since = now;
 		return MT_OK;
 	}
 }

@@ -19,6 +19,9 @@
 #include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "../common/mt_cpu.h"
 #include "../common/mt_fmt.h"
@@ -107,8 +110,6 @@ static TLS uint32_t handover_cycles;
 static atomic_int dear_for_tests;
 
 #if defined(__x86_64__)
-#include <x86intrin.h>
-
 /* Load the lock word, timing the load: fenced on both sides, so the
  * count is the load's alone (LFENCE waits for the load to complete; not
  * RDTSCP, which the oldest x86-64 CPUs lack). */

@@ -110,9 +110,9 @@ static int fail(mt_writer_t *w, int err)
 	return -w->error;
 }
 
-/* Write len zero bytes at off, a piece at a time; -1 (errno set) on
- * failure. */
-static int write_zeros(int fd, uint64_t off, uint64_t len)
+/* Write len zero bytes at off, a piece at a time, until done or a write
+ * fails. */
+static void write_zeros(int fd, uint64_t off, uint64_t len)
 {
 	struct iovec iov[PIECE / ZEROS];
 
@@ -127,15 +127,11 @@ static int write_zeros(int fd, uint64_t off, uint64_t len)
 		got = pwritev(fd, iov, (int)cnt, (off_t)off);
 		if (got < 0 && errno == EINTR)
 			continue;
-		if (got <= 0) {
-			if (got == 0)
-				errno = EIO;
-			return -1;
-		}
+		if (got <= 0)
+			return;
 		off += (uint64_t)got;
 		len -= (uint64_t)got;
 	}
-	return 0;
 }
 
 /* Reserve the blocks of the window at off and map it; NULL (errno set)
