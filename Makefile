@@ -209,8 +209,8 @@ $(BENCH_WRITER): bench/mt_writer_bench.c preload/mt_writer.c
 
 # The preload benchmark's workloads (bench/run-preload-bench): built -O2 -g
 # like a user's program, not like the tests' -O0 workloads.
-BENCH_PROGS = $(BUILD)/mt-churn $(BUILD)/mt-deep
-$(BUILD)/mt-churn $(BUILD)/mt-deep: $(BUILD)/mt-%: bench/mt_%.c
+BENCH_PROGS = $(BUILD)/mt-churn $(BUILD)/mt-deep $(BUILD)/mt-pingpong
+$(BUILD)/mt-churn $(BUILD)/mt-deep $(BUILD)/mt-pingpong: $(BUILD)/mt-%: bench/mt_%.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $< -pthread
 
@@ -220,7 +220,8 @@ bench: deps
 	$(Q)case '$(BENCH)' in all|analyzer|preload) ;; \
 	*) echo "make bench: BENCH is all, analyzer or preload, not '$(BENCH)'" >&2; exit 64 ;; esac
 ifneq ($(BENCH),preload)
-	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(BENCH_GEN) $(OBJ)/bench/mt_bench_parse.o
+	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(BENCH_GEN) $(OBJ)/bench/mt_bench_parse.o \
+		$(BUILD)/mt-pingpong
 	$(call say,LINK,$(BUILD)/mt-bench-parse)$(CC) $(LDFLAGS_ALL) -o $(BUILD)/mt-bench-parse \
 		$(OBJ)/bench/mt_bench_parse.o $(LIBANALYZER) $(JSONC_LIBS) -lpthread
 	$(Q)sh bench/run-analyzer-bench $(BUILD)

@@ -40,3 +40,15 @@ median() {
 max() {
 	cut -d ' ' -f "$2" "$1" | sort -n | tail -n 1
 }
+
+# bench_cores BUILD: one line, what passing a cache line between two cores
+# costs now (mt-pingpong's round trip), which moved every figure with two
+# busy threads on this project's guests (docs/performance.md, "The
+# machine").
+bench_cores() {
+	if [ -x "$1/mt-pingpong" ]; then
+		echo "$("$1/mt-pingpong") ns"
+	else
+		echo "unknown (no $1/mt-pingpong)"
+	fi
+}
