@@ -430,14 +430,20 @@ static int holder_count(holder_t *h, pass_t *ps, size_t n)
 		h->left -= n;
 		return MT_OK;
 	}
-	now = now_ns();
-	switch (h->phase) {
-	case PROBE_PIPED:
+	if (h->phase == PROBE_PIPED) {
+		/* The batches still in the pipe are the piped probe's: its
+		 * time ends once they are applied. */
+		int rc = holder_alone(h, ps);
+
+		now = now_ns();
 		h->piped_ns = now - h->since;
 		h->phase = PROBE_ALONE;
 		h->left = probe_events;
 		h->since = now;
-		return holder_alone(h, ps);
+		return rc;
+	}
+	now = now_ns();
+	switch (h->phase) {
 	case PROBE_ALONE:
 		h->phase = KEEP;
 		h->left = keep_events;

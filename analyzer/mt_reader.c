@@ -46,7 +46,8 @@ _Static_assert(offsetof(mt_reader_t, ahead) % 64 == 0 &&
  * writes); on a virtual machine, page cache made of memory the guest has
  * not used lately costs several times the read itself (docs/performance.md,
  * "The preload, stop 17").  A kernel or file system without it says
- * EOPNOTSUPP (EINVAL before Linux 6.14 knew the flag), and plain reads
+ * EOPNOTSUPP (EINVAL before Linux 6.14 knew the flag; ENOSYS without
+ * preadv2, EPERM where a seccomp filter forbids it), and plain reads
  * follow.
  */
 static ssize_t read_retry(mt_reader_t *r, void *p, size_t n)
@@ -58,7 +59,8 @@ static ssize_t read_retry(mt_reader_t *r, void *p, size_t n)
 			struct iovec iov = { p, n };
 
 			got = preadv2(r->fd, &iov, 1, -1, RWF_DONTCACHE);
-			if (got < 0 && (errno == EOPNOTSUPP || errno == EINVAL)) {
+			if (got < 0 && (errno == EOPNOTSUPP || errno == EINVAL ||
+					errno == ENOSYS || errno == EPERM)) {
 				r->dontcache = 0;
 				continue;
 			}

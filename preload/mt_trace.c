@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #if defined(__x86_64__)
@@ -75,11 +76,11 @@ _Static_assert(offsetof(__typeof__(hot), writer) + offsetof(mt_writer_t, prep) +
 	       "the lock, the order and the writer's per-write fields share a line");
 
 /*
- * How a waiter waits.  While the lock is held it looks at the lock word
- * every `delay` pauses, at most `looks` times, then sleeps on the futex.
- * What a hand-over costs decides the delay: every look brings the lock's
- * line (and with it seq and the writer's position) to the waiter's core,
- * and the holder must fetch it back for its next store, so each look made
+ * How a waiter waits.  While the lock is held it looks at the lock word,
+ * at most `looks` times, then sleeps on the futex.  What a hand-over costs
+ * decides how far apart the looks are: every look brings the lock's line
+ * (and with it seq and the writer's position) to the waiter's core, and
+ * the holder must fetch it back for its next store, so each look made
  * while the lock is held stretches the critical section by one transfer
  * of a cache line between the cores.  Where that is cheap (tens of
  * nanoseconds: two cores of one die), the waiter looks after every pause
@@ -88,28 +89,47 @@ _Static_assert(offsetof(__typeof__(hot), writer) + offsetof(mt_writer_t, prep) +
  * docs/performance.md, stop 17, in some hours: 190 to 215 ns one way, a
  * round trip of 430), taking turns costs more than it overlaps, and two
  * threads ran the churn in twice the time of one; the waiter then looks
- * only every 512 pauses (about 10 us), so the holder's next events find
- * the line still in its own cache, and the threads take turns every few
- * dozen events instead.  Each thread learns the cost from its own waits:
- * the look that sees the word freed is the one that missed (the releasing
- * store invalidated the waiter's copy), and its TSC cycles beyond those of
- * the quickest look that found the lock held (a hit in the waiter's own
- * cache: what the timing itself costs) are a transfer's: 245 to 275 on
- * this guest's slow hours.  Elsewhere than x86 the cost is not measured:
- * cheap.
+ * only every LOCK_DEAR_WAIT cycles of the TSC (about 10 us), so the
+ * holder's next events find the line still in its own cache, and the
+ * threads take turns every few dozen events instead.
+ *
+ * Each thread learns the cost from its own looks, timed with the TSC:
+ * looks close together that find the lock held are hits in its own cache
+ * (the quickest is what the timing itself costs); the look that finds the
+ * word freed missed (the releasing store invalidated the copy), and so
+ * does every look made far apart; what a miss takes beyond the quickest
+ * hit is a transfer's: 245 to 275 cycles on this guest's slow hours.
+ * Where the TSC may not be read (not x86, or a thread that asked for
+ * SIGSEGV on RDTSC with prctl(PR_SET_TSC)) nothing is timed and the
+ * waiter waits as where hand-overs are cheap.
  */
-#define LOCK_LOOKS 100       /* cheap hand-overs: one pause between looks */
-#define LOCK_DEAR_DELAY 512  /* dear ones: pauses between looks, */
-#define LOCK_DEAR_LOOKS 20   /* and looks before sleeping */
-#define LOCK_DEAR_CYCLES 180 /* a transfer is dear above this (TSC cycles) */
+#define LOCK_LOOKS 100         /* cheap hand-overs: a pause between looks */
+#define LOCK_DEAR_WAIT 20000   /* dear: TSC cycles between looks, */
+#define LOCK_DEAR_LOOKS 20     /* and looks before sleeping */
+#define LOCK_DEAR_PAUSES 512   /* the tests' dear waits without the TSC */
+#define LOCK_DEAR_CYCLES 180   /* a transfer is dear above this (TSC cycles) */
 
-/* The calling thread's estimate of a hand-over, in TSC cycles (an
- * average of its last few, weighted 1/8 to the newest). */
+/* The calling thread's estimate of a transfer (an average of its last
+ * few, weighted 1/8 to the newest) and its quickest hit, in TSC cycles;
+ * whether it may read the TSC (0: not asked yet, 1 yes, -1 no). */
 static TLS uint32_t handover_cycles;
+static TLS uint32_t hit_cycles = UINT32_MAX;
+static TLS int tsc_state;
 /* mt_trace_test_dear_handovers() */
 static atomic_int dear_for_tests;
 
 #if defined(__x86_64__)
+static int tsc_readable(void)
+{
+	if (!tsc_state) {
+		int saved = errno, how = 0;
+
+		tsc_state = prctl(PR_GET_TSC, &how) == 0 && how == PR_TSC_ENABLE ? 1 : -1;
+		errno = saved;
+	}
+	return tsc_state > 0;
+}
+
 /* Load the lock word, timing the load: fenced on both sides, so the
  * count is the load's alone (LFENCE waits for the load to complete; not
  * RDTSCP, which the oldest x86-64 CPUs lack). */
@@ -127,25 +147,43 @@ static inline int look_timed(uint64_t *cycles)
 	return w;
 }
 
-static inline void handover_note(uint64_t cycles)
+static inline void dear_wait(void)
 {
-	/* An interrupt between the readings is not a transfer. */
-	if (cycles > 8 * LOCK_DEAR_CYCLES)
-		cycles = 8 * LOCK_DEAR_CYCLES;
-	handover_cycles = (uint32_t)((7 * (uint64_t)handover_cycles + cycles) / 8);
+	uint64_t until = __rdtsc() + LOCK_DEAR_WAIT;
+
+	do
+		mt_cpu_relax();
+	while (__rdtsc() < until);
 }
 #else
+static int tsc_readable(void)
+{
+	return 0;
+}
+
 static inline int look_timed(uint64_t *cycles)
 {
 	*cycles = 0;
 	return atomic_load_explicit(&hot.word, memory_order_relaxed);
 }
 
-static inline void handover_note(uint64_t cycles)
+static inline void dear_wait(void)
 {
-	(void)cycles;
 }
 #endif
+
+/* A look that missed took cycles: what they exceed the quickest hit by
+ * is a transfer's. */
+static inline void handover_note(uint64_t cycles)
+{
+	if (hit_cycles == UINT32_MAX)
+		return; /* no hit timed yet: nothing to take off */
+	cycles = cycles > hit_cycles ? cycles - hit_cycles : 0;
+	/* An interrupt between the readings is not a transfer. */
+	if (cycles > 8 * LOCK_DEAR_CYCLES)
+		cycles = 8 * LOCK_DEAR_CYCLES;
+	handover_cycles = (uint32_t)((7 * (uint64_t)handover_cycles + cycles) / 8);
+}
 
 /* errno stays as it was: a wait that finds the word changed says EAGAIN. */
 static void futex(atomic_int *word, int op, int val)
@@ -168,27 +206,32 @@ static int lock_try(void)
 static __attribute__((noinline)) void lock_wait(void)
 {
 	int forced = atomic_load_explicit(&dear_for_tests, memory_order_relaxed);
-	int dear = forced ? forced > 0 : handover_cycles > LOCK_DEAR_CYCLES;
-	int delay = dear ? LOCK_DEAR_DELAY : 1;
+	int timed = tsc_readable();
+	int dear = forced ? forced > 0 : timed && handover_cycles > LOCK_DEAR_CYCLES;
 	int looks = dear ? LOCK_DEAR_LOOKS : LOCK_LOOKS;
-	/* The quickest look that found the lock held: a load from the
-	 * waiter's own cache, the timing's own cost. */
-	uint64_t hit = UINT64_MAX;
 	int c;
 
 	for (int i = 0; i < looks; i++) {
-		uint64_t cycles;
+		uint64_t cycles = 0;
+		int w;
 
-		for (int k = 0; k < delay; k++)
+		if (!dear)
 			mt_cpu_relax();
-		if (look_timed(&cycles) != 0) {
-			if (cycles < hit)
-				hit = cycles;
-			continue;
+		else if (timed)
+			dear_wait();
+		else
+			for (int k = 0; k < LOCK_DEAR_PAUSES; k++)
+				mt_cpu_relax();
+		if (!timed) {
+			w = atomic_load_explicit(&hot.word, memory_order_relaxed);
+		} else {
+			w = look_timed(&cycles);
+			if (dear || w == 0)
+				handover_note(cycles);
+			else if (cycles < hit_cycles)
+				hit_cycles = (uint32_t)cycles;
 		}
-		if (hit != UINT64_MAX)
-			handover_note(cycles > hit ? cycles - hit : 0);
-		if (lock_try())
+		if (w == 0 && lock_try())
 			return;
 	}
 	/* Mark it contended, then sleep until it is handed back free. */

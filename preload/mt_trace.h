@@ -84,7 +84,7 @@ void *mt_trace_realloc(mt_fn_t fn, void *ptr, size_t size,
 int mt_trace_active(void);
 
 /* For tests: 1 makes every waiter for the trace lock wait as where
- * hand-overs between cores are dear (a look every 512 pauses, sleeping
+ * hand-overs between cores are dear (a look about every 10 us, sleeping
  * after 20), -1 as where they are cheap (a look every pause, sleeping
  * after 100), whatever each thread measured; 0 lets the measures decide. */
 void mt_trace_test_dear_handovers(int on);

@@ -159,9 +159,12 @@ static char *reserve_and_map(const mt_writer_t *w, uint64_t off, int populate)
 		if (ftruncate(w->fd, (off_t)(off + MT_WRITER_WINDOW)) < 0)
 			return NULL;
 	}
-	/* Zeros over reserved blocks change no byte of the file: a failure
-	 * here only leaves the pages to the faults, as unprepared. */
-	if (populate)
+	/* Zeros over reserved blocks change no byte of the trace: a failure
+	 * here only leaves the pages to the faults, as unprepared.  The
+	 * descriptor is looked at again first: zeros written into a file the
+	 * program opened under the trace's number meanwhile would be its
+	 * bytes lost (the look narrows that window; nothing can close it). */
+	if (populate && still_ours(w))
 		write_zeros(w->fd, off, MT_WRITER_WINDOW);
 	p = mmap(NULL, MT_WRITER_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 w->fd, (off_t)off);
@@ -213,9 +216,22 @@ static int map_window(mt_writer_t *w, uint64_t off)
 		w->retired = w->map;
 		w->map = NULL;
 	}
-	/* A preparation under way ends soon and needs no lock: wait. */
-	while ((st = atomic_load_explicit(&w->prep, memory_order_acquire)) == PREP_BUSY)
-		sched_yield();
+	/* A preparation under way ends soon and needs no lock: wait.  One
+	 * only wanted is cancelled by a compare-and-swap: a thread may take
+	 * it (WANTED to BUSY) at any moment, and would then write its zeros
+	 * over the window this switch maps itself and writes into. */
+	for (;;) {
+		st = atomic_load_explicit(&w->prep, memory_order_acquire);
+		if (st == PREP_BUSY) {
+			sched_yield();
+			continue;
+		}
+		if (st != PREP_WANTED ||
+		    atomic_compare_exchange_weak_explicit(&w->prep, &st, PREP_IDLE,
+							  memory_order_acquire,
+							  memory_order_relaxed))
+			break;
+	}
 	if (st == PREP_READY) {
 		if (w->next_off == off)
 			p = w->next_map;
