@@ -6,9 +6,11 @@
  */
 #include "mt_clock.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,11 +63,32 @@ uint64_t mt_clock_realtime(void)
 }
 
 #if MT_CLOCK_HAS_TSC
+/* Whether the calling thread may execute RDTSC: 0 not asked yet, 1 yes,
+ * -1 no (it asked prctl(PR_SET_TSC, PR_TSC_SIGSEGV), and RDTSC would
+ * kill it). */
+static __thread __attribute__((tls_model("initial-exec"))) int thread_tsc;
+
+int mt_clock_thread_tsc_ok(void)
+{
+	if (__builtin_expect(!thread_tsc, 0)) {
+		int saved = errno, how = 0;
+
+		thread_tsc = prctl(PR_GET_TSC, &how) == 0 && how == PR_TSC_ENABLE ? 1 : -1;
+		errno = saved;
+	}
+	return thread_tsc > 0;
+}
+
 static inline uint64_t read_tsc(void)
 {
 	return __rdtsc();
 }
 #else
+int mt_clock_thread_tsc_ok(void)
+{
+	return 0;
+}
+
 static inline uint64_t read_tsc(void)
 {
 	return 0;
@@ -110,6 +133,8 @@ int mt_clock_tsc_usable(void)
 
 static int read_pair(uint64_t *ns, uint64_t *tsc)
 {
+	if (!mt_clock_thread_tsc_ok())
+		return -1;
 	for (int i = 0; i < PAIR_TRIES; i++) {
 		uint64_t before = read_tsc(), n = gettime_ns(), after = read_tsc();
 
@@ -208,6 +233,8 @@ uint64_t mt_clock_now(void)
 
 	if (__builtin_expect(md != MODE_TSC, 0))
 		return md == MODE_CALIBRATING ? calibrating_now() : gettime_ns();
+	if (__builtin_expect(!mt_clock_thread_tsc_ok(), 0))
+		return gettime_ns();
 	g = atomic_load_explicit(&clk.gen, memory_order_acquire);
 	at = atomic_load_explicit(&clk.anchor_tsc, memory_order_relaxed);
 	an = atomic_load_explicit(&clk.anchor_ns, memory_order_relaxed);

@@ -64,4 +64,11 @@ int mt_clock_uses_tsc(void);
  * "tsc"), whatever mt_clock_init() was told. */
 int mt_clock_tsc_usable(void);
 
+/* 1 when the calling thread may execute RDTSC: on x86-64, unless it asked
+ * prctl(PR_SET_TSC, PR_TSC_SIGSEGV) before its first question (asked of
+ * the kernel once per thread; a thread that asks for it later is not
+ * seen).  mt_clock_now() reads clock_gettime() in such a thread, and the
+ * trace lock times nothing there. */
+int mt_clock_thread_tsc_ok(void);
+
 #endif

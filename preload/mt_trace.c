@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #if defined(__x86_64__)
@@ -110,24 +109,16 @@ _Static_assert(offsetof(__typeof__(hot), writer) + offsetof(mt_writer_t, prep) +
 #define LOCK_DEAR_CYCLES 180   /* a transfer is dear above this (TSC cycles) */
 
 /* The calling thread's estimate of a transfer (an average of its last
- * few, weighted 1/8 to the newest) and its quickest hit, in TSC cycles;
- * whether it may read the TSC (0: not asked yet, 1 yes, -1 no). */
+ * few, weighted 1/8 to the newest) and its quickest hit, in TSC cycles. */
 static TLS uint32_t handover_cycles;
 static TLS uint32_t hit_cycles = UINT32_MAX;
-static TLS int tsc_state;
 /* mt_trace_test_dear_handovers() */
 static atomic_int dear_for_tests;
 
 #if defined(__x86_64__)
 static int tsc_readable(void)
 {
-	if (!tsc_state) {
-		int saved = errno, how = 0;
-
-		tsc_state = prctl(PR_GET_TSC, &how) == 0 && how == PR_TSC_ENABLE ? 1 : -1;
-		errno = saved;
-	}
-	return tsc_state > 0;
+	return mt_clock_thread_tsc_ok();
 }
 
 /* Load the lock word, timing the load: fenced on both sides, so the

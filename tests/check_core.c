@@ -13,12 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../common/mt_jsonl.h"
+#include "../preload/mt_clock.h"
 #include "../preload/mt_real.h"
 #include "../preload/mt_stack.h"
 #include "../preload/mt_symbol.h"
@@ -294,6 +296,68 @@ END_TEST
 START_TEST(test_core_threads_share_one_contiguous_seq_where_hand_overs_are_dear)
 {
 	threads_share_one_contiguous_seq(1);
+}
+END_TEST
+
+/* A thread that asked for SIGSEGV on RDTSC, then records its events:
+ * mt_clock must say it may not read the TSC (this guest's hypervisor lets
+ * RDTSC through anyway, so the crash itself cannot be seen here). */
+static void *no_tsc_thread_main(void *arg)
+{
+	if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV) != 0)
+		_exit(3);
+	if (mt_clock_thread_tsc_ok())
+		_exit(4);
+	return thread_main(arg);
+}
+
+/*
+ * Threads that asked prctl(PR_SET_TSC, PR_TSC_SIGSEGV) wait for the trace
+ * lock and read the clock without RDTSC: the waiter times nothing there,
+ * and the clock reads clock_gettime(), either way of waiting.  (RDTSC in
+ * such a thread is SIGSEGV: the child dies of it.)
+ */
+START_TEST(test_core_threads_that_forbid_rdtsc_are_traced_without_it)
+{
+	for (int dear = 0; dear <= 1; dear++) {
+		char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+		json_object *o;
+		pid_t pid;
+		int status;
+
+		pid = fork();
+		mt_quiet(pid >= 0, "fork: %s", strerror(errno));
+		if (pid == 0) {
+			pthread_t t[THREADS];
+
+			alarm(60);
+#if defined(__x86_64__)
+			if (!mt_clock_thread_tsc_ok())
+				_exit(5);
+#endif
+			mt_trace_test_dear_handovers(dear);
+			if (mt_trace_start(trace, 4) != 0)
+				_exit(2);
+			for (int i = 0; i < THREADS; i++)
+				if (pthread_create(&t[i], NULL, no_tsc_thread_main,
+						   (void *)(uintptr_t)i))
+					_exit(2);
+			for (int i = 0; i < THREADS; i++)
+				pthread_join(t[i], NULL);
+			mt_trace_stop("api");
+			_exit(0);
+		}
+		mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
+		mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			 "dear %d: the child ended with status %#x", dear, status);
+		o = analyze("summary", trace, &status);
+		ck_assert_str_eq(mt_test_json_str(o, "status"), "complete");
+		mt_quiet_int_eq(mt_test_json_i64(o, "allocations"), THREADS * PER_THREAD);
+		json_object_put(o);
+		free(trace);
+		mt_test_rmdir(dir);
+		free(dir);
+	}
 }
 END_TEST
 
@@ -823,6 +887,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(trace, test_core_write_failure_warns_once_and_stops_tracing);
 	tcase_add_test(trace, test_core_threads_share_one_contiguous_seq);
 	tcase_add_test(trace, test_core_threads_share_one_contiguous_seq_where_hand_overs_are_dear);
+	tcase_add_test(trace, test_core_threads_that_forbid_rdtsc_are_traced_without_it);
 	tcase_add_test(trace, test_core_threads_write_t_in_seq_order);
 	suite_add_tcase(s, trace);
 	tcase_add_test(parts, test_writer_pads_with_zeros_until_close_cuts_them);
