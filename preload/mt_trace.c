@@ -116,11 +116,6 @@ static TLS uint32_t hit_cycles = UINT32_MAX;
 static atomic_int dear_for_tests;
 
 #if defined(__x86_64__)
-static int tsc_readable(void)
-{
-	return mt_clock_thread_tsc_ok();
-}
-
 /* Load the lock word, timing the load: fenced on both sides, so the
  * count is the load's alone (LFENCE waits for the load to complete; not
  * RDTSCP, which the oldest x86-64 CPUs lack). */
@@ -147,11 +142,6 @@ static inline void dear_wait(void)
 	while (__rdtsc() < until);
 }
 #else
-static int tsc_readable(void)
-{
-	return 0;
-}
-
 static inline int look_timed(uint64_t *cycles)
 {
 	*cycles = 0;
@@ -197,7 +187,7 @@ static int lock_try(void)
 static __attribute__((noinline)) void lock_wait(void)
 {
 	int forced = atomic_load_explicit(&dear_for_tests, memory_order_relaxed);
-	int timed = tsc_readable();
+	int timed = mt_clock_thread_tsc_ok(); /* 0 but on x86-64 */
 	int dear = forced ? forced > 0 : timed && handover_cycles > LOCK_DEAR_CYCLES;
 	int looks = dear ? LOCK_DEAR_LOOKS : LOCK_LOOKS;
 	int c;
