@@ -201,12 +201,31 @@ static void recycle(const mt_writer_t *w, uint64_t next_off)
 			      POSIX_FADV_DONTNEED);
 }
 
+/* Wait for a preparation under way to end (it needs no lock and ends
+ * soon) and cancel one only wanted, by a compare-and-swap: a thread may
+ * take it (WANTED to BUSY) at any moment, and would then write its zeros
+ * over a window the caller maps itself.  Returns what it settled on:
+ * PREP_READY (next_map is the caller's), or no window. */
+static int settle(mt_writer_t *w)
+{
+	for (;;) {
+		int st = atomic_load_explicit(&w->prep, memory_order_acquire);
+
+		if (st == PREP_BUSY)
+			sched_yield();
+		else if (st != PREP_WANTED ||
+			 atomic_compare_exchange_weak_explicit(&w->prep, &st, PREP_IDLE,
+							       memory_order_acquire,
+							       memory_order_relaxed))
+			return st;
+	}
+}
+
 /* Map the window that starts at off: the prepared one when it is there,
  * else reserve and map it now. */
 static int map_window(mt_writer_t *w, uint64_t off)
 {
 	char *p = NULL;
-	int st;
 
 	if (w->map) {
 		/* At most one is retired at a time: a caller that did not
@@ -216,23 +235,7 @@ static int map_window(mt_writer_t *w, uint64_t off)
 		w->retired = w->map;
 		w->map = NULL;
 	}
-	/* A preparation under way ends soon and needs no lock: wait.  One
-	 * only wanted is cancelled by a compare-and-swap: a thread may take
-	 * it (WANTED to BUSY) at any moment, and would then write its zeros
-	 * over the window this switch maps itself and writes into. */
-	for (;;) {
-		st = atomic_load_explicit(&w->prep, memory_order_acquire);
-		if (st == PREP_BUSY) {
-			sched_yield();
-			continue;
-		}
-		if (st != PREP_WANTED ||
-		    atomic_compare_exchange_weak_explicit(&w->prep, &st, PREP_IDLE,
-							  memory_order_acquire,
-							  memory_order_relaxed))
-			break;
-	}
-	if (st == PREP_READY) {
+	if (settle(w) == PREP_READY) {
 		if (w->next_off == off)
 			p = w->next_map;
 		else
@@ -327,18 +330,7 @@ void mt_writer_prepare(mt_writer_t *w)
 
 void mt_writer_quiesce(mt_writer_t *w)
 {
-	for (;;) {
-		int st = atomic_load_explicit(&w->prep, memory_order_acquire);
-
-		if (st == PREP_BUSY) {
-			sched_yield();
-		} else if (st != PREP_WANTED ||
-			   atomic_compare_exchange_weak_explicit(
-				   &w->prep, &st, PREP_IDLE, memory_order_acquire,
-				   memory_order_relaxed)) {
-			return;
-		}
-	}
+	settle(w);
 }
 
 void mt_writer_release(char *retired)
