@@ -443,21 +443,28 @@ static int holder_count(holder_t *h, pass_t *ps, size_t n)
 		return rc;
 	}
 	now = now_ns();
-	switch (h->phase) {
-	case PROBE_ALONE:
+	if (h->phase == PROBE_ALONE) {
 		h->phase = KEEP;
 		h->left = keep_events;
 		if (now - h->since >= h->piped_ns)
 			holder_pipe(h);
-		return MT_OK;
-	default:
+	} else {
 		h->phase = PROBE_PIPED;
 		h->left = probe_events;
 		if (!h->slot)
 			holder_pipe(h);
 		h->since = now;
-		return MT_OK;
 	}
+	return MT_OK;
+}
+
+/* Apply the events held on this thread, and count them. */
+static int holder_flush(holder_t *h, pass_t *ps)
+{
+	size_t n = h->n;
+	int rc = flush(ps, h->local, &h->n);
+
+	return rc ? rc : holder_count(h, ps, n);
 }
 
 /* Where the next line is parsed: the next free slot of the local batch,
@@ -477,13 +484,9 @@ static inline int holder_takes(const holder_t *h, const mt_event_t *ev)
 static int holder_full(holder_t *h, pass_t *ps)
 {
 	size_t n = h->n;
-	int rc;
 
-	if (!h->slot) {
-		if ((rc = flush(ps, h->local, &h->n)))
-			return rc;
-		return holder_count(h, ps, n);
-	}
+	if (!h->slot)
+		return holder_flush(h, ps);
 	h->slot->n = h->n;
 	mt_pipe_publish(&h->pipe);
 	h->slot = mt_pipe_slot(&h->pipe);
@@ -499,12 +502,8 @@ static int holder_full(holder_t *h, pass_t *ps)
  * thread's again. */
 static int holder_drain(holder_t *h, pass_t *ps)
 {
-	if (!h->slot) {
-		size_t n = h->n;
-		int rc = flush(ps, h->local, &h->n);
-
-		return rc ? rc : holder_count(h, ps, n);
-	}
+	if (!h->slot)
+		return holder_flush(h, ps);
 	if (!h->pipe.started) {
 		/* No batch has filled yet (a short trace, or the lines before
 		 * the first block event): no thread to start for these. */
