@@ -79,9 +79,12 @@ int mt_clock_thread_tsc_ok(void)
 	return thread_tsc > 0;
 }
 
+/* mt_clock_test_skew(): what the calling thread's counter is off by. */
+static __thread __attribute__((tls_model("initial-exec"))) uint64_t skew;
+
 static inline uint64_t read_tsc(void)
 {
-	return __rdtsc();
+	return __rdtsc() + skew;
 }
 #else
 int mt_clock_thread_tsc_ok(void)
@@ -89,11 +92,18 @@ int mt_clock_thread_tsc_ok(void)
 	return 0;
 }
 
+static uint64_t skew;
+
 static inline uint64_t read_tsc(void)
 {
 	return 0;
 }
 #endif
+
+void mt_clock_test_skew(int64_t cycles)
+{
+	skew = (uint64_t)cycles;
+}
 
 int mt_clock_tsc_usable(void)
 {
@@ -107,15 +117,21 @@ int mt_clock_tsc_usable(void)
 	 * power state, on every core. */
 	if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
 		return 0;
-	/* And the kernel trusts it: it would have chosen another clocksource
-	 * for a counter that drifts between CPUs or stops. */
+	/* And the kernel keeps time with it: "tsc", which it would not have
+	 * chosen for a counter that drifts between CPUs or stops, or
+	 * "kvm-clock", which is the TSC scaled by figures the hypervisor
+	 * gives (its vDSO reads it only where the hypervisor vouches for the
+	 * counter's being one on every vCPU; else it is a system call, and
+	 * read_pair() refuses nothing but the check at every anchor below
+	 * drops a counter that does not follow the clock). */
 	fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
 		  O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	n = read(fd, src, sizeof(src));
 	close(fd);
-	return n == 4 && !memcmp(src, "tsc\n", 4);
+	return (n == 4 && !memcmp(src, "tsc\n", 4)) ||
+	       (n == 10 && !memcmp(src, "kvm-clock\n", 10));
 #else
 	return 0;
 #endif
@@ -178,6 +194,30 @@ static inline uint64_t scale(uint64_t cycles, uint64_t m)
 }
 
 /*
+ * Whether the pair (ns, tsc) is further than STRAY_NS from what the
+ * anchor in place makes of tsc (none yet: nothing to hold it to).  A
+ * counter that follows the clock is within tens of nanoseconds here; one
+ * that does not (another CPU's counter set apart, a guest moved to a host
+ * whose counter runs at another rate) is never trusted again by this
+ * process: every later reading is clock_gettime()'s.  Called by the
+ * anchor's writer, with the seqlock taken.
+ */
+#define STRAY_NS 20000u
+
+static int strays(uint64_t ns, uint64_t tsc)
+{
+	uint64_t at = atomic_load_explicit(&clk.anchor_tsc, memory_order_relaxed);
+	uint64_t an = atomic_load_explicit(&clk.anchor_ns, memory_order_relaxed);
+	uint64_t m = atomic_load_explicit(&clk.mult, memory_order_relaxed);
+	uint64_t want;
+
+	if (!atomic_load_explicit(&clk.reach, memory_order_relaxed))
+		return 0;
+	want = tsc >= at ? an + scale(tsc - at, m) : an - scale(at - tsc, m);
+	return want > ns ? want - ns > STRAY_NS : ns - want > STRAY_NS;
+}
+
+/*
  * Read clock_gettime(), and make it the anchor when no other thread is
  * writing one (seqlock generation g, even, is still current): the rate
  * over the time since the first reading, and how many cycles make
@@ -189,13 +229,22 @@ static uint64_t reanchor(unsigned g)
 
 	if (read_pair(&ns, &tsc) < 0)
 		return gettime_ns(); /* the next reading tries again */
-	if (tsc <= clk.base_tsc || ns <= clk.base_ns)
-		return ns; /* a counter behind the first reading: not ours */
+	if (tsc <= clk.base_tsc || ns <= clk.base_ns) {
+		/* A counter behind the first reading is not the one whose
+		 * rate was taken. */
+		atomic_store(&clk.mode, MODE_GETTIME);
+		return ns;
+	}
 	if (!atomic_compare_exchange_strong_explicit(&clk.gen, &g, g + 1,
 						     memory_order_acquire,
 						     memory_order_relaxed))
 		return ns;
 	atomic_thread_fence(memory_order_release);
+	if (strays(ns, tsc)) {
+		atomic_store(&clk.mode, MODE_GETTIME);
+		atomic_store_explicit(&clk.gen, g + 2, memory_order_release);
+		return ns;
+	}
 	m = (uint64_t)(((unsigned __int128)(ns - clk.base_ns) << 32) /
 		       (tsc - clk.base_tsc));
 	r = m ? (uint64_t)(((unsigned __int128)ANCHOR_NS << 32) / m) : 0;

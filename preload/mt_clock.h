@@ -5,8 +5,9 @@
  * 24 ns a call here where reading the time-stamp counter costs 10: the
  * vDSO orders its read (rdtscp or lfence) and retries a seqlock on each
  * call.  When the kernel itself keeps time with the TSC (its clocksource
- * is "tsc") and the CPU says the counter is invariant, mt_clock reads the
- * TSC and converts it with a rate it measures against clock_gettime():
+ * is "tsc", or "kvm-clock": the TSC scaled by the hypervisor's figures)
+ * and the CPU says the counter is invariant, mt_clock reads the TSC and
+ * converts it with a rate it measures against clock_gettime():
  *
  *  - the first millisecond after mt_clock_init() is read with
  *    clock_gettime() alone; the first call after it takes the rate, the
@@ -17,7 +18,13 @@
  *    (or more than a microsecond before it: another CPU's counter; less
  *    reads as the anchor) reads clock_gettime() instead and makes that
  *    reading the anchor, with the rate over the whole time since the
- *    first reading, so the rate gets finer as the run goes on.
+ *    first reading, so the rate gets finer as the run goes on;
+ *  - where an anchor's clock_gettime() is more than 20 us from what the
+ *    anchor before it makes of the counter (a CPU whose counter is set
+ *    apart from the others', a guest moved to a host whose counter runs
+ *    at another rate), or the counter reads behind the first reading,
+ *    the counter is never read again: every later reading is
+ *    clock_gettime()'s.
  *
  * So a reading is clock_gettime()'s exactly at each anchor and strays from
  * it between anchors by what the rate's error makes of at most a
@@ -70,5 +77,9 @@ int mt_clock_tsc_usable(void);
  * seen).  mt_clock_now() reads clock_gettime() in such a thread, and the
  * trace lock times nothing there. */
 int mt_clock_thread_tsc_ok(void);
+
+/* For the tests: the calling thread's counter reads cycles off from now
+ * on (a CPU whose counter is set apart); 0 puts it right. */
+void mt_clock_test_skew(int64_t cycles);
 
 #endif

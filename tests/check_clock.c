@@ -2,7 +2,8 @@
  * check_clock: the preload's clock (preload/mt_clock.h) against
  * clock_gettime(CLOCK_MONOTONIC) read on either side of each reading.
  *
- * On a machine whose kernel keeps time with an invariant TSC the readings
+ * On a machine whose kernel keeps time with an invariant TSC ("tsc", or
+ * "kvm-clock", the TSC as a hypervisor scales it) the readings
  * come from the TSC once a millisecond has passed, and must stay within
  * TOLERANCE_NS of the clock; elsewhere they are the clock's own, which the
  * same checks hold exactly.  Either way every test asserts which source
@@ -53,7 +54,7 @@ static int machine_has_tsc_clock(void)
 			src[0] = '\0';
 		fclose(f);
 	}
-	return flag && !strcmp(src, "tsc\n");
+	return flag && (!strcmp(src, "tsc\n") || !strcmp(src, "kvm-clock\n"));
 }
 
 /* Read the clock for ms milliseconds, each reading between two of
@@ -197,6 +198,64 @@ START_TEST(clock_threads_reading_while_anchors_change_stay_within_microseconds)
 }
 END_TEST
 
+/* This thread's counter is set cycles apart, once the TSC is in use:
+ * every reading must still be the clock's, and the counter is dropped. */
+static void counter_set_apart(int64_t cycles)
+{
+	long reads;
+
+	mt_clock_init(1);
+	/* 20 ms: the first reading is further back than the counter is set
+	 * back below, but for the last test's. */
+	ck_assert_int_eq(sandwiched_for(20, TOLERANCE_NS, &reads), 0);
+	ck_assert_int_eq(mt_clock_uses_tsc(), machine_has_tsc_clock());
+	mt_clock_test_skew(cycles);
+	ck_assert_int_eq(sandwiched_for(5, TOLERANCE_NS, &reads), 0);
+	mt_clock_test_skew(0);
+	ck_assert_int_eq(mt_clock_uses_tsc(), 0);
+	/* For good: the counter put right is not taken back. */
+	ck_assert_int_eq(sandwiched_for(5, TOLERANCE_NS, &reads), 0);
+	ck_assert_int_eq(mt_clock_uses_tsc(), 0);
+}
+
+START_TEST(clock_drops_a_counter_running_ahead_of_the_clock)
+{
+	/* 2^24 cycles: milliseconds, past an anchor's reach. */
+	counter_set_apart((int64_t)1 << 24);
+}
+END_TEST
+
+START_TEST(clock_drops_a_counter_a_little_ahead_of_the_clock)
+{
+	/* 2^17 cycles: tens of microseconds, within an anchor's reach, so
+	 * the readings go wrong until the next anchor; never by more than
+	 * the tolerance here, as the anchor comes first. */
+	long reads;
+
+	mt_clock_init(1);
+	ck_assert_int_eq(sandwiched_for(5, TOLERANCE_NS, &reads), 0);
+	mt_clock_test_skew((int64_t)1 << 17);
+	sandwiched_for(5, UINT64_MAX / 2, &reads);
+	mt_clock_test_skew(0);
+	ck_assert_int_eq(mt_clock_uses_tsc(), 0);
+	ck_assert_int_eq(sandwiched_for(5, 0, &reads), 0);
+}
+END_TEST
+
+START_TEST(clock_drops_a_counter_behind_the_clock)
+{
+	/* 2^23 cycles: milliseconds, past an anchor's reach. */
+	counter_set_apart(-((int64_t)1 << 23));
+}
+END_TEST
+
+START_TEST(clock_drops_a_counter_behind_its_first_reading)
+{
+	/* 2^40 cycles: minutes, behind the calibration's first reading. */
+	counter_set_apart(-((int64_t)1 << 40));
+}
+END_TEST
+
 Suite *mt_suite_clock(void)
 {
 	Suite *s = suite_create("clock");
@@ -210,6 +269,10 @@ Suite *mt_suite_clock(void)
 	tcase_add_test(tc, clock_in_a_fork_child_calibrates_again_on_the_parents_source);
 	tcase_add_test(
 		tc, clock_threads_reading_while_anchors_change_stay_within_microseconds);
+	tcase_add_test(tc, clock_drops_a_counter_running_ahead_of_the_clock);
+	tcase_add_test(tc, clock_drops_a_counter_a_little_ahead_of_the_clock);
+	tcase_add_test(tc, clock_drops_a_counter_behind_the_clock);
+	tcase_add_test(tc, clock_drops_a_counter_behind_its_first_reading);
 	suite_add_tcase(s, tc);
 	return s;
 }
