@@ -88,9 +88,15 @@ _Static_assert(offsetof(__typeof__(hot), writer) + offsetof(mt_writer_t, prep) +
  * docs/performance.md, stop 17, in some hours: 190 to 215 ns one way, a
  * round trip of 430), taking turns costs more than it overlaps, and two
  * threads ran the churn in twice the time of one; the waiter then looks
- * only every LOCK_DEAR_WAIT cycles of the TSC (about 10 us), so the
- * holder's next events find the line still in its own cache, and the
- * threads take turns every few dozen events instead.
+ * only every LOCK_DEAR_WAIT cycles of the TSC (about 150 us), twice, then
+ * sleeps, so the holder's next events find the line still in its own
+ * cache, and the threads take turns every thousand events or so instead.
+ * Every hand-over there costs some microseconds (the lock's line, the
+ * writer's, the window's last line, each a transfer), and what the two
+ * threads can overlap is less than it: the longer the turns, the faster
+ * (docs/performance.md, stop 18: 10 us turns took 1.10 to 1.19 times as
+ * long as 150 us ones).  A thread waits that long only while another
+ * holds the lock through its whole turn.
  *
  * Each thread learns the cost from its own looks, timed with the TSC:
  * looks close together that find the lock held are hits in its own cache
@@ -103,8 +109,8 @@ _Static_assert(offsetof(__typeof__(hot), writer) + offsetof(mt_writer_t, prep) +
  * waiter waits as where hand-overs are cheap.
  */
 #define LOCK_LOOKS 100         /* cheap hand-overs: a pause between looks */
-#define LOCK_DEAR_WAIT 20000   /* dear: TSC cycles between looks, */
-#define LOCK_DEAR_LOOKS 20     /* and looks before sleeping */
+#define LOCK_DEAR_WAIT 320000  /* dear: TSC cycles between looks, */
+#define LOCK_DEAR_LOOKS 2      /* and looks before sleeping */
 #define LOCK_DEAR_PAUSES 512   /* the tests' dear waits without the TSC */
 #define LOCK_DEAR_CYCLES 180   /* a transfer is dear above this (TSC cycles) */
 

@@ -147,6 +147,39 @@ START_TEST(fmt_hex_edges)
 }
 END_TEST
 
+/* Each length's first and last values, and the lengths around them: the
+ * formatters work eight digits at a time and drop the leading zeros. */
+START_TEST(fmt_every_length_is_exact)
+{
+	char buf[MT_FMT_U64_MAX + 1], want[32];
+	uint64_t p = 1;
+
+	buf[MT_FMT_U64_MAX] = '#';
+	for (int k = 0; k < 20; k++, p *= 10) {
+		uint64_t vs[] = { p - 1, p, p + 1, p * 2 - 1, p * 9 };
+
+		for (size_t i = 0; i < sizeof(vs) / sizeof(vs[0]); i++) {
+			if (k == 19 && i == 4)
+				continue; /* 9 * 10^19 is past UINT64_MAX */
+			snprintf(want, sizeof(want), "%" PRIu64, vs[i]);
+			assert_fmt(mt_fmt_u64(buf, vs[i]), buf, want);
+			mt_quiet_int_eq(buf[MT_FMT_U64_MAX], '#');
+		}
+	}
+	buf[MT_FMT_HEX_MAX] = '#';
+	for (int k = 0; k <= 64; k++) {
+		uint64_t top = k == 64 ? UINT64_MAX : ((uint64_t)1 << k) - 1;
+		uint64_t vs[] = { top, top + 1, top / 3, top ^ (top >> 1) };
+
+		for (size_t i = 0; i < sizeof(vs) / sizeof(vs[0]); i++) {
+			snprintf(want, sizeof(want), "0x%" PRIx64, vs[i]);
+			assert_fmt(mt_fmt_hex(buf, vs[i]), buf, want);
+			mt_quiet_int_eq(buf[MT_FMT_HEX_MAX], '#');
+		}
+	}
+}
+END_TEST
+
 START_TEST(fmt_parse_hex_accepts)
 {
 	static const struct {
@@ -210,9 +243,10 @@ END_TEST
 
 START_TEST(fmt_hex_round_trips)
 {
-	char buf[MT_FMT_HEX_MAX];
+	char buf[MT_FMT_HEX_MAX + 1];
 
 	rng_state = 1;
+	buf[MT_FMT_HEX_MAX] = '#';
 	for (int i = 0; i < 100000; i++) {
 		uint64_t v = rng(), back;
 		size_t n;
@@ -220,6 +254,8 @@ START_TEST(fmt_hex_round_trips)
 		v >>= rng() % 64;
 		back = ~v;
 		n = mt_fmt_hex(buf, v);
+		/* Whatever its length, nothing past the room it may use. */
+		mt_quiet_int_eq(buf[MT_FMT_HEX_MAX], '#');
 
 		mt_quiet_int_eq(mt_fmt_parse_hex(buf, n, &back), 0);
 		mt_quiet_uint_eq(back, v);
@@ -229,9 +265,10 @@ END_TEST
 
 START_TEST(fmt_decimal_matches_printf)
 {
-	char buf[MT_FMT_U64_MAX], want[32];
+	char buf[MT_FMT_U64_MAX + 1], want[32];
 
 	rng_state = 2;
+	buf[MT_FMT_U64_MAX] = '#';
 	for (int i = 0; i < 100000; i++) {
 		uint64_t u = rng(), w;
 		int64_t s;
@@ -247,6 +284,7 @@ START_TEST(fmt_decimal_matches_printf)
 		n = mt_fmt_i64(buf, s);
 		snprintf(want, sizeof(want), "%" PRId64, s);
 		assert_fmt(n, buf, want);
+		mt_quiet_int_eq(buf[MT_FMT_U64_MAX], '#');
 	}
 }
 END_TEST
@@ -3225,6 +3263,7 @@ Suite *mt_suite_units(void)
 	tcase_add_test(tc, fmt_u64_edges);
 	tcase_add_test(tc, fmt_i64_edges);
 	tcase_add_test(tc, fmt_hex_edges);
+	tcase_add_test(tc, fmt_every_length_is_exact);
 	tcase_add_test(tc, fmt_parse_hex_accepts);
 	tcase_add_test(tc, fmt_parse_hex_rejects);
 	tcase_add_test(tc, fmt_hex_round_trips);
