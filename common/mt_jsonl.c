@@ -191,6 +191,10 @@ size_t mt_jsonl_end(mt_jsonl_t *l)
 
 /* ---- the fixed layout of block events ---- */
 
+/* {"v":1,"seq": and the longest seq before the longest rest. */
+_Static_assert(13 + MT_FMT_U64_MAX + MT_JSONL_BLOCK_REST_MAX <= MT_JSONL_BLOCK_MAX,
+	       "a block line fits MT_JSONL_BLOCK_MAX");
+
 /* Append a string literal: its length is known at compile time. */
 #define LIT(dst, n, s) (memcpy((dst) + (n), (s), sizeof(s) - 1), (n) += sizeof(s) - 1)
 
@@ -290,18 +294,16 @@ size_t mt_jsonl_block_tail(char *dst, const mt_jsonl_block_t *ev)
 	return n;
 }
 
-size_t mt_jsonl_block_body(char *dst, const char *head, size_t head_len,
-			   uint64_t stack, const char *tail, size_t tail_len)
+size_t mt_jsonl_block_body(char *rest, size_t head_len, uint64_t stack,
+			   const char *tail, size_t tail_len)
 {
-	size_t n = 0;
+	size_t n = head_len;
 
-	memcpy(dst, head, head_len);
-	n += head_len;
 	if (stack) {
-		LIT(dst, n, ",\"stack\":");
-		n += mt_fmt_u64(dst + n, stack);
+		LIT(rest, n, ",\"stack\":");
+		n += mt_fmt_u64(rest + n, stack);
 	}
-	memcpy(dst + n, tail, tail_len);
+	memcpy(rest + n, tail, tail_len);
 	return n + tail_len;
 }
 
@@ -315,27 +317,26 @@ size_t mt_jsonl_block_end(char *dst, uint64_t t)
 	return n;
 }
 
-size_t mt_jsonl_block_join(char *dst, uint64_t seq, const char *body,
-			   size_t body_len, const char *end, size_t end_len)
+size_t mt_jsonl_block_join(char *dst, uint64_t seq, const char *rest,
+			   size_t rest_len)
 {
 	size_t n = 0;
 
 	LIT(dst, n, "{\"v\":1,\"seq\":");
 	n += mt_fmt_u64(dst + n, seq);
-	memcpy(dst + n, body, body_len);
-	n += body_len;
-	memcpy(dst + n, end, end_len);
-	return n + end_len;
+	memcpy(dst + n, rest, rest_len);
+	return n + rest_len;
 }
 
 size_t mt_jsonl_block_line(char *dst, uint64_t seq, const char *head,
 			   size_t head_len, uint64_t stack, const char *tail,
 			   size_t tail_len, uint64_t t)
 {
-	char body[MT_JSONL_BLOCK_BODY_MAX], end[MT_JSONL_BLOCK_END_MAX];
-	size_t body_len = mt_jsonl_block_body(body, head, head_len, stack,
-					      tail, tail_len);
-	size_t end_len = mt_jsonl_block_end(end, t);
+	char rest[MT_JSONL_BLOCK_REST_MAX];
+	size_t n;
 
-	return mt_jsonl_block_join(dst, seq, body, body_len, end, end_len);
+	memcpy(rest, head, head_len);
+	n = mt_jsonl_block_body(rest, head_len, stack, tail, tail_len);
+	n += mt_jsonl_block_end(rest + n, t);
+	return mt_jsonl_block_join(dst, seq, rest, n);
 }

@@ -76,7 +76,7 @@ typedef struct {
 /* Room each part may need. */
 #define MT_JSONL_BLOCK_HEAD_MAX 192
 #define MT_JSONL_BLOCK_TAIL_MAX 64
-#define MT_JSONL_BLOCK_MAX (MT_JSONL_BLOCK_HEAD_MAX + MT_JSONL_BLOCK_TAIL_MAX + 96)
+#define MT_JSONL_BLOCK_MAX (MT_JSONL_BLOCK_HEAD_MAX + MT_JSONL_BLOCK_TAIL_MAX + 128)
 
 /* ,"kind":...  up to align; returns its length. */
 size_t mt_jsonl_block_head(char *dst, const mt_jsonl_block_t *ev);
@@ -89,20 +89,32 @@ size_t mt_jsonl_block_line(char *dst, uint64_t seq, const char *head,
 			   size_t tail_len, uint64_t t);
 
 /*
- * The same line in the three parts a writer with a lock wants: all but
- * the seq made before the lock is taken, the seq joined in under it.
- * mt_jsonl_block_line() is mt_jsonl_block_join() of the body and end:
+ * The same line in the parts a writer with a lock wants: all but the seq
+ * made before the lock is taken, in one buffer, the seq joined in under
+ * it.  mt_jsonl_block_line() is this:
  *
- *   BODY = HEAD [,"stack":STACK] TAIL      (MT_JSONL_BLOCK_BODY_MAX)
+ *   REST = HEAD [,"stack":STACK] TAIL END  (MT_JSONL_BLOCK_REST_MAX)
+ *          \____________ BODY ______/
  *   END  = ,"t":T}\n                       (MT_JSONL_BLOCK_END_MAX)
- *   LINE = {"v":1,"seq":SEQ BODY END       (MT_JSONL_BLOCK_MAX)
+ *   LINE = {"v":1,"seq":SEQ REST           (MT_JSONL_BLOCK_MAX)
+ *
+ *   head = mt_jsonl_block_head(rest, &ev);
+ *   body = mt_jsonl_block_body(rest, head, stack, tail, tail_len);
+ *   n = body + mt_jsonl_block_end(rest + body, t);
+ *   len = mt_jsonl_block_join(line, seq, rest, n);
+ *
+ * The head is made in place, at the start of rest; the body appends the
+ * stack and the tail to it and returns the body's length; the end goes
+ * after the body, and can be made again there (a later t) without
+ * touching the body.
  */
 #define MT_JSONL_BLOCK_BODY_MAX (MT_JSONL_BLOCK_HEAD_MAX + MT_JSONL_BLOCK_TAIL_MAX + 32)
 #define MT_JSONL_BLOCK_END_MAX 32
-size_t mt_jsonl_block_body(char *dst, const char *head, size_t head_len,
-			   uint64_t stack, const char *tail, size_t tail_len);
+#define MT_JSONL_BLOCK_REST_MAX (MT_JSONL_BLOCK_BODY_MAX + MT_JSONL_BLOCK_END_MAX)
+size_t mt_jsonl_block_body(char *rest, size_t head_len, uint64_t stack,
+			   const char *tail, size_t tail_len);
 size_t mt_jsonl_block_end(char *dst, uint64_t t);
-size_t mt_jsonl_block_join(char *dst, uint64_t seq, const char *body,
-			   size_t body_len, const char *end, size_t end_len);
+size_t mt_jsonl_block_join(char *dst, uint64_t seq, const char *rest,
+			   size_t rest_len);
 
 #endif

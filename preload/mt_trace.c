@@ -259,6 +259,10 @@ static int warned;
 
 static TLS int guard;
 static TLS pid_t tid_cache;
+/* The calling thread's tail, ,"tid":N: the same on every event it
+ * makes, so made once (again in a fork's child, whose tid is another). */
+static TLS char tid_tail[MT_JSONL_BLOCK_TAIL_MAX];
+static TLS size_t tid_tail_len;
 
 extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 
@@ -585,6 +589,7 @@ static void atfork_child(void)
 	mt_symbol_fork_child();
 	mt_stack_fork_child();
 	tid_cache = 0;
+	tid_tail_len = 0;
 	if (atomic_load(&active)) {
 		/* The parent's mapping and file are the parent's: let go of
 		 * them without writing a byte. */
@@ -864,36 +869,54 @@ int mt_trace_active(void)
 
 /*
  * A block event is made so that the trace lock is held only to order it:
- * everything but its seq (mt_jsonl_block_body() and _end()) is made
- * before the lock is taken; under it the event gets its seq and its t
- * (never earlier than the line before), the writer's position moves past
- * it, and it is copied into the window.  The body needs the stack's id,
- * which the thread's cache knows before the lock nearly always; when the
- * id under the lock is another (a new stack), or a realloc's outcome
- * changes its head, the body is made again there.
+ * everything but its seq (mt_jsonl.h's REST: head, stack, tail and end,
+ * in one buffer) is made before the lock is taken; under it the event
+ * gets its seq and its t (never earlier than the line before), the
+ * writer's position moves past it, and it is copied into the window.  The
+ * body needs the stack's id, which the thread's cache knows before the
+ * lock nearly always; when the id under the lock is another (a new
+ * stack), or a realloc's outcome changes its head, the rest is made again
+ * from there.
  */
 typedef struct {
-	char head[MT_JSONL_BLOCK_HEAD_MAX], tail[MT_JSONL_BLOCK_TAIL_MAX];
-	char body[MT_JSONL_BLOCK_BODY_MAX], end[MT_JSONL_BLOCK_END_MAX];
-	size_t head_len, tail_len, body_len, end_len;
-	uint64_t body_stack; /* the stack id in body */
+	char rest[MT_JSONL_BLOCK_REST_MAX];
+	char fail_tail[MT_JSONL_BLOCK_TAIL_MAX]; /* with fail_at only */
+	const char *tail;
+	size_t head_len, tail_len, body_len, rest_len;
+	uint64_t body_stack; /* the stack id in the body */
 	int has_body;
 	uint64_t t;
 } pending_t;
 
+static const char *thread_tail(size_t *len)
+{
+	if (__builtin_expect(!tid_tail_len, 0)) {
+		mt_jsonl_block_t ev = { .tid = (uint64_t)current_tid() };
+
+		tid_tail_len = mt_jsonl_block_tail(tid_tail, &ev);
+	}
+	*len = tid_tail_len;
+	return tid_tail;
+}
+
 static void pending_make(pending_t *p, const mt_jsonl_block_t *ev)
 {
-	p->head_len = mt_jsonl_block_head(p->head, ev);
-	p->tail_len = mt_jsonl_block_tail(p->tail, ev);
+	p->head_len = mt_jsonl_block_head(p->rest, ev);
+	if (__builtin_expect(ev->fail_at != 0, 0)) {
+		p->tail_len = mt_jsonl_block_tail(p->fail_tail, ev);
+		p->tail = p->fail_tail;
+	} else {
+		p->tail = thread_tail(&p->tail_len);
+	}
 	p->has_body = 0;
 	p->t = since_t0();
-	p->end_len = mt_jsonl_block_end(p->end, p->t);
 }
 
 static void pending_body(pending_t *p, uint64_t stack_id)
 {
-	p->body_len = mt_jsonl_block_body(p->body, p->head, p->head_len,
-					  stack_id, p->tail, p->tail_len);
+	p->body_len = mt_jsonl_block_body(p->rest, p->head_len, stack_id, p->tail,
+					  p->tail_len);
+	p->rest_len = p->body_len + mt_jsonl_block_end(p->rest + p->body_len, p->t);
 	p->body_stack = stack_id;
 	p->has_body = 1;
 }
@@ -908,12 +931,12 @@ static void pending_emit(pending_t *p, uint64_t stack_id)
 	if (__builtin_expect(!p->has_body || p->body_stack != stack_id, 0))
 		pending_body(p, stack_id);
 	if (__builtin_expect(p->t < hot.last_t, 0))
-		p->end_len = mt_jsonl_block_end(p->end, hot.last_t);
+		p->rest_len = p->body_len +
+			      mt_jsonl_block_end(p->rest + p->body_len, hot.last_t);
 	else
 		hot.last_t = p->t;
 	dst = mt_writer_space(&hot.writer, MT_JSONL_BLOCK_MAX);
-	len = mt_jsonl_block_join(dst ? dst : buf, ++hot.seq, p->body, p->body_len,
-				  p->end, p->end_len);
+	len = mt_jsonl_block_join(dst ? dst : buf, ++hot.seq, p->rest, p->rest_len);
 	if (dst) {
 		mt_writer_commit(&hot.writer, len);
 		return;
@@ -1085,7 +1108,7 @@ void *mt_trace_realloc(mt_fn_t fn, void *ptr, size_t size,
 			ev.has_new_ptr = q != NULL;
 			ev.new_ptr = (uint64_t)q;
 			ev.has_size = q || size;
-			p.head_len = mt_jsonl_block_head(p.head, &ev);
+			p.head_len = mt_jsonl_block_head(p.rest, &ev);
 			p.has_body = 0;
 		}
 		pending_emit(&p, (q || size) ? stack_id : 0);

@@ -603,13 +603,16 @@ START_TEST(test_jsonl_block_layout_is_the_appenders_bytes)
 			{
 				/* The parts the preload makes before its lock
 				 * fit their room, the largest values included. */
-				char body[MT_JSONL_BLOCK_BODY_MAX], end[MT_JSONL_BLOCK_END_MAX];
+				char rest[MT_JSONL_BLOCK_REST_MAX], end[MT_JSONL_BLOCK_END_MAX];
+				size_t bn;
 
-				mt_quiet_uint_le(mt_jsonl_block_body(body, head, hn, UINT64_MAX,
-								     tail, tn),
-						 MT_JSONL_BLOCK_BODY_MAX);
+				memcpy(rest, head, hn);
+				bn = mt_jsonl_block_body(rest, hn, UINT64_MAX, tail, tn);
+				mt_quiet_uint_le(bn, MT_JSONL_BLOCK_BODY_MAX);
 				mt_quiet_uint_le(mt_jsonl_block_end(end, UINT64_MAX),
 						 MT_JSONL_BLOCK_END_MAX);
+				mt_quiet_uint_le(bn + mt_jsonl_block_end(rest + bn, UINT64_MAX),
+						 MT_JSONL_BLOCK_REST_MAX);
 			}
 			mt_jsonl_begin(&l, slow, sizeof(slow), w, mt_event_kind_name(ev.kind));
 			mt_jsonl_u64(&l, "allocator_id", ev.allocator_id);
