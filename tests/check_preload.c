@@ -176,6 +176,31 @@ static int count_size(const char *trace, const char *kind, int64_t lo, int64_t h
 	return count_events(trace, (match_t){ kind, NULL, lo, hi });
 }
 
+/* Block events whose tid is not the pid of the trace.start (a process
+ * with one thread: its tid is its pid). */
+static int count_tids_not_pid(const char *trace)
+{
+	size_t len;
+	char *data = mt_test_read(trace, &len), *line, *save = NULL;
+	int64_t pid = -1;
+	int n = 0;
+
+	mt_quiet(data != NULL, "no trace %s", trace);
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_object *o = json_tokener_parse(line), *v;
+
+		mt_quiet(o != NULL, "trace line is not JSON: %s", line);
+		if (json_object_object_get_ex(o, "pid", &v))
+			pid = json_object_get_int64(v);
+		if (json_object_object_get_ex(o, "tid", &v) && json_object_get_int64(v) != pid)
+			n++;
+		json_object_put(o);
+	}
+	free(data);
+	mt_quiet(pid > 0, "no pid in %s", trace);
+	return n;
+}
+
 START_TEST(test_every_entry_point_is_recorded_with_its_fn)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
@@ -325,6 +350,7 @@ START_TEST(test_fork_and_exec_children_write_their_own_traces)
 	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "fork done\n");
 	/* The parent's trace holds only the parent's allocations. */
+	mt_quiet_int_eq(count_tids_not_pid(trace), 0);
 	summarize(&s, trace, 0);
 	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
 	mt_quiet_int_eq(count_size(trace, "alloc", 2222, 2222), 2);
@@ -347,6 +373,9 @@ START_TEST(test_fork_and_exec_children_write_their_own_traces)
 			execd++;
 		mt_quiet_int_eq(count_size(child, "alloc", 2222, 2222), 0);
 		mt_quiet_int_eq(count_fn(child, "trace.start", NULL), 1);
+		/* A forked child's events carry its own tid, not the
+		 * thread's it was forked from. */
+		mt_quiet_int_eq(count_tids_not_pid(child), 0);
 		free(child);
 	}
 	mt_quiet_int_eq(forked, 1);
