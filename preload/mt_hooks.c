@@ -40,10 +40,7 @@ EXPORT void *malloc(size_t size)
 		return NULL;
 	}
 	p = mt_real.malloc(size);
-	if (p)
-		mt_trace_alloc(MT_FN_MALLOC, p, size, 0);
-	else
-		mt_trace_alloc_fail(MT_FN_MALLOC, size, 0);
+	mt_trace_allocated(MT_FN_MALLOC, p, size, 0);
 	mt_trace_leave();
 	return p;
 }
@@ -67,10 +64,7 @@ EXPORT void *calloc(size_t n, size_t size)
 		return NULL;
 	}
 	p = mt_real.calloc(n, size);
-	if (p)
-		mt_trace_alloc(MT_FN_CALLOC, p, total, 0);
-	else
-		mt_trace_alloc_fail(MT_FN_CALLOC, total, 0);
+	mt_trace_allocated(MT_FN_CALLOC, p, total, 0);
 	mt_trace_leave();
 	return p;
 }
@@ -113,7 +107,7 @@ EXPORT void *realloc(void *p, size_t size)
 	if ((size || !p) && mt_trace_fail_now(MT_FN_REALLOC, size, 0))
 		q = NULL;
 	else
-		q = mt_trace_realloc(MT_FN_REALLOC, p, size, mt_real.realloc);
+		q = mt_trace_reallocated(MT_FN_REALLOC, p, size, mt_real.realloc);
 	mt_trace_leave();
 	return q;
 }
@@ -134,12 +128,12 @@ EXPORT void *reallocarray(void *p, size_t n, size_t size)
 		return mt_real.reallocarray(p, n, size);
 	if (mul_overflows(n, size, &total)) {
 		q = mt_real.reallocarray(p, n, size); /* fails with ENOMEM */
-		mt_trace_alloc_fail(MT_FN_REALLOCARRAY, SIZE_MAX, 0);
+		mt_trace_allocated(MT_FN_REALLOCARRAY, NULL, SIZE_MAX, 0);
 	} else if ((total || !p) &&
 		   mt_trace_fail_now(MT_FN_REALLOCARRAY, total, 0)) {
 		q = NULL;
 	} else {
-		q = mt_trace_realloc(MT_FN_REALLOCARRAY, p, total, mt_real.realloc);
+		q = mt_trace_reallocated(MT_FN_REALLOCARRAY, p, total, mt_real.realloc);
 	}
 	mt_trace_leave();
 	return q;
@@ -160,10 +154,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 		return ENOMEM;
 	}
 	rc = mt_real.posix_memalign(out, align, size);
-	if (rc == 0)
-		mt_trace_alloc(MT_FN_POSIX_MEMALIGN, *out, size, align);
-	else
-		mt_trace_alloc_fail(MT_FN_POSIX_MEMALIGN, size, align);
+	mt_trace_allocated(MT_FN_POSIX_MEMALIGN, rc == 0 ? *out : NULL, size, align);
 	mt_trace_leave();
 	return rc;
 }
@@ -182,10 +173,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t size)
 			return NULL;                                         \
 		}                                                            \
 		p = mt_real.name args;                                       \
-		if (p)                                                       \
-			mt_trace_alloc(FN, p, size_expr, align_expr);        \
-		else                                                         \
-			mt_trace_alloc_fail(FN, size_expr, align_expr);      \
+		mt_trace_allocated(FN, p, size_expr, align_expr);            \
 		mt_trace_leave();                                            \
 		return p;                                                    \
 	}

@@ -4,8 +4,6 @@
  */
 #include "mt_stack.h"
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -84,7 +82,7 @@ static int unwinds_under_way(void)
 	return sum;
 }
 
-static void unwind_enter(void)
+void mt_stack_unwind_enter(void)
 {
 	atomic_int *count = own_shard();
 
@@ -99,7 +97,7 @@ static void unwind_enter(void)
 	self_unwinding++;
 }
 
-static void unwind_leave(void)
+void mt_stack_unwind_leave(void)
 {
 	self_unwinding--;
 	atomic_fetch_sub(&unwinding[self_shard - 1].n, 1);
@@ -129,24 +127,15 @@ void mt_stack_fork_child(void)
 
 void mt_stack_as_unwind(void (*fn)(void *), void *arg)
 {
-	unwind_enter();
+	mt_stack_unwind_enter();
 	fn(arg);
-	unwind_leave();
+	mt_stack_unwind_leave();
 }
 
-int mt_stack_capture(uint64_t *ips, int depth)
+int mt_stack_keep(void *const *buf, int n, uint64_t *ips, int depth)
 {
-	/* Room for the tracer's own frames, dropped below. */
-	void *buf[MT_STACK_MAX_DEPTH + 16];
-	int n, skip = 0, want = depth + 16;
+	int skip = 0;
 
-	if (depth <= 0)
-		return 0;
-	if (want > (int)(sizeof(buf) / sizeof(buf[0])))
-		want = (int)(sizeof(buf) / sizeof(buf[0]));
-	unwind_enter();
-	n = unw_backtrace(buf, want);
-	unwind_leave();
 	while (skip < n && (uint64_t)buf[skip] >= self_lo &&
 	       (uint64_t)buf[skip] < self_hi)
 		skip++;

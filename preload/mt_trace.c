@@ -1011,11 +1011,33 @@ static void block_event(const mt_jsonl_block_t *ev, const uint64_t *ips, int n)
 	unlock_event();
 }
 
+int mt_trace_stack_depth(void)
+{
+	return stack_depth;
+}
+
 void mt_trace_alloc(mt_fn_t fn, void *ptr, size_t size, size_t align)
 {
 	uint64_t ips[MT_STACK_MAX_DEPTH];
+	int saved = errno, n = mt_stack_capture(ips, stack_depth);
+
+	errno = saved;
+	mt_trace_alloc_at(fn, ptr, size, align, ips, n);
+}
+
+void mt_trace_alloc_fail(mt_fn_t fn, size_t size, size_t align)
+{
+	uint64_t ips[MT_STACK_MAX_DEPTH];
+	int saved = errno, n = mt_stack_capture(ips, stack_depth);
+
+	errno = saved;
+	mt_trace_alloc_fail_at(fn, size, align, ips, n);
+}
+
+void mt_trace_alloc_at(mt_fn_t fn, void *ptr, size_t size, size_t align,
+		       const uint64_t *ips, int n)
+{
 	int saved = errno;
-	int n = mt_stack_capture(ips, stack_depth);
 	mt_jsonl_block_t ev;
 
 	block_init(&ev, MT_KIND_ALLOC, fn);
@@ -1028,11 +1050,10 @@ void mt_trace_alloc(mt_fn_t fn, void *ptr, size_t size, size_t align)
 	errno = saved;
 }
 
-void mt_trace_alloc_fail(mt_fn_t fn, size_t size, size_t align)
+void mt_trace_alloc_fail_at(mt_fn_t fn, size_t size, size_t align,
+			    const uint64_t *ips, int n)
 {
-	uint64_t ips[MT_STACK_MAX_DEPTH];
 	int saved = errno;
-	int n = mt_stack_capture(ips, stack_depth);
 	mt_jsonl_block_t ev;
 
 	block_init(&ev, MT_KIND_ALLOC_FAIL, fn);
@@ -1071,8 +1092,19 @@ void mt_trace_free(mt_fn_t fn, void *ptr)
 void *mt_trace_realloc(mt_fn_t fn, void *ptr, size_t size,
 		       void *(*real)(void *, size_t))
 {
-	uint64_t ips[MT_STACK_MAX_DEPTH], stack_id;
-	int saved, n;
+	uint64_t ips[MT_STACK_MAX_DEPTH];
+	int saved = errno, n = mt_stack_capture(ips, stack_depth);
+
+	errno = saved;
+	return mt_trace_realloc_at(fn, ptr, size, real, ips, n);
+}
+
+void *mt_trace_realloc_at(mt_fn_t fn, void *ptr, size_t size,
+			  void *(*real)(void *, size_t), const uint64_t *ips,
+			  int n)
+{
+	uint64_t stack_id;
+	int saved;
 	void *q;
 	mt_jsonl_block_t ev;
 	pending_t p;
@@ -1080,12 +1112,11 @@ void *mt_trace_realloc(mt_fn_t fn, void *ptr, size_t size,
 	if (!ptr) {
 		q = real(NULL, size);
 		if (q)
-			mt_trace_alloc(fn, q, size, 0);
+			mt_trace_alloc_at(fn, q, size, 0, ips, n);
 		else
-			mt_trace_alloc_fail(fn, size, 0);
+			mt_trace_alloc_fail_at(fn, size, 0, ips, n);
 		return q;
 	}
-	n = mt_stack_capture(ips, stack_depth);
 	/* The tail and the time do not depend on the outcome, and the head
 	 * is usually a resize's: made now, with no lock held. */
 	block_init(&ev, MT_KIND_RESIZE, fn);

@@ -31,11 +31,13 @@
 #ifndef MT_TRACE_H
 #define MT_TRACE_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../common/mt_event.h"
+#include "mt_stack.h"
 
 #define MT_TRACE_DEFAULT_OUTPUT "memtrace.%p.jsonl"
 #define MT_TRACE_DEFAULT_DEPTH 32
@@ -69,7 +71,8 @@ void mt_trace_leave(void);
  * that must not be traced at all (init). */
 int mt_trace_guard(void);
 
-/* Events.  align is 0 when the function takes none. */
+/* Events, with the stack of their caller.  align is 0 when the function
+ * takes none. */
 void mt_trace_alloc(mt_fn_t fn, void *ptr, size_t size, size_t align);
 void mt_trace_alloc_fail(mt_fn_t fn, size_t size, size_t align);
 /* Record the free of ptr (non-NULL); call before the real free. */
@@ -80,12 +83,53 @@ void mt_trace_free(mt_fn_t fn, void *ptr);
 void *mt_trace_realloc(mt_fn_t fn, void *ptr, size_t size,
 		       void *(*real)(void *, size_t));
 
+/* The same with the stack ips[0..n) mt_stack_capture() took. */
+void mt_trace_alloc_at(mt_fn_t fn, void *ptr, size_t size, size_t align,
+		       const uint64_t *ips, int n);
+void mt_trace_alloc_fail_at(mt_fn_t fn, size_t size, size_t align,
+			    const uint64_t *ips, int n);
+void *mt_trace_realloc_at(mt_fn_t fn, void *ptr, size_t size,
+			  void *(*real)(void *, size_t), const uint64_t *ips,
+			  int n);
+/* The stack depth events are recorded with (MEMTRACE_STACK_DEPTH). */
+int mt_trace_stack_depth(void);
+
+/*
+ * For the hooks: the allocation ptr of size bytes (NULL: it failed), and
+ * realloc, with the stack captured in the hook itself.  Always inlined:
+ * the unwinder then walks no frame of the tracer's but the hook's (see
+ * mt_stack_capture()).
+ */
+static inline __attribute__((always_inline)) void
+mt_trace_allocated(mt_fn_t fn, void *ptr, size_t size, size_t align)
+{
+	uint64_t ips[MT_STACK_MAX_DEPTH];
+	int saved = errno, n = mt_stack_capture(ips, mt_trace_stack_depth());
+
+	errno = saved; /* what the real function left */
+	if (ptr)
+		mt_trace_alloc_at(fn, ptr, size, align, ips, n);
+	else
+		mt_trace_alloc_fail_at(fn, size, align, ips, n);
+}
+
+static inline __attribute__((always_inline)) void *
+mt_trace_reallocated(mt_fn_t fn, void *ptr, size_t size,
+		     void *(*real)(void *, size_t))
+{
+	uint64_t ips[MT_STACK_MAX_DEPTH];
+	int saved = errno, n = mt_stack_capture(ips, mt_trace_stack_depth());
+
+	errno = saved;
+	return mt_trace_realloc_at(fn, ptr, size, real, ips, n);
+}
+
 /* Whether tracing is on (for tests). */
 int mt_trace_active(void);
 
 /* For tests: 1 makes every waiter for the trace lock wait as where
- * hand-overs between cores are dear (a look about every 10 us, sleeping
- * after 20), -1 as where they are cheap (a look every pause, sleeping
+ * hand-overs between cores are dear (a look about every 150 us, sleeping
+ * after 2), -1 as where they are cheap (a look every pause, sleeping
  * after 100), whatever each thread measured; 0 lets the measures decide. */
 void mt_trace_test_dear_handovers(int on);
 
