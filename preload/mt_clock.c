@@ -120,10 +120,9 @@ int mt_clock_tsc_usable(void)
 	/* And the kernel keeps time with it: "tsc", which it would not have
 	 * chosen for a counter that drifts between CPUs or stops, or
 	 * "kvm-clock", which is the TSC scaled by figures the hypervisor
-	 * gives (its vDSO reads it only where the hypervisor vouches for the
-	 * counter's being one on every vCPU; else it is a system call, and
-	 * read_pair() refuses nothing but the check at every anchor below
-	 * drops a counter that does not follow the clock). */
+	 * gives (its vDSO reads the counter only where the hypervisor vouches
+	 * for its being one on every vCPU).  Either way, the check at every
+	 * anchor (strays()) drops a counter that does not follow the clock. */
 	fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
 		  O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
