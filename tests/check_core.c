@@ -793,6 +793,39 @@ START_TEST(test_stack_fork_waits_for_every_unwind_under_way)
 }
 END_TEST
 
+/* Past SHARDS threads, threads share shards: the fork waits for their
+ * unwinds too, to the last. */
+#define MANY_UNWINDERS 76 /* SHARDS (64), and twelve sharing */
+
+START_TEST(test_stack_fork_waits_for_unwinds_in_shared_shards)
+{
+	unwind_hold_t *h = calloc(MANY_UNWINDERS, sizeof(*h));
+	pthread_t t[MANY_UNWINDERS], prep;
+	atomic_int prepared = 0;
+
+	ck_assert_ptr_nonnull(h);
+	for (int i = 0; i < MANY_UNWINDERS; i++) {
+		mt_quiet_int_eq(pthread_create(&t[i], NULL, unwind_thread, &h[i]), 0);
+		while (!atomic_load(&h[i].entered))
+			usleep(100);
+	}
+	mt_quiet_int_eq(pthread_create(&prep, NULL, prepare_thread, &prepared), 0);
+	/* All but the last, which shares a shard with another. */
+	for (int i = 0; i < MANY_UNWINDERS - 1; i++) {
+		atomic_store(&h[i].release, 1);
+		pthread_join(t[i], NULL);
+	}
+	usleep(BLOCKED_US);
+	mt_quiet(!atomic_load(&prepared), "the fork was prepared with a shared shard's unwind under way");
+	atomic_store(&h[MANY_UNWINDERS - 1].release, 1);
+	pthread_join(t[MANY_UNWINDERS - 1], NULL);
+	pthread_join(prep, NULL);
+	mt_quiet_int_eq(atomic_load(&prepared), 1);
+	mt_stack_fork_parent();
+	free(h);
+}
+END_TEST
+
 START_TEST(test_stack_no_unwind_begins_between_prepare_and_parent)
 {
 	unwind_hold_t h;
@@ -903,6 +936,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_jsonl_long_strings_are_cut_validly_and_marked);
 	tcase_add_test(parts, test_jsonl_escapes_controls_and_replaces_bad_utf8);
 	tcase_add_test(parts, test_stack_fork_waits_for_every_unwind_under_way);
+	tcase_add_test(parts, test_stack_fork_waits_for_unwinds_in_shared_shards);
 	tcase_add_test(parts, test_stack_no_unwind_begins_between_prepare_and_parent);
 	tcase_add_test(parts, test_stack_fork_from_inside_an_unwind_waits_for_nothing);
 	tcase_add_test(parts, test_stack_fork_child_forgets_the_parents_unwinds);
