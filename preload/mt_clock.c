@@ -120,9 +120,12 @@ int mt_clock_tsc_usable(void)
 	/* And the kernel keeps time with it: "tsc", which it would not have
 	 * chosen for a counter that drifts between CPUs or stops, or
 	 * "kvm-clock", which is the TSC scaled by figures the hypervisor
-	 * gives (its vDSO reads the counter only where the hypervisor vouches
-	 * for its being one on every vCPU).  Either way, the check at every
-	 * anchor (strays()) drops a counter that does not follow the clock. */
+	 * gives (its vDSO reads the counter itself only where the hypervisor
+	 * says the counter is one on every vCPU, which is not asked here).
+	 * Either way the check at every anchor (strays()) is the safeguard:
+	 * it drops a counter that does not follow the clock, whose readings
+	 * are wrong for the millisecond before it at most; counters of two
+	 * CPUs apart by less than it allows go unseen. */
 	fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
 		  O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -193,27 +196,35 @@ static inline uint64_t scale(uint64_t cycles, uint64_t m)
 }
 
 /*
- * Whether the pair (ns, tsc) is further than STRAY_NS from what the
- * anchor in place makes of tsc (none yet: nothing to hold it to).  A
- * counter that follows the clock is within tens of nanoseconds here; one
- * that does not (another CPU's counter set apart, a guest moved to a host
- * whose counter runs at another rate) is never trusted again by this
- * process: every later reading is clock_gettime()'s.  Called by the
- * anchor's writer, with the seqlock taken.
+ * Whether the pair (ns, tsc) is further from what the anchor in place
+ * makes of tsc than a counter that follows the clock can be (no anchor
+ * yet: nothing to hold it to).  That is STRAY_NS, and a part in
+ * STRAY_SHIFT's power of two of the time since the anchor: the rate taken
+ * over a process's first millisecond is good to some parts in 10^5
+ * (8e-5 seen here), and an NTP daemon may slew CLOCK_MONOTONIC by up to
+ * 500 parts in 10^6, so after a long idle spell (a second: tens of
+ * microseconds) the prediction strays by more than STRAY_NS alone.  A
+ * counter that does not follow the clock (another CPU's counter set
+ * apart, a guest moved to a host whose counter runs at another rate) is
+ * never trusted again by this process: every later reading is
+ * clock_gettime()'s.  Called by the anchor's writer, with the seqlock
+ * taken.
  */
 #define STRAY_NS 20000u
+#define STRAY_SHIFT 10 /* about 1,000 parts in 10^6 */
 
 static int strays(uint64_t ns, uint64_t tsc)
 {
 	uint64_t at = atomic_load_explicit(&clk.anchor_tsc, memory_order_relaxed);
 	uint64_t an = atomic_load_explicit(&clk.anchor_ns, memory_order_relaxed);
 	uint64_t m = atomic_load_explicit(&clk.mult, memory_order_relaxed);
-	uint64_t want;
+	uint64_t want, allow;
 
 	if (!atomic_load_explicit(&clk.reach, memory_order_relaxed))
 		return 0;
 	want = tsc >= at ? an + scale(tsc - at, m) : an - scale(at - tsc, m);
-	return want > ns ? want - ns > STRAY_NS : ns - want > STRAY_NS;
+	allow = STRAY_NS + (ns > an ? (ns - an) >> STRAY_SHIFT : 0);
+	return want > ns ? want - ns > allow : ns - want > allow;
 }
 
 /*

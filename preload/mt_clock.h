@@ -19,12 +19,12 @@
  *    reads as the anchor) reads clock_gettime() instead and makes that
  *    reading the anchor, with the rate over the whole time since the
  *    first reading, so the rate gets finer as the run goes on;
- *  - where an anchor's clock_gettime() is more than 20 us from what the
- *    anchor before it makes of the counter (a CPU whose counter is set
- *    apart from the others', a guest moved to a host whose counter runs
- *    at another rate), or the counter reads behind the first reading,
- *    the counter is never read again: every later reading is
- *    clock_gettime()'s.
+ *  - where an anchor's clock_gettime() is more than 20 us (and a
+ *    thousandth of the time since) from what the anchor before it makes
+ *    of the counter (a CPU whose counter is set apart from the others',
+ *    a guest moved to a host whose counter runs at another rate), or the
+ *    counter reads behind the first reading, the counter is never read
+ *    again: every later reading is clock_gettime()'s.
  *
  * So a reading is clock_gettime()'s exactly at each anchor and strays from
  * it between anchors by what the rate's error makes of at most a
