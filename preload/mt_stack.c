@@ -132,18 +132,19 @@ void mt_stack_as_unwind(void (*fn)(void *), void *arg)
 	mt_stack_unwind_leave();
 }
 
-int mt_stack_keep(void *const *buf, int n, uint64_t *ips, int depth)
+int mt_stack_keep(mt_stack_buf_t *st, int n, int depth)
 {
 	int skip = 0;
 
-	while (skip < n && (uint64_t)buf[skip] >= self_lo &&
-	       (uint64_t)buf[skip] < self_hi)
+	while (skip < n && (uint64_t)st->p[skip] >= self_lo &&
+	       (uint64_t)st->p[skip] < self_hi)
 		skip++;
 	n -= skip;
 	if (n > depth)
 		n = depth;
+	/* Front to back: each slot is read before it is written. */
 	for (int i = 0; i < n; i++)
-		ips[i] = (uint64_t)buf[skip + i];
+		st->ip[i] = (uint64_t)st->p[skip + i];
 	return n > 0 ? n : 0;
 }
 

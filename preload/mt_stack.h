@@ -25,14 +25,24 @@
 /* Tell the capture which addresses are the tracer's own, to leave out. */
 void mt_stack_init(uint64_t self_start, uint64_t self_end);
 
+/* Room for a capture: depth frames, and the tracer's own before them,
+ * dropped after.  The unwinder fills p; the frames kept are moved to the
+ * front of ip, in place (one buffer: a hook's frame holds it through the
+ * whole event, and threads may have small stacks). */
+#define MT_STACK_CAPTURE_MAX (MT_STACK_MAX_DEPTH + 16)
+typedef union {
+	void *p[MT_STACK_CAPTURE_MAX];
+	uint64_t ip[MT_STACK_CAPTURE_MAX];
+} mt_stack_buf_t;
+
 /* What mt_stack_capture() calls; see there. */
 void mt_stack_unwind_enter(void);
 void mt_stack_unwind_leave(void);
-int mt_stack_keep(void *const *buf, int n, uint64_t *ips, int depth);
+int mt_stack_keep(mt_stack_buf_t *st, int n, int depth);
 
 /*
  * The caller's return addresses, innermost first, up to depth of them,
- * without the tracer's own frames.  Returns how many.
+ * without the tracer's own frames, in st->ip.  Returns how many.
  *
  * Always inlined, so that libunwind begins its walk in the function that
  * calls this: each frame walked costs about 6 ns (13.5 cycles), and a
@@ -42,21 +52,19 @@ int mt_stack_keep(void *const *buf, int n, uint64_t *ips, int depth);
  * counted for the fork protocol (mt_stack.c), and the tracer's own frames
  * are dropped after it.
  */
-static inline __attribute__((always_inline)) int mt_stack_capture(uint64_t *ips,
+static inline __attribute__((always_inline)) int mt_stack_capture(mt_stack_buf_t *st,
 								  int depth)
 {
-	/* Room for the tracer's own frames, dropped after. */
-	void *buf[MT_STACK_MAX_DEPTH + 16];
 	int want = depth + 16, n;
 
 	if (depth <= 0)
 		return 0;
-	if (want > (int)(sizeof(buf) / sizeof(buf[0])))
-		want = (int)(sizeof(buf) / sizeof(buf[0]));
+	if (want > MT_STACK_CAPTURE_MAX)
+		want = MT_STACK_CAPTURE_MAX;
 	mt_stack_unwind_enter();
-	n = unw_backtrace(buf, want);
+	n = unw_backtrace(st->p, want);
 	mt_stack_unwind_leave();
-	return mt_stack_keep(buf, n, ips, depth);
+	return mt_stack_keep(st, n, depth);
 }
 
 /* The frame id of ip, or 0 when it has none yet. */

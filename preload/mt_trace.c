@@ -1018,20 +1018,20 @@ int mt_trace_stack_depth(void)
 
 void mt_trace_alloc(mt_fn_t fn, void *ptr, size_t size, size_t align)
 {
-	uint64_t ips[MT_STACK_MAX_DEPTH];
-	int saved = errno, n = mt_stack_capture(ips, stack_depth);
+	mt_stack_buf_t st;
+	int saved = errno, n = mt_stack_capture(&st, stack_depth);
 
 	errno = saved;
-	mt_trace_alloc_at(fn, ptr, size, align, ips, n);
+	mt_trace_alloc_at(fn, ptr, size, align, st.ip, n);
 }
 
 void mt_trace_alloc_fail(mt_fn_t fn, size_t size, size_t align)
 {
-	uint64_t ips[MT_STACK_MAX_DEPTH];
-	int saved = errno, n = mt_stack_capture(ips, stack_depth);
+	mt_stack_buf_t st;
+	int saved = errno, n = mt_stack_capture(&st, stack_depth);
 
 	errno = saved;
-	mt_trace_alloc_fail_at(fn, size, align, ips, n);
+	mt_trace_alloc_fail_at(fn, size, align, st.ip, n);
 }
 
 void mt_trace_alloc_at(mt_fn_t fn, void *ptr, size_t size, size_t align,
@@ -1092,11 +1092,11 @@ void mt_trace_free(mt_fn_t fn, void *ptr)
 void *mt_trace_realloc(mt_fn_t fn, void *ptr, size_t size,
 		       void *(*real)(void *, size_t))
 {
-	uint64_t ips[MT_STACK_MAX_DEPTH];
-	int saved = errno, n = mt_stack_capture(ips, stack_depth);
+	mt_stack_buf_t st;
+	int saved = errno, n = mt_stack_capture(&st, stack_depth);
 
 	errno = saved;
-	return mt_trace_realloc_at(fn, ptr, size, real, ips, n);
+	return mt_trace_realloc_at(fn, ptr, size, real, st.ip, n);
 }
 
 void *mt_trace_realloc_at(mt_fn_t fn, void *ptr, size_t size,
@@ -1153,21 +1153,21 @@ void *mt_trace_realloc_at(mt_fn_t fn, void *ptr, size_t size,
  * is recorded as failed, and fails. */
 int mt_trace_fail_check(mt_fn_t fn, size_t size, size_t align)
 {
-	uint64_t ips[MT_STACK_MAX_DEPTH];
 	uint64_t at = atomic_load(&mt_trace_fail_at);
+	mt_stack_buf_t st;
 	mt_jsonl_block_t ev;
 	int n;
 
 	if (!at || atomic_fetch_add(&fail_calls, 1) + 1 != at)
 		return 0;
 	atomic_store(&mt_trace_fail_at, 0);
-	n = mt_stack_capture(ips, stack_depth);
+	n = mt_stack_capture(&st, stack_depth);
 	block_init(&ev, MT_KIND_ALLOC_FAIL, fn);
 	ev.has_size = 1;
 	ev.size = size;
 	ev.align = align;
 	ev.fail_at = at;
-	block_event(&ev, ips, n);
+	block_event(&ev, st.ip, n);
 	errno = ENOMEM;
 	return 1;
 }

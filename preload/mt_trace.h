@@ -103,25 +103,25 @@ int mt_trace_stack_depth(void);
 static inline __attribute__((always_inline)) void
 mt_trace_allocated(mt_fn_t fn, void *ptr, size_t size, size_t align)
 {
-	uint64_t ips[MT_STACK_MAX_DEPTH];
-	int saved = errno, n = mt_stack_capture(ips, mt_trace_stack_depth());
+	mt_stack_buf_t st;
+	int saved = errno, n = mt_stack_capture(&st, mt_trace_stack_depth());
 
 	errno = saved; /* what the real function left */
 	if (ptr)
-		mt_trace_alloc_at(fn, ptr, size, align, ips, n);
+		mt_trace_alloc_at(fn, ptr, size, align, st.ip, n);
 	else
-		mt_trace_alloc_fail_at(fn, size, align, ips, n);
+		mt_trace_alloc_fail_at(fn, size, align, st.ip, n);
 }
 
 static inline __attribute__((always_inline)) void *
 mt_trace_reallocated(mt_fn_t fn, void *ptr, size_t size,
 		     void *(*real)(void *, size_t))
 {
-	uint64_t ips[MT_STACK_MAX_DEPTH];
-	int saved = errno, n = mt_stack_capture(ips, mt_trace_stack_depth());
+	mt_stack_buf_t st;
+	int saved = errno, n = mt_stack_capture(&st, mt_trace_stack_depth());
 
 	errno = saved;
-	return mt_trace_realloc_at(fn, ptr, size, real, ips, n);
+	return mt_trace_realloc_at(fn, ptr, size, real, st.ip, n);
 }
 
 /* Whether tracing is on (for tests). */
