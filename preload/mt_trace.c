@@ -94,9 +94,12 @@ _Static_assert(offsetof(__typeof__(hot), writer) + offsetof(mt_writer_t, prep) +
  * Every hand-over there costs some microseconds (the lock's line, the
  * writer's, the window's last line, each a transfer), and what the two
  * threads can overlap is less than it: the longer the turns, the faster
- * (docs/performance.md, stop 18: 10 us turns took 1.10 to 1.19 times as
- * long as 150 us ones).  A thread waits that long only while another
- * holds the lock through its whole turn.
+ * (docs/performance.md, stop 18: 10 us turns took 1.12 to 1.19 times as
+ * long as 150 us ones).  The price is latency, chosen knowingly
+ * (docs/decisions.md): a waiter that finds the lock held spins out the
+ * whole wait before it looks again, even when the holder let go after one
+ * event, and sleeps after its second look, so an allocation in those
+ * hours may wait some hundreds of microseconds.
  *
  * Each thread learns the cost from its own looks, timed with the TSC:
  * looks close together that find the lock held are hits in its own cache
