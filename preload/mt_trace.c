@@ -1019,22 +1019,15 @@ int mt_trace_stack_depth(void)
 	return stack_depth;
 }
 
+/* The tests' way in: the capture is inlined here, as in a hook. */
 void mt_trace_alloc(mt_fn_t fn, void *ptr, size_t size, size_t align)
 {
-	mt_stack_buf_t st;
-	int saved = errno, n = mt_stack_capture(&st, stack_depth);
-
-	errno = saved;
-	mt_trace_alloc_at(fn, ptr, size, align, st.ip, n);
+	mt_trace_allocated(fn, ptr, size, align);
 }
 
 void mt_trace_alloc_fail(mt_fn_t fn, size_t size, size_t align)
 {
-	mt_stack_buf_t st;
-	int saved = errno, n = mt_stack_capture(&st, stack_depth);
-
-	errno = saved;
-	mt_trace_alloc_fail_at(fn, size, align, st.ip, n);
+	mt_trace_allocated(fn, NULL, size, align);
 }
 
 void mt_trace_alloc_at(mt_fn_t fn, void *ptr, size_t size, size_t align,
@@ -1095,11 +1088,7 @@ void mt_trace_free(mt_fn_t fn, void *ptr)
 void *mt_trace_realloc(mt_fn_t fn, void *ptr, size_t size,
 		       void *(*real)(void *, size_t))
 {
-	mt_stack_buf_t st;
-	int saved = errno, n = mt_stack_capture(&st, stack_depth);
-
-	errno = saved;
-	return mt_trace_realloc_at(fn, ptr, size, real, st.ip, n);
+	return mt_trace_reallocated(fn, ptr, size, real);
 }
 
 void *mt_trace_realloc_at(mt_fn_t fn, void *ptr, size_t size,

@@ -72,7 +72,7 @@ void mt_trace_leave(void);
 int mt_trace_guard(void);
 
 /* Events, with the stack of their caller.  align is 0 when the function
- * takes none. */
+ * takes none; ptr is an allocation's, never NULL. */
 void mt_trace_alloc(mt_fn_t fn, void *ptr, size_t size, size_t align);
 void mt_trace_alloc_fail(mt_fn_t fn, size_t size, size_t align);
 /* Record the free of ptr (non-NULL); call before the real free. */
