@@ -45,6 +45,12 @@ typedef enum {
 	MT_FN_UNKNOWN = MT_FN_COUNT
 } mt_fn_t;
 
+/* The longest kind name ("trace.start") and fn name ("posix_memalign"):
+ * the fixed layout in mt_jsonl.h sizes its buffers from them, and the
+ * tests check every name against them. */
+#define MT_EVENT_KIND_NAME_MAX 11
+#define MT_EVENT_FN_NAME_MAX 14
+
 /* The kind's name as written in a trace ("trace.start"); NULL when out of
  * range. */
 const char *mt_event_kind_name(mt_kind_t kind);

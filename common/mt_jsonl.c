@@ -195,6 +195,26 @@ size_t mt_jsonl_end(mt_jsonl_t *l)
 _Static_assert(13 + MT_FMT_U64_MAX + MT_JSONL_BLOCK_REST_MAX <= MT_JSONL_BLOCK_MAX,
 	       "a block line fits MT_JSONL_BLOCK_MAX");
 
+/* The longest head: every field present, every number and name at its
+ * longest; and the longest tail. */
+#define LEN(s) (sizeof(s) - 1)
+_Static_assert(LEN(",\"kind\":\"\"") + MT_EVENT_KIND_NAME_MAX +
+		       LEN(",\"allocator_id\":") + MT_FMT_U64_MAX +
+		       LEN(",\"ptr\":\"\"") + MT_FMT_HEX_MAX +
+		       LEN(",\"new_ptr\":\"\"") + MT_FMT_HEX_MAX +
+		       LEN(",\"size\":") + MT_FMT_U64_MAX +
+		       LEN(",\"fn\":\"\"") + MT_EVENT_FN_NAME_MAX +
+		       LEN(",\"align\":") + MT_FMT_U64_MAX <= MT_JSONL_BLOCK_HEAD_MAX,
+	       "the longest head fits MT_JSONL_BLOCK_HEAD_MAX");
+_Static_assert(LEN(",\"fail_at\":") + MT_FMT_U64_MAX + LEN(",\"tid\":") +
+			       MT_FMT_U64_MAX <= MT_JSONL_BLOCK_TAIL_MAX,
+	       "the longest tail fits MT_JSONL_BLOCK_TAIL_MAX");
+_Static_assert(LEN(",\"stack\":") + MT_FMT_U64_MAX <= 32,
+	       "the stack fits the 32 bytes MT_JSONL_BLOCK_BODY_MAX gives it");
+_Static_assert(LEN(",\"t\":") + MT_FMT_U64_MAX + LEN("}\n") <= MT_JSONL_BLOCK_END_MAX,
+	       "the end fits MT_JSONL_BLOCK_END_MAX");
+#undef LEN
+
 /* Append a string literal: its length is known at compile time. */
 #define LIT(dst, n, s) (memcpy((dst) + (n), (s), sizeof(s) - 1), (n) += sizeof(s) - 1)
 

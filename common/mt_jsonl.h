@@ -73,8 +73,9 @@ typedef struct {
 	uint64_t allocator_id, ptr, new_ptr, size, align, fail_at, tid;
 } mt_jsonl_block_t;
 
-/* Room each part may need. */
-#define MT_JSONL_BLOCK_HEAD_MAX 192
+/* Room each part may need, every field at its longest (mt_jsonl.c checks
+ * the sums at compile time). */
+#define MT_JSONL_BLOCK_HEAD_MAX 208
 #define MT_JSONL_BLOCK_TAIL_MAX 64
 #define MT_JSONL_BLOCK_MAX (MT_JSONL_BLOCK_HEAD_MAX + MT_JSONL_BLOCK_TAIL_MAX + 128)
 

@@ -563,6 +563,11 @@ START_TEST(test_jsonl_block_layout_is_the_appenders_bytes)
 		{ MT_KIND_REMAP, MT_FN_REALLOC, 1, 1, 1, 0, 99, 0 },
 		{ MT_KIND_ALLOC_FAIL, MT_FN_PVALLOC, 0, 0, 1, 4096, 1, 18 },
 		{ MT_KIND_ALLOC_FAIL, MT_FN_VALLOC, 0, 0, 1, 4096, 0, UINT64_MAX },
+		/* No event has them all, but the room is sized for it: the
+		 * longest kind and fn, every field, every number at its
+		 * longest (a head of 194 bytes once overran a room of 192). */
+		{ MT_KIND_TRACE_START, MT_FN_POSIX_MEMALIGN, 1, 1, 1, UINT64_MAX,
+		  UINT64_MAX, UINT64_MAX },
 	};
 	static const uint64_t values[] = { 0, 1, 9, 10, 99, 100, 12345678, 99999999,
 					   100000000, 0x7f3a5c001230ull,
@@ -639,6 +644,35 @@ START_TEST(test_jsonl_block_layout_is_the_appenders_bytes)
 				 "case %zu value %zu:\n%.*s%.*s", c, i, (int)fn, fast,
 				 (int)sn, slow);
 		}
+	}
+	{
+		/* Every field at once at its longest: the rooms still hold it. */
+		mt_jsonl_block_t ev = {
+			.kind = MT_KIND_TRACE_START, .fn = MT_FN_POSIX_MEMALIGN,
+			.has_ptr = 1, .has_new_ptr = 1, .has_size = 1,
+			.allocator_id = UINT64_MAX, .ptr = UINT64_MAX,
+			.new_ptr = UINT64_MAX, .size = UINT64_MAX, .align = UINT64_MAX,
+			.fail_at = UINT64_MAX, .tid = UINT64_MAX,
+		};
+		char head[MT_JSONL_BLOCK_HEAD_MAX], tail[MT_JSONL_BLOCK_TAIL_MAX];
+		char rest[MT_JSONL_BLOCK_REST_MAX], line[MT_JSONL_BLOCK_MAX];
+		size_t hn = mt_jsonl_block_head(head, &ev);
+		size_t tn = mt_jsonl_block_tail(tail, &ev), bn, n;
+
+		mt_quiet_uint_eq(hn, 194);
+		mt_quiet_uint_le(hn, MT_JSONL_BLOCK_HEAD_MAX);
+		mt_quiet_uint_eq(tn, 58);
+		memcpy(rest, head, hn);
+		bn = mt_jsonl_block_body(rest, hn, UINT64_MAX, tail, tn);
+		mt_quiet_uint_le(bn, MT_JSONL_BLOCK_BODY_MAX);
+		n = bn + mt_jsonl_block_end(rest + bn, UINT64_MAX);
+		mt_quiet_uint_le(n, MT_JSONL_BLOCK_REST_MAX);
+		n = mt_jsonl_block_join(line, UINT64_MAX, rest, n);
+		mt_quiet_uint_le(n, MT_JSONL_BLOCK_MAX);
+		mt_quiet_uint_eq(n, mt_jsonl_block_line(line, UINT64_MAX, head, hn,
+							UINT64_MAX, tail, tn,
+							UINT64_MAX));
+		ck_assert(!memcmp(line + n - 2, "}\n", 2));
 	}
 }
 END_TEST

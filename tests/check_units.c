@@ -309,6 +309,24 @@ START_TEST(event_kind_names_round_trip)
 }
 END_TEST
 
+/* The fixed layout sizes its buffers from the longest names: a new or
+ * renamed kind or fn that outgrows them must fail here, not overrun. */
+START_TEST(event_names_fit_their_longest)
+{
+	size_t kind_max = 0, fn_max = 0;
+
+	for (int k = 0; k < MT_KIND_COUNT; k++)
+		if (strlen(mt_event_kind_name((mt_kind_t)k)) > kind_max)
+			kind_max = strlen(mt_event_kind_name((mt_kind_t)k));
+	for (int f = 0; f < MT_FN_COUNT; f++)
+		if (strlen(mt_event_fn_name((mt_fn_t)f)) > fn_max)
+			fn_max = strlen(mt_event_fn_name((mt_fn_t)f));
+	/* Equal, not just at most: the constants say what the longest is. */
+	mt_quiet_uint_eq(kind_max, MT_EVENT_KIND_NAME_MAX);
+	mt_quiet_uint_eq(fn_max, MT_EVENT_FN_NAME_MAX);
+}
+END_TEST
+
 START_TEST(event_kind_parse_rejects_others)
 {
 	static const char *const bad[] = {
@@ -3273,6 +3291,7 @@ Suite *mt_suite_units(void)
 	tc = tcase_create("event");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, event_kind_names_round_trip);
+	tcase_add_test(tc, event_names_fit_their_longest);
 	tcase_add_test(tc, event_kind_parse_rejects_others);
 	tcase_add_test(tc, event_fn_names_round_trip);
 	suite_add_tcase(s, tc);
