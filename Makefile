@@ -17,6 +17,13 @@ PKG_CONFIG ?= pkg-config
 OPTFLAGS ?= -O2 -g
 SANFLAGS ?=
 
+# The builds of make, make check, make sanitize and make fuzz use every
+# core (their sub-make gets -j$(JOBS)); the tests still run one at a time
+# (some time what they test, and Check's 4 s default timeout is per test).
+# A -j of the caller's own wins: make -j1 check.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+SUBJOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
+
 ifeq ($(V),0)
 Q = @
 say = @printf '  %-8s %s\n' $(1) $(2);
@@ -112,7 +119,7 @@ $(BUILD)/workloads/%: tests/workloads/%.cpp
 # (told which build to use), then run 1's summary and its top three sites.
 DEMO_DIR = $(BUILD)/demo
 demo: all
-	$(Q)$(MAKE) --no-print-directory $(BUILD)/workloads/wl_demo
+	$(Q)$(MAKE) --no-print-directory $(SUBJOBS) $(BUILD)/workloads/wl_demo
 	$(Q)MEMTRACE_ANALYZER=$(abspath $(MEMTRACE)) MEMTRACE_PRELOAD=$(abspath $(PRELOAD)) \
 		scripts/memtrace-run -n 3 -o $(DEMO_DIR) -- $(BUILD)/workloads/wl_demo
 	$(Q)cat $(DEMO_DIR)/summary.jsonl
@@ -120,7 +127,7 @@ demo: all
 .DEFAULT_GOAL := all
 
 all: deps
-	$(Q)$(MAKE) --no-print-directory build-all
+	$(Q)$(MAKE) --no-print-directory $(SUBJOBS) build-all
 
 deps:
 	$(Q)sh scripts/install-deps
@@ -176,7 +183,7 @@ one-suite: $(MEMTRACE) $(PRELOAD) $(WORKLOADS) $(LIBCORE) $(LIBANALYZER)
 	$(Q)$(BUILD)/mt-suite-$(SUITE)
 
 check: deps
-	$(Q)$(MAKE) --no-print-directory run-tests
+	$(Q)$(MAKE) --no-print-directory $(SUBJOBS) run-tests
 
 .PHONY: run-tests
 run-tests: $(MEMTRACE) $(PRELOAD) $(WORKLOADS) $(TESTS)
@@ -185,7 +192,7 @@ run-tests: $(MEMTRACE) $(PRELOAD) $(WORKLOADS) $(TESTS)
 # The same suite in its own build tree, with the sanitizers on.  ASan's leak
 # checker runs at exit of every test process.
 sanitize: deps
-	$(Q)$(MAKE) --no-print-directory run-tests BUILD=build-sanitize \
+	$(Q)$(MAKE) --no-print-directory $(SUBJOBS) run-tests BUILD=build-sanitize \
 		OPTFLAGS='-O1 -g -fno-omit-frame-pointer' \
 		SANFLAGS='-fsanitize=address,undefined -fno-sanitize-recover=all'
 
@@ -200,7 +207,7 @@ FUZZER = $(BUILD)/fuzz-trace
 FUZZ_BUILD ?= build-fuzz
 fuzz:
 	$(Q)sh scripts/install-deps fuzz
-	$(Q)$(MAKE) --no-print-directory run-fuzz BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) \
+	$(Q)$(MAKE) --no-print-directory $(SUBJOBS) run-fuzz BUILD=$(FUZZ_BUILD) CC=$(FUZZ_CC) \
 		OPTFLAGS='-O1 -g -fno-omit-frame-pointer' \
 		SANFLAGS='-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all'
 
