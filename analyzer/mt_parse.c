@@ -1309,8 +1309,8 @@ exact_fields(mt_parser_t *p, const char *line, const char *s, mt_event_t *ev,
 		const char *name = s + 7, *q;
 
 		/* The names of nearly every line first, the kind's own
-		 * first, then any name memtrace knows; the longest has 14
-		 * bytes. */
+		 * first, then any name memtrace knows (none longer than
+		 * MT_EVENT_FN_NAME_MAX). */
 		if (kind == MT_KIND_FREE && LIT(name, "free\"")) {
 			fn = MT_FN_FREE;
 			s = name + 5;
@@ -1327,7 +1327,8 @@ exact_fields(mt_parser_t *p, const char *line, const char *s, mt_event_t *ev,
 			fn = MT_FN_CALLOC;
 			s = name + 7;
 		} else {
-			for (q = name; q - name < 16 && *q != '"' && *q != '\n';
+			for (q = name;
+			     q - name <= MT_EVENT_FN_NAME_MAX && *q != '"' && *q != '\n';
 			     q++)
 				;
 			if (*q != '"')

@@ -565,7 +565,7 @@ START_TEST(test_jsonl_block_layout_is_the_appenders_bytes)
 		{ MT_KIND_ALLOC_FAIL, MT_FN_VALLOC, 0, 0, 1, 4096, 0, UINT64_MAX },
 		/* No event has them all, but the room is sized for it: the
 		 * longest kind and fn, every field, every number at its
-		 * longest (a head of 194 bytes once overran a room of 192). */
+		 * longest (a head of 194 bytes, once over its room of 192). */
 		{ MT_KIND_TRACE_START, MT_FN_POSIX_MEMALIGN, 1, 1, 1, UINT64_MAX,
 		  UINT64_MAX, UINT64_MAX },
 	};
