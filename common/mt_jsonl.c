@@ -195,8 +195,9 @@ size_t mt_jsonl_end(mt_jsonl_t *l)
 _Static_assert(13 + MT_FMT_U64_MAX + MT_JSONL_BLOCK_REST_MAX <= MT_JSONL_BLOCK_MAX,
 	       "a block line fits MT_JSONL_BLOCK_MAX");
 
-/* The longest head: every field present, every number and name at its
- * longest; and the longest tail. */
+/* Each part at its longest (every field present, every number and name
+ * at its longest) fits the room mt_jsonl.h gives it: head, tail, the
+ * stack (what BODY_MAX holds beyond head and tail) and end. */
 #define LEN(s) (sizeof(s) - 1)
 _Static_assert(LEN(",\"kind\":\"\"") + MT_EVENT_KIND_NAME_MAX +
 		       LEN(",\"allocator_id\":") + MT_FMT_U64_MAX +
@@ -209,8 +210,10 @@ _Static_assert(LEN(",\"kind\":\"\"") + MT_EVENT_KIND_NAME_MAX +
 _Static_assert(LEN(",\"fail_at\":") + MT_FMT_U64_MAX + LEN(",\"tid\":") +
 			       MT_FMT_U64_MAX <= MT_JSONL_BLOCK_TAIL_MAX,
 	       "the longest tail fits MT_JSONL_BLOCK_TAIL_MAX");
-_Static_assert(LEN(",\"stack\":") + MT_FMT_U64_MAX <= 32,
-	       "the stack fits the 32 bytes MT_JSONL_BLOCK_BODY_MAX gives it");
+_Static_assert(LEN(",\"stack\":") + MT_FMT_U64_MAX <=
+		       MT_JSONL_BLOCK_BODY_MAX - MT_JSONL_BLOCK_HEAD_MAX -
+			       MT_JSONL_BLOCK_TAIL_MAX,
+	       "the stack fits what MT_JSONL_BLOCK_BODY_MAX gives it");
 _Static_assert(LEN(",\"t\":") + MT_FMT_U64_MAX + LEN("}\n") <= MT_JSONL_BLOCK_END_MAX,
 	       "the end fits MT_JSONL_BLOCK_END_MAX");
 #undef LEN
