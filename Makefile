@@ -16,10 +16,12 @@ CC ?= cc
 PKG_CONFIG ?= pkg-config
 OPTFLAGS ?= -O2 -g
 SANFLAGS ?=
+# Environment of the test runner, e.g. TEST_ENV='CK_RUN_SUITE=clock'.
+TEST_ENV ?=
 
 # The builds of make, make check, make sanitize and make fuzz use every
 # core (their sub-make gets -j$(JOBS)); the tests still run one at a time
-# (some time what they test, and Check's 4 s default timeout is per test).
+# (some time what they test, and a busy core would stretch the others).
 # A -j of the caller's own wins: make -j1 check.
 JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 SUBJOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
@@ -187,14 +189,17 @@ check: deps
 
 .PHONY: run-tests
 run-tests: $(MEMTRACE) $(PRELOAD) $(WORKLOADS) $(TESTS)
-	$(call say,TEST,$(TESTS))$(TESTS)
+	$(call say,TEST,$(TESTS))$(TEST_ENV) $(TESTS)
 
 # The same suite in its own build tree, with the sanitizers on.  ASan's leak
-# checker runs at exit of every test process.
+# checker runs at exit of every test process.  Everything runs some times
+# slower, so every tcase's timeout (there to end a hang, tests/mt_test.h)
+# is three times as long.
 sanitize: deps
 	$(Q)$(MAKE) --no-print-directory $(SUBJOBS) run-tests BUILD=build-sanitize \
 		OPTFLAGS='-O1 -g -fno-omit-frame-pointer' \
-		SANFLAGS='-fsanitize=address,undefined -fno-sanitize-recover=all'
+		SANFLAGS='-fsanitize=address,undefined -fno-sanitize-recover=all' \
+		TEST_ENV='CK_TIMEOUT_MULTIPLIER=3'
 
 # The libFuzzer target of tests/fuzz/ (clang), run for FUZZ_SECONDS from a
 # corpus in build-fuzz/ seeded from fixtures/: make fuzz FUZZ_SECONDS=60.

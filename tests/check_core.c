@@ -929,7 +929,7 @@ START_TEST(test_stack_fork_child_forgets_the_parents_unwinds)
 		/* A hang ends the child (Check's own SIGALRM handler, which
 		 * it inherits, would end the whole test). */
 		signal(SIGALRM, SIG_DFL);
-		alarm(2);
+		alarm(20);
 		mt_stack_fork_child();
 		mt_stack_fork_prepare();
 		mt_stack_fork_parent();

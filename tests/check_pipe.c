@@ -92,7 +92,7 @@ static int task_count(void)
 /* A joined thread's entry may outlive the join by a moment. */
 static void await_task_count(int want)
 {
-	for (int i = 0; i < 2000 && task_count() != want; i++)
+	for (int i = 0; i < 10000 && task_count() != want; i++)
 		usleep(1000);
 	mt_quiet_int_eq(task_count(), want);
 }
@@ -279,8 +279,23 @@ END_TEST
 typedef struct {
 	pthread_t producer;
 	atomic_uint by_producer, by_consumer, wrong_ctx;
-	useconds_t consume_us;
+	/* consume() returns once the producer has idled: it is waiting for
+	 * it, whatever the scheduler makes of a sleep. */
+	atomic_int consume_awaits_producer;
 } idle_ctx_t;
+
+/* Long enough to mean "never" for a side that is waiting and idling. */
+#define IDLE_DEADLINE_US 10000000u
+#define IDLE_POLL_US 200u
+
+/* Sleep until *count is above 0, or IDLE_DEADLINE_US have passed (the
+ * assertion after it then fails). */
+static void idle_await(atomic_uint *count)
+{
+	for (unsigned waited = 0; !atomic_load(count) && waited < IDLE_DEADLINE_US;
+	     waited += IDLE_POLL_US)
+		usleep(IDLE_POLL_US);
+}
 
 static idle_ctx_t *idle_expected;
 
@@ -303,7 +318,8 @@ static void idle_consume(void *ctx, void *slot)
 	idle_ctx_t *c = ctx;
 
 	(void)slot;
-	usleep(c->consume_us);
+	if (atomic_load(&c->consume_awaits_producer))
+		idle_await(&c->by_producer);
 }
 
 START_TEST(pipe_a_waiting_side_calls_the_idle_work)
@@ -318,26 +334,28 @@ START_TEST(pipe_a_waiting_side_calls_the_idle_work)
 	mt_quiet_int_eq(mt_pipe_init(&p, 64, 4, idle_consume, &c), MT_OK);
 	mt_pipe_set_idle(&p, idle_count);
 
-	/* The producer waits in a drain for a slow consume(). */
-	c.consume_us = 30000;
+	/* The producer waits in a drain for a consume() that waits for the
+	 * producer to idle. */
+	atomic_store(&c.consume_awaits_producer, 1);
 	mt_pipe_slot(&p);
 	mt_pipe_publish(&p);
 	mt_pipe_drain(&p);
 	mt_quiet_uint_gt(atomic_load(&c.by_producer), 0);
 
-	/* The consumer waits for a slot while the producer sleeps. */
-	c.consume_us = 0;
+	/* The consumer waits for a slot while the producer does nothing. */
+	atomic_store(&c.consume_awaits_producer, 0);
 	atomic_store(&c.by_consumer, 0);
 	mt_pipe_slot(&p);
 	mt_pipe_publish(&p);
-	usleep(30000);
+	idle_await(&c.by_consumer);
 	mt_pipe_drain(&p);
 	mt_quiet_uint_gt(atomic_load(&c.by_consumer), 0);
 
-	/* And the producer waits for a free slot: four slow ones fill the
-	 * ring, so the fifth mt_pipe_slot() waits. */
-	c.consume_us = 5000;
+	/* And the producer waits for a free slot: the first consume() waits
+	 * for the producer to idle, so four slots fill the ring and the
+	 * fifth mt_pipe_slot() waits. */
 	atomic_store(&c.by_producer, 0);
+	atomic_store(&c.consume_awaits_producer, 1);
 	for (int i = 0; i < 5; i++) {
 		mt_pipe_slot(&p);
 		mt_pipe_publish(&p);
@@ -609,10 +627,12 @@ static void rlog_free(rlog_t *g)
 }
 
 /* A thread calling mt_reader_ahead_run() without pause until stopped,
- * counting the read(2) calls it made. */
+ * counting the read(2) calls it made.  helper_start() returns once it
+ * runs: a thread the scheduler starts late could otherwise miss a whole
+ * test's reads. */
 typedef struct {
 	mt_reader_t *r;
-	atomic_int stop;
+	atomic_int stop, running;
 	pthread_t thread;
 	long reads;
 } helper_t;
@@ -622,6 +642,7 @@ static void *helper_main(void *arg)
 	helper_t *h = arg;
 	long start = thread_reads(), end;
 
+	atomic_store_explicit(&h->running, 1, memory_order_release);
 	while (!atomic_load_explicit(&h->stop, memory_order_acquire))
 		mt_reader_ahead_run(h->r);
 	end = thread_reads();
@@ -634,7 +655,10 @@ static void helper_start(helper_t *h, mt_reader_t *r)
 	h->r = r;
 	h->reads = -1;
 	atomic_init(&h->stop, 0);
+	atomic_init(&h->running, 0);
 	mt_quiet_int_eq(pthread_create(&h->thread, NULL, helper_main, h), 0);
+	while (!atomic_load_explicit(&h->running, memory_order_acquire))
+		sched_yield();
 }
 
 static long helper_stop(helper_t *h)

@@ -19,6 +19,12 @@
 
 extern char **environ;
 
+void mt_test_runner_init(void)
+{
+	if (setenv("CK_DEFAULT_TIMEOUT", MT_TEST_DEFAULT_TIMEOUT, 0))
+		abort();
+}
+
 const char *mt_test_source_dir(void)
 {
 	return MT_SOURCE_DIR;

@@ -37,6 +37,17 @@ Suite *mt_suite_sweep(void) __attribute__((weak));   /* tests/check_sweep.c */
 Suite *mt_suite_pipe(void) __attribute__((weak));    /* tests/check_pipe.c: the two-thread pass */
 Suite *mt_suite_clock(void) __attribute__((weak));   /* tests/check_clock.c: the preload's clock */
 
+/*
+ * What both runners call before they make a suite.  A tcase's timeout is
+ * there to end a hung test, never to time one: a tcase that sets none gets
+ * MT_TEST_DEFAULT_TIMEOUT seconds, not Check's 4, which a test that runs a
+ * few sanitized processes on a busy two-core machine can take.  Either is
+ * the caller's to change: CK_DEFAULT_TIMEOUT as given is kept, and
+ * CK_TIMEOUT_MULTIPLIER (make sanitize sets it) scales every timeout.
+ */
+#define MT_TEST_DEFAULT_TIMEOUT "60"
+void mt_test_runner_init(void);
+
 /* Absolute paths: the source tree, the build tree, a fixture. */
 const char *mt_test_source_dir(void);
 const char *mt_test_build_dir(void);

@@ -13,9 +13,11 @@ Suite *SUITE_FN(MT_ONLY_SUITE)(void);
 
 int main(void)
 {
-	SRunner *sr = srunner_create(SUITE_FN(MT_ONLY_SUITE)());
+	SRunner *sr;
 	int failed;
 
+	mt_test_runner_init();
+	sr = srunner_create(SUITE_FN(MT_ONLY_SUITE)());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

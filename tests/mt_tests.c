@@ -9,9 +9,11 @@
 
 int main(void)
 {
-	SRunner *sr = srunner_create(mt_suite_seed());
+	SRunner *sr;
 	int failed;
 
+	mt_test_runner_init();
+	sr = srunner_create(mt_suite_seed());
 	srunner_add_suite(sr, mt_suite_fixtures());
 	srunner_add_suite(sr, mt_suite_cli());
 	srunner_add_suite(sr, mt_suite_summary());
