@@ -546,6 +546,25 @@ START_TEST(test_writer_lets_written_windows_leave_the_page_cache)
 }
 END_TEST
 
+/* The parts the preload makes before its lock (head and tail, then body
+ * and end with the largest stack id and t) fit the room mt_jsonl.h gives
+ * each. */
+static void block_parts_fit_their_rooms(const char *head, size_t hn,
+					const char *tail, size_t tn)
+{
+	char rest[MT_JSONL_BLOCK_REST_MAX], end[MT_JSONL_BLOCK_END_MAX];
+	size_t bn;
+
+	mt_quiet_uint_le(hn, MT_JSONL_BLOCK_HEAD_MAX);
+	mt_quiet_uint_le(tn, MT_JSONL_BLOCK_TAIL_MAX);
+	memcpy(rest, head, hn);
+	bn = mt_jsonl_block_body(rest, hn, UINT64_MAX, tail, tn);
+	mt_quiet_uint_le(bn, MT_JSONL_BLOCK_BODY_MAX);
+	mt_quiet_uint_le(mt_jsonl_block_end(end, UINT64_MAX), MT_JSONL_BLOCK_END_MAX);
+	mt_quiet_uint_le(bn + mt_jsonl_block_end(rest + bn, UINT64_MAX),
+			 MT_JSONL_BLOCK_REST_MAX);
+}
+
 /* The hot path's fixed layout writes what the checked appenders write. */
 START_TEST(test_jsonl_block_layout_is_the_appenders_bytes)
 {
@@ -603,22 +622,7 @@ START_TEST(test_jsonl_block_layout_is_the_appenders_bytes)
 			size_t sn;
 			mt_jsonl_t l;
 
-			mt_quiet_uint_le(hn, MT_JSONL_BLOCK_HEAD_MAX);
-			mt_quiet_uint_le(tn, MT_JSONL_BLOCK_TAIL_MAX);
-			{
-				/* The parts the preload makes before its lock
-				 * fit their room, the largest values included. */
-				char rest[MT_JSONL_BLOCK_REST_MAX], end[MT_JSONL_BLOCK_END_MAX];
-				size_t bn;
-
-				memcpy(rest, head, hn);
-				bn = mt_jsonl_block_body(rest, hn, UINT64_MAX, tail, tn);
-				mt_quiet_uint_le(bn, MT_JSONL_BLOCK_BODY_MAX);
-				mt_quiet_uint_le(mt_jsonl_block_end(end, UINT64_MAX),
-						 MT_JSONL_BLOCK_END_MAX);
-				mt_quiet_uint_le(bn + mt_jsonl_block_end(rest + bn, UINT64_MAX),
-						 MT_JSONL_BLOCK_REST_MAX);
-			}
+			block_parts_fit_their_rooms(head, hn, tail, tn);
 			mt_jsonl_begin(&l, slow, sizeof(slow), w, mt_event_kind_name(ev.kind));
 			mt_jsonl_u64(&l, "allocator_id", ev.allocator_id);
 			if (ev.has_ptr)
@@ -657,16 +661,14 @@ START_TEST(test_jsonl_block_layout_is_the_appenders_bytes)
 		char head[MT_JSONL_BLOCK_HEAD_MAX], tail[MT_JSONL_BLOCK_TAIL_MAX];
 		char rest[MT_JSONL_BLOCK_REST_MAX], line[MT_JSONL_BLOCK_MAX];
 		size_t hn = mt_jsonl_block_head(head, &ev);
-		size_t tn = mt_jsonl_block_tail(tail, &ev), bn, n;
+		size_t tn = mt_jsonl_block_tail(tail, &ev), n;
 
 		mt_quiet_uint_eq(hn, 194);
-		mt_quiet_uint_le(hn, MT_JSONL_BLOCK_HEAD_MAX);
 		mt_quiet_uint_eq(tn, 58);
+		block_parts_fit_their_rooms(head, hn, tail, tn);
 		memcpy(rest, head, hn);
-		bn = mt_jsonl_block_body(rest, hn, UINT64_MAX, tail, tn);
-		mt_quiet_uint_le(bn, MT_JSONL_BLOCK_BODY_MAX);
-		n = bn + mt_jsonl_block_end(rest + bn, UINT64_MAX);
-		mt_quiet_uint_le(n, MT_JSONL_BLOCK_REST_MAX);
+		n = mt_jsonl_block_body(rest, hn, UINT64_MAX, tail, tn);
+		n += mt_jsonl_block_end(rest + n, UINT64_MAX);
 		n = mt_jsonl_block_join(line, UINT64_MAX, rest, n);
 		mt_quiet_uint_le(n, MT_JSONL_BLOCK_MAX);
 		mt_quiet_uint_eq(n, mt_jsonl_block_line(line, UINT64_MAX, head, hn,
