@@ -142,15 +142,17 @@ cleanup:
 	return status;
 }
 
-static int site_made_anything(const mt_site_t *s)
+/* A site any list may name: it made a call (a resize to 0 bytes is one,
+ * and adds no bytes) or holds bytes. */
+static int site_made_anything(const mt_site_t *s, uint64_t calls)
 {
-	return s->allocations || s->bytes_allocated || s->live_bytes;
+	return calls || s->bytes_allocated || s->live_bytes;
 }
 
 int mt_cmd_sites(const mt_heap_t *h, mt_cmd_site_t **out, size_t *n)
 {
 	size_t pos = 0, count = 0;
-	uint64_t key;
+	uint64_t key, calls = mt_heap_site_calls(h, NULL);
 	void *v;
 	mt_cmd_site_t *list;
 
@@ -159,14 +161,15 @@ int mt_cmd_sites(const mt_heap_t *h, mt_cmd_site_t **out, size_t *n)
 	list = mt_mem_malloc((mt_map_count(&h->stacks) + 1) * sizeof(*list));
 	if (!list)
 		return MT_ENOMEM;
-	if (site_made_anything(&h->no_stack))
-		list[count++] = (mt_cmd_site_t){ 0, &h->no_stack, NULL };
+	if (site_made_anything(&h->no_stack, calls))
+		list[count++] = (mt_cmd_site_t){ 0, &h->no_stack, NULL, calls };
 	while (mt_map_iter(&h->stacks, &pos, &key, &v)) {
 		const mt_stack_t *s = *(mt_stack_t **)v;
 		const mt_site_t *site = mt_heap_stack_site(h, s);
 
-		if (site_made_anything(site))
-			list[count++] = (mt_cmd_site_t){ s->id, site, s };
+		calls = mt_heap_site_calls(h, s);
+		if (site_made_anything(site, calls))
+			list[count++] = (mt_cmd_site_t){ s->id, site, s, calls };
 	}
 	*out = list;
 	*n = count;

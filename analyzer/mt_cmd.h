@@ -92,12 +92,14 @@ typedef struct {
 	uint64_t stack_id;
 	const mt_site_t *site;
 	const mt_stack_t *stack; /* NULL for site 0, the allocations without a stack */
+	uint64_t calls; /* mt_heap_site_calls(): allocations, resizes, remaps */
 } mt_cmd_site_t;
 
 /*
- * Every site that made an allocation or holds bytes, site 0 first when it
- * did, then the stacks in the table's order.  *out is mt_mem memory for
- * the caller to free (NULL when there are none).  MT_OK or MT_ENOMEM.
+ * Every site that made a call (mt_heap_site_calls()) or holds bytes, site
+ * 0 first when it did, then the stacks in the table's order.  *out is
+ * mt_mem memory for the caller to free (NULL when there are none).  MT_OK
+ * or MT_ENOMEM.
  */
 int mt_cmd_sites(const mt_heap_t *h, mt_cmd_site_t **out, size_t *n);
 

@@ -61,7 +61,9 @@ typedef struct {
 	int json;
 } diff_opts_t;
 
-/* A site's counts that diff compares, by their site-line names. */
+/* A site's counts that diff compares, by their site-line names;
+ * "allocations" is the site's calls, reallocs included, when both runs
+ * are traces (build_side()). */
 enum { C_ALLOCATIONS, C_BYTES_ALLOCATED, C_LIVE_ALLOCATIONS, C_LIVE_BYTES,
        NCOUNTS };
 static const char *const count_names[NCOUNTS] = {
@@ -212,8 +214,9 @@ static int cmp_group(const void *x, const void *y)
 	return a->site < b->site ? -1 : a->site > b->site;
 }
 
-/* Group one run's sites by key, sorted by key. */
-static int build_side(side_t *sd, const mt_profile_t *p)
+/* Group one run's sites by key, sorted by key.  With calls, a site's
+ * allocations are its calls (mt_profile_site_t.calls). */
+static int build_side(side_t *sd, const mt_profile_t *p, int calls)
 {
 	size_t *off = NULL, n = p->nsites, out = 0;
 	int rc = MT_OK;
@@ -241,7 +244,7 @@ static int build_side(side_t *sd, const mt_profile_t *p)
 		g->key = sd->keys.data ? sd->keys.data + off[i] : "";
 		g->key_len = off[i + 1] - off[i];
 		g->site = s;
-		g->count[C_ALLOCATIONS] = s->allocations;
+		g->count[C_ALLOCATIONS] = calls ? s->calls : s->allocations;
 		g->count[C_BYTES_ALLOCATED] = s->bytes_allocated;
 		g->count[C_LIVE_ALLOCATIONS] = s->live_allocations;
 		g->count[C_LIVE_BYTES] = s->live_bytes;
@@ -704,7 +707,7 @@ int mt_diff_cmd(int argc, char **argv)
 	side_t sb = { 0 }, sn = { 0 }; /* empty sides need no release */
 	mt_buf_t out = MT_BUF_INIT;
 	diff_t d;
-	int status, have_base = 0, have_now = 0;
+	int status, have_base = 0, have_now = 0, calls;
 
 	memset(&o, 0, sizeof(o));
 	memset(&d, 0, sizeof(d));
@@ -726,7 +729,12 @@ int mt_diff_cmd(int argc, char **argv)
 		d.regressed[i] = mt_units_grew_beyond(base.total[shown[i].field],
 						      now.total[shown[i].field],
 						      o.threshold);
-	if (build_side(&sb, &base) || build_side(&sn, &now) ||
+	/* A site's reallocs are calls, as the report counts them; but a
+	 * summary file's site line counts alloc events only, and a site must
+	 * be counted alike in both runs, or every realloc would read as a
+	 * change. */
+	calls = base.source == MT_PROFILE_TRACE && now.source == MT_PROFILE_TRACE;
+	if (build_side(&sb, &base, calls) || build_side(&sn, &now, calls) ||
 	    (d.compare_sites &&
 	     pair_sites(&sb, &sn, &d.pairs, &d.npairs, &d.unchanged)) ||
 	    (o.json ? render_json(&out, &d) : render_text(&out, &d))) {

@@ -21,9 +21,9 @@ static const char usage_flame[] =
 	"Write the trace's stacks folded (\"main;work;leak_here 7000\"), the input\n"
 	"of flamegraph.pl, inferno-flamegraph and speedscope.\n"
 	"\n"
-	"  --metric M           what each stack weighs: allocations (calls, the\n"
-	"                       default), bytes (allocated), leaked (still live at\n"
-	"                       the end) or peak (live at the peak)\n"
+	"  --metric M           what each stack weighs: allocations (calls, reallocs\n"
+	"                       included: the default), bytes (allocated), leaked\n"
+	"                       (still live at the end) or peak (live at the peak)\n"
 	"  --strict             exit 1 when the trace is not complete\n"
 	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
 
@@ -38,9 +38,11 @@ typedef struct {
 	uint64_t value;
 } folded_t;
 
-static uint64_t figure(const mt_heap_t *h, const mt_site_t *s,
+static uint64_t figure(const mt_heap_t *h, const mt_cmd_site_t *ref,
 		       mt_flame_metric_t metric)
 {
+	const mt_site_t *s = ref->site;
+
 	switch (metric) {
 	case MT_FLAME_BYTES:
 		return s->bytes_allocated;
@@ -49,7 +51,9 @@ static uint64_t figure(const mt_heap_t *h, const mt_site_t *s,
 	case MT_FLAME_PEAK:
 		return mt_heap_site_at_peak(h, s);
 	default:
-		return s->allocations;
+		/* Calls, reallocs included, as the report's: the stacks whose
+		 * bytes --metric bytes shows are the stacks that made calls. */
+		return ref->calls;
 	}
 }
 
@@ -134,7 +138,7 @@ int mt_flame_render(const mt_analysis_t *a, mt_flame_metric_t metric,
 	}
 	for (size_t i = 0; i < nsites; i++) {
 		const mt_stack_t *st = sites[i].stack;
-		uint64_t value = figure(h, sites[i].site, metric);
+		uint64_t value = figure(h, &sites[i], metric);
 		size_t start = text.len;
 
 		if (!value)

@@ -161,8 +161,10 @@ cleanup:
 }
 
 /* The site that weighs most in budget b: the most live bytes, the
- * highest peak of its own, the most allocations.  NULL when no site has
- * any (or the summary file lists none). */
+ * highest peak of its own, the most calls (its allocations, and its
+ * reallocs when the input is a trace: a site that reallocs in a loop
+ * costs calls as one that allocates does).  NULL when no site has any
+ * (or the summary file lists none). */
 static const mt_profile_site_t *heaviest(const mt_profile_t *p, budget_t b)
 {
 	const mt_profile_site_t *best = NULL;
@@ -170,10 +172,10 @@ static const mt_profile_site_t *heaviest(const mt_profile_t *p, budget_t b)
 	for (size_t i = 0; i < p->nsites; i++) {
 		const mt_profile_site_t *s = &p->sites[i];
 		uint64_t v = b == B_LIVE ? s->live_bytes :
-			     b == B_PEAK ? s->peak_live_bytes : s->allocations;
+			     b == B_PEAK ? s->peak_live_bytes : s->calls;
 		uint64_t bv = !best ? 0 :
 			      b == B_LIVE ? best->live_bytes :
-			      b == B_PEAK ? best->peak_live_bytes : best->allocations;
+			      b == B_PEAK ? best->peak_live_bytes : best->calls;
 
 		/* Sites come ranked: the first of equals is kept. */
 		if (v > bv)
@@ -204,8 +206,10 @@ static int add_hint(mt_buf_t *out, const mt_profile_t *p, budget_t b)
 		ADD(mt_buf_add_str(out, " from "));
 		break;
 	default:
-		ADD(mt_buf_add_str(out, "     most allocations: "));
-		ADD(mt_buf_add_u64(out, s->allocations));
+		/* Calls, not allocations: a site's reallocs may take its
+		 * calls past the allocations total on the line above. */
+		ADD(mt_buf_add_str(out, "     most calls: "));
+		ADD(mt_buf_add_u64(out, s->calls));
 		ADD(mt_buf_add_str(out, " from "));
 		break;
 	}

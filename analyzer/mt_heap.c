@@ -53,6 +53,7 @@ void mt_heap_release(mt_heap_t *h)
 	mt_map_release(&h->threads);
 	mt_mem_free(h->thread_last);
 	mt_mem_free_line(h->sites);
+	mt_mem_free(h->site_reallocs);
 	mt_mem_free(h->stack_dense);
 	mt_heap_init(h);
 }
@@ -79,6 +80,20 @@ static mt_allocator_t *find_allocator(mt_heap_t *h, uint64_t id)
 static inline mt_site_t *site_at(mt_heap_t *h, uint32_t index)
 {
 	return index ? &h->sites[index] : &h->no_stack;
+}
+
+/* The realloc count of a site index, as site_at(). */
+static inline uint64_t *reallocs_at(mt_heap_t *h, uint32_t index)
+{
+	return index ? &h->site_reallocs[index] : &h->no_stack_reallocs;
+}
+
+uint64_t mt_heap_site_calls(const mt_heap_t *h, const mt_stack_t *stack)
+{
+	if (!stack)
+		return h->no_stack.allocations + h->no_stack_reallocs;
+	return mt_heap_stack_site(h, stack)->allocations +
+	       h->site_reallocs[stack->site_index];
 }
 
 /* The site of a stack id, or NULL when it was never declared; *index is
@@ -376,14 +391,21 @@ nomem:
 	return MT_ENOMEM;
 }
 
-/* Room in h->sites for site n, zeroed.  The array is on cache lines, so
- * it grows by copying rather than by mt_mem_realloc().  MT_ENOMEM leaves
- * it as it was. */
+/* Room in h->sites and h->site_reallocs for site n, zeroed.  The sites
+ * are on cache lines, so they grow by copying rather than by
+ * mt_mem_realloc().  MT_ENOMEM leaves the sites as they were (the
+ * realloc counts may have grown, which changes no figure). */
 static int reserve_sites(mt_heap_t *h, size_t n)
 {
 	size_t want;
 	mt_site_t *grown;
+	uint64_t *reallocs;
 
+	reallocs = reserve(h->site_reallocs, &h->site_reallocs_cap,
+			   sizeof(uint64_t), n);
+	if (!reallocs)
+		return MT_ENOMEM;
+	h->site_reallocs = reallocs;
 	if (n < h->sites_cap)
 		return MT_OK;
 	want = grown_cap(h->sites_cap, n);
@@ -494,6 +516,11 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 		index = live ? old.site : 0;
 		site = site_at(h, index);
 	}
+	/* A call of the site the block now belongs to, as its bytes are;
+	 * not when the pointer was not live, which the totals count in
+	 * unknown_frees and not as a resize or remap either. */
+	if (live)
+		++*reallocs_at(h, index);
 	insert_block(h, a, ev, ev->kind == MT_KIND_REMAP ? ev->new_ptr : ev->ptr,
 		     site, index, thread);
 }

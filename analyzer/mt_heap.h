@@ -13,7 +13,8 @@
  * Invariants, checked by the tests: live_bytes == bytes_allocated -
  * bytes_freed, for the totals, each allocator and each site;
  * peak_live_bytes >= live_bytes; the sites' mt_heap_site_at_peak() sum
- * to peak_live_bytes and their temporary_allocations to the total's; an
+ * to peak_live_bytes, their temporary_allocations to the total's, and
+ * their mt_heap_site_calls() to allocations + resizes + remaps; an
  * event the heap rejects (unknown allocator, stack or frame, an id
  * declared twice) changes nothing.
  */
@@ -103,6 +104,14 @@ typedef struct {
 	 * stack is declared: hold no site pointer across that. */
 	mt_site_t *sites;
 	size_t nsites, sites_cap;
+	/* By site index, as sites (element 0 unused): the resizes and
+	 * remaps of live blocks made from each site, for
+	 * mt_heap_site_calls().  Not in mt_site_t: a site is one full cache
+	 * line that every alloc and free touches, and only a realloc
+	 * touches this. */
+	uint64_t *site_reallocs;
+	size_t site_reallocs_cap;
+	uint64_t no_stack_reallocs; /* site 0's */
 	uint64_t serial;
 	uint64_t no_tid_serial;
 	mt_allocator_t *last_allocator; /* lookup cache */
@@ -151,6 +160,16 @@ static inline mt_site_t *mt_heap_stack_site(const mt_heap_t *h,
 {
 	return &h->sites[s->site_index];
 }
+
+/*
+ * A site's calls, as heaptrack counts them: its allocations, and the
+ * resizes and remaps of live blocks made from it (the site the block is
+ * in after the realloc: the realloc's own stack, else the block's).  The
+ * summary rows count alloc events only (a site's `allocations`); the
+ * report, flamegraph, gate and diff count calls.  stack is NULL for
+ * site 0, the allocations without a stack.
+ */
+uint64_t mt_heap_site_calls(const mt_heap_t *h, const mt_stack_t *stack);
 
 /* The number of distinct thread ids seen. */
 uint64_t mt_heap_threads(const mt_heap_t *h);

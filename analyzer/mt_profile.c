@@ -253,6 +253,8 @@ cleanup:
 
 /* ---- a trace ---- */
 
+/* As `memtrace summary --include-zero-live` lists them, so that a trace
+ * and its summary file give the same sites. */
 static int site_active(const mt_site_t *s)
 {
 	return s->live_bytes || s->allocations || s->bytes_allocated;
@@ -269,10 +271,12 @@ static int cmp_site(const void *x, const void *y)
 	return a->stack_id < b->stack_id ? -1 : a->stack_id > b->stack_id;
 }
 
-static void take_site(mt_profile_site_t *out, uint64_t id, const mt_site_t *s)
+static void take_site(mt_profile_site_t *out, uint64_t id, const mt_site_t *s,
+		      uint64_t calls)
 {
 	out->stack_id = id;
 	out->allocations = s->allocations;
+	out->calls = calls;
 	out->bytes_allocated = s->bytes_allocated;
 	out->live_allocations = s->live_allocations;
 	out->live_bytes = s->live_bytes;
@@ -345,7 +349,8 @@ static int load_trace(mt_profile_t *p, const char *path)
 			return MT_ENOMEM;
 	}
 	if (site_active(&h->no_stack))
-		take_site(&p->sites[p->nsites++], 0, &h->no_stack);
+		take_site(&p->sites[p->nsites++], 0, &h->no_stack,
+			  mt_heap_site_calls(h, NULL));
 	pos = 0;
 	while (mt_map_iter(&h->stacks, &pos, &key, &v)) {
 		const mt_stack_t *s = *(mt_stack_t **)v;
@@ -354,7 +359,8 @@ static int load_trace(mt_profile_t *p, const char *path)
 		if (!site_active(mt_heap_stack_site(h, s)))
 			continue;
 		site = &p->sites[p->nsites++];
-		take_site(site, s->id, mt_heap_stack_site(h, s));
+		take_site(site, s->id, mt_heap_stack_site(h, s),
+			  mt_heap_site_calls(h, s));
 		site->frames = p->frame_store + used;
 		site->nframes = s->nframes;
 		for (size_t i = 0; i < s->nframes; i++) {
@@ -519,6 +525,8 @@ static int load_summary(mt_profile_t *p, const char *path)
 			set_invalid(p, "line %zu is not a site line: %s", i + 1, why);
 			goto cleanup;
 		}
+		/* The line does not count the site's reallocs. */
+		p->sites[i - 1].calls = p->sites[i - 1].allocations;
 		p->sites[i - 1].nframes = json_object_array_length(
 			site_frames(p->lines[i], &why));
 		nframes += p->sites[i - 1].nframes;

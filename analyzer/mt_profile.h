@@ -59,7 +59,13 @@ typedef struct {
 
 typedef struct {
 	uint64_t stack_id; /* the trace's id (0: allocations without a stack) */
-	uint64_t allocations, bytes_allocated;
+	uint64_t allocations; /* alloc events, the site line's allocations */
+	/* Its calls (mt_heap_site_calls()): allocations, and the resizes and
+	 * remaps made from it.  A summary file's site line does not count
+	 * its reallocs, so there calls is allocations: compare calls only
+	 * between two traces (MT_PROFILE_TRACE). */
+	uint64_t calls;
+	uint64_t bytes_allocated;
 	uint64_t live_allocations, live_bytes, peak_live_bytes;
 	size_t nframes;
 	const mt_profile_frame_t *frames; /* innermost first */

@@ -192,15 +192,20 @@ typedef struct {
 	uint64_t key;
 } ranked_t;
 
-static uint64_t site_figure(const mt_heap_t *h, const mt_site_t *s, list_t l)
+static uint64_t site_figure(const mt_heap_t *h, const mt_cmd_site_t *ref,
+			    list_t l)
 {
+	const mt_site_t *s = ref->site;
+
 	switch (l) {
 	case BY_PEAK:
 		return mt_heap_site_at_peak(h, s);
 	case BY_LEAKED:
 		return s->live_bytes;
 	case BY_CALLS:
-		return s->allocations;
+		/* A realloc is a call, as heaptrack counts it: a site whose
+		 * blocks are all made or grown by realloc is not "0 calls". */
+		return ref->calls;
 	default:
 		return s->temporary_allocations;
 	}
@@ -232,9 +237,10 @@ static int add_share(mt_buf_t *b, uint64_t part, uint64_t whole)
 	return mt_buf_add_str(b, "%");
 }
 
-static int add_headline(report_t *r, const mt_site_t *s, list_t l,
+static int add_headline(report_t *r, const mt_cmd_site_t *ref, list_t l,
 			uint64_t key)
 {
+	const mt_site_t *s = ref->site;
 	const mt_heap_t *h = &r->a->heap;
 	mt_buf_t *b = r->out;
 	int rc;
@@ -262,7 +268,7 @@ static int add_headline(report_t *r, const mt_site_t *s, list_t l,
 		ADD(mt_cmd_add_count(b, key, "temporary allocation",
 				     "temporary allocations"));
 		ADD(mt_buf_add_str(b, " of "));
-		ADD(mt_cmd_add_count(b, s->allocations, "call", "calls"));
+		ADD(mt_cmd_add_count(b, ref->calls, "call", "calls"));
 		break;
 	}
 cleanup:
@@ -279,11 +285,11 @@ static int add_site(report_t *r, const ranked_t *e, size_t rank, list_t l)
 	ADD(mt_buf_add_str(b, "  #"));
 	ADD(mt_buf_add_u64(b, rank));
 	ADD(mt_buf_add_str(b, " "));
-	ADD(add_headline(r, s, l, e->key));
+	ADD(add_headline(r, &e->ref, l, e->key));
 	ADD(mt_buf_add_str(b, "\n     stack "));
 	ADD(mt_buf_add_u64(b, e->ref.stack_id));
 	ADD(mt_buf_add_str(b, ": "));
-	ADD(mt_cmd_add_count(b, s->allocations, "call", "calls"));
+	ADD(mt_cmd_add_count(b, e->ref.calls, "call", "calls"));
 	ADD(mt_buf_add_str(b, ", "));
 	ADD(mt_buf_add_u64(b, s->temporary_allocations));
 	ADD(mt_buf_add_str(b, " temporary, "));
@@ -336,7 +342,7 @@ static int add_list(report_t *r, list_t l, const mt_cmd_site_t *sites,
 	int rc;
 
 	for (size_t i = 0; i < nsites; i++) {
-		uint64_t key = site_figure(h, sites[i].site, l);
+		uint64_t key = site_figure(h, &sites[i], l);
 
 		if (key)
 			scratch[n++] = (ranked_t){ sites[i], key };

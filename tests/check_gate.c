@@ -295,7 +295,47 @@ START_TEST(gate_names_each_failed_budget_with_its_limit_and_value)
 	MT(&r, dir, "gate", "new.jsonl", "--max-allocations", "6");
 	assert_status(&r, 1);
 	mt_quiet_ptr_nonnull(strstr(r.out, "FAIL --max-allocations 6: allocations is 7, 1 over\n"
-			     "     most allocations: 3 from load_records (app) < main (app)\n"));
+			     "     most calls: 3 from load_records (app) < main (app)\n"));
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* fixtures/report/realloc.jsonl, copied into dir: sites whose calls are
+ * reallocs (its README works them out): read_line 2 allocations and 5
+ * calls, make_buf 1 and 1, grow 0 and 2. */
+static void copy_realloc_trace(const char *dir)
+{
+	char *from = mt_test_fixture("report/realloc.jsonl");
+
+	copy_file(from, dir, "realloc.jsonl");
+	free(from);
+}
+
+/* Under a failed --max-allocations, the site with the most calls, its
+ * reallocs included (heaptrack counts a realloc as a call), from a
+ * trace; a summary file's site lines count their allocations alone. */
+START_TEST(gate_counts_a_sites_reallocs_as_calls)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	copy_realloc_trace(dir);
+	MT(&r, dir, "gate", "realloc.jsonl", "--max-allocations", "2");
+	assert_status(&r, 1);
+	ck_assert_str_eq(r.out,
+			 "FAIL --max-allocations 2: allocations is 3, 1 over\n"
+			 "     most calls: 5 from read_line (churn) < main (churn)\n"
+			 "memtrace gate: realloc.jsonl: 1 of 1 budget failed\n");
+	mt_test_run_release(&r);
+	MT(&r, dir, "summary", "realloc.jsonl", "--include-zero-live", "-o",
+	   "realloc.summary.jsonl");
+	assert_status(&r, 0);
+	mt_test_run_release(&r);
+	MT(&r, dir, "gate", "realloc.summary.jsonl", "--max-allocations", "2");
+	assert_status(&r, 1);
+	mt_quiet_ptr_nonnull(strstr(r.out, "     most calls: 2 from read_line (churn) < main (churn)\n"));
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
 	free(dir);
@@ -473,6 +513,65 @@ START_TEST(diff_matches_sites_across_runs_at_different_addresses)
 	mt_test_assert_golden(r.out, r.out_len, "gate/diff.txt");
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* A site's allocations in diff are its calls, reallocs included, when
+ * both runs are traces: NEW is realloc.jsonl with one more block made by
+ * make_buf and moved to grow by a realloc, so grow's calls go from 2 to 3
+ * though it allocates nothing.  Against a summary file, whose site lines
+ * count alloc events alone, both runs count alloc events. */
+START_TEST(diff_counts_a_sites_reallocs_as_calls)
+{
+	static const char more[] =
+		"{\"v\":1,\"seq\":20,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x7000\",\"size\":32,\"fn\":\"malloc\",\"stack\":2,\"tid\":77,\"t\":2000}\n"
+		"{\"v\":1,\"seq\":21,\"kind\":\"remap\",\"allocator_id\":0,\"ptr\":\"0x7000\",\"new_ptr\":\"0x8000\",\"size\":1000,\"fn\":\"realloc\",\"stack\":3,\"tid\":77,\"t\":2100}\n"
+		"{\"v\":1,\"seq\":22,\"kind\":\"free\",\"allocator_id\":0,\"ptr\":\"0x8000\",\"fn\":\"free\",\"tid\":77,\"t\":2200}\n"
+		"{\"v\":1,\"seq\":23,\"kind\":\"trace.stop\",\"reason\":\"exit\",\"dropped\":0,\"t\":2300}\n";
+	char *dir = scratch(), *path, *base, *stop, *now = NULL;
+	mt_test_run_t r;
+
+	copy_realloc_trace(dir);
+	path = mt_test_path(dir, "realloc.jsonl");
+	base = mt_test_read(path, NULL);
+	mt_quiet_ptr_nonnull(base);
+	stop = strstr(base, "{\"v\":1,\"seq\":20,\"kind\":\"trace.stop\"");
+	mt_quiet_ptr_nonnull(stop);
+	ck_assert_int_ne(asprintf(&now, "%.*s%s", (int)(stop - base), base, more), -1);
+	put(dir, "more.jsonl", now);
+
+	MT(&r, dir, "diff", "realloc.jsonl", "more.jsonl");
+	assert_status(&r, 0);
+	mt_quiet_ptr_nonnull(strstr(r.out,
+		"sites by growth: 2 changed, 1 unchanged:\n"
+		"  live 0 B (0 B -> 0 B), allocated +1000 B (2.9 KiB -> 3.9 KiB), allocations +1 (2 -> 3)\n"
+		"      grow (churn) < main (churn)\n"
+		"  live 0 B (0 B -> 0 B), allocated +32 B (32 B -> 64 B), allocations +1 (1 -> 2)\n"
+		"      make_buf (churn) < main (churn)\n"));
+	mt_test_run_release(&r);
+	MT(&r, dir, "diff", "realloc.jsonl", "more.jsonl", "--json");
+	assert_status(&r, 0);
+	mt_quiet_ptr_nonnull(strstr(r.out,
+		"\"sites\":[{\"base\":{\"allocations\":2,\"bytes_allocated\":3000,"
+		"\"live_allocations\":0,\"live_bytes\":0},\"new\":{\"allocations\":3,"));
+	mt_test_run_release(&r);
+
+	/* The trace against its own summary: read_line's 3 reallocs are no
+	 * change. */
+	MT(&r, dir, "summary", "realloc.jsonl", "--include-zero-live", "-o",
+	   "realloc.summary.jsonl");
+	assert_status(&r, 0);
+	mt_test_run_release(&r);
+	MT(&r, dir, "diff", "realloc.summary.jsonl", "realloc.jsonl");
+	assert_status(&r, 0);
+	mt_quiet_ptr_nonnull(strstr(r.out, "sites by growth: 0 changed, 3 unchanged\n"));
+	mt_test_run_release(&r);
+
+	mt_test_rmdir(dir);
+	free(now);
+	free(base);
+	free(path);
 	free(dir);
 }
 END_TEST
@@ -992,12 +1091,14 @@ Suite *mt_suite_gate(void)
 	tcase_add_test(gate, gate_reads_a_summary_written_earlier_as_it_reads_the_trace);
 	tcase_add_test(gate, gate_sizes_print_as_read);
 	tcase_add_test(gate, gate_bad_input_has_its_own_exit_status);
+	tcase_add_test(gate, gate_counts_a_sites_reallocs_as_calls);
 	tcase_add_test(diff, diff_matches_sites_across_runs_at_different_addresses);
 	tcase_add_test(diff, diff_json_is_one_json_object);
 	tcase_add_test(diff, diff_threshold_is_the_growth_allowed);
 	tcase_add_test(diff, diff_of_two_runs_of_one_program_matches_every_site);
 	tcase_add_test(diff, diff_of_real_runs_names_the_site_that_grew);
 	tcase_add_test(diff, diff_bad_input_has_its_own_exit_status);
+	tcase_add_test(diff, diff_counts_a_sites_reallocs_as_calls);
 	tcase_add_test(reps, repetitions_of_steady_runs_flag_nothing);
 	tcase_add_test(reps, repetitions_flag_each_field_that_varies);
 	tcase_add_test(reps, repetitions_json_is_one_json_object);

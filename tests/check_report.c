@@ -869,9 +869,10 @@ START_TEST(report_falls_back_when_the_module_is_stripped)
 }
 END_TEST
 
-/* Every site's share of the peak and its temporary allocations, summed,
- * are the totals; and the fixture's sites have the figures worked out by
- * hand in fixtures/report/README.md. */
+/* Every site's share of the peak, its temporary allocations and its calls,
+ * summed, are the totals (the calls: allocations + resizes + remaps); and
+ * the fixture's sites have the figures worked out by hand in
+ * fixtures/report/README.md. */
 START_TEST(report_site_figures_sum_to_the_totals)
 {
 	char *app = mt_test_fixture("report/app.jsonl");
@@ -879,15 +880,16 @@ START_TEST(report_site_figures_sum_to_the_totals)
 	char *program = demo_program();
 	const char *traces[] = { app, demo };
 	static const struct {
-		uint64_t stack, at_peak, temporary;
+		uint64_t stack, at_peak, temporary, calls;
 	} want[] = {
-		{ 1, 100, 0 }, { 2, 60, 0 }, { 3, 6000, 1 }, { 4, 0, 2 }, { 5, 1000, 1 },
+		{ 1, 100, 0, 2 }, { 2, 60, 0, 1 }, { 3, 6000, 1, 3 }, { 4, 0, 2, 2 },
+		{ 5, 1000, 1, 1 },
 	};
 
 	trace_program(program, demo);
 	for (size_t t = 0; t < 2; t++) {
 		mt_analysis_t a;
-		uint64_t peak, temporary;
+		uint64_t peak, temporary, calls;
 		size_t pos = 0;
 		uint64_t key;
 		void *v;
@@ -896,12 +898,14 @@ START_TEST(report_site_figures_sum_to_the_totals)
 		ck_assert(mt_integrity_complete(&a.integrity));
 		peak = mt_heap_site_at_peak(&a.heap, &a.heap.no_stack);
 		temporary = a.heap.no_stack.temporary_allocations;
+		calls = mt_heap_site_calls(&a.heap, NULL);
 		while (mt_map_iter(&a.heap.stacks, &pos, &key, &v)) {
 			const mt_stack_t *s = *(mt_stack_t **)v;
 			const mt_site_t *site = mt_heap_stack_site(&a.heap, s);
 
 			peak += mt_heap_site_at_peak(&a.heap, site);
 			temporary += site->temporary_allocations;
+			calls += mt_heap_site_calls(&a.heap, s);
 			if (t == 0)
 				for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 					if (want[i].stack == s->id) {
@@ -909,11 +913,15 @@ START_TEST(report_site_figures_sum_to_the_totals)
 								 want[i].at_peak);
 						mt_quiet_uint_eq(site->temporary_allocations,
 								 want[i].temporary);
+						mt_quiet_uint_eq(mt_heap_site_calls(&a.heap, s),
+								 want[i].calls);
 					}
 		}
 		mt_quiet_uint_gt(a.heap.peak_live_bytes, 0);
 		mt_quiet_uint_eq(peak, a.heap.peak_live_bytes);
 		mt_quiet_uint_eq(temporary, a.heap.temporary_allocations);
+		mt_quiet_uint_eq(calls, a.heap.allocations + a.heap.resizes +
+					a.heap.remaps);
 		if (t == 0)
 			mt_quiet_uint_eq(mt_heap_site_at_peak(&a.heap, &a.heap.no_stack), 500);
 		mt_analysis_release(&a);
@@ -923,6 +931,47 @@ START_TEST(report_site_figures_sum_to_the_totals)
 	free(demo);
 	free(dir);
 	free(app);
+}
+END_TEST
+
+/* A site's calls count the resizes and remaps made from it, as heaptrack
+ * counts a realloc: read_line's blocks are all made by realloc(NULL, n)
+ * and grown (2 allocations, 1 resize, 2 remaps), and grow only reallocs
+ * a block made elsewhere (0 allocations, 2 calls); fixtures/report/README.md
+ * works them out. */
+START_TEST(report_counts_a_sites_reallocs_as_calls)
+{
+	char *dir = report_dir();
+	const char *calls;
+	mt_test_run_t r;
+
+	mt_test_memtrace_in(&r, dir, "report", "realloc.jsonl", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	mt_quiet_ptr_nonnull(strstr(r.out, "     stack 1: 5 calls, 1 temporary, 640 B allocated"));
+	mt_quiet_ptr_nonnull(strstr(r.out, "     stack 3: 2 calls, 1 temporary, 2.9 KiB allocated"));
+	mt_quiet_ptr_nonnull(strstr(r.out, "     stack 2: 1 call, 0 temporary, 32 B allocated"));
+	mt_quiet_ptr_nonnull(strstr(r.out, "  #1 1 temporary allocation of 2 calls\n"
+					   "     stack 3: "));
+	/* The list by calls ranks them so, grow among them. */
+	calls = strstr(r.out, "\nCalls: ");
+	mt_quiet_ptr_nonnull(calls);
+	mt_quiet_ptr_nonnull(strstr(calls,
+		"  #1 5 calls to allocation functions\n"
+		"     stack 1: 5 calls, 1 temporary, 640 B allocated, 128 B at the peak, 128 B leaked\n"
+		"       read_line+0x20 in /nonexistent/memtrace-fixture/churn\n"
+		"       main+0x10 in /nonexistent/memtrace-fixture/churn\n"
+		"  #2 2 calls to allocation functions\n"
+		"     stack 3: 2 calls, 1 temporary, 2.9 KiB allocated, 2.0 KiB at the peak, 0 B leaked\n"
+		"       grow+0x40 in /nonexistent/memtrace-fixture/churn\n"
+		"       main+0x10 in /nonexistent/memtrace-fixture/churn\n"
+		"  #3 1 call to allocation functions\n"
+		"     stack 2: 1 call,"));
+	/* The totals are the summary's: reallocs stay apart there. */
+	mt_quiet_ptr_nonnull(strstr(r.out, "  allocations             3\n"
+					   "  reallocations           5 (2 in place, 3 moved)\n"));
+	mt_test_run_release(&r);
+	free(dir);
 }
 END_TEST
 
@@ -975,12 +1024,20 @@ START_TEST(flamegraph_totals_are_the_summary_totals)
 
 	trace_program(program, trace);
 	summary = summary_of(trace);
+	/* The workload reallocs, so the calls are more than its allocations. */
+	mt_quiet_uint_gt(summary_field(summary, "resizes") +
+			 summary_field(summary, "remaps"), 0);
 	for (size_t i = 0; i < 4; i++) {
 		mt_test_run_t r;
+		uint64_t want = summary_field(summary, metric[i][1]);
 
+		/* Allocations weigh calls: a realloc is one. */
+		if (i == 0)
+			want += summary_field(summary, "resizes") +
+				summary_field(summary, "remaps");
 		mt_test_memtrace_in(&r, NULL, "flamegraph", trace, "--metric", metric[i][0], NULL);
 		mt_quiet_int_eq(r.status, 0);
-		mt_quiet_uint_eq(folded_total(r.out), summary_field(summary, metric[i][1]));
+		mt_quiet_uint_eq(folded_total(r.out), want);
 		/* Outermost first: every stack of the workload starts at _start. */
 		mt_quiet(!strncmp(r.out, "_start;", 7), "%s", r.out);
 		mt_test_run_release(&r);
@@ -989,6 +1046,23 @@ START_TEST(flamegraph_totals_are_the_summary_totals)
 	free(summary);
 	free(program);
 	free(trace);
+	free(dir);
+}
+END_TEST
+
+/* --metric allocations weighs a stack by its calls, reallocs included, as
+ * the report's calls: grow, which only reallocs, is in the graph, and
+ * read_line weighs its 2 allocations and 3 reallocs. */
+START_TEST(flamegraph_allocations_counts_a_sites_reallocs_as_calls)
+{
+	char *dir = report_dir();
+	mt_test_run_t r;
+
+	mt_test_memtrace_in(&r, dir, "flamegraph", "realloc.jsonl", "--metric",
+			    "allocations", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "main;grow 2\nmain;make_buf 1\nmain;read_line 5\n");
+	mt_test_run_release(&r);
 	free(dir);
 }
 END_TEST
@@ -1561,12 +1635,14 @@ Suite *mt_suite_report(void)
 	tcase_add_test(report, report_falls_back_when_the_module_is_gone);
 	tcase_add_test(report, report_falls_back_when_the_module_is_stripped);
 	tcase_add_test(report, report_site_figures_sum_to_the_totals);
+	tcase_add_test(report, report_counts_a_sites_reallocs_as_calls);
 	tcase_add_test(report, commands_are_listed_in_the_usage);
 	suite_add_tcase(s, report);
 
 	tcase_set_timeout(flame, 120);
 	tcase_add_test(flame, flamegraph_golden_for_each_metric);
 	tcase_add_test(flame, flamegraph_totals_are_the_summary_totals);
+	tcase_add_test(flame, flamegraph_allocations_counts_a_sites_reallocs_as_calls);
 	tcase_add_test(flame, flamegraph_rejects_an_unknown_metric);
 	tcase_add_test(flame, flamegraph_of_trace_without_allocations_is_empty);
 	suite_add_tcase(s, flame);
