@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,6 +293,86 @@ int mt_test_on_tmpfs(const char *path)
 
 	mt_quiet(statfs(path, &fs) == 0, "statfs %s: %s", path, strerror(errno));
 	return fs.f_type == 0x01021994; /* TMPFS_MAGIC */
+}
+
+void mt_test_skip(const char *test, const char *fmt, ...)
+{
+	size_t n = strlen(test);
+	va_list ap;
+
+	/* START_TEST(t) names its function t_fn. */
+	if (n > 3 && !strcmp(test + n - 3, "_fn"))
+		n -= 3;
+	printf("skip: %.*s: ", (int)n, test);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	/* Check runs the test in a child it may end with _exit(). */
+	fflush(stdout);
+}
+
+int mt_test_cpus(void)
+{
+	cpu_set_t set;
+
+	mt_quiet(sched_getaffinity(0, sizeof(set), &set) == 0,
+		 "sched_getaffinity: %s", strerror(errno));
+	return CPU_COUNT(&set);
+}
+
+const char *mt_test_fs_name(const char *path, char *buf, size_t size)
+{
+	static const struct {
+		unsigned long magic;
+		const char *name;
+	} names[] = {
+		{ 0xEF53, "ext4" },	       { 0x01021994, "tmpfs" },
+		{ 0x794c7630, "overlay" },     { 0x58465342, "xfs" },
+		{ 0x9123683E, "btrfs" },       { 0x6969, "nfs" },
+		{ 0x01021997, "9p" },	       { 0x65735546, "fuse" },
+		{ 0x2FC12FC1, "zfs" },	       { 0xF2F52010, "f2fs" },
+		{ 0x858458f6, "ramfs" },       { 0xFF534D42, "cifs" },
+	};
+	struct statfs fs;
+
+	mt_quiet(statfs(path, &fs) == 0, "statfs %s: %s", path, strerror(errno));
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if ((unsigned long)fs.f_type == names[i].magic)
+			return names[i].name;
+	snprintf(buf, size, "fs 0x%lx", (unsigned long)fs.f_type);
+	return buf;
+}
+
+int mt_test_drops_clean_pages(const char *dir, char *found, size_t size)
+{
+	const size_t pages = 16;
+	const size_t len = pages * (size_t)sysconf(_SC_PAGESIZE);
+	char *path = mt_test_path(dir, "mt-probe.XXXXXX"), *data, fsbuf[32];
+	int fd = mkstemp(path), rc;
+	size_t stay;
+
+	mt_quiet(fd >= 0, "mkstemp %s: %s", path, strerror(errno));
+	data = malloc(len);
+	mt_quiet_ptr_nonnull(data);
+	memset(data, 'p', len);
+	mt_quiet(write(fd, data, len) == (ssize_t)len, "write %s: %s", path,
+		 strerror(errno));
+	free(data);
+	mt_quiet(fdatasync(fd) == 0, "fdatasync %s: %s", path, strerror(errno));
+	rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+	stay = rc ? pages : mt_test_cached_pages(path, 0, len);
+	unlink(path);
+	if (rc)
+		snprintf(found, size, "%s: posix_fadvise: %s",
+			 mt_test_fs_name(dir, fsbuf, sizeof(fsbuf)), strerror(rc));
+	else if (stay)
+		snprintf(found, size,
+			 "%s: %zu of %zu clean pages stay after POSIX_FADV_DONTNEED",
+			 mt_test_fs_name(dir, fsbuf, sizeof(fsbuf)), stay, pages);
+	free(path);
+	return !rc && !stay;
 }
 
 void mt_test_assert_file_eq(const char *path, const char *expected)

@@ -100,6 +100,31 @@ size_t mt_test_cached_pages(const char *path, uint64_t off, uint64_t len);
 void mt_test_uncache(const char *path);
 int mt_test_on_tmpfs(const char *path);
 
+/*
+ * What the machine may lack.  A test whose assertions need a property that
+ * an x86-64 Linux machine may not have (a file system that lets clean
+ * pages go, two CPUs, a tool, a kernel feature, root) probes it first in
+ * the place the test uses, and where it is missing calls mt_test_skip():
+ * one line on stdout, "skip: TEST: WHY (FOUND)", and the test returns
+ * without asserting what it cannot hold there.  Where the property holds
+ * the test asserts all it did.  MT_TEST_SKIP names the test it is called
+ * from (START_TEST(t) makes a function t_fn); fmt is "why (what was
+ * found)".
+ */
+void mt_test_skip(const char *test, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define MT_TEST_SKIP(...) mt_test_skip(__func__, __VA_ARGS__)
+/* The CPUs this process may run on (its affinity mask). */
+int mt_test_cpus(void);
+/* The file system path is on: "ext4", "tmpfs", "overlay", ... or its
+ * statfs magic in hex; a static string, or buf (at least 24 bytes). */
+const char *mt_test_fs_name(const char *path, char *buf, size_t size);
+/* Whether the file system of directory dir lets a file's clean pages
+ * leave the page cache on POSIX_FADV_DONTNEED, as mt_test_uncache() and
+ * the preload's writer ask (tmpfs never does: its pages are the file).
+ * Probed with a scratch file in dir; on 0, found says what stayed. */
+int mt_test_drops_clean_pages(const char *dir, char *found, size_t size);
+
 /* Fail the test unless the file at path holds exactly the expected bytes;
  * the message shows both. */
 void mt_test_assert_file_eq(const char *path, const char *expected);
