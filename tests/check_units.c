@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "mt_test.h"
@@ -1005,6 +1006,45 @@ static int disassembly_count(const char *fn, const char *needle)
 	return n;
 }
 
+/* Whether objdump is here and disassembles one function by name
+ * (--disassemble=SYM, binutils 2.32 on); else found says what it did. */
+static int objdump_disassembles_by_name(char *found, size_t size)
+{
+	char *bin = mt_test_memtrace();
+	char cmd[4096], line[512], version[128] = "";
+	int labelled = 0, rc;
+	FILE *f;
+
+	f = popen("objdump --version 2>&1", "r");
+	mt_quiet_ptr_nonnull(f);
+	if (fgets(version, sizeof(version), f))
+		version[strcspn(version, "\n")] = '\0';
+	while (fgets(line, sizeof(line), f))
+		;
+	rc = pclose(f);
+	if (rc != 0) {
+		snprintf(found, size, "objdump --version: exit %d: %s",
+			 WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, version);
+		free(bin);
+		return 0;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -d --no-show-raw-insn --disassemble=main '%s' 2>&1", bin);
+	free(bin);
+	f = popen(cmd, "r");
+	mt_quiet_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		labelled += strstr(line, "<main>:") != NULL;
+	rc = pclose(f);
+	if (rc != 0 || labelled != 1) {
+		snprintf(found, size, "%s: --disassemble=main: exit %d, "
+			 "%d <main> labels", version,
+			 WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, labelled);
+		return 0;
+	}
+	return 1;
+}
+
 /*
  * The prefetches are in the binary.  GCC deletes a call to a plain static
  * inline function whose only effect is a prefetch, and -flto the pass's
@@ -1013,6 +1053,13 @@ static int disassembly_count(const char *fn, const char *needle)
  */
 START_TEST(blocks_prefetches_are_in_the_binary)
 {
+	char found[256];
+
+	if (!objdump_disassembles_by_name(found, sizeof(found))) {
+		MT_TEST_SKIP("no objdump that disassembles a function by name (%s)",
+			     found);
+		return;
+	}
 #if defined(__x86_64__)
 	/* The mnemonic after objdump's tab, not the function's own name
 	 * in its jumps; the block slot's and the site's. */
@@ -1035,6 +1082,13 @@ END_TEST
  * shared, and the two-thread pass took 1.27 times as long. */
 START_TEST(pipe_stores_are_prefetched_for_writing_in_the_binary)
 {
+	char found[256];
+
+	if (!objdump_disassembles_by_name(found, sizeof(found))) {
+		MT_TEST_SKIP("no objdump that disassembles a function by name (%s)",
+			     found);
+		return;
+	}
 #if defined(__x86_64__)
 	mt_quiet(disassembly_count("mt_analysis_run_observed", "\tprefetchw") >= 1,
 		 "the pass's stores into the pipe lost their prefetchw");
@@ -1337,18 +1391,25 @@ static void thp_mode(char *mode, size_t size)
 
 /* Whether the mapping that holds p has the flag (two letters, "hg" for
  * MADV_HUGEPAGE) in its smaps VmFlags line: 1 or 0, or -1 when no mapping
- * holds p or it has no VmFlags line. */
+ * holds p or it has no VmFlags line; -2 when smaps is unreadable or has
+ * no VmFlags line at all (p NULL asks only that). */
 static int vm_flag(const void *p, const char *flag)
 {
 	FILE *f = fopen("/proc/self/smaps", "r");
 	char line[4096];
-	int in = 0, got = -1;
+	int in = 0, got = -1, any = 0;
 
 	if (!f)
-		return -1;
+		return -2;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi;
 
+		if (!strncmp(line, "VmFlags:", 8))
+			any = 1;
+		if (!p && any)
+			break;
+		if (!p)
+			continue;
 		if (!in && sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
 		    strchr(line, '-') < strchr(line, ' ')) {
 			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
@@ -1363,7 +1424,7 @@ static int vm_flag(const void *p, const char *flag)
 		}
 	}
 	fclose(f);
-	return got;
+	return any ? got : -2;
 }
 
 /* From MT_MEM_HUGE bytes on, a table starts one line into a 2 MiB
@@ -1378,7 +1439,21 @@ START_TEST(mem_calloc_line_of_a_large_table_asks_for_huge_pages)
 	mt_quiet_ptr_nonnull(big);
 	mt_quiet_uint_eq(((uintptr_t)big - 64) % (2u << 20), 0);
 	thp_mode(mode, sizeof(mode));
-	if (mode[0]) {
+	if (!mode[0]) {
+		mt_mem_free_line(big);
+		MT_TEST_SKIP("no transparent huge pages to ask for "
+			     "(/sys/kernel/mm/transparent_hugepage/enabled: %s)",
+			     access("/sys/kernel/mm/transparent_hugepage/enabled",
+				    F_OK) ? strerror(errno) : "no [mode]");
+		return;
+	}
+	if (vm_flag(NULL, "hg") == -2) {
+		mt_mem_free_line(big);
+		MT_TEST_SKIP("cannot see a mapping's flags (/proc/self/smaps: "
+			     "no VmFlags lines)");
+		return;
+	}
+	{
 		int hg = vm_flag(big, "hg");
 
 		mt_quiet(hg == 1, "the 4 MiB table's mapping: hg flag %d (THP %s)",
@@ -1978,8 +2053,9 @@ static void read_numbered_lines(mt_reader_t *r, const char *data, size_t n_lines
 }
 
 /* Whether the kernel reads path with RWF_DONTCACHE (Linux 6.14, on file
- * systems that have it), asked apart from the reader. */
-static int dontcache_reads(const char *path)
+ * systems that have it), asked apart from the reader; where it does not,
+ * *err is the refusal's errno. */
+static int dontcache_reads_why(const char *path, int *err)
 {
 	char byte;
 	struct iovec iov = { &byte, 1 };
@@ -1988,33 +2064,58 @@ static int dontcache_reads(const char *path)
 
 	mt_quiet(fd >= 0, "cannot open %s", path);
 	got = preadv2(fd, &iov, 1, 0, 0x80 /* RWF_DONTCACHE */);
+	*err = got < 0 ? errno : 0;
 	close(fd);
 	return got == 1;
 }
 
+static int dontcache_reads(const char *path)
+{
+	int err;
+
+	return dontcache_reads_why(path, &err);
+}
+
 /* A trace is read once: the pages a read brings into the page cache
  * leave it, and the pages that were there before stay, where the kernel
- * reads with RWF_DONTCACHE; elsewhere plain reads give the same lines. */
+ * reads with RWF_DONTCACHE.  The test needs that, and a file system that
+ * lets clean pages go when asked (mt_test_uncache()), to start from an
+ * empty cache; elsewhere it skips (plain reads are
+ * reader_reads_plainly_where_dontcache_is_refused's). */
 START_TEST(reader_leaves_the_page_cache_as_it_found_it)
 {
 	const size_t n_lines = 80000; /* 7.7 MiB, four reads */
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	/* content_length() reads the last 64 KiB plainly, to find the end */
 	const uint64_t head = (n_lines * 101 - 65536) / page * page;
-	char *data = numbered_lines(n_lines);
-	int dontcache;
+	char *data = numbered_lines(n_lines), found[256], fs[32];
+	int err;
 	rfile_t f;
 	mt_reader_t r;
 
 	rfile_write(&f, data, n_lines * 101);
-	dontcache = dontcache_reads(f.path);
+	if (!dontcache_reads_why(f.path, &err)) {
+		MT_TEST_SKIP("the kernel reads no file here with RWF_DONTCACHE "
+			     "(%s: preadv2: %s)",
+			     mt_test_fs_name(f.dir, fs, sizeof(fs)), strerror(err));
+		free(data);
+		rfile_done(&f);
+		return;
+	}
+	if (!mt_test_drops_clean_pages(f.dir, found, sizeof(found))) {
+		MT_TEST_SKIP("cannot empty the page cache of a file here (%s)",
+			     found);
+		free(data);
+		rfile_done(&f);
+		return;
+	}
 	mt_test_uncache(f.path);
+	mt_quiet_uint_eq(mt_test_cached_pages(f.path, 0, head), 0);
 	open_ok(&r, f.path);
 	read_numbered_lines(&r, data, n_lines);
-	mt_quiet_int_eq(r.dontcache, dontcache);
+	mt_quiet_int_eq(r.dontcache, 1);
 	mt_reader_release(&r);
-	if (dontcache)
-		mt_quiet_uint_eq(mt_test_cached_pages(f.path, 0, head), 0);
+	mt_quiet_uint_eq(mt_test_cached_pages(f.path, 0, head), 0);
 	/* In the page cache before: still there after. */
 	free(mt_test_read(f.path, NULL));
 	open_ok(&r, f.path);
@@ -2027,18 +2128,39 @@ START_TEST(reader_leaves_the_page_cache_as_it_found_it)
 END_TEST
 
 /* tmpfs has no RWF_DONTCACHE (its pages are the file): the first read is
- * refused, and plain reads take over without losing a byte. */
+ * refused, and plain reads take over without losing a byte.  The test
+ * needs a tmpfs ($TMPDIR's, else /dev/shm) that refuses it. */
 START_TEST(reader_reads_plainly_where_dontcache_is_refused)
 {
 	const size_t n_lines = 20000;
-	char *data = numbered_lines(n_lines);
-	char dir[] = "/dev/shm/mt-test.XXXXXX", *path;
+	char *data = numbered_lines(n_lines), fs[32];
+	const char *tmp = getenv("TMPDIR");
+	char dir[4096], *path;
+	int err;
 	mt_reader_t r;
 
+	if (!tmp || !*tmp || !mt_test_exists(tmp) || !mt_test_on_tmpfs(tmp))
+		tmp = "/dev/shm";
+	if (!mt_test_exists(tmp) || !mt_test_on_tmpfs(tmp)) {
+		MT_TEST_SKIP("no tmpfs to read from ($TMPDIR and /dev/shm: %s)",
+			     mt_test_exists(tmp) ?
+				     mt_test_fs_name(tmp, fs, sizeof(fs)) :
+				     "absent");
+		free(data);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/mt-test.XXXXXX", tmp);
 	mt_quiet(mkdtemp(dir) != NULL, "mkdtemp %s: %s", dir, strerror(errno));
-	mt_quiet(mt_test_on_tmpfs(dir), "%s is not on tmpfs", dir);
 	path = mt_test_path(dir, "trace.jsonl");
 	mt_test_write(path, data, n_lines * 101);
+	if (dontcache_reads_why(path, &err)) {
+		MT_TEST_SKIP("this tmpfs reads with RWF_DONTCACHE: nothing is "
+			     "refused (%s)", dir);
+		free(data);
+		free(path);
+		mt_test_rmdir(dir);
+		return;
+	}
 	open_ok(&r, path);
 	mt_quiet_int_eq(r.dontcache, 1);
 	read_numbered_lines(&r, data, n_lines);
