@@ -117,6 +117,25 @@ static long thread_reads(void)
 	return p ? strtol(p + 6, NULL, 10) : -1;
 }
 
+/* Whether thread_reads() can count: the kernel's task I/O accounting
+ * (CONFIG_TASK_IO_ACCOUNTING) and a /proc that shows it; where it cannot,
+ * found says what was there. */
+static int thread_reads_countable(char *found, size_t size)
+{
+	int fd = open("/proc/thread-self/io", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(found, size, "/proc/thread-self/io: %s", strerror(errno));
+		return 0;
+	}
+	close(fd);
+	if (thread_reads() < 0) {
+		snprintf(found, size, "/proc/thread-self/io has no syscr");
+		return 0;
+	}
+	return 1;
+}
+
 static void write_file(const char *dir, const char *name, const char *data,
 		       size_t len, char **path)
 {
@@ -575,6 +594,9 @@ START_TEST(pipe_cpus_counts_the_affinity_mask)
 	}
 	mt_quiet_int_eq(sched_setaffinity(0, sizeof(all), &all), 0);
 	mt_quiet_int_eq(mt_pipe_cpus(), n);
+	if (second < 0)
+		MT_TEST_SKIP("a mask of two CPUs is not counted here, one is "
+			     "(affinity mask: %d CPU)", n);
 }
 END_TEST
 
@@ -1025,8 +1047,8 @@ static const rfile_case_t reader_files[] = {
 #define NREADER_FILES (sizeof(reader_files) / sizeof(reader_files[0]))
 
 /* Read every file plainly and in each of modes, and compare; returns the
- * reads the helpers made. */
-static long reader_modes_match(const int *modes, size_t nmodes)
+ * reads the helpers made, where thread_reads() counts them (count). */
+static long reader_modes_match(const int *modes, size_t nmodes, int count)
 {
 	char *dir = mt_test_tmpdir();
 	long helper_reads = 0;
@@ -1047,7 +1069,7 @@ static long reader_modes_match(const int *modes, size_t nmodes)
 			read_log(path, modes[m], &ahead);
 			same_log(reader_files[f].name, modes[m], &plain,
 				 &ahead);
-			if (modes[m] & R_HELPER) {
+			if ((modes[m] & R_HELPER) && count) {
 				mt_quiet(ahead.helper_reads >= 0,
 					 "/proc/thread-self/io is unreadable");
 				helper_reads += ahead.helper_reads;
@@ -1066,7 +1088,7 @@ START_TEST(reader_ahead_gives_the_plain_readers_lines)
 {
 	static const int modes[] = { R_AHEAD, R_AHEAD | R_TAKE };
 
-	reader_modes_match(modes, 2);
+	reader_modes_match(modes, 2, 0);
 }
 END_TEST
 
@@ -1074,9 +1096,16 @@ START_TEST(reader_ahead_gives_the_plain_readers_lines_with_a_helper_reading)
 {
 	static const int modes[] = { R_AHEAD | R_HELPER,
 				     R_AHEAD | R_HELPER | R_TAKE };
-	long reads = reader_modes_match(modes, 2);
+	char found[256];
+	int count = thread_reads_countable(found, sizeof(found));
+	long reads = reader_modes_match(modes, 2, count);
 
 	/* The helper did make reads: the comparison covered them. */
+	if (!count) {
+		MT_TEST_SKIP("the helpers' reads go uncounted, their lines "
+			     "compared all the same (%s)", found);
+		return;
+	}
 	mt_quiet(reads > 0, "the helper threads made %ld reads", reads);
 }
 END_TEST
@@ -1204,7 +1233,9 @@ START_TEST(reader_ahead_release_mid_file_waits_for_a_read_in_flight)
 	long reads = 0;
 	size_t len;
 	char *data = build_chunk_crossing(&len);
-	char *path;
+	char *path, found[256];
+	int cpus = mt_test_cpus();
+	int count = thread_reads_countable(found, sizeof(found));
 
 	write_file(dir, "trace.jsonl", data, len, &path);
 	free(data);
@@ -1225,14 +1256,22 @@ START_TEST(reader_ahead_release_mid_file_waits_for_a_read_in_flight)
 		spin_us(rng_next(&rng) % 200);
 		mt_reader_release(&r);
 		got = helper_stop(&h);
-		mt_quiet(got >= 0, "/proc/thread-self/io is unreadable");
+		mt_quiet(got >= 0 || !count, "/proc/thread-self/io is unreadable");
 		reads += got;
 		mt_quiet_int_eq(mt_mem_outstanding(), before);
 	}
-	mt_quiet(reads > 0, "the helpers made %ld reads", reads);
 	mt_test_rmdir(dir);
 	free(dir);
 	free(path);
+	/* A helper amid a read as the reader goes needs a CPU of its own:
+	 * on one, it runs when the reader is done (0 reads in 300 rounds). */
+	if (!count)
+		MT_TEST_SKIP("the helpers' reads go uncounted (%s)", found);
+	else if (cpus < 2)
+		MT_TEST_SKIP("no helper reads amid a release on one CPU "
+			     "(affinity mask: %d CPU)", cpus);
+	else
+		mt_quiet(reads > 0, "the helpers made %ld reads", reads);
 }
 END_TEST
 
@@ -1279,7 +1318,7 @@ START_TEST(reader_ahead_enable_out_of_memory_leaves_a_working_plain_reader)
 	int64_t start = mt_mem_outstanding(), opened;
 	size_t len;
 	char *data = build_chunk_crossing(&len);
-	char *path;
+	char *path, found[256];
 	rlog_t plain, got;
 	mt_reader_t r;
 	helper_t h;
@@ -1299,7 +1338,13 @@ START_TEST(reader_ahead_enable_out_of_memory_leaves_a_working_plain_reader)
 	read_lines(&r, 1, &got);
 	got.zero_padded = r.zero_padded;
 	mt_reader_release(&r);
-	mt_quiet_int_eq(helper_stop(&h), 0);
+	if (thread_reads_countable(found, sizeof(found)))
+		mt_quiet_int_eq(helper_stop(&h), 0);
+	else {
+		helper_stop(&h);
+		MT_TEST_SKIP("the helper's reads go uncounted, the rest checked "
+			     "all the same (%s)", found);
+	}
 	mt_quiet_int_eq(mt_mem_outstanding(), start);
 	same_log("after a failed enable", 0, &plain, &got);
 	rlog_free(&plain);
@@ -2445,6 +2490,9 @@ START_TEST(analysis_uses_a_second_thread_when_told_or_given_two_cpus)
 	mt_test_rmdir(dir);
 	free(dir);
 	free(path);
+	if (second < 0)
+		MT_TEST_SKIP("the pass is not given two CPUs here, only told "
+			     "(affinity mask: %d CPU)", CPU_COUNT(&all));
 }
 END_TEST
 
