@@ -1164,13 +1164,21 @@ START_TEST(test_a_trace_file_someone_else_made_is_refused_untouched)
 	mt_test_run_t r;
 	struct stat st;
 
-	if (geteuid() != 0)
-		ck_abort_msg("blocked: needs root to make a file of another user");
 	/* In a shared directory, another user made the name first, readable
-	 * by all, to read what the trace would say. */
+	 * by all, to read what the trace would say.  Making a file of
+	 * another user needs root, and a uid 65534 the file system takes
+	 * (a user namespace may map none). */
 	mt_test_write(trace, "theirs\n", 7);
 	mt_quiet_int_eq(chmod(trace, 0666), 0);
-	mt_quiet_int_eq(chown(trace, 65534, 65534), 0);
+	if (geteuid() != 0 || chown(trace, 65534, 65534) != 0) {
+		MT_TEST_SKIP("cannot make a file of another user here (euid %u, "
+			     "chown to 65534: %s)", (unsigned)geteuid(),
+			     geteuid() ? "not tried" : strerror(errno));
+		free(trace);
+		mt_test_rmdir(dir);
+		free(dir);
+		return;
+	}
 	run_traced(&r, "wl_entry", trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "entry points done\n");
