@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,11 +45,26 @@ static struct {
 	uint64_t base_tsc, base_ns;
 } __attribute__((aligned(64))) clk;
 
+static int vdso_ok(void);
+
+/*
+ * clock_gettime() through the vDSO, but where the calling thread forbids
+ * RDTSC: the vDSO reads the counter itself when the kernel keeps time
+ * with it, and would kill such a thread.  The system call reads the same
+ * clock in the kernel, where the counter is always readable.
+ */
 static uint64_t read_clock(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(id, &ts);
+	if (__builtin_expect(vdso_ok(), 1)) {
+		clock_gettime(id, &ts);
+	} else {
+		int saved = errno;
+
+		syscall(SYS_clock_gettime, id, &ts);
+		errno = saved;
+	}
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -63,9 +79,9 @@ uint64_t mt_clock_realtime(void)
 }
 
 #if MT_CLOCK_HAS_TSC
-/* Whether the calling thread may execute RDTSC: 0 not asked yet, 1 yes,
- * -1 no (it asked prctl(PR_SET_TSC, PR_TSC_SIGSEGV), and RDTSC would
- * kill it). */
+/* Whether the calling thread may execute RDTSC: 0 not known (not asked
+ * yet, or asked before its last prctl(PR_SET_TSC)), 1 yes, -1 no (it
+ * asked for SIGSEGV on RDTSC, and RDTSC would kill it). */
 static __thread __attribute__((tls_model("initial-exec"))) int thread_tsc;
 
 int mt_clock_thread_tsc_ok(void)
@@ -79,6 +95,21 @@ int mt_clock_thread_tsc_ok(void)
 	return thread_tsc > 0;
 }
 
+void mt_clock_thread_tsc_changed(void)
+{
+	thread_tsc = 0;
+}
+
+int mt_clock_thread_forbids_tsc(void)
+{
+	return !mt_clock_thread_tsc_ok();
+}
+
+static int vdso_ok(void)
+{
+	return mt_clock_thread_tsc_ok();
+}
+
 /* mt_clock_test_skew(): what the calling thread's counter is off by. */
 static __thread __attribute__((tls_model("initial-exec"))) uint64_t skew;
 
@@ -90,6 +121,20 @@ static inline uint64_t read_tsc(void)
 int mt_clock_thread_tsc_ok(void)
 {
 	return 0;
+}
+
+void mt_clock_thread_tsc_changed(void)
+{
+}
+
+int mt_clock_thread_forbids_tsc(void)
+{
+	return 0;
+}
+
+static int vdso_ok(void)
+{
+	return 1; /* no TSC to forbid */
 }
 
 static uint64_t skew;

@@ -36,7 +36,8 @@
  * clock_gettime(CLOCK_MONOTONIC).
  *
  * It must never allocate, take a lock, or make a system call but
- * clock_gettime() (a vDSO call) on the hot path; mt_clock_init() reads one
+ * clock_gettime() (a vDSO call, or the system call itself in a thread
+ * that forbids RDTSC) on the hot path; mt_clock_init() reads one
  * sysfs file.  Readers on any thread, one writer of an anchor at a time
  * (a seqlock whose writer is whoever wins a compare-and-swap; the others
  * read clock_gettime() meanwhile), async-signal-safe.
@@ -72,11 +73,20 @@ int mt_clock_uses_tsc(void);
 int mt_clock_tsc_usable(void);
 
 /* 1 when the calling thread may execute RDTSC: on x86-64, unless it asked
- * prctl(PR_SET_TSC, PR_TSC_SIGSEGV) before its first question (asked of
- * the kernel once per thread; a thread that asks for it later is not
- * seen).  mt_clock_now() reads clock_gettime() in such a thread, and the
- * trace lock times nothing there. */
+ * prctl(PR_SET_TSC, PR_TSC_SIGSEGV).  The kernel is asked once per thread
+ * and again after each mt_clock_thread_tsc_changed().  In a thread that
+ * may not, mt_clock_now() and mt_clock_realtime() read the clock with the
+ * clock_gettime system call, never the vDSO (which executes RDTSC where
+ * the clocksource is the TSC), and the trace lock times nothing. */
 int mt_clock_thread_tsc_ok(void);
+
+/* 1 when the calling thread asked for SIGSEGV on RDTSC (x86-64 only):
+ * whatever would execute RDTSC there must not (mt_stack's unwinds). */
+int mt_clock_thread_forbids_tsc(void);
+
+/* The calling thread has just changed what it allows (prctl(PR_SET_TSC),
+ * seen by the hooks): ask the kernel again at the next reading. */
+void mt_clock_thread_tsc_changed(void);
 
 /* For the tests: the calling thread's counter reads cycles off from now
  * on (a CPU whose counter is set apart); 0 puts it right. */

@@ -11,11 +11,15 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <malloc.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "mt_clock.h"
 #include "mt_real.h"
 #include "mt_trace.h"
 
@@ -232,11 +236,193 @@ EXPORT pid_t _Fork(void)
 	return pid;
 }
 
-__attribute__((constructor)) static void mt_hooks_start(void)
+/*
+ * prctl(PR_SET_TSC) changes whether the calling thread may execute RDTSC,
+ * which the clock (the vDSO's and the tracer's own) must know before its
+ * next reading in that thread.  The same call made through syscall(2) is
+ * seen too; only a system call made without libc goes unseen.
+ */
+EXPORT int prctl(int option, ...)
 {
+	unsigned long a[4];
+	va_list ap;
+	int rc;
+
+	va_start(ap, option);
+	for (int i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (mt_real_resolve() == 0 && mt_real.prctl) {
+		rc = mt_real.prctl(option, a[0], a[1], a[2], a[3]);
+	} else {
+		long r = mt_real_syscall6(SYS_prctl, option, (long)a[0], (long)a[1],
+					  (long)a[2], (long)a[3], 0);
+
+		rc = r < 0 && r > -4096 ? (errno = (int)-r, -1) : (int)r;
+	}
+	if (option == PR_SET_TSC)
+		mt_clock_thread_tsc_changed();
+	return rc;
+}
+
+/* syscall(2) passes on six arguments whatever the call takes, as glibc's
+ * own does. */
+EXPORT long syscall(long number, ...)
+{
+	long a[6];
+	va_list ap;
+	long rc;
+
+	va_start(ap, number);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (mt_real_resolve() == 0 && mt_real.syscall) {
+		rc = mt_real.syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+	} else {
+		rc = mt_real_syscall6(number, a[0], a[1], a[2], a[3], a[4], a[5]);
+		if (rc < 0 && rc > -4096) {
+			errno = (int)-rc;
+			rc = -1;
+		}
+	}
+	if (number == SYS_prctl && a[0] == PR_SET_TSC)
+		mt_clock_thread_tsc_changed();
+	return rc;
+}
+
+/*
+ * The ends of a process that run no destructor: _exit and _Exit (one
+ * function in glibc, two names) write trace.stop and cut the file, unless
+ * the caller is a vfork child, whose memory, and so trace, is its
+ * parent's (mt_trace_end() asks).
+ */
+static __attribute__((noreturn)) void exit_now(int status)
+{
+	mt_trace_end("exit");
+	if (mt_real_resolve() == 0 && mt_real.exit_now)
+		mt_real.exit_now(status);
+	for (;;)
+		mt_real_syscall6(SYS_exit_group, status, 0, 0, 0, 0, 0);
+}
+
+EXPORT void _exit(int status)
+{
+	exit_now(status);
+}
+
+EXPORT void _Exit(int status)
+{
+	exit_now(status);
+}
+
+/*
+ * The exec family: the image about to be replaced writes trace.stop with
+ * reason "exec" and cuts its file; when the exec fails and returns, the
+ * trace goes on as if nothing happened (mt_trace_exec_begin()).  glibc's
+ * execl* and execv* call its execve and execvpe inside libc, where no
+ * hook sees them, so each is hooked here and made one of those.
+ */
+#define EXEC_CALL(call)                                  \
+	do {                                             \
+		int began_, rc_;                         \
+		if (mt_real_resolve() < 0) {             \
+			errno = ENOSYS;                  \
+			return -1;                       \
+		}                                        \
+		began_ = mt_trace_exec_begin();          \
+		rc_ = (call);                            \
+		if (began_)                              \
+			mt_trace_exec_failed();          \
+		return rc_;                              \
+	} while (0)
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	EXEC_CALL(mt_real.execve(path, argv, envp));
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	EXEC_CALL(mt_real.execvpe(file, argv, envp));
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	EXEC_CALL(mt_real.fexecve(fd, argv, envp));
+}
+
+EXPORT int execveat(int dirfd, const char *path, char *const argv[],
+		    char *const envp[], int flags)
+{
+	EXEC_CALL(mt_real.execveat(dirfd, path, argv, envp, flags));
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+	EXEC_CALL(mt_real.execve(path, argv, environ));
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+	EXEC_CALL(mt_real.execvpe(file, argv, environ));
+}
+
+/* execl, execlp and execle: their arguments, counted to the NULL and
+ * copied into an array on the caller's stack, as glibc does. */
+static size_t execl_count(va_list ap)
+{
+	size_t n = 1;
+
+	while (va_arg(ap, const char *))
+		n++;
+	return n;
+}
+
+/* arg and the n - 1 arguments after it, then NULL, into argv[0..n];
+ * ap is left past the NULL (where execle's envp is). */
+static void execl_fill(const char *arg, va_list ap, char **argv, size_t n)
+{
+	argv[0] = (char *)arg;
+	for (size_t i = 1; i < n; i++)
+		argv[i] = va_arg(ap, char *);
+	argv[n] = va_arg(ap, char *);
+}
+
+#define EXECL_HOOK(name, target, first, has_envp)                        \
+	EXPORT int name(const char *first, const char *arg, ...)         \
+	{                                                                \
+		char **envp = environ;                                   \
+		size_t n;                                                \
+		va_list ap;                                              \
+		va_start(ap, arg);                                       \
+		n = execl_count(ap);                                     \
+		va_end(ap);                                              \
+		char *argv[n + 1];                                       \
+		va_start(ap, arg);                                       \
+		execl_fill(arg, ap, argv, n);                            \
+		if (has_envp)                                            \
+			envp = va_arg(ap, char **);                      \
+		va_end(ap);                                              \
+		EXEC_CALL(mt_real.target(first, argv, envp));            \
+	}
+
+EXECL_HOOK(execl, execve, path, 0)
+EXECL_HOOK(execlp, execvpe, file, 0)
+EXECL_HOOK(execle, execve, path, 1)
+
+/* glibc calls the constructors of a shared object with main()'s argc,
+ * argv and envp: the environment a shell copies for its children is that
+ * envp (mt_trace_publish_env). */
+__attribute__((constructor)) static void mt_hooks_start(int argc, char **argv,
+							char **envp)
+{
+	(void)argc;
+	(void)argv;
 	if (mt_real_resolve() < 0 || !mt_trace_guard())
 		return;
 	mt_trace_init();
+	mt_trace_publish_env(envp);
 	mt_trace_leave();
 }
 
@@ -245,5 +431,5 @@ __attribute__((constructor)) static void mt_hooks_start(void)
  * recorded before the stop. */
 __attribute__((destructor)) static void mt_hooks_stop(void)
 {
-	mt_trace_stop("exit");
+	mt_trace_end("exit");
 }

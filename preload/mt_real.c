@@ -7,6 +7,7 @@
 #include "mt_real.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -48,6 +49,26 @@ size_t mt_real_arena_left(const void *p)
 	return (size_t)(arena + sizeof(arena) - (const unsigned char *)p);
 }
 
+long mt_real_syscall6(long n, long a, long b, long c, long d, long e, long f)
+{
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+#else
+	/* Not written for other machines: the hooks' fallbacks fail there. */
+	(void)n, (void)a, (void)b, (void)c, (void)d, (void)e, (void)f;
+	return -ENOSYS;
+#endif
+}
+
 #define LOOKUP(name) \
 	(*(void **)&mt_real.name = dlsym(RTLD_NEXT, #name))
 
@@ -80,6 +101,13 @@ int mt_real_resolve(void)
 	LOOKUP(malloc_usable_size);
 	LOOKUP(dlopen);
 	*(void **)&mt_real.fork_without_handlers = dlsym(RTLD_NEXT, "_Fork");
+	*(void **)&mt_real.exit_now = dlsym(RTLD_NEXT, "_exit");
+	LOOKUP(execve);
+	LOOKUP(execvpe);
+	LOOKUP(fexecve);
+	LOOKUP(execveat);
+	LOOKUP(prctl);
+	LOOKUP(syscall);
 	resolving = 0;
 	atomic_store_explicit(&state, 2, memory_order_release);
 	return 0;

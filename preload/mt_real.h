@@ -29,6 +29,16 @@ typedef struct {
 	void *(*dlopen)(const char *, int);
 	/* glibc's _Fork (2.34 and later), or NULL. */
 	pid_t (*fork_without_handlers)(void);
+	/* What ends or replaces the image, and what changes whether a
+	 * thread may read the TSC. */
+	void (*exit_now)(int); /* _exit */
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*fexecve)(int, char *const[], char *const[]);
+	int (*execveat)(int, const char *, char *const[], char *const[], int);
+	int (*prctl)(int, unsigned long, unsigned long, unsigned long,
+		     unsigned long);
+	long (*syscall)(long, long, long, long, long, long, long);
 } mt_real_t;
 
 extern mt_real_t mt_real;
@@ -36,6 +46,11 @@ extern mt_real_t mt_real;
 /* Find the real functions (once).  Returns 0 when they are known, -1 while
  * a resolution is in progress on this thread (dlsym is allocating). */
 int mt_real_resolve(void);
+
+/* A system call made directly, for a hook that must work before the real
+ * functions are known (syscall(2) itself is one of the hooks).  Returns
+ * the kernel's answer: -errno on failure, errno untouched. */
+long mt_real_syscall6(long n, long a, long b, long c, long d, long e, long f);
 
 /* An allocation from the bootstrap arena, aligned to align (a power of
  * two), zero-filled; NULL when the arena is exhausted. */

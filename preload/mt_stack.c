@@ -4,6 +4,8 @@
  */
 #include "mt_stack.h"
 
+#include "mt_clock.h"
+
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -46,9 +48,8 @@ void mt_stack_init(uint64_t self_start, uint64_t self_end)
  * counting in its own (given round robin at its first unwind): every
  * event unwinds, and one shared counter moved its line between the cores
  * twice an event when two threads allocate at once.  The fork sums them.
- * forking, written only around a fork, has a line of its own too, which
- * every core keeps.  Two threads that share a shard (past SHARDS threads)
- * still count right, only not apart.
+ * Two threads that share a shard (past SHARDS threads) still count right,
+ * only not apart.
  */
 #define SHARDS 64
 
@@ -57,11 +58,16 @@ typedef struct {
 } __attribute__((aligned(64))) shard_t;
 
 static shard_t unwinding[SHARDS];
+/* What makes new unwinds wait: a fork pending, or a thread unwinding
+ * alone (below).  Written rarely: a line of its own, which every core
+ * keeps. */
 static struct {
-	atomic_int on;
-} __attribute__((aligned(64))) forking;
+	atomic_int forking;
+	atomic_int alone;
+} __attribute__((aligned(64))) gate;
 static atomic_uint next_shard;
 static TLS int self_unwinding;
+static TLS int self_alone; /* this thread holds gate.alone */
 static TLS unsigned self_shard; /* 1 + its index; 0: none yet */
 
 static atomic_int *own_shard(void)
@@ -82,37 +88,77 @@ static int unwinds_under_way(void)
 	return sum;
 }
 
+/* Whether a new unwind must wait: a fork pending, or another thread
+ * unwinding alone (an unwind already under way on this thread, from a
+ * signal handler, is counted, and the thread alone waits for it). */
+static int gate_closed(void)
+{
+	return atomic_load(&gate.forking) ||
+	       (!self_alone && !self_unwinding && atomic_load(&gate.alone));
+}
+
+/*
+ * A thread that forbids RDTSC unwinds alone.  libunwind takes an adaptive
+ * mutex of glibc's, whose back-off on contention reads RDTSC for its
+ * jitter: two threads unwinding at once would kill such a thread.  So it
+ * closes the gate (one such thread at a time), waits for the unwinds
+ * under way to end, and unwinds with no other thread inside libunwind:
+ * the mutex is never contended, and no spin runs.  Sequentially
+ * consistent, like the fork's side: either it sees another thread's
+ * count, or that thread sees the gate closed.  The waits yield the CPU
+ * (a system call), never spin on the counter.
+ */
+static void take_alone(void)
+{
+	int open_ = 0;
+
+	if (self_alone++)
+		return;
+	while (!atomic_compare_exchange_weak(&gate.alone, &open_, 1)) {
+		open_ = 0;
+		sched_yield();
+	}
+}
+
 void mt_stack_unwind_enter(void)
 {
 	atomic_int *count = own_shard();
+	int alone = mt_clock_thread_forbids_tsc();
 
+	if (__builtin_expect(alone, 0))
+		take_alone();
 	for (;;) {
-		while (atomic_load(&forking.on))
+		while (gate_closed())
 			sched_yield();
 		atomic_fetch_add(count, 1);
-		if (!atomic_load(&forking.on))
+		if (!gate_closed())
 			break;
 		atomic_fetch_sub(count, 1);
 	}
 	self_unwinding++;
+	if (__builtin_expect(alone, 0))
+		while (unwinds_under_way() > self_unwinding)
+			sched_yield();
 }
 
 void mt_stack_unwind_leave(void)
 {
 	self_unwinding--;
 	atomic_fetch_sub(&unwinding[self_shard - 1].n, 1);
+	if (__builtin_expect(self_alone, 0) && !--self_alone)
+		atomic_store(&gate.alone, 0);
 }
 
 void mt_stack_fork_prepare(void)
 {
-	atomic_store(&forking.on, 1);
+	atomic_store(&gate.forking, 1);
 	while (unwinds_under_way() > self_unwinding)
 		sched_yield();
 }
 
 void mt_stack_fork_parent(void)
 {
-	atomic_store(&forking.on, 0);
+	atomic_store(&gate.forking, 0);
 }
 
 void mt_stack_fork_child(void)
@@ -122,7 +168,9 @@ void mt_stack_fork_child(void)
 		atomic_store(&unwinding[i].n, 0);
 	if (self_unwinding)
 		atomic_store(own_shard(), self_unwinding);
-	atomic_store(&forking.on, 0);
+	/* Only this thread is left: the gate is its to hold or nobody's. */
+	atomic_store(&gate.alone, self_alone ? 1 : 0);
+	atomic_store(&gate.forking, 0);
 }
 
 void mt_stack_as_unwind(void (*fn)(void *), void *arg)

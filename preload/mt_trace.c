@@ -256,9 +256,19 @@ static uint64_t dropped;
 static uint64_t t0;
 static int stack_depth = MT_TRACE_DEFAULT_DEPTH;
 static char line[LINE_CAP];
-/* The output pattern of descendants (forked children): %p is their pid. */
+/* The output pattern of descendants (forked children, and every process
+ * started below this one): %p is their pid. */
 static char child_pattern[PATH_CAP];
+/* "MEMTRACE_OUTPUT=" and child_pattern, for the environment of a root
+ * whose pattern names no pid (mt_trace_publish_env); empty otherwise. */
+static char env_entry[PATH_CAP + 16];
 static int warned;
+/* The process the trace is this image's: a vfork child shares our
+ * memory, and must never end or write the trace (mt_trace_owned). */
+static pid_t owner;
+/* Where the trace stood before an exec's trace.stop (mt_trace_exec_begin),
+ * to go on from when the exec fails. */
+static uint64_t exec_length, exec_seq;
 
 static TLS int guard;
 static TLS pid_t tid_cache;
@@ -351,6 +361,26 @@ static int names_pid(const char *pattern)
 	return 0;
 }
 
+/* Copy name into out with ins put before the extension of its last
+ * component (out.jsonl, ".%p" -> out.%p.jsonl; a name without one gets
+ * ins at its end).  Returns -1 when it does not fit. */
+static int insert_before_ext(const char *name, const char *ins, char *out,
+			     size_t cap)
+{
+	const char *slash = strrchr(name, '/');
+	const char *base = slash ? slash + 1 : name;
+	const char *dot = strrchr(base, '.');
+	size_t n = strlen(name), k = strlen(ins), at;
+
+	if (n + k + 1 > cap)
+		return -1;
+	at = dot && dot != base ? (size_t)(dot - name) : n;
+	memmove(out, name, at);
+	memcpy(out + at, ins, k);
+	memcpy(out + at + k, name + at, n - at + 1);
+	return 0;
+}
+
 /* The pattern a descendant uses: the same when it names %p, else the
  * name with ".%p" before its extension (out.jsonl -> out.%p.jsonl), so
  * a child never writes over its parent's trace.  Returns -1 when that
@@ -358,22 +388,56 @@ static int names_pid(const char *pattern)
  * would truncate its trace. */
 static int derive_child_pattern(const char *pattern)
 {
-	const char *slash = strrchr(pattern, '/');
-	const char *base = slash ? slash + 1 : pattern;
-	const char *dot = strrchr(base, '.');
-	size_t n = strlen(pattern), at;
-
-	if (n + 4 > sizeof(child_pattern))
-		return -1;
 	if (names_pid(pattern)) {
-		memcpy(child_pattern, pattern, n + 1);
+		if (strlen(pattern) + 1 > sizeof(child_pattern))
+			return -1;
+		memcpy(child_pattern, pattern, strlen(pattern) + 1);
 		return 0;
 	}
-	at = dot && dot != base ? (size_t)(dot - pattern) : n;
-	memcpy(child_pattern, pattern, at);
-	memcpy(child_pattern + at, ".%p", 3);
-	memcpy(child_pattern + at + 3, pattern + at, n - at + 1);
-	return 0;
+	return insert_before_ext(pattern, ".%p", child_pattern,
+				 sizeof(child_pattern));
+}
+
+/* The most names a process tries before it gives up (.1 to .999). */
+#define NAME_TRIES 1000
+
+/*
+ * Open this image's trace, named by pattern.  A root (a pattern without
+ * %p: the first traced process, which the user named) reuses an
+ * existing file of the user's there, emptied, as any program that writes
+ * a named output does.  Every other image takes the first name that no
+ * file has among NAME, then NAME with .1, .2, ... before its extension:
+ * its pid alone does not make its name its own, since an image that a
+ * process execs keeps the pid (and finds its predecessor's trace under
+ * NAME), and pids come round again.  So no process ever empties or
+ * writes into a trace that is not its own.  path receives the name.
+ * Returns 0 or -errno.
+ */
+static int open_image_trace(const char *pattern, int root, char *path,
+			    size_t cap)
+{
+	char name[PATH_CAP];
+	int rc;
+
+	if (expand(pattern, getpid(), name, sizeof(name)) < 0)
+		return -ENAMETOOLONG;
+	if (root) {
+		memcpy(path, name, strlen(name) + 1);
+		return mt_writer_open(&hot.writer, path);
+	}
+	for (unsigned k = 0; k < NAME_TRIES; k++) {
+		char num[MT_FMT_U64_MAX + 2] = ".";
+
+		num[1 + mt_fmt_u64(num + 1, k)] = '\0';
+		if (!k)
+			memcpy(path, name, strlen(name) + 1);
+		else if (insert_before_ext(name, num, path, cap) < 0)
+			return -ENAMETOOLONG;
+		rc = mt_writer_create(&hot.writer, path);
+		if (rc != -EEXIST)
+			return rc;
+	}
+	return -EEXIST;
 }
 
 /* ---- writing, under the trace lock ---- */
@@ -385,12 +449,15 @@ static void emit_from(const char *buf, size_t len)
 {
 	int rc = mt_writer_write(&hot.writer, buf, len);
 
-	if (rc && !warned) {
-		warned = 1;
-		say("cannot write the trace: ", strerror(-rc),
-		    "; tracing stops, the program runs on");
+	if (rc && atomic_load(&active)) {
+		if (!warned) {
+			warned = 1;
+			say("cannot write the trace: ", strerror(-rc),
+			    "; it keeps what was written, tracing stops, the program runs on");
+		}
 		atomic_store(&active, 0);
-		mt_writer_abandon(&hot.writer);
+		/* Every whole line stays; the file ends at the last. */
+		mt_writer_close(&hot.writer);
 	}
 }
 
@@ -456,14 +523,12 @@ static void write_header_locked(pid_t ppid)
 	emit(mt_jsonl_end(&l));
 }
 
-static void stop_locked(const char *reason)
+/* Write trace.stop with reason; tracing stays on. */
+static void write_stop_locked(const char *reason)
 {
 	mt_jsonl_t l;
 	uint64_t t;
-	int rc;
 
-	if (!atomic_load(&active))
-		return;
 	begin(&l, "trace.stop");
 	mt_jsonl_str(&l, "reason", reason, strlen(reason), 0);
 	mt_jsonl_u64(&l, "dropped", dropped);
@@ -472,6 +537,17 @@ static void stop_locked(const char *reason)
 	t = since_t0();
 	mt_jsonl_u64(&l, "t", t > hot.last_t ? t : hot.last_t);
 	emit(mt_jsonl_end(&l));
+}
+
+static void stop_locked(const char *reason)
+{
+	int rc;
+
+	if (!atomic_load(&active))
+		return;
+	write_stop_locked(reason);
+	if (!atomic_load(&active))
+		return; /* the stop did not fit: emit() has closed the trace */
 	atomic_store(&active, 0);
 	rc = mt_writer_close(&hot.writer);
 	if (rc && !warned) {
@@ -602,10 +678,12 @@ static void atfork_child(void)
 		hot.seq = 0;
 		dropped = 0;
 		hot.last_t = 0;
-		if (expand(child_pattern, getpid(), path, sizeof(path)) < 0) {
+		owner = getpid();
+		rc = open_image_trace(child_pattern, 0, path, sizeof(path));
+		if (rc == -ENAMETOOLONG) {
 			say("the trace name is too long; the child runs untraced",
 			    NULL, NULL);
-		} else if ((rc = mt_writer_open(&hot.writer, path)) < 0) {
+		} else if (rc < 0) {
 			say("cannot open trace '", path, "'; the child runs untraced");
 		} else {
 			t0 = mt_clock_now();
@@ -629,7 +707,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
 	(void)uctx;
 	/* A crash inside the tracer itself holds the lock: leave the trace
 	 * without its stop rather than deadlock. */
-	if (!guard && atomic_load(&active)) {
+	if (!guard && mt_trace_owned()) {
 		for (int tries = 0; tries < 1000; tries++) {
 			if (lock_try()) {
 				stop_locked("signal");
@@ -699,6 +777,21 @@ static void self_range(void)
 	mt_stack_init(lo, hi);
 }
 
+/* Start tracing into the file hot.writer has open (lock held). */
+static void begin_trace_locked(int depth)
+{
+	stack_depth = depth < 0 ? 0 : depth > MT_STACK_MAX_DEPTH ? MT_STACK_MAX_DEPTH : depth;
+	mt_stack_reset();
+	hot.seq = 0;
+	dropped = 0;
+	hot.last_t = 0;
+	warned = 0;
+	owner = getpid();
+	t0 = mt_clock_now();
+	atomic_store(&active, 1);
+	write_header_locked(getppid());
+}
+
 int mt_trace_start(const char *path, int depth)
 {
 	int rc;
@@ -709,18 +802,8 @@ int mt_trace_start(const char *path, int depth)
 		return -EBUSY;
 	}
 	rc = mt_writer_open(&hot.writer, path);
-	if (rc == 0) {
-		stack_depth = depth < 0 ? 0 :
-			      depth > MT_STACK_MAX_DEPTH ? MT_STACK_MAX_DEPTH : depth;
-		mt_stack_reset();
-		hot.seq = 0;
-		dropped = 0;
-		hot.last_t = 0;
-		warned = 0;
-		t0 = mt_clock_now();
-		atomic_store(&active, 1);
-		write_header_locked(getppid());
-	}
+	if (rc == 0)
+		begin_trace_locked(depth);
 	lock_give();
 	return rc;
 }
@@ -771,9 +854,9 @@ static int parse_depth(const char *s)
 void mt_trace_init(void)
 {
 	int expected = 0;
-	const char *pattern;
+	const char *pattern, *env;
 	char path[PATH_CAP];
-	int rc;
+	int rc, root;
 
 	if (!atomic_compare_exchange_strong(&init_state, &expected, 1))
 		return;
@@ -783,20 +866,31 @@ void mt_trace_init(void)
 	 * let its environment choose a file to write. */
 	if (getauxval(AT_SECURE))
 		goto done;
-	pattern = getenv("MEMTRACE_OUTPUT");
-	if (!pattern || !*pattern)
-		pattern = MT_TRACE_DEFAULT_OUTPUT;
-	if (expand(pattern, getpid(), path, sizeof(path)) < 0 ||
-	    derive_child_pattern(pattern) < 0) {
+	env = getenv("MEMTRACE_OUTPUT");
+	pattern = env && *env ? env : MT_TRACE_DEFAULT_OUTPUT;
+	if (derive_child_pattern(pattern) < 0) {
 		say("MEMTRACE_OUTPUT is too long; the program runs untraced",
 		    NULL, NULL);
 		goto done;
 	}
-	/* Programs this one execs inherit LD_PRELOAD and trace themselves:
-	 * give them the pattern that cannot clash with this trace. */
-	if (strcmp(child_pattern, pattern))
-		setenv("MEMTRACE_OUTPUT", child_pattern, 1);
-	rc = mt_trace_start(path, parse_depth(getenv("MEMTRACE_STACK_DEPTH")));
+	/* A pattern without %p is the user's name for the first process of
+	 * the tree: the processes below it find the pattern that cannot
+	 * clash with it in their environment (mt_trace_publish_env). */
+	root = !names_pid(pattern);
+	if (root && env) {
+		memcpy(env_entry, "MEMTRACE_OUTPUT=", 16);
+		memcpy(env_entry + 16, child_pattern, strlen(child_pattern) + 1);
+	}
+	lock_take();
+	rc = open_image_trace(pattern, root, path, sizeof(path));
+	if (rc == 0)
+		begin_trace_locked(parse_depth(getenv("MEMTRACE_STACK_DEPTH")));
+	lock_give();
+	if (rc == -ENAMETOOLONG) {
+		say("MEMTRACE_OUTPUT is too long; the program runs untraced",
+		    NULL, NULL);
+		goto done;
+	}
 	if (rc < 0) {
 		say("cannot open trace '", path, "'; the program runs untraced");
 		goto done;
@@ -806,6 +900,77 @@ void mt_trace_init(void)
 	arm_fail_at();
 done:
 	atomic_store(&init_state, 2);
+}
+
+/* Replace the MEMTRACE_OUTPUT entry of env in place with env_entry. */
+static void publish_in(char **env)
+{
+	for (; env && *env; env++)
+		if (!strncmp(*env, "MEMTRACE_OUTPUT=", 16))
+			*env = env_entry;
+}
+
+void mt_trace_publish_env(char **envp)
+{
+	if (!env_entry[0])
+		return;
+	publish_in(envp);
+	if (environ != envp)
+		publish_in(environ);
+}
+
+int mt_trace_owned(void)
+{
+	return atomic_load(&active) && (pid_t)syscall(SYS_getpid) == owner;
+}
+
+void mt_trace_end(const char *reason)
+{
+	if (mt_trace_owned())
+		mt_trace_stop(reason);
+}
+
+int mt_trace_exec_begin(void)
+{
+	int saved = errno;
+
+	if (!mt_trace_owned() || !mt_trace_guard())
+		return 0;
+	lock_take();
+	if (!atomic_load(&active)) {
+		lock_give();
+		mt_trace_leave();
+		errno = saved;
+		return 0;
+	}
+	exec_length = hot.writer.length;
+	exec_seq = hot.seq;
+	write_stop_locked("exec");
+	if (atomic_load(&active) && mt_writer_seal(&hot.writer) < 0) {
+		/* Cannot cut it and keep it open: close it for good. */
+		atomic_store(&active, 0);
+		mt_writer_close(&hot.writer);
+	}
+	errno = saved;
+	return 1;
+}
+
+void mt_trace_exec_failed(void)
+{
+	int saved = errno;
+
+	if (atomic_load(&active)) {
+		if (mt_writer_unseal(&hot.writer, exec_length) == 0) {
+			hot.seq = exec_seq;
+		} else {
+			/* The stop stays, true but for its reason. */
+			atomic_store(&active, 0);
+			mt_writer_close(&hot.writer);
+		}
+	}
+	lock_give();
+	mt_trace_leave();
+	errno = saved;
 }
 
 void mt_trace_stop(const char *reason)

@@ -23,10 +23,16 @@
  *   no-op; the state is never freed, so late threads stay safe.
  * - errno is the same after every call as before it.
  *
+ * Names: the first process (MEMTRACE_OUTPUT without %p) writes the name
+ * the user gave; every other process and every image a process execs
+ * writes the first free name of the pattern for descendants (out.jsonl
+ * gives out.PID.jsonl, then out.PID.1.jsonl, ...), created new, so no
+ * process ever empties or writes another's trace (open_image_trace()).
+ *
  * Fork policy: a forked child writes its own trace (its own trace.start
- * with ppid, frames and stacks declared anew) to the name the output
- * pattern gives its pid; the parent's trace is untouched.  Handlers
- * registered with pthread_atfork hold every tracer lock across fork().
+ * with ppid, frames and stacks declared anew) under that rule; the
+ * parent's trace is untouched.  Handlers registered with pthread_atfork
+ * hold every tracer lock across fork().
  */
 #ifndef MT_TRACE_H
 #define MT_TRACE_H
@@ -52,8 +58,39 @@ void mt_trace_init(void);
 int mt_trace_start(const char *path, int stack_depth);
 
 /* Write trace.stop with reason ("exit", "signal", "api") and close the
- * trace.  Later events are ignored. */
+ * trace, cut to its length.  Later events are ignored. */
 void mt_trace_stop(const char *reason);
+
+/*
+ * The processes below a root (a MEMTRACE_OUTPUT without %p) must find the
+ * pattern of descendants in their environment, and a shell hands its
+ * children the environment it copied from main()'s envp, not environ: so
+ * the MEMTRACE_OUTPUT entry of envp (and of environ, when that is another
+ * array) is replaced in place, before main() runs.  The library
+ * constructor calls it with the envp glibc gives constructors.
+ */
+void mt_trace_publish_env(char **envp);
+
+/* 1 when tracing is on and the calling process is the one tracing (not
+ * a vfork child sharing its memory).  A system call: for exits and execs,
+ * not for events. */
+int mt_trace_owned(void);
+
+/* mt_trace_stop(reason) when mt_trace_owned(): _exit, _Exit, the
+ * destructor. */
+void mt_trace_end(const char *reason);
+
+/*
+ * An exec: mt_trace_exec_begin() writes trace.stop with reason "exec" and
+ * cuts the file to its length, and returns 1 with the trace lock held
+ * (other threads wait in their hooks: if the exec fails, their events
+ * follow as if nothing happened); 0 when the process is not tracing.
+ * After a 1, the exec has failed when the caller gets control back: it
+ * must call mt_trace_exec_failed(), which takes the stop back and lets
+ * the trace go on.  errno is kept by both.
+ */
+int mt_trace_exec_begin(void);
+void mt_trace_exec_failed(void);
 
 /* In the child of a fork that ran no fork handlers (_Fork): tracing
  * stops for good without a byte written, the trace and its mapping being

@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -31,7 +32,7 @@ static char zeros[ZEROS];
  * regular file of this user's, made 0600 and emptied.  Never through a
  * symlink.  A file someone else made is refused without a change: in a
  * shared directory (/tmp) they may have made it to read the trace. */
-static int open_trace(const char *path, struct stat *st)
+static int open_trace(const char *path, struct stat *st, int reuse)
 {
 	const int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC;
 
@@ -48,7 +49,7 @@ static int open_trace(const char *path, struct stat *st)
 			close(fd);
 			return -err;
 		}
-		if (errno != EEXIST)
+		if (errno != EEXIST || !reuse)
 			return -errno;
 		do
 			fd = open(path, flags);
@@ -75,13 +76,13 @@ static int open_trace(const char *path, struct stat *st)
 	return -EEXIST;
 }
 
-int mt_writer_open(mt_writer_t *w, const char *path)
+static int open_writer(mt_writer_t *w, const char *path, int reuse)
 {
 	struct stat st;
 	int fd;
 
 	memset(w, 0, sizeof(*w));
-	fd = open_trace(path, &st);
+	fd = open_trace(path, &st, reuse);
 	if (fd < 0) {
 		w->error = -fd;
 		w->fd = -1;
@@ -91,6 +92,16 @@ int mt_writer_open(mt_writer_t *w, const char *path)
 	w->dev = (uint64_t)st.st_dev;
 	w->ino = (uint64_t)st.st_ino;
 	return 0;
+}
+
+int mt_writer_open(mt_writer_t *w, const char *path)
+{
+	return open_writer(w, path, 1);
+}
+
+int mt_writer_create(mt_writer_t *w, const char *path)
+{
+	return open_writer(w, path, 0);
 }
 
 /* Whether fd is still the trace file (the program may have closed it and
@@ -134,45 +145,90 @@ static void write_zeros(int fd, uint64_t off, uint64_t len)
 	}
 }
 
-/* Reserve the blocks of the window at off and map it; NULL (errno set)
- * on failure.  When populate is set (a window made ahead, with no lock
- * held) its page cache is made whole first: its zeros written with
+/* The least a reservation asks for: a page. */
+#define RESERVE_MIN 4096u
+
+/*
+ * Reserve the blocks of [off, off + want) and extend the file over them,
+ * or, where the disk has less, the most of it that it has, halving down
+ * to RESERVE_MIN.  Returns the bytes reserved, or 0 (errno set: ENOSPC
+ * when not even RESERVE_MIN was to be had).  A file system without
+ * fallocate gets its file extended over the whole of it: a full disk may
+ * then only show when pages are written back.
+ */
+static uint32_t reserve(const mt_writer_t *w, uint64_t off, uint32_t want)
+{
+	struct rlimit fsize;
+
+	/* Past RLIMIT_FSIZE the kernel would send SIGXFSZ, which kills the
+	 * program unless it says otherwise: ask for no more than the limit
+	 * leaves. */
+	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY) {
+		uint64_t room = fsize.rlim_cur > off ? fsize.rlim_cur - off : 0;
+
+		room &= ~(uint64_t)(RESERVE_MIN - 1);
+		if (room < RESERVE_MIN) {
+			errno = EFBIG;
+			return 0;
+		}
+		if (want > room)
+			want = (uint32_t)room;
+	}
+	for (;;) {
+		int rc;
+
+		do
+			rc = fallocate(w->fd, 0, (off_t)off, (off_t)want);
+		while (rc < 0 && errno == EINTR);
+		if (rc == 0)
+			return want;
+		if (errno == EOPNOTSUPP || errno == ENOSYS)
+			return ftruncate(w->fd, (off_t)(off + want)) < 0 ? 0 : want;
+		if (errno != ENOSPC && errno != EFBIG)
+			return 0;
+		if (want <= RESERVE_MIN) {
+			errno = ENOSPC;
+			return 0;
+		}
+		want = want / 2 < RESERVE_MIN ? RESERVE_MIN : want / 2;
+	}
+}
+
+/* Reserve the blocks of the window at off, as many as the disk has up to
+ * the window (*limit says how many), and map the whole window; NULL
+ * (errno set) on failure.  When populate is set (a window made ahead,
+ * with no lock held) the page cache of its reserved part is made whole
+ * first: its zeros written with
  * pwritev() in 2 MiB pieces, which lets the file system hold them in
  * large folios, then faulted in for writing at once.  Page by page, from
  * the mapping's faults, the same pages cost 5 to 10 times as much on a
  * virtual machine whose page-table updates trap to the host
  * (docs/performance.md, "The preload, stop 17"); MAP_POPULATE would fault
  * them in read-only, and each first write would fault again. */
-static char *reserve_and_map(const mt_writer_t *w, uint64_t off, int populate)
+static char *reserve_and_map(const mt_writer_t *w, uint64_t off, int populate,
+			     uint32_t *limit)
 {
-	int rc;
 	void *p;
 
-	do
-		rc = fallocate(w->fd, 0, (off_t)off, MT_WRITER_WINDOW);
-	while (rc < 0 && errno == EINTR);
-	if (rc < 0) {
-		if (errno != EOPNOTSUPP && errno != ENOSYS)
-			return NULL;
-		/* A file system without fallocate: extend the file; a full
-		 * disk may then only show when pages are written back. */
-		if (ftruncate(w->fd, (off_t)(off + MT_WRITER_WINDOW)) < 0)
-			return NULL;
-	}
+	*limit = reserve(w, off, MT_WRITER_WINDOW);
+	if (!*limit)
+		return NULL;
 	/* Zeros over reserved blocks change no byte of the trace: a failure
 	 * here only leaves the pages to the faults, as unprepared.  The
 	 * descriptor is looked at again first: zeros written into a file the
 	 * program opened under the trace's number meanwhile would be its
 	 * bytes lost (the look narrows that window; nothing can close it). */
 	if (populate && still_ours(w))
-		write_zeros(w->fd, off, MT_WRITER_WINDOW);
+		write_zeros(w->fd, off, *limit);
+	/* The whole window is mapped whatever was reserved: what is past the
+	 * file's end is never touched until a reservation covers it. */
 	p = mmap(NULL, MT_WRITER_WINDOW, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 w->fd, (off_t)off);
 	if (p == MAP_FAILED)
 		return NULL;
 	/* An older kernel says EINVAL: the pages then fault in as written. */
 	if (populate)
-		madvise(p, MT_WRITER_WINDOW, MADV_POPULATE_WRITE);
+		madvise(p, *limit, MADV_POPULATE_WRITE);
 	return p;
 }
 
@@ -226,6 +282,7 @@ static int settle(mt_writer_t *w)
 static int map_window(mt_writer_t *w, uint64_t off)
 {
 	char *p = NULL;
+	uint32_t limit = 0;
 
 	if (w->map) {
 		/* At most one is retired at a time: a caller that did not
@@ -236,23 +293,41 @@ static int map_window(mt_writer_t *w, uint64_t off)
 		w->map = NULL;
 	}
 	if (settle(w) == PREP_READY) {
-		if (w->next_off == off)
+		if (w->next_off == off) {
 			p = w->next_map;
-		else
+			limit = w->next_limit;
+		} else {
 			munmap(w->next_map, MT_WRITER_WINDOW);
+		}
 		w->next_map = NULL;
 	}
 	atomic_store_explicit(&w->prep, PREP_IDLE, memory_order_relaxed);
 	if (!p) {
 		if (!still_ours(w))
 			return fail(w, EBADF);
-		p = reserve_and_map(w, off, 0);
+		p = reserve_and_map(w, off, 0, &limit);
 		if (!p)
 			return fail(w, errno);
 	}
 	w->map = p;
 	w->map_off = off;
 	w->pos = 0;
+	w->limit = limit;
+	return 0;
+}
+
+/* The window is mapped whole but reserved only in part (a disk short of
+ * space): reserve more of it after what is used.  Returns 0 or -errno. */
+static int grow_window(mt_writer_t *w)
+{
+	uint32_t got;
+
+	if (!still_ours(w))
+		return fail(w, EBADF);
+	got = reserve(w, w->map_off + w->limit, MT_WRITER_WINDOW - w->limit);
+	if (!got)
+		return fail(w, errno);
+	w->limit += got;
 	return 0;
 }
 
@@ -269,24 +344,31 @@ static inline void ask_for_next(mt_writer_t *w)
 
 int mt_writer_write(mt_writer_t *w, const char *data, size_t len)
 {
+	size_t done = 0;
+
 	if (w->error)
 		return -w->error;
 	while (len) {
 		size_t n;
+		int rc = 0;
 
-		if (!w->map || w->pos == MT_WRITER_WINDOW) {
-			uint64_t off = w->map ? w->map_off + MT_WRITER_WINDOW : 0;
-			int rc = map_window(w, off);
-
-			if (rc)
-				return rc;
+		if (!w->map || w->pos == MT_WRITER_WINDOW)
+			rc = map_window(w, w->map ? w->map_off + MT_WRITER_WINDOW : 0);
+		else if (w->pos == w->limit)
+			rc = grow_window(w);
+		if (rc) {
+			/* A line only part written is no part of the trace:
+			 * closing cuts the file where it starts. */
+			w->length -= done;
+			return rc;
 		}
-		n = MT_WRITER_WINDOW - w->pos;
+		n = w->limit - w->pos;
 		if (n > len)
 			n = len;
 		memcpy(w->map + w->pos, data, n);
-		w->pos += n;
+		w->pos += (uint32_t)n;
 		w->length += n;
+		done += n;
 		data += n;
 		len -= n;
 	}
@@ -296,7 +378,7 @@ int mt_writer_write(mt_writer_t *w, const char *data, size_t len)
 
 void mt_writer_commit(mt_writer_t *w, size_t n)
 {
-	w->pos += n;
+	w->pos += (uint32_t)n;
 	w->length += n;
 	ask_for_next(w);
 }
@@ -316,7 +398,7 @@ void mt_writer_prepare(mt_writer_t *w)
 	p = NULL;
 	if (still_ours(w)) {
 		recycle(w, w->prep_off);
-		p = reserve_and_map(w, w->prep_off, 1);
+		p = reserve_and_map(w, w->prep_off, 1, &w->next_limit);
 	}
 	if (!p) {
 		/* The switch tries again and reports what it meets. */
@@ -378,6 +460,39 @@ int mt_writer_close(mt_writer_t *w)
 		rc = -errno;
 	w->fd = -1;
 	return rc;
+}
+
+int mt_writer_seal(mt_writer_t *w)
+{
+	if (w->error)
+		return -w->error;
+	/* No window made ahead may outlive the cut, nor a thread be making
+	 * one. */
+	mt_writer_quiesce(w);
+	drop_next(w);
+	if (w->fd < 0 || !still_ours(w))
+		return fail(w, EBADF);
+	if (ftruncate(w->fd, (off_t)w->length) < 0)
+		return fail(w, errno);
+	return 0;
+}
+
+int mt_writer_unseal(mt_writer_t *w, uint64_t length)
+{
+	uint64_t back = w->length - length;
+
+	if (w->error || !w->map || length > w->length || back > w->pos)
+		return -EINVAL;
+	if (!still_ours(w))
+		return -EBADF;
+	/* The reservation the cut gave back, then the taken-back bytes made
+	 * zeros again (the cut zeroed all but those of the last page). */
+	if (reserve(w, w->map_off, w->limit) != w->limit)
+		return -(errno ? errno : ENOSPC);
+	w->pos -= (uint32_t)back;
+	w->length = length;
+	memset(w->map + w->pos, 0, (size_t)back);
+	return 0;
 }
 
 void mt_writer_abandon(mt_writer_t *w)

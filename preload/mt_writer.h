@@ -6,8 +6,12 @@
  * call per event (memray's reason for the same design).  The file grows
  * in windows of MT_WRITER_WINDOW bytes, each reserved with fallocate(2)
  * before it is mapped, so a full disk is an error here and never a SIGBUS
- * in the traced program.  Until mt_writer_close() cuts the file to its
- * length, it ends in zero padding, which the analyzer reads as the end.
+ * in the traced program.  Where the disk has less than a window left,
+ * the window is reserved as far as it can be, down to a page, and the
+ * writer fails with ENOSPC only when not one more page can be had: a small
+ * disk still gets every line that fits.  Until mt_writer_close() cuts the
+ * file to its length, it ends in zero padding, which the analyzer reads as
+ * the end; a write that fails is not part of the length.
  *
  * A program may close every descriptor it did not open (daemons do) and
  * get the trace's number back for a file of its own: the writer checks the
@@ -46,7 +50,8 @@ typedef struct {
 	 * that a caller can keep it on one cache line with its own lock
 	 * (mt_trace.c): the line then changes hands once per event. */
 	char *map;         /* the current window, or NULL */
-	size_t pos;        /* bytes used in the window */
+	uint32_t pos;      /* bytes used in the window */
+	uint32_t limit;    /* bytes of it reserved on the disk: pos <= limit */
 	uint64_t length;   /* bytes written in all */
 	uint64_t map_off;  /* its offset in the file */
 	int error;         /* the errno that stopped the writer, or 0 */
@@ -59,6 +64,7 @@ typedef struct {
 	uint64_t dev, ino; /* what fd must still be before it is used */
 	char *next_map;
 	uint64_t next_off;
+	uint32_t next_limit;
 	char *retired;      /* the window a switch left, still mapped */
 } mt_writer_t;
 
@@ -66,6 +72,9 @@ typedef struct {
  * file of the effective user's (made 0600 and truncated); any other file
  * is left alone and refused (EINVAL, EPERM).  Returns 0 or -errno. */
 int mt_writer_open(mt_writer_t *w, const char *path);
+
+/* Create path, which must not exist (-EEXIST: it is left alone). */
+int mt_writer_create(mt_writer_t *w, const char *path);
 
 /* Append len bytes.  Returns 0, or -errno once the writer has failed (it
  * stays failed: later calls return the same error). */
@@ -77,7 +86,7 @@ int mt_writer_write(mt_writer_t *w, const char *data, size_t len);
  * mt_writer_commit() makes the first n of them part of the trace. */
 static inline char *mt_writer_space(mt_writer_t *w, size_t max)
 {
-	if (!w->map || w->error || MT_WRITER_WINDOW - w->pos < max)
+	if (!w->map || w->error || w->limit - w->pos < max)
 		return NULL;
 	return w->map + w->pos;
 }
@@ -118,6 +127,17 @@ void mt_writer_prepare(mt_writer_t *w);
  * that no thread touches the file until the next write asks (the caller
  * holds the lock: fork's prepare handler). */
 void mt_writer_quiesce(mt_writer_t *w);
+
+/* Cut the file to its length, keeping the window mapped and the file
+ * open, for a moment when the process may end without another call
+ * (an exec): nothing may be written until mt_writer_unseal().  Returns 0
+ * or -errno (the writer has failed). */
+int mt_writer_seal(mt_writer_t *w);
+
+/* Undo a seal, and take back what was written since the trace was
+ * length bytes long (which must be within the current window).  Returns
+ * 0 or -errno (nothing changed; the file stays cut). */
+int mt_writer_unseal(mt_writer_t *w, uint64_t length);
 
 /* Unmap, cut the file to its length and close it.  Returns 0 or -errno. */
 int mt_writer_close(mt_writer_t *w);

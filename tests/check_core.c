@@ -27,6 +27,7 @@
 #include "../preload/mt_trace.h"
 #include "../preload/mt_writer.h"
 #include "mt_test.h"
+#include "mt_test_trace.h"
 
 /* `memtrace check` or `summary --top 0` on a trace, parsed. */
 static json_object *analyze(const char *cmd, const char *trace, int *status)
@@ -205,37 +206,51 @@ START_TEST(test_core_ignores_events_after_stop)
 }
 END_TEST
 
-START_TEST(test_core_write_failure_warns_once_and_stops_tracing)
+/*
+ * A file that may grow no further (RLIMIT_FSIZE of 8 KiB: no 16 MiB
+ * window fits) keeps every whole line that fits, from trace.start on,
+ * says so once on stderr, and stops tracing; the writer never asks past
+ * the limit, so no SIGXFSZ kills the program (it is left at its default,
+ * which would end this test).
+ */
+START_TEST(test_core_write_failure_keeps_what_fits_warns_once_and_stops_tracing)
 {
 	char *dir = mt_test_tmpdir(), *err = mt_test_path(dir, "stderr");
 	int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600), saved = dup(2);
-	char *data;
-
-	char *trace = mt_test_path(dir, "t.jsonl");
+	char *data, *trace = mt_test_path(dir, "t.jsonl");
 	struct rlimit small, old;
+	size_t len;
+	int events = 0;
 
 	ck_assert_int_ge(fd, 0);
 	dup2(fd, 2);
-	/* The trace opens, but past the file size limit no window of it can
-	 * be reserved (EFBIG; SIGXFSZ ignored).  (A device such as /dev/full
-	 * is refused at open: only a regular file can hold a trace.) */
-	signal(SIGXFSZ, SIG_IGN);
+	signal(SIGXFSZ, SIG_DFL);
 	mt_quiet_int_eq(getrlimit(RLIMIT_FSIZE, &old), 0);
-	small = (struct rlimit){ 4096, old.rlim_max };
+	small = (struct rlimit){ 8192, old.rlim_max };
 	mt_quiet_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
 	mt_quiet_int_eq(mt_trace_start(trace, 0), 0);
-	for (int i = 0; i < 10; i++)
+	while (mt_trace_active() && events < 10000) {
 		mt_trace_alloc(MT_FN_MALLOC, (void *)0x1000, 32, 0);
+		mt_trace_free(MT_FN_FREE, (void *)0x1000);
+		events += 2;
+	}
 	ck_assert(!mt_trace_active());
 	mt_trace_stop("exit");
 	setrlimit(RLIMIT_FSIZE, &old);
 	dup2(saved, 2);
-	free(trace);
 	close(fd);
 	data = mt_test_read(err, NULL);
-	mt_quiet_int_eq(count(data, "memtrace: cannot write the trace"), 1);
+	mt_quiet_int_eq(count(data, "memtrace: cannot write the trace: File too large"), 1);
 	mt_quiet_int_eq(count(data, "\n"), 1);
 	free(data);
+	/* Whole lines, as many as 8 KiB holds: the last event that did not
+	 * fit is no part of it. */
+	mt_test_assert_trace_cut(trace);
+	free(mt_test_read(trace, &len));
+	mt_quiet_uint_le(len, 8192);
+	mt_quiet_uint_ge(len, 8192 - 200);
+	mt_quiet_uint_ge((uintmax_t)mt_test_trace_count(trace, "alloc", 32), 20);
+	free(trace);
 	free(err);
 	mt_test_rmdir(dir);
 	free(dir);
@@ -300,8 +315,8 @@ START_TEST(test_core_threads_share_one_contiguous_seq_where_hand_overs_are_dear)
 END_TEST
 
 /* A thread that asked for SIGSEGV on RDTSC, then records its events:
- * mt_clock must say it may not read the TSC (this guest's hypervisor lets
- * RDTSC through anyway, so the crash itself cannot be seen here). */
+ * mt_clock must say it may not read the TSC.  (Where a hypervisor lets
+ * RDTSC through anyway the crash cannot show; the answer is checked.) */
 static void *no_tsc_thread_main(void *arg)
 {
 	if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV) != 0)
@@ -314,8 +329,9 @@ static void *no_tsc_thread_main(void *arg)
 /*
  * Threads that asked prctl(PR_SET_TSC, PR_TSC_SIGSEGV) wait for the trace
  * lock and read the clock without RDTSC: the waiter times nothing there,
- * and the clock reads clock_gettime(), either way of waiting.  (RDTSC in
- * such a thread is SIGSEGV: the child dies of it.)
+ * and the clock makes the clock_gettime system call (the vDSO's would
+ * execute RDTSC where the clocksource is the TSC), either way of waiting.
+ * (RDTSC in such a thread is SIGSEGV: the child dies of it.)
  */
 START_TEST(test_core_threads_that_forbid_rdtsc_are_traced_without_it)
 {
@@ -358,6 +374,39 @@ START_TEST(test_core_threads_that_forbid_rdtsc_are_traced_without_it)
 		mt_test_rmdir(dir);
 		free(dir);
 	}
+}
+END_TEST
+
+/* A thread whose first answer was yes and that forbids RDTSC later: once
+ * told (the hooks tell on prctl and syscall), mt_clock asks again and says
+ * no, and its readings still come. */
+static void *forbid_later_main(void *arg)
+{
+	(void)arg;
+	if (!mt_clock_thread_tsc_ok())
+		return (void *)1;
+	if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV) != 0)
+		return (void *)2;
+	mt_clock_thread_tsc_changed();
+	if (mt_clock_thread_tsc_ok())
+		return (void *)3;
+	if (!mt_clock_now() || !mt_clock_realtime())
+		return (void *)4;
+	return NULL;
+}
+
+START_TEST(test_core_a_thread_that_forbids_rdtsc_later_is_asked_again)
+{
+#if defined(__x86_64__)
+	pthread_t t;
+	void *rc;
+
+	mt_quiet_int_eq(pthread_create(&t, NULL, forbid_later_main, NULL), 0);
+	pthread_join(t, &rc);
+	mt_quiet(rc == NULL, "the thread ended with %ld", (long)(intptr_t)rc);
+#else
+	MT_TEST_SKIP("RDTSC is x86-64's (not this machine)");
+#endif
 }
 END_TEST
 
@@ -956,10 +1005,11 @@ Suite *mt_suite_core(void)
 	tcase_add_test(trace, test_core_records_every_event_kind_as_the_spec_names_it);
 	tcase_add_test(trace, test_core_declares_each_frame_and_stack_once_before_use);
 	tcase_add_test(trace, test_core_ignores_events_after_stop);
-	tcase_add_test(trace, test_core_write_failure_warns_once_and_stops_tracing);
+	tcase_add_test(trace, test_core_write_failure_keeps_what_fits_warns_once_and_stops_tracing);
 	tcase_add_test(trace, test_core_threads_share_one_contiguous_seq);
 	tcase_add_test(trace, test_core_threads_share_one_contiguous_seq_where_hand_overs_are_dear);
 	tcase_add_test(trace, test_core_threads_that_forbid_rdtsc_are_traced_without_it);
+	tcase_add_test(trace, test_core_a_thread_that_forbids_rdtsc_later_is_asked_again);
 	tcase_add_test(trace, test_core_threads_write_t_in_seq_order);
 	suite_add_tcase(s, trace);
 	tcase_add_test(parts, test_writer_pads_with_zeros_until_close_cuts_them);

@@ -26,6 +26,7 @@
 
 #include "../preload/mt_symbol.h"
 #include "mt_test.h"
+#include "mt_test_trace.h"
 
 
 static char *workload(const char *name)
@@ -344,7 +345,7 @@ START_TEST(test_fork_and_exec_children_write_their_own_traces)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "trace.jsonl");
 	char names[4][4096];
-	int forked = 0, execd = 0, n;
+	int forked = 0, execd = 0, exec_stops = 0, n;
 	mt_test_run_t r;
 	summary_t s;
 
@@ -358,8 +359,10 @@ START_TEST(test_fork_and_exec_children_write_their_own_traces)
 	mt_quiet_int_eq(count_size(trace, "alloc", 2222, 2222), 2);
 	mt_quiet_int_eq(count_size(trace, "alloc", 3333, 4444), 0);
 	summary_release(&s);
+	/* The forked child, the child that execs (its trace ends with the
+	 * exec) and the image it execs, which keeps its pid. */
 	n = list_child_traces(dir, "trace.jsonl", names);
-	mt_quiet_int_eq(n, 2);
+	mt_quiet_int_eq(n, 3);
 	for (int i = 0; i < n; i++) {
 		char *child = mt_test_path(dir, names[i]);
 
@@ -373,6 +376,11 @@ START_TEST(test_fork_and_exec_children_write_their_own_traces)
 			forked++;
 		if (count_size(child, "alloc", 4444, 4444) == 4)
 			execd++;
+		if (count_fn(child, "trace.stop", NULL) == 1 &&
+		    count_fn(child, "alloc", NULL) == 0) {
+			mt_test_assert_trace_whole(child, "exec");
+			exec_stops++;
+		}
 		mt_quiet_int_eq(count_size(child, "alloc", 2222, 2222), 0);
 		mt_quiet_int_eq(count_fn(child, "trace.start", NULL), 1);
 		/* A forked child's events carry its own tid, not the
@@ -382,6 +390,7 @@ START_TEST(test_fork_and_exec_children_write_their_own_traces)
 	}
 	mt_quiet_int_eq(forked, 1);
 	mt_quiet_int_eq(execd, 1);
+	mt_quiet_int_eq(exec_stops, 1);
 	mt_test_run_release(&r);
 	free(trace);
 	mt_test_rmdir(dir);
@@ -534,7 +543,7 @@ START_TEST(test_trace_t_follows_clock_monotonic)
 }
 END_TEST
 
-START_TEST(test_exit_without_stop_keeps_every_event)
+START_TEST(test_underscore_exit_writes_stop_and_cuts_the_file)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
 	mt_test_run_t r;
@@ -542,8 +551,9 @@ START_TEST(test_exit_without_stop_keeps_every_event)
 
 	run_traced(&r, "wl_exit", trace, NULL, NULL);
 	mt_quiet_int_eq(r.status, 3);
+	mt_test_assert_trace_whole(trace, "exit");
 	summarize(&s, trace, 0);
-	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "missing_stop_event");
+	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
 	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 5);
 	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "live_bytes"), 5 * 555);
 	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "malformed_events"), 0);
@@ -1525,7 +1535,7 @@ Suite *mt_suite_preload(void)
 	tcase_add_test(tc, test_fork_without_handlers_children_leave_the_parents_trace_alone);
 	tcase_add_test(tc, test_cxx_new_and_delete_are_recorded);
 	tcase_add_test(tc, test_trace_t_follows_clock_monotonic);
-	tcase_add_test(tc, test_exit_without_stop_keeps_every_event);
+	tcase_add_test(tc, test_underscore_exit_writes_stop_and_cuts_the_file);
 	tcase_add_test(tc, test_abort_writes_signal_stop_and_still_dies_of_sigabrt);
 	tcase_add_test(tc, test_sigkill_after_ready_keeps_every_event_before_it);
 	tcase_add_test(tc, test_unwritable_output_warns_once_and_runs_untraced);

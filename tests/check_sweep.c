@@ -209,8 +209,10 @@ START_TEST(fail_at_is_for_the_process_it_was_set_for)
 	assert_status(&r, 0);
 	ck_assert_str_eq(r.out, "fork done\n");
 	mt_test_run_release(&r);
+	/* The parent, the forked child, the child that execs and the image
+	 * it execs: a trace each. */
 	count_traces(dir, &traces, &failing);
-	mt_quiet_int_eq(traces, 3);
+	mt_quiet_int_eq(traces, 4);
 	mt_quiet_int_eq(failing, 0);
 	mt_test_rmdir(dir);
 	free(dir);
@@ -220,7 +222,7 @@ START_TEST(fail_at_is_for_the_process_it_was_set_for)
 	assert_status(&r, 0);
 	mt_test_run_release(&r);
 	count_traces(dir, &traces, &failing);
-	mt_quiet_int_eq(traces, 3);
+	mt_quiet_int_eq(traces, 4);
 	mt_quiet_int_eq(failing, 1);
 	{
 		char *path = mt_test_path(dir, "fork.jsonl"), line[4096];

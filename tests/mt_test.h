@@ -36,6 +36,7 @@ Suite *mt_suite_gate(void) __attribute__((weak));    /* tests/check_gate.c */
 Suite *mt_suite_sweep(void) __attribute__((weak));   /* tests/check_sweep.c */
 Suite *mt_suite_pipe(void) __attribute__((weak));    /* tests/check_pipe.c: the two-thread pass */
 Suite *mt_suite_clock(void) __attribute__((weak));   /* tests/check_clock.c: the preload's clock */
+Suite *mt_suite_process(void) __attribute__((weak)); /* tests/check_process.c: process trees, endings, names */
 
 /*
  * What both runners call before they make a suite.  A tcase's timeout is

@@ -27,7 +27,7 @@ int main(void)
 		Suite *(*const more[])(void) = {
 			mt_suite_hostile, mt_suite_stress, mt_suite_real,
 			mt_suite_report, mt_suite_gate, mt_suite_sweep,
-			mt_suite_pipe, mt_suite_clock,
+			mt_suite_pipe, mt_suite_clock, mt_suite_process,
 		};
 
 		for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)

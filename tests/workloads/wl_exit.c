@@ -1,6 +1,7 @@
 /*
  * wl_exit: five allocations of 555 bytes, then _exit(3): no destructor
- * runs, so the trace has no trace.stop, yet every event is in the file.
+ * runs, yet the trace ends with trace.stop (the preload's _exit) and is
+ * cut to its length.
  */
 #include <stdlib.h>
 #include <unistd.h>

@@ -1,0 +1,500 @@
+/*
+ * check_process: whole programs and process trees under the preload, as
+ * a user runs them: shells that hand their own copy of the environment
+ * to their children, images that exec others and keep their pid, exec
+ * that fails, children that end in _exit, make running recipes through
+ * the shell, a thread that forbids RDTSC after it has allocated, and a
+ * disk too small for the trace.  Each test holds the run's output and
+ * exit status to the bare run's, and every trace file it left to being
+ * its own process's, whole and cut to its length.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mt_test.h"
+#include "mt_test_trace.h"
+
+static char *workload(const char *name)
+{
+	char *dir = mt_test_path(mt_test_build_dir(), "workloads");
+	char *p = mt_test_path(dir, name);
+
+	free(dir);
+	return p;
+}
+
+/* Run argv with the preload, MEMTRACE_OUTPUT=output and extra (or NULL). */
+static void run_traced(mt_test_run_t *r, char *const argv[], const char *output,
+		       const char *extra)
+{
+	char preload[4096], out[4096];
+	char *env[] = { preload, out, (char *)extra, NULL };
+
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libmtpreload.so",
+		 mt_test_build_dir());
+	snprintf(out, sizeof(out), "MEMTRACE_OUTPUT=%s", output);
+	mt_test_run(r, argv, env);
+}
+
+/* memtrace check's status word for path. */
+static char *check_status(const char *path)
+{
+	char *mt = mt_test_memtrace();
+	char *argv[] = { mt, "check", (char *)path, NULL };
+	mt_test_run_t r;
+	json_object *o;
+	char *status;
+
+	mt_test_run(&r, argv, NULL);
+	o = json_tokener_parse(r.out);
+	mt_quiet(o != NULL, "memtrace check %s printed %s", path, r.out);
+	status = strdup(mt_test_json_str(o, "status"));
+	json_object_put(o);
+	mt_test_run_release(&r);
+	free(mt);
+	return status;
+}
+
+/* Every trace in dir is complete and ends whole; returns how many. */
+static size_t assert_every_trace_complete(const char *dir)
+{
+	size_t n;
+	char **names = mt_test_traces(dir, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		char *path = mt_test_path(dir, names[i]);
+		char *status = check_status(path);
+
+		mt_quiet(!strcmp(status, "complete"), "%s: %s", names[i], status);
+		mt_test_assert_trace_whole(path, NULL);
+		free(status);
+		free(path);
+	}
+	mt_test_traces_release(names, n);
+	return n;
+}
+
+/* The exe and pid that the trace.start of dir/name names. */
+static void trace_exe(const char *dir, const char *name, char *exe, size_t cap,
+		      long *pid)
+{
+	char *path = mt_test_path(dir, name);
+	json_object *o = mt_test_trace_start(path);
+	const char *e = mt_test_json_opt_str(o, "exe");
+
+	snprintf(exe, cap, "%s", e ? e : "");
+	*pid = (long)mt_test_json_i64(o, "pid");
+	json_object_put(o);
+	free(path);
+}
+
+/* The last component of path. */
+static const char *base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* The trace of dir whose trace.start names an exe of base name exe and,
+ * when pid is not 0, that pid; its name, or NULL. */
+static const char *find_trace(char **names, size_t n, const char *dir,
+			      const char *exe, long pid)
+{
+	for (size_t i = 0; i < n; i++) {
+		char e[4096];
+		long p;
+
+		trace_exe(dir, names[i], e, sizeof(e), &p);
+		if (!strcmp(base(e), exe) && (!pid || p == pid))
+			return names[i];
+	}
+	return NULL;
+}
+
+/*
+ * bash hands its children the environment it copied from main()'s envp
+ * at its start: a name without %p reaches ls as it was given, unless the
+ * preload changed envp itself before bash copied it.  ls then emptied
+ * the file bash was writing through its mapping, and bash died of SIGBUS.
+ */
+START_TEST(test_bash_c_keeps_its_trace_under_a_name_without_pid)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *argv[] = { "/bin/bash", "-c", "ls / >/dev/null; echo done", NULL };
+	char **names, exe[4096];
+	mt_test_run_t r;
+	size_t n;
+	long pid;
+
+	if (access(argv[0], X_OK) != 0) {
+		MT_TEST_SKIP("needs bash (%s: %s)", argv[0], strerror(errno));
+		goto out;
+	}
+	run_traced(&r, argv, trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "done\n");
+	/* t.jsonl is bash's; ls has a name of its own. */
+	trace_exe(dir, "t.jsonl", exe, sizeof(exe), &pid);
+	ck_assert_str_eq(base(exe), "bash");
+	n = assert_every_trace_complete(dir);
+	mt_quiet_uint_ge(n, 2);
+	names = mt_test_traces(dir, &n);
+	mt_quiet(find_trace(names, n, dir, "ls", 0) != NULL, "no trace of ls");
+	mt_test_traces_release(names, n);
+	mt_test_run_release(&r);
+out:
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * dash runs ls in a vfork child (untraced until it execs) and replaces
+ * itself with cat: three images, three traces.  cat keeps dash's pid, so
+ * it must not take dash's name: dash's trace ends with reason "exec", and
+ * cat's is t.PID.jsonl.
+ */
+START_TEST(test_sh_c_exec_leaves_three_whole_traces)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *argv[] = { "/bin/dash", "-c", "ls >/dev/null; exec cat /dev/null", NULL };
+	char **names, exe[4096], want[64];
+	const char *cat;
+	mt_test_run_t r;
+	size_t n;
+	long pid, cat_pid;
+
+	if (access(argv[0], X_OK) != 0) {
+		MT_TEST_SKIP("needs dash (%s: %s)", argv[0], strerror(errno));
+		goto out;
+	}
+	run_traced(&r, argv, trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_uint_eq(assert_every_trace_complete(dir), 3);
+	trace_exe(dir, "t.jsonl", exe, sizeof(exe), &pid);
+	ck_assert_str_eq(base(exe), "dash");
+	mt_test_assert_trace_whole(trace, "exec");
+	names = mt_test_traces(dir, &n);
+	mt_quiet(find_trace(names, n, dir, "ls", 0) != NULL, "no trace of ls");
+	cat = find_trace(names, n, dir, "cat", 0);
+	mt_quiet(cat != NULL, "no trace of cat");
+	trace_exe(dir, cat, exe, sizeof(exe), &cat_pid);
+	mt_quiet_int_eq(cat_pid, pid);
+	snprintf(want, sizeof(want), "t.%ld.jsonl", pid);
+	ck_assert_str_eq(cat, want);
+	mt_test_traces_release(names, n);
+	mt_test_run_release(&r);
+out:
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * With %p in the name, an image that a process execs keeps the pid, so
+ * the name alone is the old image's: the new one takes the next free
+ * name, t.PID.1.jsonl, and the old trace stays whole.
+ */
+START_TEST(test_exec_keeps_the_pid_and_gets_a_name_of_its_own)
+{
+	char *dir = mt_test_tmpdir(), *pattern = mt_test_path(dir, "t.%p.jsonl");
+	char *prog = workload("wl_exec");
+	char *argv[] = { prog, "self", NULL };
+	char old_name[64], new_name[64], *old_path, *new_path, exe[4096];
+	mt_test_run_t r;
+	long pid, p;
+
+	run_traced(&r, argv, pattern, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet(sscanf(r.out, "pid %ld execs", &pid) == 1, "printed %s", r.out);
+	mt_quiet_uint_eq(assert_every_trace_complete(dir), 2);
+	snprintf(old_name, sizeof(old_name), "t.%ld.jsonl", pid);
+	snprintf(new_name, sizeof(new_name), "t.%ld.1.jsonl", pid);
+	old_path = mt_test_path(dir, old_name);
+	new_path = mt_test_path(dir, new_name);
+	mt_test_assert_trace_whole(old_path, "exec");
+	mt_test_assert_trace_whole(new_path, "exit");
+	mt_quiet_int_eq(mt_test_trace_count(old_path, "alloc", 555), 3);
+	mt_quiet_int_eq(mt_test_trace_count(old_path, "alloc", 666), 0);
+	mt_quiet_int_eq(mt_test_trace_count(new_path, "alloc", 666), 4);
+	trace_exe(dir, new_name, exe, sizeof(exe), &p);
+	mt_quiet_int_eq(p, pid);
+	free(old_path);
+	free(new_path);
+	mt_test_run_release(&r);
+	free(prog);
+	free(pattern);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* An exec that fails returns to the program, whose trace goes on: one
+ * trace, complete, with every allocation and no stop but the last. */
+START_TEST(test_failed_exec_leaves_the_trace_going_on)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = workload("wl_exec");
+	char *argv[] = { prog, "fail", NULL };
+	mt_test_run_t r;
+
+	run_traced(&r, argv, trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "exec failed: No such file or directory\n");
+	mt_quiet_uint_eq(assert_every_trace_complete(dir), 1);
+	mt_test_assert_trace_whole(trace, "exit");
+	mt_quiet_int_eq(mt_test_trace_count(trace, "trace.stop", 0), 1);
+	mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", 777), 3);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* Children that end in _exit run no destructor: the preload's _exit
+ * writes their trace.stop and cuts their file. */
+START_TEST(test_forked_children_that_underscore_exit_end_their_traces)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = workload("wl_forkexit");
+	char *argv[] = { prog, NULL };
+	char **names;
+	mt_test_run_t r;
+	size_t n, children = 0;
+
+	run_traced(&r, argv, trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_uint_eq(assert_every_trace_complete(dir), 5);
+	names = mt_test_traces(dir, &n);
+	for (size_t i = 0; i < n; i++) {
+		char *path = mt_test_path(dir, names[i]);
+
+		if (strcmp(names[i], "t.jsonl")) {
+			mt_test_assert_trace_whole(path, "exit");
+			mt_quiet_int_eq(mt_test_trace_count(path, "alloc", 4321), 3);
+			children++;
+		}
+		free(path);
+	}
+	mt_quiet_uint_eq(children, 4);
+	mt_test_traces_release(names, n);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* Whether this machine's kernel really makes RDTSC fault after
+ * prctl(PR_SET_TSC, PR_TSC_SIGSEGV) (a hypervisor may let it through). */
+static int rdtsc_traps(void)
+{
+#if defined(__x86_64__)
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		unsigned lo, hi;
+
+		signal(SIGSEGV, SIG_DFL);
+		if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV) != 0)
+			_exit(2);
+		__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+		_exit(0);
+	}
+	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
+	       WTERMSIG(status) == SIGSEGV;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * Threads that allocate, then forbid RDTSC (one through prctl, one
+ * through syscall), then allocate again: traced, the program runs as it
+ * does bare.  Where the kernel does not enforce the prctl the crash cannot
+ * show, and the test says so; it still holds the run and its trace.
+ */
+START_TEST(test_thread_that_forbids_rdtsc_after_allocating_runs_traced)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = workload("wl_notsc");
+	char *argv[] = { prog, NULL };
+	mt_test_run_t bare, r;
+
+	mt_test_run(&bare, argv, NULL);
+	if (bare.status == 3) {
+		MT_TEST_SKIP("the kernel refuses prctl(PR_SET_TSC) (wl_notsc exits 3 bare)");
+		goto out_bare;
+	}
+	mt_quiet_int_eq(bare.status, 0);
+	if (!rdtsc_traps())
+		printf("note: %s: RDTSC does not fault here after PR_TSC_SIGSEGV "
+		       "(a hypervisor lets it through): the run is checked, the "
+		       "crash it guards against cannot show\n", __func__);
+	for (int round = 0; round < 3; round++) {
+		run_traced(&r, argv, trace, NULL);
+		mt_quiet(r.status == 0, "round %d: the traced run ended with %d: %s",
+			 round, r.status, r.err);
+		ck_assert_str_eq(r.out, bare.out);
+		mt_test_assert_trace_whole(trace, "exit");
+		mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", 48), 200);
+		mt_test_run_release(&r);
+	}
+out_bare:
+	mt_test_run_release(&bare);
+	free(prog);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* A file system of size bytes mounted on a new directory; NULL (with a
+ * skip line) where this process may not mount one. */
+static char *mount_small_tmpfs(const char *test, const char *size)
+{
+	char *dir = mt_test_tmpdir(), opts[64];
+
+	snprintf(opts, sizeof(opts), "size=%s,mode=0700", size);
+	if (mount("memtrace-test", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0) {
+		mt_test_skip(test, "cannot mount a %s tmpfs (mount: %s)", size,
+			     strerror(errno));
+		mt_test_rmdir(dir);
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+/*
+ * A 2 MiB disk cannot hold a 16 MiB window, nor the trace of 100,000
+ * allocations: the trace keeps what fits, whole lines from trace.start
+ * on, stderr says so once, and the program runs on to its normal end.
+ */
+START_TEST(test_small_tmpfs_keeps_what_fits)
+{
+	char *dir = mount_small_tmpfs(__func__, "2m"), *trace;
+	char *prog = workload("wl_fill");
+	char *argv[] = { prog, "100000", NULL };
+	mt_test_run_t r;
+	struct stat st;
+	char *status;
+
+	if (!dir)
+		goto out;
+	trace = mt_test_path(dir, "t.jsonl");
+	run_traced(&r, argv, trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "fill: 100000\n");
+	ck_assert_str_eq(r.err, "memtrace: cannot write the trace: No space left "
+				"on device; it keeps what was written, tracing "
+				"stops, the program runs on\n");
+	mt_test_assert_trace_cut(trace);
+	mt_quiet_int_eq(stat(trace, &st), 0);
+	mt_quiet_uint_le((uintmax_t)st.st_size, 2u << 20);
+	/* Most of the disk is the trace: windows shrink to what is left. */
+	mt_quiet_uint_ge((uintmax_t)st.st_size, 1u << 20);
+	mt_quiet_uint_ge(mt_test_trace_count(trace, "alloc", 100), 1000);
+	status = check_status(trace);
+	ck_assert_str_eq(status, "missing_stop_event");
+	free(status);
+	mt_test_run_release(&r);
+	umount2(dir, MNT_DETACH);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+out:
+	free(prog);
+}
+END_TEST
+
+/*
+ * make -j2 of a small C project whose recipes go through the shell: make,
+ * the shells, the compiler driver, cc1, as and ld each write a trace of
+ * their own, and every one is complete and cut to its length.
+ */
+START_TEST(test_make_j2_through_the_shell_leaves_every_trace_complete)
+{
+	char *dir = mt_test_tmpdir(), *traces = mt_test_path(dir, "traces");
+	char *src = mt_test_path(dir, "src"), *trace = mt_test_path(traces, "t.jsonl");
+	char *mk = mt_test_path(src, "Makefile");
+	char *argv[] = { "/usr/bin/make", "-s", "-j2", "-C", src, NULL };
+	static const char *const files[] = { "a.c", "b.c", "main.c" };
+	static const char *const bodies[] = {
+		"#include <stdlib.h>\nint a(void) { return 1; }\n",
+		"#include <string.h>\nint b(void) { return 2; }\n",
+		"int a(void); int b(void);\nint main(void) { return a() + b() - 3; }\n",
+	};
+	mt_test_run_t r;
+	size_t n;
+
+	if (access(argv[0], X_OK) != 0 || system("cc --version >/dev/null 2>&1") != 0) {
+		MT_TEST_SKIP("needs make and cc (%s)", argv[0]);
+		goto out;
+	}
+	mt_quiet_int_eq(mkdir(traces, 0700), 0);
+	mt_quiet_int_eq(mkdir(src, 0700), 0);
+	for (size_t i = 0; i < 3; i++) {
+		char *p = mt_test_path(src, files[i]);
+
+		mt_test_write(p, bodies[i], strlen(bodies[i]));
+		free(p);
+	}
+	/* Every recipe has a ; or &&, so make runs it with sh -c. */
+	mt_test_write(mk, "prog: a.o b.o main.o\n"
+			  "\t@echo linking; cc -o $@ a.o b.o main.o && test -x $@\n"
+			  "%.o: %.c\n"
+			  "\t@test -f $< && cc -O1 -c $< -o $@\n",
+		      strlen("prog: a.o b.o main.o\n"
+			     "\t@echo linking; cc -o $@ a.o b.o main.o && test -x $@\n"
+			     "%.o: %.c\n"
+			     "\t@test -f $< && cc -O1 -c $< -o $@\n"));
+	run_traced(&r, argv, trace, "MEMTRACE_STACK_DEPTH=8");
+	mt_quiet(r.status == 0, "make ended with %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.out, "linking\n");
+	n = assert_every_trace_complete(traces);
+	/* make, 4 shells, 4 cc drivers, 3 cc1, 3 as, collect2, ld, tests. */
+	mt_quiet_uint_ge(n, 15);
+	mt_test_run_release(&r);
+out:
+	free(mk);
+	free(trace);
+	free(src);
+	free(traces);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *mt_suite_process(void)
+{
+	Suite *s = suite_create("process");
+	TCase *tc = tcase_create("trees");
+
+	tcase_add_test(tc, test_bash_c_keeps_its_trace_under_a_name_without_pid);
+	tcase_add_test(tc, test_sh_c_exec_leaves_three_whole_traces);
+	tcase_add_test(tc, test_exec_keeps_the_pid_and_gets_a_name_of_its_own);
+	tcase_add_test(tc, test_failed_exec_leaves_the_trace_going_on);
+	tcase_add_test(tc, test_forked_children_that_underscore_exit_end_their_traces);
+	tcase_add_test(tc, test_thread_that_forbids_rdtsc_after_allocating_runs_traced);
+	tcase_add_test(tc, test_small_tmpfs_keeps_what_fits);
+	tcase_add_test(tc, test_make_j2_through_the_shell_leaves_every_trace_complete);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,136 @@
+/*
+ * mt_test_trace: the trace files a traced run leaves, as the suites
+ * judge them (mt_test_trace.h).  It reads files only; it never runs the
+ * analyzer, whose own verdict the suites ask for separately.
+ */
+#include "mt_test_trace.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mt_test.h"
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **mt_test_traces(const char *dir, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL;
+	size_t cap = 0;
+
+	mt_quiet(d != NULL, "cannot open '%s'", dir);
+	*n = 0;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (len < 6 || strcmp(e->d_name + len - 6, ".jsonl"))
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 16;
+			names = realloc(names, cap * sizeof(*names));
+			mt_quiet_ptr_nonnull(names);
+		}
+		names[(*n)++] = strdup(e->d_name);
+	}
+	closedir(d);
+	if (*n)
+		qsort(names, *n, sizeof(*names), by_name);
+	return names;
+}
+
+void mt_test_traces_release(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+json_object *mt_test_trace_start(const char *path)
+{
+	size_t len;
+	char *data = mt_test_read(path, &len), *nl;
+	json_object *o;
+
+	mt_quiet(data != NULL && len > 0, "%s: missing or empty", path);
+	nl = memchr(data, '\n', len);
+	if (nl)
+		*nl = '\0';
+	o = json_tokener_parse(data);
+	mt_quiet(o != NULL, "%s: its first line is not JSON", path);
+	free(data);
+	return o;
+}
+
+/* The last line of data[0..len), which ends in a newline, NUL-terminated
+ * in place. */
+static char *last_line(char *data, size_t len)
+{
+	char *p = data + len - 1;
+
+	*p = '\0';
+	while (p > data && p[-1] != '\n')
+		p--;
+	return p;
+}
+
+static char *read_cut(const char *path, size_t *len)
+{
+	char *data = mt_test_read(path, len), *start;
+
+	mt_quiet(data != NULL && *len > 0, "%s: missing or empty", path);
+	mt_quiet(memchr(data, '\0', *len) == NULL,
+		 "%s: %zu bytes with zero padding (first NUL at %zu)", path, *len,
+		 (size_t)((char *)memchr(data, '\0', *len) - data));
+	mt_quiet(data[*len - 1] == '\n', "%s: does not end with a newline", path);
+	start = strstr(data, "\"kind\":\"trace.start\"");
+	mt_quiet(start && start < strchr(data, '\n'),
+		 "%s: the first line is not trace.start", path);
+	return data;
+}
+
+void mt_test_assert_trace_cut(const char *path)
+{
+	size_t len;
+
+	free(read_cut(path, &len));
+}
+
+void mt_test_assert_trace_whole(const char *path, const char *reason)
+{
+	size_t len;
+	char *data = read_cut(path, &len), *last = last_line(data, len);
+
+	mt_quiet(strstr(last, "\"kind\":\"trace.stop\"") != NULL,
+		 "%s: the last line is not trace.stop: %s", path, last);
+	if (reason) {
+		char want[64];
+
+		snprintf(want, sizeof(want), "\"reason\":\"%s\"", reason);
+		mt_quiet(strstr(last, want) != NULL,
+			 "%s: trace.stop has not %s: %s", path, want, last);
+	}
+	free(data);
+}
+
+int mt_test_trace_count(const char *path, const char *kind, long size)
+{
+	size_t len;
+	char *data = mt_test_read(path, &len), *line, *save = NULL;
+	char k[64], s[64];
+	int n = 0;
+
+	mt_quiet(data != NULL, "%s: missing", path);
+	snprintf(k, sizeof(k), "\"kind\":\"%s\"", kind);
+	snprintf(s, sizeof(s), "\"size\":%ld,", size);
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strstr(line, k) && (!size || strstr(line, s)))
+			n++;
+	free(data);
+	return n;
+}

@@ -1,0 +1,39 @@
+/*
+ * mt_test_trace: what the suites that run programs under the preload ask
+ * of the trace files those programs leave: which files a run left in a
+ * directory, what each one's trace.start says, and whether each ends
+ * whole (cut to its last line, with the trace.stop it should have).
+ *
+ * Like mt_test, these helpers allocate with plain malloc and abort the
+ * test (ck_abort) on a failure of their own.
+ */
+#ifndef MT_TEST_TRACE_H
+#define MT_TEST_TRACE_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+/* The names (not paths) of the *.jsonl files in dir, sorted, in a
+ * malloc'd array of *n malloc'd strings; mt_test_traces_release frees. */
+char **mt_test_traces(const char *dir, size_t *n);
+void mt_test_traces_release(char **names, size_t n);
+
+/* The first line of the trace at path, parsed (the caller puts it). */
+json_object *mt_test_trace_start(const char *path);
+
+/* The trace at path ends whole: not empty, its last byte a newline, no
+ * NUL byte anywhere (no zero padding), its first line trace.start and its
+ * last trace.stop with the given reason (NULL: any).  Fails the test
+ * otherwise, naming the file and what it found. */
+void mt_test_assert_trace_whole(const char *path, const char *reason);
+
+/* The trace at path is cut to whole lines (not empty, no NUL byte, its
+ * last byte a newline, its first line trace.start), with or without a
+ * trace.stop. */
+void mt_test_assert_trace_cut(const char *path);
+
+/* How many lines of the trace at path have "kind":kind and, when size is
+ * not 0, "size":size. */
+int mt_test_trace_count(const char *path, const char *kind, long size);
+
+#endif
