@@ -576,9 +576,10 @@ START_TEST(test_forking_workload_leaves_one_trace_per_process)
 		int n = 0;
 
 		snprintf(prefix, sizeof(prefix), "allocations.%d.", i);
-		/* The parent's trace and one per child: the forked one and the
-		 * one it exec'd, each complete. */
-		mt_quiet_int_eq(count_entries(r.out, prefix, ".jsonl"), 3);
+		/* The parent's trace and one per image: the forked child,
+		 * the child that execs (its trace ends with the exec) and the
+		 * image it execs, each complete. */
+		mt_quiet_int_eq(count_entries(r.out, prefix, ".jsonl"), 4);
 		d = opendir(r.out);
 		mt_quiet_ptr_nonnull(d);
 		while ((e = readdir(d)) != NULL) {
@@ -600,10 +601,11 @@ START_TEST(test_forking_workload_leaves_one_trace_per_process)
 			free(path);
 		}
 		closedir(d);
-		mt_quiet_int_eq(n, 2);
+		mt_quiet_int_eq(n, 3);
 	}
-	mt_quiet(strstr(r.se, "run 1/2: exit 0, 2 allocations, peak 4.3 KiB, complete, "
-		 "2 child traces\n"), "%s", r.se);
+	/* The line names the trace it summarizes: the workload's own. */
+	mt_quiet(strstr(r.se, "run 1/2: exit 0, 2 allocations, peak 4.3 KiB, complete "
+		 "(allocations.1.jsonl; 3 child traces beside it)\n"), "%s", r.se);
 	/* The rows are the parent's: one per run. */
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
 	mt_quiet_int_eq(rows.n, 2);
@@ -690,6 +692,45 @@ START_TEST(test_killed_workload_row_is_summary_written_with_missing_stop_event)
 	free(trace);
 	free(script);
 	free(wl);
+}
+END_TEST
+
+/*
+ * A shell that runs ls and then dies of SIGKILL: the run's line is about
+ * bash's own trace (allocations.1.jsonl, cut off by the kill), never
+ * ls's, and says so, with its children's traces counted beside it.  ls once emptied
+ * bash's trace through the name bash handed it, and the line summarized
+ * ls as if it were bash.
+ */
+START_TEST(test_a_tree_whose_top_process_dies_is_summarized_from_its_own_trace)
+{
+	char *trace, *start;
+	run_t r;
+	rows_t rows;
+
+	if (access("/bin/bash", X_OK) != 0) {
+		MT_TEST_SKIP("needs bash (/bin/bash: %s)", strerror(errno));
+		return;
+	}
+	run_init(&r);
+	RUN(&r, "-o", r.out, "--", "/bin/bash", "-c", "ls / >/dev/null; kill -9 $$");
+	mt_quiet(r.status == 128 + SIGKILL, "status %d: %s", r.status, r.se);
+	trace = mt_test_path(r.out, "allocations.1.jsonl");
+	start = mt_test_read(trace, NULL);
+	mt_quiet(start && strstr(start, "\"exe\":\"/usr/bin/bash\"") &&
+		 strstr(start, "\"exe\":\"/usr/bin/bash\"") < strchr(start, '\n'),
+		 "allocations.1.jsonl is not bash's: %.200s", start ? start : "(none)");
+	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
+	mt_quiet_int_eq(rows.n, 1);
+	ck_assert_str_eq(str(get(rows.row[0], "summary"), "status"), "missing_stop_event");
+	/* bash's forked child, which execs, and ls, the image it execs. */
+	mt_quiet(strstr(r.se, "missing_stop_event (allocations.1.jsonl; 2 child traces "
+		 "beside it)\n") && strstr(r.se, "run 1/1: killed by SIGKILL, "),
+		 "%s", r.se);
+	rows_release(&rows);
+	free(start);
+	free(trace);
+	run_release(&r);
 }
 END_TEST
 
@@ -932,12 +973,12 @@ START_TEST(test_percent_in_the_output_directory_reaches_the_preload_escaped)
 
 	run_init(&r);
 	/* '%' is escaped for MEMTRACE_OUTPUT: the traces land in DIR itself,
-	 * the parent's and one per child. */
+	 * the parent's and one per image of its children. */
 	pct = mt_test_path(r.dir, "out%d");
 	RUN(&r, "-o", pct, "--", wl);
 	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
 	ck_assert(in_dir(pct, "allocations.1.jsonl"));
-	mt_quiet_int_eq(count_entries(pct, "allocations.1.", ".jsonl"), 3);
+	mt_quiet_int_eq(count_entries(pct, "allocations.1.", ".jsonl"), 4);
 	/* A "%p" in the path would make the preload give every process the
 	 * parent's file: refused before anything is made. */
 	bad = mt_test_path(r.dir, "out%p");
@@ -1073,6 +1114,7 @@ Suite *mt_suite_run(void)
 	tcase_add_test(tc, test_quiet_prints_nothing_of_its_own);
 	tcase_add_test(tc, test_forking_workload_leaves_one_trace_per_process);
 	tcase_add_test(tc, test_killed_workload_row_is_summary_written_with_missing_stop_event);
+	tcase_add_test(tc, test_a_tree_whose_top_process_dies_is_summarized_from_its_own_trace);
 	tcase_add_test(tc, test_interrupt_records_the_run_it_stopped_and_ends);
 	tcase_add_test(tc, test_strict_turns_a_caveat_into_a_failure);
 	tcase_add_test(tc, test_only_the_workload_is_traced);
