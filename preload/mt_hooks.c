@@ -21,6 +21,7 @@
 
 #include "mt_clock.h"
 #include "mt_real.h"
+#include "mt_signal.h"
 #include "mt_trace.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -289,6 +290,28 @@ EXPORT long syscall(long number, ...)
 	if (number == SYS_prctl && a[0] == PR_SET_TSC)
 		mt_clock_thread_tsc_changed();
 	return rc;
+}
+
+/*
+ * What the program learns of the signals whose handler mt_signal hides:
+ * the action it had (the default), until it sets one of its own.
+ */
+EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (mt_real_resolve() < 0 || !mt_real.sigaction) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return mt_signal_action(sig, act, old, mt_real.sigaction);
+}
+
+EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
+{
+	if (mt_real_resolve() < 0 || !mt_real.sigaction) {
+		errno = ENOSYS;
+		return SIG_ERR;
+	}
+	return mt_signal_set(sig, handler, mt_real.sigaction);
 }
 
 /*

@@ -108,6 +108,7 @@ int mt_real_resolve(void)
 	LOOKUP(execveat);
 	LOOKUP(prctl);
 	LOOKUP(syscall);
+	LOOKUP(sigaction);
 	resolving = 0;
 	atomic_store_explicit(&state, 2, memory_order_release);
 	return 0;

@@ -12,6 +12,7 @@
 #define MT_REAL_H
 
 #include <stddef.h>
+#include <signal.h>
 #include <sys/types.h>
 
 typedef struct {
@@ -39,6 +40,7 @@ typedef struct {
 	int (*prctl)(int, unsigned long, unsigned long, unsigned long,
 		     unsigned long);
 	long (*syscall)(long, long, long, long, long, long, long);
+	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
 } mt_real_t;
 
 extern mt_real_t mt_real;

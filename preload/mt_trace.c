@@ -28,6 +28,7 @@
 #include "../common/mt_jsonl.h"
 #include "mt_clock.h"
 #include "mt_real.h"
+#include "mt_signal.h"
 #include "mt_stack.h"
 #include "mt_symbol.h"
 #include "mt_writer.h"
@@ -694,58 +695,27 @@ static void atfork_child(void)
 	guard--;
 }
 
-/* ---- fatal signals ---- */
+/* ---- signals that end the process ---- */
 
-static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
-static struct sigaction previous[sizeof(fatal_signals) / sizeof(fatal_signals[0])];
-
-static void on_fatal(int sig, siginfo_t *info, void *uctx)
+/* mt_signal's on_end: write trace.stop with reason "signal" and cut the
+ * file, unless this thread is inside the tracer (it may hold the lock:
+ * returns 1, and mt_signal holds the signal until it leaves).  Another
+ * thread's event under way ends first: the lock is tried a while. */
+static int end_on_signal(void)
 {
-	int saved = errno;
-
-	(void)info;
-	(void)uctx;
-	/* A crash inside the tracer itself holds the lock: leave the trace
-	 * without its stop rather than deadlock. */
-	if (!guard && mt_trace_owned()) {
-		for (int tries = 0; tries < 1000; tries++) {
-			if (lock_try()) {
-				stop_locked("signal");
-				lock_give();
-				break;
-			}
-			sched_yield();
+	if (guard)
+		return atomic_load(&active) ? 1 : 0;
+	if (!mt_trace_owned())
+		return 0;
+	for (int tries = 0; tries < 1000; tries++) {
+		if (lock_try()) {
+			stop_locked("signal");
+			lock_give();
+			break;
 		}
+		sched_yield();
 	}
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
-		if (fatal_signals[i] == sig)
-			sigaction(sig, &previous[i], NULL);
-	errno = saved;
-	/* Die as the program would have: the restored handler (or the
-	 * default action) gets the same signal once this one returns. */
-	raise(sig);
-}
-
-static void install_signal_handlers(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_fatal;
-	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++) {
-		struct sigaction old;
-
-		if (sigaction(fatal_signals[i], NULL, &old) < 0)
-			continue;
-		/* A handler the program (or another preload) set up first
-		 * is theirs to keep. */
-		if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler != SIG_DFL)
-			continue;
-		previous[i] = old;
-		sigaction(fatal_signals[i], &sa, NULL);
-	}
+	return 0;
 }
 
 /* ---- start ---- */
@@ -896,7 +866,7 @@ void mt_trace_init(void)
 		goto done;
 	}
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-	install_signal_handlers();
+	mt_signal_install(end_on_signal, mt_real.sigaction);
 	arm_fail_at();
 done:
 	atomic_store(&init_state, 2);
@@ -1021,6 +991,8 @@ int mt_trace_enter(void)
 void mt_trace_leave(void)
 {
 	guard = 0;
+	if (__builtin_expect(mt_signal_pending != 0, 0))
+		mt_signal_raise_pending();
 }
 
 void mt_trace_test_dear_handovers(int on)

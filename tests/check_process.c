@@ -2,9 +2,9 @@
  * check_process: whole programs and process trees under the preload, as
  * a user runs them: shells that hand their own copy of the environment
  * to their children, images that exec others and keep their pid, exec
- * that fails, children that end in _exit, make running recipes through
- * the shell, a thread that forbids RDTSC after it has allocated, and a
- * disk too small for the trace.  Each test holds the run's output and
+ * that fails, children that end in _exit, signals that end a process,
+ * make running recipes through the shell, a thread that forbids RDTSC
+ * after it has allocated, and a disk too small for the trace.  Each test holds the run's output and
  * exit status to the bare run's, and every trace file it left to being
  * its own process's, whole and cut to its length.
  */
@@ -365,6 +365,107 @@ out_bare:
 }
 END_TEST
 
+/*
+ * A signal whose default action ends the process (SIGTERM sent while the
+ * thread allocates, often inside the tracer; SIGPIPE from a write): the
+ * trace ends with trace.stop (reason "signal"), cut to its length, and
+ * the process still dies of the signal.  Three rounds of SIGTERM, each
+ * landing somewhere else in the allocation loop.
+ */
+START_TEST(test_signals_that_end_the_process_end_the_trace)
+{
+	static const struct {
+		const char *mode;
+		int sig;
+		long size;
+		int rounds;
+	} cases[] = { { "term", SIGTERM, 999, 3 }, { "pipe", SIGPIPE, 888, 1 } };
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = workload("wl_signals");
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		for (int round = 0; round < cases[c].rounds; round++) {
+			char *argv[] = { prog, (char *)cases[c].mode, NULL };
+			mt_test_run_t r;
+
+			run_traced(&r, argv, trace, NULL);
+			mt_quiet(r.status == 128 + cases[c].sig, "%s, round %d: status %d",
+				 cases[c].mode, round, r.status);
+			mt_test_assert_trace_whole(trace, "signal");
+			mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", cases[c].size), 1);
+			mt_test_run_release(&r);
+		}
+	}
+	free(prog);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* The handlers that end the trace are the program's business only where
+ * it looks: sigaction() and signal() show the default it had, a handler
+ * it sets is its own, and it prints what it prints bare. */
+START_TEST(test_the_program_sees_the_default_actions_it_did_not_change)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = workload("wl_signals");
+	char *argv[] = { prog, "show", NULL };
+	mt_test_run_t bare, r;
+
+	mt_test_run(&bare, argv, NULL);
+	mt_quiet_int_eq(bare.status, 0);
+	mt_quiet(strstr(bare.out, "sigaction TERM: default\n") != NULL, "%s", bare.out);
+	run_traced(&r, argv, trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, bare.out);
+	mt_test_assert_trace_whole(trace, "exit");
+	mt_test_run_release(&r);
+	mt_test_run_release(&bare);
+	free(prog);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * Python makes SIGINT raise KeyboardInterrupt only where it finds the
+ * default action at its start, and after an unhandled one it puts the
+ * default back and kills itself with SIGINT: traced, it keeps both, and
+ * its trace ends with the signal.
+ */
+START_TEST(test_python_keeps_keyboard_interrupt_and_its_trace_ends)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *argv[] = { "/usr/bin/python3", "-c",
+			 "import os, signal\n"
+			 "print(signal.getsignal(signal.SIGINT).__name__, flush=True)\n"
+			 "os.kill(os.getpid(), signal.SIGINT)\n",
+			 NULL };
+	mt_test_run_t bare, r;
+
+	if (access(argv[0], X_OK) != 0) {
+		MT_TEST_SKIP("needs python3 (%s: %s)", argv[0], strerror(errno));
+		goto out;
+	}
+	mt_test_run(&bare, argv, NULL);
+	mt_quiet_int_eq(bare.status, 128 + SIGINT);
+	ck_assert_str_eq(bare.out, "default_int_handler\n");
+	run_traced(&r, argv, trace, NULL);
+	mt_quiet_int_eq(r.status, 128 + SIGINT);
+	ck_assert_str_eq(r.out, bare.out);
+	mt_quiet(strstr(r.err, "KeyboardInterrupt") != NULL, "%s", r.err);
+	mt_test_assert_trace_whole(trace, "signal");
+	mt_test_run_release(&r);
+	mt_test_run_release(&bare);
+out:
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* A file system of size bytes mounted on a new directory; NULL (with a
  * skip line) where this process may not mount one. */
 static char *mount_small_tmpfs(const char *test, const char *size)
@@ -493,6 +594,9 @@ Suite *mt_suite_process(void)
 	tcase_add_test(tc, test_failed_exec_leaves_the_trace_going_on);
 	tcase_add_test(tc, test_forked_children_that_underscore_exit_end_their_traces);
 	tcase_add_test(tc, test_thread_that_forbids_rdtsc_after_allocating_runs_traced);
+	tcase_add_test(tc, test_signals_that_end_the_process_end_the_trace);
+	tcase_add_test(tc, test_the_program_sees_the_default_actions_it_did_not_change);
+	tcase_add_test(tc, test_python_keeps_keyboard_interrupt_and_its_trace_ends);
 	tcase_add_test(tc, test_small_tmpfs_keeps_what_fits);
 	tcase_add_test(tc, test_make_j2_through_the_shell_leaves_every_trace_complete);
 	suite_add_tcase(s, tc);

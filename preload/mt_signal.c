@@ -1,0 +1,158 @@
+/*
+ * mt_signal: the trace's ending on a signal (mt_signal.h).  It must never
+ * change how the program dies, nor, for the signals it hides, what the
+ * program learns of their actions through sigaction() and signal().
+ */
+#include "mt_signal.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+
+/* The signals whose default action ends the process; the first CRASHES
+ * are shown to the program as they are, the rest are hidden. */
+static const int ending[] = {
+	SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL,
+	SIGHUP, SIGINT, SIGQUIT, SIGTRAP, SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM,
+	SIGTERM, SIGSTKFLT, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO,
+	SIGPWR, SIGSYS,
+};
+#define CRASHES 5
+#define NSIGS (sizeof(ending) / sizeof(ending[0]))
+
+static int (*end_trace)(void);
+/* The handler, and which signals end the process by default. */
+static struct sigaction handler;
+static unsigned char ends[NSIG];
+/* What each signal's action was before the handler went in. */
+static struct sigaction previous[NSIG];
+/* 1 while the handler is in place and hidden from the program. */
+static atomic_int hidden[NSIG];
+static int (*real_action)(int, const struct sigaction *, struct sigaction *);
+
+/* Whether act asks for the default action. */
+static int wants_default(const struct sigaction *act)
+{
+	return !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL;
+}
+
+__thread int mt_signal_pending __attribute__((tls_model("initial-exec")));
+
+static int is_crash(int sig)
+{
+	for (size_t i = 0; i < CRASHES; i++)
+		if (ending[i] == sig)
+			return 1;
+	return 0;
+}
+
+static void on_signal(int sig, siginfo_t *info, void *uctx)
+{
+	int saved = errno;
+
+	(void)info;
+	(void)uctx;
+	if (end_trace() && !is_crash(sig)) {
+		/* Inside the tracer: the thread ends its event, then
+		 * raises the signal again on leaving. */
+		mt_signal_pending = sig;
+		errno = saved;
+		return;
+	}
+	/* Die as the program would have: the action it had (the default)
+	 * gets the same signal once this handler returns. */
+	atomic_store(&hidden[sig], 0);
+	real_action(sig, &previous[sig], NULL);
+	errno = saved;
+	raise(sig);
+}
+
+void mt_signal_raise_pending(void)
+{
+	int sig = mt_signal_pending, saved = errno;
+
+	mt_signal_pending = 0;
+	raise(sig);
+	errno = saved;
+}
+
+void mt_signal_install(int (*on_end)(void),
+		       int (*real)(int, const struct sigaction *, struct sigaction *))
+{
+	real_action = real;
+	memset(&handler, 0, sizeof(handler));
+	handler.sa_sigaction = on_signal;
+	handler.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&handler.sa_mask);
+	for (size_t i = 0; i < NSIGS; i++) {
+		int sig = ending[i];
+		struct sigaction old;
+
+		ends[sig] = 1;
+		if (real(sig, NULL, &old) < 0)
+			continue;
+		/* An action the program (or another preload) chose first
+		 * is theirs to keep. */
+		if (!wants_default(&old))
+			continue;
+		previous[sig] = old;
+		if (real(sig, &handler, NULL) == 0 && i >= CRASHES)
+			atomic_store(&hidden[sig], 1);
+	}
+	end_trace = on_end;
+}
+
+int mt_signal_action(int sig, const struct sigaction *act, struct sigaction *old,
+		     int (*real)(int, const struct sigaction *, struct sigaction *))
+{
+	struct sigaction shown;
+	int rc;
+
+	if (sig <= 0 || sig >= NSIG || !end_trace)
+		return real(sig, act, old);
+	if (act && ends[sig] && wants_default(act)) {
+		/* The default the program asks for is the handler, hidden:
+		 * a program that ends itself by a signal after setting its
+		 * default (Python after KeyboardInterrupt) ends the trace. */
+		if (atomic_load(&hidden[sig]))
+			shown = previous[sig];
+		else if (real(sig, NULL, &shown) < 0)
+			return -1;
+		rc = real(sig, &handler, NULL);
+		if (rc == 0) {
+			previous[sig] = *act;
+			atomic_store(&hidden[sig], 1);
+			if (old)
+				*old = shown;
+		}
+		return rc;
+	}
+	if (!atomic_load(&hidden[sig]))
+		return real(sig, act, old);
+	shown = previous[sig];
+	rc = act ? real(sig, act, NULL) : 0;
+	if (rc == 0 && act)
+		atomic_store(&hidden[sig], 0); /* the program's action now */
+	if (rc == 0 && old)
+		*old = shown;
+	return rc;
+}
+
+__sighandler_t mt_signal_set(int sig, __sighandler_t handler,
+			     int (*real)(int, const struct sigaction *,
+					 struct sigaction *))
+{
+	struct sigaction sa, old;
+
+	/* glibc's signal(): BSD semantics, the signal blocked in its own
+	 * handler, interrupted calls restarted. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	if (sig > 0 && sig < NSIG && sigaddset(&sa.sa_mask, sig) < 0)
+		return SIG_ERR;
+	sa.sa_flags = SA_RESTART;
+	if (mt_signal_action(sig, &sa, &old, real) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
