@@ -546,11 +546,14 @@ START_TEST(test_writer_lets_written_windows_leave_the_page_cache)
 	static char chunk[65536];
 	const uint64_t win = MT_WRITER_WINDOW;
 	const size_t pages = (size_t)(win / (uint64_t)sysconf(_SC_PAGESIZE));
-	int tmpfs = mt_test_on_tmpfs(dir), fd, prepared = 0;
+	int tmpfs = mt_test_on_tmpfs(dir), fd, prepared = 0, drops;
 	mt_writer_t w;
 	size_t len, total = 0;
-	char *data;
+	char *data, found[256];
 
+	/* Where the file system keeps clean pages (tmpfs: they are the file)
+	 * the first windows stay cached; elsewhere they must leave. */
+	drops = mt_test_drops_clean_pages(dir, found, sizeof(found));
 	memset(chunk, 'z', sizeof(chunk));
 	mt_quiet_int_eq(mt_writer_open(&w, path), 0);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -569,10 +572,14 @@ START_TEST(test_writer_lets_written_windows_leave_the_page_cache)
 		}
 	}
 	mt_quiet_int_eq(prepared, 4);
-	for (uint64_t k = 0; k < 2; k++)
-		mt_quiet(mt_test_cached_pages(path, k * win, win) == (tmpfs ? pages : 0),
-			 "window %d: %zu of %zu pages cached (tmpfs: %d)", (int)k,
-			 mt_test_cached_pages(path, k * win, win), pages, tmpfs);
+	if (drops || tmpfs)
+		for (uint64_t k = 0; k < 2; k++)
+			mt_quiet(mt_test_cached_pages(path, k * win, win) == (tmpfs ? pages : 0),
+				 "window %d: %zu of %zu pages cached (tmpfs: %d)", (int)k,
+				 mt_test_cached_pages(path, k * win, win), pages, tmpfs);
+	else
+		MT_TEST_SKIP("the file system keeps clean pages that are let go, "
+			     "so whether the first windows left cannot show (%s)", found);
 	mt_quiet_uint_eq(mt_test_cached_pages(path, 3 * win, win), pages);
 	mt_quiet_uint_eq(mt_test_cached_pages(path, 4 * win, win), pages);
 	data = mt_test_read(path, &len);
