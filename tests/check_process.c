@@ -32,6 +32,27 @@ static char *workload(const char *name)
 	return p;
 }
 
+/* What most tests here make and drop: a directory, the trace name in it
+ * (a pattern, perhaps), and the path of a workload (NULL: none). */
+typedef struct {
+	char *dir, *trace, *prog;
+} scene_t;
+
+static void scene_init(scene_t *sc, const char *wl, const char *trace_name)
+{
+	sc->dir = mt_test_tmpdir();
+	sc->trace = mt_test_path(sc->dir, trace_name);
+	sc->prog = wl ? workload(wl) : NULL;
+}
+
+static void scene_release(scene_t *sc)
+{
+	free(sc->prog);
+	free(sc->trace);
+	mt_test_rmdir(sc->dir);
+	free(sc->dir);
+}
+
 /* Run argv with the preload, MEMTRACE_OUTPUT=output and extra (or NULL). */
 static void run_traced(mt_test_run_t *r, char *const argv[], const char *output,
 		       const char *extra)
@@ -129,33 +150,32 @@ static const char *find_trace(char **names, size_t n, const char *dir,
  */
 START_TEST(test_bash_c_keeps_its_trace_under_a_name_without_pid)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	scene_t sc;
 	char *argv[] = { "/bin/bash", "-c", "ls / >/dev/null; echo done", NULL };
 	char **names, exe[4096];
 	mt_test_run_t r;
 	size_t n;
 	long pid;
 
+	scene_init(&sc, NULL, "t.jsonl");
 	if (access(argv[0], X_OK) != 0) {
 		MT_TEST_SKIP("needs bash (%s: %s)", argv[0], strerror(errno));
 		goto out;
 	}
-	run_traced(&r, argv, trace, NULL);
+	run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "done\n");
 	/* t.jsonl is bash's; ls has a name of its own. */
-	trace_exe(dir, "t.jsonl", exe, sizeof(exe), &pid);
+	trace_exe(sc.dir, "t.jsonl", exe, sizeof(exe), &pid);
 	ck_assert_str_eq(base(exe), "bash");
-	n = assert_every_trace_complete(dir);
+	n = assert_every_trace_complete(sc.dir);
 	mt_quiet_uint_ge(n, 2);
-	names = mt_test_traces(dir, &n);
-	mt_quiet(find_trace(names, n, dir, "ls", 0) != NULL, "no trace of ls");
+	names = mt_test_traces(sc.dir, &n);
+	mt_quiet(find_trace(names, n, sc.dir, "ls", 0) != NULL, "no trace of ls");
 	mt_test_traces_release(names, n);
 	mt_test_run_release(&r);
 out:
-	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
+	scene_release(&sc);
 }
 END_TEST
 
@@ -167,7 +187,7 @@ END_TEST
  */
 START_TEST(test_sh_c_exec_leaves_three_whole_traces)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	scene_t sc;
 	char *argv[] = { "/bin/dash", "-c", "ls >/dev/null; exec cat /dev/null", NULL };
 	char **names, exe[4096], want[64];
 	const char *cat;
@@ -175,30 +195,29 @@ START_TEST(test_sh_c_exec_leaves_three_whole_traces)
 	size_t n;
 	long pid, cat_pid;
 
+	scene_init(&sc, NULL, "t.jsonl");
 	if (access(argv[0], X_OK) != 0) {
 		MT_TEST_SKIP("needs dash (%s: %s)", argv[0], strerror(errno));
 		goto out;
 	}
-	run_traced(&r, argv, trace, NULL);
+	run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
-	mt_quiet_uint_eq(assert_every_trace_complete(dir), 3);
-	trace_exe(dir, "t.jsonl", exe, sizeof(exe), &pid);
+	mt_quiet_uint_eq(assert_every_trace_complete(sc.dir), 3);
+	trace_exe(sc.dir, "t.jsonl", exe, sizeof(exe), &pid);
 	ck_assert_str_eq(base(exe), "dash");
-	mt_test_assert_trace_whole(trace, "exec");
-	names = mt_test_traces(dir, &n);
-	mt_quiet(find_trace(names, n, dir, "ls", 0) != NULL, "no trace of ls");
-	cat = find_trace(names, n, dir, "cat", 0);
+	mt_test_assert_trace_whole(sc.trace, "exec");
+	names = mt_test_traces(sc.dir, &n);
+	mt_quiet(find_trace(names, n, sc.dir, "ls", 0) != NULL, "no trace of ls");
+	cat = find_trace(names, n, sc.dir, "cat", 0);
 	mt_quiet(cat != NULL, "no trace of cat");
-	trace_exe(dir, cat, exe, sizeof(exe), &cat_pid);
+	trace_exe(sc.dir, cat, exe, sizeof(exe), &cat_pid);
 	mt_quiet_int_eq(cat_pid, pid);
 	snprintf(want, sizeof(want), "t.%ld.jsonl", pid);
 	ck_assert_str_eq(cat, want);
 	mt_test_traces_release(names, n);
 	mt_test_run_release(&r);
 out:
-	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
+	scene_release(&sc);
 }
 END_TEST
 
@@ -209,35 +228,33 @@ END_TEST
  */
 START_TEST(test_exec_keeps_the_pid_and_gets_a_name_of_its_own)
 {
-	char *dir = mt_test_tmpdir(), *pattern = mt_test_path(dir, "t.%p.jsonl");
-	char *prog = workload("wl_exec");
-	char *argv[] = { prog, "self", NULL };
+	scene_t sc;
+	char *argv[] = { NULL, "self", NULL };
 	char old_name[64], new_name[64], *old_path, *new_path, exe[4096];
 	mt_test_run_t r;
 	long pid, p;
 
-	run_traced(&r, argv, pattern, NULL);
+	scene_init(&sc, "wl_exec", "t.%p.jsonl");
+	argv[0] = sc.prog;
+	run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	mt_quiet(sscanf(r.out, "pid %ld execs", &pid) == 1, "printed %s", r.out);
-	mt_quiet_uint_eq(assert_every_trace_complete(dir), 2);
+	mt_quiet_uint_eq(assert_every_trace_complete(sc.dir), 2);
 	snprintf(old_name, sizeof(old_name), "t.%ld.jsonl", pid);
 	snprintf(new_name, sizeof(new_name), "t.%ld.1.jsonl", pid);
-	old_path = mt_test_path(dir, old_name);
-	new_path = mt_test_path(dir, new_name);
+	old_path = mt_test_path(sc.dir, old_name);
+	new_path = mt_test_path(sc.dir, new_name);
 	mt_test_assert_trace_whole(old_path, "exec");
 	mt_test_assert_trace_whole(new_path, "exit");
 	mt_quiet_int_eq(mt_test_trace_count(old_path, "alloc", 555), 3);
 	mt_quiet_int_eq(mt_test_trace_count(old_path, "alloc", 666), 0);
 	mt_quiet_int_eq(mt_test_trace_count(new_path, "alloc", 666), 4);
-	trace_exe(dir, new_name, exe, sizeof(exe), &p);
+	trace_exe(sc.dir, new_name, exe, sizeof(exe), &p);
 	mt_quiet_int_eq(p, pid);
 	free(old_path);
 	free(new_path);
 	mt_test_run_release(&r);
-	free(prog);
-	free(pattern);
-	mt_test_rmdir(dir);
-	free(dir);
+	scene_release(&sc);
 }
 END_TEST
 
@@ -245,23 +262,21 @@ END_TEST
  * trace, complete, with every allocation and no stop but the last. */
 START_TEST(test_failed_exec_leaves_the_trace_going_on)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
-	char *prog = workload("wl_exec");
-	char *argv[] = { prog, "fail", NULL };
+	scene_t sc;
+	char *argv[] = { NULL, "fail", NULL };
 	mt_test_run_t r;
 
-	run_traced(&r, argv, trace, NULL);
+	scene_init(&sc, "wl_exec", "t.jsonl");
+	argv[0] = sc.prog;
+	run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "exec failed: No such file or directory\n");
-	mt_quiet_uint_eq(assert_every_trace_complete(dir), 1);
-	mt_test_assert_trace_whole(trace, "exit");
-	mt_quiet_int_eq(mt_test_trace_count(trace, "trace.stop", 0), 1);
-	mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", 777), 3);
+	mt_quiet_uint_eq(assert_every_trace_complete(sc.dir), 1);
+	mt_test_assert_trace_whole(sc.trace, "exit");
+	mt_quiet_int_eq(mt_test_trace_count(sc.trace, "trace.stop", 0), 1);
+	mt_quiet_int_eq(mt_test_trace_count(sc.trace, "alloc", 777), 3);
 	mt_test_run_release(&r);
-	free(prog);
-	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
+	scene_release(&sc);
 }
 END_TEST
 
@@ -269,19 +284,20 @@ END_TEST
  * writes their trace.stop and cuts their file. */
 START_TEST(test_forked_children_that_underscore_exit_end_their_traces)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
-	char *prog = workload("wl_forkexit");
-	char *argv[] = { prog, NULL };
+	scene_t sc;
+	char *argv[] = { NULL, NULL };
 	char **names;
 	mt_test_run_t r;
 	size_t n, children = 0;
 
-	run_traced(&r, argv, trace, NULL);
+	scene_init(&sc, "wl_forkexit", "t.jsonl");
+	argv[0] = sc.prog;
+	run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
-	mt_quiet_uint_eq(assert_every_trace_complete(dir), 5);
-	names = mt_test_traces(dir, &n);
+	mt_quiet_uint_eq(assert_every_trace_complete(sc.dir), 5);
+	names = mt_test_traces(sc.dir, &n);
 	for (size_t i = 0; i < n; i++) {
-		char *path = mt_test_path(dir, names[i]);
+		char *path = mt_test_path(sc.dir, names[i]);
 
 		if (strcmp(names[i], "t.jsonl")) {
 			mt_test_assert_trace_whole(path, "exit");
@@ -293,10 +309,7 @@ START_TEST(test_forked_children_that_underscore_exit_end_their_traces)
 	mt_quiet_uint_eq(children, 4);
 	mt_test_traces_release(names, n);
 	mt_test_run_release(&r);
-	free(prog);
-	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
+	scene_release(&sc);
 }
 END_TEST
 
@@ -332,11 +345,12 @@ static int rdtsc_traps(void)
  */
 START_TEST(test_thread_that_forbids_rdtsc_after_allocating_runs_traced)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
-	char *prog = workload("wl_notsc");
-	char *argv[] = { prog, NULL };
+	scene_t sc;
+	char *argv[] = { NULL, NULL };
 	mt_test_run_t bare, r;
 
+	scene_init(&sc, "wl_notsc", "t.jsonl");
+	argv[0] = sc.prog;
 	mt_test_run(&bare, argv, NULL);
 	if (bare.status == 3) {
 		MT_TEST_SKIP("the kernel refuses prctl(PR_SET_TSC) (wl_notsc exits 3 bare)");
@@ -348,20 +362,17 @@ START_TEST(test_thread_that_forbids_rdtsc_after_allocating_runs_traced)
 		       "(a hypervisor lets it through): the run is checked, the "
 		       "crash it guards against cannot show\n", __func__);
 	for (int round = 0; round < 3; round++) {
-		run_traced(&r, argv, trace, NULL);
+		run_traced(&r, argv, sc.trace, NULL);
 		mt_quiet(r.status == 0, "round %d: the traced run ended with %d: %s",
 			 round, r.status, r.err);
 		ck_assert_str_eq(r.out, bare.out);
-		mt_test_assert_trace_whole(trace, "exit");
-		mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", 48), 200);
+		mt_test_assert_trace_whole(sc.trace, "exit");
+		mt_quiet_int_eq(mt_test_trace_count(sc.trace, "alloc", 48), 200);
 		mt_test_run_release(&r);
 	}
 out_bare:
 	mt_test_run_release(&bare);
-	free(prog);
-	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
+	scene_release(&sc);
 }
 END_TEST
 
@@ -380,26 +391,23 @@ START_TEST(test_signals_that_end_the_process_end_the_trace)
 		long size;
 		int rounds;
 	} cases[] = { { "term", SIGTERM, 999, 3 }, { "pipe", SIGPIPE, 888, 1 } };
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
-	char *prog = workload("wl_signals");
+	scene_t sc;
 
+	scene_init(&sc, "wl_signals", "t.jsonl");
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		for (int round = 0; round < cases[c].rounds; round++) {
-			char *argv[] = { prog, (char *)cases[c].mode, NULL };
+			char *argv[] = { sc.prog, (char *)cases[c].mode, NULL };
 			mt_test_run_t r;
 
-			run_traced(&r, argv, trace, NULL);
+			run_traced(&r, argv, sc.trace, NULL);
 			mt_quiet(r.status == 128 + cases[c].sig, "%s, round %d: status %d",
 				 cases[c].mode, round, r.status);
-			mt_test_assert_trace_whole(trace, "signal");
-			mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", cases[c].size), 1);
+			mt_test_assert_trace_whole(sc.trace, "signal");
+			mt_quiet_int_eq(mt_test_trace_count(sc.trace, "alloc", cases[c].size), 1);
 			mt_test_run_release(&r);
 		}
 	}
-	free(prog);
-	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
+	scene_release(&sc);
 }
 END_TEST
 
@@ -408,24 +416,22 @@ END_TEST
  * it sets is its own, and it prints what it prints bare. */
 START_TEST(test_the_program_sees_the_default_actions_it_did_not_change)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
-	char *prog = workload("wl_signals");
-	char *argv[] = { prog, "show", NULL };
+	scene_t sc;
+	char *argv[] = { NULL, "show", NULL };
 	mt_test_run_t bare, r;
 
+	scene_init(&sc, "wl_signals", "t.jsonl");
+	argv[0] = sc.prog;
 	mt_test_run(&bare, argv, NULL);
 	mt_quiet_int_eq(bare.status, 0);
 	mt_quiet(strstr(bare.out, "sigaction TERM: default\n") != NULL, "%s", bare.out);
-	run_traced(&r, argv, trace, NULL);
+	run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, bare.out);
-	mt_test_assert_trace_whole(trace, "exit");
+	mt_test_assert_trace_whole(sc.trace, "exit");
 	mt_test_run_release(&r);
 	mt_test_run_release(&bare);
-	free(prog);
-	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
+	scene_release(&sc);
 }
 END_TEST
 
@@ -437,7 +443,7 @@ END_TEST
  */
 START_TEST(test_python_keeps_keyboard_interrupt_and_its_trace_ends)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	scene_t sc;
 	char *argv[] = { "/usr/bin/python3", "-c",
 			 "import os, signal\n"
 			 "print(signal.getsignal(signal.SIGINT).__name__, flush=True)\n"
@@ -445,6 +451,7 @@ START_TEST(test_python_keeps_keyboard_interrupt_and_its_trace_ends)
 			 NULL };
 	mt_test_run_t bare, r;
 
+	scene_init(&sc, NULL, "t.jsonl");
 	if (access(argv[0], X_OK) != 0) {
 		MT_TEST_SKIP("needs python3 (%s: %s)", argv[0], strerror(errno));
 		goto out;
@@ -452,17 +459,15 @@ START_TEST(test_python_keeps_keyboard_interrupt_and_its_trace_ends)
 	mt_test_run(&bare, argv, NULL);
 	mt_quiet_int_eq(bare.status, 128 + SIGINT);
 	ck_assert_str_eq(bare.out, "default_int_handler\n");
-	run_traced(&r, argv, trace, NULL);
+	run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 128 + SIGINT);
 	ck_assert_str_eq(r.out, bare.out);
 	mt_quiet(strstr(r.err, "KeyboardInterrupt") != NULL, "%s", r.err);
-	mt_test_assert_trace_whole(trace, "signal");
+	mt_test_assert_trace_whole(sc.trace, "signal");
 	mt_test_run_release(&r);
 	mt_test_run_release(&bare);
 out:
-	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
+	scene_release(&sc);
 }
 END_TEST
 
