@@ -481,17 +481,35 @@ int mt_writer_unseal(mt_writer_t *w, uint64_t length)
 {
 	uint64_t back = w->length - length;
 
-	if (w->error || !w->map || length > w->length || back > w->pos)
+	if (w->error || !w->map || length > w->length ||
+	    back > w->pos + (uint64_t)(w->map_off ? MT_WRITER_WINDOW : 0))
 		return -EINVAL;
 	if (!still_ours(w))
 		return -EBADF;
+	if (back > w->pos) {
+		/* The taken-back bytes began in the window before, which was
+		 * full: go back to it (the cut left its bytes as they were). */
+		char *p = mmap(NULL, MT_WRITER_WINDOW, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, w->fd, (off_t)(w->map_off - MT_WRITER_WINDOW));
+
+		if (p == MAP_FAILED)
+			return -errno;
+		munmap(w->map, MT_WRITER_WINDOW);
+		w->map = p;
+		w->map_off -= MT_WRITER_WINDOW;
+		w->pos += MT_WRITER_WINDOW;
+		w->limit = MT_WRITER_WINDOW;
+	}
 	/* The reservation the cut gave back, then the taken-back bytes made
 	 * zeros again (the cut zeroed all but those of the last page). */
 	if (reserve(w, w->map_off, w->limit) != w->limit)
 		return -(errno ? errno : ENOSPC);
 	w->pos -= (uint32_t)back;
 	w->length = length;
-	memset(w->map + w->pos, 0, (size_t)back);
+	/* Past this window the cut freed the blocks: what is reserved there
+	 * later reads as zeros. */
+	memset(w->map + w->pos, 0, (size_t)(back < MT_WRITER_WINDOW - w->pos ?
+					  back : MT_WRITER_WINDOW - w->pos));
 	return 0;
 }
 

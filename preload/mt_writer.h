@@ -135,8 +135,8 @@ void mt_writer_quiesce(mt_writer_t *w);
 int mt_writer_seal(mt_writer_t *w);
 
 /* Undo a seal, and take back what was written since the trace was
- * length bytes long (which must be within the current window).  Returns
- * 0 or -errno (nothing changed; the file stays cut). */
+ * length bytes long (at most the current window and the one before it).
+ * Returns 0 or -errno (nothing changed; the file stays cut). */
 int mt_writer_unseal(mt_writer_t *w, uint64_t length);
 
 /* Unmap, cut the file to its length and close it.  Returns 0 or -errno. */

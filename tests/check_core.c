@@ -498,6 +498,60 @@ START_TEST(test_writer_crosses_window_boundaries_whole)
 }
 END_TEST
 
+/*
+ * An exec's seal cuts the file to its length at once (the exec may
+ * succeed); a failed exec's unseal takes the stop line back and the
+ * trace goes on, within one window and across the start of one (a line
+ * begun in the window before).
+ */
+static void seal_and_take_back(uint64_t before)
+{
+	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "w");
+	static char fill[1u << 20];
+	const char stop[] = "{\"kind\":\"trace.stop\"}\n";
+	mt_writer_t w;
+	uint64_t total = 0, length;
+	size_t len;
+	char *data;
+
+	memset(fill, 'f', sizeof(fill));
+	mt_quiet_int_eq(mt_writer_open(&w, path), 0);
+	while (total < before) {
+		size_t n = before - total < sizeof(fill) ? (size_t)(before - total) : sizeof(fill);
+
+		mt_quiet_int_eq(mt_writer_write(&w, fill, n), 0);
+		total += n;
+	}
+	length = w.length;
+	mt_quiet_int_eq(mt_writer_write(&w, stop, sizeof(stop) - 1), 0);
+	mt_quiet_int_eq(mt_writer_seal(&w), 0);
+	free(mt_test_read(path, &len));
+	mt_quiet_uint_eq(len, length + sizeof(stop) - 1);
+	mt_quiet_int_eq(mt_writer_unseal(&w, length), 0);
+	mt_quiet_int_eq(mt_writer_write(&w, "go on\n", 6), 0);
+	mt_quiet_int_eq(mt_writer_close(&w), 0);
+	data = mt_test_read(path, &len);
+	mt_quiet_uint_eq(len, length + 6);
+	for (size_t i = 0; i < length; i++)
+		if (data[i] != 'f')
+			ck_abort_msg("byte %zu is %d", i, data[i]);
+	ck_assert(!memcmp(data + length, "go on\n", 6));
+	free(data);
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+
+START_TEST(test_writer_seal_cuts_and_unseal_takes_the_stop_back)
+{
+	seal_and_take_back(1000);
+	/* The stop line straddles the first window's end. */
+	seal_and_take_back(MT_WRITER_WINDOW - 10);
+	/* It fills the first window to its end exactly. */
+	seal_and_take_back(MT_WRITER_WINDOW - 23);
+}
+END_TEST
+
 /* The window prepared ahead (mt_writer_prepare) is the one the switch
  * uses, and one prepared but never reached is cut off at close. */
 START_TEST(test_writer_uses_the_prepared_window_and_cuts_an_unused_one)
@@ -1023,6 +1077,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_writer_crosses_window_boundaries_whole);
 	tcase_add_test(parts, test_writer_uses_the_prepared_window_and_cuts_an_unused_one);
 	tcase_add_test(parts, test_writer_lets_written_windows_leave_the_page_cache);
+	tcase_add_test(parts, test_writer_seal_cuts_and_unseal_takes_the_stop_back);
 	tcase_add_test(parts, test_jsonl_block_layout_is_the_appenders_bytes);
 	tcase_add_test(parts, test_symbols_name_static_functions_and_their_module);
 	tcase_add_test(parts, test_real_arena_serves_bootstrap_memory_zeroed_and_aligned);
