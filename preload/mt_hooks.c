@@ -307,11 +307,11 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 
 EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
 {
-	if (mt_real_resolve() < 0 || !mt_real.sigaction) {
+	if (mt_real_resolve() < 0 || !mt_real.sigaction || !mt_real.signal) {
 		errno = ENOSYS;
 		return SIG_ERR;
 	}
-	return mt_signal_set(sig, handler, mt_real.sigaction);
+	return mt_signal_set(sig, handler, mt_real.sigaction, mt_real.signal);
 }
 
 /*

@@ -109,6 +109,7 @@ int mt_real_resolve(void)
 	LOOKUP(prctl);
 	LOOKUP(syscall);
 	LOOKUP(sigaction);
+	LOOKUP(signal);
 	resolving = 0;
 	atomic_store_explicit(&state, 2, memory_order_release);
 	return 0;

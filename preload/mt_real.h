@@ -41,6 +41,7 @@ typedef struct {
 		     unsigned long);
 	long (*syscall)(long, long, long, long, long, long, long);
 	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+	__sighandler_t (*signal)(int, __sighandler_t);
 } mt_real_t;
 
 extern mt_real_t mt_real;

@@ -140,9 +140,16 @@ int mt_signal_action(int sig, const struct sigaction *act, struct sigaction *old
 
 __sighandler_t mt_signal_set(int sig, __sighandler_t handler,
 			     int (*real)(int, const struct sigaction *,
-					 struct sigaction *))
+					 struct sigaction *),
+			     __sighandler_t (*real_signal)(int, __sighandler_t))
 {
 	struct sigaction sa, old;
+
+	/* Only where the handler is hidden, or goes in hidden: elsewhere the
+	 * real signal() keeps what it knows (siginterrupt()'s choice). */
+	if (sig <= 0 || sig >= NSIG || !end_trace ||
+	    !(atomic_load(&hidden[sig]) || (ends[sig] && handler == SIG_DFL)))
+		return real_signal(sig, handler);
 
 	/* glibc's signal(): BSD semantics, the signal blocked in its own
 	 * handler, interrupted calls restarted. */

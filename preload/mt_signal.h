@@ -56,9 +56,11 @@ void mt_signal_raise_pending(void);
 int mt_signal_action(int sig, const struct sigaction *act, struct sigaction *old,
 		     int (*real)(int, const struct sigaction *, struct sigaction *));
 
-/* signal(3) (glibc's, BSD semantics) as the program sees it. */
+/* signal(3) (glibc's, BSD semantics) as the program sees it, over the
+ * real sigaction and signal. */
 __sighandler_t mt_signal_set(int sig, __sighandler_t handler,
 			     int (*real)(int, const struct sigaction *,
-					 struct sigaction *));
+					 struct sigaction *),
+			     __sighandler_t (*real_signal)(int, __sighandler_t));
 
 #endif
