@@ -28,6 +28,19 @@ bench_need_tools() {
 	esac
 }
 
+# bench_need_command CMD PACKAGE: CMD on PATH, installed from the Debian
+# PACKAGE with apt-get when root and missing.
+bench_need_command() {
+	command -v "$1" >/dev/null 2>&1 && return 0
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		echo "$bench_name: installing $2 (apt-get install $2)" >&2
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null 2>&1 ||
+			{ apt-get update -q >/dev/null 2>&1 &&
+			  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null; } || true
+	fi
+	command -v "$1" >/dev/null 2>&1 || bench_fail "needs $1 (apt-get install $2)"
+}
+
 # median FILE COLUMN: of the space-separated column; the mean of the two
 # middle values for an even count, printed in full (awk's default %.6g
 # would print a nanosecond sum as 1.282e+09).
