@@ -85,45 +85,46 @@ _Static_assert(offsetof(__typeof__(hot), writer) + offsetof(mt_writer_t, prep) +
  * of a cache line between the cores.  Where that is cheap (tens of
  * nanoseconds: two cores of one die), the waiter looks after every pause
  * and the two threads take turns event by event, their unwinding and
- * formatting overlapping.  Where it is dear (the guests of
- * docs/performance.md, stop 17, in some hours: 190 to 215 ns one way, a
- * round trip of 430), taking turns costs more than it overlaps, and two
- * threads ran the churn in twice the time of one; the waiter then looks
- * only every LOCK_DEAR_WAIT cycles of the TSC (about 150 us), twice, then
- * sleeps, so the holder's next events find the line still in its own
- * cache, and the threads take turns every thousand events or so instead.
- * Every hand-over there costs some microseconds (the lock's line, the
- * writer's, the window's last line, each a transfer), and what the two
- * threads can overlap is less than it: the longer the turns, the faster
- * (docs/performance.md, stop 18: 10 us turns took 1.12 to 1.19 times as
- * long as 150 us ones).  The price is latency, chosen knowingly
+ * formatting overlapping.  Where it is costly (a virtual machine's cores,
+ * for hours at a time: 190 to 215 ns one way, a round trip of 430,
+ * measured on the guests of docs/performance.md), taking turns costs more
+ * than it overlaps, and two threads run the churn in twice the time of
+ * one; the waiter then looks only every LOCK_COSTLY_WAIT cycles of the TSC
+ * (about 150 us), twice, then sleeps, so the holder's next events find
+ * the line still in its own cache, and the threads take turns every
+ * thousand events or so instead.  Every hand-over there costs some
+ * microseconds (the lock's line, the writer's, the window's last line,
+ * each a transfer), and what the two threads can overlap is less than
+ * it: the longer the turns, the faster (measured: turns of 10 us take
+ * 1.12 to 1.19 times as long as turns of 150 us; docs/performance.md,
+ * "The trace lock").  The price is latency, chosen knowingly
  * (docs/decisions.md): a waiter that finds the lock held spins out the
  * whole wait before it looks again, even when the holder let go after one
- * event, and sleeps after its second look, so an allocation in those
- * hours may wait some hundreds of microseconds.
+ * event, and sleeps after its second look, so an allocation may then wait
+ * some hundreds of microseconds.
  *
  * Each thread learns the cost from its own looks, timed with the TSC:
  * looks close together that find the lock held are hits in its own cache
  * (the quickest is what the timing itself costs); the look that finds the
  * word freed missed (the releasing store invalidated the copy), and so
  * does every look made far apart; what a miss takes beyond the quickest
- * hit is a transfer's: 245 to 275 cycles on this guest's slow hours.
- * Where the TSC may not be read (not x86, or a thread that asked for
- * SIGSEGV on RDTSC with prctl(PR_SET_TSC)) nothing is timed and the
- * waiter waits as where hand-overs are cheap.
+ * hit is a transfer's (245 to 275 cycles where hand-overs are costly, on
+ * the same guests).  Where the TSC may not be read (not x86, or a thread
+ * that asked for SIGSEGV on RDTSC with prctl(PR_SET_TSC)) nothing is
+ * timed and the waiter waits as where hand-overs are cheap.
  */
-#define LOCK_LOOKS 100         /* cheap hand-overs: a pause between looks */
-#define LOCK_DEAR_WAIT 320000  /* dear: TSC cycles between looks, */
-#define LOCK_DEAR_LOOKS 2      /* and looks before sleeping */
-#define LOCK_DEAR_PAUSES 512   /* the tests' dear waits without the TSC */
-#define LOCK_DEAR_CYCLES 180   /* a transfer is dear above this (TSC cycles) */
+#define LOCK_LOOKS 100          /* cheap hand-overs: a pause between looks */
+#define LOCK_COSTLY_WAIT 320000 /* costly: TSC cycles between looks, */
+#define LOCK_COSTLY_LOOKS 2     /* and looks before sleeping */
+#define LOCK_COSTLY_PAUSES 512  /* the tests' costly waits without the TSC */
+#define LOCK_COSTLY_CYCLES 180  /* a transfer is costly above this (TSC cycles) */
 
 /* The calling thread's estimate of a transfer (an average of its last
  * few, weighted 1/8 to the newest) and its quickest hit, in TSC cycles. */
 static TLS uint32_t handover_cycles;
 static TLS uint32_t hit_cycles = UINT32_MAX;
-/* mt_trace_test_dear_handovers() */
-static atomic_int dear_for_tests;
+/* mt_trace_test_costly_handovers() */
+static atomic_int costly_for_tests;
 
 #if defined(__x86_64__)
 /* Load the lock word, timing the load: fenced on both sides, so the
@@ -143,9 +144,9 @@ static inline int look_timed(uint64_t *cycles)
 	return w;
 }
 
-static inline void dear_wait(void)
+static inline void costly_wait(void)
 {
-	uint64_t until = __rdtsc() + LOCK_DEAR_WAIT;
+	uint64_t until = __rdtsc() + LOCK_COSTLY_WAIT;
 
 	do
 		mt_cpu_relax();
@@ -158,7 +159,7 @@ static inline int look_timed(uint64_t *cycles)
 	return atomic_load_explicit(&hot.word, memory_order_relaxed);
 }
 
-static inline void dear_wait(void)
+static inline void costly_wait(void)
 {
 }
 #endif
@@ -171,8 +172,8 @@ static inline void handover_note(uint64_t cycles)
 		return; /* no hit timed yet: nothing to take off */
 	cycles = cycles > hit_cycles ? cycles - hit_cycles : 0;
 	/* An interrupt between the readings is not a transfer. */
-	if (cycles > 8 * LOCK_DEAR_CYCLES)
-		cycles = 8 * LOCK_DEAR_CYCLES;
+	if (cycles > 8 * LOCK_COSTLY_CYCLES)
+		cycles = 8 * LOCK_COSTLY_CYCLES;
 	handover_cycles = (uint32_t)((7 * (uint64_t)handover_cycles + cycles) / 8);
 }
 
@@ -196,28 +197,28 @@ static int lock_try(void)
 
 static __attribute__((noinline)) void lock_wait(void)
 {
-	int forced = atomic_load_explicit(&dear_for_tests, memory_order_relaxed);
+	int forced = atomic_load_explicit(&costly_for_tests, memory_order_relaxed);
 	int timed = mt_clock_thread_tsc_ok(); /* 0 but on x86-64 */
-	int dear = forced ? forced > 0 : timed && handover_cycles > LOCK_DEAR_CYCLES;
-	int looks = dear ? LOCK_DEAR_LOOKS : LOCK_LOOKS;
+	int costly = forced ? forced > 0 : timed && handover_cycles > LOCK_COSTLY_CYCLES;
+	int looks = costly ? LOCK_COSTLY_LOOKS : LOCK_LOOKS;
 	int c;
 
 	for (int i = 0; i < looks; i++) {
 		uint64_t cycles = 0;
 		int w;
 
-		if (!dear)
+		if (!costly)
 			mt_cpu_relax();
 		else if (timed)
-			dear_wait();
+			costly_wait();
 		else
-			for (int k = 0; k < LOCK_DEAR_PAUSES; k++)
+			for (int k = 0; k < LOCK_COSTLY_PAUSES; k++)
 				mt_cpu_relax();
 		if (!timed) {
 			w = atomic_load_explicit(&hot.word, memory_order_relaxed);
 		} else {
 			w = look_timed(&cycles);
-			if (dear || w == 0)
+			if (costly || w == 0)
 				handover_note(cycles);
 			else if (cycles < hit_cycles)
 				hit_cycles = (uint32_t)cycles;
@@ -995,9 +996,9 @@ void mt_trace_leave(void)
 		mt_signal_raise_pending();
 }
 
-void mt_trace_test_dear_handovers(int on)
+void mt_trace_test_costly_handovers(int on)
 {
-	atomic_store(&dear_for_tests, on);
+	atomic_store(&costly_for_tests, on);
 }
 
 int mt_trace_active(void)

@@ -165,10 +165,10 @@ mt_trace_reallocated(mt_fn_t fn, void *ptr, size_t size,
 int mt_trace_active(void);
 
 /* For tests: 1 makes every waiter for the trace lock wait as where
- * hand-overs between cores are dear (a look about every 150 us, sleeping
+ * hand-overs between cores are costly (a look about every 150 us, sleeping
  * after 2), -1 as where they are cheap (a look every pause, sleeping
  * after 100), whatever each thread measured; 0 lets the measures decide. */
-void mt_trace_test_dear_handovers(int on);
+void mt_trace_test_costly_handovers(int on);
 
 /*
  * MEMTRACE_FAIL_AT=N, the out-of-memory sweep's way in: the Nth traced

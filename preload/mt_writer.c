@@ -203,7 +203,7 @@ static uint32_t reserve(const mt_writer_t *w, uint64_t off, uint32_t want)
  * large folios, then faulted in for writing at once.  Page by page, from
  * the mapping's faults, the same pages cost 5 to 10 times as much on a
  * virtual machine whose page-table updates trap to the host
- * (docs/performance.md, "The preload, stop 17"); MAP_POPULATE would fault
+ * (docs/performance.md, "The trace's pages"); MAP_POPULATE would fault
  * them in read-only, and each first write would fault again. */
 static char *reserve_and_map(const mt_writer_t *w, uint64_t off, int populate,
 			     uint32_t *limit)

@@ -25,7 +25,7 @@
  * it, writes its zeros (so the page cache holds it in large folios), maps
  * and pre-faults it for writing; the switch under the lock is then a
  * pointer swap.  When it is not ready in time the switch maps the window
- * itself, as before.
+ * itself, its pages faulted in by the copies.
  *
  * The process never reads its trace back: each preparation also hands the
  * last whole window to writeback and lets the one before it leave the

@@ -271,14 +271,14 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-static void threads_share_one_contiguous_seq(int dear)
+static void threads_share_one_contiguous_seq(int costly)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
 	pthread_t t[THREADS];
 	json_object *o;
 	int status;
 
-	mt_trace_test_dear_handovers(dear);
+	mt_trace_test_costly_handovers(costly);
 	mt_quiet_int_eq(mt_trace_start(trace, 4), 0);
 	for (int i = 0; i < THREADS; i++)
 		mt_quiet_int_eq(pthread_create(&t[i], NULL, thread_main, (void *)(uintptr_t)i), 0);
@@ -293,7 +293,7 @@ static void threads_share_one_contiguous_seq(int dear)
 	mt_quiet_int_eq(mt_test_json_i64(o, "threads"), THREADS);
 	mt_quiet_int_eq(mt_test_json_i64(o, "unknown_frees"), 0);
 	json_object_put(o);
-	mt_trace_test_dear_handovers(0);
+	mt_trace_test_costly_handovers(0);
 	free(trace);
 	mt_test_rmdir(dir);
 	free(dir);
@@ -305,10 +305,10 @@ START_TEST(test_core_threads_share_one_contiguous_seq)
 }
 END_TEST
 
-/* The waiters' other way, where hand-overs between cores are dear (a
- * look every 512 pauses, a sleep after 20): no event lost, none out of
- * order, no wake-up missed. */
-START_TEST(test_core_threads_share_one_contiguous_seq_where_hand_overs_are_dear)
+/* The waiters' other way, where hand-overs between cores are costly (a
+ * look about every 150 us, or every 512 pauses without the TSC, a sleep
+ * after 2): no event lost, none out of order, no wake-up missed. */
+START_TEST(test_core_threads_share_one_contiguous_seq_where_hand_overs_are_costly)
 {
 	threads_share_one_contiguous_seq(1);
 }
@@ -335,7 +335,7 @@ static void *no_tsc_thread_main(void *arg)
  */
 START_TEST(test_core_threads_that_forbid_rdtsc_are_traced_without_it)
 {
-	for (int dear = 0; dear <= 1; dear++) {
+	for (int costly = 0; costly <= 1; costly++) {
 		char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
 		json_object *o;
 		pid_t pid;
@@ -351,7 +351,7 @@ START_TEST(test_core_threads_that_forbid_rdtsc_are_traced_without_it)
 			if (!mt_clock_thread_tsc_ok())
 				_exit(5);
 #endif
-			mt_trace_test_dear_handovers(dear);
+			mt_trace_test_costly_handovers(costly);
 			if (mt_trace_start(trace, 4) != 0)
 				_exit(2);
 			for (int i = 0; i < THREADS; i++)
@@ -365,7 +365,7 @@ START_TEST(test_core_threads_that_forbid_rdtsc_are_traced_without_it)
 		}
 		mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
 		mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-			 "dear %d: the child ended with status %#x", dear, status);
+			 "costly %d: the child ended with status %#x", costly, status);
 		o = analyze("summary", trace, &status);
 		ck_assert_str_eq(mt_test_json_str(o, "status"), "complete");
 		mt_quiet_int_eq(mt_test_json_i64(o, "allocations"), THREADS * PER_THREAD);
@@ -1068,7 +1068,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(trace, test_core_ignores_events_after_stop);
 	tcase_add_test(trace, test_core_write_failure_keeps_what_fits_warns_once_and_stops_tracing);
 	tcase_add_test(trace, test_core_threads_share_one_contiguous_seq);
-	tcase_add_test(trace, test_core_threads_share_one_contiguous_seq_where_hand_overs_are_dear);
+	tcase_add_test(trace, test_core_threads_share_one_contiguous_seq_where_hand_overs_are_costly);
 	tcase_add_test(trace, test_core_threads_that_forbid_rdtsc_are_traced_without_it);
 	tcase_add_test(trace, test_core_a_thread_that_forbids_rdtsc_later_is_asked_again);
 	tcase_add_test(trace, test_core_threads_write_t_in_seq_order);
