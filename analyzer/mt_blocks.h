@@ -7,7 +7,7 @@
  * deletion, the same seeded hash, load under 7/10) with the entry fixed at
  * 32 bytes, two to a cache line and never straddling one: a trace's live
  * set of 100,000 blocks takes 8 MiB of slots where mt_map's 48-byte entries
- * took 12.6, and the probe, the copies and the shifts are compiled for the
+ * would take 12.6, and the probe, the copies and the shifts are compiled for the
  * one size.  Every key, 0 and UINT64_MAX included, is valid.
  *
  * Invariants: mt_blocks_count() is the number of live blocks; a block's

@@ -28,7 +28,7 @@ static inline void *slot_value(const mt_map_t *m, size_t i)
 
 /* The keys come from the trace, which may be hostile: with a fixed hash
  * anyone can write pointers that all land in one slot and make every
- * insert walk all of them (a trace of a million such allocations took
+ * insert walk all of them (a trace of a million such allocations takes
  * hours).  So the hash is keyed with a per-process random seed, drawn
  * once with getrandom(2): the key, xor the seed, times an odd constant,
  * and the index is the product's top bits (Fibonacci hashing): each

@@ -63,7 +63,7 @@ void *mt_mem_calloc(size_t n, size_t size)
  * one or two new ones an event; with 4 KiB pages nearly each is a TLB miss
  * too, and a nested page walk under a hypervisor.  Side by side on the
  * bench trace, a few per cent less time, 5 on the -u one (docs/
- * performance.md, "The analyzer, stop 15").  Where the
+ * performance.md, "The live-block table").  Where the
  * kernel has no huge pages to give, the advice is ignored and the mapping
  * is an ordinary one.
  *

@@ -60,7 +60,7 @@ int mt_output_replace(const char *path, const char *data, size_t len)
 	/* A device, a FIFO or a socket (-o /dev/null, a pipe to a reader)
 	 * is written through, never replaced: a rename would put a regular
 	 * file where it was, and as root that means a new /dev/null.  Such a
-	 * file holds no earlier output for a partial write to spoil.  A
+	 * file holds no previous output for a partial write to spoil.  A
 	 * directory goes the rename's way, which refuses it. */
 	exists = stat(path, &st) == 0;
 	if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
@@ -69,7 +69,7 @@ int mt_output_replace(const char *path, const char *data, size_t len)
 	 * link: the file it names is the one replaced, as `>` would write
 	 * it, through a temporary file in that file's own directory.  A
 	 * dangling link, or one whose target's name is too long, is
-	 * replaced itself, as before. */
+	 * replaced itself, as any other path is. */
 	if (exists && S_ISREG(st.st_mode) && lstat(path, &lst) == 0 &&
 	    S_ISLNK(lst.st_mode) &&
 	    realpath(path, resolved)) {

@@ -55,7 +55,7 @@ max() {
 }
 
 # bench_cores BUILD: one line, what passing a cache line between two cores
-# costs now (mt-pingpong's round trip), which moved every figure with two
+# costs now (mt-pingpong's round trip), which moves every figure with two
 # busy threads on this project's guests (docs/performance.md, "The
 # machine").
 bench_cores() {

@@ -6,12 +6,12 @@
  *
  *   tokener  json_tokener_parse_ex() on every line, nothing else: what
  *            reading JSON with json-c alone costs
- *   json-c   mt_parse_json_c(): json-c plus the field extraction and the
+ *   json-c   mt_jsonc_parse(): json-c plus the field extraction and the
  *            validator, the analyzer's reference path
  *   parser   mt_parser_parse(): the exact-layout matcher, then the generic
  *            fast path, then json-c for what both decline
  *   generic  the generic fast path, json-c for what it declines: the
- *            parser as it was before the exact-layout matcher
+ *            parser without the exact-layout matcher
  *
  * Every mode reads the trace with mt_reader, as the analyzer does, and
  * prints the lines read and how many went to json-c.  Timing is left to
@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../analyzer/mt_fast.h"
+#include "../analyzer/mt_jsonc.h"
 #include "../analyzer/mt_parse.h"
 #include "../analyzer/mt_reader.h"
 
@@ -73,12 +75,12 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (mode == JSON_C) {
-			r = mt_parse_json_c(&parser, line.data, line.len, &ev);
+			r = mt_jsonc_parse(&parser, line.data, line.len, &ev);
 		} else if (mode == GENERIC) {
-			r = mt_parse_fast(&parser, line.data, line.len, &ev);
+			r = mt_fast_parse(&parser, line.data, line.len, &ev);
 			if (r == MT_PARSE_DECLINED)
-				r = mt_parse_json_c(&parser, line.data,
-						    line.len, &ev);
+				r = mt_jsonc_parse(&parser, line.data,
+						   line.len, &ev);
 		} else {
 			r = mt_parser_parse(&parser, line.data, line.len, &ev);
 		}

@@ -1,5 +1,5 @@
 /*
- * mt_churn: the preload benchmark's churn workload (issue 5): THREADS
+ * mt_churn: the preload benchmark's churn workload: THREADS
  * threads x OPS malloc/realloc/free operations over 64 slots each.
  *
  *   mt-churn [-t THREADS] [-n OPS]     (defaults: 2 threads, 2500000 ops)

@@ -1,5 +1,5 @@
 /*
- * mt_deep: the preload benchmark's deep-stack workload (issue 5): every
+ * mt_deep: the preload benchmark's deep-stack workload: every
  * allocation is made 40 calls deep, so each event costs a full unwind
  * (memtrace stops at its depth limit, 32 by default; heaptrack takes all).
  *

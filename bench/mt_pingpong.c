@@ -4,8 +4,8 @@
  * make check).  Two threads, pinned to the first two CPUs of the affinity
  * mask, take turns writing one counter on its own line, a million round
  * trips; it prints the median of five runs' ns per round trip.  On the
- * guests of docs/performance.md this moved from about 80 to 1,900 ns
- * within an hour, and every figure with two busy threads moved with it.
+ * guests of docs/performance.md it ranges from about 80 to 1,900 ns
+ * within an hour, and every figure with two busy threads moves with it.
  *
  *   mt-pingpong        prints "N" (ns), or "-" on one CPU
  */

@@ -1,4 +1,4 @@
-# mt_python: the preload benchmark's real-program workload (issue 5).
+# mt_python: the preload benchmark's real-program workload.
 #
 #   PYTHONMALLOC=malloc /usr/bin/python3 bench/mt_python.py [SCALE]
 #

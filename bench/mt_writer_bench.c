@@ -4,7 +4,7 @@
  * typical alloc event through (a) mt_writer's shared mapping, driven as
  * mt_trace drives it (the next window made ahead with no lock held, the
  * old one unmapped after), (b) the same writer never asked to make a
- * window ahead, so every page is faulted in by the copies, (c) stop 16's
+ * window ahead, so every page is faulted in by the copies, (c) a
  * window made ahead (fallocate, map, MADV_POPULATE_WRITE; 4 KiB pages
  * that stay in the page cache), copied into and unmapped, (d) one
  * write(2) per line, which also survives SIGKILL, (e) a 64 KiB user-space
@@ -110,10 +110,10 @@ static double run_buffered(const char *path, long n)
 	return (now() - t) / (double)n;
 }
 
-/* Stop 16's writer: each window reserved with fallocate, mapped shared,
- * faulted in for writing (4 KiB pages), copied into and unmapped; its
+/* Windows of 4 KiB pages, kept cached: each reserved with fallocate,
+ * mapped shared, faulted in for writing, copied into and unmapped; its
  * page cache stays. */
-static double run_stop16(const char *path, long n)
+static double run_4k_cached(const char *path, long n)
 {
 	uint64_t bytes = (uint64_t)n * (sizeof(line) - 1), done = 0;
 	int fd = open_fresh(path, O_RDWR);
@@ -181,7 +181,7 @@ int main(int argc, char **argv)
 	for (int round = 0; round < 5; round++) {
 		r[0][round] = run_mmap(path, n, 1);
 		r[1][round] = run_mmap(path, n, 0);
-		r[2][round] = run_stop16(path, n);
+		r[2][round] = run_4k_cached(path, n);
 		r[3][round] = run_write(path, n);
 		r[4][round] = run_buffered(path, n);
 		r[5][round] = run_copy(n);
@@ -193,7 +193,7 @@ int main(int argc, char **argv)
 	printf("mapped windows (mt_writer, survives SIGKILL):\n");
 	printf("  made ahead, as the preload runs it:      %6.1f ns/line\n", r[0][2]);
 	printf("  never made ahead (faulted by the copies): %6.1f ns/line\n", r[1][2]);
-	printf("  stop 16's (4 KiB pages, kept cached):     %6.1f ns/line\n", r[2][2]);
+	printf("  4 KiB pages, kept cached:                %6.1f ns/line\n", r[2][2]);
 	printf("write(2) per line (survives SIGKILL):      %6.1f ns/line\n", r[3][2]);
 	printf("64 KiB user buffer (loses its tail):       %6.1f ns/line\n", r[4][2]);
 	printf("the copy alone, into memory already mapped: %5.1f ns/line\n", r[5][2]);

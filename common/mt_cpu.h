@@ -25,8 +25,8 @@ static inline void mt_cpu_relax(void)
  * ahead of the store.  GCC lowers __builtin_prefetch(p, 1) to a plain
  * prefetcht0 unless built for a CPU with PREFETCHW: the line then comes
  * shared, and the store still waits for the other core to give it up (a
- * round trip between the cores: 430 ns on the guest of
- * docs/performance.md in its slow hours).  PREFETCHW sits in the hint
+ * round trip between the cores: 400 to 480 ns on the guests of
+ * docs/performance.md, "The machine").  PREFETCHW sits in the hint
  * space that x86 CPUs without it execute as a no-op. */
 static inline void mt_cpu_prefetch_write(const void *p)
 {

@@ -7,7 +7,7 @@
 /* Two digits at a time from a table, in independent chunks of eight
  * digits: the preload formats several numbers per event, inside malloc,
  * so this is on its hot path (a t of 10 digits made one digit pair after
- * another was a long chain of dependent multiplications). */
+ * another would be a long chain of dependent multiplications). */
 static const char digit_pairs[201] =
 	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"

@@ -787,8 +787,8 @@ START_TEST(test_sizes_that_would_overflow_the_totals_are_malformed)
 		"{\"v\":1,\"seq\":8,\"kind\":\"trace.stop\"}\n";
 	json_object *s = summary_of(trace, sizeof(trace) - 1, 0);
 
-	/* Before the fix the sums wrapped: 5 bytes allocated, a peak of
-	 * 2^63 and live bytes that were neither. */
+	/* Unchecked, the sums would wrap: 5 bytes allocated, a peak of
+	 * 2^63 and live bytes that are neither. */
 	ck_assert_str_eq(mt_test_json_str(s, "status"), "malformed_event");
 	mt_quiet_int_eq(mt_test_json_i64(s, "malformed_events"), 2);
 	assert_message_has(s, "at line 4: its size takes bytes_allocated beyond 2^64 - 1 ('size')");
@@ -834,13 +834,13 @@ END_TEST
 /* ======================= volume ======================= */
 
 /*
- * Pointers chosen to collide in the map's old fixed hash, h = p * K,
+ * Pointers chosen to collide in an unseeded hash, h = p * K,
  * h ^= h >> 29, slot = h mod cap: for each wanted h (low 24 bits zero, so
  * one slot for every table up to 2^24), invert the xor-shift and the
  * multiply.  Then 2^14 pointers that differ only in their 14 high bits,
  * which share a slot under any multiply-and-fold hash of that shape.
  */
-static uint64_t old_hash_preimage(uint64_t h)
+static uint64_t fixed_hash_preimage(uint64_t h)
 {
 	const uint64_t k = 0x9e3779b97f4a7c15ull;
 	uint64_t inv = k, p;
@@ -857,11 +857,11 @@ static void gen_colliding(gen_t *g, uint64_t n)
 
 	gen_head(g, &seq);
 	for (uint64_t i = 1; i <= n; i++)
-		gen_alloc(g, &seq, old_hash_preimage(i << 24), 16, 0);
+		gen_alloc(g, &seq, fixed_hash_preimage(i << 24), 16, 0);
 	for (uint64_t i = 0; i < 16384; i++)
 		gen_alloc(g, &seq, i << 50 | 0x5555550, 16, 0);
 	for (uint64_t i = 1; i <= n; i++)
-		gen_free(g, &seq, old_hash_preimage(i << 24));
+		gen_free(g, &seq, fixed_hash_preimage(i << 24));
 	gen_stop(g, &seq);
 }
 
@@ -882,13 +882,13 @@ static void gen_spread(gen_t *g, uint64_t n)
 }
 
 /*
- * The old hash took about 1 s for 40,000 of these pointers, and 4 times
- * that for every doubling: minutes for 300,000, against a fraction of a
+ * An unseeded hash takes about 1 s for 40,000 of these pointers, and 4
+ * times that for every doubling: minutes for 300,000, against a fraction of a
  * second for as many pointers spread out.  The time is weighed against
  * that of the spread pointers on the same machine, never against a fixed
  * number of seconds, which a slow or busy machine (or ASan) may need for
  * either: four times as long and a second to spare hold on any machine,
- * and the old hash is tens of times past them.  The analyzer's alarm
+ * and an unseeded hash is tens of times past them.  The analyzer's alarm
  * (HOSTILE_TIMEOUT) only ends a hang.
  */
 START_TEST(test_pointers_chosen_to_collide_do_not_slow_the_analyzer)
@@ -1273,8 +1273,8 @@ START_TEST(test_a_fifo_or_a_directory_as_trace_is_refused_without_blocking)
 END_TEST
 
 /* A MEMTRACE_OUTPUT that fits, but whose child form (".PID" added) would
- * not: the child used to fall back to the parent's own name and truncate
- * its trace.  Now nobody is traced, and the program runs as it would. */
+ * not: a child that fell back to the parent's own name would truncate
+ * its trace.  So nobody is traced, and the program runs as it would. */
 START_TEST(test_an_output_too_long_for_a_child_name_runs_untraced)
 {
 	char *dir = mt_test_tmpdir();

@@ -998,7 +998,8 @@ __attribute__((noinline)) int mt_check_sym_exported_fn(int x)
 	return x * 7 + 3;
 }
 
-/* What libunwind's own reader says of ip, the way mt_symbol used to ask. */
+/* What libunwind's own get_proc_name says of ip: the names mt_symbol must
+ * give, and its fallback for modules it cannot read itself. */
 static void libunwind_name(uint64_t ip, char *symbol, size_t cap, int *has, uint64_t *offset)
 {
 	unw_accessors_t *acc = unw_get_accessors(unw_local_addr_space);

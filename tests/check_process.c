@@ -145,8 +145,9 @@ static const char *find_trace(char **names, size_t n, const char *dir,
 /*
  * bash hands its children the environment it copied from main()'s envp
  * at its start: a name without %p reaches ls as it was given, unless the
- * preload changed envp itself before bash copied it.  ls then emptied
- * the file bash was writing through its mapping, and bash died of SIGBUS.
+ * preload changes envp itself before bash copies it.  ls would then empty
+ * the file bash is writing through its mapping, and bash would die of
+ * SIGBUS.
  */
 START_TEST(test_bash_c_keeps_its_trace_under_a_name_without_pid)
 {
