@@ -1,5 +1,5 @@
 /*
- * mt_cli: the memtrace command line (spec sections 4 to 7): parses a
+ * mt_cli: the memtrace command line (format.md sections 4 to 7): parses a
  * command and its options, runs it, prints its rows and messages, and
  * returns the exit status.
  *

@@ -1,7 +1,7 @@
 /*
  * mt_heap: the heap a trace describes, rebuilt event by event: allocators,
  * frames, stacks, live blocks, per-site and per-thread accounting, and the
- * totals of the summary row (spec sections 3 and 4).
+ * totals of the summary row (format.md sections 3 and 4).
  *
  * Memory is proportional to live blocks plus unique stacks, frames,
  * allocators and threads, never to the number of events.  A live block

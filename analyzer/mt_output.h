@@ -1,6 +1,6 @@
 /*
  * mt_output: writes the analyzer's outputs so that a reader never sees
- * half of one (spec section 7): a new file goes through a temporary file
+ * half of one (format.md section 7): a new file goes through a temporary file
  * in the same directory and rename(2); an appended row is one write(2) on
  * an O_APPEND descriptor.
  *

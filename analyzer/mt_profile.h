@@ -7,7 +7,7 @@
  * with their symbolized frames.
  *
  * Invariants: totals mean exactly what the summary line's fields of the
- * same names mean (spec section 4); a trace gives every site with any
+ * same names mean (format.md section 4); a trace gives every site with any
  * allocation (as --include-zero-live lists them), a summary file the site
  * lines it holds; sites come ranked as `memtrace summary` ranks them (live
  * bytes, then bytes allocated, then stack id), and a summary file's in its
@@ -25,7 +25,7 @@
 
 struct json_object;
 
-/* The summary line's integer fields, in the spec's order. */
+/* The summary line's integer fields, in format.md's order. */
 typedef enum {
 	MT_PF_EVENTS,
 	MT_PF_THREADS,

@@ -1,7 +1,8 @@
 /*
  * mt_repetitions: `memtrace repetitions FILE [--json]`, the spread of a
  * workload's runs: FILE is a repetitions file (one repetition row per
- * run, spec section 6, as memtrace-run writes allocations.repetitions.jsonl).
+ * run, format.md section 6, as memtrace-run writes
+ * allocations.repetitions.jsonl).
  *
  * For every integer field of the summary line it prints min, median (of
  * an even number of runs: the mean of the two middle values, rounded

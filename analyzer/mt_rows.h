@@ -1,6 +1,6 @@
 /*
- * mt_rows: the capture row (the seed's appendCapture, spec section 5) and
- * the repetition row (the seed's recordRepetition, spec section 6), byte
+ * mt_rows: the capture row (the seed's appendCapture, format.md section 5) and
+ * the repetition row (the seed's recordRepetition, format.md section 6), byte
  * for byte as the seed writes them.
  *
  * mt_rows_judge() is the decision both rows share: what a trace file is

@@ -1,8 +1,8 @@
 /*
- * mt_summary: renders an analysis as the rows of spec section 4: the
+ * mt_summary: renders an analysis as the rows of format.md section 4: the
  * summary line, the site lines, and the verdict line of `memtrace check`.
  *
- * Invariants: fields appear in the spec's order; every line ends in '\n'
+ * Invariants: fields appear in format.md's order; every line ends in '\n'
  * and is at most MT_SUMMARY_LINE_MAX bytes, the '\n' included; on any
  * error nothing is appended to out.
  */

@@ -1,5 +1,5 @@
 /*
- * mt-gen-trace: writes a synthetic memtrace JSONL trace (spec section 2)
+ * mt-gen-trace: writes a synthetic memtrace JSONL trace (format.md section 2)
  * shaped like the preload's output, for the analyzer benchmark.
  *
  *   mt-gen-trace [-n EVENTS] [-l LIVE] [-t THREADS] [-s SEED]

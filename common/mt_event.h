@@ -1,6 +1,6 @@
 /*
  * mt_event: the vocabulary of the memtrace JSONL format, version 1
- * (../shared/spec/memtrace.md section 2), shared by the writer in the
+ * (docs/format.md, section 2), shared by the writer in the
  * preload and the reader in the analyzer so both spell kinds and function
  * names the same way.
  *

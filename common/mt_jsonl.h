@@ -1,6 +1,6 @@
 /*
  * mt_jsonl: builds one memtrace JSONL event line in a caller's fixed buffer
- * (spec section 2), the way the preload writes every line of a trace.
+ * (format.md section 2), the way the preload writes every line of a trace.
  *
  * It never allocates, locks or touches errno, so the preload can use it
  * inside malloc.  A line that would not fit is never cut: each appender

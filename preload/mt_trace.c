@@ -1207,7 +1207,7 @@ void mt_trace_free(mt_fn_t fn, void *ptr)
 	/* Frees carry no stack: the analyzer attributes a block to where it
 	 * was allocated, and unwinding every free would double the cost. */
 	block_init(&ev, MT_KIND_FREE, fn);
-	/* "fn":"free" on a free says nothing (the spec makes fn optional
+	/* "fn":"free" on a free says nothing (format.md makes fn optional
 	 * there) and costs 12 bytes on a good third of the events; a free
 	 * made by realloc(p, 0) keeps its fn. */
 	if (fn == MT_FN_FREE)

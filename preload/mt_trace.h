@@ -1,6 +1,6 @@
 /*
  * mt_trace: the preload's core.  It turns what the hooks saw into trace
- * events (spec section 2): configuration from MEMTRACE_* variables, the
+ * events (format.md section 2): configuration from MEMTRACE_* variables, the
  * trace's start and stop, stacks, the ordered write, the fork policy and
  * the fatal-signal handler.  The hooks (mt_hooks.c) are a thin layer over
  * it, so the Check tests drive this API directly without LD_PRELOAD.

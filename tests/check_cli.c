@@ -1,7 +1,7 @@
 /*
  * check_cli: the memtrace command line: --help, usage errors (exit 64,
- * usage on stderr), the exit status of every command (spec section 7 and
- * docs/decisions.md), whole-or-nothing outputs (temporary file and rename,
+ * usage on stderr), the exit status of every command (format.md section 7
+ * and docs/decisions.md), whole-or-nothing outputs (temporary file and rename,
  * one appended row), the 8 KiB limits of summary and site lines, and the
  * site options --top and --include-zero-live with the site ranking.
  */
@@ -20,7 +20,7 @@
 #define STATUS_USAGE 64
 #define STATUS_CANTCREAT 73
 
-/* The spec's smallest trace, caveated by a missing trace.stop. */
+/* The smallest trace of format.md, caveated by a missing trace.stop. */
 #define KILLED_TRACE                                     \
 	"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\"}\n" \
 	"{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0}\n"

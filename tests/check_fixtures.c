@@ -1,9 +1,9 @@
 /*
- * check_fixtures: golden files.  Every integrity status of spec section 3
+ * check_fixtures: golden files.  Every integrity status of format.md section 3
  * and every way a trace is not valid evidence has a trace under
  * fixtures/traces/; `memtrace check` and `memtrace summary` of it must
  * print fixtures/expected/<trace>.check.jsonl and <trace>.summary.jsonl
- * byte for byte.  Every row of the capture table (spec section 5) and the
+ * byte for byte.  Every row of the capture table (format.md section 5) and the
  * repetition table (section 6) has its golden row too.  Rows name paths,
  * so the row commands run in a scratch directory holding a copy of the
  * trace, with relative paths.
@@ -259,7 +259,7 @@ START_TEST(test_check_rejects_format_version_2)
 }
 END_TEST
 
-/* ---- the capture table, spec section 5 ---- */
+/* ---- the capture table, format.md section 5 ---- */
 
 START_TEST(test_capture_row_of_complete_trace_is_summary_written)
 {
@@ -337,7 +337,7 @@ START_TEST(test_capture_row_of_invalid_trace_is_summary_invalid)
 }
 END_TEST
 
-/* ---- the repetition table, spec section 6 ---- */
+/* ---- the repetition table, format.md section 6 ---- */
 
 START_TEST(test_repetition_row_of_failed_workload_has_no_summary)
 {

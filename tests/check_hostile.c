@@ -2,7 +2,7 @@
  * check_hostile: traces and environments written by an attacker.
  *
  * The analyzer treats every byte of a trace as hostile: whatever it reads,
- * it must not crash or hang, it must answer with the status the spec and
+ * it must not crash or hang, it must answer with the status format.md and
  * docs/decisions.md give (or a clear error), and its memory must stay
  * bounded: a line longer than 1 MiB costs the reader's buffer, not its
  * length; a trace's length costs nothing; only live blocks and unique
@@ -1040,7 +1040,7 @@ END_TEST
 
 /* Every input kept in fixtures/fuzz/ (what the fuzzer once found, and the
  * hostile traces of fixtures/traces/hostile_*) and a few random ones:
- * check and summary end with a status of the spec, rows that are JSON. */
+ * check and summary end with a status of format.md, rows that are JSON. */
 static void assert_survives(const char *trace, size_t len, const char *what)
 {
 	static const char *const cmds[] = { "check", "summary" };

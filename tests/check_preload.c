@@ -220,7 +220,7 @@ START_TEST(test_every_entry_point_is_recorded_with_its_fn)
 	mt_quiet_int_eq(count_fn(trace, "alloc", "memalign"), 1);
 	mt_quiet_int_eq(count_fn(trace, "alloc", "valloc"), 1);
 	mt_quiet_int_eq(count_fn(trace, "alloc", "pvalloc"), 1);
-	/* A free of free() has no fn (optional there, spec section 2), one
+	/* A free of free() has no fn (optional there, format.md section 2), one
 	 * of realloc(p, 0) says realloc. */
 	mt_quiet_int_eq(count_fn(trace, "free", ""), 10);
 	mt_quiet_int_eq(count_fn(trace, "free", "free"), 0);

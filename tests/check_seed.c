@@ -17,7 +17,7 @@
 #include "mt_test.h"
 
 /* The row the seed's tests expect for the minimal trace at index 1: the
- * summary is spec section 4's example, byte for byte. */
+ * summary is format.md section 4's example, byte for byte. */
 #define MINIMAL_SUMMARY                                                        \
 	"{\"schema\":\"memtrace.summary/v1\",\"status\":\"complete\","         \
 	"\"message\":null,\"caveats\":[],\"format_version\":1,\"events\":3,"   \
@@ -148,7 +148,7 @@ START_TEST(test_capture_writes_complete_canonical_integrity)
 	mt_quiet_ptr_nonnull(summary);
 	mt_quiet_ptr_nonnull(strstr(summary, "\"status\":\"complete\""));
 	/* The summary the capture writes is --top 0 --include-zero-live:
-	 * spec section 4's example, one line. */
+	 * format.md section 4's example, one line. */
 	ck_assert_str_eq(summary, MINIMAL_SUMMARY "\n");
 	free(summary);
 

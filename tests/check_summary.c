@@ -1,5 +1,5 @@
 /*
- * check_summary: the arithmetic of the summary line (spec sections 3 and
+ * check_summary: the arithmetic of the summary line (format.md sections 3 and
  * 4, docs/decisions.md) on small hand-built traces, one behaviour per
  * test.  Each expected number is worked out by hand in the comments beside
  * the trace's events; the line is parsed with json-c and every number is
@@ -152,7 +152,7 @@ static struct json_object *allocator_at(const summary_t *s, size_t i)
 	return json_object_array_get_idx(a, i);
 }
 
-/* The invariant of spec section 4, for the totals. */
+/* The invariant of format.md section 4, for the totals. */
 static void assert_balanced(const summary_t *s)
 {
 	mt_quiet_uint_eq(num(s->summary, "live_bytes"),
@@ -1029,7 +1029,7 @@ START_TEST(test_summary_site_frames_offset_from_symbol_module_or_address)
 	summarize(&s, ev, 0);
 	mt_quiet_uint_eq(s.nsites, 1);
 	ASSERT_NUM(s.sites[0], "stack_id", 4);
-	/* Innermost first, each as spec section 4 and decisions.md say. */
+	/* Innermost first, each as format.md section 4 and decisions.md say. */
 	mt_quiet_ptr_nonnull(strstr(
 		s.raw,
 		",\"frames\":[{\"symbol\":null,\"module\":null,\"offset\":\"0x500\"},"
