@@ -1,15 +1,21 @@
 /*
- * mt_parse: turns one trace line into a checked event (spec section 2).
+ * mt_parse: turns one trace line into a checked event (format.md section
+ * 2): the parser object, the event it fills, and the dispatch over the
+ * three parsers that read a line, each in a file of its own:
  *
- * Two readers produce the same result.  The fast path accepts only the
- * flat, compact objects the preload writes (no whitespace, no escapes, no
- * nesting but the frames array) and declines anything else; json-c, in
- * strict mode with UTF-8 validation, is the reference and judges every line
- * the fast path declines.  A line is malformed only when json-c rejects
- * its JSON, or when the JSON either path read fails the shared validator
- * (a missing field, a negative size, frame id 0...).  Both fill an mt_raw_t record of the fields memtrace knows, and one
- * validator turns that record into an mt_event_t, so the two paths cannot
- * disagree on what a field means.
+ *   mt_exact   the block events exactly as the preload writes them, byte
+ *              for byte: nearly every line of a trace (mt_exact.h)
+ *   mt_fast    any flat, compact object, into the validator's record:
+ *              frames, stacks and the rest of the preload's lines
+ *              (mt_fast.h)
+ *   mt_jsonc   json-c, strict and validating UTF-8, the reference: every
+ *              line the other two decline (mt_jsonc.h)
+ *
+ * and the one validator the last two hand their fields to (mt_validate.h),
+ * which the exact matcher's events equal.  Each faster parser only ever
+ * declines what it does not know, so every path gives one verdict: a line
+ * is malformed only when json-c rejects its JSON or the validator its
+ * fields (a missing field, a negative size, frame id 0...).
  *
  * Invariants: an event's strings and frames point into the line or the
  * parser and stay valid until the next parse; strings come with their
@@ -21,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mt_scan.h"
 #include "../common/mt_event.h"
 
 /* The fields memtrace reads; any other field is ignored. */
@@ -34,37 +41,8 @@ typedef enum {
 	MT_F_COUNT
 } mt_field_t;
 
-typedef enum {
-	MT_RAW_ABSENT = 0,
-	MT_RAW_NULL,
-	MT_RAW_BOOL,
-	MT_RAW_INT,       /* neg and u: the value is -u when neg */
-	MT_RAW_DOUBLE,
-	MT_RAW_STRING,    /* s, len: the unescaped bytes; nul, hex */
-	MT_RAW_INT_ARRAY, /* arr, len: non-negative integers */
-	MT_RAW_OTHER      /* an object, or an array of anything else */
-} mt_raw_type_t;
-
-typedef struct {
-	mt_raw_type_t type;
-	int neg;
-	uint64_t u;
-	const char *s;
-	const uint64_t *arr;
-	size_t len;
-	int nul; /* a string holds a NUL byte */
-	int hex; /* a string is "0x" and 1 to 16 hex digits, and u their value */
-} mt_raw_value_t;
-
-/* Only the fields whose bit (1 << field) is set in seen are filled; the
- * other slots are absent and hold garbage, so that a parse never has to
- * clear the whole record (it is most of a kilobyte). */
-typedef struct {
-	uint32_t seen;
-	int kind; /* the string kind's mt_kind_t when the reader looked it up
-		   * (the fast path does), else -1 */
-	mt_raw_value_t f[MT_F_COUNT];
-} mt_raw_t;
+/* Each field's key in a line: "v", "seq", ... */
+extern const char *const mt_parse_field_names[MT_F_COUNT];
 
 /* Which optional fields an event has. */
 enum {
@@ -106,24 +84,12 @@ typedef enum {
 	MT_PARSE_NOT_EVENT,   /* not an object with integer v and seq, string kind */
 	MT_PARSE_BAD_VERSION, /* v is not 1 */
 	MT_PARSE_MALFORMED,   /* a header, but not a valid event */
-	MT_PARSE_DECLINED,    /* fast path only: json-c must judge */
+	MT_PARSE_DECLINED,    /* a faster parser only: the next one must judge */
 	MT_PARSE_NOMEM,
 } mt_parse_result_t;
 
-/* A vocabulary of mt_event names (the kinds or the fns) as the parser
- * looks it up on nearly every line: each name with its length, and from a
- * hash of length and first byte to the one name with that hash (its index
- * plus 1; 0 for none, 0xff for several). */
-#define MT_NAMES_MAX 16
 typedef struct {
-	int count;
-	const char *name[MT_NAMES_MAX];
-	size_t len[MT_NAMES_MAX];
-	unsigned char by_hash[64];
-} mt_names_t;
-
-typedef struct {
-	void *tok;      /* json_tokener */
+	void *tok;      /* json_tokener (mt_jsonc) */
 	void *obj;      /* json-c's last object, alive until the next parse */
 	uint64_t *arr;  /* frames storage */
 	size_t arr_cap;
@@ -132,8 +98,8 @@ typedef struct {
 	const char *why_field; /* the field it names, or NULL */
 	int used_json_c; /* the last line went to json-c */
 	mt_names_t kinds, fns;
-	/* The fast path's key prediction (see mt_parse.c): the key that
-	 * followed field f in the last line of kind k is next_key[k][f]
+	/* The fast path's key prediction (mt_fast.c): the key that followed
+	 * field f in the last line of kind k is next_key[k][f]
 	 * (k = MT_KIND_UNKNOWN before the kind is read, f = MT_F_COUNT at the
 	 * start of a line or after an unknown key), 0xff when none; and each
 	 * field's key as written, '"', name, '"', ':', padded to 16 bytes. */
@@ -145,53 +111,30 @@ typedef struct {
 int mt_parser_init(mt_parser_t *p);
 void mt_parser_release(mt_parser_t *p);
 
-/* Judge one line (without its '\n'): the exact-layout matcher, the generic
- * fast path, then json-c. */
+/* Room for n frame ids in p->arr, which a stack event's frames point to:
+ * MT_OK or MT_ENOMEM (then p->arr is as it was). */
+int mt_parser_reserve(mt_parser_t *p, size_t n);
+
+/* Judge one line (without its '\n'): the exact-layout matcher, the general
+ * fast path, then json-c; never DECLINED. */
 mt_parse_result_t mt_parser_parse(mt_parser_t *p, const char *line, size_t len,
 				  mt_event_t *ev);
-
-/*
- * Whether a number of the line (valid JSON) is beyond what json-c holds:
- * an integer outside int64_t (negative) or uint64_t, or a fraction or
- * exponent strtod() calls out of range.  json-c clamps such numbers
- * silently, so every reader that trusts json-c's values asks this first.
- */
-int mt_parse_number_out_of_range(const char *s, size_t len);
-
-/* The two paths alone, for the test that holds one to the other.  The fast
- * path returns MALFORMED only from the shared validator, for JSON it read
- * itself; json-c never returns DECLINED. */
-mt_parse_result_t mt_parse_fast(mt_parser_t *p, const char *line, size_t len,
-				mt_event_t *ev);
-mt_parse_result_t mt_parse_json_c(mt_parser_t *p, const char *line, size_t len,
-				  mt_event_t *ev);
-
-/* The exact-layout matcher that mt_parser_parse() tries first: only the
- * block events (alloc, free, resize, remap, alloc.fail) exactly as the
- * preload writes them, keys in the preload's order, no whitespace,
- * lower-case hex, integers without leading zeros.  It returns MT_PARSE_OK,
- * with the very event the validator makes of such a line, or DECLINED for
- * anything else, a line the validator would reject included. */
-mt_parse_result_t mt_parse_exact(mt_parser_t *p, const char *line, size_t len,
-				 mt_event_t *ev);
-
-/* How many bytes from a line's start mt_parse_exact_window() may read. */
-#define MT_PARSE_EXACT_SPAN 512
-
-/*
- * mt_parse_exact() on the line that starts at s, finding its end itself,
- * for a reader that hands out its buffer rather than lines: the
- * MT_PARSE_EXACT_SPAN bytes at s must be readable (and are read only as
- * far as the line's '\n').  On MT_PARSE_OK the line is s[0..*len), its
- * first '\n' is s[*len], and the event is mt_parse_exact()'s of it; a line
- * without a '\n' within the span declines.  Unlike mt_parse_exact(), a
- * declined line leaves *ev partly written.
- */
-mt_parse_result_t mt_parse_exact_window(mt_parser_t *p, const char *s,
-					mt_event_t *ev, size_t *len);
 
 /* mt_parser_parse() without the exact matcher, for a line it declined. */
 mt_parse_result_t mt_parser_parse_inexact(mt_parser_t *p, const char *line,
 					  size_t len, mt_event_t *ev);
+
+/* How many bytes from a line's start mt_parse_exact_window() may read. */
+#define MT_PARSE_EXACT_SPAN 512
+
+/* The first parser alone on a reader's buffer rather than a line, for a
+ * reader that does not split lines first: mt_exact_parse_window()
+ * (mt_exact.h), whose contract this is. */
+mt_parse_result_t mt_parse_exact_window(mt_parser_t *p, const char *s,
+					mt_event_t *ev, size_t *len);
+
+/* mt_jsonc_number_out_of_range() (mt_jsonc.h), for a reader that trusts
+ * json-c's values. */
+int mt_parse_number_out_of_range(const char *s, size_t len);
 
 #endif

@@ -2,13 +2,13 @@
  * check_parse: the differential test that holds the fast path to json-c,
  * and the validator's verdicts.
  *
- * Whenever mt_parse_fast() accepts a line (returns anything but DECLINED),
- * mt_parse_json_c() must return the same verdict, the same reason and an
+ * Whenever mt_fast_parse() accepts a line (returns anything but DECLINED),
+ * mt_jsonc_parse() must return the same verdict, the same reason and an
  * identical mt_event_t; and mt_parser_parse() must always agree with
  * json-c.  The lines are those of the fixture traces, a corpus written
  * here, many thousands generated in the preload's style (which the fast
  * path must accept, with the values they were written with), and many
- * more mutated from them.  The exact-layout matcher, mt_parse_exact(), is
+ * more mutated from them.  The exact-layout matcher, mt_exact_parse(), is
  * held to json-c on every one of those lines too (OK with json-c's event,
  * or DECLINED), reading each from a buffer of its exact length, and on
  * tens of thousands of lines in the preload's layout and every single-byte
@@ -26,6 +26,9 @@
 
 #include "mt_test.h"
 #include "../analyzer/mt_error.h"
+#include "../analyzer/mt_exact.h"
+#include "../analyzer/mt_fast.h"
+#include "../analyzer/mt_jsonc.h"
 #include "../analyzer/mt_mem.h"
 #include "../analyzer/mt_parse.h"
 #include "../analyzer/mt_reader.h"
@@ -160,11 +163,11 @@ static void diff_release(diff_t *d)
 }
 
 /*
- * mt_parse_exact_window() on the line as the analyzer hands it over, from
+ * mt_exact_parse_window() on the line as the analyzer hands it over, from
  * the reader's buffer: the line, its '\n', then whatever follows (the
  * line again, zeros, digits, or nothing when it fills the span), in a
  * buffer of exactly MT_PARSE_EXACT_SPAN bytes, so that a read past the
- * span is AddressSanitizer's to catch.  It must say what mt_parse_exact()
+ * span is AddressSanitizer's to catch.  It must say what mt_exact_parse()
  * says of the line, give the same event, and find the line's length.
  */
 static void exact_window_agrees(diff_t *d, const char *line, size_t len,
@@ -196,8 +199,8 @@ static void exact_window_agrees(diff_t *d, const char *line, size_t len,
 		memset(&ex, 0, sizeof(ex));
 		memset(&ew, 0xa5, sizeof(ew));
 		/* The reader ends a line at its first '\n', wherever it is. */
-		rx = mt_parse_exact(&d->exact, line, line_len, &ex);
-		rw = mt_parse_exact_window(&d->exact, buf, &ew, &got);
+		rx = mt_exact_parse(&d->exact, line, line_len, &ex);
+		rw = mt_exact_parse_window(&d->exact, buf, &ew, &got);
 		free(buf);
 		mt_quiet(rw == rx,
 			 "%s: the window matcher says %s, the exact one %s on line %s",
@@ -232,8 +235,8 @@ static mt_parse_result_t diff_line(diff_t *d, const char *line, size_t len,
 	memset(fast_ev, 0, sizeof(*fast_ev));
 	memset(&ej, 0, sizeof(ej));
 	memset(&eb, 0, sizeof(eb));
-	rf = mt_parse_fast(&d->fast, line, len, fast_ev);
-	rj = mt_parse_json_c(&d->json, line, len, &ej);
+	rf = mt_fast_parse(&d->fast, line, len, fast_ev);
+	rj = mt_jsonc_parse(&d->json, line, len, &ej);
 	rb = mt_parser_parse(&d->both, line, len, &eb);
 	d->lines++;
 	mt_quiet(rf != MT_PARSE_NOMEM && rj != MT_PARSE_NOMEM,
@@ -279,7 +282,7 @@ static mt_parse_result_t diff_line(diff_t *d, const char *line, size_t len,
 		mt_quiet_ptr_nonnull(copy);
 		memcpy(copy, line, len);
 		memset(&ex, 0xa5, sizeof(ex));
-		rx = mt_parse_exact(&d->exact, copy, len, &ex);
+		rx = mt_exact_parse(&d->exact, copy, len, &ex);
 		free(copy);
 		mt_quiet(rx == MT_PARSE_OK || rx == MT_PARSE_DECLINED,
 			 "%s: the exact matcher says %s on line %s", what,
@@ -1907,9 +1910,9 @@ START_TEST(parser_release_frees_everything)
 	/* No room for the frames: out of memory, never malformed. */
 	mt_quiet_int_eq(mt_parser_init(&p), MT_OK);
 	mt_mem_fail_at(1, 1);
-	mt_quiet_int_eq(mt_parse_json_c(&p, line, strlen(line), &ev),
+	mt_quiet_int_eq(mt_jsonc_parse(&p, line, strlen(line), &ev),
 			MT_PARSE_NOMEM);
-	mt_quiet_int_eq(mt_parse_fast(&p, compact, strlen(compact), &ev),
+	mt_quiet_int_eq(mt_fast_parse(&p, compact, strlen(compact), &ev),
 			MT_PARSE_NOMEM);
 	mt_mem_fail_at(0, 0);
 	mt_parser_release(&p);
@@ -2045,7 +2048,7 @@ START_TEST(exact_matcher_takes_preload_lines)
 		const char *field;
 
 		snprintf(what, sizeof(what), "preload line %d", i);
-		mt_quiet(mt_parse_exact(&d.exact, line, len, &ev) ==
+		mt_quiet(mt_exact_parse(&d.exact, line, len, &ev) ==
 				      MT_PARSE_OK,
 			      "%s: the exact matcher declined %s", what,
 			      show(line, len));

@@ -29,6 +29,8 @@
 #include "../../analyzer/mt_analysis.h"
 #include "../../analyzer/mt_buf.h"
 #include "../../analyzer/mt_error.h"
+#include "../../analyzer/mt_fast.h"
+#include "../../analyzer/mt_jsonc.h"
 #include "../../analyzer/mt_mem.h"
 #include "../../analyzer/mt_parse.h"
 #include "../../analyzer/mt_reader.h"
@@ -213,8 +215,8 @@ static int run_all(int verify)
 static void diff_line(const char *line, size_t len)
 {
 	mt_event_t ef, ej;
-	mt_parse_result_t rf = mt_parse_fast(&fast, line, len, &ef);
-	mt_parse_result_t rj = mt_parse_json_c(&json, line, len, &ej);
+	mt_parse_result_t rf = mt_fast_parse(&fast, line, len, &ef);
+	mt_parse_result_t rj = mt_jsonc_parse(&json, line, len, &ej);
 
 	if (rj == MT_PARSE_DECLINED)
 		FAIL("json-c declined a line");
