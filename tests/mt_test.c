@@ -434,3 +434,71 @@ const char *mt_test_json_opt_str(json_object *o, const char *key)
 		return NULL;
 	return json_object_get_string(v);
 }
+
+uint64_t mt_test_rng_state;
+
+uint64_t mt_test_rng(void)
+{
+	uint64_t z = (mt_test_rng_state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+int mt_test_disassembly_count(const char *fn, const char *needle)
+{
+	char cmd[512];
+	char line[512];
+	char *bin = mt_test_memtrace();
+	FILE *f;
+	int n = 0, rc;
+
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -d --no-show-raw-insn --disassemble=%s '%s'", fn, bin);
+	free(bin);
+	f = popen(cmd, "r");
+	mt_quiet_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	rc = pclose(f);
+	mt_quiet(rc == 0, "'%s' failed (%d)", cmd, rc);
+	return n;
+}
+
+int mt_test_objdump_by_name(char *found, size_t size)
+{
+	char *bin = mt_test_memtrace();
+	char cmd[4096], line[512], version[128] = "";
+	int labelled = 0, rc;
+	FILE *f;
+
+	f = popen("objdump --version 2>&1", "r");
+	mt_quiet_ptr_nonnull(f);
+	if (fgets(version, sizeof(version), f))
+		version[strcspn(version, "\n")] = '\0';
+	while (fgets(line, sizeof(line), f))
+		;
+	rc = pclose(f);
+	if (rc != 0) {
+		snprintf(found, size, "objdump --version: exit %d: %s",
+			 WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, version);
+		free(bin);
+		return 0;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -d --no-show-raw-insn --disassemble=main '%s' 2>&1", bin);
+	free(bin);
+	f = popen(cmd, "r");
+	mt_quiet_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		labelled += strstr(line, "<main>:") != NULL;
+	rc = pclose(f);
+	if (rc != 0 || labelled != 1) {
+		snprintf(found, size, "%s: --disassemble=main: exit %d, "
+			 "%d <main> labels", version,
+			 WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, labelled);
+		return 0;
+	}
+	return 1;
+}

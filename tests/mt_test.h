@@ -20,8 +20,7 @@ Suite *mt_suite_seed(void);      /* tests/check_seed.c: the seed's four tests */
 Suite *mt_suite_fixtures(void);  /* tests/check_fixtures.c: golden files */
 Suite *mt_suite_cli(void);       /* tests/check_cli.c: options, exit statuses */
 Suite *mt_suite_summary(void);   /* tests/check_summary.c: summary arithmetic */
-Suite *mt_suite_units(void);     /* tests/check_units.c: fmt, buf, map, reader */
-Suite *mt_suite_parse(void);     /* tests/check_parse.c: fast path vs json-c */
+Suite *mt_suite_parse(void);     /* tests/check_parse.c: the parsers against json-c */
 Suite *mt_suite_oom(void);       /* tests/check_oom.c: every allocation failure */
 Suite *mt_suite_core(void);      /* tests/check_core.c: the preload core, driven directly */
 Suite *mt_suite_preload(void);   /* tests/check_preload.c: workloads under LD_PRELOAD */
@@ -35,6 +34,16 @@ Suite *mt_suite_report(void) __attribute__((weak));  /* tests/check_report.c */
 Suite *mt_suite_gate(void) __attribute__((weak));    /* tests/check_gate.c */
 Suite *mt_suite_sweep(void) __attribute__((weak));   /* tests/check_sweep.c */
 Suite *mt_suite_pipe(void) __attribute__((weak));    /* tests/check_pipe.c: the two-thread pass */
+Suite *mt_suite_fmt(void) __attribute__((weak)); /* tests/check_fmt.c: decimal and hex formatting, hex parsing */
+Suite *mt_suite_utf8(void) __attribute__((weak)); /* tests/check_utf8.c: RFC 3629 validation */
+Suite *mt_suite_event(void) __attribute__((weak)); /* tests/check_event.c: kind and fn names */
+Suite *mt_suite_buf(void) __attribute__((weak)); /* tests/check_buf.c: the output buffer */
+Suite *mt_suite_map(void) __attribute__((weak)); /* tests/check_map.c: the hash map */
+Suite *mt_suite_blocks(void) __attribute__((weak)); /* tests/check_blocks.c: the live-block table */
+Suite *mt_suite_mem(void) __attribute__((weak)); /* tests/check_mem.c: counted allocation */
+Suite *mt_suite_reader(void) __attribute__((weak)); /* tests/check_reader.c: the trace reader */
+Suite *mt_suite_analysis(void) __attribute__((weak)); /* tests/check_analysis.c: the pass over a trace */
+Suite *mt_suite_heap(void) __attribute__((weak)); /* tests/check_heap.c: the heap model */
 Suite *mt_suite_clock(void) __attribute__((weak));   /* tests/check_clock.c: the preload's clock */
 Suite *mt_suite_process(void) __attribute__((weak)); /* tests/check_process.c: process trees, endings, names */
 
@@ -125,6 +134,18 @@ const char *mt_test_fs_name(const char *path, char *buf, size_t size);
  * the preload's writer ask (tmpfs never does: its pages are the file).
  * Probed with a scratch file in dir; on 0, found says what stayed. */
 int mt_test_drops_clean_pages(const char *dir, char *found, size_t size);
+
+/* splitmix64: a test sets mt_test_rng_state to its own fixed seed, so a
+ * failure reproduces. */
+extern uint64_t mt_test_rng_state;
+uint64_t mt_test_rng(void);
+
+/* How many lines of objdump's disassembly of function fn in the built
+ * memtrace contain needle.  Ask mt_test_objdump_by_name() first: whether
+ * objdump is here and disassembles one function by name
+ * (--disassemble=SYM, binutils 2.32 on); on 0, found says what it did. */
+int mt_test_disassembly_count(const char *fn, const char *needle);
+int mt_test_objdump_by_name(char *found, size_t size);
 
 /* Fail the test unless the file at path holds exactly the expected bytes;
  * the message shows both. */

@@ -17,7 +17,6 @@ int main(void)
 	srunner_add_suite(sr, mt_suite_fixtures());
 	srunner_add_suite(sr, mt_suite_cli());
 	srunner_add_suite(sr, mt_suite_summary());
-	srunner_add_suite(sr, mt_suite_units());
 	srunner_add_suite(sr, mt_suite_parse());
 	srunner_add_suite(sr, mt_suite_oom());
 	srunner_add_suite(sr, mt_suite_core());
@@ -28,6 +27,9 @@ int main(void)
 			mt_suite_hostile, mt_suite_stress, mt_suite_real,
 			mt_suite_report, mt_suite_gate, mt_suite_sweep,
 			mt_suite_pipe, mt_suite_clock, mt_suite_process,
+			mt_suite_fmt, mt_suite_utf8, mt_suite_event, mt_suite_buf,
+			mt_suite_map, mt_suite_blocks, mt_suite_mem, mt_suite_reader,
+			mt_suite_analysis, mt_suite_heap,
 		};
 
 		for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)

@@ -1,0 +1,166 @@
+/*
+ * check_mem: unit tests of mt_mem: mt_mem_calloc_line(), its alignment,
+ * accounting and failures, and the huge pages a large table asks for.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mt_test.h"
+#include "../analyzer/mt_error.h"
+#include "../analyzer/mt_mem.h"
+
+/* mt_mem_calloc_line(): zeroed, on a cache line, one block for
+ * mt_mem_outstanding(), failing like every mt_mem call, refusing a size
+ * that overflows; mt_mem_free_line(NULL) does nothing. */
+START_TEST(mem_calloc_line_is_zeroed_and_on_a_line)
+{
+	int64_t before = mt_mem_outstanding();
+	/* Small ones from malloc's arenas (the last a large one glibc maps
+	 * itself), then from MT_MEM_HUGE on mappings of their own: exactly
+	 * 2 MiB, one byte more, and not a whole number of pages. */
+	static const size_t sizes[][2] = { { 1, 1 }, { 3, 24 }, { 100, 64 },
+					   { 1000, 7 }, { 0, 8 },
+					   { (1 << 16) - 1, 32 },
+					   { 1 << 16, 32 },
+					   { (2 << 20) + 1, 1 },
+					   { (3 << 18) + 1, 24 } };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		unsigned char *p = mt_mem_calloc_line(sizes[i][0], sizes[i][1]);
+		size_t n = sizes[i][0] * sizes[i][1], j = 0;
+
+		mt_quiet_ptr_nonnull(p);
+		mt_quiet_uint_eq((uintptr_t)p % 64, 0);
+		mt_quiet_int_eq(mt_mem_outstanding(), before + 1);
+		/* One assertion, not one a byte: Check's cost a call. */
+		while (j < n && !p[j])
+			j++;
+		mt_quiet(j == n, "byte %zu of %zu not zero", j, n);
+		memset(p, 0xa5, n); /* all of it is the caller's */
+		mt_mem_free_line(p);
+		mt_quiet_int_eq(mt_mem_outstanding(), before);
+	}
+	mt_mem_fail_at(1, 0);
+	mt_quiet_ptr_null(mt_mem_calloc_line(10, 10));
+	mt_mem_fail_at(1, 0);
+	mt_quiet_ptr_null(mt_mem_calloc_line(1 << 17, 32));
+	mt_mem_fail_at(0, 0);
+	mt_quiet_ptr_null(mt_mem_calloc_line(SIZE_MAX / 8, 16));
+	mt_quiet_ptr_null(mt_mem_calloc_line(2, SIZE_MAX - 64));
+	mt_mem_free_line(NULL);
+	mt_quiet_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
+/* The mode in /sys/kernel/mm/transparent_hugepage/enabled, the word in
+ * brackets ("always", "madvise", "never"), or "" where there is none. */
+static void thp_mode(char *mode, size_t size)
+{
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	char line[256], *open, *close;
+
+	mode[0] = '\0';
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f) && (open = strchr(line, '[')) &&
+	    (close = strchr(open, ']')) && (size_t)(close - open) < size) {
+		memcpy(mode, open + 1, (size_t)(close - open - 1));
+		mode[close - open - 1] = '\0';
+	}
+	fclose(f);
+}
+
+/* Whether the mapping that holds p has the flag (two letters, "hg" for
+ * MADV_HUGEPAGE) in its smaps VmFlags line: 1 or 0, or -1 when no mapping
+ * holds p or it has no VmFlags line; -2 when smaps is unreadable or has
+ * no VmFlags line at all (p NULL asks only that). */
+static int vm_flag(const void *p, const char *flag)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[4096];
+	int in = 0, got = -1, any = 0;
+
+	if (!f)
+		return -2;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (!strncmp(line, "VmFlags:", 8))
+			any = 1;
+		if (!p && any)
+			break;
+		if (!p)
+			continue;
+		if (!in && sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+		} else if (in && !strncmp(line, "VmFlags:", 8)) {
+			char *w = strtok(line + 8, " \n");
+
+			got = 0;
+			for (; w; w = strtok(NULL, " \n"))
+				if (!strcmp(w, flag))
+					got = 1;
+			break;
+		}
+	}
+	fclose(f);
+	return any ? got : -2;
+}
+
+/* From MT_MEM_HUGE bytes on, a table starts one line into a 2 MiB
+ * boundary, and its mapping asks for huge pages: where the kernel has
+ * THP at all, smaps shows the mapping's "hg" flag (MADV_HUGEPAGE), in
+ * every mode. */
+START_TEST(mem_calloc_line_of_a_large_table_asks_for_huge_pages)
+{
+	char mode[32];
+	unsigned char *big = mt_mem_calloc_line(1 << 17, 32); /* 4 MiB */
+
+	mt_quiet_ptr_nonnull(big);
+	mt_quiet_uint_eq(((uintptr_t)big - 64) % (2u << 20), 0);
+	thp_mode(mode, sizeof(mode));
+	if (!mode[0]) {
+		mt_mem_free_line(big);
+		MT_TEST_SKIP("no transparent huge pages to ask for "
+			     "(/sys/kernel/mm/transparent_hugepage/enabled: %s)",
+			     access("/sys/kernel/mm/transparent_hugepage/enabled",
+				    F_OK) ? strerror(errno) : "no [mode]");
+		return;
+	}
+	if (vm_flag(NULL, "hg") == -2) {
+		mt_mem_free_line(big);
+		MT_TEST_SKIP("cannot see a mapping's flags (/proc/self/smaps: "
+			     "no VmFlags lines)");
+		return;
+	}
+	{
+		int hg = vm_flag(big, "hg");
+
+		mt_quiet(hg == 1, "the 4 MiB table's mapping: hg flag %d (THP %s)",
+			 hg, mode);
+	}
+	mt_mem_free_line(big);
+}
+END_TEST
+
+Suite *mt_suite_mem(void)
+{
+	Suite *s = suite_create("mem");
+	TCase *tc = tcase_create("mem");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, mem_calloc_line_is_zeroed_and_on_a_line);
+	tcase_add_test(
+		tc, mem_calloc_line_of_a_large_table_asks_for_huge_pages);
+	suite_add_tcase(s, tc);
+	return s;
+}
