@@ -58,7 +58,7 @@ ANALYZER_SRC = analyzer/mt_mem.c analyzer/mt_buf.c analyzer/mt_map.c \
 	analyzer/mt_scan.c analyzer/mt_exact.c analyzer/mt_fast.c analyzer/mt_jsonc.c \
 	analyzer/mt_validate.c analyzer/mt_integrity.c \
 	analyzer/mt_heap.c analyzer/mt_analysis.c analyzer/mt_summary.c \
-	analyzer/mt_rows.c analyzer/mt_output.c analyzer/mt_cli.c
+	analyzer/mt_rows.c analyzer/mt_output.c analyzer/mt_tree.c analyzer/mt_cli.c
 # CI gates: gate, diff, repetitions (docs/ci-gates.md).
 ANALYZER_SRC += analyzer/mt_units.c analyzer/mt_profile.c analyzer/mt_gate.c \
 	analyzer/mt_diff.c analyzer/mt_repetitions.c

@@ -28,6 +28,7 @@
 #include "mt_report.h"
 #include "mt_rows.h"
 #include "mt_summary.h"
+#include "mt_tree.h"
 
 #ifndef MT_VERSION
 #define MT_VERSION "0.1.0"
@@ -41,6 +42,7 @@ static const char usage_main[] =
 	"Commands:\n"
 	"  check TRACE          print the integrity verdict of a trace\n"
 	"  summary TRACE        write the summary line and the top sites\n"
+	"  tree TRACE...        the traces of a process tree summed, and a line each\n"
 	"  capture              judge a workload's trace and write its capture row\n"
 	"  repetition           record one repetition row of a workload run\n"
 	"  gate TRACE|SUMMARY   check a run against budgets: peak, live, allocations\n"
@@ -70,6 +72,17 @@ static const char usage_summary[] =
 	"                       0 writes the summary line alone)\n"
 	"  --include-zero-live  also list allocators and sites with no live bytes\n"
 	"  --strict             exit 1 when the trace is not complete\n"
+	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
+
+static const char usage_tree[] =
+	"usage: memtrace tree TRACE... [--strict] [-o FILE]\n"
+	"\n"
+	"Sum the traces of a process tree (the workload's first, then its\n"
+	"children's and the images they exec) into one memtrace.tree/v1 line,\n"
+	"then write one memtrace.process/v1 line per trace, in the order given.\n"
+	"peak_live_bytes is the sum of each process's own peak.\n"
+	"  --strict             exit 1 when a trace is caveated, 2 when one is\n"
+	"                       not valid evidence\n"
 	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
 
 static const char usage_capture[] =
@@ -212,7 +225,9 @@ typedef struct {
 #define ALLOW(o) (1u << ((o) - OPT_TOP))
 #define ALLOW_O (1u << 31)
 
-/* Returns -1 when the options are fine, else the exit status. */
+/* Returns -1 when the options are fine, else the exit status; the
+ * positional arguments are argv[optind..argc), npositional of them (-1:
+ * one or more). */
 static int parse_options(opts_t *o, int argc, char **argv, int npositional)
 {
 	int c, idx = -1;
@@ -293,10 +308,11 @@ static int parse_options(opts_t *o, int argc, char **argv, int npositional)
 		fputs(o->usage, stdout);
 		return MT_EXIT_OK;
 	}
-	if (argc - optind > npositional)
+	/* npositional < 0: one or more. */
+	if (npositional >= 0 && argc - optind > npositional)
 		return usage_error(o->usage, "unexpected argument '%s'",
 				   argv[optind + npositional]);
-	if (argc - optind < npositional)
+	if (argc - optind < (npositional < 0 ? 1 : npositional))
 		return usage_error(o->usage, "%s", "missing TRACE argument");
 	if (npositional)
 		o->positional = argv[optind];
@@ -365,6 +381,44 @@ static int cmd_summary(int argc, char **argv)
 cleanup:
 	mt_buf_release(&out);
 	mt_analysis_release(&a);
+	return status;
+}
+
+static int cmd_tree(int argc, char **argv)
+{
+	opts_t o = { .usage = usage_tree, .allowed = ALLOW(OPT_STRICT) | ALLOW_O };
+	mt_tree_t t = MT_TREE_INIT;
+	mt_buf_t lines = MT_BUF_INIT, out = MT_BUF_INIT;
+	int status, first;
+
+	if ((status = parse_options(&o, argc, argv, -1)) >= 0)
+		return status;
+	first = optind;
+	/* One trace at a time: memory is one trace's, whatever the tree. */
+	for (int i = first; i < argc; i++) {
+		mt_analysis_t a;
+
+		if ((status = analyze(&a, argv[i])) >= 0)
+			goto cleanup;
+		mt_tree_add(&t, argv[i], &a);
+		if (mt_tree_render_process(argv[i], &a, &lines)) {
+			mt_analysis_release(&a);
+			status = nomem();
+			goto cleanup;
+		}
+		mt_analysis_release(&a);
+	}
+	if (mt_tree_render(&t, &out) || mt_buf_add(&out, lines.data, lines.len)) {
+		status = nomem();
+		goto cleanup;
+	}
+	status = write_output(o.output, &out, 0);
+	if (!status && o.strict)
+		status = t.invalid ? MT_EXIT_INVALID :
+			 t.caveated ? MT_EXIT_CAVEATED : MT_EXIT_OK;
+cleanup:
+	mt_buf_release(&lines);
+	mt_buf_release(&out);
 	return status;
 }
 
@@ -496,6 +550,8 @@ int mt_cli_main(int argc, char **argv)
 		return cmd_check(argc - 1, argv + 1);
 	if (!strcmp(cmd, "summary"))
 		return cmd_summary(argc - 1, argv + 1);
+	if (!strcmp(cmd, "tree"))
+		return cmd_tree(argc - 1, argv + 1);
 	if (!strcmp(cmd, "capture"))
 		return cmd_capture(argc - 1, argv + 1);
 	if (!strcmp(cmd, "repetition"))

@@ -158,6 +158,16 @@ static void run_in(run_t *r, const char *cwd, const char *in, ...)
 
 #define RUN(r, ...) run_in((r), NULL, NULL, __VA_ARGS__, (char *)NULL)
 
+/* How many times needle occurs in haystack. */
+static int count_lines_with(const char *haystack, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(haystack, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
 /* ---- rows ---- */
 
 typedef struct {
@@ -603,9 +613,13 @@ START_TEST(test_forking_workload_leaves_one_trace_per_process)
 		closedir(d);
 		mt_quiet_int_eq(n, 3);
 	}
-	/* The line names the trace it summarizes: the workload's own. */
-	mt_quiet(strstr(r.se, "run 1/2: exit 0, 2 allocations, peak 4.3 KiB, complete "
-		 "(allocations.1.jsonl; 3 child traces beside it)\n"), "%s", r.se);
+	/* The line and the table cover the whole tree: the parent's 2
+	 * allocations, the forked child's 3 and the exec'd image's 4; the
+	 * peak is the sum of each process's own (4.3 + 9.8 + 17.4 KiB). */
+	mt_quiet(strstr(r.se, "run 1/2: exit 0, 4 processes: 9 allocations, peak 31.5 KiB, "
+		 "complete (allocations.1.jsonl and 3 child traces)\n"), "%s", r.se);
+	mt_quiet(strstr(r.se, "  allocations               9            9            9\n"),
+		 "%s", r.se);
 	/* The rows are the parent's: one per run. */
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
 	mt_quiet_int_eq(rows.n, 2);
@@ -696,13 +710,12 @@ START_TEST(test_killed_workload_row_is_summary_written_with_missing_stop_event)
 END_TEST
 
 /*
- * A shell that runs ls and then dies of SIGKILL: the run's line is about
- * bash's own trace (allocations.1.jsonl, cut off by the kill), never
- * ls's, and says so, with its children's traces counted beside it.  ls once emptied
- * bash's trace through the name bash handed it, and the line summarized
- * ls as if it were bash.
+ * A shell that runs ls and then dies of SIGKILL: allocations.1.jsonl is
+ * bash's own trace, cut off by the kill, never ls's (ls once emptied it
+ * through the name bash handed it); the row is that trace's, and the
+ * run's line, which sums the tree, names it as the trace cut off.
  */
-START_TEST(test_a_tree_whose_top_process_dies_is_summarized_from_its_own_trace)
+START_TEST(test_a_tree_whose_top_process_dies_names_the_trace_cut_off)
 {
 	char *trace, *start;
 	run_t r;
@@ -723,14 +736,40 @@ START_TEST(test_a_tree_whose_top_process_dies_is_summarized_from_its_own_trace)
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
 	mt_quiet_int_eq(rows.n, 1);
 	ck_assert_str_eq(str(get(rows.row[0], "summary"), "status"), "missing_stop_event");
-	/* bash's forked child, which execs, and ls, the image it execs. */
-	mt_quiet(strstr(r.se, "missing_stop_event (allocations.1.jsonl; 2 child traces "
-		 "beside it)\n") && strstr(r.se, "run 1/1: killed by SIGKILL, "),
+	/* bash's forked child, which execs, and ls, the image it execs:
+	 * the tree is summed, and the trace that is not complete named. */
+	mt_quiet(strstr(r.se, "missing_stop_event in allocations.1.jsonl (allocations.1.jsonl "
+		 "and 2 child traces)\n") &&
+		 strstr(r.se, "run 1/1: killed by SIGKILL, 3 processes: "),
 		 "%s", r.se);
 	rows_release(&rows);
 	free(start);
 	free(trace);
 	run_release(&r);
+}
+END_TEST
+
+/* --verbose: a line per process of the run's tree, under the run's
+ * line; a run without children prints none. */
+START_TEST(test_verbose_prints_a_line_per_process_of_the_tree)
+{
+	char *wl = workload("wl_fork"), *demo = workload("wl_demo");
+	run_t r;
+
+	run_init(&r);
+	RUN(&r, "-v", "-o", r.out, "--", wl);
+	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
+	mt_quiet(strstr(r.se, "\n  allocations.1.jsonl: 2 allocations, peak 4.3 KiB, complete\n"),
+		 "%s", r.se);
+	mt_quiet_int_eq(count_lines_with(r.se, ": 3 allocations, peak 9.8 KiB, complete\n"), 1);
+	mt_quiet_int_eq(count_lines_with(r.se, ": 4 allocations, peak 17.4 KiB, complete\n"), 1);
+	mt_quiet_int_eq(count_lines_with(r.se, ": 0 allocations, peak 0 B, complete\n"), 1);
+	RUN(&r, "--verbose", "-o", r.out, "--", demo);
+	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
+	mt_quiet(!strstr(r.se, "\n  allocations."), "%s", r.se);
+	run_release(&r);
+	free(demo);
+	free(wl);
 }
 END_TEST
 
@@ -1114,7 +1153,8 @@ Suite *mt_suite_run(void)
 	tcase_add_test(tc, test_quiet_prints_nothing_of_its_own);
 	tcase_add_test(tc, test_forking_workload_leaves_one_trace_per_process);
 	tcase_add_test(tc, test_killed_workload_row_is_summary_written_with_missing_stop_event);
-	tcase_add_test(tc, test_a_tree_whose_top_process_dies_is_summarized_from_its_own_trace);
+	tcase_add_test(tc, test_a_tree_whose_top_process_dies_names_the_trace_cut_off);
+	tcase_add_test(tc, test_verbose_prints_a_line_per_process_of_the_tree);
 	tcase_add_test(tc, test_interrupt_records_the_run_it_stopped_and_ends);
 	tcase_add_test(tc, test_strict_turns_a_caveat_into_a_failure);
 	tcase_add_test(tc, test_only_the_workload_is_traced);

@@ -46,6 +46,7 @@ Suite *mt_suite_analysis(void) __attribute__((weak)); /* tests/check_analysis.c:
 Suite *mt_suite_heap(void) __attribute__((weak)); /* tests/check_heap.c: the heap model */
 Suite *mt_suite_clock(void) __attribute__((weak));   /* tests/check_clock.c: the preload's clock */
 Suite *mt_suite_process(void) __attribute__((weak)); /* tests/check_process.c: process trees, endings, names */
+Suite *mt_suite_tree(void) __attribute__((weak));    /* tests/check_tree.c: memtrace tree, traces summed */
 
 /*
  * What both runners call before they make a suite.  A tcase's timeout is
