@@ -43,6 +43,10 @@ CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 # libdw (elfutils) resolves source lines for report and flamegraph.
 LIBDW_CFLAGS = $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
 LIBDW_LIBS = $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null)
+# libzstd and zlib decompress zstd and gzip traces as the analyzer reads
+# them (format.md section 2.1).
+COMPRESS_CFLAGS = $(shell $(PKG_CONFIG) --cflags libzstd zlib 2>/dev/null)
+COMPRESS_LIBS = $(shell $(PKG_CONFIG) --libs libzstd zlib 2>/dev/null)
 
 WARN = -Wall -Wextra -Werror
 CFLAGS_BASE = -std=gnu11 $(OPTFLAGS) $(WARN) -MMD -MP \
@@ -54,7 +58,7 @@ LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 COMMON_SRC = common/mt_fmt.c common/mt_event.c common/mt_jsonl.c common/mt_utf8.c
 ANALYZER_SRC = analyzer/mt_mem.c analyzer/mt_buf.c analyzer/mt_map.c \
 	analyzer/mt_blocks.c analyzer/mt_pipe.c \
-	analyzer/mt_reader.c analyzer/mt_parse.c \
+	analyzer/mt_reader.c analyzer/mt_decomp.c analyzer/mt_parse.c \
 	analyzer/mt_scan.c analyzer/mt_exact.c analyzer/mt_fast.c analyzer/mt_jsonc.c \
 	analyzer/mt_validate.c analyzer/mt_integrity.c \
 	analyzer/mt_heap.c analyzer/mt_analysis.c analyzer/mt_summary.c \
@@ -144,7 +148,7 @@ build-all: $(MEMTRACE) $(PRELOAD)
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS_ALL) $(JSONC_CFLAGS) $(CHECK_CFLAGS) $(UNWIND_CFLAGS) \
-		$(LIBDW_CFLAGS) -c $< -o $@
+		$(LIBDW_CFLAGS) $(COMPRESS_CFLAGS) -c $< -o $@
 
 # The preload is optimized across its files at link time: its hot path
 # crosses the hooks, the core, the clock, the stack tables and the line
@@ -168,23 +172,25 @@ $(LIBANALYZER): $(COMMON_OBJ) $(ANALYZER_OBJ)
 	$(call say,AR,$@)$(AR) rcs $@ $^
 
 $(MEMTRACE): $(OBJ)/analyzer/main.o $(LIBANALYZER)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) -lpthread
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) \
+		$(COMPRESS_LIBS) -lpthread
 
 $(TESTS): $(TEST_OBJ) $(LIBCORE) $(LIBANALYZER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(JSONC_LIBS) \
-		$(LIBDW_LIBS) $(UNWIND_LIBS) -ldl -lpthread
+		$(LIBDW_LIBS) $(COMPRESS_LIBS) $(UNWIND_LIBS) -ldl -lpthread
 
 $(BENCH_GEN): $(OBJ)/bench/mt_gen_trace.o $(LIBANALYZER)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) -lpthread
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(COMPRESS_LIBS) -lpthread
 
 # One suite alone: make one-suite SUITE=cli [BUILD=/tmp/mine]
 .PHONY: one-suite
 one-suite: $(MEMTRACE) $(PRELOAD) $(WORKLOADS) $(LIBCORE) $(LIBANALYZER)
 	@mkdir -p $(OBJ)/tests
 	$(call say,LINK,$(BUILD)/mt-suite-$(SUITE))$(CC) $(CFLAGS_ALL) $(JSONC_CFLAGS) $(CHECK_CFLAGS) \
+		$(COMPRESS_CFLAGS) \
 		-DMT_ONLY_SUITE=$(SUITE) -o $(BUILD)/mt-suite-$(SUITE) tests/mt_test_one.c \
 		tests/mt_test.c tests/mt_test_trace.c tests/check_$(SUITE).c $(LIBCORE) $(LIBANALYZER) $(CHECK_LIBS) \
-		$(JSONC_LIBS) $(LIBDW_LIBS) $(UNWIND_LIBS) -ldl -lpthread
+		$(JSONC_LIBS) $(LIBDW_LIBS) $(COMPRESS_LIBS) $(UNWIND_LIBS) -ldl -lpthread
 	$(Q)$(BUILD)/mt-suite-$(SUITE)
 
 check: deps
@@ -224,7 +230,8 @@ fuzz:
 		SANFLAGS='-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all'
 
 $(FUZZER): $(OBJ)/tests/fuzz/fuzz_trace.o $(LIBANALYZER)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) -lpthread
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) \
+		$(COMPRESS_LIBS) -lpthread
 
 run-fuzz: $(FUZZER)
 	$(Q)sh tests/fuzz/run-fuzz $(FUZZER) $(FUZZ_SECONDS) $(BUILD)
@@ -248,7 +255,7 @@ ifneq ($(BENCH),preload)
 	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(BENCH_GEN) $(OBJ)/bench/mt_bench_parse.o \
 		$(BUILD)/mt-pingpong
 	$(call say,LINK,$(BUILD)/mt-bench-parse)$(CC) $(LDFLAGS_ALL) -o $(BUILD)/mt-bench-parse \
-		$(OBJ)/bench/mt_bench_parse.o $(LIBANALYZER) $(JSONC_LIBS) -lpthread
+		$(OBJ)/bench/mt_bench_parse.o $(LIBANALYZER) $(JSONC_LIBS) $(COMPRESS_LIBS) -lpthread
 	$(Q)sh bench/run-analyzer-bench $(BUILD)
 	$(Q)$(MAKE) --no-print-directory $(BENCH_WRITER)
 	$(Q)$(BENCH_WRITER) 2000000 $${TMPDIR:-/tmp}

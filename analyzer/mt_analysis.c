@@ -551,6 +551,50 @@ static void holder_release(holder_t *h)
 		mt_pipe_release(&h->pipe);
 }
 
+/* A compressed trace's data the decoder refused: the lines before it may
+ * hold anything the corrupt frame did, and no verdict rests on them. */
+static __attribute__((noinline, cold)) void judge_corrupt(mt_analysis_t *a,
+							  const mt_reader_t *r)
+{
+	if (r->line_no)
+		mt_integrity_set_invalid(&a->integrity, "%s (after line %llu)",
+					 mt_reader_why(r),
+					 (unsigned long long)r->line_no);
+	else
+		mt_integrity_set_invalid(&a->integrity, "%s", mt_reader_why(r));
+}
+
+/* The end of a trace read whole, or cut (last: its last line; pending:
+ * a last line dropped as not an event).  Out of the pass's function, so
+ * that what only the end needs takes nothing from its loop. */
+static __attribute__((noinline)) void judge_end(mt_analysis_t *a,
+						const mt_reader_t *r,
+						uint64_t last, uint64_t pending)
+{
+	const char *unit;
+	uint64_t at;
+	int cut = mt_reader_cut(r, &unit, &at);
+
+	if (!last) {
+		if (cut)
+			mt_integrity_set_invalid(&a->integrity,
+						 "the trace is empty: its %s stream is "
+						 "cut off inside its first %s",
+						 mt_reader_format(r), unit);
+		else
+			mt_integrity_set_invalid(&a->integrity, "%s",
+						 r->zero_padded ?
+							 "the trace holds only zero bytes" :
+							 "the trace is empty");
+		return;
+	}
+	if (cut)
+		mt_integrity_stream_cut(&a->integrity, mt_reader_format(r), unit, at);
+	if (pending)
+		mt_integrity_cut(&a->integrity, pending, 0);
+	mt_integrity_finish(&a->integrity, last, r->zero_padded);
+}
+
 int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 			     mt_analysis_observer_t *observe, void *ctx)
 {
@@ -676,24 +720,19 @@ int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 	}
 	if ((rc = holder_drain(hold, &ps)))
 		goto cleanup;
+	if (got == MT_ECORRUPT) {
+		judge_corrupt(a, &reader);
+		rc = MT_OK;
+		goto cleanup;
+	}
 	if (got < 0) {
 		a->error_errno = errno;
-		rc = MT_EIO;
+		rc = got == MT_ENOMEM ? MT_ENOMEM : MT_EIO;
 		goto cleanup;
 	}
 	rc = MT_OK;
-	if (a->integrity.invalid)
-		goto cleanup;
-	if (!ps.last) {
-		mt_integrity_set_invalid(&a->integrity, "%s",
-					 reader.zero_padded ?
-						 "the trace holds only zero bytes" :
-						 "the trace is empty");
-		goto cleanup;
-	}
-	if (ps.pending.line)
-		mt_integrity_cut(&a->integrity, ps.pending.line, 0);
-	mt_integrity_finish(&a->integrity, ps.last, reader.zero_padded);
+	if (!a->integrity.invalid)
+		judge_end(a, &reader, ps.last, ps.pending.line);
 cleanup:
 	if (hold)
 		holder_release(hold);

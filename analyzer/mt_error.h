@@ -14,6 +14,7 @@ enum {
 	MT_ETOOLONG = -2, /* a row would pass its size limit */
 	MT_EIO = -3,     /* reading the trace failed (errno says why) */
 	MT_EOUTPUT = -4, /* writing an output failed (errno says why) */
+	MT_ECORRUPT = -5, /* a compressed trace cannot be decoded (mt_reader_why()) */
 };
 
 /* Exit statuses of the memtrace command. */

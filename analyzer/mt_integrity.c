@@ -110,6 +110,39 @@ void mt_integrity_cut(mt_integrity_t *ig, uint64_t line, int unterminated)
 	ig->cut_unterminated = unterminated;
 }
 
+void mt_integrity_stream_cut(mt_integrity_t *ig, const char *format,
+			     const char *unit, uint64_t at)
+{
+	snprintf(ig->stream_cut, sizeof(ig->stream_cut),
+		 "the %s stream is cut off inside its %s at byte %llu", format,
+		 unit, (unsigned long long)at);
+}
+
+/* The end of a compressed trace cut inside a frame: a trace.stop decoded
+ * from it was never followed by the frame's end, as a trace.stop without
+ * its newline is not the end of a plain trace. */
+static void finish_stream_cut(mt_integrity_t *ig, uint64_t last_line)
+{
+	if (ig->stop_line)
+		note(ig, MT_CAVEAT_MISSING_STOP,
+		     "%s, after line %llu: the trace never ended whole, "
+		     "whatever its trace.stop at line %llu says",
+		     ig->stream_cut, (unsigned long long)last_line,
+		     (unsigned long long)ig->stop_line);
+	else if (ig->cut_line)
+		note(ig, MT_CAVEAT_MISSING_STOP,
+		     "no trace.stop: %s, and its last line %llu, which %s, "
+		     "was dropped", ig->stream_cut,
+		     (unsigned long long)ig->cut_line,
+		     ig->cut_unterminated ? "has no newline" :
+					    "is not a valid event");
+	else
+		note(ig, MT_CAVEAT_MISSING_STOP,
+		     "no trace.stop after line %llu: %s; the process may have "
+		     "been killed", (unsigned long long)last_line,
+		     ig->stream_cut);
+}
+
 void mt_integrity_finish(mt_integrity_t *ig, uint64_t last_line,
 			 int zero_padded)
 {
@@ -133,6 +166,10 @@ void mt_integrity_finish(mt_integrity_t *ig, uint64_t last_line,
 			 ig->after_stop == 1 ? "" : "s",
 			 (unsigned long long)ig->stop_line,
 			 (unsigned long long)ig->first_after_stop_line);
+	if (ig->stream_cut[0]) {
+		finish_stream_cut(ig, last_line);
+		return;
+	}
 	if (ig->stop_line)
 		return;
 	if (ig->cut_line && ig->cut_unterminated)

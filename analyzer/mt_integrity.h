@@ -43,6 +43,7 @@ typedef struct {
 	uint64_t cut_line; /* the dropped last line, or 0 */
 	int cut_unterminated;
 	int zero_padded;
+	char stream_cut[96]; /* "the zstd stream is cut off inside ...", or "" */
 } mt_integrity_t;
 
 void mt_integrity_init(mt_integrity_t *ig);
@@ -62,6 +63,12 @@ void mt_integrity_stop(mt_integrity_t *ig, uint64_t line, uint64_t dropped);
 void mt_integrity_after_stop(mt_integrity_t *ig, uint64_t line);
 /* The last line was dropped: cut off (unterminated) or not an event. */
 void mt_integrity_cut(mt_integrity_t *ig, uint64_t line, int unterminated);
+/* A compressed trace's stream ends inside its frame (zstd) or member
+ * (gzip) that starts at byte at: missing_stop_event, whatever the lines
+ * decoded from it hold, a trace.stop among them too (decisions.md).
+ * format and unit are static strings. */
+void mt_integrity_stream_cut(mt_integrity_t *ig, const char *format,
+			     const char *unit, uint64_t at);
 /* The end of the trace: judge what only the end can tell. */
 void mt_integrity_finish(mt_integrity_t *ig, uint64_t last_line,
 			 int zero_padded);

@@ -492,12 +492,34 @@ static int load_summary(mt_profile_t *p, const char *path)
 			goto cleanup;
 		}
 	}
+	if (got == MT_ECORRUPT) {
+		rc = MT_OK;
+		if (reader.line_no)
+			set_invalid(p, "%s (after line %llu)", mt_reader_why(&reader),
+				    (unsigned long long)reader.line_no);
+		else
+			set_invalid(p, "%s", mt_reader_why(&reader));
+		goto cleanup;
+	}
 	if (got < 0) {
 		p->error_errno = errno;
-		rc = MT_EIO;
+		rc = got == MT_ENOMEM ? MT_ENOMEM : MT_EIO;
 		goto cleanup;
 	}
 	rc = MT_OK;
+	{
+		const char *unit;
+		uint64_t at;
+
+		/* A summary is whole or nothing: a compressed one cut off is
+		 * not one. */
+		if (mt_reader_cut(&reader, &unit, &at)) {
+			set_invalid(p, "its %s stream is cut off inside its %s "
+				    "at byte %llu", mt_reader_format(&reader),
+				    unit, (unsigned long long)at);
+			goto cleanup;
+		}
+	}
 	if (!p->nlines) {
 		/* The first line named the summary schema, and is gone. */
 		set_invalid(p, "the file changed while it was read");
@@ -586,9 +608,11 @@ static int peek_kind(const char *path, kind_t *kind, const char **what,
 		return rc;
 	}
 	got = mt_reader_next(&reader, &line);
+	if (got == MT_ECORRUPT)
+		got = 0; /* a trace, for the analysis to judge */
 	if (got < 0) {
 		*error_errno = errno;
-		rc = MT_EIO;
+		rc = got == MT_ENOMEM ? MT_ENOMEM : MT_EIO;
 		goto cleanup;
 	}
 	rc = MT_OK;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../common/mt_cpu.h"
+#include "mt_decomp.h"
 #include "mt_error.h"
 #include "mt_mem.h"
 
@@ -103,10 +104,90 @@ static int content_length(int fd, uint64_t size, uint64_t *out)
 	return MT_OK;
 }
 
+static ssize_t raw_read(void *ctx, void *p, size_t n)
+{
+	return read_retry(ctx, p, n);
+}
+
+/*
+ * The next bytes of the trace into p: bytes read (> 0), 0 at the end, or
+ * MT_EIO (errno set), MT_ENOMEM, MT_ECORRUPT.  A compressed trace's come
+ * from its decoder, which reads the file; a plain one's straight from it.
+ */
+static ssize_t source_read(mt_reader_t *r, void *p, size_t n)
+{
+	ssize_t got;
+
+	if (r->decomp)
+		return mt_decomp_read(r->decomp, raw_read, r, p, n);
+	got = read_retry(r, p, n);
+	return got < 0 ? MT_EIO : got;
+}
+
+/* The end was read: a compressed trace says whether padding followed. */
+static void at_end(mt_reader_t *r)
+{
+	r->eof = 1;
+	if (r->decomp && mt_decomp_zero_padded(r->decomp))
+		r->zero_padded = 1;
+}
+
+/*
+ * The trace's first bytes, at most MT_DECOMP_MAGIC_MAX of them (fewer only
+ * at its end), for mt_decomp_sniff().  An error here leaves the trace
+ * plain and unread: the next read meets it and reports it as a plain
+ * trace's first read would.
+ *
+ * A regular file's are looked at where it stands, with pread(2), and its
+ * reads then start at its first byte as before (RWF_DONTCACHE as its
+ * reads have it, so that the look leaves no page behind either).
+ */
+static size_t peek_head(mt_reader_t *r, void *head)
+{
+	off_t at = lseek(r->fd, 0, SEEK_CUR);
+	size_t want = MT_DECOMP_MAGIC_MAX;
+	struct iovec iov = { head, 0 };
+	ssize_t got;
+
+	if (at < 0)
+		return 0;
+	if ((uint64_t)want > r->remaining)
+		want = (size_t)r->remaining;
+	iov.iov_len = want;
+	do
+		got = preadv2(r->fd, &iov, 1, at, RWF_DONTCACHE);
+	while (got < 0 && errno == EINTR);
+	if (got < 0 && (errno == EOPNOTSUPP || errno == EINVAL ||
+			errno == ENOSYS || errno == EPERM))
+		do
+			got = pread(r->fd, head, want, at);
+		while (got < 0 && errno == EINTR);
+	return got < 0 ? 0 : (size_t)got;
+}
+
+/* A pipe's (or any stream's) cannot be read twice: they are read into
+ * buf[0..), where a plain trace's lines then start. */
+static size_t read_head(mt_reader_t *r)
+{
+	size_t n = 0, want = MT_DECOMP_MAGIC_MAX;
+
+	while (n < want) {
+		ssize_t got = read_retry(r, r->buf + n, want - n);
+
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	return n;
+}
+
 int mt_reader_open(mt_reader_t *r, const char *path)
 {
 	struct stat st;
-	int saved;
+	unsigned char head[MT_DECOMP_MAGIC_MAX];
+	size_t nhead;
+	mt_decomp_format_t format;
+	int saved, rc = MT_EIO;
 
 	memset(r, 0, sizeof(*r));
 	r->remaining = UINT64_MAX;
@@ -124,30 +205,71 @@ int mt_reader_open(mt_reader_t *r, const char *path)
 		errno = EISDIR;
 		goto fail;
 	}
+	r->cap = MT_READER_LINE_MAX + CHUNK;
+	r->buf = mt_mem_malloc(r->cap);
+	if (!r->buf) {
+		rc = MT_ENOMEM;
+		goto fail;
+	}
 	if (S_ISREG(st.st_mode)) {
 		uint64_t len;
 
-		if (content_length(r->fd, (uint64_t)st.st_size, &len))
+		if (content_length(r->fd, (uint64_t)st.st_size, &len)) {
+			rc = MT_EIO;
 			goto fail;
+		}
 		if (len != UINT64_MAX && len < (uint64_t)st.st_size)
 			r->zero_padded = 1;
 		r->remaining = len;
 		r->dontcache = 1;
+		format = mt_decomp_sniff(head, peek_head(r, head));
+		nhead = 0;
+	} else {
+		nhead = read_head(r);
+		format = mt_decomp_sniff(r->buf, nhead);
 	}
-	r->cap = MT_READER_LINE_MAX + CHUNK;
-	r->buf = mt_mem_malloc(r->cap);
-	if (!r->buf) {
-		if (r->owns_fd)
-			close(r->fd);
-		return MT_ENOMEM;
+	if (format == MT_DECOMP_PLAIN) {
+		/* A stream's bytes read are the first of the first line. */
+		r->end = nhead;
+		return MT_OK;
 	}
+	/* Compressed: the bytes read go to the decoder, which reads the
+	 * file to its end (its last bytes may be NULs, as a gzip trailer's
+	 * length often ends in one, and it tells padding from them). */
+	r->zero_padded = 0;
+	r->remaining = UINT64_MAX;
+	if ((rc = mt_decomp_open(&r->decomp, format, r->buf, nhead)))
+		goto fail;
 	return MT_OK;
 fail:
-	saved = errno;
+	saved = rc == MT_EIO ? errno : ENOMEM;
+	mt_mem_free(r->buf);
+	r->buf = NULL;
 	if (r->owns_fd)
 		close(r->fd);
+	r->owns_fd = 0;
 	errno = saved;
-	return MT_EIO;
+	return rc;
+}
+
+const char *mt_reader_format(const mt_reader_t *r)
+{
+	return mt_decomp_name(r->decomp ? mt_decomp_format(r->decomp) : MT_DECOMP_PLAIN);
+}
+
+int mt_reader_cut(const mt_reader_t *r, const char **unit, uint64_t *at)
+{
+	*unit = "";
+	*at = 0;
+	if (!r->decomp)
+		return 0;
+	*unit = mt_decomp_unit(r->decomp);
+	return mt_decomp_cut(r->decomp, at);
+}
+
+const char *mt_reader_why(const mt_reader_t *r)
+{
+	return r->decomp ? mt_decomp_why(r->decomp) : "";
 }
 
 /* mt_reader_t.ahead */
@@ -155,7 +277,7 @@ enum { AHEAD_IDLE, AHEAD_WANTED, AHEAD_BUSY, AHEAD_READY };
 
 static void ahead_read(mt_reader_t *r)
 {
-	ssize_t got = read_retry(r, r->spare + MT_READER_LINE_MAX, r->ahead_room);
+	ssize_t got = source_read(r, r->spare + MT_READER_LINE_MAX, r->ahead_room);
 
 	r->ahead_errno = got < 0 ? errno : 0;
 	r->ahead_got = got;
@@ -230,6 +352,8 @@ void mt_reader_release(mt_reader_t *r)
 		mt_mem_free(r->spare);
 		r->spare = NULL;
 	}
+	mt_decomp_free(r->decomp);
+	r->decomp = NULL;
 	if (r->owns_fd)
 		close(r->fd);
 	mt_mem_free(r->buf);
@@ -269,7 +393,7 @@ static ssize_t fill_ahead(mt_reader_t *r)
 		size_t room = ahead_room(r);
 
 		if (!room) {
-			r->eof = 1;
+			at_end(r);
 			return 0;
 		}
 		r->ahead_room = room;
@@ -290,10 +414,10 @@ static ssize_t fill_ahead(mt_reader_t *r)
 	got = r->ahead_got;
 	if (got < 0) {
 		errno = r->ahead_errno;
-		return MT_EIO;
+		return got; /* MT_EIO, or a decoder's MT_ENOMEM, MT_ECORRUPT */
 	}
 	if (got == 0) {
-		r->eof = 1;
+		at_end(r);
 		return 0;
 	}
 	ahead_swap(r, keep, (size_t)got);
@@ -303,7 +427,8 @@ static ssize_t fill_ahead(mt_reader_t *r)
 	return got;
 }
 
-/* Read more bytes after end.  Returns bytes read, 0 at the end, MT_EIO. */
+/* Read more bytes after end.  Returns bytes read, 0 at the end, -2 when
+ * the buffer is full, or source_read()'s error. */
 static ssize_t fill(mt_reader_t *r)
 {
 	size_t room;
@@ -325,16 +450,16 @@ static ssize_t fill(mt_reader_t *r)
 		room = (size_t)r->remaining;
 	if (!room) {
 		if (!r->remaining) {
-			r->eof = 1;
+			at_end(r);
 			return 0;
 		}
 		return -2; /* buffer full: the caller handles a long line */
 	}
-	got = read_retry(r, r->buf + r->end, room);
+	got = source_read(r, r->buf + r->end, room);
 	if (got < 0)
-		return MT_EIO;
+		return got;
 	if (got == 0) {
-		r->eof = 1;
+		at_end(r);
 		return 0;
 	}
 	r->end += (size_t)got;
@@ -380,7 +505,7 @@ static int skip_line(mt_reader_t *r, mt_line_t *line)
 		r->start = r->end = 0;
 		got = fill(r);
 		if (got < 0)
-			return MT_EIO;
+			return (int)got; /* not -2: the buffer is empty */
 		if (got == 0) {
 			line->terminated = 0;
 			return 1;
@@ -419,8 +544,8 @@ int mt_reader_next(mt_reader_t *r, mt_line_t *line)
 			return skip_line(r, line);
 		}
 		got = fill(r);
-		if (got == MT_EIO)
-			return MT_EIO;
+		if (got < 0)
+			return (int)got;
 		if (got == 0) {
 			if (r->start == r->end)
 				return 0;

@@ -7,6 +7,13 @@
  * NUL bytes of a regular file are not content: the reader stops before
  * them and says so in zero_padded.
  *
+ * A compressed trace (zstd or gzip, told by its first bytes, whatever its
+ * name; format.md section 2.1) is decompressed as it is read (mt_decomp), into
+ * the same buffer, and split the same way: its lines are the decompressed
+ * JSONL's, a stream cut inside a frame ends where its whole blocks do,
+ * and data the decoder refuses is MT_ECORRUPT.  A plain file is read as
+ * before: the only cost is a look at its first bytes when it is opened.
+ *
  * Invariants: line numbers count every line, from 1, the too-long and
  * unterminated ones included; a line's data stays valid only until the
  * next call; data never contains the '\n'.
@@ -47,6 +54,7 @@ typedef struct {
 	int eof;
 	int zero_padded;
 	int dontcache; /* read with RWF_DONTCACHE: a regular file, until refused */
+	struct mt_decomp *decomp; /* a compressed trace's decoder, or NULL */
 	/* Read-ahead (mt_reader_ahead_enable): the other buffer, which the
 	 * next read fills at spare + MT_READER_LINE_MAX, and where that read
 	 * stands.  ahead_room, ahead_got and ahead_errno belong to whichever
@@ -70,6 +78,15 @@ typedef struct {
 int mt_reader_open(mt_reader_t *r, const char *path);
 void mt_reader_release(mt_reader_t *r);
 
+/* "zstd", "gzip" or "plain": what the file's first bytes said. */
+const char *mt_reader_format(const mt_reader_t *r);
+/* At the end: a compressed trace's stream stopped inside a frame (zstd)
+ * or member (gzip), *unit says which, starting at byte *at of the file. */
+int mt_reader_cut(const mt_reader_t *r, const char **unit, uint64_t *at);
+/* After MT_ECORRUPT: why, in one line ("the zstd frame at byte 0 is
+ * corrupt: ..."). */
+const char *mt_reader_why(const mt_reader_t *r);
+
 /*
  * Read ahead from now on: each read of the file is asked for as soon as
  * the one before it is taken, into a second buffer, so that another
@@ -85,7 +102,9 @@ int mt_reader_ahead_enable(mt_reader_t *r);
 void mt_reader_ahead_run(mt_reader_t *r);
 
 /* The next line: 1 when *line is filled, 0 at the end, MT_EIO on a read
- * error (errno set). */
+ * error (errno set); for a compressed trace also MT_ECORRUPT (data the
+ * decoder refuses: mt_reader_why()) and MT_ENOMEM (the decoder's memory).
+ * The lines before the error were whole and are what the data said. */
 int mt_reader_next(mt_reader_t *r, mt_line_t *line);
 
 /*

@@ -199,6 +199,8 @@ static int read_file(reps_t *r)
 	void *tok = NULL;
 	int status = -1, got, rc;
 	char why[MT_PROFILE_WHY_MAX];
+	const char *unit;
+	uint64_t at;
 
 	if ((rc = mt_reader_open(&reader, r->path))) {
 		if (rc == MT_ENOMEM) {
@@ -237,10 +239,23 @@ static int read_file(reps_t *r)
 			goto nomem;
 		r->summarized += run.state == 0;
 	}
-	if (got < 0) {
+	if (got == MT_ECORRUPT) {
+		fprintf(stderr, "memtrace: '%s' is not a repetitions file: %s "
+			"(after line %llu)\n", r->path, mt_reader_why(&reader),
+			(unsigned long long)reader.line_no);
+		status = MT_EXIT_INVALID;
+	} else if (got == MT_ENOMEM) {
+		goto nomem;
+	} else if (got < 0) {
 		fprintf(stderr, "memtrace: cannot read '%s': %s\n", r->path,
 			strerror(errno));
 		status = MT_EXIT_MISSING;
+	} else if (mt_reader_cut(&reader, &unit, &at)) {
+		fprintf(stderr, "memtrace: '%s' is not a repetitions file: its "
+			"%s stream is cut off inside its %s at byte %llu\n",
+			r->path, mt_reader_format(&reader), unit,
+			(unsigned long long)at);
+		status = MT_EXIT_INVALID;
 	} else if (!r->nruns) {
 		fprintf(stderr, "memtrace: '%s' is not a repetitions file: it "
 			"holds no row\n", r->path);

@@ -47,6 +47,7 @@ Suite *mt_suite_heap(void) __attribute__((weak)); /* tests/check_heap.c: the hea
 Suite *mt_suite_clock(void) __attribute__((weak));   /* tests/check_clock.c: the preload's clock */
 Suite *mt_suite_process(void) __attribute__((weak)); /* tests/check_process.c: process trees, endings, names */
 Suite *mt_suite_tree(void) __attribute__((weak));    /* tests/check_tree.c: memtrace tree, traces summed */
+Suite *mt_suite_compressed(void) __attribute__((weak)); /* tests/check_compressed.c: zstd and gzip traces */
 
 /*
  * What both runners call before they make a suite.  A tcase's timeout is
