@@ -57,7 +57,7 @@ LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 COMMON_SRC = common/mt_fmt.c common/mt_event.c common/mt_jsonl.c common/mt_utf8.c
 ANALYZER_SRC = analyzer/mt_mem.c analyzer/mt_buf.c analyzer/mt_map.c \
-	analyzer/mt_blocks.c analyzer/mt_pipe.c \
+	analyzer/mt_blocks.c \
 	analyzer/mt_reader.c analyzer/mt_decomp.c analyzer/mt_parse.c \
 	analyzer/mt_scan.c analyzer/mt_exact.c analyzer/mt_fast.c analyzer/mt_jsonc.c \
 	analyzer/mt_validate.c analyzer/mt_integrity.c \

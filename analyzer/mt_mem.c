@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* Atomic: the pass's second thread (mt_pipe) allocates too.  Set by the
+/* Atomic, so that any thread a command may run can allocate; the pass
+ * allocates seldom (its tables grow by doubling), so it costs nothing
+ * measurable.  Set by the
  * tests between commands only, so fail_at and fail_sticky need not be. */
 static uint64_t fail_at;
 static int fail_sticky;

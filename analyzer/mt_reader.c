@@ -6,14 +6,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "../common/mt_cpu.h"
 #include "mt_decomp.h"
 #include "mt_error.h"
 #include "mt_mem.h"
@@ -24,14 +22,6 @@
 
 #define CHUNK MT_READER_CHUNK
 
-/* The read-ahead's fields on a line the reading thread's never shares. */
-_Static_assert(offsetof(mt_reader_t, ahead) % 64 == 0 &&
-		       offsetof(mt_reader_t, end) / 64 != offsetof(mt_reader_t, ahead) / 64 &&
-		       offsetof(mt_reader_t, start) / 64 != offsetof(mt_reader_t, ahead) / 64 &&
-		       offsetof(mt_reader_t, line_no) / 64 != offsetof(mt_reader_t, ahead) / 64 &&
-		       offsetof(mt_reader_t, ahead_errno) / 64 == offsetof(mt_reader_t, ahead) / 64 &&
-		       _Alignof(mt_reader_t) >= 64,
-	       "mt_reader_t: ahead and its fields share no line with the reader's");
 #define TAIL_BLOCK 65536
 
 #ifndef RWF_DONTCACHE
@@ -272,86 +262,8 @@ const char *mt_reader_why(const mt_reader_t *r)
 	return r->decomp ? mt_decomp_why(r->decomp) : "";
 }
 
-/* mt_reader_t.ahead */
-enum { AHEAD_IDLE, AHEAD_WANTED, AHEAD_BUSY, AHEAD_READY };
-
-static void ahead_read(mt_reader_t *r)
-{
-	ssize_t got = source_read(r, r->spare + MT_READER_LINE_MAX, r->ahead_room);
-
-	r->ahead_errno = got < 0 ? errno : 0;
-	r->ahead_got = got;
-}
-
-void mt_reader_ahead_run(mt_reader_t *r)
-{
-	int wanted = AHEAD_WANTED;
-
-	if (atomic_load_explicit(&r->ahead, memory_order_relaxed) != AHEAD_WANTED ||
-	    !atomic_compare_exchange_strong_explicit(&r->ahead, &wanted, AHEAD_BUSY,
-						     memory_order_acquire,
-						     memory_order_relaxed))
-		return;
-	ahead_read(r);
-	atomic_store_explicit(&r->ahead, AHEAD_READY, memory_order_release);
-}
-
-/* Wait for a read another thread makes; cancel one none makes yet.  On
- * return no thread touches spare. */
-static void ahead_settle(mt_reader_t *r)
-{
-	int wanted = AHEAD_WANTED;
-
-	if (atomic_compare_exchange_strong(&r->ahead, &wanted, AHEAD_IDLE))
-		return;
-	while (atomic_load_explicit(&r->ahead, memory_order_acquire) == AHEAD_BUSY)
-		sched_yield();
-}
-
-/* The buffers trade places: the bytes not yet taken (keep of them, at
- * most MT_READER_LINE_MAX) go just before the spare's MT_READER_LINE_MAX,
- * where got bytes were read after them. */
-static void ahead_swap(mt_reader_t *r, size_t keep, size_t got)
-{
-	char *b = r->buf;
-
-	memcpy(r->spare + MT_READER_LINE_MAX - keep, r->buf + r->start, keep);
-	r->buf = r->spare;
-	r->spare = b;
-	r->start = MT_READER_LINE_MAX - keep;
-	r->end = MT_READER_LINE_MAX + got;
-}
-
-/* How much the next read asks for: a chunk, never past the content. */
-static size_t ahead_room(const mt_reader_t *r)
-{
-	return (uint64_t)CHUNK > r->remaining ? (size_t)r->remaining : CHUNK;
-}
-
-int mt_reader_ahead_enable(mt_reader_t *r)
-{
-	size_t keep = r->end - r->start;
-
-	/* Before the first line, nothing is read yet; a caller that read
-	 * some moves it to where a swapped buffer keeps the bytes not yet
-	 * taken. */
-	if (keep > MT_READER_LINE_MAX)
-		return MT_OK; /* in a long line: stay as it is */
-	r->spare = mt_mem_malloc(r->cap);
-	if (!r->spare)
-		return MT_ENOMEM;
-	ahead_swap(r, keep, 0);
-	atomic_store(&r->ahead, AHEAD_IDLE);
-	return MT_OK;
-}
-
 void mt_reader_release(mt_reader_t *r)
 {
-	if (r->spare) {
-		ahead_settle(r);
-		mt_mem_free(r->spare);
-		r->spare = NULL;
-	}
 	mt_decomp_free(r->decomp);
 	r->decomp = NULL;
 	if (r->owns_fd)
@@ -361,72 +273,6 @@ void mt_reader_release(mt_reader_t *r)
 	r->owns_fd = 0;
 }
 
-/* Ask for the read after the one just taken, for any thread to make. */
-static void ahead_ask(mt_reader_t *r)
-{
-	size_t room = ahead_room(r);
-
-	if (!room)
-		return; /* the next fill finds the end without reading */
-	r->ahead_room = room;
-	atomic_store_explicit(&r->ahead, AHEAD_WANTED, memory_order_release);
-}
-
-/*
- * fill() with read-ahead.  The read lands in the spare buffer after its
- * first MT_READER_LINE_MAX bytes; the bytes not yet taken (part of a
- * line, at most MT_READER_LINE_MAX of them, or the caller would have
- * skipped it) are copied in just before, the buffers swap, and the next
- * read is asked for into the one just left.  So nothing is copied but the
- * part-line, and the read itself can happen on another core.
- */
-static ssize_t fill_ahead(mt_reader_t *r)
-{
-	size_t keep = r->end - r->start;
-	ssize_t got;
-
-	if (r->eof)
-		return 0;
-	if (keep > MT_READER_LINE_MAX)
-		return -2;
-	if (atomic_load_explicit(&r->ahead, memory_order_relaxed) == AHEAD_IDLE) {
-		size_t room = ahead_room(r);
-
-		if (!room) {
-			at_end(r);
-			return 0;
-		}
-		r->ahead_room = room;
-		ahead_read(r);
-	} else {
-		mt_reader_ahead_run(r); /* when no other thread has yet */
-		/* Being read elsewhere: some tens of microseconds, unless that
-		 * thread lost its core. */
-		for (int i = 0; atomic_load_explicit(&r->ahead, memory_order_acquire) !=
-				AHEAD_READY; i++) {
-			if (i < 4096)
-				mt_cpu_relax();
-			else
-				sched_yield();
-		}
-	}
-	atomic_store_explicit(&r->ahead, AHEAD_IDLE, memory_order_relaxed);
-	got = r->ahead_got;
-	if (got < 0) {
-		errno = r->ahead_errno;
-		return got; /* MT_EIO, or a decoder's MT_ENOMEM, MT_ECORRUPT */
-	}
-	if (got == 0) {
-		at_end(r);
-		return 0;
-	}
-	ahead_swap(r, keep, (size_t)got);
-	if (r->remaining != UINT64_MAX)
-		r->remaining -= (uint64_t)got;
-	ahead_ask(r);
-	return got;
-}
-
 /* Read more bytes after end.  Returns bytes read, 0 at the end, -2 when
  * the buffer is full, or source_read()'s error. */
 static ssize_t fill(mt_reader_t *r)
@@ -434,8 +280,6 @@ static ssize_t fill(mt_reader_t *r)
 	size_t room;
 	ssize_t got;
 
-	if (r->spare)
-		return fill_ahead(r);
 	if (r->eof)
 		return 0;
 	if (r->start > 0 && r->cap - r->end < CHUNK) {

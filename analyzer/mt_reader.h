@@ -55,19 +55,6 @@ typedef struct {
 	int zero_padded;
 	int dontcache; /* read with RWF_DONTCACHE: a regular file, until refused */
 	struct mt_decomp *decomp; /* a compressed trace's decoder, or NULL */
-	/* Read-ahead (mt_reader_ahead_enable): the other buffer, which the
-	 * next read fills at spare + MT_READER_LINE_MAX, and where that read
-	 * stands.  ahead_room, ahead_got and ahead_errno belong to whichever
-	 * thread ahead says.  They are on a cache line of their own: the
-	 * other thread looks at ahead every few microseconds while it waits,
-	 * and each look would take the line of start and end, which the
-	 * reading thread writes on every line, from its core (a third of
-	 * the two-thread pass where that costs 215 ns). */
-	char *spare;
-	_Alignas(64) atomic_int ahead;
-	size_t ahead_room;
-	ssize_t ahead_got;
-	int ahead_errno;
 } mt_reader_t;
 
 /*
@@ -86,20 +73,6 @@ int mt_reader_cut(const mt_reader_t *r, const char **unit, uint64_t *at);
 /* After MT_ECORRUPT: why, in one line ("the zstd frame at byte 0 is
  * corrupt: ..."). */
 const char *mt_reader_why(const mt_reader_t *r);
-
-/*
- * Read ahead from now on: each read of the file is asked for as soon as
- * the one before it is taken, into a second buffer, so that another
- * thread may make it (mt_reader_ahead_run()) while this one works through
- * the bytes it has; when none has when they are needed, this thread makes
- * it.  The lines, their numbers and every result stay the same.  Call it
- * before the first line is read.  MT_OK or MT_ENOMEM (nothing changed).
- */
-int mt_reader_ahead_enable(mt_reader_t *r);
-
-/* From any thread: make the read asked for, if there is one no thread
- * makes yet.  Never touches what the reading thread uses. */
-void mt_reader_ahead_run(mt_reader_t *r);
 
 /* The next line: 1 when *line is filled, 0 at the end, MT_EIO on a read
  * error (errno set); for a compressed trace also MT_ECORRUPT (data the

@@ -367,8 +367,7 @@ START_TEST(summary_of_a_zstd_trace_is_the_plain_traces_byte_for_byte)
 		free(plain.data);
 		free(z.data);
 	}
-	/* Some MiB: the decoder's output crosses the reader's buffers, and
-	 * the pass may run on two threads. */
+	/* Some MiB: the decoder's output crosses the reader's buffers. */
 	{
 		bytes_t z = zstd_frames(&big, 0, NULL, NULL);
 

@@ -33,7 +33,6 @@ Suite *mt_suite_real(void) __attribute__((weak));    /* tests/check_real.c */
 Suite *mt_suite_report(void) __attribute__((weak));  /* tests/check_report.c */
 Suite *mt_suite_gate(void) __attribute__((weak));    /* tests/check_gate.c */
 Suite *mt_suite_sweep(void) __attribute__((weak));   /* tests/check_sweep.c */
-Suite *mt_suite_pipe(void) __attribute__((weak));    /* tests/check_pipe.c: the two-thread pass */
 Suite *mt_suite_fmt(void) __attribute__((weak)); /* tests/check_fmt.c: decimal and hex formatting, hex parsing */
 Suite *mt_suite_utf8(void) __attribute__((weak)); /* tests/check_utf8.c: RFC 3629 validation */
 Suite *mt_suite_event(void) __attribute__((weak)); /* tests/check_event.c: kind and fn names */
