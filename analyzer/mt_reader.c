@@ -36,7 +36,7 @@
  * is worth caching (the preload lets its own trace's pages go as it
  * writes); on a virtual machine, page cache made of memory the guest has
  * not used lately costs several times the read itself (docs/performance.md,
- * "The preload, stop 17").  A kernel or file system without it says
+ * "The trace's pages").  A kernel or file system without it says
  * EOPNOTSUPP (EINVAL before Linux 6.14 knew the flag; ENOSYS without
  * preadv2, EPERM where a seccomp filter forbids it), and plain reads
  * follow.

@@ -32,7 +32,7 @@
 /* What one read(2) asks for.  A trace read from the disk (the preload
  * lets its pages go as it writes) took 0.57 s with 256 KiB reads and 0.38
  * with 2 MiB on the churn's 700 MB, as fast as from the page cache; 4 MiB
- * gained nothing more (docs/performance.md, "The analyzer, stop 17"). */
+ * gained nothing more (docs/performance.md, "Reading the file"). */
 #define MT_READER_CHUNK (2u << 20)
 
 typedef struct {
