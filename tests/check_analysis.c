@@ -17,26 +17,6 @@
 #include "../analyzer/mt_analysis.h"
 #include "../analyzer/mt_error.h"
 
-/* A trace file in a fresh directory of its own. */
-typedef struct {
-	char *dir;
-	char *path;
-} rfile_t;
-
-static void rfile_write(rfile_t *f, const char *data, size_t len)
-{
-	f->dir = mt_test_tmpdir();
-	f->path = mt_test_path(f->dir, "trace.jsonl");
-	mt_test_write(f->path, data, len);
-}
-
-static void rfile_done(rfile_t *f)
-{
-	mt_test_rmdir(f->dir);
-	free(f->dir);
-	free(f->path);
-}
-
 /*
  * The pass parses block events ahead of applying them (mt_analysis.c);
  * what it reports must still be what a line-by-line pass reports: a block
@@ -49,7 +29,7 @@ START_TEST(analysis_applies_held_events_in_trace_order)
 	size_t n = 0;
 	uint64_t frees = 0, allocs = 0, prev_ptr = 0;
 	mt_analysis_t a;
-	rfile_t f;
+	mt_test_file_t f;
 
 #define LINE(...) (n += (size_t)snprintf(trace + n, sizeof(trace) - n, __VA_ARGS__))
 	LINE("{\"v\":1,\"seq\":1,\"kind\":\"trace.start\"}\n");
@@ -93,7 +73,7 @@ START_TEST(analysis_applies_held_events_in_trace_order)
 	     "\"dropped\":0}\n");
 #undef LINE
 	ck_assert_uint_lt(n, sizeof(trace));
-	rfile_write(&f, trace, n);
+	mt_test_file_write(&f, trace, n);
 	mt_quiet_int_eq(mt_analysis_run(&a, f.path), MT_OK);
 	mt_quiet_int_eq(a.integrity.invalid, 0);
 	mt_quiet_uint_eq(a.integrity.malformed, 2);
@@ -111,7 +91,7 @@ START_TEST(analysis_applies_held_events_in_trace_order)
 	/* Every line but the two malformed ones is an event. */
 	mt_quiet_uint_eq(a.heap.events, 45 - 2);
 	mt_analysis_release(&a);
-	rfile_done(&f);
+	mt_test_file_done(&f);
 }
 END_TEST
 

@@ -426,26 +426,6 @@ END_TEST
 #define CHURN_KEYS 6000
 #define CHURN_OPS 200000
 
-/* A key of the churn's pool, as check_map.c's: small integers,
- * pointer-like values in clusters, the extremes, and random words. */
-static uint64_t churn_key(size_t i)
-{
-	switch (i % 6) {
-	case 0:
-		return i / 6;
-	case 1:
-		return 0x55d0c2b00000ull + (i / 6) * 16;
-	case 2:
-		return UINT64_MAX - i / 6;
-	case 3:
-		return (uint64_t)(i / 6 + 1) << 32;
-	case 4:
-		return 0x7f3a5c000000ull + (i / 6) * 4096;
-	default:
-		return i * 0x9e3779b97f4a7c15ull; /* distinct for i < 2^64 */
-	}
-}
-
 /* Blocks put before the churn, in a range no churn key falls in, so that
  * the table is over 1 MiB and mt_blocks_prefetch() really loads slots. */
 #define BALLAST 30000
@@ -460,7 +440,7 @@ START_TEST(blocks_random_churn_matches_reference)
 	int64_t before = mt_mem_outstanding();
 
 	for (size_t i = 0; i < CHURN_KEYS; i++) {
-		keys[i] = churn_key(i);
+		keys[i] = mt_test_churn_key(i);
 		mt_quiet(keys[i] - BALLAST_BASE >= (uint64_t)BALLAST * 16,
 			 "key %zu is inside the ballast", i);
 	}

@@ -228,26 +228,6 @@ END_TEST
 #define CHURN_KEYS 6000
 #define CHURN_OPS 200000
 
-/* A key of the churn's pool: small integers, pointer-like values in
- * clusters, the extremes, and random words. */
-static uint64_t churn_key(size_t i)
-{
-	switch (i % 6) {
-	case 0:
-		return i / 6;
-	case 1:
-		return 0x55d0c2b00000ull + (i / 6) * 16;
-	case 2:
-		return UINT64_MAX - i / 6;
-	case 3:
-		return (uint64_t)(i / 6 + 1) << 32;
-	case 4:
-		return 0x7f3a5c000000ull + (i / 6) * 4096;
-	default:
-		return i * 0x9e3779b97f4a7c15ull; /* distinct for i < 2^64 */
-	}
-}
-
 START_TEST(map_random_churn_matches_reference)
 {
 	static uint64_t keys[CHURN_KEYS], ref_val[CHURN_KEYS];
@@ -258,7 +238,7 @@ START_TEST(map_random_churn_matches_reference)
 
 	mt_test_rng_state = 3;
 	for (size_t i = 0; i < CHURN_KEYS; i++)
-		keys[i] = churn_key(i);
+		keys[i] = mt_test_churn_key(i);
 	memset(ref_has, 0, sizeof(ref_has));
 	mt_map_init(&m, sizeof(value_t));
 	for (int op = 0; op < CHURN_OPS; op++) {

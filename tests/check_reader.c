@@ -22,25 +22,6 @@
 /* The reader's read(2) size (mt_reader.c): lines are put across it. */
 #define READER_CHUNK MT_READER_CHUNK
 
-typedef struct {
-	char *dir;
-	char *path;
-} rfile_t;
-
-static void rfile_write(rfile_t *f, const char *data, size_t len)
-{
-	f->dir = mt_test_tmpdir();
-	f->path = mt_test_path(f->dir, "trace.jsonl");
-	mt_test_write(f->path, data, len);
-}
-
-static void rfile_done(rfile_t *f)
-{
-	mt_test_rmdir(f->dir);
-	free(f->dir);
-	free(f->path);
-}
-
 static void open_ok(mt_reader_t *r, const char *path)
 {
 	int rc = mt_reader_open(r, path);
@@ -77,10 +58,10 @@ static void next_end(mt_reader_t *r)
 START_TEST(reader_lines_with_final_newline)
 {
 	static const char data[] = "{\"a\":1}\nbb\n\nccc\n";
-	rfile_t f;
+	mt_test_file_t f;
 	mt_reader_t r;
 
-	rfile_write(&f, data, strlen(data));
+	mt_test_file_write(&f, data, strlen(data));
 	open_ok(&r, f.path);
 	next_line(&r, "{\"a\":1}", 7, 1, 1);
 	next_line(&r, "bb", 2, 2, 1);
@@ -89,47 +70,47 @@ START_TEST(reader_lines_with_final_newline)
 	next_end(&r);
 	mt_quiet_int_eq(r.zero_padded, 0);
 	mt_reader_release(&r);
-	rfile_done(&f);
+	mt_test_file_done(&f);
 }
 END_TEST
 
 START_TEST(reader_last_line_without_newline)
 {
 	static const char data[] = "one\ntwo";
-	rfile_t f;
+	mt_test_file_t f;
 	mt_reader_t r;
 
-	rfile_write(&f, data, strlen(data));
+	mt_test_file_write(&f, data, strlen(data));
 	open_ok(&r, f.path);
 	next_line(&r, "one", 3, 1, 1);
 	next_line(&r, "two", 3, 2, 0);
 	next_end(&r);
 	mt_reader_release(&r);
-	rfile_done(&f);
+	mt_test_file_done(&f);
 }
 END_TEST
 
 START_TEST(reader_empty_file_has_no_lines)
 {
-	rfile_t f;
+	mt_test_file_t f;
 	mt_reader_t r;
 
-	rfile_write(&f, "", 0);
+	mt_test_file_write(&f, "", 0);
 	open_ok(&r, f.path);
 	next_end(&r);
 	mt_quiet_int_eq(r.zero_padded, 0);
 	mt_reader_release(&r);
-	rfile_done(&f);
+	mt_test_file_done(&f);
 }
 END_TEST
 
 START_TEST(reader_keeps_crlf_as_data)
 {
 	static const char data[] = "a\r\n\r\nb\rc\r\n\r";
-	rfile_t f;
+	mt_test_file_t f;
 	mt_reader_t r;
 
-	rfile_write(&f, data, strlen(data));
+	mt_test_file_write(&f, data, strlen(data));
 	open_ok(&r, f.path);
 	next_line(&r, "a\r", 2, 1, 1);
 	next_line(&r, "\r", 1, 2, 1);
@@ -137,17 +118,17 @@ START_TEST(reader_keeps_crlf_as_data)
 	next_line(&r, "\r", 1, 4, 0);
 	next_end(&r);
 	mt_reader_release(&r);
-	rfile_done(&f);
+	mt_test_file_done(&f);
 }
 END_TEST
 
 START_TEST(reader_keeps_inner_nul_bytes)
 {
 	static const char data[] = "a\0b\n\0\nc\n";
-	rfile_t f;
+	mt_test_file_t f;
 	mt_reader_t r;
 
-	rfile_write(&f, data, sizeof(data) - 1);
+	mt_test_file_write(&f, data, sizeof(data) - 1);
 	open_ok(&r, f.path);
 	next_line(&r, "a\0b", 3, 1, 1);
 	next_line(&r, "\0", 1, 2, 1);
@@ -155,7 +136,7 @@ START_TEST(reader_keeps_inner_nul_bytes)
 	next_end(&r);
 	mt_quiet_int_eq(r.zero_padded, 0);
 	mt_reader_release(&r);
-	rfile_done(&f);
+	mt_test_file_done(&f);
 }
 END_TEST
 
@@ -177,7 +158,7 @@ START_TEST(reader_too_long_line_costs_no_memory)
 	 * one is over-long and unterminated. */
 	size_t big = 5u << 20, len = 0;
 	char *data = malloc(3 * big);
-	rfile_t f;
+	mt_test_file_t f;
 	mt_reader_t r;
 	int64_t outstanding;
 
@@ -193,7 +174,7 @@ START_TEST(reader_too_long_line_costs_no_memory)
 	len += (size_t)sprintf(data + len, "after\n");
 	memset(data + len, 'z', MT_READER_LINE_MAX + 7);
 	len += MT_READER_LINE_MAX + 7;
-	rfile_write(&f, data, len);
+	mt_test_file_write(&f, data, len);
 	free(data);
 
 	open_ok(&r, f.path);
@@ -211,7 +192,7 @@ START_TEST(reader_too_long_line_costs_no_memory)
 	mt_quiet_int_eq(mt_mem_outstanding(), outstanding);
 	mt_quiet_uint_le(r.cap, MT_READER_LINE_MAX + 2 * READER_CHUNK);
 	mt_reader_release(&r);
-	rfile_done(&f);
+	mt_test_file_done(&f);
 }
 END_TEST
 
@@ -219,7 +200,7 @@ START_TEST(reader_line_of_line_max_is_kept)
 {
 	size_t len = 0;
 	char *data = malloc(2 * MT_READER_LINE_MAX + 64);
-	rfile_t f;
+	mt_test_file_t f;
 	mt_reader_t r;
 	mt_line_t line;
 
@@ -231,7 +212,7 @@ START_TEST(reader_line_of_line_max_is_kept)
 	data[len++] = '\n';
 	memset(data + len, 'q', MT_READER_LINE_MAX);
 	len += MT_READER_LINE_MAX; /* unterminated, still not too long */
-	rfile_write(&f, data, len);
+	mt_test_file_write(&f, data, len);
 
 	open_ok(&r, f.path);
 	next_line(&r, "a", 1, 1, 1);
@@ -244,7 +225,7 @@ START_TEST(reader_line_of_line_max_is_kept)
 			  MT_READER_LINE_MAX));
 	next_end(&r);
 	mt_reader_release(&r);
-	rfile_done(&f);
+	mt_test_file_done(&f);
 	free(data);
 }
 END_TEST
@@ -318,23 +299,23 @@ START_TEST(reader_leaves_the_page_cache_as_it_found_it)
 	const uint64_t head = (n_lines * 101 - 65536) / page * page;
 	char *data = numbered_lines(n_lines), found[256], fs[32];
 	int err;
-	rfile_t f;
+	mt_test_file_t f;
 	mt_reader_t r;
 
-	rfile_write(&f, data, n_lines * 101);
+	mt_test_file_write(&f, data, n_lines * 101);
 	if (!dontcache_reads_why(f.path, &err)) {
 		MT_TEST_SKIP("the kernel reads no file here with RWF_DONTCACHE "
 			     "(%s: preadv2: %s)",
 			     mt_test_fs_name(f.dir, fs, sizeof(fs)), strerror(err));
 		free(data);
-		rfile_done(&f);
+		mt_test_file_done(&f);
 		return;
 	}
 	if (!mt_test_drops_clean_pages(f.dir, found, sizeof(found))) {
 		MT_TEST_SKIP("cannot empty the page cache of a file here (%s)",
 			     found);
 		free(data);
-		rfile_done(&f);
+		mt_test_file_done(&f);
 		return;
 	}
 	mt_test_uncache(f.path);
@@ -351,7 +332,7 @@ START_TEST(reader_leaves_the_page_cache_as_it_found_it)
 	mt_reader_release(&r);
 	mt_quiet_uint_eq(mt_test_cached_pages(f.path, 0, head), head / page);
 	free(data);
-	rfile_done(&f);
+	mt_test_file_done(&f);
 }
 END_TEST
 
@@ -409,7 +390,7 @@ START_TEST(reader_lines_span_chunk_boundaries)
 	char *data = malloc(cap);
 	size_t *starts = malloc(sizeof(size_t) * 200000);
 	size_t *lens = malloc(sizeof(size_t) * 200000);
-	rfile_t f;
+	mt_test_file_t f;
 	mt_reader_t r;
 	size_t crossing = 0;
 
@@ -442,13 +423,13 @@ START_TEST(reader_lines_span_chunk_boundaries)
 		nlines++;
 	}
 	mt_quiet_uint_gt(crossing, 10);
-	rfile_write(&f, data, len);
+	mt_test_file_write(&f, data, len);
 	open_ok(&r, f.path);
 	for (size_t i = 0; i < nlines; i++)
 		next_line(&r, data + starts[i], lens[i], i + 1, 1);
 	next_end(&r);
 	mt_reader_release(&r);
-	rfile_done(&f);
+	mt_test_file_done(&f);
 	free(data);
 	free(starts);
 	free(lens);
@@ -460,32 +441,32 @@ START_TEST(reader_strips_trailing_nul_padding)
 	/* Padding longer than the reader's 64 KiB tail block. */
 	size_t pad = 200000, len = 0;
 	char *data = calloc(1, 64 + pad);
-	rfile_t f;
+	mt_test_file_t f;
 	mt_reader_t r;
 
 	mt_quiet_ptr_nonnull(data);
 	memcpy(data, "one\ntwo\n", 8);
 	len = 8 + pad;
-	rfile_write(&f, data, len);
+	mt_test_file_write(&f, data, len);
 	open_ok(&r, f.path);
 	mt_quiet_int_eq(r.zero_padded, 1);
 	next_line(&r, "one", 3, 1, 1);
 	next_line(&r, "two", 3, 2, 1);
 	next_end(&r);
 	mt_reader_release(&r);
-	rfile_done(&f);
+	mt_test_file_done(&f);
 
 	/* A line cut off by the padding is the last, unterminated line. */
 	memcpy(data, "one\ntw", 6);
 	memset(data + 6, 0, 64);
-	rfile_write(&f, data, 6 + 5);
+	mt_test_file_write(&f, data, 6 + 5);
 	open_ok(&r, f.path);
 	mt_quiet_int_eq(r.zero_padded, 1);
 	next_line(&r, "one", 3, 1, 1);
 	next_line(&r, "tw", 2, 2, 0);
 	next_end(&r);
 	mt_reader_release(&r);
-	rfile_done(&f);
+	mt_test_file_done(&f);
 	free(data);
 }
 END_TEST
@@ -493,23 +474,23 @@ END_TEST
 START_TEST(reader_file_of_only_nuls)
 {
 	char *data = calloc(1, 300000);
-	rfile_t f;
+	mt_test_file_t f;
 	mt_reader_t r;
 
 	mt_quiet_ptr_nonnull(data);
-	rfile_write(&f, data, 300000);
+	mt_test_file_write(&f, data, 300000);
 	open_ok(&r, f.path);
 	mt_quiet_int_eq(r.zero_padded, 1);
 	next_end(&r);
 	mt_reader_release(&r);
-	rfile_done(&f);
+	mt_test_file_done(&f);
 
-	rfile_write(&f, data, 1);
+	mt_test_file_write(&f, data, 1);
 	open_ok(&r, f.path);
 	mt_quiet_int_eq(r.zero_padded, 1);
 	next_end(&r);
 	mt_reader_release(&r);
-	rfile_done(&f);
+	mt_test_file_done(&f);
 	free(data);
 }
 END_TEST
@@ -595,13 +576,13 @@ static void take_matches_next(const char *data, size_t len, size_t max_lines,
 {
 	seen_line_t *a = malloc(max_lines * sizeof(*a));
 	seen_line_t *b = malloc(max_lines * sizeof(*b));
-	rfile_t f;
+	mt_test_file_t f;
 	size_t na, nb, taken, none;
 	int pa, pb;
 
 	mt_quiet_ptr_nonnull(a);
 	mt_quiet_ptr_nonnull(b);
-	rfile_write(&f, data, len);
+	mt_test_file_write(&f, data, len);
 	na = read_all(f.path, 0, 0, a, max_lines, &none, &pa);
 	for (int alternate = 0; alternate < 2; alternate++) {
 		size_t want = alternate ? min_taken / 2 : min_taken;
@@ -619,7 +600,7 @@ static void take_matches_next(const char *data, size_t len, size_t max_lines,
 				 "line %" PRIu64 " differs", a[i].number);
 		}
 	}
-	rfile_done(&f);
+	mt_test_file_done(&f);
 	free(a);
 	free(b);
 }
@@ -736,16 +717,16 @@ END_TEST
 
 START_TEST(reader_open_out_of_memory_releases_all)
 {
-	rfile_t f;
+	mt_test_file_t f;
 	mt_reader_t r;
 	int64_t before = mt_mem_outstanding();
 
-	rfile_write(&f, "a\n", 2);
+	mt_test_file_write(&f, "a\n", 2);
 	mt_mem_fail_at(1, 0);
 	mt_quiet_int_eq(mt_reader_open(&r, f.path), MT_ENOMEM);
 	mt_mem_fail_at(0, 0);
 	mt_quiet_int_eq(mt_mem_outstanding(), before);
-	rfile_done(&f);
+	mt_test_file_done(&f);
 }
 END_TEST
 

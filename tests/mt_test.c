@@ -502,3 +502,35 @@ int mt_test_objdump_by_name(char *found, size_t size)
 	}
 	return 1;
 }
+
+void mt_test_file_write(mt_test_file_t *f, const char *data, size_t len)
+{
+	f->dir = mt_test_tmpdir();
+	f->path = mt_test_path(f->dir, "trace.jsonl");
+	mt_test_write(f->path, data, len);
+}
+
+void mt_test_file_done(mt_test_file_t *f)
+{
+	mt_test_rmdir(f->dir);
+	free(f->dir);
+	free(f->path);
+}
+
+uint64_t mt_test_churn_key(size_t i)
+{
+	switch (i % 6) {
+	case 0:
+		return i / 6;
+	case 1:
+		return 0x55d0c2b00000ull + (i / 6) * 16;
+	case 2:
+		return UINT64_MAX - i / 6;
+	case 3:
+		return (uint64_t)(i / 6 + 1) << 32;
+	case 4:
+		return 0x7f3a5c000000ull + (i / 6) * 4096;
+	default:
+		return i * 0x9e3779b97f4a7c15ull; /* distinct for i < 2^64 */
+	}
+}

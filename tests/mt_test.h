@@ -103,6 +103,20 @@ char *mt_test_read(const char *path, size_t *len);
 void mt_test_write(const char *path, const char *data, size_t len);
 int mt_test_exists(const char *path);
 
+/* A file named trace.jsonl holding data, in a fresh directory of its
+ * own; mt_test_file_done() removes both. */
+typedef struct {
+	char *dir;
+	char *path;
+} mt_test_file_t;
+void mt_test_file_write(mt_test_file_t *f, const char *data, size_t len);
+void mt_test_file_done(mt_test_file_t *f);
+
+/* Key i of the tables' churn pool (check_map, check_blocks): small
+ * integers, pointer-like values in clusters, the extremes, random words;
+ * distinct for every i. */
+uint64_t mt_test_churn_key(size_t i);
+
 /* The page cache: how many pages of path's bytes [off, off + len) it
  * holds (off a multiple of the page size); mt_test_uncache() writes the
  * file back and lets its clean pages go; whether path is on tmpfs, whose
