@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -262,8 +263,164 @@ const char *mt_reader_why(const mt_reader_t *r)
 	return r->decomp ? mt_decomp_why(r->decomp) : "";
 }
 
+/*
+ * The reading thread.  One spare buffer, as large as the reader's: the
+ * thread reads the next chunk into it, after MT_READER_LINE_MAX bytes of
+ * room, while the caller works through its own; fill() then copies the
+ * bytes not yet taken (part of a line, at most MT_READER_LINE_MAX) into
+ * that room and the buffers trade places, so nothing is copied but the
+ * part-line.  A hand-over is once a chunk (2 MiB): a mutex and a
+ * condition variable, no spinning.
+ */
+struct mt_reader_ahead {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	char *spare;
+	int full;     /* spare holds got (the thread's read is done) */
+	int stop;     /* the caller is done: the thread ends */
+	ssize_t got;  /* bytes read, 0 at the end, or source_read()'s error */
+	int err;      /* errno with a negative got */
+};
+
+static ssize_t source_read(mt_reader_t *r, void *p, size_t n);
+
+/* One read into the spare: a chunk, never past the content. */
+static ssize_t ahead_read(mt_reader_t *r, int *err)
+{
+	size_t room = (uint64_t)CHUNK > r->remaining ? (size_t)r->remaining : CHUNK;
+	ssize_t got;
+
+	*err = 0;
+	if (!room)
+		return 0;
+	got = source_read(r, r->ahead->spare + MT_READER_LINE_MAX, room);
+	*err = got < 0 ? errno : 0;
+	if (got > 0 && r->remaining != UINT64_MAX)
+		r->remaining -= (uint64_t)got;
+	return got;
+}
+
+static void *ahead_main(void *arg)
+{
+	mt_reader_t *r = arg;
+	struct mt_reader_ahead *a = r->ahead;
+
+	for (;;) {
+		int err;
+		ssize_t got;
+
+		pthread_mutex_lock(&a->lock);
+		while (a->full && !a->stop)
+			pthread_cond_wait(&a->cond, &a->lock);
+		if (a->stop) {
+			pthread_mutex_unlock(&a->lock);
+			return NULL;
+		}
+		pthread_mutex_unlock(&a->lock);
+		got = ahead_read(r, &err);
+		pthread_mutex_lock(&a->lock);
+		a->got = got;
+		a->err = err;
+		a->full = 1;
+		pthread_cond_broadcast(&a->cond);
+		pthread_mutex_unlock(&a->lock);
+		if (got <= 0)
+			return NULL; /* the end, or an error: nothing more to read */
+	}
+}
+
+int mt_reader_ahead(mt_reader_t *r)
+{
+	struct mt_reader_ahead *a;
+	struct stat st;
+
+	/* A regular file only: a read of a pipe may wait for ever for its
+	 * writer, and the caller's release would wait for that read. */
+	if (r->ahead || r->end - r->start > MT_READER_LINE_MAX ||
+	    fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return MT_OK;
+	a = mt_mem_calloc(1, sizeof(*a));
+	if (!a)
+		return MT_ENOMEM;
+	a->spare = mt_mem_malloc(r->cap);
+	if (!a->spare) {
+		mt_mem_free(a);
+		return MT_ENOMEM;
+	}
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->cond, NULL);
+	r->ahead = a;
+	if (pthread_create(&a->thread, NULL, ahead_main, r)) {
+		/* No thread to be had: the reads stay on this one. */
+		r->ahead = NULL;
+		pthread_cond_destroy(&a->cond);
+		pthread_mutex_destroy(&a->lock);
+		mt_mem_free(a->spare);
+		mt_mem_free(a);
+	}
+	return MT_OK;
+}
+
+static void ahead_stop(mt_reader_t *r)
+{
+	struct mt_reader_ahead *a = r->ahead;
+
+	pthread_mutex_lock(&a->lock);
+	a->stop = 1;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->thread, NULL);
+	pthread_cond_destroy(&a->cond);
+	pthread_mutex_destroy(&a->lock);
+	mt_mem_free(a->spare);
+	mt_mem_free(a);
+	r->ahead = NULL;
+}
+
+/* fill() with the reading thread: wait for its read, trade buffers, and
+ * let it read the next.  Returns what fill() does. */
+static ssize_t fill_ahead(mt_reader_t *r)
+{
+	struct mt_reader_ahead *a = r->ahead;
+	size_t keep = r->end - r->start;
+	ssize_t got;
+	char *b;
+
+	if (r->eof)
+		return 0;
+	if (keep > MT_READER_LINE_MAX)
+		return -2; /* the caller handles a long line */
+	pthread_mutex_lock(&a->lock);
+	while (!a->full)
+		pthread_cond_wait(&a->cond, &a->lock);
+	got = a->got;
+	if (got < 0) {
+		errno = a->err;
+		pthread_mutex_unlock(&a->lock);
+		return got;
+	}
+	if (got == 0) {
+		pthread_mutex_unlock(&a->lock);
+		at_end(r);
+		return 0;
+	}
+	memcpy(a->spare + MT_READER_LINE_MAX - keep, r->buf + r->start, keep);
+	b = r->buf;
+	r->buf = a->spare;
+	a->spare = b;
+	r->start = MT_READER_LINE_MAX - keep;
+	r->end = MT_READER_LINE_MAX + (size_t)got;
+	a->full = 0;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	return got;
+}
+
 void mt_reader_release(mt_reader_t *r)
 {
+	if (r->ahead)
+		ahead_stop(r);
 	mt_decomp_free(r->decomp);
 	r->decomp = NULL;
 	if (r->owns_fd)
@@ -280,6 +437,8 @@ static ssize_t fill(mt_reader_t *r)
 	size_t room;
 	ssize_t got;
 
+	if (r->ahead)
+		return fill_ahead(r);
 	if (r->eof)
 		return 0;
 	if (r->start > 0 && r->cap - r->end < CHUNK) {

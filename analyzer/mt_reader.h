@@ -55,6 +55,9 @@ typedef struct {
 	int zero_padded;
 	int dontcache; /* read with RWF_DONTCACHE: a regular file, until refused */
 	struct mt_decomp *decomp; /* a compressed trace's decoder, or NULL */
+	/* The reading thread (mt_reader_ahead()), or NULL: while it runs,
+	 * fd, dontcache, remaining and decomp are its own. */
+	struct mt_reader_ahead *ahead;
 } mt_reader_t;
 
 /*
@@ -73,6 +76,16 @@ int mt_reader_cut(const mt_reader_t *r, const char **unit, uint64_t *at);
 /* After MT_ECORRUPT: why, in one line ("the zstd frame at byte 0 is
  * corrupt: ..."). */
 const char *mt_reader_why(const mt_reader_t *r);
+
+/*
+ * Read (and decompress) on a thread of its own from now on, a buffer
+ * ahead of the lines: a plain stage, with no schedule, that gives the
+ * same lines, numbers and errors in the same order.  A regular file only
+ * (a pipe's read may wait for its writer for ever).  Call it before the
+ * first line is read.  MT_OK (also when it does nothing: a pipe, or no
+ * thread to be had) or MT_ENOMEM (nothing changed).
+ */
+int mt_reader_ahead(mt_reader_t *r);
 
 /* The next line: 1 when *line is filled, 0 at the end, MT_EIO on a read
  * error (errno set); for a compressed trace also MT_ECORRUPT (data the

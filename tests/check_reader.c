@@ -730,6 +730,481 @@ START_TEST(reader_open_out_of_memory_releases_all)
 }
 END_TEST
 
+/* ---- the reading thread (mt_reader_ahead) ---- */
+
+/* The lines a reader gave, in order: each one's number, flags and bytes. */
+typedef struct {
+	uint64_t number;
+	size_t len, off; /* its data is bytes[off..off + len) */
+	int terminated, too_long;
+} rec_t;
+
+typedef struct {
+	rec_t *v;
+	size_t n, cap;
+	char *bytes;
+	size_t nbytes, bcap;
+	int zero_padded;
+} rlog_t;
+
+static void rlog_add(rlog_t *g, uint64_t number, const char *data, size_t len,
+		     int terminated, int too_long)
+{
+	if (g->n == g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 1024;
+		g->v = realloc(g->v, g->cap * sizeof(*g->v));
+		mt_quiet_ptr_nonnull(g->v);
+	}
+	if (g->nbytes + len > g->bcap) {
+		while (g->nbytes + len > g->bcap)
+			g->bcap = g->bcap ? 2 * g->bcap : 1 << 16;
+		g->bytes = realloc(g->bytes, g->bcap);
+		mt_quiet_ptr_nonnull(g->bytes);
+	}
+	if (len)
+		memcpy(g->bytes + g->nbytes, data, len);
+	g->v[g->n++] = (rec_t){ .number = number,
+				.len = len,
+				.off = g->nbytes,
+				.terminated = terminated,
+				.too_long = too_long };
+	g->nbytes += len;
+}
+
+static void rlog_free(rlog_t *g)
+{
+	free(g->v);
+	free(g->bytes);
+	memset(g, 0, sizeof(*g));
+}
+
+/* Every line to the end into g, then the end again; with take, every
+ * other line by window and take, as the pass reads them. */
+static void read_lines(mt_reader_t *r, int take, rlog_t *g)
+{
+	mt_line_t line;
+	int got;
+
+	for (;;) {
+		size_t avail;
+		const char *w = mt_reader_window(r, &avail);
+		const char *nl = avail ? memchr(w, '\n', avail) : NULL;
+
+		if (take && nl && (size_t)(nl - w) <= MT_READER_LINE_MAX &&
+		    g->n % 2) {
+			size_t len = (size_t)(nl - w);
+			const char *data = w;
+			uint64_t number = mt_reader_take(r, len);
+
+			rlog_add(g, number, data, len, 1, 0);
+			continue;
+		}
+		got = mt_reader_next(r, &line);
+		mt_quiet(got >= 0, "mt_reader_next = %d: %s", got,
+			 strerror(errno));
+		if (!got)
+			break;
+		rlog_add(g, line.number, line.data, line.len, line.terminated,
+			 line.too_long);
+	}
+	mt_quiet_int_eq(mt_reader_next(r, &line), 0);
+	mt_quiet_int_eq(mt_reader_next(r, &line), 0);
+}
+
+
+/* The files.  Each builder returns a malloc'd file and its length. */
+
+static void fill_text(char *p, size_t n, size_t salt)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (char)('!' + (salt + i) % 90);
+}
+
+static char *build_chunk_crossing(size_t *len)
+{
+	/* Lines of 1 to 700 bytes over three reads' worth, some ending
+	 * exactly at a multiple of the read size, one byte before or after
+	 * it. */
+	size_t cap = 3 * READER_CHUNK, n = 0, lines = 0;
+	char *d = malloc(cap + 4096);
+
+	mt_quiet_ptr_nonnull(d);
+	while (n < cap) {
+		size_t k = 1 + (lines * 7919) % 700;
+		size_t to_chunk = READER_CHUNK - n % READER_CHUNK;
+
+		if (lines % 61 == 0 && to_chunk > 2 && to_chunk < 800)
+			k = to_chunk - 2 + lines % 3;
+		fill_text(d + n, k, lines);
+		n += k;
+		d[n++] = '\n';
+		lines++;
+	}
+	*len = n;
+	return d;
+}
+
+static char *build_long_lines(size_t *len)
+{
+	/* Lines as long as the reader keeps, each after a short one: each
+	 * one's start is copied across a swap. */
+	static const size_t longs[] = { 300000, 5, 600000, 1000000,
+					MT_READER_LINE_MAX - 1, 17, 270000 };
+	size_t n = 0;
+	char *d = malloc(8u << 20);
+
+	mt_quiet_ptr_nonnull(d);
+	for (size_t i = 0; i < sizeof(longs) / sizeof(longs[0]); i++) {
+		n += (size_t)sprintf(d + n, "short %zu\n", i);
+		fill_text(d + n, longs[i], i);
+		n += longs[i];
+		d[n++] = '\n';
+	}
+	*len = n;
+	return d;
+}
+
+/* A line of exactly MT_READER_LINE_MAX bytes, one of one more and one of
+ * 5 MiB, each after a line whose length puts it at offset in its read,
+ * and an unterminated last line of MT_READER_LINE_MAX. */
+static char *build_line_max_at(size_t *len, size_t offset)
+{
+	size_t n = 0;
+	/* Three pads of less than a read, the three lines, the last one. */
+	char *d = malloc(3 * READER_CHUNK + 3 * MT_READER_LINE_MAX + (5u << 20) + 64);
+
+	mt_quiet_ptr_nonnull(d);
+	for (int i = 0; i < 3; i++) {
+		size_t pad = (offset + READER_CHUNK - n % READER_CHUNK - 1) %
+			     READER_CHUNK;
+		size_t big = i == 0 ? MT_READER_LINE_MAX :
+			     i == 1 ? MT_READER_LINE_MAX + 1 : 5u << 20;
+
+		fill_text(d + n, pad, 3);
+		n += pad;
+		d[n++] = '\n';
+		fill_text(d + n, big, (size_t)i);
+		n += big;
+		d[n++] = '\n';
+	}
+	n += (size_t)sprintf(d + n, "d\n");
+	memset(d + n, 'q', MT_READER_LINE_MAX);
+	n += MT_READER_LINE_MAX;
+	*len = n;
+	return d;
+}
+
+static char *build_line_max(size_t *len)
+{
+	return build_line_max_at(len, 0);
+}
+
+static char *build_line_max_late(size_t *len)
+{
+	return build_line_max_at(len, READER_CHUNK - 3);
+}
+
+static char *build_too_long_last(size_t *len)
+{
+	size_t n = 0;
+	char *d = malloc(MT_READER_LINE_MAX + 64);
+
+	mt_quiet_ptr_nonnull(d);
+	n += (size_t)sprintf(d, "x\n");
+	memset(d + n, 'z', MT_READER_LINE_MAX + 7);
+	*len = n + MT_READER_LINE_MAX + 7;
+	return d;
+}
+
+static char *build_no_final_newline(size_t *len)
+{
+	size_t n = 0;
+	char *d = malloc(1u << 20);
+
+	mt_quiet_ptr_nonnull(d);
+	for (int i = 0; i < 5000; i++)
+		n += (size_t)sprintf(d + n, "{\"line\":%d}\n", i);
+	n += (size_t)sprintf(d + n, "last");
+	*len = n;
+	return d;
+}
+
+static char *build_zero_tail(size_t *len)
+{
+	/* Content of more than two reads, the last one short of a chunk:
+	 * the read asked for ahead must stop where the padding starts. */
+	size_t n = 0, pad = 200000, want = 2 * READER_CHUNK + READER_CHUNK / 2;
+	char *d = calloc(1, want + 64 + pad);
+
+	mt_quiet_ptr_nonnull(d);
+	for (int i = 0; n < want; i++)
+		n += (size_t)sprintf(d + n, "line %d\n", i);
+	*len = n + pad;
+	return d;
+}
+
+static char *build_cut_into_zeros(size_t *len)
+{
+	size_t n = 0, pad = 70000;
+	char *d = calloc(1, (1u << 20) + pad);
+
+	mt_quiet_ptr_nonnull(d);
+	for (int i = 0; i < 40000; i++)
+		n += (size_t)sprintf(d + n, "%d\n", i);
+	n += (size_t)sprintf(d + n, "partial");
+	*len = n + pad;
+	return d;
+}
+
+static char *build_too_long_into_zeros(size_t *len)
+{
+	size_t n = 0, pad = 100000;
+	char *d = calloc(1, (6u << 20) + pad);
+
+	mt_quiet_ptr_nonnull(d);
+	n += (size_t)sprintf(d, "first\n");
+	memset(d + n, 'y', 5u << 20);
+	*len = n + (5u << 20) + pad;
+	return d;
+}
+
+static char *build_empty(size_t *len)
+{
+	*len = 0;
+	return calloc(1, 1);
+}
+
+static char *build_only_zeros(size_t *len)
+{
+	*len = 300000;
+	return calloc(1, 300000);
+}
+
+static char *build_one_zero(size_t *len)
+{
+	*len = 1;
+	return calloc(1, 1);
+}
+
+static char *build_many_short(size_t *len)
+{
+	size_t n = 0, lines = 700000;
+	char *d = malloc(lines * 4);
+
+	mt_quiet_ptr_nonnull(d);
+	for (size_t i = 0; i < lines; i++) {
+		size_t k = (i * 2654435761u) % 4;
+
+		fill_text(d + n, k, i);
+		n += k;
+		d[n++] = '\n';
+	}
+	*len = n;
+	return d;
+}
+
+/* Exactly two reads' worth, its last byte a '\n' or not. */
+static char *build_exact_reads(size_t *len, int terminated)
+{
+	size_t n = 0, want = 2 * READER_CHUNK;
+	char *d = malloc(want);
+
+	mt_quiet_ptr_nonnull(d);
+	while (n < want) {
+		size_t k = 1 + n % 97;
+
+		if (k > want - n - 1)
+			k = want - n - 1;
+		fill_text(d + n, k, n);
+		n += k;
+		d[n++] = '\n';
+	}
+	if (!terminated)
+		d[want - 1] = 'e';
+	*len = want;
+	return d;
+}
+
+static char *build_exact_reads_terminated(size_t *len)
+{
+	return build_exact_reads(len, 1);
+}
+
+static char *build_exact_reads_unterminated(size_t *len)
+{
+	return build_exact_reads(len, 0);
+}
+
+static char *build_inner_zeros(size_t *len)
+{
+	/* Runs of NUL bytes inside, not at the end: content. */
+	size_t n = 0;
+	char *d = calloc(1, 1u << 20);
+
+	mt_quiet_ptr_nonnull(d);
+	for (int i = 0; i < 300; i++) {
+		n += (size_t)sprintf(d + n, "line %d", i);
+		n += (size_t)(i % 7) * 300; /* zeros */
+		d[n++] = '\n';
+	}
+	n += (size_t)sprintf(d + n, "end\n");
+	*len = n;
+	return d;
+}
+
+typedef struct {
+	const char *name;
+	char *(*build)(size_t *len);
+} ahead_case_t;
+
+static const ahead_case_t ahead_files[] = {
+	{ "chunk_crossing", build_chunk_crossing },
+	{ "long_lines", build_long_lines },
+	{ "line_max", build_line_max },
+	{ "line_max_late", build_line_max_late },
+	{ "too_long_last", build_too_long_last },
+	{ "no_final_newline", build_no_final_newline },
+	{ "zero_tail", build_zero_tail },
+	{ "cut_into_zeros", build_cut_into_zeros },
+	{ "too_long_into_zeros", build_too_long_into_zeros },
+	{ "empty", build_empty },
+	{ "only_zeros", build_only_zeros },
+	{ "one_zero", build_one_zero },
+	{ "many_short", build_many_short },
+	{ "exact_reads", build_exact_reads_terminated },
+	{ "exact_reads_unterminated", build_exact_reads_unterminated },
+	{ "inner_zeros", build_inner_zeros },
+};
+#define NAHEAD_FILES (sizeof(ahead_files) / sizeof(ahead_files[0]))
+
+/* Every line of path into g: with the reading thread or without, and
+ * with every other line taken by window and take, as the pass does, or
+ * not. */
+static void read_log(const char *path, int ahead, int take, rlog_t *g)
+{
+	int64_t before = mt_mem_outstanding();
+	mt_reader_t r;
+
+	memset(g, 0, sizeof(*g));
+	open_ok(&r, path);
+	if (ahead) {
+		mt_quiet_int_eq(mt_reader_ahead(&r), MT_OK);
+		mt_quiet_ptr_nonnull(r.ahead);
+	}
+	read_lines(&r, take, g);
+	g->zero_padded = r.zero_padded;
+	mt_reader_release(&r);
+	mt_quiet_int_eq(mt_mem_outstanding(), before);
+}
+
+static void same_log(const char *what, const rlog_t *a, const rlog_t *b)
+{
+	mt_quiet(a->n == b->n, "%s: %zu lines vs %zu", what, a->n, b->n);
+	mt_quiet_int_eq(a->zero_padded, b->zero_padded);
+	for (size_t i = 0; i < a->n; i++) {
+		const rec_t *x = &a->v[i], *y = &b->v[i];
+
+		mt_quiet(x->number == y->number && x->len == y->len &&
+				 x->terminated == y->terminated &&
+				 x->too_long == y->too_long,
+			 "%s, line %zu: number %ju/%ju, len %zu/%zu, "
+			 "terminated %d/%d, too_long %d/%d",
+			 what, i + 1, (uintmax_t)x->number, (uintmax_t)y->number,
+			 x->len, y->len, x->terminated, y->terminated,
+			 x->too_long, y->too_long);
+		mt_quiet(!memcmp(a->bytes + x->off, b->bytes + y->off, x->len),
+			 "%s: line %ju's bytes differ", what, (uintmax_t)x->number);
+	}
+}
+
+/*
+ * The reading thread gives the lines the reader gives alone, numbered
+ * alike, on files whose lines cross its reads, are as long as it keeps
+ * or longer, end without a newline, in zero padding, or in nothing; and
+ * so when the pass takes every other line from the window.
+ */
+START_TEST(reader_ahead_gives_the_plain_readers_lines)
+{
+	char *dir = mt_test_tmpdir();
+
+	for (size_t f = 0; f < NAHEAD_FILES; f++) {
+		size_t len;
+		char *data = ahead_files[f].build(&len);
+		char *path = mt_test_path(dir, ahead_files[f].name);
+		rlog_t plain;
+
+		mt_quiet_ptr_nonnull(data);
+		mt_test_write(path, data, len);
+		free(data);
+		read_log(path, 0, 0, &plain);
+		for (int take = 0; take <= 1; take++) {
+			rlog_t ahead;
+
+			read_log(path, 1, take, &ahead);
+			same_log(ahead_files[f].name, &plain, &ahead);
+			rlog_free(&ahead);
+		}
+		rlog_free(&plain);
+		free(path);
+	}
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* A pipe has no reading thread: its read may wait for its writer for
+ * ever, and the release would wait for that read. */
+START_TEST(reader_ahead_leaves_a_pipe_to_the_caller)
+{
+	int fds[2], saved = dup(0);
+	mt_reader_t r;
+	mt_line_t line;
+
+	mt_quiet(saved >= 0, "dup: %s", strerror(errno));
+	mt_quiet_int_eq(pipe(fds), 0);
+	mt_quiet_int_eq(dup2(fds[0], 0), 0);
+	close(fds[0]);
+	mt_quiet_int_eq(write(fds[1], "{\"a\":1}\n", 8), 8);
+	open_ok(&r, "-");
+	mt_quiet_int_eq(mt_reader_ahead(&r), MT_OK);
+	mt_quiet_ptr_null(r.ahead);
+	mt_quiet_int_eq(mt_reader_next(&r, &line), 1);
+	mt_quiet_uint_eq(line.len, 7);
+	/* The writer is still there: no thread may be stuck reading. */
+	mt_reader_release(&r);
+	close(fds[1]);
+	mt_quiet_int_eq(dup2(saved, 0), 0);
+	close(saved);
+}
+END_TEST
+
+/* Out of memory for the thread's buffer: MT_ENOMEM, and the reader reads
+ * on as before, alone. */
+START_TEST(reader_ahead_out_of_memory_leaves_a_working_reader)
+{
+	mt_test_file_t f;
+	mt_reader_t r;
+	mt_line_t line;
+	int64_t before = mt_mem_outstanding();
+
+	mt_test_file_write(&f, "one\ntwo\n", 8);
+	open_ok(&r, f.path);
+	for (uint64_t n = 1; n <= 2; n++) {
+		mt_mem_fail_at(n, 0);
+		mt_quiet_int_eq(mt_reader_ahead(&r), MT_ENOMEM);
+		mt_mem_fail_at(0, 0);
+		mt_quiet_ptr_null(r.ahead);
+	}
+	mt_quiet_int_eq(mt_reader_next(&r, &line), 1);
+	ck_assert(line.len == 3 && !memcmp(line.data, "one", 3));
+	mt_quiet_int_eq(mt_reader_next(&r, &line), 1);
+	mt_quiet_int_eq(mt_reader_next(&r, &line), 0);
+	mt_reader_release(&r);
+	mt_quiet_int_eq(mt_mem_outstanding(), before);
+	mt_test_file_done(&f);
+}
+END_TEST
+
 Suite *mt_suite_reader(void)
 {
 	Suite *s = suite_create("reader");
@@ -751,6 +1226,9 @@ Suite *mt_suite_reader(void)
 	tcase_add_test(tc, reader_take_matches_next_across_chunk_boundaries);
 	tcase_add_test(tc, reader_take_matches_next_around_line_max);
 	tcase_add_test(tc, reader_take_matches_next_before_nul_tail);
+	tcase_add_test(tc, reader_ahead_gives_the_plain_readers_lines);
+	tcase_add_test(tc, reader_ahead_leaves_a_pipe_to_the_caller);
+	tcase_add_test(tc, reader_ahead_out_of_memory_leaves_a_working_reader);
 	tcase_add_test(tc, reader_take_matches_next_without_final_newline);
 	tcase_add_test(tc, reader_missing_file_is_enoent);
 	tcase_add_test(tc, reader_directory_is_eisdir);
