@@ -62,12 +62,16 @@ ANALYZER_SRC = analyzer/mt_mem.c analyzer/mt_buf.c analyzer/mt_map.c \
 	analyzer/mt_scan.c analyzer/mt_exact.c analyzer/mt_fast.c analyzer/mt_jsonc.c \
 	analyzer/mt_validate.c analyzer/mt_integrity.c \
 	analyzer/mt_heap.c analyzer/mt_analysis.c analyzer/mt_summary.c \
-	analyzer/mt_rows.c analyzer/mt_output.c analyzer/mt_tree.c analyzer/mt_cli.c
+	analyzer/mt_rows.c analyzer/mt_output.c analyzer/mt_tree.c
+# The commands: the front door, the framework, the table, a file each
+# (docs/analyzer.md, "Commands").
+ANALYZER_SRC += analyzer/mt_cli.c analyzer/mt_cmd.c analyzer/mt_commands.c \
+	$(wildcard analyzer/cmd/*.c)
 # CI gates: gate, diff, repetitions (docs/ci-gates.md).
 ANALYZER_SRC += analyzer/mt_units.c analyzer/mt_profile.c analyzer/mt_gate.c \
 	analyzer/mt_diff.c analyzer/mt_repetitions.c
 # Reports for people: report, flamegraph, plot (docs/reports.md).
-ANALYZER_SRC += analyzer/mt_cmd.c analyzer/mt_srcline.c analyzer/mt_report.c \
+ANALYZER_SRC += analyzer/mt_sites.c analyzer/mt_srcline.c analyzer/mt_report.c \
 	analyzer/mt_flame.c analyzer/mt_plot.c
 PRELOAD_SRC = preload/mt_hooks.c preload/mt_real.c preload/mt_trace.c \
 	preload/mt_writer.c preload/mt_stack.c preload/mt_table.c \

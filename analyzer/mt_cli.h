@@ -1,7 +1,7 @@
 /*
- * mt_cli: the memtrace command line (format.md sections 4 to 7): parses a
- * command and its options, runs it, prints its rows and messages, and
- * returns the exit status.
+ * mt_cli: the memtrace command line (format.md sections 4 to 7): finds
+ * argv[1] in the table of commands (mt_commands.h) and runs it, or
+ * answers --help and --version itself; returns the exit status.
  *
  * It is callable more than once in one process (the out-of-memory test
  * runs every command under each allocation failure), so it keeps no state

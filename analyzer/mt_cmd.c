@@ -1,25 +1,124 @@
 /*
- * mt_cmd: the plumbing the commands for people share.  It must say what
- * went wrong in the words and with the statuses the other commands use
- * (mt_cli.c), and never write anything but whole outputs.
+ * mt_cmd: what every command shares: the option parser, the messages and
+ * their exit statuses, the output, and the driver of the commands that
+ * render one trace.  It must say what went wrong in the same words and
+ * with the same status whichever command asks, never exit() or abort(),
+ * and never write anything but whole outputs.
  */
 #include "mt_cmd.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stdlib.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "mt_error.h"
-#include "mt_mem.h"
 #include "mt_output.h"
 
-typedef unsigned __int128 u128;
+const struct option mt_cmd_row_options[] = {
+	{ "top", required_argument, NULL, MT_CMD_OPT_TOP },
+	{ "include-zero-live", no_argument, NULL, MT_CMD_OPT_ZERO },
+	{ "strict", no_argument, NULL, MT_CMD_OPT_STRICT },
+	{ "output", required_argument, NULL, 'o' },
+	{ "capture", required_argument, NULL, MT_CMD_OPT_CAPTURE },
+	{ "summary", required_argument, NULL, MT_CMD_OPT_SUMMARY },
+	{ "exit-code", required_argument, NULL, MT_CMD_OPT_EXIT_CODE },
+	{ "append", required_argument, NULL, MT_CMD_OPT_APPEND },
+	{ "out", required_argument, NULL, MT_CMD_OPT_OUT },
+	{ "index", required_argument, NULL, MT_CMD_OPT_INDEX },
+	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
 
-int mt_cmd_usage_error(const char *usage, const char *fmt, const char *arg)
+static int parse_u64(const char *s, uint64_t *out)
 {
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_i64(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!*s)
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int mt_cmd_row_option(mt_cmd_row_opts_t *o, const char *usage, int c,
+		      const char *arg)
+{
+	switch (c) {
+	case MT_CMD_OPT_TOP:
+		if (parse_u64(arg, &o->top))
+			return mt_cmd_usage_error(usage,
+						  "--top needs a number, not '%s'",
+						  arg);
+		break;
+	case MT_CMD_OPT_ZERO:
+		o->include_zero_live = 1;
+		break;
+	case MT_CMD_OPT_STRICT:
+		o->strict = 1;
+		break;
+	case 'o':
+		o->output = arg;
+		break;
+	case MT_CMD_OPT_CAPTURE:
+		o->capture = arg;
+		break;
+	case MT_CMD_OPT_SUMMARY:
+		o->summary = arg;
+		break;
+	case MT_CMD_OPT_APPEND:
+		o->append = arg;
+		break;
+	case MT_CMD_OPT_OUT:
+		o->out = arg;
+		break;
+	case MT_CMD_OPT_EXIT_CODE:
+		if (parse_i64(arg, &o->exit_code))
+			return mt_cmd_usage_error(usage,
+						  "--exit-code needs an integer, not '%s'",
+						  arg);
+		break;
+	case MT_CMD_OPT_INDEX:
+		if (parse_u64(arg, &o->index))
+			return mt_cmd_usage_error(usage,
+						  "--index needs a number, not '%s'",
+						  arg);
+		o->have_index = 1;
+		break;
+	default:
+		return MT_CMD_NOT_HERE;
+	}
+	return -1;
+}
+
+int mt_cmd_usage_error(const char *usage, const char *fmt, ...)
+{
+	va_list ap;
+
 	fputs("memtrace: ", stderr);
-	fprintf(stderr, fmt, arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fputs("\n\n", stderr);
 	fputs(usage, stderr);
 	return MT_EXIT_USAGE;
@@ -31,53 +130,102 @@ int mt_cmd_nomem(void)
 	return MT_EXIT_NOMEM;
 }
 
-int mt_cmd_bad_option(const char *usage, int c, char **argv)
+int mt_cmd_cannot_read(const char *path, int err)
 {
-	if (c == ':')
-		return mt_cmd_usage_error(usage, "option '%s' needs a value",
-					  argv[optind - 1]);
-	return mt_cmd_usage_error(usage, "unknown option '%s'",
-				  argv[optind - 1]);
+	fprintf(stderr, "memtrace: cannot read '%s': %s\n", path, strerror(err));
+	return MT_EXIT_MISSING;
 }
 
-int mt_cmd_one_trace(const char *usage, int argc, char **argv,
-		     const char **path)
+int mt_cmd_not_evidence(const char *path, const char *why)
 {
-	if (argc - optind > 1)
-		return mt_cmd_usage_error(usage, "unexpected argument '%s'",
-					  argv[optind + 1]);
-	if (argc - optind < 1)
-		return mt_cmd_usage_error(usage, "%s", "missing TRACE argument");
-	*path = argv[optind];
+	fprintf(stderr, "memtrace: '%s' is not valid memtrace evidence: %s\n",
+		path, why);
+	return MT_EXIT_INVALID;
+}
+
+/* After the options: the arguments spec names, argv[optind..argc). */
+static int check_args(const mt_cmd_spec_t *spec, int argc, char **argv)
+{
+	int want = 0, have = argc - optind;
+
+	while (want < 3 && spec->args[want])
+		want++;
+	if (!spec->more && have > want)
+		return mt_cmd_usage_error(spec->usage, "unexpected argument '%s'",
+					  argv[optind + want]);
+	if (have >= want)
+		return -1;
+	if (want - have == 1)
+		return mt_cmd_usage_error(spec->usage, "missing %s argument",
+					  spec->args[have]);
+	/* Two missing: nothing else takes more than two arguments. */
+	return mt_cmd_usage_error(spec->usage, "missing %s and %s arguments",
+				  spec->args[have], spec->args[have + 1]);
+}
+
+int mt_cmd_parse(const mt_cmd_spec_t *spec, void *ctx, int argc, char **argv,
+		 int *first)
+{
+	char shorts[16];
+	int c, idx = -1, help = 0, status;
+
+	snprintf(shorts, sizeof(shorts), ":%s", spec->shorts ? spec->shorts : "");
+	optind = 0; /* glibc: start afresh, so the CLI can run again */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shorts, spec->options, &idx)) != -1) {
+		char name[32];
+
+		/* argv[optind - 1] is the option's value when it has one. */
+		if (idx >= 0)
+			snprintf(name, sizeof(name), "--%s",
+				 spec->options[idx].name);
+		else
+			snprintf(name, sizeof(name), "-%c", c);
+		idx = -1;
+
+		if (c == '?')
+			return mt_cmd_usage_error(spec->usage,
+						  "unknown option '%s'",
+						  argv[optind - 1]);
+		if (c == ':')
+			return mt_cmd_usage_error(spec->usage,
+						  "option '%s' needs a value",
+						  argv[optind - 1]);
+		if (c == MT_CMD_OPT_HELP) {
+			if (spec->help_at_once)
+				break;
+			help = 1;
+			continue;
+		}
+		status = spec->option ? spec->option(ctx, c, optarg) :
+					MT_CMD_NOT_HERE;
+		if (status == MT_CMD_NOT_HERE)
+			return mt_cmd_usage_error(spec->usage,
+						  "option '%s' does not apply here",
+						  name);
+		if (status >= 0)
+			return status;
+	}
+	if (help || c == MT_CMD_OPT_HELP) {
+		fputs(spec->usage, stdout);
+		return MT_EXIT_OK;
+	}
+	if ((status = check_args(spec, argc, argv)) >= 0)
+		return status;
+	*first = optind;
 	return -1;
 }
 
-int mt_cmd_load(mt_analysis_t *a, const char *path,
-		mt_analysis_observer_t *observe, void *ctx)
+int mt_cmd_write(const char *path, const mt_buf_t *b, int append)
 {
-	int rc = mt_analysis_run_observed(a, path, observe, ctx);
+	int rc;
 
-	if (rc == MT_ENOMEM)
-		return mt_cmd_nomem();
-	if (rc == MT_EIO) {
-		fprintf(stderr, "memtrace: cannot read '%s': %s\n", path,
-			strerror(a->error_errno));
-		return MT_EXIT_MISSING;
-	}
-	if (a->integrity.invalid) {
-		fprintf(stderr,
-			"memtrace: '%s' is not valid memtrace evidence: %s\n",
-			path, a->integrity.invalid_message);
-		return MT_EXIT_INVALID;
-	}
-	return -1;
-}
-
-int mt_cmd_write(const char *path, const mt_buf_t *b)
-{
-	int rc = path ? mt_output_replace(path, b->data, b->len) :
-			mt_output_stdout(b->data, b->len);
-
+	if (!path)
+		rc = mt_output_stdout(b->data, b->len);
+	else if (append)
+		rc = mt_output_append(path, b->data, b->len);
+	else
+		rc = mt_output_replace(path, b->data, b->len);
 	if (rc == MT_ENOMEM)
 		return mt_cmd_nomem();
 	if (rc) {
@@ -88,6 +236,51 @@ int mt_cmd_write(const char *path, const mt_buf_t *b)
 	return MT_EXIT_OK;
 }
 
+int mt_cmd_analyze(mt_analysis_t *a, const char *path,
+		   mt_analysis_observer_t *observe, void *ctx)
+{
+	int rc = mt_analysis_run_observed(a, path, observe, ctx);
+
+	if (rc == MT_ENOMEM)
+		return mt_cmd_nomem();
+	if (rc == MT_EIO)
+		return mt_cmd_cannot_read(path, a->error_errno);
+	return -1;
+}
+
+int mt_cmd_load(mt_analysis_t *a, const char *path,
+		mt_analysis_observer_t *observe, void *ctx)
+{
+	int status = mt_cmd_analyze(a, path, observe, ctx);
+
+	if (status >= 0)
+		return status;
+	if (a->integrity.invalid)
+		return mt_cmd_not_evidence(path, a->integrity.invalid_message);
+	return -1;
+}
+
+int mt_cmd_load_profile(mt_profile_t *p, const char *path)
+{
+	int rc = mt_profile_load(p, path);
+
+	if (rc == MT_ENOMEM)
+		return mt_cmd_nomem();
+	if (rc == MT_EIO)
+		return mt_cmd_cannot_read(path, p->error_errno);
+	if (p->invalid)
+		return mt_cmd_not_evidence(path, p->why);
+	return -1;
+}
+
+int mt_cmd_verdict(const mt_analysis_t *a)
+{
+	if (a->integrity.invalid)
+		return MT_EXIT_INVALID;
+	return mt_integrity_complete(&a->integrity) ? MT_EXIT_OK :
+						      MT_EXIT_CAVEATED;
+}
+
 int mt_cmd_done(const mt_analysis_t *a, int strict)
 {
 	if (strict && !mt_integrity_complete(&a->integrity))
@@ -95,36 +288,74 @@ int mt_cmd_done(const mt_analysis_t *a, int strict)
 	return MT_EXIT_OK;
 }
 
+int mt_cmd_row_status(const mt_row_judgement_t *j)
+{
+	switch (j->outcome) {
+	case MT_ROW_CAPTURE_MISSING:
+		return MT_EXIT_MISSING;
+	case MT_ROW_SUMMARY_INVALID:
+		return MT_EXIT_INVALID;
+	default:
+		return mt_cmd_verdict(&j->analysis);
+	}
+}
+
+void mt_cmd_row_note(const mt_row_judgement_t *j, const char *path)
+{
+	if (j->outcome != MT_ROW_SUMMARY_INVALID)
+		return;
+	if (j->read_errno)
+		mt_cmd_cannot_read(path, j->read_errno);
+	else if (j->why)
+		mt_cmd_not_evidence(path, j->why);
+}
+
+/* The render driver's options: the shared ones here, the rest the
+ * command's. */
+typedef struct {
+	const mt_cmd_render_t *cmd;
+	void *ctx;
+	int strict;
+	const char *output;
+} render_opts_t;
+
+static int render_option(void *ctx, int c, const char *arg)
+{
+	render_opts_t *o = ctx;
+
+	switch (c) {
+	case MT_CMD_OPT_STRICT:
+		o->strict = 1;
+		return -1;
+	case 'o':
+		o->output = arg;
+		return -1;
+	default:
+		return o->cmd->own ? o->cmd->own(o->ctx, c, arg) :
+				     MT_CMD_NOT_HERE;
+	}
+}
+
 int mt_cmd_render_run(const mt_cmd_render_t *cmd, void *ctx, int argc,
 		      char **argv)
 {
-	const char *path, *output = NULL;
-	int strict = 0, c, status;
+	const mt_cmd_spec_t spec = {
+		.usage = cmd->usage,
+		.shorts = "o:",
+		.options = cmd->options,
+		.option = render_option,
+		.args = { "TRACE" },
+		.help_at_once = 1,
+	};
+	render_opts_t o = { .cmd = cmd, .ctx = ctx };
+	const char *path;
+	int status, first;
 	mt_analysis_t a;
 	mt_buf_t out = MT_BUF_INIT;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:", cmd->options, NULL)) != -1) {
-		switch (c) {
-		case MT_CMD_OPT_STRICT:
-			strict = 1;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case MT_CMD_OPT_HELP:
-			fputs(cmd->usage, stdout);
-			return MT_EXIT_OK;
-		default:
-			if (c < MT_CMD_OPT_OWN || !cmd->own)
-				return mt_cmd_bad_option(cmd->usage, c, argv);
-			if ((status = cmd->own(ctx, c, optarg)) >= 0)
-				return status;
-		}
-	}
-	if ((status = mt_cmd_one_trace(cmd->usage, argc, argv, &path)) >= 0)
+	if ((status = mt_cmd_parse(&spec, &o, argc, argv, &first)) >= 0)
 		return status;
+	path = argv[first];
 	if (cmd->prepare && (status = cmd->prepare(ctx)) >= 0)
 		return status;
 	if ((status = mt_cmd_load(&a, path, cmd->observe, ctx)) >= 0)
@@ -133,94 +364,11 @@ int mt_cmd_render_run(const mt_cmd_render_t *cmd, void *ctx, int argc,
 		status = mt_cmd_nomem();
 		goto cleanup;
 	}
-	status = mt_cmd_write(output, &out);
+	status = mt_cmd_write(o.output, &out, 0);
 	if (!status)
-		status = mt_cmd_done(&a, strict);
+		status = mt_cmd_done(&a, o.strict);
 cleanup:
 	mt_buf_release(&out);
 	mt_analysis_release(&a);
 	return status;
-}
-
-/* A site any list may name: it made a call (a resize to 0 bytes is one,
- * and adds no bytes) or holds bytes. */
-static int site_made_anything(const mt_site_t *s, uint64_t calls)
-{
-	return calls || s->bytes_allocated || s->live_bytes;
-}
-
-int mt_cmd_sites(const mt_heap_t *h, mt_cmd_site_t **out, size_t *n)
-{
-	size_t pos = 0, count = 0;
-	uint64_t key, calls = mt_heap_site_calls(h, NULL);
-	void *v;
-	mt_cmd_site_t *list;
-
-	*out = NULL;
-	*n = 0;
-	list = mt_mem_malloc((mt_map_count(&h->stacks) + 1) * sizeof(*list));
-	if (!list)
-		return MT_ENOMEM;
-	if (site_made_anything(&h->no_stack, calls))
-		list[count++] = (mt_cmd_site_t){ 0, &h->no_stack, NULL, calls };
-	while (mt_map_iter(&h->stacks, &pos, &key, &v)) {
-		const mt_stack_t *s = *(mt_stack_t **)v;
-		const mt_site_t *site = mt_heap_stack_site(h, s);
-
-		calls = mt_heap_site_calls(h, s);
-		if (site_made_anything(site, calls))
-			list[count++] = (mt_cmd_site_t){ s->id, site, s, calls };
-	}
-	*out = list;
-	*n = count;
-	return MT_OK;
-}
-
-/* v / d with one decimal, rounded to nearest, then the unit. */
-static int add_tenths(mt_buf_t *b, u128 tenths, const char *unit)
-{
-	size_t mark = b->len;
-	int rc;
-
-	if ((rc = mt_buf_add_u64(b, (uint64_t)(tenths / 10))) ||
-	    (rc = mt_buf_add_str(b, ".")) ||
-	    (rc = mt_buf_add_u64(b, (uint64_t)(tenths % 10))) ||
-	    (rc = mt_buf_add_str(b, unit)))
-		mt_buf_truncate(b, mark);
-	return rc;
-}
-
-int mt_cmd_add_duration(mt_buf_t *b, uint64_t ns)
-{
-	static const char *const unit[] = { " us", " ms", " s" };
-	size_t mark = b->len;
-	u128 d = 1;
-	int rc;
-
-	if (ns < 1000) {
-		if ((rc = mt_buf_add_u64(b, ns)) || (rc = mt_buf_add_str(b, " ns")))
-			mt_buf_truncate(b, mark);
-		return rc;
-	}
-	/* The first unit whose rounded value stays below 1000 of it. */
-	for (int i = 0;; i++) {
-		u128 tenths;
-
-		d *= 1000;
-		tenths = ((u128)ns * 10 + d / 2) / d;
-		if (tenths < 10000 || i == 2)
-			return add_tenths(b, tenths, unit[i]);
-	}
-}
-
-int mt_cmd_add_count(mt_buf_t *b, uint64_t n, const char *one,
-		     const char *many)
-{
-	size_t mark = b->len;
-	int rc;
-
-	if ((rc = mt_buf_add_u64(b, n)) || (rc = mt_buf_add_str(b, " ")) ||
-	    (rc = mt_buf_add_str(b, n == 1 ? one : many)))
-		mt_buf_truncate(b, mark);
-	return rc;
 }

@@ -1,79 +1,202 @@
 /*
- * mt_cmd: what the commands for people (report, flamegraph, plot) share
- * with each other and with the rest of the CLI: the same messages and
- * exit statuses for usage errors, unreadable traces, traces that are not
- * evidence and outputs that cannot be written; the list of a heap's sites;
- * and durations and counts for a person (sizes are mt_units').
+ * mt_cmd: the command framework, in the manner of git's builtin/.  A
+ * command is one file, analyzer/cmd/NAME.c, that defines an mt_cmd_t (its
+ * name, its line in `memtrace --help`, its usage and its run function) and
+ * one line in the table of mt_commands.c.  What every command shares lives
+ * here, so that it is written once:
+ *
+ *   - the option parser (mt_cmd_parse()): getopt_long over the command's
+ *     table, --help, and the usage errors "unknown option '...'",
+ *     "option '...' needs a value", "option '...' does not apply here",
+ *     "unexpected argument '...'", "missing TRACE argument";
+ *   - the messages and their exit statuses (mt_error.h): a usage error (64),
+ *     out of memory (4), an input that cannot be read (3) or is not
+ *     evidence (2), an output that cannot be written (73);
+ *   - the driver of the commands that read one trace, judge it and render
+ *     it (mt_cmd_render_run()).
  *
  * Invariants: every function that prints returns the exit status the CLI
- * uses for what it printed (mt_error.h), so a command can return it as it
- * is; the appenders append a whole item or nothing (mt_buf).
+ * uses for what it printed, so a command can return it as it is; the ones
+ * that may end a command return -1 to go on.  Nothing here keeps state
+ * between calls (getopt is restarted on every parse) or allocates before
+ * the command line is known good.
  */
 #ifndef MT_CMD_H
 #define MT_CMD_H
 
-#include <stddef.h>
+#include <getopt.h>
+
 #include <stdint.h>
 
 #include "mt_analysis.h"
 #include "mt_buf.h"
+#include "mt_profile.h"
+#include "mt_rows.h"
 
-/* "memtrace: <fmt with arg>", a blank line, the usage; returns 64. */
-int mt_cmd_usage_error(const char *usage, const char *fmt, const char *arg);
+/* A command of the table (mt_commands.h). */
+typedef struct {
+	const char *name;     /* argv[1]: "check" */
+	const char *synopsis; /* left column of `memtrace --help`: "check TRACE" */
+	const char *summary;  /* its right column */
+	const char *usage;    /* the command's --help, and its usage errors' */
+	/* argv[0] is the command's name; returns the exit status. */
+	int (*run)(int argc, char **argv);
+} mt_cmd_t;
+
+/*
+ * Option codes (struct option's val).  --help is MT_CMD_OPT_HELP in every
+ * table; -o/--output is 'o'.  The codes up to MT_CMD_OPT_OWN are shared
+ * by the commands that take the option; a command's options of its own
+ * count from MT_CMD_OPT_OWN.
+ */
+enum {
+	MT_CMD_OPT_STRICT = 256,
+	MT_CMD_OPT_HELP,
+	MT_CMD_OPT_TOP,
+	MT_CMD_OPT_ZERO,        /* --include-zero-live */
+	MT_CMD_OPT_CAPTURE,
+	MT_CMD_OPT_SUMMARY,
+	MT_CMD_OPT_EXIT_CODE,
+	MT_CMD_OPT_APPEND,
+	MT_CMD_OPT_OUT,
+	MT_CMD_OPT_INDEX,
+	MT_CMD_OPT_OWN,
+};
+
+/*
+ * The options of the row commands (check, summary, tree, capture,
+ * repetition), in one table: each of them knows them all, so one given to
+ * the wrong command is "option '--top' does not apply here" rather than
+ * unknown.  Each command's option callback takes its own and answers
+ * MT_CMD_NOT_HERE for the rest.
+ */
+extern const struct option mt_cmd_row_options[];
+
+/* What the row commands' options say, as mt_cmd_row_option() reads
+ * them. */
+typedef struct {
+	uint64_t top; /* --top: 10 unless given */
+	int include_zero_live, strict;
+	const char *output, *capture, *summary, *append, *out;
+	int64_t exit_code;
+	uint64_t index;
+	int have_index;
+} mt_cmd_row_opts_t;
+
+#define MT_CMD_ROW_OPTS_INIT { .top = 10 }
+
+/* Take option c of mt_cmd_row_options (its value arg) into o: -1, or the
+ * usage error's status for a bad number. */
+int mt_cmd_row_option(mt_cmd_row_opts_t *o, const char *usage, int c,
+		      const char *arg);
+
+/* An option callback's answer for an option the command knows of but
+ * does not take. */
+#define MT_CMD_NOT_HERE (-2)
+
+/* How a command reads its command line. */
+typedef struct {
+	const char *usage;
+	const char *shorts;            /* getopt's short options ("o:"), or NULL */
+	const struct option *options;  /* ends with a NULL name */
+	/*
+	 * Called for every option but --help, in order, with its code and
+	 * its value (NULL when it takes none): -1 when taken,
+	 * MT_CMD_NOT_HERE, or the status to return (a usage error it
+	 * printed).  NULL: the table has no option but --help.
+	 */
+	int (*option)(void *ctx, int c, const char *arg);
+	/* The arguments after the options, by name, in order ("TRACE", or
+	 * "BASE", "NEW"); more: the last may be given again (TRACE...). */
+	const char *args[3];
+	int more;
+	/* --help prints the usage as soon as it is met (report, flamegraph,
+	 * plot); otherwise once every option is read, so a bad option
+	 * after it is still an error (the other commands). */
+	int help_at_once;
+} mt_cmd_spec_t;
+
+/*
+ * Parse argv (argv[0] the command's name) as spec says, handing each
+ * option to spec->option with ctx.  --help prints the usage on stdout and
+ * returns 0.  Returns -1 when the command line is good, with its
+ * arguments argv[*first..argc); else the status after saying why.
+ */
+int mt_cmd_parse(const mt_cmd_spec_t *spec, void *ctx, int argc, char **argv,
+		 int *first);
+
+/* "memtrace: <fmt ...>", a blank line, the usage, on stderr; returns 64. */
+int mt_cmd_usage_error(const char *usage, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* "memtrace: out of memory"; returns 4. */
 int mt_cmd_nomem(void);
 
-/*
- * For a getopt_long() result c of ':' (the optstring begins with ':'),
- * "option '...' needs a value"; for '?' or anything else the command does
- * not know, "unknown option '...'": the usage error naming
- * argv[optind - 1].  Returns 64.
- */
-int mt_cmd_bad_option(const char *usage, int c, char **argv);
+/* "memtrace: cannot read 'PATH': <strerror(err)>"; returns 3. */
+int mt_cmd_cannot_read(const char *path, int err);
+
+/* "memtrace: 'PATH' is not valid memtrace evidence: <why>"; returns 2. */
+int mt_cmd_not_evidence(const char *path, const char *why);
 
 /*
- * After the options: exactly one argument, the trace, into *path.
- * Returns -1 when so, else the usage error's status.
+ * Write b whole: to standard output when path is NULL, else appended to
+ * path in one write (append) or replacing it through a temporary file.
+ * Returns 0, or 73 ("cannot write 'PATH'") or 4 after saying so.
  */
-int mt_cmd_one_trace(const char *usage, int argc, char **argv,
-		     const char **path);
+int mt_cmd_write(const char *path, const mt_buf_t *b, int append);
 
 /*
  * Analyze path (observed when observe is not NULL).  Returns -1 when the
- * trace is valid evidence, else the exit status after saying why on
- * stderr: 3 unreadable, 2 not evidence, 4 out of memory.  Whatever it
- * returns, mt_analysis_release(a) must follow.
+ * pass ran, whatever its verdict, else the status after saying why (3
+ * unreadable, 4 out of memory).  mt_analysis_release(a) must follow,
+ * whatever it returns.
  */
+int mt_cmd_analyze(mt_analysis_t *a, const char *path,
+		   mt_analysis_observer_t *observe, void *ctx);
+
+/* mt_cmd_analyze(), and then a trace that is not evidence is status 2. */
 int mt_cmd_load(mt_analysis_t *a, const char *path,
 		mt_analysis_observer_t *observe, void *ctx);
 
-/* Write b whole to path (replaced through a temporary file), or to
- * standard output when path is NULL.  Returns 0, 73 or 4. */
-int mt_cmd_write(const char *path, const mt_buf_t *b);
+/*
+ * Load path, a trace or a summary file (mt_profile_load()).  Returns -1
+ * when it is evidence to use, else the status after saying why (2 not
+ * evidence, 3 missing or unreadable, 4 out of memory).
+ * mt_profile_release(p) must follow, whatever it returns.
+ */
+int mt_cmd_load_profile(mt_profile_t *p, const char *path);
+
+/* The trace's verdict as a status: 0 complete, 1 caveated, 2 not
+ * evidence. */
+int mt_cmd_verdict(const mt_analysis_t *a);
 
 /* The status once everything is written: 0, or 1 for a caveated trace
  * under --strict. */
 int mt_cmd_done(const mt_analysis_t *a, int strict);
 
+/* --strict for the row commands (capture, repetition): the trace's
+ * status, 3 when it is missing, 2 when it is no summary. */
+int mt_cmd_row_status(const mt_row_judgement_t *j);
+
+/* A row that says summary_invalid: stderr says why (cannot read, or not
+ * evidence).  Nothing for any other outcome. */
+void mt_cmd_row_note(const mt_row_judgement_t *j, const char *path);
+
 /*
- * A command for people, whole, as report, flamegraph and plot run: its
- * options, exactly one trace, the pass, the render into a buffer, the
- * write (standard output or -o), and the status (mt_cmd_done).  Every
- * such command has --strict, -o/--output and --help; its options table
- * lists them with the values below, and its own from MT_CMD_OPT_OWN.
+ * The driver of a command that reads one trace, judges it and renders it
+ * (report, flamegraph, plot): its options, exactly one trace, the pass,
+ * the render into a buffer, the write (standard output or -o), and the
+ * status (mt_cmd_done).  Every such command has --strict
+ * (MT_CMD_OPT_STRICT), -o/--output ('o') and --help; its table lists them,
+ * and its own options for `own`.
  *
- *   own(ctx, c, arg)   an option that is not a shared one: -1 when taken,
- *                      else the status to return (a usage error)
- *   prepare(ctx)       optional, after the options and the trace, before
- *                      the pass: -1, or the status to return
+ *   own(ctx, c, arg)   an option that is not a shared one, as
+ *                      mt_cmd_spec_t's option callback; NULL: none
+ *   prepare(ctx)       optional, after the command line, before the
+ *                      pass: -1, or the status to return
  *   observe            optional: the pass's observer, given ctx
  *   render(ctx, ...)   MT_OK or MT_ENOMEM, on a trace that is evidence
  */
-enum { MT_CMD_OPT_STRICT = 256, MT_CMD_OPT_HELP, MT_CMD_OPT_OWN };
-
-struct option;
-
 typedef struct {
 	const char *usage;
 	const struct option *options;
@@ -87,27 +210,5 @@ typedef struct {
 /* Run cmd with argv; returns the command's exit status. */
 int mt_cmd_render_run(const mt_cmd_render_t *cmd, void *ctx, int argc,
 		      char **argv);
-
-typedef struct {
-	uint64_t stack_id;
-	const mt_site_t *site;
-	const mt_stack_t *stack; /* NULL for site 0, the allocations without a stack */
-	uint64_t calls; /* mt_heap_site_calls(): allocations, resizes, remaps */
-} mt_cmd_site_t;
-
-/*
- * Every site that made a call (mt_heap_site_calls()) or holds bytes, site
- * 0 first when it did, then the stacks in the table's order.  *out is
- * mt_mem memory for the caller to free (NULL when there are none).  MT_OK
- * or MT_ENOMEM.
- */
-int mt_cmd_sites(const mt_heap_t *h, mt_cmd_site_t **out, size_t *n);
-
-/* "850 ns", "3.4 ms", "12.0 s": one decimal above nanoseconds. */
-int mt_cmd_add_duration(mt_buf_t *b, uint64_t ns);
-
-/* n and then one or the other word: "1 call", "2 calls". */
-int mt_cmd_add_count(mt_buf_t *b, uint64_t n, const char *one,
-		     const char *many);
 
 #endif

@@ -5,8 +5,6 @@
  */
 #include "mt_diff.h"
 
-#include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,27 +12,10 @@
 #include "mt_buf.h"
 #include "mt_error.h"
 #include "mt_mem.h"
-#include "mt_output.h"
 #include "mt_profile.h"
 #include "mt_units.h"
 
-#define DIFF_REGRESSED 1
-#define DEFAULT_TOP 10
 #define SITE_FRAMES 6
-
-static const char usage[] =
-	"usage: memtrace diff BASE NEW [--threshold PCT] [--top N] [--json]\n"
-	"\n"
-	"Compare two runs, each a trace or a summary file: the totals, then the\n"
-	"sites (matched by their symbolized stacks) that changed, by growth.\n"
-	"\n"
-	"  --threshold PCT  growth of peak_live_bytes or live_bytes allowed, in\n"
-	"                   percent of BASE (default 0: any growth fails)\n"
-	"  --top N          changed sites to list (default 10; 0: none)\n"
-	"  --json           one JSON object instead of text\n"
-	"\n"
-	"Exit 0 when neither grew beyond PCT, 1 when one did, 2 not valid\n"
-	"evidence, 3 missing, 4 out of memory, 64 usage.\n";
 
 /* The totals compared, in the order shown; the first two decide. */
 static const struct {
@@ -53,13 +34,6 @@ static const struct {
 };
 #define NSHOWN (sizeof(shown) / sizeof(shown[0]))
 #define NDECIDING 2
-
-typedef struct {
-	const char *base_path, *new_path;
-	uint64_t threshold; /* thousandths of a percent */
-	uint64_t top;
-	int json;
-} diff_opts_t;
 
 /* A site's counts that diff compares, by their site-line names;
  * "allocations" is the site's calls, reallocs included, when both runs
@@ -88,73 +62,6 @@ typedef struct {
 typedef struct {
 	const group_t *base, *now;
 } pair_t;
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fputs("memtrace: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputs("\n\n", stderr);
-	fputs(usage, stderr);
-	return MT_EXIT_USAGE;
-}
-
-enum { OPT_THRESHOLD = 256, OPT_TOP, OPT_JSON, OPT_HELP };
-
-static const struct option long_options[] = {
-	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
-	{ "top", required_argument, NULL, OPT_TOP },
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "help", no_argument, NULL, OPT_HELP },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int parse_options(diff_opts_t *o, int argc, char **argv)
-{
-	int c, help = 0;
-
-	o->top = DEFAULT_TOP;
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", long_options, NULL)) != -1) {
-		switch (c) {
-		case OPT_HELP:
-			help = 1;
-			break;
-		case OPT_JSON:
-			o->json = 1;
-			break;
-		case OPT_THRESHOLD:
-			if (mt_units_parse_pct(optarg, &o->threshold))
-				return usage_error("--threshold needs a percentage "
-						   "(0 or more, at most three "
-						   "decimals), not '%s'", optarg);
-			break;
-		case OPT_TOP:
-			if (mt_units_parse_count(optarg, &o->top))
-				return usage_error("--top needs a number, not '%s'",
-						   optarg);
-			break;
-		case ':':
-			return usage_error("option '%s' needs a value",
-					   argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (help) {
-		fputs(usage, stdout);
-		return MT_EXIT_OK;
-	}
-	if (argc - optind > 2)
-		return usage_error("unexpected argument '%s'", argv[optind + 2]);
-	if (argc - optind < 2)
-		return usage_error("%s", argc - optind ?
-					 "missing NEW argument" :
-					 "missing BASE and NEW arguments");
-	o->base_path = argv[optind];
-	o->new_path = argv[optind + 1];
-	return -1;
-}
 
 #define ADD(expr)                     \
 	do {                          \
@@ -356,7 +263,7 @@ static int pair_sites(const side_t *b, const side_t *n, pair_t **out,
 /* ---- rendering ---- */
 
 typedef struct {
-	const diff_opts_t *o;
+	const mt_diff_t *o;
 	const mt_profile_t *base, *now;
 	pair_t *pairs;
 	size_t npairs, unchanged;
@@ -477,7 +384,7 @@ cleanup:
 
 static int render_text(mt_buf_t *b, const diff_t *d)
 {
-	const diff_opts_t *o = d->o;
+	const mt_diff_t *o = d->o;
 	int rc = MT_OK;
 
 	ADD(mt_buf_add_str(b, "memtrace diff: BASE "));
@@ -700,63 +607,37 @@ cleanup:
 	return rc;
 }
 
-int mt_diff_cmd(int argc, char **argv)
+int mt_diff_render(mt_buf_t *out, const mt_diff_t *o, const mt_profile_t *base,
+		   const mt_profile_t *now, int *regressed)
 {
-	diff_opts_t o;
-	mt_profile_t base, now;
 	side_t sb = { 0 }, sn = { 0 }; /* empty sides need no release */
-	mt_buf_t out = MT_BUF_INIT;
 	diff_t d;
-	int status, have_base = 0, have_now = 0, calls;
+	int rc = MT_OK, calls;
 
-	memset(&o, 0, sizeof(o));
 	memset(&d, 0, sizeof(d));
-	if ((status = parse_options(&o, argc, argv)) >= 0)
-		return status;
-	have_base = 1;
-	if ((status = mt_profile_load_for_cli(&base, o.base_path)) >= 0)
-		goto cleanup;
-	have_now = 1;
-	if ((status = mt_profile_load_for_cli(&now, o.new_path)) >= 0)
-		goto cleanup;
-	d.o = &o;
-	d.base = &base;
-	d.now = &now;
+	d.o = o;
+	d.base = base;
+	d.now = now;
 	/* A summary without site lines says nothing of its sites. */
-	d.compare_sites = !(base.source == MT_PROFILE_SUMMARY && !base.nsites) &&
-			  !(now.source == MT_PROFILE_SUMMARY && !now.nsites);
+	d.compare_sites = !(base->source == MT_PROFILE_SUMMARY && !base->nsites) &&
+			  !(now->source == MT_PROFILE_SUMMARY && !now->nsites);
 	for (int i = 0; i < NDECIDING; i++)
-		d.regressed[i] = mt_units_grew_beyond(base.total[shown[i].field],
-						      now.total[shown[i].field],
-						      o.threshold);
+		d.regressed[i] = mt_units_grew_beyond(base->total[shown[i].field],
+						      now->total[shown[i].field],
+						      o->threshold);
 	/* A site's reallocs are calls, as the report counts them; but a
 	 * summary file's site line counts alloc events only, and a site must
 	 * be counted alike in both runs, or every realloc would read as a
 	 * change. */
-	calls = base.source == MT_PROFILE_TRACE && now.source == MT_PROFILE_TRACE;
-	if (build_side(&sb, &base, calls) || build_side(&sn, &now, calls) ||
+	calls = base->source == MT_PROFILE_TRACE && now->source == MT_PROFILE_TRACE;
+	if (build_side(&sb, base, calls) || build_side(&sn, now, calls) ||
 	    (d.compare_sites &&
 	     pair_sites(&sb, &sn, &d.pairs, &d.npairs, &d.unchanged)) ||
-	    (o.json ? render_json(&out, &d) : render_text(&out, &d))) {
-		fputs("memtrace: out of memory\n", stderr);
-		status = MT_EXIT_NOMEM;
-		goto cleanup;
-	}
-	if (mt_output_stdout(out.data, out.len)) {
-		fprintf(stderr, "memtrace: cannot write 'standard output': %s\n",
-			strerror(errno));
-		status = MT_EXIT_CANTCREAT;
-		goto cleanup;
-	}
-	status = d.regressed[0] || d.regressed[1] ? DIFF_REGRESSED : MT_EXIT_OK;
-cleanup:
-	mt_buf_release(&out);
+	    (o->json ? render_json(out, &d) : render_text(out, &d)))
+		rc = MT_ENOMEM;
+	*regressed = d.regressed[0] || d.regressed[1];
 	mt_mem_free(d.pairs);
 	side_release(&sb);
 	side_release(&sn);
-	if (have_now)
-		mt_profile_release(&now);
-	if (have_base)
-		mt_profile_release(&base);
-	return status;
+	return rc;
 }

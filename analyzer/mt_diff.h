@@ -1,6 +1,7 @@
 /*
- * mt_diff: `memtrace diff BASE NEW [--threshold PCT] [--top N] [--json]`,
- * run-to-run comparison of two traces or summary files (any mix).
+ * mt_diff: run-to-run comparison of two traces or summary files (any
+ * mix), as `memtrace diff BASE NEW [--threshold PCT] [--top N] [--json]`
+ * runs it (cmd/diff.c).
  *
  * Totals are compared field by field.  Sites are matched by their
  * symbolized stack, never by stack id or address (both change from run to
@@ -20,7 +21,28 @@
 #ifndef MT_DIFF_H
 #define MT_DIFF_H
 
-/* argv[0] is "diff". */
+#include <stdint.h>
+
+#include "mt_buf.h"
+#include "mt_profile.h"
+
+/* What to compare and how to show it. */
+typedef struct {
+	const char *base_path, *new_path; /* the runs' names in the report */
+	uint64_t threshold; /* growth allowed: thousandths of a percent */
+	uint64_t top;       /* changed sites to list */
+	int json;           /* one JSON object instead of text */
+} mt_diff_t;
+
+/*
+ * Append the comparison of base and now (both evidence) to out, and set
+ * *regressed when peak_live_bytes or live_bytes grew beyond the
+ * threshold.  MT_OK or MT_ENOMEM.
+ */
+int mt_diff_render(mt_buf_t *out, const mt_diff_t *o, const mt_profile_t *base,
+		   const mt_profile_t *now, int *regressed);
+
+/* The command (cmd/diff.c); argv[0] is "diff".  Returns the exit status. */
 int mt_diff_cmd(int argc, char **argv);
 
 #endif

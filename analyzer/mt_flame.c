@@ -5,27 +5,14 @@
  */
 #include "mt_flame.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mt_cmd.h"
 #include "mt_error.h"
 #include "mt_mem.h"
+#include "mt_sites.h"
 #include "mt_srcline.h"
-
-static const char usage_flame[] =
-	"usage: memtrace flamegraph TRACE [--metric M] [--strict] [-o FILE]\n"
-	"\n"
-	"Write the trace's stacks folded (\"main;work;leak_here 7000\"), the input\n"
-	"of flamegraph.pl, inferno-flamegraph and speedscope.\n"
-	"\n"
-	"  --metric M           what each stack weighs: allocations (calls, reallocs\n"
-	"                       included: the default), bytes (allocated), leaked\n"
-	"                       (still live at the end) or peak (live at the peak)\n"
-	"  --strict             exit 1 when the trace is not complete\n"
-	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
 
 #define ADD(expr)                     \
 	do {                          \
@@ -38,7 +25,7 @@ typedef struct {
 	uint64_t value;
 } folded_t;
 
-static uint64_t figure(const mt_heap_t *h, const mt_cmd_site_t *ref,
+static uint64_t figure(const mt_heap_t *h, const mt_site_ref_t *ref,
 		       mt_flame_metric_t metric)
 {
 	const mt_site_t *s = ref->site;
@@ -123,14 +110,14 @@ int mt_flame_render(const mt_analysis_t *a, mt_flame_metric_t metric,
 {
 	const mt_heap_t *h = &a->heap;
 	mt_srcline_t lines;
-	mt_cmd_site_t *sites = NULL;
+	mt_site_ref_t *sites = NULL;
 	folded_t *lines_of = NULL;
 	mt_buf_t text = MT_BUF_INIT;
 	size_t nsites = 0, n = 0, mark = out->len;
 	int rc;
 
 	mt_srcline_init(&lines);
-	ADD(mt_cmd_sites(h, &sites, &nsites));
+	ADD(mt_sites_list(h, &sites, &nsites));
 	lines_of = mt_mem_malloc((nsites ? nsites : 1) * sizeof(*lines_of));
 	if (!lines_of) {
 		rc = MT_ENOMEM;
@@ -176,55 +163,4 @@ cleanup:
 	mt_mem_free(sites);
 	mt_srcline_release(&lines);
 	return rc;
-}
-
-enum { OPT_METRIC = MT_CMD_OPT_OWN };
-
-static const struct option options[] = {
-	{ "metric", required_argument, NULL, OPT_METRIC },
-	{ "strict", no_argument, NULL, MT_CMD_OPT_STRICT },
-	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
-	{ NULL, 0, NULL, 0 },
-};
-
-static const char *const metric_names[] = {
-	[MT_FLAME_ALLOCATIONS] = "allocations",
-	[MT_FLAME_BYTES] = "bytes",
-	[MT_FLAME_LEAKED] = "leaked",
-	[MT_FLAME_PEAK] = "peak",
-};
-
-static int flame_option(void *ctx, int c, const char *arg)
-{
-	(void)c; /* --metric, the one option of its own */
-	for (size_t m = 0; m < sizeof(metric_names) / sizeof(metric_names[0]);
-	     m++)
-		if (!strcmp(arg, metric_names[m])) {
-			*(mt_flame_metric_t *)ctx = (mt_flame_metric_t)m;
-			return -1;
-		}
-	return mt_cmd_usage_error(usage_flame,
-				  "--metric is allocations, bytes, leaked or "
-				  "peak, not '%s'", arg);
-}
-
-static int flame_render(void *ctx, const mt_analysis_t *a, const char *path,
-			mt_buf_t *out)
-{
-	(void)path;
-	return mt_flame_render(a, *(mt_flame_metric_t *)ctx, out);
-}
-
-int mt_flame_cmd(int argc, char **argv)
-{
-	static const mt_cmd_render_t cmd = {
-		.usage = usage_flame,
-		.options = options,
-		.own = flame_option,
-		.render = flame_render,
-	};
-	mt_flame_metric_t metric = MT_FLAME_ALLOCATIONS;
-
-	return mt_cmd_render_run(&cmd, &metric, argc, argv);
 }

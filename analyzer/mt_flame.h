@@ -33,9 +33,6 @@ typedef enum {
 	MT_FLAME_PEAK,
 } mt_flame_metric_t;
 
-/* argv[0] is "flamegraph". */
-int mt_flame_cmd(int argc, char **argv);
-
 /* Append the folded stacks of a (valid evidence).  MT_OK or MT_ENOMEM
  * (out then as it was). */
 int mt_flame_render(const mt_analysis_t *a, mt_flame_metric_t metric,

@@ -1,7 +1,7 @@
 /*
- * mt_gate: `memtrace gate TRACE|SUMMARY [--max-peak SIZE] [--max-live SIZE]
- * [--max-allocations N] [--max-temporary N] [--require-complete]`, the
- * budget check a CI job fails a build on.
+ * mt_gate: the budget check a CI job fails a build on, as `memtrace gate
+ * TRACE|SUMMARY [--max-peak SIZE] [--max-live SIZE] [--max-allocations N]
+ * [--max-temporary N] [--require-complete]` runs it (cmd/gate.c).
  *
  * Each budget given is checked against the trace's or the summary's
  * totals (peak_live_bytes, live_bytes, allocations,
@@ -19,7 +19,42 @@
 #ifndef MT_GATE_H
 #define MT_GATE_H
 
-/* argv[0] is "gate". */
+#include <stdint.h>
+
+#include "mt_buf.h"
+#include "mt_profile.h"
+
+typedef enum {
+	MT_GATE_PEAK,        /* --max-peak SIZE: peak_live_bytes */
+	MT_GATE_LIVE,        /* --max-live SIZE: live_bytes */
+	MT_GATE_ALLOCATIONS, /* --max-allocations N: allocations */
+	MT_GATE_TEMPORARY,   /* --max-temporary N: temporary_allocations */
+	MT_GATE_BUDGETS,
+} mt_gate_budget_t;
+
+/* The budgets to check, and the input's name for the verdict line. */
+typedef struct {
+	int given[MT_GATE_BUDGETS];
+	uint64_t limit[MT_GATE_BUDGETS];
+	int require_complete;
+	const char *path;
+} mt_gate_t;
+
+/* A budget's option ("--max-peak"), as the report names it. */
+const char *mt_gate_budget_option(mt_gate_budget_t b);
+
+/* Whether a budget's limit is a size (else a count). */
+int mt_gate_budget_is_size(mt_gate_budget_t b);
+
+/*
+ * Append the report of g's budgets over p (evidence) to out: a line per
+ * budget given, then the verdict.  *failed and *checked count the budgets
+ * that failed and those checked.  MT_OK or MT_ENOMEM.
+ */
+int mt_gate_render(mt_buf_t *out, const mt_gate_t *g, const mt_profile_t *p,
+		   int *failed, int *checked);
+
+/* The command (cmd/gate.c); argv[0] is "gate".  Returns the exit status. */
 int mt_gate_cmd(int argc, char **argv);
 
 #endif

@@ -8,25 +8,14 @@
 #include "mt_plot.h"
 
 #include <assert.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "mt_cmd.h"
 #include "mt_error.h"
 #include "mt_mem.h"
 #include "mt_units.h"
 #include "../common/mt_utf8.h"
-
-static const char usage_plot[] =
-	"usage: memtrace plot TRACE [-o FILE] [--strict]\n"
-	"\n"
-	"Draw the live heap over time (and the live blocks on a second axis) as a\n"
-	"self-contained SVG, the peak marked: open it in any browser.\n"
-	"\n"
-	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n"
-	"  --strict             exit 1 when the trace is not complete\n";
 
 #define ADD(expr)                     \
 	do {                          \
@@ -474,12 +463,12 @@ static int add_header(mt_buf_t *b, const mt_analysis_t *a, const char *name)
 		ADD(mt_units_add_size(&line, h->live_bytes));
 		ADD(mt_buf_add_str(&line, " live at the end; "));
 	}
-	ADD(mt_cmd_add_count(&line, h->allocations, "allocation", "allocations"));
+	ADD(mt_units_add_count(&line, h->allocations, "allocation", "allocations"));
 	ADD(mt_buf_add_str(&line, ", "));
-	ADD(mt_cmd_add_count(&line, h->frees, "free", "frees"));
+	ADD(mt_units_add_count(&line, h->frees, "free", "frees"));
 	if (h->duration_ns) {
 		ADD(mt_buf_add_str(&line, " in "));
-		ADD(mt_cmd_add_duration(&line, h->duration_ns));
+		ADD(mt_units_add_duration(&line, h->duration_ns));
 	}
 	ADD(add_text(b, PLOT_L, 44, " font-family=\"sans-serif\" font-size=\"12\" "
 			       "fill=\"#333333\"", line.data));
@@ -530,7 +519,7 @@ static int add_peak(mt_buf_t *b, const mt_analysis_t *a,
 	ADD(mt_units_add_size(&label, h->peak_live_bytes));
 	if (timed) {
 		ADD(mt_buf_add_str(&label, " at "));
-		ADD(mt_cmd_add_duration(&label, x));
+		ADD(mt_units_add_duration(&label, x));
 		ADD(mt_buf_add_str(&label, " (seq "));
 		ADD(mt_buf_add_u64(&label, h->peak_seq));
 		ADD(mt_buf_add_str(&label, ")"));
@@ -614,62 +603,4 @@ cleanup:
 	if (rc)
 		mt_buf_truncate(out, mark);
 	return rc;
-}
-
-static const struct option options[] = {
-	{ "strict", no_argument, NULL, MT_CMD_OPT_STRICT },
-	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
-	{ NULL, 0, NULL, 0 },
-};
-
-/* The trace's file name, for the title. */
-static const char *trace_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!strcmp(path, "-"))
-		return "standard input";
-	return slash && slash[1] ? slash + 1 : path;
-}
-
-/* The curve is made once the command line is known good: --help and a
- * usage error allocate nothing. */
-static int plot_prepare(void *ctx)
-{
-	mt_plot_curve_t **curve = ctx;
-
-	*curve = mt_mem_malloc(sizeof(**curve));
-	if (!*curve)
-		return mt_cmd_nomem();
-	mt_plot_curve_init(*curve);
-	return -1;
-}
-
-static void plot_observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev)
-{
-	mt_plot_observe(*(mt_plot_curve_t **)ctx, h, ev);
-}
-
-static int plot_render(void *ctx, const mt_analysis_t *a, const char *path,
-		       mt_buf_t *out)
-{
-	return mt_plot_render(a, *(mt_plot_curve_t **)ctx, trace_name(path),
-			      out);
-}
-
-int mt_plot_cmd(int argc, char **argv)
-{
-	static const mt_cmd_render_t cmd = {
-		.usage = usage_plot,
-		.options = options,
-		.prepare = plot_prepare,
-		.observe = plot_observe,
-		.render = plot_render,
-	};
-	mt_plot_curve_t *curve = NULL;
-	int status = mt_cmd_render_run(&cmd, &curve, argc, argv);
-
-	mt_mem_free(curve);
-	return status;
 }

@@ -57,9 +57,6 @@ void mt_plot_curve_init(mt_plot_curve_t *c);
 /* An mt_analysis_observer_t: ctx is an mt_plot_curve_t. */
 void mt_plot_observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev);
 
-/* argv[0] is "plot". */
-int mt_plot_cmd(int argc, char **argv);
-
 /* Append the SVG of a (valid evidence, analyzed with mt_plot_observe on
  * c) to out, titled with name.  MT_OK or MT_ENOMEM (out as it was). */
 int mt_plot_render(const mt_analysis_t *a, const mt_plot_curve_t *c,

@@ -663,27 +663,6 @@ int mt_profile_load(mt_profile_t *p, const char *path)
 	return load_trace(p, path);
 }
 
-int mt_profile_load_for_cli(mt_profile_t *p, const char *path)
-{
-	int rc = mt_profile_load(p, path);
-
-	if (rc == MT_ENOMEM) {
-		fputs("memtrace: out of memory\n", stderr);
-		return MT_EXIT_NOMEM;
-	}
-	if (rc == MT_EIO) {
-		fprintf(stderr, "memtrace: cannot read '%s': %s\n", path,
-			strerror(p->error_errno));
-		return MT_EXIT_MISSING;
-	}
-	if (p->invalid) {
-		fprintf(stderr, "memtrace: '%s' is not valid memtrace evidence: %s\n",
-			path, p->why);
-		return MT_EXIT_INVALID;
-	}
-	return -1;
-}
-
 void mt_profile_release(mt_profile_t *p)
 {
 	for (size_t i = 0; i < p->nlines; i++)

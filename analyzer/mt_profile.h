@@ -108,14 +108,6 @@ int mt_profile_load(mt_profile_t *p, const char *path);
 void mt_profile_release(mt_profile_t *p);
 
 /*
- * mt_profile_load() for a command: on failure it says why on stderr, in
- * the words of the other commands, and returns the exit status (2 not
- * valid evidence, 3 missing or unreadable, 4 out of memory); it returns
- * -1 when p is evidence to use.  mt_profile_release() must follow.
- */
-int mt_profile_load_for_cli(mt_profile_t *p, const char *path);
-
-/*
  * One line of a JSON-lines file of ours (a summary or repetitions file),
  * as json-c reads it, strictly and with UTF-8 validated, through tok (a
  * json_tokener).  Returns MT_OK with *out the object, or *out NULL and

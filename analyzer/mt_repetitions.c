@@ -6,7 +6,6 @@
 #include "mt_repetitions.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,25 +15,10 @@
 #include "mt_error.h"
 #include "mt_integrity.h"
 #include "mt_mem.h"
-#include "mt_output.h"
 #include "mt_profile.h"
 #include "mt_reader.h"
 
-#define VARIES 1
 #define REPETITION_SCHEMA "tiny.profiling.allocation-repetition/v1"
-
-static const char usage[] =
-	"usage: memtrace repetitions FILE [--json]\n"
-	"\n"
-	"Read a repetitions file (memtrace-run's allocations.repetitions.jsonl)\n"
-	"and print, for each field of the summary line, min, median, max and\n"
-	"spread across the runs, flagging the fields that vary (duration_ns\n"
-	"aside: timing always does).\n"
-	"\n"
-	"  --json   one JSON object instead of text\n"
-	"\n"
-	"Exit 0 when nothing varies, 1 when something does, 2 not a repetitions\n"
-	"file, 3 missing, 4 out of memory, 64 usage.\n";
 
 static const char *const states[] = {
 	"summary_written", "workload_failed", "capture_missing",
@@ -69,56 +53,6 @@ typedef struct {
 	int exit_varies, state_varies, status_varies;
 	size_t nvarying;
 } reps_t;
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fputs("memtrace: ", stderr);
-	fprintf(stderr, fmt, arg);
-	fputs("\n\n", stderr);
-	fputs(usage, stderr);
-	return MT_EXIT_USAGE;
-}
-
-enum { OPT_JSON = 256, OPT_HELP };
-
-static const struct option long_options[] = {
-	{ "json", no_argument, NULL, OPT_JSON },
-	{ "help", no_argument, NULL, OPT_HELP },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int parse_options(reps_t *r, int argc, char **argv)
-{
-	int c, help = 0;
-
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", long_options, NULL)) != -1) {
-		switch (c) {
-		case OPT_HELP:
-			help = 1;
-			break;
-		case OPT_JSON:
-			r->json = 1;
-			break;
-		case ':':
-			return usage_error("option '%s' needs a value",
-					   argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (help) {
-		fputs(usage, stdout);
-		return MT_EXIT_OK;
-	}
-	if (argc - optind > 1)
-		return usage_error("unexpected argument '%s'", argv[optind + 1]);
-	if (argc - optind < 1)
-		return usage_error("%s", "missing FILE argument");
-	r->path = argv[optind];
-	return -1;
-}
 
 /* ---- reading ---- */
 
@@ -190,26 +124,21 @@ static int add_run(reps_t *r, const run_t *run)
 	return MT_OK;
 }
 
-/* Returns -1 when the file is read, else the exit status (said on
- * stderr). */
-static int read_file(reps_t *r)
+/* MT_OK when the file is read; MT_ENOMEM; MT_EIO (*err says why); or
+ * MT_ECORRUPT, not a repetitions file (why says why). */
+static int read_file(reps_t *r, int *err, char *why, size_t cap)
 {
 	mt_reader_t reader;
 	mt_line_t line;
 	void *tok = NULL;
-	int status = -1, got, rc;
-	char why[MT_PROFILE_WHY_MAX];
+	int status = MT_OK, got, rc;
+	char row_why[MT_PROFILE_WHY_MAX];
 	const char *unit;
 	uint64_t at;
 
 	if ((rc = mt_reader_open(&reader, r->path))) {
-		if (rc == MT_ENOMEM) {
-			fputs("memtrace: out of memory\n", stderr);
-			return MT_EXIT_NOMEM;
-		}
-		fprintf(stderr, "memtrace: cannot read '%s': %s\n", r->path,
-			strerror(errno));
-		return MT_EXIT_MISSING;
+		*err = errno;
+		return rc == MT_ENOMEM ? MT_ENOMEM : MT_EIO;
 	}
 	if (!(tok = mt_profile_json_tokener()))
 		goto nomem;
@@ -220,7 +149,7 @@ static int read_file(reps_t *r)
 
 		memset(&run, 0, sizeof(run));
 		if (line.too_long || !line.terminated) {
-			snprintf(why, sizeof(why), "%s", line.too_long ?
+			snprintf(row_why, sizeof(row_why), "%s", line.too_long ?
 				 "it is longer than 1 MiB" :
 				 "it is cut off: it does not end in a newline");
 			goto invalid;
@@ -228,10 +157,10 @@ static int read_file(reps_t *r)
 		if (mt_profile_json_line(tok, line.data, line.len, &o, &bad))
 			goto nomem;
 		if (!o) {
-			snprintf(why, sizeof(why), "%s", bad);
+			snprintf(row_why, sizeof(row_why), "%s", bad);
 			goto invalid;
 		}
-		rc = read_row(o, &run, why, sizeof(why));
+		rc = read_row(o, &run, row_why, sizeof(row_why));
 		json_object_put(o);
 		if (rc)
 			goto invalid;
@@ -240,37 +169,31 @@ static int read_file(reps_t *r)
 		r->summarized += run.state == 0;
 	}
 	if (got == MT_ECORRUPT) {
-		fprintf(stderr, "memtrace: '%s' is not a repetitions file: %s "
-			"(after line %llu)\n", r->path, mt_reader_why(&reader),
-			(unsigned long long)reader.line_no);
-		status = MT_EXIT_INVALID;
+		snprintf(why, cap, "%s (after line %llu)", mt_reader_why(&reader),
+			 (unsigned long long)reader.line_no);
+		status = MT_ECORRUPT;
 	} else if (got == MT_ENOMEM) {
 		goto nomem;
 	} else if (got < 0) {
-		fprintf(stderr, "memtrace: cannot read '%s': %s\n", r->path,
-			strerror(errno));
-		status = MT_EXIT_MISSING;
+		*err = errno;
+		status = MT_EIO;
 	} else if (mt_reader_cut(&reader, &unit, &at)) {
-		fprintf(stderr, "memtrace: '%s' is not a repetitions file: its "
-			"%s stream is cut off inside its %s at byte %llu\n",
-			r->path, mt_reader_format(&reader), unit,
-			(unsigned long long)at);
-		status = MT_EXIT_INVALID;
+		snprintf(why, cap, "its %s stream is cut off inside its %s at "
+			 "byte %llu", mt_reader_format(&reader), unit,
+			 (unsigned long long)at);
+		status = MT_ECORRUPT;
 	} else if (!r->nruns) {
-		fprintf(stderr, "memtrace: '%s' is not a repetitions file: it "
-			"holds no row\n", r->path);
-		status = MT_EXIT_INVALID;
+		snprintf(why, cap, "it holds no row");
+		status = MT_ECORRUPT;
 	}
 	goto cleanup;
 invalid:
-	fprintf(stderr, "memtrace: '%s' is not a repetitions file: line %llu "
-		"is not a repetition row: %s\n", r->path,
-		(unsigned long long)line.number, why);
-	status = MT_EXIT_INVALID;
+	snprintf(why, cap, "line %llu is not a repetition row: %s",
+		 (unsigned long long)line.number, row_why);
+	status = MT_ECORRUPT;
 	goto cleanup;
 nomem:
-	fputs("memtrace: out of memory\n", stderr);
-	status = MT_EXIT_NOMEM;
+	status = MT_ENOMEM;
 cleanup:
 	mt_profile_json_tokener_free(tok);
 	mt_reader_release(&reader);
@@ -612,32 +535,20 @@ cleanup:
 	return rc;
 }
 
-int mt_repetitions_cmd(int argc, char **argv)
+int mt_repetitions_run(const char *path, int json, mt_buf_t *out,
+		       int *varies, int *err, char *why, size_t cap)
 {
 	reps_t r;
-	mt_buf_t out = MT_BUF_INIT;
-	int status;
+	int rc;
 
 	memset(&r, 0, sizeof(r));
-	if ((status = parse_options(&r, argc, argv)) >= 0)
-		return status;
-	if ((status = read_file(&r)) >= 0)
-		goto cleanup;
-	if (compute(&r) ||
-	    (r.json ? render_json(&out, &r) : render_text(&out, &r))) {
-		fputs("memtrace: out of memory\n", stderr);
-		status = MT_EXIT_NOMEM;
-		goto cleanup;
-	}
-	if (mt_output_stdout(out.data, out.len)) {
-		fprintf(stderr, "memtrace: cannot write 'standard output': %s\n",
-			strerror(errno));
-		status = MT_EXIT_CANTCREAT;
-		goto cleanup;
-	}
-	status = r.nvarying ? VARIES : MT_EXIT_OK;
-cleanup:
-	mt_buf_release(&out);
+	r.path = path;
+	r.json = json;
+	if ((rc = read_file(&r, err, why, cap)) == MT_OK &&
+	    (compute(&r) ||
+	     (r.json ? render_json(out, &r) : render_text(out, &r))))
+		rc = MT_ENOMEM;
+	*varies = r.nvarying != 0;
 	mt_mem_free(r.runs);
-	return status;
+	return rc;
 }

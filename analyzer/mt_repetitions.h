@@ -1,6 +1,6 @@
 /*
- * mt_repetitions: `memtrace repetitions FILE [--json]`, the spread of a
- * workload's runs: FILE is a repetitions file (one repetition row per
+ * mt_repetitions: the spread of a workload's runs, as `memtrace
+ * repetitions FILE [--json]` shows it (cmd/repetitions.c): FILE is a repetitions file (one repetition row per
  * run, format.md section 6, as memtrace-run writes
  * allocations.repetitions.jsonl).
  *
@@ -22,7 +22,25 @@
 #ifndef MT_REPETITIONS_H
 #define MT_REPETITIONS_H
 
-/* argv[0] is "repetitions". */
+#include <stddef.h>
+
+#include "mt_buf.h"
+
+/* Room enough for mt_repetitions_run()'s why. */
+#define MT_REPETITIONS_WHY_MAX 512
+
+/*
+ * Read the repetitions file at path and append its statistics to out
+ * (text, or one JSON line when json), *varies set when a field or a
+ * tally varies.  Returns MT_OK; MT_ENOMEM; MT_EIO, *err the errno of the
+ * failed read; or MT_ECORRUPT when path is not a repetitions file, why
+ * (cap bytes) saying why.  It prints nothing.
+ */
+int mt_repetitions_run(const char *path, int json, mt_buf_t *out,
+		       int *varies, int *err, char *why, size_t cap);
+
+/* The command (cmd/repetitions.c); argv[0] is "repetitions".  Returns
+ * the exit status. */
 int mt_repetitions_cmd(int argc, char **argv);
 
 #endif

@@ -6,29 +6,17 @@
 #include "mt_report.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mt_cmd.h"
 #include "mt_error.h"
 #include "mt_mem.h"
+#include "mt_sites.h"
 #include "mt_srcline.h"
 #include "mt_units.h"
 
 #define DEFAULT_TOP 10
-
-static const char usage_report[] =
-	"usage: memtrace report TRACE [--top N] [--strict] [-o FILE]\n"
-	"\n"
-	"Write a report to read: the integrity verdict, the totals, then the top\n"
-	"sites by peak contribution, by bytes leaked, by calls and by temporary\n"
-	"allocations, each with its stack and source lines.\n"
-	"\n"
-	"  --top N              sites in each list (default 10; 0: totals alone)\n"
-	"  --strict             exit 1 when the trace is not complete\n"
-	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
 
 #define ADD(expr)                     \
 	do {                          \
@@ -125,14 +113,14 @@ static int add_totals(report_t *r)
 	ADD(mt_buf_add_str(b, "\nTotals\n"));
 	ADD(add_label(b, "duration"));
 	if (h->duration_ns)
-		ADD(mt_cmd_add_duration(b, h->duration_ns));
+		ADD(mt_units_add_duration(b, h->duration_ns));
 	else
 		ADD(mt_buf_add_str(b, "not recorded (no event has a time)"));
 	ADD(mt_buf_add_str(b, "\n"));
 	ADD(add_label(b, "events"));
 	ADD(mt_buf_add_u64(b, h->events));
 	ADD(mt_buf_add_str(b, " ("));
-	ADD(mt_cmd_add_count(b, mt_heap_threads(h), "thread", "threads"));
+	ADD(mt_units_add_count(b, mt_heap_threads(h), "thread", "threads"));
 	ADD(mt_buf_add_str(b, ")\n"));
 	ADD(add_label(b, "allocations"));
 	ADD(mt_buf_add_u64(b, h->allocations));
@@ -177,7 +165,7 @@ static int add_totals(report_t *r)
 	ADD(add_label(b, "leaked"));
 	ADD(add_size_exact(b, h->live_bytes));
 	ADD(mt_buf_add_str(b, " in "));
-	ADD(mt_cmd_add_count(b, h->live_allocations, "block", "blocks"));
+	ADD(mt_units_add_count(b, h->live_allocations, "block", "blocks"));
 	ADD(mt_buf_add_str(b, ", still live at the end of the trace\n"));
 cleanup:
 	return rc;
@@ -188,11 +176,11 @@ cleanup:
 typedef enum { BY_PEAK, BY_LEAKED, BY_CALLS, BY_TEMPORARY, NLISTS } list_t;
 
 typedef struct {
-	mt_cmd_site_t ref;
+	mt_site_ref_t ref;
 	uint64_t key;
 } ranked_t;
 
-static uint64_t site_figure(const mt_heap_t *h, const mt_cmd_site_t *ref,
+static uint64_t site_figure(const mt_heap_t *h, const mt_site_ref_t *ref,
 			    list_t l)
 {
 	const mt_site_t *s = ref->site;
@@ -237,7 +225,7 @@ static int add_share(mt_buf_t *b, uint64_t part, uint64_t whole)
 	return mt_buf_add_str(b, "%");
 }
 
-static int add_headline(report_t *r, const mt_cmd_site_t *ref, list_t l,
+static int add_headline(report_t *r, const mt_site_ref_t *ref, list_t l,
 			uint64_t key)
 {
 	const mt_site_t *s = ref->site;
@@ -255,20 +243,20 @@ static int add_headline(report_t *r, const mt_cmd_site_t *ref, list_t l,
 	case BY_LEAKED:
 		ADD(mt_units_add_size(b, key));
 		ADD(mt_buf_add_str(b, " leaked in "));
-		ADD(mt_cmd_add_count(b, s->live_allocations, "block", "blocks"));
+		ADD(mt_units_add_count(b, s->live_allocations, "block", "blocks"));
 		ADD(mt_buf_add_str(b, " ("));
 		ADD(add_share(b, key, h->live_bytes));
 		ADD(mt_buf_add_str(b, " of all leaked)"));
 		break;
 	case BY_CALLS:
-		ADD(mt_cmd_add_count(b, key, "call", "calls"));
+		ADD(mt_units_add_count(b, key, "call", "calls"));
 		ADD(mt_buf_add_str(b, " to allocation functions"));
 		break;
 	default:
-		ADD(mt_cmd_add_count(b, key, "temporary allocation",
+		ADD(mt_units_add_count(b, key, "temporary allocation",
 				     "temporary allocations"));
 		ADD(mt_buf_add_str(b, " of "));
-		ADD(mt_cmd_add_count(b, ref->calls, "call", "calls"));
+		ADD(mt_units_add_count(b, ref->calls, "call", "calls"));
 		break;
 	}
 cleanup:
@@ -289,7 +277,7 @@ static int add_site(report_t *r, const ranked_t *e, size_t rank, list_t l)
 	ADD(mt_buf_add_str(b, "\n     stack "));
 	ADD(mt_buf_add_u64(b, e->ref.stack_id));
 	ADD(mt_buf_add_str(b, ": "));
-	ADD(mt_cmd_add_count(b, e->ref.calls, "call", "calls"));
+	ADD(mt_units_add_count(b, e->ref.calls, "call", "calls"));
 	ADD(mt_buf_add_str(b, ", "));
 	ADD(mt_buf_add_u64(b, s->temporary_allocations));
 	ADD(mt_buf_add_str(b, " temporary, "));
@@ -333,7 +321,7 @@ static const char *const list_none[NLISTS] = {
 	[BY_TEMPORARY] = "  (no temporary allocations)\n",
 };
 
-static int add_list(report_t *r, list_t l, const mt_cmd_site_t *sites,
+static int add_list(report_t *r, list_t l, const mt_site_ref_t *sites,
 		    size_t nsites, ranked_t *scratch, uint64_t top)
 {
 	const mt_heap_t *h = &r->a->heap;
@@ -362,7 +350,7 @@ static int add_list(report_t *r, list_t l, const mt_cmd_site_t *sites,
 		ADD(add_site(r, &scratch[i], i + 1, l));
 	if (n > top) {
 		ADD(mt_buf_add_str(b, "  ... and "));
-		ADD(mt_cmd_add_count(b, n - top, "more site", "more sites"));
+		ADD(mt_units_add_count(b, n - top, "more site", "more sites"));
 		ADD(mt_buf_add_str(b, "\n"));
 	}
 cleanup:
@@ -373,7 +361,7 @@ int mt_report_render(const mt_analysis_t *a, const char *name, uint64_t top,
 		     mt_buf_t *out)
 {
 	report_t r = { .a = a, .out = out };
-	mt_cmd_site_t *sites = NULL;
+	mt_site_ref_t *sites = NULL;
 	ranked_t *scratch = NULL;
 	size_t nsites = 0, mark = out->len;
 	int rc;
@@ -385,7 +373,7 @@ int mt_report_render(const mt_analysis_t *a, const char *name, uint64_t top,
 	ADD(add_integrity(&r));
 	ADD(add_totals(&r));
 	if (top) {
-		ADD(mt_cmd_sites(&a->heap, &sites, &nsites));
+		ADD(mt_sites_list(&a->heap, &sites, &nsites));
 		scratch = mt_mem_malloc((nsites ? nsites : 1) * sizeof(*scratch));
 		if (!scratch) {
 			rc = MT_ENOMEM;
@@ -401,54 +389,4 @@ cleanup:
 	mt_mem_free(sites);
 	mt_srcline_release(&r.lines);
 	return rc;
-}
-
-enum { OPT_TOP = MT_CMD_OPT_OWN };
-
-static const struct option options[] = {
-	{ "top", required_argument, NULL, OPT_TOP },
-	{ "strict", no_argument, NULL, MT_CMD_OPT_STRICT },
-	{ "output", required_argument, NULL, 'o' },
-	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
-	{ NULL, 0, NULL, 0 },
-};
-
-static int parse_top(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || *end ? -1 : 0;
-}
-
-static int report_option(void *ctx, int c, const char *arg)
-{
-	(void)c; /* --top, the one option of its own */
-	if (parse_top(arg, ctx))
-		return mt_cmd_usage_error(usage_report,
-					  "--top needs a number, not '%s'", arg);
-	return -1;
-}
-
-static int report_render(void *ctx, const mt_analysis_t *a, const char *path,
-			 mt_buf_t *out)
-{
-	return mt_report_render(a, strcmp(path, "-") ? path : "standard input",
-				*(uint64_t *)ctx, out);
-}
-
-int mt_report_cmd(int argc, char **argv)
-{
-	static const mt_cmd_render_t cmd = {
-		.usage = usage_report,
-		.options = options,
-		.own = report_option,
-		.render = report_render,
-	};
-	uint64_t top = DEFAULT_TOP;
-
-	return mt_cmd_render_run(&cmd, &top, argc, argv);
 }

@@ -23,9 +23,6 @@
 #include "mt_analysis.h"
 #include "mt_buf.h"
 
-/* argv[0] is "report". */
-int mt_report_cmd(int argc, char **argv);
-
 /* Append the report of a (valid evidence) to out, naming the trace as
  * name.  MT_OK or MT_ENOMEM (out then as it was). */
 int mt_report_render(const mt_analysis_t *a, const char *name, uint64_t top,

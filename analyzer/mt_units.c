@@ -241,3 +241,52 @@ int mt_units_grew_beyond(uint64_t base, uint64_t now, uint64_t milli)
 	 * times 100000 fit in 128 bits. */
 	return (u128)now * 100000 > (u128)base * (100000 + (u128)milli);
 }
+
+/* v / d with one decimal, rounded to nearest, then the unit. */
+static int add_tenths(mt_buf_t *b, u128 tenths, const char *unit)
+{
+	size_t mark = b->len;
+	int rc;
+
+	if ((rc = mt_buf_add_u64(b, (uint64_t)(tenths / 10))) ||
+	    (rc = mt_buf_add_str(b, ".")) ||
+	    (rc = mt_buf_add_u64(b, (uint64_t)(tenths % 10))) ||
+	    (rc = mt_buf_add_str(b, unit)))
+		mt_buf_truncate(b, mark);
+	return rc;
+}
+
+int mt_units_add_duration(mt_buf_t *b, uint64_t ns)
+{
+	static const char *const unit[] = { " us", " ms", " s" };
+	size_t mark = b->len;
+	u128 d = 1;
+	int rc;
+
+	if (ns < 1000) {
+		if ((rc = mt_buf_add_u64(b, ns)) || (rc = mt_buf_add_str(b, " ns")))
+			mt_buf_truncate(b, mark);
+		return rc;
+	}
+	/* The first unit whose rounded value stays below 1000 of it. */
+	for (int i = 0;; i++) {
+		u128 tenths;
+
+		d *= 1000;
+		tenths = ((u128)ns * 10 + d / 2) / d;
+		if (tenths < 10000 || i == 2)
+			return add_tenths(b, tenths, unit[i]);
+	}
+}
+
+int mt_units_add_count(mt_buf_t *b, uint64_t n, const char *one,
+		     const char *many)
+{
+	size_t mark = b->len;
+	int rc;
+
+	if ((rc = mt_buf_add_u64(b, n)) || (rc = mt_buf_add_str(b, " ")) ||
+	    (rc = mt_buf_add_str(b, n == 1 ? one : many)))
+		mt_buf_truncate(b, mark);
+	return rc;
+}

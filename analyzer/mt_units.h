@@ -1,7 +1,8 @@
 /*
  * mt_units: the numbers people type and read in CI gates: sizes with
  * K/M/G suffixes, counts, percentages, and sizes and changes printed for a
- * person (gate, diff, repetitions).
+ * person (gate, diff, repetitions), durations and counts in words
+ * (report, plot).
  *
  * Sizes are 1024-based everywhere, as memtrace-run prints them: 1K is
  * 1024 bytes, 1M 1024 K, 1G 1024 M, 1T 1024 G.  A printed size is in B
@@ -55,5 +56,13 @@ int mt_units_add_milli(mt_buf_t *b, uint64_t milli);
 /* Whether now grew beyond base by more than milli thousandths of a
  * percent, in exact arithmetic; growth from 0 is beyond any threshold. */
 int mt_units_grew_beyond(uint64_t base, uint64_t now, uint64_t milli);
+
+/* A duration for a person: "850 ns", "3.4 ms", "12.0 s": one decimal
+ * above nanoseconds, rounded to nearest. */
+int mt_units_add_duration(mt_buf_t *b, uint64_t ns);
+
+/* n and then one or the other word: "1 call", "2 calls". */
+int mt_units_add_count(mt_buf_t *b, uint64_t n, const char *one,
+		       const char *many);
 
 #endif

@@ -3,7 +3,9 @@
  * usage on stderr), the exit status of every command (format.md section 7
  * and docs/decisions.md), whole-or-nothing outputs (temporary file and rename,
  * one appended row), the 8 KiB limits of summary and site lines, and the
- * site options --top and --include-zero-live with the site ranking.
+ * site options --top and --include-zero-live with the site ranking; and
+ * that the command table, `memtrace --help` and each command's --help
+ * agree.
  */
 #include <dirent.h>
 #include <inttypes.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "mt_test.h"
+#include "../analyzer/mt_commands.h"
 
 
 #define STATUS_USAGE 64
@@ -215,6 +218,73 @@ START_TEST(test_help_prints_each_command_usage_on_stdout)
 		ck_assert_str_eq(r.err, "");
 		mt_quiet(starts_with(r.out, usage), "%s --help printed %s",
 			 cmds[i], r.out);
+		mt_test_run_release(&r);
+	}
+	assert_listing(dir, "");
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* The table's commands are the ones `memtrace --help` lists, in its
+ * order: the first word of each line under "Commands:". */
+START_TEST(test_help_lists_the_commands_of_the_table)
+{
+	char *dir = mt_test_tmpdir();
+	const char *p;
+	size_t n = 0;
+	mt_test_run_t r;
+
+	mt_test_memtrace_in(&r, dir, "--help", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	p = strstr(r.out, "\nCommands:\n");
+	mt_quiet_ptr_nonnull(p);
+	p += strlen("\nCommands:\n");
+	while (p[0] == ' ' && p[1] == ' ') {
+		const char *name = p + 2;
+		size_t len = strcspn(name, " \n");
+
+		mt_quiet(n < mt_ncommands, "--help lists more than the table's "
+			 "%zu commands: %s", mt_ncommands, r.out);
+		mt_quiet(len == strlen(mt_commands[n]->name) &&
+			 !memcmp(name, mt_commands[n]->name, len),
+			 "--help's command %zu is '%.*s', the table's '%s'", n,
+			 (int)len, name, mt_commands[n]->name);
+		n++;
+		p = strchr(p, '\n');
+		mt_quiet_ptr_nonnull(p);
+		p++;
+	}
+	mt_quiet(n == mt_ncommands, "--help lists %zu commands, the table %zu",
+		 n, mt_ncommands);
+	mt_quiet(mt_ncommands == 11, "the table has %zu commands", mt_ncommands);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* Every command of the table: `memtrace NAME --help` exits 0 and prints
+ * its usage, whole, on stdout, and nothing else. */
+START_TEST(test_every_command_help_prints_its_usage)
+{
+	char *dir = mt_test_tmpdir();
+
+	for (size_t i = 0; i < mt_ncommands; i++) {
+		const mt_cmd_t *cmd = mt_commands[i];
+		char head[64];
+		mt_test_run_t r;
+
+		snprintf(head, sizeof(head), "usage: memtrace %s", cmd->name);
+		mt_quiet(starts_with(cmd->usage, head), "%s's usage begins %.40s",
+			 cmd->name, cmd->usage);
+		mt_quiet(mt_commands_find(cmd->name) == cmd, "%s not found",
+			 cmd->name);
+		mt_test_memtrace_in(&r, dir, cmd->name, "--help", NULL);
+		mt_quiet(r.status == 0, "%s --help exited %d", cmd->name,
+			 r.status);
+		ck_assert_str_eq(r.err, "");
+		ck_assert_str_eq(r.out, cmd->usage);
 		mt_test_run_release(&r);
 	}
 	assert_listing(dir, "");
@@ -1552,6 +1622,8 @@ Suite *mt_suite_cli(void)
 
 	tcase_add_test(help, test_help_prints_program_usage_on_stdout);
 	tcase_add_test(help, test_help_prints_each_command_usage_on_stdout);
+	tcase_add_test(help, test_help_lists_the_commands_of_the_table);
+	tcase_add_test(help, test_every_command_help_prints_its_usage);
 	suite_add_tcase(s, help);
 
 	tcase_add_test(usage, test_no_command_is_usage_error);

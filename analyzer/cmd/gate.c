@@ -1,0 +1,117 @@
+/*
+ * gate: `memtrace gate TRACE|SUMMARY [--max-peak SIZE] [--max-live SIZE]
+ * [--max-allocations N] [--max-temporary N] [--require-complete]`, the
+ * budgets a CI job fails a build on (mt_gate).  It must never let a budget
+ * pass on input it could not read, nor run without a budget to check.
+ */
+#include "../mt_cmd.h"
+#include "../mt_error.h"
+#include "../mt_gate.h"
+#include "../mt_profile.h"
+#include "../mt_units.h"
+
+#define GATE_FAILED 1
+
+static const char usage[] =
+	"usage: memtrace gate TRACE|SUMMARY [--max-peak SIZE] [--max-live SIZE]\n"
+	"                     [--max-allocations N] [--max-temporary N]\n"
+	"                     [--require-complete]\n"
+	"\n"
+	"Check a trace, or a summary file written earlier, against budgets: one\n"
+	"line per budget on stdout, then the verdict.\n"
+	"\n"
+	"  --max-peak SIZE      peak_live_bytes at most SIZE\n"
+	"  --max-live SIZE      live_bytes (live at exit: leaked) at most SIZE\n"
+	"  --max-allocations N  allocations at most N\n"
+	"  --max-temporary N    temporary_allocations at most N\n"
+	"  --require-complete   the trace's status must be complete\n"
+	"\n"
+	"SIZE is bytes, or a number with K, M or G (1024-based: 16K is 16384,\n"
+	"1.5M is 1572864; KiB, MiB, GiB too).  Exit 0 when every budget holds,\n"
+	"1 when one fails, 2 not valid evidence, 3 missing, 4 out of memory,\n"
+	"64 usage.\n";
+
+/* A budget's option is MT_CMD_OPT_OWN plus its mt_gate_budget_t. */
+enum { OPT_COMPLETE = MT_CMD_OPT_OWN + MT_GATE_BUDGETS };
+
+static const struct option options[] = {
+	{ "max-peak", required_argument, NULL, MT_CMD_OPT_OWN + MT_GATE_PEAK },
+	{ "max-live", required_argument, NULL, MT_CMD_OPT_OWN + MT_GATE_LIVE },
+	{ "max-allocations", required_argument, NULL,
+	  MT_CMD_OPT_OWN + MT_GATE_ALLOCATIONS },
+	{ "max-temporary", required_argument, NULL,
+	  MT_CMD_OPT_OWN + MT_GATE_TEMPORARY },
+	{ "require-complete", no_argument, NULL, OPT_COMPLETE },
+	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int option(void *ctx, int c, const char *arg)
+{
+	mt_gate_t *g = ctx;
+	mt_gate_budget_t b = (mt_gate_budget_t)(c - MT_CMD_OPT_OWN);
+	int is_size;
+
+	if (c == OPT_COMPLETE) {
+		g->require_complete = 1;
+		return -1;
+	}
+	is_size = mt_gate_budget_is_size(b);
+	if (is_size ? mt_units_parse_size(arg, &g->limit[b]) :
+		      mt_units_parse_count(arg, &g->limit[b]))
+		return mt_cmd_usage_error(usage, "%s needs %s, not '%s'",
+					  mt_gate_budget_option(b),
+					  is_size ?
+					  "a size: bytes, or with K, M or G "
+					  "(1024-based; KB is ambiguous)" :
+					  "a whole number",
+					  arg);
+	g->given[b] = 1;
+	return -1;
+}
+
+int mt_gate_cmd(int argc, char **argv)
+{
+	static const mt_cmd_spec_t spec = {
+		.usage = usage,
+		.options = options,
+		.option = option,
+		.args = { "TRACE or SUMMARY" },
+	};
+	mt_gate_t g = { .require_complete = 0 };
+	mt_profile_t p;
+	mt_buf_t out = MT_BUF_INIT;
+	int status, first, failed, checked, any = 0;
+
+	if ((status = mt_cmd_parse(&spec, &g, argc, argv, &first)) >= 0)
+		return status;
+	g.path = argv[first];
+	for (int b = 0; b < MT_GATE_BUDGETS; b++)
+		any |= g.given[b];
+	if (!any && !g.require_complete)
+		return mt_cmd_usage_error(usage, "%s",
+					  "no budget given: use --max-peak, "
+					  "--max-live, --max-allocations, "
+					  "--max-temporary or --require-complete");
+	if ((status = mt_cmd_load_profile(&p, g.path)) >= 0)
+		goto cleanup;
+	if (mt_gate_render(&out, &g, &p, &failed, &checked)) {
+		status = mt_cmd_nomem();
+		goto cleanup;
+	}
+	if ((status = mt_cmd_write(NULL, &out, 0)))
+		goto cleanup;
+	status = failed ? GATE_FAILED : MT_EXIT_OK;
+cleanup:
+	mt_buf_release(&out);
+	mt_profile_release(&p);
+	return status;
+}
+
+const mt_cmd_t mt_cmd_gate = {
+	.name = "gate",
+	.synopsis = "gate TRACE|SUMMARY",
+	.summary = "check a run against budgets: peak, live, allocations",
+	.usage = usage,
+	.run = mt_gate_cmd,
+};

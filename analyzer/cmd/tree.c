@@ -1,0 +1,86 @@
+/*
+ * tree: `memtrace tree TRACE... [--strict] [-o FILE]`, the traces of a
+ * process tree summed into one memtrace.tree/v1 line, then a
+ * memtrace.process/v1 line per trace.  It must hold one trace's analysis
+ * at a time, whatever the size of the tree.
+ */
+#include "../mt_cmd.h"
+#include "../mt_error.h"
+#include "../mt_tree.h"
+
+static const char usage[] =
+	"usage: memtrace tree TRACE... [--strict] [-o FILE]\n"
+	"\n"
+	"Sum the traces of a process tree (the workload's first, then its\n"
+	"children's and the images they exec) into one memtrace.tree/v1 line,\n"
+	"then write one memtrace.process/v1 line per trace, in the order given.\n"
+	"peak_live_bytes is the sum of each process's own peak.\n"
+	"  --strict             exit 1 when a trace is caveated, 2 when one is\n"
+	"                       not valid evidence\n"
+	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
+
+static int option(void *ctx, int c, const char *arg)
+{
+	switch (c) {
+	case MT_CMD_OPT_STRICT:
+	case 'o':
+		return mt_cmd_row_option(ctx, usage, c, arg);
+	default:
+		return MT_CMD_NOT_HERE;
+	}
+}
+
+static int run(int argc, char **argv)
+{
+	static const mt_cmd_spec_t spec = {
+		.usage = usage,
+		.shorts = "o:",
+		.options = mt_cmd_row_options,
+		.option = option,
+		.args = { "TRACE" },
+		.more = 1,
+	};
+	mt_cmd_row_opts_t o = MT_CMD_ROW_OPTS_INIT;
+	mt_tree_t t = MT_TREE_INIT;
+	mt_buf_t lines = MT_BUF_INIT, out = MT_BUF_INIT;
+	int status, first;
+
+	if ((status = mt_cmd_parse(&spec, &o, argc, argv, &first)) >= 0)
+		return status;
+	/* One trace at a time: memory is one trace's, whatever the tree. */
+	for (int i = first; i < argc; i++) {
+		mt_analysis_t a;
+
+		if ((status = mt_cmd_analyze(&a, argv[i], NULL, NULL)) >= 0) {
+			mt_analysis_release(&a);
+			goto cleanup;
+		}
+		mt_tree_add(&t, argv[i], &a);
+		if (mt_tree_render_process(argv[i], &a, &lines)) {
+			mt_analysis_release(&a);
+			status = mt_cmd_nomem();
+			goto cleanup;
+		}
+		mt_analysis_release(&a);
+	}
+	if (mt_tree_render(&t, &out) || mt_buf_add(&out, lines.data, lines.len)) {
+		status = mt_cmd_nomem();
+		goto cleanup;
+	}
+	status = mt_cmd_write(o.output, &out, 0);
+	if (!status && o.strict)
+		status = t.invalid ? MT_EXIT_INVALID :
+			 t.caveated ? MT_EXIT_CAVEATED : MT_EXIT_OK;
+cleanup:
+	mt_buf_release(&lines);
+	mt_buf_release(&out);
+	return status;
+}
+
+const mt_cmd_t mt_cmd_tree = {
+	.name = "tree",
+	.synopsis = "tree TRACE...",
+	.summary = "the traces of a process tree summed, and a line each",
+	.usage = usage,
+	.run = run,
+};
