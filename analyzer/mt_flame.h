@@ -19,6 +19,9 @@
  * the allocations without a stack are "[no stack]".
  *
  * Exit statuses are the other commands'; the output is whole or absent.
+ *
+ * The command line (options, usage, exit statuses) is cmd/flamegraph.c's;
+ * this module renders and prints nothing.
  */
 #ifndef MT_FLAME_H
 #define MT_FLAME_H

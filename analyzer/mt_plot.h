@@ -23,6 +23,9 @@
  *
  * Exit statuses are the other commands'; the SVG is written whole or not
  * at all (to -o FILE, else standard output).
+ *
+ * The command line (options, usage, exit statuses) is cmd/plot.c's;
+ * this module renders and prints nothing.
  */
 #ifndef MT_PLOT_H
 #define MT_PLOT_H

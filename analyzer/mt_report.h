@@ -14,6 +14,9 @@
  * Exit statuses are the other commands': 0, 1 (a caveated trace, only
  * with --strict), 2, 3, 4, 64, 73; the report is written whole or not at
  * all.
+ *
+ * The command line (options, usage, exit statuses) is cmd/report.c's;
+ * this module renders and prints nothing.
  */
 #ifndef MT_REPORT_H
 #define MT_REPORT_H
