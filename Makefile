@@ -78,7 +78,8 @@ PRELOAD_SRC = preload/mt_hooks.c preload/mt_real.c preload/mt_trace.c \
 	preload/mt_symbol.c preload/mt_clock.c preload/mt_signal.c \
 	common/mt_fmt.c common/mt_event.c \
 	common/mt_jsonl.c common/mt_utf8.c
-TEST_SRC = tests/mt_tests.c tests/mt_test.c tests/mt_test_trace.c $(wildcard tests/check_*.c)
+TEST_SRC = tests/mt_tests.c tests/mt_test.c tests/mt_test_trace.c tests/mt_test_parse.c \
+	$(wildcard tests/check_*.c)
 
 OBJ = $(BUILD)/obj
 COMMON_OBJ = $(COMMON_SRC:%.c=$(OBJ)/%.o)
@@ -193,7 +194,7 @@ one-suite: $(MEMTRACE) $(PRELOAD) $(WORKLOADS) $(LIBCORE) $(LIBANALYZER)
 	$(call say,LINK,$(BUILD)/mt-suite-$(SUITE))$(CC) $(CFLAGS_ALL) $(JSONC_CFLAGS) $(CHECK_CFLAGS) \
 		$(COMPRESS_CFLAGS) \
 		-DMT_ONLY_SUITE=$(SUITE) -o $(BUILD)/mt-suite-$(SUITE) tests/mt_test_one.c \
-		tests/mt_test.c tests/mt_test_trace.c tests/check_$(SUITE).c $(LIBCORE) $(LIBANALYZER) $(CHECK_LIBS) \
+		tests/mt_test.c tests/mt_test_trace.c tests/mt_test_parse.c tests/check_$(SUITE).c $(LIBCORE) $(LIBANALYZER) $(CHECK_LIBS) \
 		$(JSONC_LIBS) $(LIBDW_LIBS) $(COMPRESS_LIBS) $(UNWIND_LIBS) -ldl -lpthread
 	$(Q)$(BUILD)/mt-suite-$(SUITE)
 

@@ -201,7 +201,7 @@ _Static_assert(((X_ALIGN | X_STACK | X_TID | X_T | X_FN) &
  *
  * each with [tid] and [t], a present stack non-zero; every other key is
  * not read and leaves its field of the event 0: its number goes to a
- * scratch word instead of the event.  tests/check_parse.c holds this to
+ * scratch word instead of the event.  tests/check_exact.c holds this to
  * json-c on every field of every event.  On DECLINED the event holds
  * garbage.
  *

@@ -6,7 +6,7 @@
  * It must never read the line itself, nor let what a field means depend
  * on the path that read it: the fast path and json-c fill the same record,
  * and the exact matcher makes only events this function would make of its
- * lines (tests/check_parse.c holds all three to each other).  It allocates
+ * lines (tests/mt_test_parse.c holds all three to each other).  It allocates
  * nothing.
  */
 #include "mt_validate.h"

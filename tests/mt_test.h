@@ -20,7 +20,7 @@ Suite *mt_suite_seed(void);      /* tests/check_seed.c: the seed's four tests */
 Suite *mt_suite_fixtures(void);  /* tests/check_fixtures.c: golden files */
 Suite *mt_suite_cli(void);       /* tests/check_cli.c: options, exit statuses */
 Suite *mt_suite_summary(void);   /* tests/check_summary.c: summary arithmetic */
-Suite *mt_suite_parse(void);     /* tests/check_parse.c: the parsers against json-c */
+Suite *mt_suite_parse(void);     /* tests/check_parse.c: the parser object and its dispatch */
 Suite *mt_suite_oom(void);       /* tests/check_oom.c: every allocation failure */
 Suite *mt_suite_core(void);      /* tests/check_core.c: the preload core, driven directly */
 Suite *mt_suite_preload(void);   /* tests/check_preload.c: workloads under LD_PRELOAD */
@@ -47,6 +47,10 @@ Suite *mt_suite_clock(void) __attribute__((weak));   /* tests/check_clock.c: the
 Suite *mt_suite_process(void) __attribute__((weak)); /* tests/check_process.c: process trees, endings, names */
 Suite *mt_suite_tree(void) __attribute__((weak));    /* tests/check_tree.c: memtrace tree, traces summed */
 Suite *mt_suite_compressed(void) __attribute__((weak)); /* tests/check_compressed.c: zstd and gzip traces */
+Suite *mt_suite_fast(void) __attribute__((weak));     /* tests/check_fast.c: the fast path against json-c */
+Suite *mt_suite_exact(void) __attribute__((weak));    /* tests/check_exact.c: the exact matcher against json-c */
+Suite *mt_suite_jsonc(void) __attribute__((weak));    /* tests/check_jsonc.c: not JSON, NUL bytes, bad UTF-8 */
+Suite *mt_suite_validate(void) __attribute__((weak)); /* tests/check_validate.c: the validator's verdicts */
 
 /*
  * What both runners call before they make a suite.  A tcase's timeout is

@@ -30,7 +30,8 @@ int main(void)
 			mt_suite_fmt, mt_suite_utf8, mt_suite_event, mt_suite_buf,
 			mt_suite_map, mt_suite_blocks, mt_suite_mem, mt_suite_reader,
 			mt_suite_analysis, mt_suite_heap,
-			mt_suite_compressed,
+			mt_suite_compressed, mt_suite_fast, mt_suite_exact,
+			mt_suite_jsonc, mt_suite_validate,
 		};
 
 		for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
