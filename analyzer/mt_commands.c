@@ -18,7 +18,10 @@
 	X(repetitions)   \
 	X(report)        \
 	X(flamegraph)    \
-	X(plot)
+	X(plot)          \
+	X(run_line)      \
+	X(run_table)     \
+	X(oom_fail)
 
 #define DECLARE(name) extern const mt_cmd_t mt_cmd_##name;
 MT_COMMANDS(DECLARE)

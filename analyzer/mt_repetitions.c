@@ -17,6 +17,7 @@
 #include "mt_mem.h"
 #include "mt_profile.h"
 #include "mt_reader.h"
+#include "mt_runs.h"
 
 #define REPETITION_SCHEMA "tiny.profiling.allocation-repetition/v1"
 
@@ -243,9 +244,7 @@ static int compute(reps_t *r)
 		qsort(v, n, sizeof(*v), cmp_u64);
 		s->min = v[0];
 		s->max = v[n - 1];
-		/* Halves first: the sum of two values could wrap. */
-		s->median = v[(n - 1) / 2] / 2 + v[n / 2] / 2 +
-			    (v[(n - 1) / 2] % 2 + v[n / 2] % 2) / 2;
+		s->median = mt_runs_median(v, n);
 		s->varies = s->min != s->max && f != MT_PF_DURATION_NS;
 		r->nvarying += (size_t)s->varies;
 	}

@@ -6,11 +6,11 @@
  *
  * For every integer field of the summary line it prints min, median (of
  * an even number of runs: the mean of the two middle values, rounded
- * down, as memtrace-run), max and spread (max - min, and in percent of the
- * median) over the runs that have a summary, and flags each field that
- * varies.  A deterministic workload gives the same figures every run, so
- * every field is expected to hold still except duration_ns, which is
- * shown but never flagged.  Runs whose exit codes, row states or trace
+ * down, mt_runs_median(), as memtrace-run's table), max and spread (max -
+ * min, and in percent of the median) over the runs that have a summary,
+ * and flags each field that varies.  A deterministic workload gives the
+ * same figures every run, so every field is expected to hold still except
+ * duration_ns, which is shown but never flagged.  Runs whose exit codes, row states or trace
  * statuses differ are flagged too.
  *
  * Returns the exit status: 0 nothing varies, 1 something does, 2 FILE is

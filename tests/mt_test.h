@@ -51,6 +51,7 @@ Suite *mt_suite_fast(void) __attribute__((weak));     /* tests/check_fast.c: the
 Suite *mt_suite_exact(void) __attribute__((weak));    /* tests/check_exact.c: the exact matcher against json-c */
 Suite *mt_suite_jsonc(void) __attribute__((weak));    /* tests/check_jsonc.c: not JSON, NUL bytes, bad UTF-8 */
 Suite *mt_suite_validate(void) __attribute__((weak)); /* tests/check_validate.c: the validator's verdicts */
+Suite *mt_suite_runs(void) __attribute__((weak)); /* tests/check_runs.c: run-line, run-table, oom-fail */
 
 /*
  * What both runners call before they make a suite.  A tcase's timeout is

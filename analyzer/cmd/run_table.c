@@ -1,0 +1,98 @@
+/*
+ * run-table: `memtrace run-table --command CMD --rows REPS FIGURES`, the
+ * lines memtrace-run ends with (mt_runs.h): how many runs were
+ * summarized, the table of min, median and max, and the warning when the
+ * runs differ, from the figures run-line printed for each run.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../mt_cmd.h"
+#include "../mt_error.h"
+#include "../mt_runs.h"
+
+static const char usage[] =
+	"usage: memtrace run-table --command CMD --rows REPS FIGURES\n"
+	"\n"
+	"memtrace-run's closing lines over its runs: how many were summarized,\n"
+	"the min, median and max of their allocations, peak live and live bytes\n"
+	"at exit (the median of an even number of runs is the mean of the two\n"
+	"middle values, rounded down), and a warning when the runs differ.\n"
+	"FIGURES holds the first line `memtrace run-line` printed for each run,\n"
+	"in order; - reads standard input.\n"
+	"\n"
+	"  --command CMD    the workload, named by its file name\n"
+	"  --rows REPS      the repetitions file, as the lines name it\n"
+	"\n"
+	"Exit 0, 2 FIGURES holds a line that is no run's figures, 3 FIGURES\n"
+	"cannot be read, 4 out of memory, 64 usage.\n";
+
+enum { OPT_COMMAND = MT_CMD_OPT_OWN, OPT_ROWS };
+
+static const struct option options[] = {
+	{ "command", required_argument, NULL, OPT_COMMAND },
+	{ "rows", required_argument, NULL, OPT_ROWS },
+	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+typedef struct {
+	const char *command, *rows;
+} opts_t;
+
+static int option(void *ctx, int c, const char *arg)
+{
+	opts_t *o = ctx;
+
+	if (c == OPT_COMMAND)
+		o->command = arg;
+	else
+		o->rows = arg;
+	return -1;
+}
+
+static int run(int argc, char **argv)
+{
+	static const mt_cmd_spec_t spec = {
+		.usage = usage,
+		.options = options,
+		.option = option,
+		.args = { "FIGURES" },
+	};
+	opts_t o = { 0 };
+	mt_buf_t out = MT_BUF_INIT;
+	char why[MT_RUNS_WHY_MAX];
+	const char *name, *slash;
+	int status, first, err = 0, rc;
+
+	if ((status = mt_cmd_parse(&spec, &o, argc, argv, &first)) >= 0)
+		return status;
+	if (!o.command || !o.rows)
+		return mt_cmd_usage_error(usage, "%s", "--command and --rows "
+					  "are required");
+	slash = strrchr(o.command, '/');
+	name = slash ? slash + 1 : o.command;
+	rc = mt_runs_table(argv[first], name, o.rows, &out, &err, why,
+			   sizeof(why));
+	if (rc == MT_ENOMEM)
+		status = mt_cmd_nomem();
+	else if (rc == MT_EIO)
+		status = mt_cmd_cannot_read(argv[first], err);
+	else if (rc) {
+		fprintf(stderr, "memtrace: '%s' is not a list of run figures: "
+			"%s\n", argv[first], why);
+		status = MT_EXIT_INVALID;
+	} else {
+		status = mt_cmd_write(NULL, &out, 0);
+	}
+	mt_buf_release(&out);
+	return status;
+}
+
+const mt_cmd_t mt_cmd_run_table = {
+	.name = "run-table",
+	.synopsis = "run-table FIGURES",
+	.summary = "memtrace-run's table of min, median and max",
+	.usage = usage,
+	.run = run,
+};

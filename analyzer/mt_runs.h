@@ -1,0 +1,75 @@
+/*
+ * mt_runs: what memtrace-run prints, computed here so that the script
+ * keeps only process control (docs/memtrace-run.md): a run's figures as
+ * its repetition row gives them (run-line), the min/median/max table and
+ * the warning over the runs' figures (run-table), and the out-of-memory
+ * sweep's failed allocation with its stack (oom-fail).
+ *
+ * A run's figures pass from run-line to run-table as one line of words,
+ * "EXIT STATE [STATUS ALLOCATIONS PEAK LIVE]", which memtrace-run keeps
+ * and never reads but for STATE and STATUS (its --strict).  EXIT is the
+ * shell's status as given; STATE the row's state ("-" when there is no
+ * row); the rest only for summary_written: the row's own trace status and
+ * the figures the run's line gives (the whole tree's, summed, when the run
+ * left child traces).
+ *
+ * Invariants: the functions print nothing; they append whole lines to a
+ * buffer or nothing, and return MT_OK or an MT_E* code.
+ */
+#ifndef MT_RUNS_H
+#define MT_RUNS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mt_buf.h"
+
+/* Room for the sentence saying why a file is not what it should be. */
+#define MT_RUNS_WHY_MAX 256
+
+/* The last row of a repetitions file, as a run's line reads it. */
+typedef struct {
+	char state[32];  /* "" when the file holds no row */
+	char status[32]; /* the summary's, for summary_written */
+	uint64_t allocations, peak_live_bytes, live_bytes;
+} mt_runs_row_t;
+
+/*
+ * Read the last line of the repetitions file at path into row.  MT_OK;
+ * MT_EIO (*err the errno); MT_ENOMEM; MT_ECORRUPT when the line says
+ * summary_written but holds no summary (why says why).
+ */
+int mt_runs_last_row(const char *path, mt_runs_row_t *row, int *err,
+		     char *why, size_t cap);
+
+/* "N allocations, peak SIZE, STATUS" ("1 allocation"). */
+int mt_runs_add_figures(mt_buf_t *b, uint64_t allocations, uint64_t peak,
+			const char *status);
+
+/* The median of n sorted values (n >= 1): of an even number, the mean of
+ * the two middle ones, rounded down, computed without wrapping. */
+uint64_t mt_runs_median(const uint64_t *v, size_t n);
+
+/*
+ * The lines memtrace-run ends with: "memtrace-run: N runs of NAME, ...",
+ * the table of min, median and max over the summarized runs, and the
+ * warning when the runs differ, from the figures lines in the file at
+ * path ("-": standard input).  name is CMD's file name, rows the
+ * repetitions file's path as memtrace-run names it.  MT_OK; MT_EIO (*err);
+ * MT_ENOMEM; MT_ECORRUPT when a line is not a run's figures (why).
+ */
+int mt_runs_table(const char *path, const char *name, const char *rows,
+		  mt_buf_t *out, int *err, char *why, size_t cap);
+
+/*
+ * The allocation that MEMTRACE_FAIL_AT=n failed in the trace at path: the
+ * first line holding "fail_at":n, when it is an alloc.fail.  *found is
+ * set when there is one, and out gets two lines: "FN of SIZE" and its
+ * stack as report names frames ("symbol (module) < caller (module) <
+ * ...", at most 8 frames), or "(no stack recorded)".  MT_OK; MT_EIO
+ * (*err); MT_ENOMEM.
+ */
+int mt_runs_oom(const char *path, uint64_t n, mt_buf_t *out, int *found,
+		int *err);
+
+#endif

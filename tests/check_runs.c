@@ -1,0 +1,463 @@
+/*
+ * check_runs: the commands memtrace-run asks for what it prints
+ * (analyzer/mt_runs.h): run-line, a run's figures and its line from its
+ * repetition row or its tree of traces; run-table, the min/median/max
+ * table and the warning over the runs' figures; oom-fail, the allocation
+ * an out-of-memory sweep run failed and its stack.  check_run.c and
+ * check_sweep.c hold memtrace-run's own lines end to end.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mt_test.h"
+
+/* A fixture copied into dir under name. */
+static void copy_fixture(const char *dir, const char *fixture, const char *name)
+{
+	char *from = mt_test_fixture(fixture), *to = mt_test_path(dir, name);
+	size_t len;
+	char *data = mt_test_read(from, &len);
+
+	mt_quiet_ptr_nonnull(data);
+	mt_test_write(to, data, len);
+	free(data);
+	free(from);
+	free(to);
+}
+
+/* text written to dir/name. */
+static void write_in(const char *dir, const char *name, const char *text)
+{
+	char *path = mt_test_path(dir, name);
+
+	mt_test_write(path, text, strlen(text));
+	free(path);
+}
+
+/* The repetition row of trace (exit code code) appended to dir/r.jsonl. */
+static void add_row(const char *dir, const char *trace, const char *code)
+{
+	mt_test_run_t r;
+
+	mt_test_memtrace_in(&r, dir, "repetition", "--capture", trace, "--out",
+			    "r.jsonl", "--index", "1", "--exit-code", code, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+}
+
+/* ---- run-line ---- */
+
+START_TEST(run_line_gives_the_rows_figures)
+{
+	char *dir = mt_test_tmpdir();
+	mt_test_run_t r;
+
+	copy_fixture(dir, "traces/complete.jsonl", "a.1.jsonl");
+	add_row(dir, "a.1.jsonl", "0");
+	mt_test_memtrace_in(&r, dir, "run-line", "--index", "1", "--runs", "3",
+			    "--exit", "0", "r.jsonl", "a.1.jsonl", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "0 summary_written complete 3 192 64\n"
+				"run 1/3: exit 0, 3 allocations, peak 192 B, complete\n");
+	ck_assert_str_eq(r.err, "");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(run_line_names_the_signal_and_keeps_the_status)
+{
+	char *dir = mt_test_tmpdir();
+	mt_test_run_t r;
+
+	copy_fixture(dir, "traces/missing_stop_killed.jsonl", "a.1.jsonl");
+	add_row(dir, "a.1.jsonl", "0");
+	mt_test_memtrace_in(&r, dir, "run-line", "--index", "2", "--runs", "2",
+			    "--exit", "137", "--signal", "KILL", "r.jsonl",
+			    "a.1.jsonl", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "137 summary_written missing_stop_event 2 150 50\n"
+				"run 2/2: killed by SIGKILL, 2 allocations, peak 150 B, "
+				"missing_stop_event\n");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* The rows without a summary, and a file with no row at all. */
+START_TEST(run_line_says_the_state_of_a_run_without_summary)
+{
+	char *dir = mt_test_tmpdir();
+	mt_test_run_t r;
+
+	copy_fixture(dir, "traces/complete.jsonl", "a.1.jsonl");
+	add_row(dir, "a.1.jsonl", "3");
+	mt_test_memtrace_in(&r, dir, "run-line", "--index", "1", "--runs", "1",
+			    "--exit", "3", "r.jsonl", "a.1.jsonl", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "3 workload_failed\n"
+				"run 1/1: exit 3, workload_failed (trace not summarized)\n");
+	mt_test_run_release(&r);
+
+	add_row(dir, "none.jsonl", "0");
+	mt_test_memtrace_in(&r, dir, "run-line", "--index", "1", "--runs", "1",
+			    "--exit", "0", "r.jsonl", "none.jsonl", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "0 capture_missing\nrun 1/1: exit 0, "
+				"capture_missing (no trace: a static or set-user-ID program?)\n");
+	mt_test_run_release(&r);
+
+	copy_fixture(dir, "traces/invalid_not_json.jsonl", "bad.jsonl");
+	add_row(dir, "bad.jsonl", "0");
+	mt_test_memtrace_in(&r, dir, "run-line", "--index", "1", "--runs", "1",
+			    "--exit", "0", "r.jsonl", "bad.jsonl", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "0 summary_invalid\nrun 1/1: exit 0, summary_invalid\n");
+	mt_test_run_release(&r);
+
+	write_in(dir, "empty.jsonl", "");
+	mt_test_memtrace_in(&r, dir, "run-line", "--index", "1", "--runs", "1",
+			    "--exit", "0", "empty.jsonl", "a.1.jsonl", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "0 -\nrun 1/1: exit 0, no row\n");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* With child traces: the tree's sums, its status and which trace, and
+ * under --verbose a line per process. */
+START_TEST(run_line_sums_the_tree_of_a_run_with_child_traces)
+{
+	char *dir = mt_test_tmpdir();
+	mt_test_run_t r;
+
+	copy_fixture(dir, "traces/complete.jsonl", "a.1.jsonl");
+	copy_fixture(dir, "traces/missing_stop_killed.jsonl", "a.1.77.jsonl");
+	copy_fixture(dir, "traces/invalid_empty.jsonl", "a.1.78.jsonl");
+	add_row(dir, "a.1.jsonl", "0");
+	mt_test_memtrace_in(&r, dir, "run-line", "--index", "1", "--runs", "2",
+			    "--exit", "0", "r.jsonl", "a.1.jsonl", "a.1.77.jsonl",
+			    NULL);
+	mt_quiet_int_eq(r.status, 0);
+	/* The row's status (the workload's own trace), the tree's figures. */
+	ck_assert_str_eq(r.out, "0 summary_written complete 5 342 114\n"
+				"run 1/2: exit 0, 2 processes: 5 allocations, peak 342 B, "
+				"missing_stop_event in a.1.77.jsonl (a.1.jsonl and 1 child trace)\n");
+	mt_test_run_release(&r);
+
+	mt_test_memtrace_in(&r, dir, "run-line", "--index", "1", "--runs", "2",
+			    "--exit", "0", "--verbose", "r.jsonl", "a.1.jsonl",
+			    "a.1.77.jsonl", "a.1.78.jsonl", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "0 summary_written complete 5 342 114\n"
+				"run 1/2: exit 0, 3 processes: 5 allocations, peak 342 B, "
+				"missing_stop_event in a.1.77.jsonl (a.1.jsonl and 2 child traces)\n"
+				"  a.1.jsonl: 3 allocations, peak 192 B, complete\n"
+				"  a.1.77.jsonl: 2 allocations, peak 150 B, missing_stop_event\n"
+				"  a.1.78.jsonl: invalid\n");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(run_line_refuses_a_bad_command_line_and_missing_files)
+{
+	char *dir = mt_test_tmpdir();
+	mt_test_run_t r;
+
+	copy_fixture(dir, "traces/complete.jsonl", "a.1.jsonl");
+	add_row(dir, "a.1.jsonl", "0");
+	mt_test_memtrace_in(&r, dir, "run-line", "--index", "1", "--exit", "0",
+			    "r.jsonl", "a.1.jsonl", NULL);
+	mt_quiet_int_eq(r.status, 64);
+	mt_quiet_ptr_nonnull(strstr(r.err, "--index, --runs and --exit are required"));
+	ck_assert_str_eq(r.out, "");
+	mt_test_run_release(&r);
+
+	mt_test_memtrace_in(&r, dir, "run-line", "--index", "x", "--runs", "1",
+			    "--exit", "0", "r.jsonl", "a.1.jsonl", NULL);
+	mt_quiet_int_eq(r.status, 64);
+	mt_quiet_ptr_nonnull(strstr(r.err, "--index needs a whole number, not 'x'"));
+	mt_test_run_release(&r);
+
+	mt_test_memtrace_in(&r, dir, "run-line", "--index", "1", "--runs", "1",
+			    "--exit", "0", "r.jsonl", NULL);
+	mt_quiet_int_eq(r.status, 64);
+	mt_test_run_release(&r);
+
+	mt_test_memtrace_in(&r, dir, "run-line", "--index", "1", "--runs", "1",
+			    "--exit", "0", "nowhere.jsonl", "a.1.jsonl", NULL);
+	mt_quiet_int_eq(r.status, 3);
+	ck_assert_str_eq(r.out, "");
+	mt_test_run_release(&r);
+
+	/* A child trace that cannot be read: nothing printed but why. */
+	mt_test_memtrace_in(&r, dir, "run-line", "--index", "1", "--runs", "1",
+			    "--exit", "0", "r.jsonl", "a.1.jsonl", "a.1.9.jsonl",
+			    NULL);
+	mt_quiet_int_eq(r.status, 3);
+	ck_assert_str_eq(r.out, "");
+	mt_quiet_ptr_nonnull(strstr(r.err, "cannot read 'a.1.9.jsonl'"));
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* ---- run-table ---- */
+
+static void table(mt_test_run_t *r, const char *dir, const char *figures)
+{
+	write_in(dir, "figures", figures);
+	mt_test_memtrace_in(r, dir, "run-table", "--command", "./bin/wl",
+			    "--rows", "out/r.jsonl", "figures", NULL);
+}
+
+/* The median of an even number of runs is the mean of the middle two,
+ * rounded down; sizes as memtrace-run prints them. */
+START_TEST(run_table_gives_min_median_max_of_the_summarized_runs)
+{
+	char *dir = mt_test_tmpdir();
+	mt_test_run_t r;
+
+	table(&r, dir, "0 summary_written complete 10 1024 0\n"
+		       "0 summary_written complete 10 1024 0\n"
+		       "0 summary_written complete 10 1024 0\n");
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out,
+		"memtrace-run: 3 runs of wl, 3 summarized; rows in out/r.jsonl\n"
+		"                          min       median          max\n"
+		"  allocations              10           10           10\n"
+		"  peak live           1.0 KiB      1.0 KiB      1.0 KiB\n"
+		"  live at exit            0 B          0 B          0 B\n");
+	ck_assert_str_eq(r.err, "");
+	mt_test_run_release(&r);
+
+	table(&r, dir, "0 summary_written complete 1 100 0\n"
+		       "0 summary_written complete 4 100 0\n"
+		       "0 summary_written complete 2 100 0\n"
+		       "0 workload_failed\n"
+		       "0 summary_written complete 3 100 0\n");
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_ptr_nonnull(strstr(r.out, "5 runs of wl, 4 summarized;"));
+	mt_quiet_ptr_nonnull(strstr(r.out, "  allocations               1            2            4\n"));
+	mt_quiet_ptr_nonnull(strstr(r.out, "memtrace-run: warning: the runs differ in "
+				   "allocations (1 to 4); a deterministic workload "
+				   "gives the same every run\n"));
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* Exit status and trace status, then each figure that varies, in order. */
+START_TEST(run_table_warns_of_every_difference)
+{
+	char *dir = mt_test_tmpdir();
+	mt_test_run_t r;
+
+	table(&r, dir, "0 summary_written complete 3 100 10\n"
+		       "137 summary_written missing_stop_event 3 2048 20\n");
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_ptr_nonnull(strstr(r.out,
+		"memtrace-run: warning: the runs differ in exit status, trace status, "
+		"peak live (100 B to 2.0 KiB), live at exit (10 B to 20 B); a "
+		"deterministic workload gives the same every run\n"));
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(run_table_with_no_summary_gives_no_table)
+{
+	char *dir = mt_test_tmpdir();
+	mt_test_run_t r;
+
+	table(&r, dir, "0 capture_missing\n");
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "memtrace-run: 1 run of wl, none left a summary; "
+				"rows in out/r.jsonl\n");
+	mt_test_run_release(&r);
+
+	table(&r, dir, "1 workload_failed\n2 workload_failed\n");
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "memtrace-run: 2 runs of wl, none left a summary; "
+				"rows in out/r.jsonl\n"
+				"memtrace-run: warning: the runs differ in exit status; a "
+				"deterministic workload gives the same every run\n");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(run_table_refuses_what_is_no_run_figures)
+{
+	static const char *const bad[] = {
+		"", "0\n", "0 summary_written complete 1 2\n",
+		"0 summary_written complete 1 2 x\n", "0 workload_failed extra\n",
+		"0 summary_written complete 1 2 3 4\n",
+	};
+	char *dir = mt_test_tmpdir();
+	mt_test_run_t r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		table(&r, dir, bad[i]);
+		mt_quiet(r.status == 2, "'%s' gave %d", bad[i], r.status);
+		ck_assert_str_eq(r.out, "");
+		mt_quiet_ptr_nonnull(strstr(r.err, "is not a list of run figures"));
+		mt_test_run_release(&r);
+	}
+	mt_test_memtrace_in(&r, dir, "run-table", "--rows", "x", "figures", NULL);
+	mt_quiet_int_eq(r.status, 64);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, dir, "run-table", "--command", "x", "--rows", "x",
+			    "nowhere", NULL);
+	mt_quiet_int_eq(r.status, 3);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* ---- oom-fail ---- */
+
+#define START "{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":7}\n" \
+	      "{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0}\n"
+
+static void frames(char *buf, size_t cap, int n)
+{
+	size_t len = 0;
+
+	len += (size_t)snprintf(buf + len, cap - len, START);
+	for (int i = 1; i <= n; i++)
+		len += (size_t)snprintf(buf + len, cap - len,
+			"{\"v\":1,\"seq\":%d,\"kind\":\"frame\",\"frame_id\":%d,"
+			"\"ip\":\"0x%x\",\"symbol\":\"f%d\",\"offset\":\"0x1\","
+			"\"module\":\"/lib/m%d.so\",\"module_offset\":\"0x1\"}\n",
+			2 + i, i, 0x1000 + i, i, i);
+	len += (size_t)snprintf(buf + len, cap - len,
+		"{\"v\":1,\"seq\":%d,\"kind\":\"stack\",\"stack_id\":1,\"frames\":[",
+		3 + n);
+	for (int i = 1; i <= n; i++)
+		len += (size_t)snprintf(buf + len, cap - len, "%s%d",
+					i > 1 ? "," : "", i);
+	len += (size_t)snprintf(buf + len, cap - len, "]}\n"
+		"{\"v\":1,\"seq\":%d,\"kind\":\"alloc\",\"allocator_id\":0,"
+		"\"ptr\":\"0x5000\",\"size\":8,\"fn\":\"malloc\",\"stack\":1,\"tid\":7}\n"
+		"{\"v\":1,\"seq\":%d,\"kind\":\"alloc.fail\",\"allocator_id\":0,"
+		"\"size\":1536,\"fn\":\"calloc\",\"stack\":1,\"fail_at\":2,\"tid\":7}\n",
+		4 + n, 5 + n);
+	mt_quiet(len < cap, "%s", "trace too long");
+}
+
+START_TEST(oom_fail_prints_the_call_and_its_stack)
+{
+	char *dir = mt_test_tmpdir(), trace[8192];
+	mt_test_run_t r;
+
+	frames(trace, sizeof(trace), 2);
+	write_in(dir, "t.jsonl", trace);
+	mt_test_memtrace_in(&r, dir, "oom-fail", "t.jsonl", "2", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "calloc of 1.5 KiB\nf1 (m1.so) < f2 (m2.so)\n");
+	ck_assert_str_eq(r.err, "");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* At most 8 frames, as the sweep always printed them. */
+START_TEST(oom_fail_names_at_most_eight_frames)
+{
+	char *dir = mt_test_tmpdir(), trace[16384];
+	mt_test_run_t r;
+
+	frames(trace, sizeof(trace), 11);
+	write_in(dir, "t.jsonl", trace);
+	mt_test_memtrace_in(&r, dir, "oom-fail", "t.jsonl", "2", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "calloc of 1.5 KiB\nf1 (m1.so) < f2 (m2.so) < "
+				"f3 (m3.so) < f4 (m4.so) < f5 (m5.so) < f6 (m6.so) < "
+				"f7 (m7.so) < f8 (m8.so) < ... (3 more)\n");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(oom_fail_says_when_no_stack_was_recorded)
+{
+	char *dir = mt_test_tmpdir();
+	mt_test_run_t r;
+
+	write_in(dir, "t.jsonl", START
+		 "{\"v\":1,\"seq\":3,\"kind\":\"alloc.fail\",\"allocator_id\":0,"
+		 "\"size\":100,\"fn\":\"malloc\",\"fail_at\":1,\"tid\":7}\n");
+	mt_test_memtrace_in(&r, dir, "oom-fail", "t.jsonl", "1", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "malloc of 100 B\n(no stack recorded)\n");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* Exit 1, and nothing printed, when allocation N never came (nor for an
+ * alloc.fail of another N, nor a line that only mentions it). */
+START_TEST(oom_fail_exits_1_when_allocation_n_did_not_fail)
+{
+	char *dir = mt_test_tmpdir(), trace[8192];
+	mt_test_run_t r;
+
+	frames(trace, sizeof(trace), 2);
+	write_in(dir, "t.jsonl", trace);
+	mt_test_memtrace_in(&r, dir, "oom-fail", "t.jsonl", "3", NULL);
+	mt_quiet_int_eq(r.status, 1);
+	ck_assert_str_eq(r.out, "");
+	ck_assert_str_eq(r.err, "");
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, dir, "oom-fail", "t.jsonl", "0", NULL);
+	mt_quiet_int_eq(r.status, 64);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, dir, "oom-fail", "nowhere.jsonl", "1", NULL);
+	mt_quiet_int_eq(r.status, 3);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *mt_suite_runs(void)
+{
+	Suite *s = suite_create("runs");
+	TCase *line = tcase_create("run-line");
+	TCase *tab = tcase_create("run-table");
+	TCase *oom = tcase_create("oom-fail");
+
+	tcase_add_test(line, run_line_gives_the_rows_figures);
+	tcase_add_test(line, run_line_names_the_signal_and_keeps_the_status);
+	tcase_add_test(line, run_line_says_the_state_of_a_run_without_summary);
+	tcase_add_test(line, run_line_sums_the_tree_of_a_run_with_child_traces);
+	tcase_add_test(line, run_line_refuses_a_bad_command_line_and_missing_files);
+	suite_add_tcase(s, line);
+	tcase_add_test(tab, run_table_gives_min_median_max_of_the_summarized_runs);
+	tcase_add_test(tab, run_table_warns_of_every_difference);
+	tcase_add_test(tab, run_table_with_no_summary_gives_no_table);
+	tcase_add_test(tab, run_table_refuses_what_is_no_run_figures);
+	suite_add_tcase(s, tab);
+	tcase_add_test(oom, oom_fail_prints_the_call_and_its_stack);
+	tcase_add_test(oom, oom_fail_names_at_most_eight_frames);
+	tcase_add_test(oom, oom_fail_says_when_no_stack_was_recorded);
+	tcase_add_test(oom, oom_fail_exits_1_when_allocation_n_did_not_fail);
+	suite_add_tcase(s, oom);
+	return s;
+}
