@@ -436,12 +436,72 @@ START_TEST(oom_fail_exits_1_when_allocation_n_did_not_fail)
 }
 END_TEST
 
+/* ---- out of memory ---- */
+
+/* Run args in dir with its Nth allocation failing, N = 1, 2, ... until it
+ * succeeds: each failure is exit 4, one "out of memory" line and nothing
+ * on stdout (no half line for memtrace-run to print). */
+static void every_allocation_fails_cleanly(const char *dir,
+					   const char *const args[])
+{
+	int n;
+
+	for (n = 1; n < 2000; n++) {
+		char fail[48];
+		char *const env[] = { fail, NULL };
+		mt_test_run_t r;
+		int status;
+
+		snprintf(fail, sizeof(fail), "MEMTRACE_ANALYZER_FAIL_AT=%d", n);
+		mt_test_memtrace_in_argv(&r, dir, env, args);
+		status = r.status;
+		if (status) {
+			mt_quiet(status == 4, "%s at N=%d: exit %d: %s", args[0],
+				 n, status, r.err);
+			ck_assert_str_eq(r.err, "memtrace: out of memory\n");
+			ck_assert_str_eq(r.out, "");
+		}
+		mt_test_run_release(&r);
+		if (!status)
+			break;
+	}
+	mt_quiet(n > 1 && n < 2000, "%s: the sweep ended at N=%d", args[0], n);
+}
+
+START_TEST(runs_commands_fail_cleanly_at_every_allocation)
+{
+	static const char *const line[] = {
+		"run-line", "--index", "1", "--runs", "1", "--exit", "0",
+		"--verbose", "r.jsonl", "a.1.jsonl", "a.1.77.jsonl", NULL,
+	};
+	static const char *const tab[] = {
+		"run-table", "--command", "wl", "--rows", "r.jsonl", "figures", NULL,
+	};
+	static const char *const oom[] = { "oom-fail", "t.jsonl", "2", NULL };
+	char *dir = mt_test_tmpdir(), trace[8192];
+
+	copy_fixture(dir, "traces/complete.jsonl", "a.1.jsonl");
+	copy_fixture(dir, "traces/missing_stop_killed.jsonl", "a.1.77.jsonl");
+	add_row(dir, "a.1.jsonl", "0");
+	every_allocation_fails_cleanly(dir, line);
+	write_in(dir, "figures", "0 summary_written complete 1 2 3\n"
+				 "1 workload_failed\n");
+	every_allocation_fails_cleanly(dir, tab);
+	frames(trace, sizeof(trace), 2);
+	write_in(dir, "t.jsonl", trace);
+	every_allocation_fails_cleanly(dir, oom);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *mt_suite_runs(void)
 {
 	Suite *s = suite_create("runs");
 	TCase *line = tcase_create("run-line");
 	TCase *tab = tcase_create("run-table");
 	TCase *oom = tcase_create("oom-fail");
+	TCase *nomem = tcase_create("out-of-memory");
 
 	tcase_add_test(line, run_line_gives_the_rows_figures);
 	tcase_add_test(line, run_line_names_the_signal_and_keeps_the_status);
@@ -459,5 +519,7 @@ Suite *mt_suite_runs(void)
 	tcase_add_test(oom, oom_fail_says_when_no_stack_was_recorded);
 	tcase_add_test(oom, oom_fail_exits_1_when_allocation_n_did_not_fail);
 	suite_add_tcase(s, oom);
+	tcase_add_test(nomem, runs_commands_fail_cleanly_at_every_allocation);
+	suite_add_tcase(s, nomem);
 	return s;
 }

@@ -180,8 +180,6 @@ static int run(int argc, char **argv)
 		fig[1] = t.peak_live_bytes;
 		fig[2] = t.live_bytes;
 	}
-	/* Out of memory, unless everything below is rendered. */
-	status = MT_EXIT_NOMEM;
 	/* The figures for run-table. */
 	if (mt_buf_add_u64(&out, o.exit) || mt_buf_add_str(&out, " ") ||
 	    mt_buf_add_str(&out, state ? state : "-"))
@@ -230,11 +228,13 @@ static int run(int argc, char **argv)
 		     mt_buf_add_str(&out, ")\n") ||
 		     mt_buf_add(&out, procs.data, procs.len);
 	}
-	if (!rc)
-		status = mt_cmd_write(NULL, &out, 0);
+	if (!rc) {
+		status = mt_cmd_write(NULL, &out, 0); /* says why itself */
+		goto done;
+	}
 cleanup:
-	if (status == MT_EXIT_NOMEM)
-		status = mt_cmd_nomem();
+	status = mt_cmd_nomem();
+done:
 	mt_buf_release(&procs);
 	mt_buf_release(&out);
 	return status;
