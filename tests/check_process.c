@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -473,11 +474,16 @@ out:
 END_TEST
 
 /* A file system of size bytes mounted on a new directory; NULL (with a
- * skip line) where this process may not mount one. */
+ * skip line) where this process may not mount one.  The mount is made in
+ * a mount namespace of the test's own where it can have one, so that it
+ * goes with the test's process even when an assertion ends the test
+ * before its unmount. */
 static char *mount_small_tmpfs(const char *test, const char *size)
 {
 	char *dir = mt_test_tmpdir(), opts[64];
 
+	if (unshare(CLONE_NEWNS) == 0)
+		mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
 	snprintf(opts, sizeof(opts), "size=%s,mode=0700", size);
 	if (mount("memtrace-test", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0) {
 		mt_test_skip(test, "cannot mount a %s tmpfs (mount: %s)", size,
