@@ -136,21 +136,12 @@ static json_object *get(json_object *o, const char *key)
 
 /* ---- the workloads, for real runs ---- */
 
-static char *workload(const char *name)
-{
-	char *dir = mt_test_path(mt_test_build_dir(), "workloads");
-	char *p = mt_test_path(dir, name);
-
-	free(dir);
-	return p;
-}
-
 /* Run a workload under the preload, its trace to dir/trace. */
 static void traced(const char *dir, const char *trace, const char *name,
 		   const char *arg)
 {
 	char pre[4096], out[4096];
-	char *prog = workload(name), *path = mt_test_path(dir, trace);
+	char *prog = mt_test_workload(name), *path = mt_test_path(dir, trace);
 	char *argv[] = { prog, (char *)arg, NULL };
 	char *env[] = { pre, out, NULL };
 	mt_test_run_t r;
@@ -813,7 +804,7 @@ static void run_three(mt_test_run_t *r, const char *dir, const char *name,
 		      const char *arg)
 {
 	char *script = mt_test_path(mt_test_source_dir(), "scripts/memtrace-run");
-	char *out = mt_test_path(dir, "out"), *prog = workload(name);
+	char *out = mt_test_path(dir, "out"), *prog = mt_test_workload(name);
 	char *reps = mt_test_path(out, "allocations.repetitions.jsonl");
 	char an[4096], pre[4096];
 	char *argv[] = { script, "-q", "-n", "3", "-o", out, "--", prog,

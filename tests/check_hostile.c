@@ -1151,22 +1151,13 @@ END_TEST
 
 /* ======================= the preload's environment ======================= */
 
-static char *workload(const char *name)
-{
-	char *dir = mt_test_path(mt_test_build_dir(), "workloads");
-	char *p = mt_test_path(dir, name);
-
-	free(dir);
-	return p;
-}
-
 /* Run a workload under the preload with MEMTRACE_OUTPUT=output (and one
  * more NAME=value, or NULL). */
 static void run_traced(mt_test_run_t *r, const char *name, const char *output,
 		       const char *extra)
 {
 	char preload[4096], out_env[8192];
-	char *prog = workload(name);
+	char *prog = mt_test_workload(name);
 	char *argv[] = { prog, NULL };
 	char *env[] = { preload, out_env, (char *)extra, NULL };
 

@@ -28,16 +28,6 @@
 #include "mt_test.h"
 #include "mt_test_trace.h"
 
-
-static char *workload(const char *name)
-{
-	char *dir = mt_test_path(mt_test_build_dir(), "workloads");
-	char *p = mt_test_path(dir, name);
-
-	free(dir);
-	return p;
-}
-
 static char *preload_env(void)
 {
 	static char env[4096];
@@ -53,7 +43,7 @@ static void run_traced(mt_test_run_t *r, const char *name, const char *trace,
 		       const char *extra, const char *arg)
 {
 	char out_env[4096];
-	char *prog = workload(name);
+	char *prog = mt_test_workload(name);
 	char *argv[] = { prog, (char *)arg, NULL };
 	char *env[4] = { preload_env(), out_env, (char *)extra, NULL };
 
@@ -64,7 +54,7 @@ static void run_traced(mt_test_run_t *r, const char *name, const char *trace,
 
 static void run_bare(mt_test_run_t *r, const char *name, const char *arg)
 {
-	char *prog = workload(name);
+	char *prog = mt_test_workload(name);
 	char *argv[] = { prog, (char *)arg, NULL };
 
 	mt_test_run(r, argv, NULL);
@@ -592,7 +582,7 @@ END_TEST
 START_TEST(test_sigkill_after_ready_keeps_every_event_before_it)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
-	char *prog = workload("wl_kill"), out_env[4096], buf[16];
+	char *prog = mt_test_workload("wl_kill"), out_env[4096], buf[16];
 	int fds[2], status;
 	summary_t s;
 	pid_t pid;
@@ -739,7 +729,7 @@ END_TEST
 START_TEST(test_default_output_is_memtrace_pid_jsonl_in_the_working_directory)
 {
 	char *dir = mt_test_tmpdir(), cmd[8192];
-	char *prog = workload("wl_entry");
+	char *prog = mt_test_workload("wl_entry");
 	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
 	mt_test_run_t r;
 	int pid;
@@ -763,7 +753,7 @@ END_TEST
 START_TEST(test_secure_execution_is_never_traced)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
-	char *copy = mt_test_path(dir, "wl_entry_setuid"), *prog = workload("wl_entry");
+	char *copy = mt_test_path(dir, "wl_entry_setuid"), *prog = mt_test_workload("wl_entry");
 	char cmd[8192];
 	struct passwd *nobody = getpwnam("nobody");
 	struct statvfs vfs;
@@ -912,7 +902,7 @@ static void check_early_allocation(int early_first)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
 	char preload[8192], out_env[4096];
-	char *prog = workload("wl_exit");
+	char *prog = mt_test_workload("wl_exit");
 	char *argv[] = { prog, NULL };
 	char *env[] = { preload, out_env, NULL };
 	mt_test_run_t r;
@@ -948,7 +938,7 @@ static void check_closefds(const char *rounds, int expect_warning)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
 	char *own = mt_test_path(dir, "own.txt"), out_env[4096];
-	char *prog = workload("wl_closefds");
+	char *prog = mt_test_workload("wl_closefds");
 	char *argv[] = { prog, own, (char *)rounds, NULL };
 	char *env[] = { preload_env(), out_env, NULL };
 	mt_test_run_t r;

@@ -24,15 +24,6 @@
 #include "mt_test.h"
 #include "mt_test_trace.h"
 
-static char *workload(const char *name)
-{
-	char *dir = mt_test_path(mt_test_build_dir(), "workloads");
-	char *p = mt_test_path(dir, name);
-
-	free(dir);
-	return p;
-}
-
 /* What most tests here make and drop: a directory, the trace name in it
  * (a pattern, perhaps), and the path of a workload (NULL: none). */
 typedef struct {
@@ -43,7 +34,7 @@ static void scene_init(scene_t *sc, const char *wl, const char *trace_name)
 {
 	sc->dir = mt_test_tmpdir();
 	sc->trace = mt_test_path(sc->dir, trace_name);
-	sc->prog = wl ? workload(wl) : NULL;
+	sc->prog = wl ? mt_test_workload(wl) : NULL;
 }
 
 static void scene_release(scene_t *sc)
@@ -503,7 +494,7 @@ static char *mount_small_tmpfs(const char *test, const char *size)
 START_TEST(test_small_tmpfs_keeps_what_fits)
 {
 	char *dir = mount_small_tmpfs(__func__, "2m"), *trace;
-	char *prog = workload("wl_fill");
+	char *prog = mt_test_workload("wl_fill");
 	char *argv[] = { prog, "100000", NULL };
 	mt_test_run_t r;
 	struct stat st;

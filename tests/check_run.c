@@ -33,15 +33,6 @@ static char *script_path(void)
 	return p;
 }
 
-static char *workload(const char *name)
-{
-	char *dir = mt_test_path(mt_test_build_dir(), "workloads");
-	char *p = mt_test_path(dir, name);
-
-	free(dir);
-	return p;
-}
-
 static char *build_file(const char *name)
 {
 	return mt_test_path(mt_test_build_dir(), name);
@@ -292,7 +283,7 @@ static void assert_one_error_line(const run_t *r, int status, const char *words)
 
 START_TEST(test_three_runs_write_three_rows_indexed_from_one_with_matching_counts)
 {
-	char *wl = workload("wl_run_steady");
+	char *wl = mt_test_workload("wl_run_steady");
 	run_t r;
 	rows_t rows;
 
@@ -328,7 +319,7 @@ END_TEST
 
 START_TEST(test_run_one_is_the_capture_and_its_row_is_appended)
 {
-	char *wl = workload("wl_run_steady");
+	char *wl = mt_test_workload("wl_run_steady");
 	char *trace = mt_test_path("out", "allocations.1.jsonl");
 	char *summary = mt_test_path("out", "summary.jsonl");
 	run_t r;
@@ -374,7 +365,7 @@ END_TEST
 
 START_TEST(test_failing_workload_gives_workload_failed_rows_and_its_exit_status)
 {
-	char *wl = workload("wl_exit"); /* _exit(3) */
+	char *wl = mt_test_workload("wl_exit"); /* _exit(3) */
 	run_t r;
 	rows_t rows;
 
@@ -402,7 +393,7 @@ END_TEST
 
 START_TEST(test_exit_status_is_the_first_non_zero_one)
 {
-	char *wl = workload("wl_run_counter");
+	char *wl = mt_test_workload("wl_run_counter");
 	run_t r;
 	rows_t rows, caps;
 	char *counter;
@@ -434,7 +425,7 @@ END_TEST
 
 START_TEST(test_runs_whose_counts_differ_are_warned_about)
 {
-	char *wl = workload("wl_run_counter");
+	char *wl = mt_test_workload("wl_run_counter");
 	run_t r;
 	rows_t rows;
 	char *counter;
@@ -484,7 +475,7 @@ static void table_row(const char *err, const char *label, char *out, size_t cap)
 
 START_TEST(test_progress_lines_and_table_read_as_documented)
 {
-	char *wl = workload("wl_run_steady"), *wl2 = workload("wl_run_counter");
+	char *wl = mt_test_workload("wl_run_steady"), *wl2 = mt_test_workload("wl_run_counter");
 	char *counter, row[256];
 	run_t r;
 
@@ -523,7 +514,7 @@ END_TEST
 START_TEST(test_workload_stdin_stdout_and_stderr_are_its_own)
 {
 	static const char input[] = "line one\nline two\n";
-	char *wl = workload("wl_run_steady"), *in;
+	char *wl = mt_test_workload("wl_run_steady"), *in;
 	run_t r;
 
 	run_init(&r);
@@ -544,7 +535,7 @@ END_TEST
 
 START_TEST(test_quiet_prints_nothing_of_its_own)
 {
-	char *wl = workload("wl_run_counter"), *counter;
+	char *wl = mt_test_workload("wl_run_counter"), *counter;
 	run_t r;
 	rows_t rows;
 
@@ -566,7 +557,7 @@ END_TEST
 
 START_TEST(test_forking_workload_leaves_one_trace_per_process)
 {
-	char *wl = workload("wl_fork");
+	char *wl = mt_test_workload("wl_fork");
 	char *mt = build_file("memtrace");
 	run_t r;
 	rows_t rows;
@@ -668,7 +659,7 @@ static pid_t trace_pid(const char *trace)
 
 START_TEST(test_killed_workload_row_is_summary_written_with_missing_stop_event)
 {
-	char *wl = workload("wl_kill"), *script = script_path(), *trace;
+	char *wl = mt_test_workload("wl_kill"), *script = script_path(), *trace;
 	run_t r;
 	rows_t rows, caps;
 	pid_t pid;
@@ -753,7 +744,7 @@ END_TEST
  * line; a run without children prints none. */
 START_TEST(test_verbose_prints_a_line_per_process_of_the_tree)
 {
-	char *wl = workload("wl_fork"), *demo = workload("wl_demo");
+	char *wl = mt_test_workload("wl_fork"), *demo = mt_test_workload("wl_demo");
 	run_t r;
 
 	run_init(&r);
@@ -775,7 +766,7 @@ END_TEST
 
 START_TEST(test_interrupt_records_the_run_it_stopped_and_ends)
 {
-	char *wl = workload("wl_kill"), *script = script_path();
+	char *wl = mt_test_workload("wl_kill"), *script = script_path();
 	run_t r;
 	rows_t rows;
 	pid_t pid;
@@ -806,7 +797,7 @@ END_TEST
 
 START_TEST(test_strict_turns_a_caveat_into_a_failure)
 {
-	char *wl = workload("wl_run_noexit"); /* _exit(0): no trace.stop */
+	char *wl = mt_test_workload("wl_run_noexit"); /* _exit(0): no trace.stop */
 	run_t r;
 	rows_t rows;
 
@@ -829,13 +820,13 @@ START_TEST(test_strict_turns_a_caveat_into_a_failure)
 
 	/* A workload's own failure still comes first. */
 	free(wl);
-	wl = workload("wl_exit");
+	wl = mt_test_workload("wl_exit");
 	RUN(&r, "--strict", "-o", r.out, "--", wl);
 	mt_quiet_int_eq(r.status, 3);
 
 	/* And a complete trace passes --strict. */
 	free(wl);
-	wl = workload("wl_run_steady");
+	wl = mt_test_workload("wl_run_steady");
 	RUN(&r, "--strict", "-q", "-o", r.out, "--", wl);
 	mt_quiet_int_eq(r.status, 0);
 	run_release(&r);
@@ -845,7 +836,7 @@ END_TEST
 
 START_TEST(test_only_the_workload_is_traced)
 {
-	char *wl = workload("wl_run_steady"), *cwd;
+	char *wl = mt_test_workload("wl_run_steady"), *cwd;
 	run_t r;
 
 	run_init(&r);
@@ -875,7 +866,7 @@ END_TEST
 
 START_TEST(test_stack_depth_reaches_the_workload)
 {
-	char *wl = workload("wl_run_steady"), *trace, *text;
+	char *wl = mt_test_workload("wl_run_steady"), *trace, *text;
 	run_t r;
 
 	run_init(&r);
@@ -915,7 +906,7 @@ END_TEST
 
 START_TEST(test_fewer_than_one_run_is_a_usage_error)
 {
-	char *wl = workload("wl_run_steady");
+	char *wl = mt_test_workload("wl_run_steady");
 	run_t r;
 
 	run_init(&r);
@@ -934,7 +925,7 @@ END_TEST
 
 START_TEST(test_bad_options_are_usage_errors)
 {
-	char *wl = workload("wl_run_steady");
+	char *wl = mt_test_workload("wl_run_steady");
 	run_t r;
 
 	run_init(&r);
@@ -954,7 +945,7 @@ END_TEST
 
 START_TEST(test_unwritable_output_directory_fails_with_73)
 {
-	char *wl = workload("wl_run_steady"), *file, *under;
+	char *wl = mt_test_workload("wl_run_steady"), *file, *under;
 	run_t r;
 
 	run_init(&r);
@@ -1007,7 +998,7 @@ END_TEST
 
 START_TEST(test_percent_in_the_output_directory_reaches_the_preload_escaped)
 {
-	char *wl = workload("wl_fork"), *pct, *bad;
+	char *wl = mt_test_workload("wl_fork"), *pct, *bad;
 	run_t r;
 
 	run_init(&r);
@@ -1052,7 +1043,7 @@ static char *make_dir(const char *parent, const char *name)
 
 START_TEST(test_tools_are_found_beside_the_script_installed_and_in_the_source_tree)
 {
-	char *wl = workload("wl_run_steady"), *script = script_path();
+	char *wl = mt_test_workload("wl_run_steady"), *script = script_path();
 	char *mt = build_file("memtrace"), *so = build_file("libmtpreload.so");
 	char *prefix, *bin, *lib, *src, *scripts, *build, *p, *link;
 	run_t r;

@@ -17,15 +17,6 @@
 
 #include "mt_test.h"
 
-static char *workload(const char *name)
-{
-	char *dir = mt_test_path(mt_test_build_dir(), "workloads");
-	char *p = mt_test_path(dir, name);
-
-	free(dir);
-	return p;
-}
-
 static void assert_status(const mt_test_run_t *r, int want)
 {
 	mt_quiet(r->status == want, "exit %d, want %d\nstdout:\n%s\nstderr:\n%s",
@@ -38,7 +29,7 @@ static void run_failing(mt_test_run_t *r, const char *dir, const char *trace,
 			const char *name, const char *fail_at, const char *arg)
 {
 	char pre[4096], out[4096], fail[256];
-	char *prog = workload(name), *path = mt_test_path(dir, trace);
+	char *prog = mt_test_workload(name), *path = mt_test_path(dir, trace);
 	char *argv[] = { prog, (char *)arg, NULL };
 	char *env[] = { pre, out, fail_at ? fail : NULL, NULL };
 
@@ -248,7 +239,7 @@ typedef struct {
 static void run_sweep(sweep_t *s, const char *name, const char *arg, ...)
 {
 	char *script = mt_test_path(mt_test_source_dir(), "scripts/memtrace-run");
-	char *prog = workload(name);
+	char *prog = mt_test_workload(name);
 	char an[4096], pre[4096];
 	char *argv[32], *env[] = { an, pre, NULL };
 	struct timespec t0, t1;
@@ -440,7 +431,7 @@ START_TEST(sweep_without_a_trace_cannot_judge)
 	/* A preload that writes no trace stands for a static or set-user-ID
 	 * program: the sweep cannot tell whether anything failed. */
 	char *script = mt_test_path(mt_test_source_dir(), "scripts/memtrace-run");
-	char *prog = workload("wl_oom_safe"), *dir = mt_test_tmpdir();
+	char *prog = mt_test_workload("wl_oom_safe"), *dir = mt_test_tmpdir();
 	char *out = mt_test_path(dir, "out");
 	char an[4096], pre[4096];
 	char *argv[] = { script, "--oom-sweep", "-o", out, "--", prog, NULL };

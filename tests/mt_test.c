@@ -534,3 +534,12 @@ uint64_t mt_test_churn_key(size_t i)
 		return i * 0x9e3779b97f4a7c15ull; /* distinct for i < 2^64 */
 	}
 }
+
+char *mt_test_workload(const char *name)
+{
+	char *dir = mt_test_path(mt_test_build_dir(), "workloads");
+	char *p = mt_test_path(dir, name);
+
+	free(dir);
+	return p;
+}

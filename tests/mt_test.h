@@ -78,6 +78,8 @@ char *mt_test_tmpdir(void);
 void mt_test_rmdir(const char *dir);
 /* A malloc'd "<dir>/<name>". */
 char *mt_test_path(const char *dir, const char *name);
+/* A malloc'd path of the test workload name (tests/workloads/), built. */
+char *mt_test_workload(const char *name);
 
 typedef struct {
 	int status;   /* exit status, or 128 + signal */
