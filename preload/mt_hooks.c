@@ -237,6 +237,19 @@ EXPORT pid_t _Fork(void)
 	return pid;
 }
 
+/* A system call made without libc, for the hooks' use before the real
+ * functions are known, with libc's answer: -1 and errno on failure. */
+static long raw_syscall(long n, long a, long b, long c, long d, long e, long f)
+{
+	long r = mt_real_syscall6(n, a, b, c, d, e, f);
+
+	if (r < 0 && r > -4096) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
 /*
  * prctl(PR_SET_TSC) changes whether the calling thread may execute RDTSC,
  * which the clock (the vDSO's and the tracer's own) must know before its
@@ -256,10 +269,8 @@ EXPORT int prctl(int option, ...)
 	if (mt_real_resolve() == 0 && mt_real.prctl) {
 		rc = mt_real.prctl(option, a[0], a[1], a[2], a[3]);
 	} else {
-		long r = mt_real_syscall6(SYS_prctl, option, (long)a[0], (long)a[1],
-					  (long)a[2], (long)a[3], 0);
-
-		rc = r < 0 && r > -4096 ? (errno = (int)-r, -1) : (int)r;
+		rc = (int)raw_syscall(SYS_prctl, option, (long)a[0], (long)a[1],
+				      (long)a[2], (long)a[3], 0);
 	}
 	if (option == PR_SET_TSC)
 		mt_clock_thread_tsc_changed();
@@ -281,11 +292,7 @@ EXPORT long syscall(long number, ...)
 	if (mt_real_resolve() == 0 && mt_real.syscall) {
 		rc = mt_real.syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 	} else {
-		rc = mt_real_syscall6(number, a[0], a[1], a[2], a[3], a[4], a[5]);
-		if (rc < 0 && rc > -4096) {
-			errno = (int)-rc;
-			rc = -1;
-		}
+		rc = raw_syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 	}
 	if (number == SYS_prctl && a[0] == PR_SET_TSC)
 		mt_clock_thread_tsc_changed();
