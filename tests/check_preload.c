@@ -42,13 +42,10 @@ static char *preload_env(void)
 static void run_traced(mt_test_run_t *r, const char *name, const char *trace,
 		       const char *extra, const char *arg)
 {
-	char out_env[4096];
 	char *prog = mt_test_workload(name);
 	char *argv[] = { prog, (char *)arg, NULL };
-	char *env[4] = { preload_env(), out_env, (char *)extra, NULL };
 
-	snprintf(out_env, sizeof(out_env), "MEMTRACE_OUTPUT=%s", trace);
-	mt_test_run(r, argv, env);
+	mt_test_run_traced(r, argv, trace, extra);
 	free(prog);
 }
 

@@ -45,19 +45,6 @@ static void scene_release(scene_t *sc)
 	free(sc->dir);
 }
 
-/* Run argv with the preload, MEMTRACE_OUTPUT=output and extra (or NULL). */
-static void run_traced(mt_test_run_t *r, char *const argv[], const char *output,
-		       const char *extra)
-{
-	char preload[4096], out[4096];
-	char *env[] = { preload, out, (char *)extra, NULL };
-
-	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libmtpreload.so",
-		 mt_test_build_dir());
-	snprintf(out, sizeof(out), "MEMTRACE_OUTPUT=%s", output);
-	mt_test_run(r, argv, env);
-}
-
 /* memtrace check's status word for path. */
 static char *check_status(const char *path)
 {
@@ -155,7 +142,7 @@ START_TEST(test_bash_c_keeps_its_trace_under_a_name_without_pid)
 		MT_TEST_SKIP("needs bash (%s: %s)", argv[0], strerror(errno));
 		goto out;
 	}
-	run_traced(&r, argv, sc.trace, NULL);
+	mt_test_run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "done\n");
 	/* t.jsonl is bash's; ls has a name of its own. */
@@ -193,7 +180,7 @@ START_TEST(test_sh_c_exec_leaves_three_whole_traces)
 		MT_TEST_SKIP("needs dash (%s: %s)", argv[0], strerror(errno));
 		goto out;
 	}
-	run_traced(&r, argv, sc.trace, NULL);
+	mt_test_run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	mt_quiet_uint_eq(assert_every_trace_complete(sc.dir), 3);
 	trace_exe(sc.dir, "t.jsonl", exe, sizeof(exe), &pid);
@@ -229,7 +216,7 @@ START_TEST(test_exec_keeps_the_pid_and_gets_a_name_of_its_own)
 
 	scene_init(&sc, "wl_exec", "t.%p.jsonl");
 	argv[0] = sc.prog;
-	run_traced(&r, argv, sc.trace, NULL);
+	mt_test_run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	mt_quiet(sscanf(r.out, "pid %ld execs", &pid) == 1, "printed %s", r.out);
 	mt_quiet_uint_eq(assert_every_trace_complete(sc.dir), 2);
@@ -261,7 +248,7 @@ START_TEST(test_failed_exec_leaves_the_trace_going_on)
 
 	scene_init(&sc, "wl_exec", "t.jsonl");
 	argv[0] = sc.prog;
-	run_traced(&r, argv, sc.trace, NULL);
+	mt_test_run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "exec failed: No such file or directory\n");
 	mt_quiet_uint_eq(assert_every_trace_complete(sc.dir), 1);
@@ -285,7 +272,7 @@ START_TEST(test_forked_children_that_underscore_exit_end_their_traces)
 
 	scene_init(&sc, "wl_forkexit", "t.jsonl");
 	argv[0] = sc.prog;
-	run_traced(&r, argv, sc.trace, NULL);
+	mt_test_run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	mt_quiet_uint_eq(assert_every_trace_complete(sc.dir), 5);
 	names = mt_test_traces(sc.dir, &n);
@@ -355,7 +342,7 @@ START_TEST(test_thread_that_forbids_rdtsc_after_allocating_runs_traced)
 		       "(a hypervisor lets it through): the run is checked, the "
 		       "crash it guards against cannot show\n", __func__);
 	for (int round = 0; round < 3; round++) {
-		run_traced(&r, argv, sc.trace, NULL);
+		mt_test_run_traced(&r, argv, sc.trace, NULL);
 		mt_quiet(r.status == 0, "round %d: the traced run ended with %d: %s",
 			 round, r.status, r.err);
 		ck_assert_str_eq(r.out, bare.out);
@@ -392,7 +379,7 @@ START_TEST(test_signals_that_end_the_process_end_the_trace)
 			char *argv[] = { sc.prog, (char *)cases[c].mode, NULL };
 			mt_test_run_t r;
 
-			run_traced(&r, argv, sc.trace, NULL);
+			mt_test_run_traced(&r, argv, sc.trace, NULL);
 			mt_quiet(r.status == 128 + cases[c].sig, "%s, round %d: status %d",
 				 cases[c].mode, round, r.status);
 			mt_test_assert_trace_whole(sc.trace, "signal");
@@ -418,7 +405,7 @@ START_TEST(test_the_program_sees_the_default_actions_it_did_not_change)
 	mt_test_run(&bare, argv, NULL);
 	mt_quiet_int_eq(bare.status, 0);
 	mt_quiet(strstr(bare.out, "sigaction TERM: default\n") != NULL, "%s", bare.out);
-	run_traced(&r, argv, sc.trace, NULL);
+	mt_test_run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, bare.out);
 	mt_test_assert_trace_whole(sc.trace, "exit");
@@ -452,7 +439,7 @@ START_TEST(test_python_keeps_keyboard_interrupt_and_its_trace_ends)
 	mt_test_run(&bare, argv, NULL);
 	mt_quiet_int_eq(bare.status, 128 + SIGINT);
 	ck_assert_str_eq(bare.out, "default_int_handler\n");
-	run_traced(&r, argv, sc.trace, NULL);
+	mt_test_run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 128 + SIGINT);
 	ck_assert_str_eq(r.out, bare.out);
 	mt_quiet(strstr(r.err, "KeyboardInterrupt") != NULL, "%s", r.err);
@@ -503,7 +490,7 @@ START_TEST(test_small_tmpfs_keeps_what_fits)
 	if (!dir)
 		goto out;
 	trace = mt_test_path(dir, "t.jsonl");
-	run_traced(&r, argv, trace, NULL);
+	mt_test_run_traced(&r, argv, trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "fill: 100000\n");
 	ck_assert_str_eq(r.err, "memtrace: cannot write the trace: No space left "
@@ -569,7 +556,7 @@ START_TEST(test_make_j2_through_the_shell_leaves_every_trace_complete)
 			     "\t@echo linking; cc -o $@ a.o b.o main.o && test -x $@\n"
 			     "%.o: %.c\n"
 			     "\t@test -f $< && cc -O1 -c $< -o $@\n"));
-	run_traced(&r, argv, trace, "MEMTRACE_STACK_DEPTH=8");
+	mt_test_run_traced(&r, argv, trace, "MEMTRACE_STACK_DEPTH=8");
 	mt_quiet(r.status == 0, "make ended with %d: %s", r.status, r.err);
 	ck_assert_str_eq(r.out, "linking\n");
 	n = assert_every_trace_complete(traces);

@@ -12,6 +12,18 @@
 
 #include "mt_test.h"
 
+void mt_test_run_traced(mt_test_run_t *r, char *const argv[], const char *output,
+			const char *extra)
+{
+	char preload[4096], out[4096];
+	char *env[] = { preload, out, (char *)extra, NULL };
+
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libmtpreload.so",
+		 mt_test_build_dir());
+	snprintf(out, sizeof(out), "MEMTRACE_OUTPUT=%s", output);
+	mt_test_run(r, argv, env);
+}
+
 static int by_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

@@ -13,6 +13,14 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
+#include "mt_test.h"
+
+/* Run argv (argv[0] a path) under build/libmtpreload.so with
+ * MEMTRACE_OUTPUT=output, and extra ("NAME=value", or NULL), as
+ * mt_test_run() runs a command. */
+void mt_test_run_traced(mt_test_run_t *r, char *const argv[], const char *output,
+			const char *extra);
+
 /* The names (not paths) of the *.jsonl files in dir, sorted, in a
  * malloc'd array of *n malloc'd strings; mt_test_traces_release frees. */
 char **mt_test_traces(const char *dir, size_t *n);
