@@ -74,16 +74,20 @@ ANALYZER_SRC += analyzer/mt_units.c analyzer/mt_profile.c analyzer/mt_gate.c \
 ANALYZER_SRC += analyzer/mt_sites.c analyzer/mt_srcline.c analyzer/mt_report.c \
 	analyzer/mt_flame.c analyzer/mt_plot.c
 PRELOAD_SRC = preload/mt_hooks.c preload/mt_real.c preload/mt_trace.c \
-	preload/mt_writer.c preload/mt_stack.c preload/mt_table.c \
+	preload/mt_record.c preload/mt_spawn.c preload/mt_stack.c preload/mt_table.c \
 	preload/mt_symbol.c preload/mt_clock.c preload/mt_signal.c \
 	common/mt_fmt.c common/mt_event.c \
 	common/mt_jsonl.c common/mt_utf8.c
+# The collector: the process that drains a traced program's ring into its
+# trace (docs/preload.md, "The write path").
+COLLECTOR_SRC = collector/mt_out.c collector/mt_collect.c
 TEST_SRC = tests/mt_tests.c tests/mt_test.c tests/mt_test_trace.c tests/mt_test_parse.c \
 	$(wildcard tests/check_*.c)
 
 OBJ = $(BUILD)/obj
 COMMON_OBJ = $(COMMON_SRC:%.c=$(OBJ)/%.o)
 ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(OBJ)/%.o)
+COLLECTOR_OBJ = $(COLLECTOR_SRC:%.c=$(OBJ)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(OBJ)/%.o)
 # The preload is position-independent and exports only its hooks.  It is
 # never built with the sanitizers: their runtime must come first in a
@@ -95,6 +99,7 @@ UNWIND_LIBS = $(shell $(PKG_CONFIG) --libs libunwind 2>/dev/null)
 
 MEMTRACE = $(BUILD)/memtrace
 PRELOAD = $(BUILD)/libmtpreload.so
+COLLECTOR = $(BUILD)/memtrace-collector
 # The preload's core without its hooks, for tests that drive it directly.
 LIBCORE = $(BUILD)/libmtcore.a
 # (built like the analyzer, sanitizers included under make sanitize).
@@ -102,7 +107,6 @@ CORE_OBJ = $(patsubst %.c,$(OBJ)/%.o,$(filter-out preload/mt_hooks.c common/%,$(
 LIBANALYZER = $(BUILD)/libmtanalyzer.a
 TESTS = $(BUILD)/mt-tests
 BENCH_GEN = $(BUILD)/mt-gen-trace
-BENCH_WRITER = $(BUILD)/mt-writer-bench
 
 # Small programs the tests run under the preload: plain -O0 -g builds so
 # their stacks and symbols are what the source says.
@@ -147,7 +151,7 @@ deps:
 	$(Q)sh scripts/install-deps
 
 .PHONY: build-all
-build-all: $(MEMTRACE) $(PRELOAD)
+build-all: $(MEMTRACE) $(PRELOAD) $(COLLECTOR)
 	@:
 
 $(OBJ)/%.o: %.c
@@ -180,7 +184,10 @@ $(MEMTRACE): $(OBJ)/analyzer/main.o $(LIBANALYZER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) \
 		$(COMPRESS_LIBS) -lpthread
 
-$(TESTS): $(TEST_OBJ) $(LIBCORE) $(LIBANALYZER)
+$(COLLECTOR): $(OBJ)/collector/main.o $(COLLECTOR_OBJ) $(COMMON_OBJ)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(COMPRESS_LIBS)
+
+$(TESTS): $(TEST_OBJ) $(COLLECTOR_OBJ) $(LIBCORE) $(LIBANALYZER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(JSONC_LIBS) \
 		$(LIBDW_LIBS) $(COMPRESS_LIBS) $(UNWIND_LIBS) -ldl -lpthread
 
@@ -189,12 +196,12 @@ $(BENCH_GEN): $(OBJ)/bench/mt_gen_trace.o $(LIBANALYZER)
 
 # One suite alone: make one-suite SUITE=cli [BUILD=/tmp/mine]
 .PHONY: one-suite
-one-suite: $(MEMTRACE) $(PRELOAD) $(WORKLOADS) $(LIBCORE) $(LIBANALYZER)
+one-suite: $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(WORKLOADS) $(LIBCORE) $(LIBANALYZER) $(COLLECTOR_OBJ)
 	@mkdir -p $(OBJ)/tests
 	$(call say,LINK,$(BUILD)/mt-suite-$(SUITE))$(CC) $(CFLAGS_ALL) $(JSONC_CFLAGS) $(CHECK_CFLAGS) \
 		$(COMPRESS_CFLAGS) \
 		-DMT_ONLY_SUITE=$(SUITE) -o $(BUILD)/mt-suite-$(SUITE) tests/mt_test_one.c \
-		tests/mt_test.c tests/mt_test_trace.c tests/mt_test_parse.c tests/check_$(SUITE).c $(LIBCORE) $(LIBANALYZER) $(CHECK_LIBS) \
+		tests/mt_test.c tests/mt_test_trace.c tests/mt_test_parse.c tests/check_$(SUITE).c $(COLLECTOR_OBJ) $(LIBCORE) $(LIBANALYZER) $(CHECK_LIBS) \
 		$(JSONC_LIBS) $(LIBDW_LIBS) $(COMPRESS_LIBS) $(UNWIND_LIBS) -ldl -lpthread
 	$(Q)$(BUILD)/mt-suite-$(SUITE)
 
@@ -202,7 +209,7 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory $(SUBJOBS) run-tests
 
 .PHONY: run-tests
-run-tests: $(MEMTRACE) $(PRELOAD) $(WORKLOADS) $(TESTS)
+run-tests: $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(WORKLOADS) $(TESTS)
 	$(call say,TEST,$(TESTS))$(TEST_ENV) $(TESTS)
 
 # The same suite in its own build tree, with the sanitizers on.  ASan's leak
@@ -241,9 +248,6 @@ $(FUZZER): $(OBJ)/tests/fuzz/fuzz_trace.o $(LIBANALYZER)
 run-fuzz: $(FUZZER)
 	$(Q)sh tests/fuzz/run-fuzz $(FUZZER) $(FUZZ_SECONDS) $(BUILD)
 
-$(BENCH_WRITER): bench/mt_writer_bench.c preload/mt_writer.c
-	$(call say,LINK,$@)$(CC) $(CFLAGS_BASE) -o $@ $^
-
 # The preload benchmark's workloads (bench/run-preload-bench): built -O2 -g
 # like a user's program, not like the tests' -O0 workloads.
 BENCH_PROGS = $(BUILD)/mt-churn $(BUILD)/mt-deep $(BUILD)/mt-pingpong
@@ -262,11 +266,9 @@ ifneq ($(BENCH),preload)
 	$(call say,LINK,$(BUILD)/mt-bench-parse)$(CC) $(LDFLAGS_ALL) -o $(BUILD)/mt-bench-parse \
 		$(OBJ)/bench/mt_bench_parse.o $(LIBANALYZER) $(JSONC_LIBS) $(COMPRESS_LIBS) -lpthread
 	$(Q)sh bench/run-analyzer-bench $(BUILD)
-	$(Q)$(MAKE) --no-print-directory $(BENCH_WRITER)
-	$(Q)$(BENCH_WRITER) 2000000 $${TMPDIR:-/tmp}
 endif
 ifneq ($(BENCH),analyzer)
-	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(PRELOAD) $(BENCH_PROGS)
+	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(BENCH_PROGS)
 	$(Q)sh bench/run-preload-bench $(BUILD)
 endif
 
@@ -274,6 +276,8 @@ install: all
 	$(call say,INSTALL,$(PREFIX))install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
 	$(Q)install -m 755 $(MEMTRACE) $(DESTDIR)$(PREFIX)/bin/memtrace
 	$(Q)install -m 644 $(PRELOAD) $(DESTDIR)$(PREFIX)/lib/libmtpreload.so
+	$(Q)install -d $(DESTDIR)$(PREFIX)/libexec/memtrace
+	$(Q)install -m 755 $(COLLECTOR) $(DESTDIR)$(PREFIX)/libexec/memtrace/memtrace-collector
 	$(Q)install -m 755 scripts/memtrace-run $(DESTDIR)$(PREFIX)/bin/memtrace-run
 
 clean:

@@ -25,7 +25,7 @@ static uint64_t next_frame = 1, next_stack = 1;
 static uint64_t self_lo, self_hi;
 /* Starts at 1, so a thread's empty cache entries (generation 0) never
  * match. */
-static uint64_t generation = 1;
+static _Atomic uint64_t generation = 1;
 
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 

@@ -6,21 +6,24 @@
  * it, so the Check tests drive this API directly without LD_PRELOAD.
  *
  * Invariants:
- * - Lines are written in seq order, under one trace lock; seq is global.
- *   The lock is held only to give an event its seq and t and copy it in:
- *   stacks are captured and lines formatted before it is taken.
- * - t never decreases from one line to the next (it is read before the
- *   lock and raised to the previous line's under it).
+ * - Events become records in the ring (mt_record.h), which a collector
+ *   process drains into the trace (docs/preload.md, "The write path"):
+ *   an event takes no lock and makes no system call unless the ring is
+ *   full.  The order of the records is the trace's; seq and the rounding
+ *   of t are the collector's.
+ * - A frame or stack is declared (its record reserved) before any event
+ *   that uses it: ids are handed out under the table lock, after the
+ *   declaration's reservation.
  * - Nothing here allocates through malloc while recording; the calling
  *   thread's recursion guard (mt_trace_enter) keeps whatever libunwind or
  *   libc allocate on our behalf out of the trace.
- * - The trace lock is never held while calling into the dynamic loader
+ * - The table lock is never held while calling into the dynamic loader
  *   (unwinding and symbol lookup happen before it is taken).
- * - A free is recorded before the real free and a realloc's real call is
- *   made under the trace lock, so no other thread can be handed the
- *   address and record it before this event is in the trace.
- * - Once the trace has stopped (exit, signal, I/O error) every call is a
- *   no-op; the state is never freed, so late threads stay safe.
+ * - A free is recorded before the real free, and a realloc's record is
+ *   reserved before its real call, so no other thread can be handed the
+ *   address and record it before this event.
+ * - Once the trace has stopped (exit, signal, a collector gone) every call
+ *   is a no-op; the ring stays mapped, so late threads stay safe.
  * - errno is the same after every call as before it.
  *
  * Names: the first process (MEMTRACE_OUTPUT without %p) writes the name
@@ -45,7 +48,7 @@
 #include "../common/mt_event.h"
 #include "mt_stack.h"
 
-#define MT_TRACE_DEFAULT_OUTPUT "memtrace.%p.jsonl"
+#define MT_TRACE_DEFAULT_OUTPUT "memtrace.%p.jsonl.zst"
 #define MT_TRACE_DEFAULT_DEPTH 32
 
 /* Read the environment and start tracing, once; later calls do nothing.
@@ -57,8 +60,8 @@ void mt_trace_init(void);
  * the tests' way in.  Returns 0, or -errno when the file cannot be made. */
 int mt_trace_start(const char *path, int stack_depth);
 
-/* Write trace.stop with reason ("exit", "signal", "api") and close the
- * trace, cut to its length.  Later events are ignored. */
+/* Record trace.stop with reason ("exit", "signal", "api") and wait until
+ * the collector has finished the trace.  Later events are ignored. */
 void mt_trace_stop(const char *reason);
 
 /*
@@ -81,13 +84,13 @@ int mt_trace_owned(void);
 void mt_trace_end(const char *reason);
 
 /*
- * An exec: mt_trace_exec_begin() writes trace.stop with reason "exec" and
- * cuts the file to its length, and returns 1 with the trace lock held
- * (other threads wait in their hooks: if the exec fails, their events
- * follow as if nothing happened); 0 when the process is not tracing.
- * After a 1, the exec has failed when the caller gets control back: it
- * must call mt_trace_exec_failed(), which takes the stop back and lets
- * the trace go on.  errno is kept by both.
+ * An exec: mt_trace_exec_begin() records trace.stop with reason "exec",
+ * waits until the collector has it in the file, and returns 1 with new
+ * events held (other threads wait in their hooks: if the exec fails,
+ * their events follow as if nothing happened); 0 when the process is not
+ * tracing.  After a 1, the exec has failed when the caller gets control
+ * back: it must call mt_trace_exec_failed(), which takes the stop back
+ * and lets the trace go on.  errno is kept by both.
  */
 int mt_trace_exec_begin(void);
 void mt_trace_exec_failed(void);
@@ -163,12 +166,6 @@ mt_trace_reallocated(mt_fn_t fn, void *ptr, size_t size,
 
 /* Whether tracing is on (for tests). */
 int mt_trace_active(void);
-
-/* For tests: 1 makes every waiter for the trace lock wait as where
- * hand-overs between cores are costly (a look about every 150 us, sleeping
- * after 2), -1 as where they are cheap (a look every pause, sleeping
- * after 100), whatever each thread measured; 0 lets the measures decide. */
-void mt_trace_test_costly_handovers(int on);
 
 /*
  * MEMTRACE_FAIL_AT=N, the out-of-memory sweep's way in: the Nth traced

@@ -25,7 +25,6 @@
 #include "../preload/mt_stack.h"
 #include "../preload/mt_symbol.h"
 #include "../preload/mt_trace.h"
-#include "../preload/mt_writer.h"
 #include "mt_test.h"
 #include "mt_test_trace.h"
 
@@ -229,12 +228,11 @@ START_TEST(test_core_write_failure_keeps_what_fits_warns_once_and_stops_tracing)
 	small = (struct rlimit){ 8192, old.rlim_max };
 	mt_quiet_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
 	mt_quiet_int_eq(mt_trace_start(trace, 0), 0);
-	while (mt_trace_active() && events < 10000) {
+	while (events < 10000) {
 		mt_trace_alloc(MT_FN_MALLOC, (void *)0x1000, 32, 0);
 		mt_trace_free(MT_FN_FREE, (void *)0x1000);
 		events += 2;
 	}
-	ck_assert(!mt_trace_active());
 	mt_trace_stop("exit");
 	setrlimit(RLIMIT_FSIZE, &old);
 	dup2(saved, 2);
@@ -271,14 +269,13 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-static void threads_share_one_contiguous_seq(int costly)
+START_TEST(test_core_threads_share_one_contiguous_seq)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
 	pthread_t t[THREADS];
 	json_object *o;
 	int status;
 
-	mt_trace_test_costly_handovers(costly);
 	mt_quiet_int_eq(mt_trace_start(trace, 4), 0);
 	for (int i = 0; i < THREADS; i++)
 		mt_quiet_int_eq(pthread_create(&t[i], NULL, thread_main, (void *)(uintptr_t)i), 0);
@@ -293,24 +290,9 @@ static void threads_share_one_contiguous_seq(int costly)
 	mt_quiet_int_eq(mt_test_json_i64(o, "threads"), THREADS);
 	mt_quiet_int_eq(mt_test_json_i64(o, "unknown_frees"), 0);
 	json_object_put(o);
-	mt_trace_test_costly_handovers(0);
 	free(trace);
 	mt_test_rmdir(dir);
 	free(dir);
-}
-
-START_TEST(test_core_threads_share_one_contiguous_seq)
-{
-	threads_share_one_contiguous_seq(-1);
-}
-END_TEST
-
-/* The waiters' other way, where hand-overs between cores are costly (a
- * look about every 150 us, or every 512 pauses without the TSC, a sleep
- * after 2): no event lost, none out of order, no wake-up missed. */
-START_TEST(test_core_threads_share_one_contiguous_seq_where_hand_overs_are_costly)
-{
-	threads_share_one_contiguous_seq(1);
 }
 END_TEST
 
@@ -335,7 +317,7 @@ static void *no_tsc_thread_main(void *arg)
  */
 START_TEST(test_core_threads_that_forbid_rdtsc_are_traced_without_it)
 {
-	for (int costly = 0; costly <= 1; costly++) {
+	{
 		char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
 		json_object *o;
 		pid_t pid;
@@ -351,7 +333,6 @@ START_TEST(test_core_threads_that_forbid_rdtsc_are_traced_without_it)
 			if (!mt_clock_thread_tsc_ok())
 				_exit(5);
 #endif
-			mt_trace_test_costly_handovers(costly);
 			if (mt_trace_start(trace, 4) != 0)
 				_exit(2);
 			for (int i = 0; i < THREADS; i++)
@@ -365,7 +346,7 @@ START_TEST(test_core_threads_that_forbid_rdtsc_are_traced_without_it)
 		}
 		mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
 		mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-			 "costly %d: the child ended with status %#x", costly, status);
+			 "the child ended with status %#x", status);
 		o = analyze("summary", trace, &status);
 		ck_assert_str_eq(mt_test_json_str(o, "status"), "complete");
 		mt_quiet_int_eq(mt_test_json_i64(o, "allocations"), THREADS * PER_THREAD);
@@ -440,217 +421,6 @@ START_TEST(test_core_threads_write_t_in_seq_order)
 	mt_quiet_uint_ge(lines, 2 * THREADS * PER_THREAD);
 	free(data);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
-}
-END_TEST
-
-START_TEST(test_writer_pads_with_zeros_until_close_cuts_them)
-{
-	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "w");
-	mt_writer_t w;
-	struct stat st;
-	char *data;
-	size_t len;
-
-	mt_quiet_int_eq(mt_writer_open(&w, path), 0);
-	mt_quiet_int_eq(mt_writer_write(&w, "abc\n", 4), 0);
-	/* Written, not yet closed: in the file already, padded with zeros
-	 * to the window (what a killed process leaves). */
-	data = mt_test_read(path, &len);
-	mt_quiet_uint_eq(len, MT_WRITER_WINDOW);
-	ck_assert(!memcmp(data, "abc\n\0\0", 6));
-	free(data);
-	mt_quiet_int_eq(stat(path, &st), 0);
-	mt_quiet_int_eq(st.st_mode & 0777, 0600);
-	mt_quiet_int_eq(mt_writer_close(&w), 0);
-	mt_test_assert_file_eq(path, "abc\n");
-	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
-}
-END_TEST
-
-START_TEST(test_writer_crosses_window_boundaries_whole)
-{
-	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "w");
-	static char chunk[100003];
-	mt_writer_t w;
-	size_t len, total = 0;
-	char *data;
-
-	memset(chunk, 'x', sizeof(chunk));
-	mt_quiet_int_eq(mt_writer_open(&w, path), 0);
-	while (total < 2 * MT_WRITER_WINDOW + 12345) {
-		mt_quiet_int_eq(mt_writer_write(&w, chunk, sizeof(chunk)), 0);
-		total += sizeof(chunk);
-	}
-	mt_quiet_int_eq(mt_writer_close(&w), 0);
-	data = mt_test_read(path, &len);
-	mt_quiet_uint_eq(len, total);
-	for (size_t i = 0; i < len; i++)
-		if (data[i] != 'x')
-			ck_abort_msg("byte %zu is %d", i, data[i]);
-	free(data);
-	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
-}
-END_TEST
-
-/*
- * An exec's seal cuts the file to its length at once (the exec may
- * succeed); a failed exec's unseal takes the stop line back and the
- * trace goes on, within one window and across the start of one (a line
- * begun in the window before).
- */
-static void seal_and_take_back(uint64_t before)
-{
-	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "w");
-	static char fill[1u << 20];
-	const char stop[] = "{\"kind\":\"trace.stop\"}\n";
-	mt_writer_t w;
-	uint64_t total = 0, length;
-	size_t len;
-	char *data;
-
-	memset(fill, 'f', sizeof(fill));
-	mt_quiet_int_eq(mt_writer_open(&w, path), 0);
-	while (total < before) {
-		size_t n = before - total < sizeof(fill) ? (size_t)(before - total) : sizeof(fill);
-
-		mt_quiet_int_eq(mt_writer_write(&w, fill, n), 0);
-		total += n;
-	}
-	length = w.length;
-	mt_quiet_int_eq(mt_writer_write(&w, stop, sizeof(stop) - 1), 0);
-	mt_quiet_int_eq(mt_writer_seal(&w), 0);
-	free(mt_test_read(path, &len));
-	mt_quiet_uint_eq(len, length + sizeof(stop) - 1);
-	mt_quiet_int_eq(mt_writer_unseal(&w, length), 0);
-	mt_quiet_int_eq(mt_writer_write(&w, "go on\n", 6), 0);
-	mt_quiet_int_eq(mt_writer_close(&w), 0);
-	data = mt_test_read(path, &len);
-	mt_quiet_uint_eq(len, length + 6);
-	for (size_t i = 0; i < length; i++)
-		if (data[i] != 'f')
-			ck_abort_msg("byte %zu is %d", i, data[i]);
-	ck_assert(!memcmp(data + length, "go on\n", 6));
-	free(data);
-	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
-}
-
-START_TEST(test_writer_seal_cuts_and_unseal_takes_the_stop_back)
-{
-	seal_and_take_back(1000);
-	/* The stop line straddles the first window's end. */
-	seal_and_take_back(MT_WRITER_WINDOW - 10);
-	/* It fills the first window to its end exactly. */
-	seal_and_take_back(MT_WRITER_WINDOW - 23);
-}
-END_TEST
-
-/* The window prepared ahead (mt_writer_prepare) is the one the switch
- * uses, and one prepared but never reached is cut off at close. */
-START_TEST(test_writer_uses_the_prepared_window_and_cuts_an_unused_one)
-{
-	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "w");
-	static char chunk[65536];
-	mt_writer_t w;
-	size_t len, total = 0;
-	char *data;
-	int prepared = 0;
-
-	memset(chunk, 'y', sizeof(chunk));
-	mt_quiet_int_eq(mt_writer_open(&w, path), 0);
-	while (total < MT_WRITER_WINDOW + MT_WRITER_WINDOW / 2 + 100) {
-		mt_quiet_int_eq(mt_writer_write(&w, chunk, sizeof(chunk)), 0);
-		total += sizeof(chunk);
-		if (mt_writer_wanted(&w)) {
-			mt_writer_prepare(&w);
-			ck_assert(!mt_writer_wanted(&w));
-			prepared++;
-		}
-	}
-	/* Asked once in the first window and once in the second. */
-	mt_quiet_int_eq(prepared, 2);
-	mt_quiet_int_eq(mt_writer_close(&w), 0);
-	data = mt_test_read(path, &len);
-	mt_quiet_uint_eq(len, total);
-	for (size_t i = 0; i < len; i++)
-		if (data[i] != 'y')
-			ck_abort_msg("byte %zu is %d", i, data[i]);
-	free(data);
-	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
-}
-END_TEST
-
-/* The trace is never read back by the process: a window written whole
- * and written back leaves the page cache when a later window is made,
- * while the window being written and the one made ahead stay, the latter
- * all zeros; every byte is in the file at the end.  (On tmpfs the pages
- * are the file: they stay.) */
-START_TEST(test_writer_lets_written_windows_leave_the_page_cache)
-{
-	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "w");
-	static char chunk[65536];
-	const uint64_t win = MT_WRITER_WINDOW;
-	const size_t pages = (size_t)(win / (uint64_t)sysconf(_SC_PAGESIZE));
-	int tmpfs = mt_test_on_tmpfs(dir), fd, prepared = 0, drops;
-	mt_writer_t w;
-	size_t len, total = 0;
-	char *data, found[256];
-
-	/* Where the file system keeps clean pages (tmpfs: they are the file)
-	 * the first windows stay cached; elsewhere they must leave. */
-	drops = mt_test_drops_clean_pages(dir, found, sizeof(found));
-	memset(chunk, 'z', sizeof(chunk));
-	mt_quiet_int_eq(mt_writer_open(&w, path), 0);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	mt_quiet(fd >= 0, "cannot open %s", path);
-	/* Past the half of the fourth window: making the fifth lets the
-	 * first two go. */
-	while (total < 3 * win + win / 2 + sizeof(chunk)) {
-		mt_quiet_int_eq(mt_writer_write(&w, chunk, sizeof(chunk)), 0);
-		total += sizeof(chunk);
-		if (mt_writer_wanted(&w)) {
-			/* Written back now, as a disk keeping up would have:
-			 * only clean pages may go. */
-			mt_quiet_int_eq(fdatasync(fd), 0);
-			mt_writer_prepare(&w);
-			prepared++;
-		}
-	}
-	mt_quiet_int_eq(prepared, 4);
-	if (drops || tmpfs)
-		for (uint64_t k = 0; k < 2; k++)
-			mt_quiet(mt_test_cached_pages(path, k * win, win) == (tmpfs ? pages : 0),
-				 "window %d: %zu of %zu pages cached (tmpfs: %d)", (int)k,
-				 mt_test_cached_pages(path, k * win, win), pages, tmpfs);
-	else
-		MT_TEST_SKIP("the file system keeps clean pages that are let go, "
-			     "so whether the first windows left cannot show (%s)", found);
-	mt_quiet_uint_eq(mt_test_cached_pages(path, 3 * win, win), pages);
-	mt_quiet_uint_eq(mt_test_cached_pages(path, 4 * win, win), pages);
-	data = mt_test_read(path, &len);
-	mt_quiet_uint_eq(len, 5 * win);
-	for (size_t i = 0; i < len; i++)
-		if (data[i] != (i < total ? 'z' : '\0'))
-			ck_abort_msg("byte %zu is %d (%zu written)", i, data[i], total);
-	free(data);
-	mt_quiet_int_eq(mt_writer_close(&w), 0);
-	close(fd);
-	data = mt_test_read(path, &len);
-	mt_quiet_uint_eq(len, total);
-	for (size_t i = 0; i < len; i++)
-		if (data[i] != 'z')
-			ck_abort_msg("byte %zu is %d after close", i, data[i]);
-	free(data);
-	free(path);
 	mt_test_rmdir(dir);
 	free(dir);
 }
@@ -1068,16 +838,10 @@ Suite *mt_suite_core(void)
 	tcase_add_test(trace, test_core_ignores_events_after_stop);
 	tcase_add_test(trace, test_core_write_failure_keeps_what_fits_warns_once_and_stops_tracing);
 	tcase_add_test(trace, test_core_threads_share_one_contiguous_seq);
-	tcase_add_test(trace, test_core_threads_share_one_contiguous_seq_where_hand_overs_are_costly);
 	tcase_add_test(trace, test_core_threads_that_forbid_rdtsc_are_traced_without_it);
 	tcase_add_test(trace, test_core_a_thread_that_forbids_rdtsc_later_is_asked_again);
 	tcase_add_test(trace, test_core_threads_write_t_in_seq_order);
 	suite_add_tcase(s, trace);
-	tcase_add_test(parts, test_writer_pads_with_zeros_until_close_cuts_them);
-	tcase_add_test(parts, test_writer_crosses_window_boundaries_whole);
-	tcase_add_test(parts, test_writer_uses_the_prepared_window_and_cuts_an_unused_one);
-	tcase_add_test(parts, test_writer_lets_written_windows_leave_the_page_cache);
-	tcase_add_test(parts, test_writer_seal_cuts_and_unseal_takes_the_stop_back);
 	tcase_add_test(parts, test_jsonl_block_layout_is_the_appenders_bytes);
 	tcase_add_test(parts, test_symbols_name_static_functions_and_their_module);
 	tcase_add_test(parts, test_real_arena_serves_bootstrap_memory_zeroed_and_aligned);

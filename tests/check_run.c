@@ -640,10 +640,13 @@ static void wait_for_text(const char *path, const char *text)
 /* The pid in the trace.start line of a trace. */
 static pid_t trace_pid(const char *trace)
 {
-	char *s = mt_test_read(trace, NULL), *nl;
+	char *s, *nl;
 	json_object *start;
 	pid_t pid;
 
+	/* The collector writes the first line within a second. */
+	wait_for_text(trace, "\n");
+	s = mt_test_read(trace, NULL);
 	mt_quiet(s != NULL, "%s is missing", trace);
 	nl = strchr(s, '\n');
 	mt_quiet_ptr_nonnull(nl);

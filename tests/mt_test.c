@@ -24,6 +24,9 @@ void mt_test_runner_init(void)
 {
 	if (setenv("CK_DEFAULT_TIMEOUT", MT_TEST_DEFAULT_TIMEOUT, 0))
 		abort();
+	/* The core the tests drive starts the collector of this build. */
+	if (setenv("MEMTRACE_COLLECTOR", MT_BUILD_DIR "/memtrace-collector", 0))
+		abort();
 }
 
 const char *mt_test_source_dir(void)

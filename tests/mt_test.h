@@ -52,6 +52,7 @@ Suite *mt_suite_exact(void) __attribute__((weak));    /* tests/check_exact.c: th
 Suite *mt_suite_jsonc(void) __attribute__((weak));    /* tests/check_jsonc.c: not JSON, NUL bytes, bad UTF-8 */
 Suite *mt_suite_validate(void) __attribute__((weak)); /* tests/check_validate.c: the validator's verdicts */
 Suite *mt_suite_runs(void) __attribute__((weak)); /* tests/check_runs.c: run-line, run-table, oom-fail */
+Suite *mt_suite_out(void) __attribute__((weak)); /* tests/check_out.c: the collector's trace file */
 
 /*
  * What both runners call before they make a suite.  A tcase's timeout is

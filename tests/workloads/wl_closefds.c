@@ -1,10 +1,9 @@
 /*
  * wl_closefds: a daemon-style program that closes every descriptor it did
- * not open, then opens a file of its own, which gets the trace's old
- * descriptor number, and allocates on.  memtrace must never resize or
- * write into that file.  Usage: wl_closefds FILE [ROUNDS]: 10000 rounds
- * fit in the trace's first window; 100000 need more, which memtrace can
- * no longer reserve, so it warns once and stops tracing.
+ * not open, then opens a file of its own, and allocates on.  memtrace
+ * must never write into that file, and its trace, which depends on no
+ * descriptor of the program's, must be whole.  Usage: wl_closefds FILE
+ * [ROUNDS].
  */
 #include <fcntl.h>
 #include <stdlib.h>

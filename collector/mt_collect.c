@@ -1,0 +1,439 @@
+/*
+ * mt_collect: the collector's drain (mt_collect.h).  It must never write
+ * a record that was not published whole, never write a line out of the
+ * ring's order, and never keep the program waiting once it cannot write.
+ */
+#include "mt_collect.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/mt_event.h"
+#include "../common/mt_fmt.h"
+#include "../common/mt_jsonl.h"
+
+/* Lines are gathered here and handed to mt_out in large pieces. */
+#define BATCH (256u << 10)
+#define FLUSH_NS 1000000000ull
+/* How long an idle drain sleeps, and how often an exec's outcome is
+ * looked for. */
+#define IDLE_MS 1
+#define EXEC_POLL_MS 10
+/* The prefix every text record begins with, its seq to be replaced. */
+#define TEXT_PREFIX "{\"v\":1,\"seq\":0,"
+
+typedef struct {
+	mt_collect_t *c;
+	uint64_t mask, tail, seq, last_t;
+	char *batch;
+	size_t used;
+	int dirty, error;
+	uint64_t last_flush;
+	/* An exec's stop is written and waits for the outcome. */
+	int exec_pending;
+	uint64_t exec_seq, exec_last_t;
+	char text[MT_RING_TEXT_MAX + 64];
+} drain_t;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void wake(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+}
+
+static void say_error(drain_t *d, int err)
+{
+	if (d->error)
+		return;
+	d->error = err;
+	fprintf(stderr,
+		"memtrace: cannot write the trace: %s; it keeps what was "
+		"written, tracing stops, the program runs on\n",
+		strerror(err));
+}
+
+static int put_batch(drain_t *d)
+{
+	int rc;
+
+	if (!d->used || d->error)
+		return d->error ? -d->error : 0;
+	rc = mt_out_write(d->c->out, d->batch, d->used);
+	d->used = 0;
+	if (rc < 0)
+		say_error(d, -rc);
+	return rc;
+}
+
+static int flush(drain_t *d)
+{
+	int rc = put_batch(d);
+
+	if (!rc && d->dirty) {
+		rc = mt_out_flush(d->c->out);
+		if (rc < 0)
+			say_error(d, -rc);
+	}
+	d->dirty = 0;
+	d->last_flush = now_ns();
+	return rc;
+}
+
+/* Room for one line of at most len bytes in the batch. */
+static char *room(drain_t *d, size_t len)
+{
+	if (d->used + len > BATCH)
+		put_batch(d);
+	d->dirty = 1;
+	return d->batch + d->used;
+}
+
+/* t of a line: since t0, rounded down to a microsecond (format.md 2.1),
+ * never before the line before. */
+static uint64_t line_t(drain_t *d, uint64_t t)
+{
+	uint64_t t0 = d->c->hdr->t0;
+
+	t = t > t0 ? (t - t0) / 1000 * 1000 : 0;
+	if (t < d->last_t)
+		t = d->last_t;
+	d->last_t = t;
+	return t;
+}
+
+static void write_block(drain_t *d, const mt_ring_block_t *b, uint64_t w)
+{
+	char head[MT_JSONL_BLOCK_HEAD_MAX], tail[MT_JSONL_BLOCK_TAIL_MAX];
+	mt_jsonl_block_t ev = { 0 };
+	size_t hl, tl;
+	char *dst;
+
+	ev.kind = (mt_kind_t)MT_RING_ARG_A(w);
+	ev.fn = (mt_fn_t)MT_RING_ARG_B(w);
+	ev.tid = MT_RING_VALUE(w);
+	ev.ptr = b->ptr;
+	ev.new_ptr = b->new_ptr;
+	ev.size = b->size;
+	ev.align = b->align;
+	ev.fail_at = b->fail_at;
+	switch (ev.kind) {
+	case MT_KIND_ALLOC:
+		ev.has_ptr = ev.has_size = 1;
+		break;
+	case MT_KIND_ALLOC_FAIL:
+		ev.has_size = 1;
+		break;
+	case MT_KIND_FREE:
+		ev.has_ptr = 1;
+		break;
+	case MT_KIND_RESIZE:
+		ev.has_ptr = ev.has_size = 1;
+		break;
+	case MT_KIND_REMAP:
+		ev.has_ptr = ev.has_new_ptr = ev.has_size = 1;
+		break;
+	default:
+		return; /* not a block: never published by the preload */
+	}
+	hl = mt_jsonl_block_head(head, &ev);
+	tl = mt_jsonl_block_tail(tail, &ev);
+	dst = room(d, MT_JSONL_BLOCK_MAX);
+	d->used += mt_jsonl_block_line(dst, ++d->seq, head, hl, b->stack, tail, tl,
+				       line_t(d, b->t));
+}
+
+/* A text record's line, its seq put in. */
+static void write_text(drain_t *d, uint64_t pos, uint64_t w)
+{
+	unsigned n = MT_RING_NSLOTS(w);
+	size_t len = MT_RING_VALUE(w), pre = sizeof(TEXT_PREFIX) - 1, k;
+	char num[MT_FMT_U64_MAX], *dst;
+
+	if (len > MT_RING_TEXT_MAX || len < pre)
+		return;
+	for (unsigned i = 0; i < n; i++) {
+		const mt_ring_slot_t *s = &d->c->slots[(pos + i) & d->mask];
+		size_t off = (size_t)i * MT_RING_PAYLOAD;
+		size_t part = len - off < MT_RING_PAYLOAD ? len - off : MT_RING_PAYLOAD;
+
+		memcpy(d->text + off, s->payload, part);
+	}
+	if (memcmp(d->text, TEXT_PREFIX, pre))
+		return;
+	k = mt_fmt_u64(num, ++d->seq);
+	dst = room(d, len + k);
+	memcpy(dst, "{\"v\":1,\"seq\":", 13);
+	memcpy(dst + 13, num, k);
+	memcpy(dst + 13 + k, d->text + pre - 1, len - pre + 1);
+	d->used += 13 + k + len - pre + 1;
+}
+
+static const char *const reasons[] = { "exit", "exec", "signal", "api" };
+
+static void write_stop(drain_t *d, const mt_ring_stop_t *s, uint64_t w)
+{
+	unsigned r = MT_RING_ARG_A(w);
+	char line[256];
+	mt_jsonl_t l;
+	size_t len;
+
+	mt_jsonl_begin(&l, line, sizeof(line), ++d->seq, "trace.stop");
+	if (r < sizeof(reasons) / sizeof(reasons[0]))
+		mt_jsonl_str(&l, "reason", reasons[r], strlen(reasons[r]), 0);
+	mt_jsonl_u64(&l, "dropped", s->dropped);
+	mt_jsonl_u64(&l, "t", line_t(d, s->t));
+	len = mt_jsonl_end(&l);
+	memcpy(room(d, len), line, len);
+	d->used += len;
+}
+
+/* Let go of slots [tail, tail + n): zero their words, move tail. */
+static void consume(drain_t *d, unsigned n)
+{
+	mt_ring_hdr_t *h = d->c->hdr;
+
+	for (unsigned i = 0; i < n; i++)
+		atomic_store_explicit(&d->c->slots[(d->tail + i) & d->mask].word, 0,
+				      memory_order_relaxed);
+	d->tail += n;
+	atomic_store_explicit(&h->tail, d->tail, memory_order_release);
+	if (atomic_load(&h->waiters)) {
+		atomic_fetch_add(&h->tail_moves, 1);
+		wake(&h->tail_moves);
+	}
+}
+
+static void ack(drain_t *d)
+{
+	mt_ring_hdr_t *h = d->c->hdr;
+
+	atomic_store(&h->acked, d->tail);
+	atomic_fetch_add(&h->acks, 1);
+	wake(&h->acks);
+}
+
+enum { GOT_NONE, GOT_SOME, GOT_END };
+
+/* An exec's stop is written: when an UNSTOP is published among the
+ * records after it (other threads' may come first), the exec failed:
+ * cut the stop off and go on.  Returns 1 then. */
+static int unstop_ahead(drain_t *d)
+{
+	uint64_t head = atomic_load(&d->c->hdr->head);
+	int rc;
+
+	for (uint64_t p = d->tail; p < head;) {
+		uint64_t w = atomic_load_explicit(&d->c->slots[p & d->mask].word,
+						  memory_order_acquire);
+
+		if (!w || MT_RING_TYPE(w) == MT_REC_CONT || !MT_RING_NSLOTS(w))
+			return 0;
+		if (MT_RING_TYPE(w) == MT_REC_UNSTOP)
+			break;
+		p += MT_RING_NSLOTS(w);
+		if (p >= head)
+			return 0;
+	}
+	if (d->tail >= head)
+		return 0;
+	rc = mt_out_rewind(d->c->out);
+	if (rc < 0)
+		say_error(d, -rc);
+	d->seq = d->exec_seq;
+	d->last_t = d->exec_last_t;
+	d->exec_pending = 0;
+	return 1;
+}
+
+/*
+ * Read the records published at tail, up to max of them.  gone: the
+ * program has ended, so what is not published now never will be, and a
+ * slot that begins no published record is stepped over.
+ */
+static int drain(drain_t *d, int max, int gone)
+{
+	mt_ring_hdr_t *h = d->c->hdr;
+	int got = GOT_NONE;
+
+	while (max-- > 0) {
+		uint64_t w = atomic_load_explicit(&d->c->slots[d->tail & d->mask].word,
+						  memory_order_acquire);
+		unsigned type = MT_RING_TYPE(w), n = MT_RING_NSLOTS(w);
+
+		if (gone && d->tail >= atomic_load(&h->head))
+			return got;
+		if (!w || type == MT_REC_CONT || !n) {
+			if (!gone)
+				return got;
+			consume(d, 1);
+			continue;
+		}
+		if (d->exec_pending && !unstop_ahead(d)) {
+			/* Events after an exec's stop wait for its outcome:
+			 * dropped when it succeeds, written after the stop
+			 * is taken back when it fails. */
+			return got;
+		}
+		got = GOT_SOME;
+		switch (type) {
+		case MT_REC_BLOCK:
+			write_block(d, (const mt_ring_block_t *)&d->c->slots[d->tail & d->mask], w);
+			break;
+		case MT_REC_TEXT:
+			write_text(d, d->tail, w);
+			break;
+		case MT_REC_STOP:
+			if (MT_RING_ARG_A(w) == MT_STOP_EXEC) {
+				put_batch(d);
+				if (!d->error && mt_out_mark(d->c->out) < 0)
+					say_error(d, EIO);
+				d->exec_seq = d->seq;
+				d->exec_last_t = d->last_t;
+				write_stop(d, (const mt_ring_stop_t *)&d->c->slots[d->tail & d->mask], w);
+				d->dirty = 1;
+				flush(d);
+				d->exec_pending = 1;
+				consume(d, n);
+				ack(d);
+				return d->error ? GOT_END : got;
+			}
+			write_stop(d, (const mt_ring_stop_t *)&d->c->slots[d->tail & d->mask], w);
+			consume(d, n);
+			return GOT_END;
+		case MT_REC_UNSTOP:
+			consume(d, n);
+			ack(d);
+			continue;
+		default:
+			break;
+		}
+		consume(d, n);
+		if (d->error)
+			return GOT_END;
+	}
+	return got;
+}
+
+/* Whether the program has ended (its pidfd is readable, or it is no
+ * more), waiting up to ms for it. */
+static int program_gone(mt_collect_t *c, int ms)
+{
+	if (c->pidfd >= 0) {
+		struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
+		int rc = poll(&p, 1, ms);
+
+		return rc > 0;
+	}
+	if (ms)
+		usleep((useconds_t)ms * 1000);
+	return kill(c->program, 0) < 0 && errno == ESRCH;
+}
+
+/* Whether the program still maps the ring: once an exec has replaced
+ * its image, it does not.  1 when it cannot be told (no /proc): the
+ * collector then waits for the process's end. */
+static int ring_still_mapped(mt_collect_t *c)
+{
+	char path[64], line[512];
+	struct stat st;
+	FILE *f;
+	int found = 0;
+
+	if (fstat(c->ring_fd, &st) < 0)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)c->program);
+	f = fopen(path, "re");
+	if (!f)
+		return 1;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long ino;
+		char *memfd = strstr(line, "/memfd:memtrace-ring");
+
+		if (memfd && sscanf(line, "%*s %*s %*s %*s %llu", &ino) == 1 &&
+		    ino == (unsigned long long)st.st_ino)
+			found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+int mt_collect_run(mt_collect_t *c)
+{
+	mt_ring_hdr_t *h = c->hdr;
+	drain_t *d = calloc(1, sizeof(*d));
+	int rc = 0, got, gone = 0;
+	uint64_t last_exec_look = 0;
+
+	if (!d || !(d->batch = malloc(BATCH))) {
+		rc = -ENOMEM;
+		fprintf(stderr, "memtrace: cannot write the trace '%s': %s\n",
+			c->path, strerror(ENOMEM));
+		goto done;
+	}
+	d->c = c;
+	d->mask = h->nslots - 1;
+	d->tail = atomic_load(&h->tail);
+	d->last_flush = now_ns();
+	for (;;) {
+		atomic_fetch_add(&h->heartbeat, 1);
+		got = drain(d, 4096, gone);
+		if (got == GOT_END || d->error)
+			break;
+		if (got == GOT_SOME && now_ns() - d->last_flush < FLUSH_NS)
+			continue;
+		if (d->dirty && now_ns() - d->last_flush >= FLUSH_NS)
+			flush(d);
+		if (got == GOT_SOME)
+			continue;
+		if (gone)
+			break; /* everything published is written */
+		if (program_gone(c, IDLE_MS)) {
+			gone = 1; /* one more drain, stepping over what is half made */
+			continue;
+		}
+		if (d->exec_pending && now_ns() - last_exec_look > EXEC_POLL_MS * 1000000ull) {
+			last_exec_look = now_ns();
+			if (!ring_still_mapped(c))
+				break; /* the exec succeeded: the trace ends with its stop */
+		}
+	}
+	if (!d->error)
+		flush(d);
+	rc = d->error ? -d->error : 0;
+done:
+	{
+		int crc = mt_out_close(c->out);
+
+		if (crc < 0 && !rc && d) {
+			say_error(d, -crc);
+			rc = crc;
+		}
+	}
+	atomic_store(&h->state, MT_RING_DONE);
+	wake(&h->state);
+	/* Nothing more will be read: no exec may wait for it. */
+	atomic_store(&h->acked, UINT64_MAX);
+	atomic_fetch_add(&h->acks, 1);
+	wake(&h->acks);
+	if (d)
+		free(d->batch);
+	free(d);
+	return rc;
+}

@@ -1,0 +1,436 @@
+/*
+ * mt_out: the collector's trace file, plain or zstd, written in big
+ * chunks and flushed to whole lines or whole frames.  It must never leave
+ * the file ending inside a line or a frame where it can cut it back,
+ * never raise SIGXFSZ, never open a file it did not create (but the
+ * user's own root name), never print, exit or abort: every failure is a
+ * -errno for the collector to report.
+ */
+#include "mt_out.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+struct mt_out {
+	int fd;
+	int error;       /* the -errno that stopped o, or 0: sticky */
+	ZSTD_CCtx *zc;   /* NULL: a plain trace */
+	char *buf;       /* plain: whole lines; zstd: compressed bytes */
+	size_t len;      /* bytes held in buf, at most MT_OUT_CHUNK */
+	uint64_t size;   /* bytes in the file (its descriptor's offset) */
+	uint64_t safe;   /* where the last whole line or frame in it ends */
+	uint64_t mark;   /* the last mark: a whole line or frame end */
+	int in_frame;    /* zstd: lines given since the last frame end */
+};
+
+static int ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), k = strlen(tail);
+
+	return n >= k && !memcmp(s + n - k, tail, k);
+}
+
+/*
+ * Copy name into out with ins put in before the extension of its last
+ * component: out.jsonl, ".1" -> out.1.jsonl; a name without one (or whose
+ * only dot leads its last component) gets ins at its end; a name ending
+ * in ".jsonl.zst" gets it before ".jsonl.zst", so the number stays out of
+ * the two-part extension.  The rule of preload/mt_trace.c's
+ * insert_before_ext(), but for that last case.  Returns -1 when it does
+ * not fit in cap bytes.
+ */
+static int insert_before_ext(const char *name, const char *ins, char *out,
+			     size_t cap)
+{
+	static const char jz[] = ".jsonl.zst";
+	const char *slash = strrchr(name, '/');
+	const char *base = slash ? slash + 1 : name;
+	const char *dot = strrchr(base, '.');
+	size_t n = strlen(name), k = strlen(ins), at;
+
+	if (n + k + 1 > cap)
+		return -1;
+	if (ends_with(base, jz) && strlen(base) > sizeof(jz) - 1)
+		dot = name + n - (sizeof(jz) - 1);
+	at = dot && dot != base ? (size_t)(dot - name) : n;
+	memmove(out, name, at);
+	memcpy(out + at, ins, k);
+	memcpy(out + at + k, name + at, n - at + 1);
+	return 0;
+}
+
+/* Traces are private (docs/security.md): made 0600, never through a
+ * symbolic link, never into a file that is not the user's own regular
+ * file (a FIFO, a directory, a device, another user's file). */
+#define OPEN_FLAGS (O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)
+
+/* The user's own name: created, or an existing trace of the user's made
+ * private and emptied once it is ours to write (locked).  Returns fd or
+ * -errno. */
+static int open_root(const char *name)
+{
+	struct stat st;
+	int fd, rc;
+
+	for (int tries = 0;; tries++) {
+		fd = open(name, OPEN_FLAGS | O_CREAT | O_EXCL, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+		fd = open(name, OPEN_FLAGS);
+		if (fd >= 0 || errno != ENOENT || tries == 3)
+			break; /* ENOENT: removed meanwhile, make it */
+	}
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		goto cleanup;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = -EINVAL;
+		goto cleanup;
+	}
+	if (st.st_uid != geteuid()) {
+		rc = -EPERM;
+		goto cleanup;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 ||
+	    ((st.st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0) ||
+	    ftruncate(fd, 0) < 0) {
+		rc = -errno;
+		goto cleanup;
+	}
+	return fd;
+cleanup:
+	close(fd);
+	return rc;
+}
+
+/* A name no file had: created with O_EXCL, then locked; a reader that
+ * opened it in between holds it a moment only, so the lock waits. */
+static int open_new(const char *path)
+{
+	int fd, rc;
+
+	fd = open(path, OPEN_FLAGS | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX) < 0) {
+		if (errno == EINTR)
+			continue;
+		rc = -errno;
+		goto cleanup;
+	}
+	return fd;
+cleanup:
+	close(fd);
+	unlink(path);
+	return rc;
+}
+
+/* The first free name among name, name.1, ... (see mt_out_open()). */
+static int open_first_free(const char *name, char *path, size_t cap)
+{
+	for (unsigned k = 0; k < MT_OUT_NAME_TRIES; k++) {
+		char num[16];
+		int fd;
+
+		if (!k) {
+			memcpy(path, name, strlen(name) + 1);
+		} else {
+			snprintf(num, sizeof(num), ".%u", k);
+			if (insert_before_ext(name, num, path, cap) < 0)
+				return -ENAMETOOLONG;
+		}
+		fd = open_new(path);
+		if (fd != -EEXIST)
+			return fd;
+	}
+	return -EEXIST;
+}
+
+static int zstd_errno(size_t r)
+{
+	return ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation ? -ENOMEM
+								   : -EIO;
+}
+
+/*
+ * o failed with err, after done bytes of p reached the file at its end:
+ * cut the file back to its last whole line (found in p for a plain trace,
+ * whose writes start at line ends) or frame, and stay failed.
+ */
+static int fail(mt_out_t *o, int err, const char *p, size_t done)
+{
+	if (!o->zc && done) {
+		const char *nl = memrchr(p, '\n', done);
+
+		if (nl)
+			o->safe = o->size - done + (size_t)(nl - p) + 1;
+	}
+	/* Not a regular file (a pipe): there is nothing to cut. */
+	if (o->size != o->safe && !ftruncate(o->fd, (off_t)o->safe) &&
+	    lseek(o->fd, (off_t)o->safe, SEEK_SET) >= 0)
+		o->size = o->safe;
+	o->len = 0;
+	o->error = err;
+	return err;
+}
+
+/* How many of n bytes at offset at stay within RLIMIT_FSIZE. */
+static int fsize_room(uint64_t at, size_t n, size_t *room)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) < 0)
+		return -errno;
+	*room = n;
+	if (rl.rlim_cur != RLIM_INFINITY && at + n > rl.rlim_cur)
+		*room = at < rl.rlim_cur ? (size_t)(rl.rlim_cur - at) : 0;
+	return 0;
+}
+
+/* Write p[0, n) at the file's end; a plain trace's bytes are whole
+ * lines.  Returns 0 or -errno, the file cut back (fail()). */
+static int put(mt_out_t *o, const char *p, size_t n)
+{
+	size_t done = 0, room = 0;
+	int rc;
+
+	rc = fsize_room(o->size, n, &room);
+	if (rc < 0)
+		return fail(o, rc, p, 0);
+	while (done < room) {
+		ssize_t w = write(o->fd, p + done, room - done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return fail(o, w < 0 ? -errno : -ENOSPC, p, done);
+		done += (size_t)w;
+		o->size += (uint64_t)w;
+	}
+	if (room < n)
+		return fail(o, -EFBIG, p, done);
+	if (!o->zc)
+		o->safe = o->size;
+	return 0;
+}
+
+/* Write the buffer out. */
+static int drain(mt_out_t *o)
+{
+	size_t n = o->len;
+
+	o->len = 0;
+	return n ? put(o, o->buf, n) : 0;
+}
+
+int mt_out_open(mt_out_t **out, const char *name, int root, char *path,
+		size_t cap)
+{
+	mt_out_t *o = NULL;
+	size_t r;
+	int rc;
+
+	*out = NULL;
+	if (!*name)
+		return -ENOENT;
+	if (strlen(name) + 1 > cap)
+		return -ENAMETOOLONG;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->fd = -1;
+	o->buf = malloc(MT_OUT_CHUNK);
+	if (!o->buf) {
+		rc = -ENOMEM;
+		goto cleanup;
+	}
+	if (ends_with(name, ".zst")) {
+		o->zc = ZSTD_createCCtx();
+		if (!o->zc) {
+			rc = -ENOMEM;
+			goto cleanup;
+		}
+		r = ZSTD_CCtx_setParameter(o->zc, ZSTD_c_compressionLevel,
+					   MT_OUT_LEVEL);
+		/* A cut frame is told by its missing checksum. */
+		if (!ZSTD_isError(r))
+			r = ZSTD_CCtx_setParameter(o->zc, ZSTD_c_checksumFlag,
+						   1);
+		if (ZSTD_isError(r)) {
+			rc = zstd_errno(r);
+			goto cleanup;
+		}
+	}
+	if (root) {
+		memcpy(path, name, strlen(name) + 1);
+		rc = open_root(name);
+	} else {
+		rc = open_first_free(name, path, cap);
+	}
+	if (rc < 0)
+		goto cleanup;
+	o->fd = rc;
+	*out = o;
+	o = NULL;
+	rc = 0;
+cleanup:
+	if (o) {
+		ZSTD_freeCCtx(o->zc);
+		free(o->buf);
+		free(o);
+	}
+	return rc;
+}
+
+int mt_out_compressed(const mt_out_t *o)
+{
+	return o->zc != NULL;
+}
+
+int mt_out_set_level(mt_out_t *o, int level)
+{
+	if (!o->zc)
+		return 0;
+	if (o->in_frame ||
+	    ZSTD_isError(ZSTD_CCtx_setParameter(o->zc, ZSTD_c_compressionLevel,
+						level)))
+		return -EINVAL;
+	return 0;
+}
+
+static int write_zstd(mt_out_t *o, const char *buf, size_t len)
+{
+	ZSTD_inBuffer in = { buf, len, 0 };
+	int rc;
+
+	o->in_frame = 1;
+	while (in.pos < in.size) {
+		ZSTD_outBuffer ob = { o->buf, MT_OUT_CHUNK, o->len };
+		size_t r = ZSTD_compressStream2(o->zc, &ob, &in,
+						ZSTD_e_continue);
+
+		o->len = ob.pos;
+		if (ZSTD_isError(r))
+			return fail(o, zstd_errno(r), NULL, 0);
+		/* Input left: the buffer is full. */
+		if (in.pos < in.size || o->len == MT_OUT_CHUNK) {
+			rc = drain(o);
+			if (rc < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+int mt_out_write(mt_out_t *o, const char *buf, size_t len)
+{
+	int rc;
+
+	if (o->error)
+		return o->error;
+	if (!len)
+		return 0;
+	if (o->zc)
+		return write_zstd(o, buf, len);
+	if (o->len + len > MT_OUT_CHUNK) {
+		rc = drain(o);
+		if (rc < 0)
+			return rc;
+	}
+	if (len >= MT_OUT_CHUNK)
+		return put(o, buf, len);
+	memcpy(o->buf + o->len, buf, len);
+	o->len += len;
+	return 0;
+}
+
+int mt_out_flush(mt_out_t *o)
+{
+	int rc;
+
+	if (o->error)
+		return o->error;
+	while (o->in_frame) {
+		ZSTD_inBuffer in = { NULL, 0, 0 };
+		ZSTD_outBuffer ob = { o->buf, MT_OUT_CHUNK, o->len };
+		size_t r = ZSTD_compressStream2(o->zc, &ob, &in, ZSTD_e_end);
+
+		o->len = ob.pos;
+		if (ZSTD_isError(r))
+			return fail(o, zstd_errno(r), NULL, 0);
+		if (!r) {
+			o->in_frame = 0;
+			break;
+		}
+		/* r > 0: the frame's rest waits for room in the buffer. */
+		rc = drain(o);
+		if (rc < 0)
+			return rc;
+	}
+	rc = drain(o);
+	if (rc < 0)
+		return rc;
+	o->safe = o->size;
+	return 0;
+}
+
+int mt_out_mark(mt_out_t *o)
+{
+	int rc = mt_out_flush(o);
+
+	if (rc < 0)
+		return rc;
+	o->mark = o->size;
+	return 0;
+}
+
+int mt_out_rewind(mt_out_t *o)
+{
+	if (o->error)
+		return o->error;
+	o->len = 0;
+	if (o->zc && o->in_frame) {
+		ZSTD_CCtx_reset(o->zc, ZSTD_reset_session_only);
+		o->in_frame = 0;
+	}
+	if (o->size != o->mark &&
+	    (ftruncate(o->fd, (off_t)o->mark) < 0 ||
+	     lseek(o->fd, (off_t)o->mark, SEEK_SET) < 0)) {
+		o->error = -errno;
+		return o->error;
+	}
+	o->size = o->safe = o->mark;
+	return 0;
+}
+
+uint64_t mt_out_length(const mt_out_t *o)
+{
+	return o->size;
+}
+
+int mt_out_close(mt_out_t *o)
+{
+	int rc;
+
+	if (!o)
+		return 0;
+	rc = mt_out_flush(o);
+	if (close(o->fd) < 0 && !rc)
+		rc = -errno;
+	ZSTD_freeCCtx(o->zc);
+	free(o->buf);
+	free(o);
+	return rc;
+}

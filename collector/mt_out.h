@@ -1,0 +1,114 @@
+/*
+ * mt_out: the collector's trace file: the memtrace JSONL lines it drains
+ * from the ring, written plain or as zstd frames (format.md section 2.1),
+ * in big write(2)s.
+ *
+ * The file only ever ends at a boundary a reader can use: after a whole
+ * line (plain) or after a whole zstd frame (compressed), as far as this
+ * module can see to it.  A write that fails (ENOSPC, EDQUOT, EFBIG, EIO,
+ * ...) cuts the file back with ftruncate(2) to the last such boundary it
+ * wrote completely, and the module stays failed: every later call returns
+ * the same error.  A plain trace on a small disk keeps every whole line
+ * that fit; a compressed one every whole frame.  It must never leave a
+ * part-line or a part-frame behind when it can cut it off, never raise
+ * SIGXFSZ (RLIMIT_FSIZE is read before each write, and a write that would
+ * pass it is cut at the limit and fails with EFBIG, so the caller need
+ * not ignore the signal), never print, exit or abort: errors are -errno.
+ *
+ * Not thread-safe: one caller at a time per mt_out_t.  Allocates with
+ * malloc (it runs in the collector's own process, never in the traced
+ * program).
+ */
+#ifndef MT_OUT_H
+#define MT_OUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* How many bytes are gathered before one write(2). */
+#define MT_OUT_CHUNK (1u << 20)
+
+/* The zstd level of mt_out_open(); mt_out_set_level() changes it. */
+#define MT_OUT_LEVEL 1
+
+/* The names a non-root trace tries: NAME, then NAME.1 ... NAME.999. */
+#define MT_OUT_NAME_TRIES 1000
+
+typedef struct mt_out mt_out_t;
+
+/*
+ * Open the trace named name (already %p-expanded) and take an exclusive
+ * flock(2) on it, held until mt_out_close(), so another process can wait
+ * for the trace to be finished with flock(LOCK_SH).
+ *
+ * root = 1 (the name the user gave): create the file, or empty an
+ * existing one, mode 0644 (umask applies).  The lock is taken (LOCK_NB)
+ * before the file is emptied, so a trace that another process still holds
+ * locked is left alone: -EWOULDBLOCK.
+ *
+ * root = 0: take the first name that no file has among NAME, then NAME
+ * with ".1", ".2", ... ".999" put in before the extension of its last path
+ * component (out.jsonl -> out.1.jsonl; a name without an extension gets
+ * the number at its end: out -> out.1; a leading dot is no extension).
+ * One exception: a name ending in ".jsonl.zst" gets the number before
+ * ".jsonl.zst" (t.5.jsonl.zst -> t.5.1.jsonl.zst), not before ".zst".
+ * Each is created with O_EXCL, so an existing file is never opened;
+ * -EEXIST when all 1000 exist.
+ *
+ * The trace is zstd-compressed when name ends in ".zst" (every name tried
+ * does then), plain otherwise.  path receives the name used (cap bytes;
+ * -ENAMETOOLONG when it does not fit).  Returns 0 and *out, or -errno and
+ * no file created (but for a root name that already existed).
+ */
+int mt_out_open(mt_out_t **out, const char *name, int root, char *path,
+		size_t cap);
+
+/* Whether the trace is written zstd-compressed. */
+int mt_out_compressed(const mt_out_t *o);
+
+/* The zstd level of the frames from the next one on (-EINVAL when libzstd
+ * refuses it or a frame has been started; a plain trace ignores it). */
+int mt_out_set_level(mt_out_t *o, int level);
+
+/*
+ * Append len bytes: whole JSONL lines, each ending in '\n'; a line is
+ * never split across calls (the cut-back of a failed plain write relies
+ * on it).  Buffered: the bytes reach the file in chunks of about
+ * MT_OUT_CHUNK, and all of them at the next mt_out_flush().
+ */
+int mt_out_write(mt_out_t *o, const char *buf, size_t len);
+
+/*
+ * Make every line written so far readable in the file: plain, write the
+ * buffer out; zstd, end the current frame (ZSTD_e_end, with its content
+ * checksum) and write it out, so a reader of the running trace, or of a
+ * trace cut by a kill of the collector afterwards, decodes every line up
+ * to here.  Without a line since the last flush it writes nothing (no
+ * empty frame).  The collector calls it at least once a second.
+ */
+int mt_out_flush(mt_out_t *o);
+
+/*
+ * mt_out_mark() flushes, then remembers the file's length; opening the
+ * trace is a mark at length 0.  mt_out_rewind() cuts the file back to the
+ * last mark and goes on writing from there, as if nothing after the mark
+ * had been written (the lines not yet flushed, the zstd frame begun, are
+ * dropped too).  For an exec: its trace.stop "exec" line is written after
+ * a mark, and taken back when the exec fails.  A zstd mark ends a frame,
+ * so a rewind leaves whole frames only.
+ */
+int mt_out_mark(mt_out_t *o);
+int mt_out_rewind(mt_out_t *o);
+
+/* The bytes in the file (written out, not buffered). */
+uint64_t mt_out_length(const mt_out_t *o);
+
+/*
+ * Flush, close and free o (the flock goes with the descriptor).  Returns
+ * 0, or -errno of the first failure of o's life (the failed write whose
+ * error the later calls repeated, or the flush or close here).  o is freed
+ * whatever it returns; NULL is a no-op.
+ */
+int mt_out_close(mt_out_t *o);
+
+#endif

@@ -1,0 +1,195 @@
+/*
+ * mt_record: appending records to the ring, and waiting for the
+ * collector.  It must never take a lock on the common path, never call
+ * malloc or a hooked function, and never wait for a collector that is
+ * gone.
+ */
+#include "mt_record.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "../common/mt_cpu.h"
+#include "mt_real.h"
+
+mt_spawn_ring_t mt_record_ring;
+__thread uint64_t mt_record_seen_tail __attribute__((tls_model("initial-exec")));
+
+/* A collector whose heartbeat stands still this long is taken for gone
+ * (a zombie no one reaps, or one stopped for good). */
+#define STALE_NS (10ull * 1000 * 1000 * 1000)
+#define WAIT_NS (10 * 1000 * 1000)
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	mt_real_syscall6(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0, 0, 0, 0);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* A wait on a word the collector shares: not FUTEX_PRIVATE_FLAG. */
+static void futex_wait(_Atomic uint32_t *word, uint32_t val, long ns)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = ns };
+
+	mt_real_syscall6(SYS_futex, (long)word, FUTEX_WAIT, val, (long)&ts, 0, 0);
+}
+
+int mt_record_collector_alive(void)
+{
+	mt_ring_hdr_t *h = mt_record_ring.hdr;
+	static _Thread_local uint64_t beat, since;
+	uint32_t st = atomic_load(&h->state);
+	uint64_t b, now;
+
+	if (st == MT_RING_DONE || st == MT_RING_FAILED)
+		return 0;
+	if (mt_real_syscall6(SYS_kill, mt_record_ring.collector, 0, 0, 0, 0, 0) == -ESRCH)
+		return 0;
+	b = atomic_load(&h->heartbeat);
+	now = now_ns();
+	if (b != beat || !since) {
+		beat = b;
+		since = now;
+		return 1;
+	}
+	return now - since < STALE_NS;
+}
+
+int mt_record_wait_room(uint64_t pos, unsigned n)
+{
+	mt_ring_hdr_t *h = mt_record_ring.hdr;
+	uint64_t need = pos + n - h->nslots, tail;
+	int saved = errno;
+
+	for (int i = 0; i < 200; i++) {
+		tail = atomic_load_explicit(&h->tail, memory_order_acquire);
+		if (tail >= need)
+			goto room;
+		mt_cpu_relax();
+	}
+	for (;;) {
+		uint32_t moves;
+
+		atomic_fetch_add(&h->waiters, 1);
+		moves = atomic_load(&h->tail_moves);
+		tail = atomic_load_explicit(&h->tail, memory_order_acquire);
+		if (tail < need)
+			futex_wait(&h->tail_moves, moves, WAIT_NS);
+		atomic_fetch_sub(&h->waiters, 1);
+		tail = atomic_load_explicit(&h->tail, memory_order_acquire);
+		if (tail >= need)
+			goto room;
+		if (!mt_record_collector_alive()) {
+			errno = saved;
+			return -1;
+		}
+	}
+room:
+	mt_record_seen_tail = tail;
+	errno = saved;
+	return 0;
+}
+
+int mt_record_text(const char *line, size_t len)
+{
+	unsigned n = len <= MT_RING_PAYLOAD ? 1 :
+		     (unsigned)((len + MT_RING_PAYLOAD - 1) / MT_RING_PAYLOAD);
+	uint64_t pos;
+
+	if (len > MT_RING_TEXT_MAX)
+		return -1;
+	if (mt_record_reserve(n, &pos) < 0)
+		return -1;
+	for (unsigned i = 0; i < n; i++) {
+		mt_ring_slot_t *s = mt_record_slot(pos + i);
+		size_t off = (size_t)i * MT_RING_PAYLOAD;
+		size_t k = len - off < MT_RING_PAYLOAD ? len - off : MT_RING_PAYLOAD;
+
+		memcpy(s->payload, line + off, k);
+		if (i)
+			atomic_store_explicit(&s->word,
+					      MT_RING_WORD(MT_REC_CONT, 0, 0, 0, 0),
+					      memory_order_relaxed);
+	}
+	mt_record_publish(pos, MT_RING_WORD(MT_REC_TEXT, n, 0, 0, len));
+	return 0;
+}
+
+static int one_slot(unsigned type, unsigned reason, uint64_t t,
+		    uint64_t dropped, uint64_t *end)
+{
+	mt_ring_stop_t *s;
+	uint64_t pos;
+
+	if (mt_record_reserve(1, &pos) < 0)
+		return -1;
+	s = (mt_ring_stop_t *)mt_record_slot(pos);
+	s->t = t;
+	s->dropped = dropped;
+	mt_record_publish(pos, MT_RING_WORD(type, 1, reason, 0, 0));
+	*end = pos + 1;
+	return 0;
+}
+
+int mt_record_stop(unsigned reason, uint64_t t, uint64_t dropped, uint64_t *end)
+{
+	return one_slot(MT_REC_STOP, reason, t, dropped, end);
+}
+
+int mt_record_unstop(uint64_t *end)
+{
+	return one_slot(MT_REC_UNSTOP, 0, 0, 0, end);
+}
+
+int mt_record_wait_collector(uint64_t end, int ack, unsigned timeout_ms)
+{
+	mt_ring_hdr_t *h = mt_record_ring.hdr;
+	uint64_t until = timeout_ms ? now_ns() + timeout_ms * 1000000ull : 0;
+	int saved = errno, rc = -1;
+
+	for (;;) {
+		uint32_t acks = atomic_load(&h->acks), st = atomic_load(&h->state);
+
+		if (ack ? atomic_load(&h->acked) >= end : st == MT_RING_DONE) {
+			rc = 0;
+			break;
+		}
+		if (!mt_record_collector_alive() || (until && now_ns() > until))
+			break;
+		if (ack)
+			futex_wait(&h->acks, acks, WAIT_NS);
+		else
+			futex_wait(&h->state, st, WAIT_NS);
+	}
+	errno = saved;
+	return rc;
+}
+
+int mt_record_wait_open(void)
+{
+	mt_ring_hdr_t *h = mt_record_ring.hdr;
+	int saved = errno, rc;
+
+	for (;;) {
+		uint32_t st = atomic_load(&h->state);
+
+		if (st != MT_RING_STARTING) {
+			rc = st == MT_RING_DONE ? MT_RING_FAILED : (int)st;
+			break;
+		}
+		if (mt_real_syscall6(SYS_kill, mt_record_ring.collector, 0, 0, 0, 0,
+				     0) == -ESRCH) {
+			rc = -1;
+			break;
+		}
+		futex_wait(&h->state, st, WAIT_NS);
+	}
+	errno = saved;
+	return rc;
+}

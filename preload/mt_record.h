@@ -1,0 +1,89 @@
+/*
+ * mt_record: the program's side of the ring (common/mt_ring.h): reserve
+ * slots, fill them, publish them; wait for room when the collector is
+ * behind; learn when the collector is gone.
+ *
+ * Invariants:
+ * - The common path is one atomic add (the reservation) and plain stores
+ *   into the slot, published with one release store: no lock, no system
+ *   call.  A thread waits (spinning, then on a futex) only while the ring
+ *   is full, and never for longer than the collector lives.
+ * - Reservation order is trace order: whatever must come before an event
+ *   in the trace (its stack's declaration, a free before the allocation
+ *   that gets its address back) is reserved before it.
+ * - Every slot reserved is published, even when its writer gives up
+ *   (mt_record_wait_room() failed: the ring is abandoned, nothing waits).
+ * - Never allocates, never calls a hooked function; errno is kept.
+ */
+#ifndef MT_RECORD_H
+#define MT_RECORD_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/mt_ring.h"
+#include "mt_spawn.h"
+
+/* The ring this process writes, or hdr NULL. */
+extern mt_spawn_ring_t mt_record_ring;
+
+/* The tail this thread last saw: while head stays within a ring's length
+ * of it there is room without reading the collector's line. */
+extern __thread uint64_t mt_record_seen_tail
+	__attribute__((tls_model("initial-exec")));
+
+/* Wait until slot pos + n - 1 may be written.  Returns 0, or -1 when the
+ * collector is gone or finished (the caller stops tracing). */
+int mt_record_wait_room(uint64_t pos, unsigned n);
+
+/* Reserve n consecutive slots; *pos receives the first.  Returns 0, or -1
+ * as mt_record_wait_room(): the slots are then never to be written. */
+static inline int mt_record_reserve(unsigned n, uint64_t *pos)
+{
+	mt_ring_hdr_t *h = mt_record_ring.hdr;
+	uint64_t p = atomic_fetch_add_explicit(&h->head, n, memory_order_relaxed);
+
+	*pos = p;
+	if (__builtin_expect(p + n - mt_record_seen_tail > h->nslots, 0))
+		return mt_record_wait_room(p, n);
+	return 0;
+}
+
+static inline mt_ring_slot_t *mt_record_slot(uint64_t pos)
+{
+	return &mt_record_ring.slots[pos & (mt_record_ring.hdr->nslots - 1)];
+}
+
+/* Publish a record whose first slot is at pos with header word w. */
+static inline void mt_record_publish(uint64_t pos, uint64_t w)
+{
+	atomic_store_explicit(&mt_record_slot(pos)->word, w, memory_order_release);
+}
+
+/* A whole line but its seq (it begins {"v":1,"seq":0,): reserve, copy,
+ * publish.  Returns 0, or -1 when the ring is abandoned. */
+int mt_record_text(const char *line, size_t len);
+
+/* trace.stop with reason (MT_STOP_*), t and dropped; *end receives the
+ * slot after it.  Returns 0 or -1. */
+int mt_record_stop(unsigned reason, uint64_t t, uint64_t dropped, uint64_t *end);
+/* Take the last exec's stop back; *end as above. */
+int mt_record_unstop(uint64_t *end);
+
+/*
+ * Wait until the collector has handled every record before end (acked)
+ * when ack, or until it has finished the trace (MT_RING_DONE) when not.
+ * Returns 0, or -1 when it died first or timeout_ms passed (0: none).
+ */
+int mt_record_wait_collector(uint64_t end, int ack, unsigned timeout_ms);
+
+/* Wait for the collector to say whether it opened the trace: returns
+ * MT_RING_WRITING or MT_RING_FAILED (open_error and path say why), or -1
+ * when it died first. */
+int mt_record_wait_open(void);
+
+/* Whether the collector still runs (it has not finished, nor died). */
+int mt_record_collector_alive(void);
+
+#endif

@@ -1,0 +1,244 @@
+/*
+ * mt_spawn: the collector's start (mt_spawn.h says why it is made this
+ * way).  It must never call malloc or a hooked function, never leave a
+ * descriptor or a child behind in the program, and never let a signal
+ * handler of the program run in one of its children.
+ */
+#include "mt_spawn.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../common/mt_fmt.h"
+#include "mt_real.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+#define STACK_LEN (64u << 10)
+
+static long sys(long n, long a, long b, long c, long d, long e, long f)
+{
+	return mt_real_syscall6(n, a, b, c, d, e, f);
+}
+
+int mt_spawn_find(char *path, size_t cap)
+{
+	const char *env = getenv("MEMTRACE_COLLECTOR");
+	static const char *const tails[] = {
+		"/" MT_SPAWN_COLLECTOR, "/../libexec/memtrace/" MT_SPAWN_COLLECTOR
+	};
+	char first[4096] = "";
+	Dl_info info;
+	size_t dir;
+
+	if (env && *env) {
+		if (strlen(env) + 1 > cap)
+			return -ENAMETOOLONG;
+		memcpy(path, env, strlen(env) + 1);
+		return access(path, X_OK) ? -errno : 0;
+	}
+	if (!dladdr((void *)mt_spawn_find, &info) || !info.dli_fname ||
+	    !strchr(info.dli_fname, '/')) {
+		ssize_t n = readlink("/proc/self/exe", first, sizeof(first) - 1);
+
+		if (n <= 0)
+			return -ENOENT;
+		first[n] = '\0';
+	} else {
+		if (strlen(info.dli_fname) + 1 > sizeof(first))
+			return -ENAMETOOLONG;
+		memcpy(first, info.dli_fname, strlen(info.dli_fname) + 1);
+	}
+	dir = (size_t)(strrchr(first, '/') - first);
+	for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
+		size_t k = strlen(tails[i]);
+
+		if (dir + k + 1 > cap)
+			return -ENAMETOOLONG;
+		memcpy(path, first, dir);
+		memcpy(path + dir, tails[i], k + 1);
+		if (!access(path, X_OK))
+			return 0;
+	}
+	/* Name the first place looked at in the caller's warning. */
+	memcpy(path + dir, tails[0], strlen(tails[0]) + 1);
+	return -ENOENT;
+}
+
+typedef struct {
+	const char *collector;
+	char *const *argv;
+	pid_t program;
+	uint64_t nslots, t0;
+	size_t map_len;
+	char *stack2;
+	/* Results, written by the children into the shared memory. */
+	void *map;
+	pid_t collector_pid;
+	int err; /* -errno */
+	int memfd, pidfd;
+} spawn_t;
+
+/* The collector: out of the session, fds 3 (the ring) and 4 (the
+ * program's pidfd, or none), stdin and stdout on /dev/null, stderr kept;
+ * then the exec.  Signals stay blocked through it: the collector unblocks
+ * them, its handlers being its own by then. */
+static int collector_child(void *arg)
+{
+	spawn_t *s = arg;
+	static char *const envp[] = { NULL };
+	long a, b = -1, null;
+
+	sys(SYS_setsid, 0, 0, 0, 0, 0, 0);
+	a = sys(SYS_fcntl, s->memfd, F_DUPFD, 5, 0, 0, 0);
+	if (s->pidfd >= 0)
+		b = sys(SYS_fcntl, s->pidfd, F_DUPFD, 5, 0, 0, 0);
+	if (a < 0 || sys(SYS_dup2, a, 3, 0, 0, 0, 0) < 0) {
+		s->err = a < 0 ? (int)a : -EBADF;
+		sys(SYS_exit, 127, 0, 0, 0, 0, 0);
+	}
+	if (b >= 0)
+		sys(SYS_dup2, b, 4, 0, 0, 0, 0);
+	else
+		sys(SYS_close, 4, 0, 0, 0, 0, 0);
+	null = sys(SYS_open, (long)"/dev/null", O_RDWR, 0, 0, 0, 0);
+	if (null >= 0) {
+		sys(SYS_dup2, null, 0, 0, 0, 0, 0);
+		sys(SYS_dup2, null, 1, 0, 0, 0, 0);
+	}
+	if (sys(SYS_close_range, 5, ~0u, 0, 0, 0, 0) < 0)
+		for (long fd = 5; fd < 65536; fd++)
+			sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	s->err = (int)sys(SYS_execve, (long)s->collector, (long)s->argv,
+			  (long)envp, 0, 0, 0);
+	sys(SYS_exit, 127, 0, 0, 0, 0, 0);
+	return 127;
+}
+
+/* The go-between: the memfd and the pidfd in its own table, the mapping
+ * in the shared memory, then the collector as its vfork child. */
+static int middle_child(void *arg)
+{
+	spawn_t *s = arg;
+	long fd, map;
+	pid_t pid;
+
+	fd = sys(SYS_memfd_create, (long)"memtrace-ring", MFD_CLOEXEC, 0, 0, 0, 0);
+	if (fd < 0) {
+		s->err = (int)fd;
+		goto out;
+	}
+	s->memfd = (int)fd;
+	/* RLIMIT_FSIZE bounds a memfd's size too (and a program may have set
+	 * it small): this process's own soft limit is raised as far as the
+	 * hard one for the ftruncate, then put back, so the collector writes
+	 * under the program's limit. */
+	{
+		struct rlimit old, raised;
+
+		if (sys(SYS_prlimit64, 0, RLIMIT_FSIZE, 0, (long)&old, 0, 0) == 0 &&
+		    old.rlim_cur != RLIM_INFINITY && old.rlim_cur < s->map_len) {
+			raised = (struct rlimit){ old.rlim_max, old.rlim_max };
+			sys(SYS_prlimit64, 0, RLIMIT_FSIZE, (long)&raised, 0, 0, 0);
+			s->err = (int)sys(SYS_ftruncate, fd, (long)s->map_len, 0, 0, 0, 0);
+			sys(SYS_prlimit64, 0, RLIMIT_FSIZE, (long)&old, 0, 0, 0);
+		} else {
+			s->err = (int)sys(SYS_ftruncate, fd, (long)s->map_len, 0, 0, 0, 0);
+		}
+	}
+	if (s->err < 0)
+		goto out;
+	map = sys(SYS_mmap, 0, (long)s->map_len, PROT_READ | PROT_WRITE,
+		  MAP_SHARED, fd, 0);
+	if (map < 0 && map > -4096) {
+		s->err = (int)map;
+		goto out;
+	}
+	{
+		mt_ring_hdr_t *h = (mt_ring_hdr_t *)map;
+
+		h->magic = MT_RING_MAGIC;
+		h->nslots = s->nslots;
+		h->t0 = s->t0;
+	}
+	s->pidfd = (int)sys(SYS_pidfd_open, s->program, 0, 0, 0, 0, 0);
+	pid = clone(collector_child, s->stack2 + STACK_LEN, CLONE_VM | CLONE_VFORK, s);
+	if (pid < 0 || s->err < 0) {
+		if (!s->err)
+			s->err = -EAGAIN;
+		sys(SYS_munmap, map, (long)s->map_len, 0, 0, 0, 0);
+		goto out;
+	}
+	s->map = (void *)map;
+	s->collector_pid = pid;
+out:
+	sys(SYS_exit, 0, 0, 0, 0, 0, 0);
+	return 0;
+}
+
+int mt_spawn_collector(const char *collector, const char *name, int root,
+		       uint64_t nslots, uint64_t t0, mt_spawn_ring_t *r)
+{
+	char pid_s[MT_FMT_U64_MAX + 1];
+	char *argv[] = { MT_SPAWN_COLLECTOR, (char *)name, root ? "1" : "0",
+			 pid_s, NULL };
+	spawn_t s = { .collector = collector, .argv = argv, .nslots = nslots,
+		      .t0 = t0, .memfd = -1, .pidfd = -1 };
+	sigset_t all, old;
+	int saved = errno, st;
+	long stacks, got;
+	pid_t mid;
+
+	s.program = (pid_t)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	pid_s[mt_fmt_u64(pid_s, (uint64_t)s.program)] = '\0';
+	s.map_len = MT_RING_HDR_SIZE + nslots * MT_RING_SLOT;
+	stacks = sys(SYS_mmap, 0, 2 * STACK_LEN, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (stacks < 0 && stacks > -4096)
+		return (int)stacks;
+	s.stack2 = (char *)stacks + STACK_LEN;
+	/* No handler of the program may run in a child sharing its memory. */
+	sigfillset(&all);
+	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
+	mid = clone(middle_child, (char *)stacks + STACK_LEN, CLONE_VM | CLONE_VFORK, &s);
+	if (mid < 0) {
+		s.err = -errno;
+	} else {
+		do
+			got = sys(SYS_wait4, mid, (long)&st, __WALL, 0, 0, 0);
+		while (got == -EINTR);
+	}
+	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+	sys(SYS_munmap, stacks, 2 * STACK_LEN, 0, 0, 0, 0);
+	errno = saved;
+	if (!s.map)
+		return s.err ? s.err : -EAGAIN;
+	r->hdr = s.map;
+	r->slots = (mt_ring_slot_t *)((char *)s.map + MT_RING_HDR_SIZE);
+	r->map_len = s.map_len;
+	r->collector = s.collector_pid;
+	return 0;
+}
+
+void mt_spawn_unmap(mt_spawn_ring_t *r)
+{
+	if (r->hdr)
+		sys(SYS_munmap, (long)r->hdr, (long)r->map_len, 0, 0, 0, 0);
+	r->hdr = NULL;
+	r->slots = NULL;
+}

@@ -1,0 +1,658 @@
+/*
+ * check_out: the collector's trace file (collector/mt_out): plain and
+ * zstd traces read back whole, flushes that make a running trace
+ * readable, the names a trace takes, its lock, mark and rewind, a full
+ * disk that leaves whole lines and whole frames only, and a zstd trace
+ * cut anywhere in its last frame, judged by the analyzer as a cut-off
+ * trace that keeps every event of its whole frames (issue 22).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "mt_test.h"
+#include "../analyzer/mt_analysis.h"
+#include "../analyzer/mt_error.h"
+#include "../collector/mt_out.h"
+
+typedef struct {
+	char *data;
+	size_t len, cap;
+} bytes_t;
+
+static void add(bytes_t *b, const void *p, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n) * 2 + 4096;
+		b->data = realloc(b->data, b->cap);
+		mt_quiet_ptr_nonnull(b->data);
+	}
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+static size_t addf(bytes_t *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static size_t addf(bytes_t *b, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	mt_quiet(n > 0 && (size_t)n < sizeof(line), "line too long");
+	add(b, line, (size_t)n);
+	return (size_t)n;
+}
+
+/* Event seq of a trace: an alloc of block seq / 2 when seq is even, its
+ * free when odd, so every prefix of whole lines is a valid trace. */
+static size_t add_event(bytes_t *b, uint64_t seq)
+{
+	uint64_t ptr = 0x7f0000000000ull + (seq / 2) * 0x40;
+
+	if (seq % 2 == 0)
+		return addf(b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"alloc\","
+			    "\"allocator_id\":0,\"ptr\":\"0x%" PRIx64 "\",\"size\":%"
+			    PRIu64 ",\"fn\":\"malloc\",\"tid\":7,\"t\":%" PRIu64 "}\n",
+			    seq, ptr, 16 + (seq * 2654435761u) % 4000, seq * 37);
+	return addf(b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"free\","
+		    "\"allocator_id\":0,\"ptr\":\"0x%" PRIx64 "\",\"fn\":\"free\","
+		    "\"tid\":7,\"t\":%" PRIu64 "}\n", seq, ptr, seq * 37);
+}
+
+static void add_head(bytes_t *b)
+{
+	addf(b, "{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":42}\n");
+	addf(b, "{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0}\n");
+}
+
+/* Write the last len bytes of b (one or more whole lines) to o. */
+static void out_tail(mt_out_t *o, const bytes_t *b, size_t len)
+{
+	mt_quiet_int_eq(mt_out_write(o, b->data + b->len - len, len), 0);
+}
+
+/*
+ * Decode a zstd stream into out.  Returns 1 when it ends at the end of a
+ * whole frame, 0 when it is cut inside one (out then holds what decoded),
+ * -1 when the decoder refuses it.
+ */
+static int unzstd(const char *z, size_t n, bytes_t *out)
+{
+	ZSTD_DCtx *d = ZSTD_createDCtx();
+	ZSTD_inBuffer in = { z, n, 0 };
+	size_t r = 0;
+	char buf[1 << 16];
+	int rc = 1;
+
+	mt_quiet_ptr_nonnull(d);
+	while (in.pos < in.size) {
+		ZSTD_outBuffer ob = { buf, sizeof(buf), 0 };
+
+		r = ZSTD_decompressStream(d, &ob, &in);
+		if (ZSTD_isError(r)) {
+			rc = -1;
+			break;
+		}
+		add(out, buf, ob.pos);
+	}
+	/* Whatever the decoder still holds of a cut frame. */
+	for (;;) {
+		ZSTD_outBuffer ob = { buf, sizeof(buf), 0 };
+
+		if (rc < 0 || !r)
+			break;
+		rc = 0;
+		r = ZSTD_decompressStream(d, &ob, &in);
+		if (ZSTD_isError(r) || !ob.pos)
+			break;
+		add(out, buf, ob.pos);
+	}
+	ZSTD_freeDCtx(d);
+	return rc;
+}
+
+static bytes_t read_back(const char *path)
+{
+	bytes_t b = { 0 };
+
+	b.data = mt_test_read(path, &b.len);
+	mt_quiet(b.data != NULL, "cannot read %s", path);
+	b.cap = b.len;
+	return b;
+}
+
+static mt_out_t *open_out(const char *path, int root)
+{
+	char used[4096];
+	mt_out_t *o;
+
+	mt_quiet_int_eq(mt_out_open(&o, path, root, used, sizeof(used)), 0);
+	mt_quiet(!strcmp(used, path), "opened %s, not %s", used, path);
+	return o;
+}
+
+START_TEST(out_plain_lines_round_trip)
+{
+	char *dir = mt_test_tmpdir();
+	char *path = mt_test_path(dir, "t.jsonl");
+	mt_out_t *o = open_out(path, 1);
+	bytes_t want = { 0 }, got;
+	uint64_t seq;
+
+	mt_quiet_int_eq(mt_out_compressed(o), 0);
+	add_head(&want);
+	out_tail(o, &want, want.len);
+	/* Some MiB, a line at a time and in runs, across the chunks. */
+	for (seq = 3; want.len < 3 * MT_OUT_CHUNK; seq++)
+		out_tail(o, &want, add_event(&want, seq));
+	{
+		size_t at = want.len;
+
+		while (want.len - at < MT_OUT_CHUNK + 100)
+			add_event(&want, seq++);
+		out_tail(o, &want, want.len - at);
+	}
+	mt_quiet_int_eq(mt_out_close(o), 0);
+	got = read_back(path);
+	mt_quiet_uint_eq(got.len, want.len);
+	mt_quiet_mem_eq(got.data, want.data, want.len);
+	free(got.data);
+	free(want.data);
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(out_zstd_round_trip_is_the_plain_trace)
+{
+	char *dir = mt_test_tmpdir();
+	char *path = mt_test_path(dir, "t.jsonl.zst");
+	mt_out_t *o = open_out(path, 1);
+	bytes_t want = { 0 }, z, got = { 0 };
+	mt_analysis_t a;
+	uint64_t seq;
+
+	mt_quiet_int_eq(mt_out_compressed(o), 1);
+	add_head(&want);
+	out_tail(o, &want, want.len);
+	for (seq = 3; seq < 60000; seq++) {
+		out_tail(o, &want, add_event(&want, seq));
+		if (seq % 10000 == 0)
+			mt_quiet_int_eq(mt_out_flush(o), 0);
+	}
+	out_tail(o, &want, addf(&want, "{\"v\":1,\"seq\":%" PRIu64
+				 ",\"kind\":\"trace.stop\",\"reason\":\"exit\"}\n", seq));
+	mt_quiet_int_eq(mt_out_close(o), 0);
+	z = read_back(path);
+	mt_quiet_int_eq(unzstd(z.data, z.len, &got), 1);
+	mt_quiet_uint_eq(got.len, want.len);
+	mt_quiet_mem_eq(got.data, want.data, want.len);
+	/* And the analyzer reads it as the complete trace it is. */
+	mt_quiet_int_eq(mt_analysis_run(&a, path), MT_OK);
+	ck_assert_str_eq(mt_integrity_status(&a.integrity), "complete");
+	mt_quiet_uint_eq(a.heap.events, seq);
+	mt_analysis_release(&a);
+	free(z.data);
+	free(got.data);
+	free(want.data);
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(out_zstd_flush_makes_every_line_readable_while_open)
+{
+	char *dir = mt_test_tmpdir();
+	char *path = mt_test_path(dir, "t.zst");
+	mt_out_t *o = open_out(path, 1);
+	bytes_t want = { 0 };
+	uint64_t seq = 3;
+
+	add_head(&want);
+	out_tail(o, &want, want.len);
+	for (int round = 0; round < 5; round++) {
+		bytes_t z, got = { 0 };
+		uint64_t before = mt_out_length(o);
+
+		for (int i = 0; i < 100 + round * 1000; i++)
+			out_tail(o, &want, add_event(&want, seq++));
+		mt_quiet_int_eq(mt_out_flush(o), 0);
+		/* A flush without a line since writes nothing. */
+		mt_quiet_int_eq(mt_out_flush(o), 0);
+		z = read_back(path);
+		mt_quiet_uint_gt(z.len, before);
+		mt_quiet_uint_eq(z.len, mt_out_length(o));
+		mt_quiet_int_eq(unzstd(z.data, z.len, &got), 1);
+		mt_quiet_uint_eq(got.len, want.len);
+		mt_quiet_mem_eq(got.data, want.data, want.len);
+		free(z.data);
+		free(got.data);
+	}
+	mt_quiet_int_eq(mt_out_close(o), 0);
+	free(want.data);
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(out_root_empties_an_existing_file)
+{
+	char *dir = mt_test_tmpdir();
+	char *path = mt_test_path(dir, "t.jsonl");
+	static const char line[] = "{\"v\":1,\"seq\":1,\"kind\":\"trace.start\"}\n";
+	mt_out_t *o;
+
+	mt_test_write(path, "an old trace, longer than the new one\n"
+		      "with two lines and more\n", 62);
+	o = open_out(path, 1);
+	mt_test_assert_file_eq(path, "");
+	mt_quiet_int_eq(mt_out_write(o, line, strlen(line)), 0);
+	mt_quiet_int_eq(mt_out_close(o), 0);
+	mt_test_assert_file_eq(path, line);
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* Open name (in dir) as a non-root trace: it must take want, and write
+ * its line there. */
+static void assert_takes(const char *dir, const char *name, const char *want)
+{
+	char *path = mt_test_path(dir, name), *wpath = mt_test_path(dir, want);
+	char used[4096];
+	mt_out_t *o;
+
+	mt_quiet_int_eq(mt_out_open(&o, path, 0, used, sizeof(used)), 0);
+	mt_quiet(!strcmp(used, wpath), "%s took %s, not %s", name, used, wpath);
+	mt_quiet_int_eq(mt_out_write(o, "new\n", 4), 0);
+	mt_quiet_int_eq(mt_out_close(o), 0);
+	free(path);
+	free(wpath);
+}
+
+START_TEST(out_non_root_takes_the_first_free_name)
+{
+	char *dir = mt_test_tmpdir();
+	static const char *const old[] = { "t.jsonl", "t.1.jsonl", "t.3.jsonl",
+					   "trace", "d.x/trace" };
+	char *sub = mt_test_path(dir, "d.x");
+	char *taken = mt_test_path(dir, "t.jsonl");
+	char used[4096];
+	mt_out_t *o;
+
+	mt_quiet_int_eq(mkdir(sub, 0755), 0);
+	for (size_t i = 0; i < sizeof(old) / sizeof(old[0]); i++) {
+		char *p = mt_test_path(dir, old[i]);
+
+		mt_test_write(p, "old\n", 4);
+		free(p);
+	}
+	assert_takes(dir, "fresh.jsonl", "fresh.jsonl");
+	assert_takes(dir, "t.jsonl", "t.2.jsonl");
+	assert_takes(dir, "t.jsonl", "t.4.jsonl");
+	assert_takes(dir, "trace", "trace.1");
+	assert_takes(dir, "d.x/trace", "d.x/trace.1");
+	assert_takes(dir, ".hidden", ".hidden");
+	assert_takes(dir, ".hidden", ".hidden.1");
+	/* No existing file was opened, let alone emptied. */
+	for (size_t i = 0; i < sizeof(old) / sizeof(old[0]); i++) {
+		char *p = mt_test_path(dir, old[i]);
+
+		mt_test_assert_file_eq(p, "old\n");
+		free(p);
+	}
+	/* A taken name with no room for a number in path is refused. */
+	mt_quiet_int_eq(mt_out_open(&o, taken, 0, used, strlen(taken) + 1),
+			-ENAMETOOLONG);
+	mt_quiet_ptr_null(o);
+	free(taken);
+	free(sub);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(out_jsonl_zst_names_get_the_number_before_jsonl_zst)
+{
+	char *dir = mt_test_tmpdir();
+	static const char *const old[] = { "t.5.jsonl.zst", "t.zst", ".jsonl.zst" };
+
+	for (size_t i = 0; i < sizeof(old) / sizeof(old[0]); i++) {
+		char *p = mt_test_path(dir, old[i]);
+
+		mt_test_write(p, "old\n", 4);
+		free(p);
+	}
+	assert_takes(dir, "t.5.jsonl.zst", "t.5.1.jsonl.zst");
+	assert_takes(dir, "t.5.jsonl.zst", "t.5.2.jsonl.zst");
+	assert_takes(dir, "t.zst", "t.1.zst");
+	assert_takes(dir, ".jsonl.zst", ".jsonl.1.zst");
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(out_flock_is_held_while_open_and_released_on_close)
+{
+	char *dir = mt_test_tmpdir();
+	static const char *const names[] = { "root.jsonl", "new.jsonl.zst" };
+
+	for (int i = 0; i < 2; i++) {
+		char *path = mt_test_path(dir, names[i]);
+		mt_out_t *o = open_out(path, i == 0);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+		mt_quiet(fd >= 0, "open %s: %s", path, strerror(errno));
+		mt_quiet(flock(fd, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK,
+			 "%s: LOCK_EX taken while open", names[i]);
+		mt_quiet(flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK,
+			 "%s: LOCK_SH taken while open", names[i]);
+		mt_quiet_int_eq(mt_out_close(o), 0);
+		mt_quiet(!flock(fd, LOCK_SH | LOCK_NB), "%s: LOCK_SH after close: %s",
+			 names[i], strerror(errno));
+		close(fd);
+		free(path);
+	}
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(out_root_leaves_a_trace_locked_by_another_alone)
+{
+	char *dir = mt_test_tmpdir();
+	char *path = mt_test_path(dir, "t.jsonl");
+	char used[4096];
+	mt_out_t *o;
+	int fd;
+
+	mt_test_write(path, "old\n", 4);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	mt_quiet(fd >= 0 && !flock(fd, LOCK_SH), "flock: %s", strerror(errno));
+	mt_quiet_int_eq(mt_out_open(&o, path, 1, used, sizeof(used)), -EWOULDBLOCK);
+	mt_test_assert_file_eq(path, "old\n");
+	close(fd);
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * Write A, mark, B (part flushed, part not), rewind, C; and A, flush, C
+ * into another file: both files are the same, byte for byte.
+ */
+static void assert_rewind_forgets(const char *name)
+{
+	char *dir = mt_test_tmpdir();
+	char *path = mt_test_path(dir, name);
+	char ref_name[64];
+	char *ref;
+	bytes_t a = { 0 }, b = { 0 }, c = { 0 }, got, want;
+	mt_out_t *o, *r;
+	uint64_t seq = 3, marked;
+	size_t half;
+
+	snprintf(ref_name, sizeof(ref_name), "ref.%s", name);
+	ref = mt_test_path(dir, ref_name);
+	add_head(&a);
+	for (int i = 0; i < 500; i++)
+		add_event(&a, seq++);
+	for (int i = 0; i < 3000; i++)
+		add_event(&b, seq++);
+	addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.stop\",\"reason\":\"exec\"}\n",
+	     seq);
+	for (int i = 0; i < 500; i++)
+		add_event(&c, seq++);
+	o = open_out(path, 1);
+	out_tail(o, &a, a.len);
+	mt_quiet_int_eq(mt_out_mark(o), 0);
+	marked = mt_out_length(o);
+	half = (size_t)(strchr(b.data + b.len / 2, '\n') - b.data) + 1;
+	mt_quiet_int_eq(mt_out_write(o, b.data, half), 0);
+	mt_quiet_int_eq(mt_out_flush(o), 0);
+	mt_quiet_uint_gt(mt_out_length(o), marked);
+	mt_quiet_int_eq(mt_out_write(o, b.data + half, b.len - half), 0);
+	mt_quiet_int_eq(mt_out_rewind(o), 0);
+	mt_quiet_uint_eq(mt_out_length(o), marked);
+	out_tail(o, &c, c.len);
+	mt_quiet_int_eq(mt_out_close(o), 0);
+
+	r = open_out(ref, 1);
+	out_tail(r, &a, a.len);
+	mt_quiet_int_eq(mt_out_flush(r), 0);
+	out_tail(r, &c, c.len);
+	mt_quiet_int_eq(mt_out_close(r), 0);
+
+	got = read_back(path);
+	want = read_back(ref);
+	mt_quiet_uint_eq(got.len, want.len);
+	mt_quiet_mem_eq(got.data, want.data, want.len);
+	free(got.data);
+	free(want.data);
+	free(a.data);
+	free(b.data);
+	free(c.data);
+	free(ref);
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+
+START_TEST(out_mark_and_rewind_plain_forget_every_line_past_the_mark)
+{
+	assert_rewind_forgets("t.jsonl");
+}
+END_TEST
+
+START_TEST(out_mark_and_rewind_zstd_forget_every_frame_past_the_mark)
+{
+	assert_rewind_forgets("t.jsonl.zst");
+}
+END_TEST
+
+#define SMALL_DISK 10000
+
+/*
+ * In a child whose RLIMIT_FSIZE is SMALL_DISK bytes (SIGXFSZ left as it
+ * is: the module must never raise it), write lines to path, flushing
+ * every flush_every lines (0: never), until the write fails; it must fail
+ * with EFBIG, and so must every call after.  Returns the lines written,
+ * all of them in want.
+ */
+static void fill_small_disk(const char *path, int flush_every, bytes_t *want)
+{
+	uint64_t seq;
+	pid_t pid;
+	int status;
+
+	add_head(want);
+	for (seq = 3; want->len < 4 * SMALL_DISK + 2 * MT_OUT_CHUNK; seq++)
+		add_event(want, seq);
+	pid = fork();
+	mt_quiet(pid >= 0, "fork: %s", strerror(errno));
+	if (!pid) {
+		struct rlimit rl = { SMALL_DISK, SMALL_DISK };
+		char used[4096];
+		mt_out_t *o;
+		size_t at = 0;
+		int rc = 0, n = 0;
+
+		if (setrlimit(RLIMIT_FSIZE, &rl) ||
+		    mt_out_open(&o, path, 1, used, sizeof(used)))
+			_exit(10);
+		while (!rc && at < want->len) {
+			size_t end = (size_t)(strchr(want->data + at, '\n') - want->data) + 1;
+
+			rc = mt_out_write(o, want->data + at, end - at);
+			at = end;
+			if (!rc && flush_every && ++n % flush_every == 0)
+				rc = mt_out_flush(o);
+		}
+		if (rc != -EFBIG)
+			_exit(11);
+		if (mt_out_write(o, "x\n", 2) != -EFBIG || mt_out_flush(o) != -EFBIG ||
+		    mt_out_mark(o) != -EFBIG || mt_out_rewind(o) != -EFBIG)
+			_exit(12);
+		_exit(mt_out_close(o) == -EFBIG ? 0 : 13);
+	}
+	mt_quiet(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "the writer ended with status %#x", status);
+}
+
+START_TEST(out_a_small_disk_keeps_every_whole_line_that_fits)
+{
+	char *dir = mt_test_tmpdir();
+	char *path = mt_test_path(dir, "t.jsonl");
+	bytes_t want = { 0 }, got;
+
+	/* Never flushed: the first chunk fails part-way, and is cut back
+	 * to the last line end in what the disk took. */
+	fill_small_disk(path, 0, &want);
+	got = read_back(path);
+	mt_quiet_uint_le(got.len, SMALL_DISK);
+	mt_quiet_uint_gt(got.len, SMALL_DISK - 300);
+	mt_quiet(got.data[got.len - 1] == '\n', "the trace ends inside a line");
+	mt_quiet_mem_eq(got.data, want.data, got.len);
+	free(got.data);
+	free(want.data);
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(out_a_small_disk_keeps_every_whole_frame_that_fits)
+{
+	char *dir = mt_test_tmpdir();
+	char *path = mt_test_path(dir, "t.jsonl.zst");
+	bytes_t want = { 0 }, z, got = { 0 };
+
+	fill_small_disk(path, 20, &want);
+	z = read_back(path);
+	mt_quiet_uint_le(z.len, SMALL_DISK);
+	mt_quiet_uint_gt(z.len, 0);
+	mt_quiet_int_eq(unzstd(z.data, z.len, &got), 1);
+	mt_quiet(got.len > 0 && got.data[got.len - 1] == '\n',
+		 "the frames end inside a line");
+	mt_quiet_mem_eq(got.data, want.data, got.len);
+	free(z.data);
+	free(got.data);
+	free(want.data);
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * Issue 22: a zstd trace cut at every byte of its last frame is judged
+ * missing_stop_event with every whole event kept.  The trace: four frames
+ * of events (a flush after each), the last one ending in trace.stop.  Cut
+ * anywhere before the last frame's 4-byte checksum, the analyzer keeps
+ * exactly the events of the three whole frames (the last frame is one
+ * block, which decodes whole or not at all); cut in its checksum, the
+ * block's events too, trace.stop among them, and the trace is still cut
+ * off.  In process, as the commands read it.
+ */
+START_TEST(out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_stop_event)
+{
+	char *dir = mt_test_tmpdir();
+	char *path = mt_test_path(dir, "t.jsonl.zst");
+	char *cut_path = mt_test_path(dir, "cut.jsonl.zst");
+	mt_out_t *o = open_out(path, 0);
+	bytes_t want = { 0 }, z;
+	uint64_t seq = 3, events_before = 0, events_all;
+	size_t last_start = 0;
+
+	add_head(&want);
+	out_tail(o, &want, want.len);
+	for (int frame = 0; frame < 4; frame++) {
+		if (frame == 3) {
+			last_start = mt_out_length(o);
+			events_before = seq - 1;
+		}
+		for (int i = 0; i < 30 + 7 * frame; i++)
+			out_tail(o, &want, add_event(&want, seq++));
+		if (frame == 3)
+			out_tail(o, &want, addf(&want, "{\"v\":1,\"seq\":%" PRIu64
+						 ",\"kind\":\"trace.stop\",\"reason\":\"exit\"}\n",
+						 seq));
+		mt_quiet_int_eq(mt_out_flush(o), 0);
+	}
+	events_all = seq;
+	mt_quiet_int_eq(mt_out_close(o), 0);
+	z = read_back(path);
+	mt_quiet_uint_gt(last_start, 0);
+	mt_quiet_uint_gt(z.len, last_start + 4);
+	for (size_t cut = last_start; cut < z.len; cut++) {
+		uint64_t want_events = cut >= z.len - 4 ? events_all : events_before;
+		mt_analysis_t a;
+		int rc;
+
+		mt_test_write(cut_path, z.data, cut);
+		rc = mt_analysis_run(&a, cut_path);
+		mt_quiet(rc == MT_OK, "cut at %zu: rc %d", cut, rc);
+		mt_quiet(!a.integrity.invalid, "cut at %zu: invalid: %s", cut,
+			 a.integrity.invalid_message);
+		mt_quiet(!strcmp(mt_integrity_status(&a.integrity), "missing_stop_event"),
+			 "cut at %zu of %zu: %s", cut, z.len,
+			 mt_integrity_status(&a.integrity));
+		mt_quiet(a.heap.events == want_events, "cut at %zu (last frame %zu to "
+			 "%zu): %" PRIu64 " events, not %" PRIu64, cut, last_start,
+			 z.len, a.heap.events, want_events);
+		mt_analysis_release(&a);
+	}
+	free(z.data);
+	free(want.data);
+	free(cut_path);
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *mt_suite_out(void)
+{
+	Suite *s = suite_create("out");
+	TCase *tc = tcase_create("out");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, out_plain_lines_round_trip);
+	tcase_add_test(tc, out_zstd_round_trip_is_the_plain_trace);
+	tcase_add_test(tc, out_zstd_flush_makes_every_line_readable_while_open);
+	tcase_add_test(tc, out_root_empties_an_existing_file);
+	tcase_add_test(tc, out_non_root_takes_the_first_free_name);
+	tcase_add_test(tc, out_jsonl_zst_names_get_the_number_before_jsonl_zst);
+	tcase_add_test(tc, out_flock_is_held_while_open_and_released_on_close);
+	tcase_add_test(tc, out_root_leaves_a_trace_locked_by_another_alone);
+	tcase_add_test(tc, out_mark_and_rewind_plain_forget_every_line_past_the_mark);
+	tcase_add_test(tc, out_mark_and_rewind_zstd_forget_every_frame_past_the_mark);
+	tcase_add_test(tc, out_a_small_disk_keeps_every_whole_line_that_fits);
+	tcase_add_test(tc, out_a_small_disk_keeps_every_whole_frame_that_fits);
+	tcase_add_test(tc, out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_stop_event);
+	suite_add_tcase(s, tc);
+	return s;
+}
