@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -31,10 +32,12 @@
 #define EXEC_POLL_MS 10
 /* The prefix every text record begins with, its seq to be replaced. */
 #define TEXT_PREFIX "{\"v\":1,\"seq\":0,"
+/* Slots read between two moves of the tail the writers see. */
+#define PUBLISH_EVERY 1024
 
 typedef struct {
 	mt_collect_t *c;
-	uint64_t mask, tail, seq, last_t;
+	uint64_t mask, tail, published, seq, last_t;
 	char *batch;
 	size_t used;
 	int dirty, error;
@@ -204,15 +207,15 @@ static void write_stop(drain_t *d, const mt_ring_stop_t *s, uint64_t w)
 	d->used += len;
 }
 
-/* Let go of slots [tail, tail + n): zero their words, move tail. */
-static void consume(drain_t *d, unsigned n)
+/* Tell the writers how far the collector has read, and wake those
+ * waiting for room. */
+static void publish_tail(drain_t *d)
 {
 	mt_ring_hdr_t *h = d->c->hdr;
 
-	for (unsigned i = 0; i < n; i++)
-		atomic_store_explicit(&d->c->slots[(d->tail + i) & d->mask].word, 0,
-				      memory_order_relaxed);
-	d->tail += n;
+	if (d->published == d->tail)
+		return;
+	d->published = d->tail;
 	atomic_store_explicit(&h->tail, d->tail, memory_order_release);
 	if (atomic_load(&h->waiters)) {
 		atomic_fetch_add(&h->tail_moves, 1);
@@ -220,10 +223,25 @@ static void consume(drain_t *d, unsigned n)
 	}
 }
 
+/* Let go of slots [tail, tail + n): zero their words, move tail.  The
+ * writers see it in steps of PUBLISH_EVERY slots (or when the drain
+ * pauses): a store to the line they read, and a wake-up when they wait,
+ * per record would cost more than the record. */
+static void consume(drain_t *d, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		atomic_store_explicit(&d->c->slots[(d->tail + i) & d->mask].word, 0,
+				      memory_order_relaxed);
+	d->tail += n;
+	if (d->tail - d->published >= PUBLISH_EVERY)
+		publish_tail(d);
+}
+
 static void ack(drain_t *d)
 {
 	mt_ring_hdr_t *h = d->c->hdr;
 
+	publish_tail(d);
 	atomic_store(&h->acked, d->tail);
 	atomic_fetch_add(&h->acks, 1);
 	wake(&h->acks);
@@ -267,7 +285,7 @@ static int unstop_ahead(drain_t *d)
  * program has ended, so what is not published now never will be, and a
  * slot that begins no published record is stepped over.
  */
-static int drain(drain_t *d, int max, int gone)
+static int drain_some(drain_t *d, int max, int gone)
 {
 	mt_ring_hdr_t *h = d->c->hdr;
 	int got = GOT_NONE;
@@ -331,6 +349,14 @@ static int drain(drain_t *d, int max, int gone)
 	return got;
 }
 
+static int drain(drain_t *d, int max, int gone)
+{
+	int got = drain_some(d, max, gone);
+
+	publish_tail(d);
+	return got;
+}
+
 /* Whether the program has ended (its pidfd is readable, or it is no
  * more), waiting up to ms for it. */
 static int program_gone(mt_collect_t *c, int ms)
@@ -379,7 +405,7 @@ int mt_collect_run(mt_collect_t *c)
 	mt_ring_hdr_t *h = c->hdr;
 	drain_t *d = calloc(1, sizeof(*d));
 	int rc = 0, got, gone = 0;
-	uint64_t last_exec_look = 0;
+	uint64_t last_exec_look = 0, out_length;
 
 	if (!d || !(d->batch = malloc(BATCH))) {
 		rc = -ENOMEM;
@@ -389,7 +415,7 @@ int mt_collect_run(mt_collect_t *c)
 	}
 	d->c = c;
 	d->mask = h->nslots - 1;
-	d->tail = atomic_load(&h->tail);
+	d->tail = d->published = atomic_load(&h->tail);
 	d->last_flush = now_ns();
 	for (;;) {
 		atomic_fetch_add(&h->heartbeat, 1);
@@ -418,6 +444,7 @@ int mt_collect_run(mt_collect_t *c)
 		flush(d);
 	rc = d->error ? -d->error : 0;
 done:
+	out_length = mt_out_length(c->out);
 	{
 		int crc = mt_out_close(c->out);
 
@@ -425,6 +452,17 @@ done:
 			say_error(d, -crc);
 			rc = crc;
 		}
+	}
+	{
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_SELF, &ru) == 0)
+			h->collector_cpu_ns =
+				((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) *
+					1000000000ull +
+				((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000;
+		h->collector_lines = d ? d->seq : 0;
+		h->collector_bytes = out_length;
 	}
 	atomic_store(&h->state, MT_RING_DONE);
 	wake(&h->state);

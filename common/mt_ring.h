@@ -126,6 +126,9 @@ typedef struct {
 	/* Events lost on the program's side (a stack that did not fit in
 	 * memory), for trace.stop. */
 	_Atomic uint64_t dropped;
+	/* The collector's account, written before it says DONE: its CPU
+	 * time (user + system), lines written, bytes in the file. */
+	uint64_t collector_cpu_ns, collector_lines, collector_bytes;
 	char path[4096]; /* the trace's name, once WRITING or FAILED */
 } mt_ring_hdr_t;
 

@@ -476,6 +476,31 @@ static void stop_and_wait(unsigned reason, unsigned timeout_ms)
 		mt_record_wait_collector(end, 0, timeout_ms);
 }
 
+/* MEMTRACE_STATS=1: once the trace is finished, one line on stderr with
+ * what the collector did (make bench reads it). */
+static int stats;
+
+static void say_stats(void)
+{
+	mt_ring_hdr_t *h = mt_record_ring.hdr;
+	char cpu[MT_FMT_U64_MAX + 1], lines[MT_FMT_U64_MAX + 1], bytes[MT_FMT_U64_MAX + 1];
+	char msg[4 * MT_FMT_U64_MAX + 64];
+	size_t n = 0;
+
+	if (!stats || atomic_load(&h->state) != MT_RING_DONE)
+		return;
+	cpu[mt_fmt_u64(cpu, h->collector_cpu_ns)] = '\0';
+	lines[mt_fmt_u64(lines, h->collector_lines)] = '\0';
+	bytes[mt_fmt_u64(bytes, h->collector_bytes)] = '\0';
+	n += (size_t)(stpcpy(msg + n, "collector: cpu_ns ") - (msg + n));
+	n += (size_t)(stpcpy(msg + n, cpu) - (msg + n));
+	n += (size_t)(stpcpy(msg + n, " lines ") - (msg + n));
+	n += (size_t)(stpcpy(msg + n, lines) - (msg + n));
+	n += (size_t)(stpcpy(msg + n, " bytes ") - (msg + n));
+	stpcpy(msg + n, bytes);
+	say(msg, NULL, NULL);
+}
+
 static unsigned reason_code(const char *reason)
 {
 	if (!strcmp(reason, "exec"))
@@ -597,7 +622,6 @@ static void atfork_child(void)
 	pid_t ppid = getppid();
 
 	atomic_store(&tlock, 0);
-	mt_clock_fork_child();
 	atomic_store(&mt_trace_fail_at, 0); /* only the process it was set for */
 	mt_symbol_fork_child();
 	mt_stack_fork_child();
@@ -663,7 +687,6 @@ void mt_trace_init(void)
 	if (!atomic_compare_exchange_strong(&init_state, &expected, 1))
 		return;
 	self_range();
-	mt_clock_init(0);
 	/* A set-user-ID or otherwise secure-execution process must not
 	 * let its environment choose a file to write. */
 	if (getauxval(AT_SECURE))
@@ -685,6 +708,7 @@ void mt_trace_init(void)
 		memcpy(env_entry + 16, child_pattern, strlen(child_pattern) + 1);
 	}
 	ring_slots = parse_slots(getenv("MEMTRACE_RING_SLOTS"));
+	stats = getenv("MEMTRACE_STATS") && !strcmp(getenv("MEMTRACE_STATS"), "1");
 	collector_found = mt_spawn_find(collector, sizeof(collector)) == 0;
 	lock_take();
 	rc = begin_trace_locked(name, root, parse_depth(getenv("MEMTRACE_STACK_DEPTH")),
@@ -757,6 +781,7 @@ void mt_trace_stop(const char *reason)
 		return;
 	guard++;
 	stop_and_wait(reason_code(reason), 0);
+	say_stats();
 	guard--;
 	errno = saved;
 }
