@@ -1,0 +1,730 @@
+/*
+ * check_collector: the write path of issue 22, as a program under the
+ * preload meets it: records go to a shared ring, a collector process of
+ * their own (not the program's child, outside its session) drains it and
+ * writes the trace.  Each test runs a whole workload and holds it to what
+ * the design promises: a SIGKILL of the program loses no event it had
+ * finished, a SIGKILL of the collector leaves the program running to its
+ * own end, `wait`, SIGCHLD handlers and child subreapers never see a
+ * collector they must wait for, a full ring makes writers wait rather
+ * than drop, forks from threads each get a whole trace, and a zstd trace
+ * says what the plain one says.
+ *
+ * The tests that need to watch a run while it goes (kill it, kill its
+ * collector) start it themselves (start_traced); the others use
+ * mt_test_run_traced(), which returns once stdout and stderr reach their
+ * end: the collectors keep the program's stderr, so every trace is
+ * finished by then.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mt_test.h"
+#include "mt_test_trace.h"
+
+/* A bound that only ends a hang: no test here times anything. */
+#define HANG_GUARD_S 20
+
+/* memtrace check's status word for path (malloc'd). */
+static char *check_status(const char *path)
+{
+	char *mt = mt_test_memtrace();
+	char *argv[] = { mt, "check", (char *)path, NULL };
+	mt_test_run_t r;
+	json_object *o;
+	char *status;
+
+	mt_test_run(&r, argv, NULL);
+	o = json_tokener_parse(r.out);
+	mt_quiet(o != NULL, "memtrace check %s printed %s", path, r.out);
+	status = strdup(mt_test_json_str(o, "status"));
+	json_object_put(o);
+	mt_test_run_release(&r);
+	free(mt);
+	return status;
+}
+
+static void assert_status(const char *path, const char *want)
+{
+	char *status = check_status(path);
+
+	mt_quiet(!strcmp(status, want), "%s: memtrace check says %s, not %s", path,
+		 status, want);
+	free(status);
+}
+
+/* Every *.jsonl trace in dir is complete and ends whole; returns how
+ * many there are. */
+static size_t assert_every_trace_complete(const char *dir)
+{
+	size_t n;
+	char **names = mt_test_traces(dir, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		char *path = mt_test_path(dir, names[i]);
+
+		assert_status(path, "complete");
+		mt_test_assert_trace_whole(path, NULL);
+		free(path);
+	}
+	mt_test_traces_release(names, n);
+	return n;
+}
+
+/* How many lines of s begin with "memtrace:". */
+static int memtrace_lines(const char *s)
+{
+	int n = 0;
+
+	for (const char *p = s; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		n += !strncmp(p, "memtrace:", 9);
+	return n;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* A traced run the test watches while it goes: its pid, and the test's
+ * ends of its stdin (-1: /dev/null), stdout and stderr. */
+typedef struct {
+	pid_t pid;
+	int in, out, err;
+} run_t;
+
+/*
+ * Start argv under the preload with MEMTRACE_OUTPUT=output and the extra
+ * environment entries (NULL-terminated, or NULL); with_stdin gives it a
+ * pipe for stdin.  SIGALRM after HANG_GUARD_S seconds ends a run that
+ * hangs (it survives exec).
+ */
+static void start_traced(run_t *r, char *const argv[], const char *output,
+			 char *const extra[], int with_stdin)
+{
+	int in[2] = { -1, -1 }, out[2], err[2];
+	char preload[4096], outenv[4096];
+
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libmtpreload.so",
+		 mt_test_build_dir());
+	snprintf(outenv, sizeof(outenv), "MEMTRACE_OUTPUT=%s", output);
+	if (with_stdin)
+		mt_quiet_int_eq(pipe(in), 0);
+	mt_quiet_int_eq(pipe(out), 0);
+	mt_quiet_int_eq(pipe(err), 0);
+	r->pid = fork();
+	ck_assert_int_ge(r->pid, 0);
+	if (r->pid == 0) {
+		int devnull = open("/dev/null", O_RDONLY);
+
+		dup2(with_stdin ? in[0] : devnull, 0);
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		putenv(preload);
+		putenv(outenv);
+		for (size_t i = 0; extra && extra[i]; i++)
+			putenv(extra[i]);
+		alarm(HANG_GUARD_S);
+		execv(argv[0], argv);
+		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (with_stdin)
+		close(in[0]);
+	close(out[1]);
+	close(err[1]);
+	r->in = in[1];
+	r->out = out[0];
+	r->err = err[0];
+}
+
+/* Append what fd holds to *buf (malloc'd, NUL-terminated) until it
+ * holds needle (NULL: until the end of fd); fails the test after
+ * HANG_GUARD_S seconds. */
+static void read_until(int fd, char **buf, size_t *len, const char *needle)
+{
+	uint64_t end = now_ms() + HANG_GUARD_S * 1000;
+
+	if (!*buf) {
+		*buf = calloc(1, 1);
+		*len = 0;
+	}
+	while (!needle || !strstr(*buf, needle)) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		char chunk[4096];
+		ssize_t n;
+
+		mt_quiet(now_ms() < end, "read_until: no '%s' after %d s; got '%s'",
+			 needle ? needle : "end", HANG_GUARD_S, *buf);
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		n = read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			mt_quiet(needle == NULL, "read_until: end before '%s'; got '%s'",
+				 needle, *buf);
+			return;
+		}
+		*buf = realloc(*buf, *len + (size_t)n + 1);
+		mt_quiet_ptr_nonnull(*buf);
+		memcpy(*buf + *len, chunk, (size_t)n);
+		*len += (size_t)n;
+		(*buf)[*len] = '\0';
+	}
+}
+
+/* Reap r's process: its exit status, or 128 + signal. */
+static int reap(run_t *r)
+{
+	int st;
+
+	while (waitpid(r->pid, &st, 0) < 0)
+		mt_quiet_int_eq(errno, EINTR);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Wait until the collector has finished the trace at path: it holds an
+ * exclusive flock on it while it writes. */
+static void wait_unlocked(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+
+	mt_quiet(fd >= 0, "%s: %s", path, strerror(errno));
+	while (flock(fd, LOCK_SH) < 0)
+		mt_quiet_int_eq(errno, EINTR);
+	close(fd);
+}
+
+/*
+ * The collector of program pid: a process named memtrace-collector (comm
+ * "memtrace-collec") whose argv is "memtrace-collector NAME ROOT PID".
+ * Returns its pid, or 0.
+ */
+static pid_t find_collector(pid_t program)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	mt_quiet_ptr_nonnull(d);
+	while (!found && (e = readdir(d))) {
+		char path[300], comm[64], cmd[8192];
+		const char *arg;
+		size_t n;
+		FILE *f;
+		int i;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		n = fread(comm, 1, sizeof(comm) - 1, f);
+		fclose(f);
+		comm[n] = '\0';
+		if (strcmp(comm, "memtrace-collec\n"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		n = fread(cmd, 1, sizeof(cmd) - 1, f);
+		fclose(f);
+		cmd[n] = '\0';
+		/* argv[3], past three NUL-terminated arguments. */
+		for (arg = cmd, i = 0; i < 3 && arg < cmd + n; i++)
+			arg += strlen(arg) + 1;
+		if (arg < cmd + n && atol(arg) == (long)program)
+			found = (pid_t)atol(e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/* The last line of the file at path (malloc'd, without its newline). */
+static char *last_line(const char *path)
+{
+	size_t len;
+	char *data = mt_test_read(path, &len), *start, *line;
+
+	mt_quiet(data != NULL && len > 1, "%s: missing or empty", path);
+	data[len - 1] = '\0';
+	start = strrchr(data, '\n');
+	line = strdup(start ? start + 1 : data);
+	free(data);
+	return line;
+}
+
+/*
+ * 1. A SIGKILL in the middle of a burst of malloc+free pairs: the trace
+ * keeps every pair the program had finished before the kill (it counts
+ * them in a shared mapping after each free returns), has no trace.stop
+ * (nothing runs after SIGKILL), and its seq is contiguous, which memtrace
+ * check would call a sequence_gap otherwise: missing_stop_event is its
+ * verdict.  Each pair's records are published before malloc and free
+ * return, and the collector writes every published record once the
+ * program is gone.
+ */
+START_TEST(test_sigkill_mid_burst_loses_no_finished_event)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *count = mt_test_path(dir, "count"), *prog = mt_test_workload("wl_burst");
+	char *argv[] = { prog, count, NULL };
+	_Atomic uint64_t *done;
+	char *err = NULL;
+	uint64_t finished, end;
+	size_t err_len;
+	run_t r;
+	int fd;
+
+	fd = open(count, O_RDWR | O_CREAT, 0600);
+	mt_quiet(fd >= 0 && ftruncate(fd, 4096) == 0, "%s: %s", count, strerror(errno));
+	done = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	mt_quiet(done != MAP_FAILED, "mmap: %s", strerror(errno));
+	close(fd);
+	start_traced(&r, argv, trace, NULL, 0);
+	/* Mid-burst: past 400,000 events, more than the default ring holds,
+	 * so the collector is draining behind it when the kill lands. */
+	end = now_ms() + HANG_GUARD_S * 1000;
+	while (atomic_load(done) < 200000) {
+		mt_quiet(now_ms() < end, "wl_burst finished only %ju pairs",
+			 (uintmax_t)atomic_load(done));
+		mt_quiet(waitpid(r.pid, NULL, WNOHANG) == 0, "wl_burst ended early");
+		nap_ms(1);
+	}
+	mt_quiet_int_eq(kill(r.pid, SIGKILL), 0);
+	mt_quiet_int_eq(reap(&r), 128 + SIGKILL);
+	finished = atomic_load(done);
+	/* The collector keeps the program's stderr until it has finished. */
+	read_until(r.err, &err, &err_len, NULL);
+	wait_unlocked(trace);
+	ck_assert_str_eq(err, "");
+	mt_test_assert_trace_cut(trace);
+	assert_status(trace, "missing_stop_event");
+	mt_quiet_int_eq(mt_test_trace_count(trace, "trace.stop", 0), 0);
+	mt_quiet_uint_ge((uintmax_t)mt_test_trace_count(trace, "alloc", 4242), finished);
+	/* Each finished pair's free is there too (frees name no size). */
+	mt_quiet_uint_ge((uintmax_t)mt_test_trace_count(trace, "free", 0), finished);
+	close(r.out);
+	close(r.err);
+	free(err);
+	munmap((void *)done, 4096);
+	free(prog);
+	free(count);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * 2. The collector SIGKILLed while the program runs: the program runs on
+ * to its own end, exit status and output as bare, and says so at most
+ * once on stderr.  With a ring of 64 slots it fills at once and the
+ * writers find the collector gone (this test is the collectors'
+ * subreaper, so it reaps the killed one: no zombie keeps answering
+ * kill(pid, 0)).  The test waits until the collector has flushed
+ * something before it kills it (it flushes at least every second), so
+ * the trace holds whole lines from trace.start on, with no trace.stop
+ * (missing_stop_event), and none of the allocations made after the kill.
+ */
+START_TEST(test_collector_killed_mid_run_leaves_the_program_running)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_gate");
+	char *argv[] = { prog, NULL };
+	char *extra[] = { "MEMTRACE_RING_SLOTS=64", NULL };
+	char *out = NULL, *err = NULL;
+	size_t out_len, err_len;
+	pid_t collector = 0;
+	struct stat st;
+	uint64_t end;
+	run_t r;
+	int cst;
+
+	mt_quiet_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	start_traced(&r, argv, trace, extra, 1);
+	read_until(r.out, &out, &out_len, "ready\n");
+	end = now_ms() + HANG_GUARD_S * 1000;
+	while (!(collector = find_collector(r.pid))) {
+		mt_quiet(now_ms() < end, "no collector of pid %d", (int)r.pid);
+		nap_ms(5);
+	}
+	while (stat(trace, &st) != 0 || st.st_size == 0) {
+		mt_quiet(now_ms() < end, "the collector flushed nothing in %d s",
+			 HANG_GUARD_S);
+		nap_ms(5);
+	}
+	mt_quiet_int_eq(kill(collector, SIGKILL), 0);
+	/* Adopted by this test, the subreaper, when its parent exited. */
+	mt_quiet(waitpid(collector, &cst, 0) == collector, "waitpid(collector): %s",
+		 strerror(errno));
+	mt_quiet(WIFSIGNALED(cst) && WTERMSIG(cst) == SIGKILL, "collector status %#x",
+		 cst);
+	close(r.in);
+	read_until(r.out, &out, &out_len, NULL);
+	read_until(r.err, &err, &err_len, NULL);
+	mt_quiet_int_eq(reap(&r), 7);
+	ck_assert_str_eq(out, "ready\ndone 100000\n");
+	/* At most the preload's one line that tracing stopped, and nothing
+	 * else. */
+	mt_quiet(memtrace_lines(err) <= 1, "stderr: %s", err);
+	mt_quiet(err_len == 0 || (memtrace_lines(err) == 1 &&
+				  strchr(err, '\n') == err + err_len - 1),
+		 "stderr holds more than one memtrace line: %s", err);
+	mt_test_assert_trace_cut(trace);
+	assert_status(trace, "missing_stop_event");
+	mt_quiet_int_eq(mt_test_trace_count(trace, "trace.stop", 0), 0);
+	mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", 3232), 0);
+	mt_quiet_uint_le((uintmax_t)mt_test_trace_count(trace, "alloc", 3131), 1000);
+	close(r.out);
+	close(r.err);
+	free(out);
+	free(err);
+	free(prog);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * 3a. bash's `wait` waits for every child bash has: a collector that were
+ * bash's child would never end (it waits for bash), nor would the
+ * script.  `sleep 0.1 & wait` must end with status 0 (SIGALRM after
+ * HANG_GUARD_S seconds ends a hang, status 142), and bash's, its forked
+ * child's and sleep's traces are complete.
+ */
+START_TEST(test_bash_wait_does_not_wait_for_collectors)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.%p.jsonl");
+	char *argv[] = { "/bin/bash", "-c", "sleep 0.1 & wait; echo waited", NULL };
+	char *out = NULL, *err = NULL;
+	size_t out_len, err_len;
+	run_t r;
+	int status;
+
+	if (access(argv[0], X_OK) != 0) {
+		MT_TEST_SKIP("needs bash (%s: %s)", argv[0], strerror(errno));
+		goto out;
+	}
+	start_traced(&r, argv, trace, NULL, 0);
+	read_until(r.out, &out, &out_len, NULL);
+	read_until(r.err, &err, &err_len, NULL);
+	status = reap(&r);
+	mt_quiet(status == 0, "bash ended with %d (142: it hung); stderr: %s",
+		 status, err);
+	ck_assert_str_eq(out, "waited\n");
+	ck_assert_str_eq(err, "");
+	mt_quiet_uint_ge(assert_every_trace_complete(dir), 2);
+	close(r.out);
+	close(r.err);
+	free(out);
+	free(err);
+out:
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * 3b. A SIGCHLD handler that reaps with waitpid(-1, WNOHANG), and a
+ * final waitpid(-1): the program sees its K children and nothing else
+ * (a collector as its child would be reaped as foreign, or keep the last
+ * waitpid from saying ECHILD), and every trace, its own and each
+ * child's, is complete.
+ */
+START_TEST(test_sigchld_handler_sees_only_its_own_children)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_sigchld");
+	char *argv[] = { prog, "6", NULL };
+	int k, reaped, foreign, echild, signals;
+	char **names;
+	mt_test_run_t r;
+	size_t n;
+
+	mt_test_run_traced(&r, argv, trace, NULL);
+	mt_quiet(r.status == 0, "wl_sigchld ended with %d: %s", r.status, r.err);
+	mt_quiet(sscanf(r.out, "forked %d reaped %d foreign %d echild %d signals %d",
+			&k, &reaped, &foreign, &echild, &signals) == 5,
+		 "printed %s", r.out);
+	mt_quiet_int_eq(k, 6);
+	mt_quiet_int_eq(reaped, 6);
+	mt_quiet_int_eq(foreign, 0);
+	mt_quiet_int_eq(echild, 1);
+	mt_quiet(signals >= 1 && signals <= 6, "%d SIGCHLDs for 6 children", signals);
+	ck_assert_str_eq(r.err, "");
+	mt_quiet_uint_eq(assert_every_trace_complete(dir), 7);
+	mt_test_assert_trace_whole(trace, "exit");
+	names = mt_test_traces(dir, &n);
+	for (size_t i = 0; i < n; i++) {
+		char *path = mt_test_path(dir, names[i]);
+
+		if (strcmp(names[i], "t.jsonl"))
+			mt_quiet_int_eq(mt_test_trace_count(path, "alloc", 5151), 2);
+		free(path);
+	}
+	mt_test_traces_release(names, n);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * 4. A ring of 64 slots and 4 threads making 50,000 allocations (100,000
+ * events, the ring full some 1,500 times over): the writers wait for room
+ * over and over, and nothing is dropped: the trace is complete,
+ * trace.stop says dropped 0, and it holds exactly every allocation.
+ * (Not 200,000: a full 64-slot ring moves about 64 events per collector
+ * idle period, a millisecond, so 200,000 took 6.5 s here.)
+ */
+START_TEST(test_full_ring_makes_writers_wait_and_drops_nothing)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_fullring");
+	char *argv[] = { prog, NULL };
+	mt_test_run_t r;
+	json_object *stop;
+	char *last;
+
+	mt_test_run_traced(&r, argv, trace, "MEMTRACE_RING_SLOTS=64");
+	mt_quiet(r.status == 0, "wl_fullring ended with %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.out, "done 50000\n");
+	ck_assert_str_eq(r.err, "");
+	assert_status(trace, "complete");
+	mt_test_assert_trace_whole(trace, "exit");
+	mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", 8181), 50000);
+	last = last_line(trace);
+	stop = json_tokener_parse(last);
+	mt_quiet(stop != NULL, "last line: %s", last);
+	mt_quiet_uint_eq(mt_test_json_u64(stop, "dropped"), 0);
+	json_object_put(stop);
+	free(last);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * 5. A child subreaper adopts its orphaned grandchildren, and with them
+ * the collectors of its descendants (each is an orphan once the clone
+ * that made it exits): it reaps until ECHILD, so it must end, which it
+ * does only if every collector it adopted exits once its own program is
+ * gone.  It reaps its 9 processes, and perhaps up to 9 collectors as
+ * well (acceptable: they are its descendants' collectors, adopted as the
+ * kernel adopts any orphan; its own collector started before its prctl
+ * and went to init).  Every trace is complete.
+ */
+START_TEST(test_child_subreaper_reaps_its_orphans_and_ends)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_subreaper");
+	char *argv[] = { prog, "3", "2", NULL };
+	int forked, reaped;
+	mt_test_run_t r;
+
+	mt_test_run_traced(&r, argv, trace, NULL);
+	mt_quiet(r.status == 0, "wl_subreaper ended with %d (142: it hung): %s",
+		 r.status, r.err);
+	mt_quiet(sscanf(r.out, "forked %d reaped %d", &forked, &reaped) == 2,
+		 "printed %s", r.out);
+	mt_quiet_int_eq(forked, 9);
+	mt_quiet(reaped >= forked && reaped <= 2 * forked,
+		 "forked %d, reaped %d (each process, and at most its collector)",
+		 forked, reaped);
+	ck_assert_str_eq(r.err, "");
+	mt_test_assert_trace_whole(trace, "exit");
+	mt_quiet_uint_eq(assert_every_trace_complete(dir), 10);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * 6. 8 threads allocating while four of them fork a child each: the
+ * parent's trace holds exactly its threads' 16,000 allocations, each
+ * child's trace (t.PID.jsonl, by the naming rule for a name without %p)
+ * exactly its own 300 and none of its parent's, and all five are
+ * complete.
+ */
+START_TEST(test_threads_that_fork_leave_every_trace_complete)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_threadfork");
+	char *argv[] = { prog, NULL };
+	mt_test_run_t r;
+	int children = 0;
+	const char *p;
+
+	mt_test_run_traced(&r, argv, trace, NULL);
+	mt_quiet(r.status == 0, "wl_threadfork ended with %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.err, "");
+	mt_quiet_uint_eq(assert_every_trace_complete(dir), 5);
+	mt_test_assert_trace_whole(trace, "exit");
+	mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", 7171), 16000);
+	mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", 7272), 0);
+	for (p = r.out; (p = strstr(p, "child ")); p++) {
+		char name[64], *path;
+		json_object *o;
+		long pid = atol(p + 6);
+
+		snprintf(name, sizeof(name), "t.%ld.jsonl", pid);
+		path = mt_test_path(dir, name);
+		mt_quiet(mt_test_exists(path), "no trace %s of child %ld", name, pid);
+		mt_test_assert_trace_whole(path, "exit");
+		mt_quiet_int_eq(mt_test_trace_count(path, "alloc", 7272), 300);
+		mt_quiet_int_eq(mt_test_trace_count(path, "alloc", 7171), 0);
+		o = mt_test_trace_start(path);
+		mt_quiet_int_eq(mt_test_json_i64(o, "pid"), pid);
+		json_object_put(o);
+		free(path);
+		children++;
+	}
+	mt_quiet_int_eq(children, 4);
+	mt_quiet(strstr(r.out, "done\n") != NULL, "printed %s", r.out);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* memtrace summary's rows for path, each without its duration_ns (the
+ * one number two runs of a workload need not share), one a line. */
+static char *summary_rows(const char *path)
+{
+	char *mt = mt_test_memtrace();
+	char *argv[] = { mt, "summary", (char *)path, NULL };
+	char *rows = calloc(1, 1), *line, *save = NULL;
+	size_t len = 0;
+	mt_test_run_t r;
+
+	mt_test_run(&r, argv, NULL);
+	mt_quiet(r.status == 0, "memtrace summary %s: %d: %s", path, r.status, r.err);
+	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_object *o = json_tokener_parse(line);
+		const char *s;
+
+		mt_quiet(o != NULL, "summary row is not JSON: %s", line);
+		json_object_object_del(o, "duration_ns");
+		s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+		rows = realloc(rows, len + strlen(s) + 2);
+		mt_quiet_ptr_nonnull(rows);
+		memcpy(rows + len, s, strlen(s));
+		len += strlen(s);
+		rows[len++] = '\n';
+		rows[len] = '\0';
+		json_object_put(o);
+	}
+	mt_test_run_release(&r);
+	free(mt);
+	return rows;
+}
+
+/*
+ * 8. The collector writes zstd when the name ends .zst: the trace of a
+ * real workload (wl_demo) reads back with zstdcat as whole JSONL lines,
+ * memtrace check calls it complete, and memtrace summary gives the same
+ * rows, number for number (but the run's duration), as for the same
+ * workload traced to a plain name.
+ */
+START_TEST(test_zstd_trace_reads_back_and_summarizes_as_plain)
+{
+	char *dir = mt_test_tmpdir(), *zst = mt_test_path(dir, "z.jsonl.zst");
+	char *plain = mt_test_path(dir, "p.jsonl"), *unpacked = mt_test_path(dir, "u.jsonl");
+	char *prog = mt_test_workload("wl_demo");
+	char *argv[] = { prog, NULL };
+	char *zargv[] = { "/usr/bin/zstdcat", zst, NULL };
+	char *a, *b;
+	mt_test_run_t r, z, p;
+
+	if (access(zargv[0], X_OK) != 0) {
+		MT_TEST_SKIP("needs zstdcat (%s: %s)", zargv[0], strerror(errno));
+		goto out;
+	}
+	mt_test_run_traced(&r, argv, zst, NULL);
+	mt_quiet(r.status == 0, "wl_demo ended with %d: %s", r.status, r.err);
+	mt_test_run_traced(&p, argv, plain, NULL);
+	mt_quiet_int_eq(p.status, 0);
+	ck_assert_str_eq(r.out, p.out);
+	mt_test_run(&z, zargv, NULL);
+	mt_quiet(z.status == 0, "zstdcat: %d: %s", z.status, z.err);
+	mt_test_write(unpacked, z.out, z.out_len);
+	mt_test_assert_trace_whole(unpacked, "exit");
+	assert_status(zst, "complete");
+	assert_status(unpacked, "complete");
+	assert_status(plain, "complete");
+	a = summary_rows(zst);
+	b = summary_rows(plain);
+	ck_assert_str_eq(a, b);
+	free(a);
+	free(b);
+	mt_test_run_release(&z);
+	mt_test_run_release(&p);
+	mt_test_run_release(&r);
+out:
+	free(prog);
+	free(unpacked);
+	free(plain);
+	free(zst);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+Suite *mt_suite_collector(void)
+{
+	Suite *s = suite_create("collector");
+	TCase *tc = tcase_create("write_path");
+
+	tcase_add_test(tc, test_sigkill_mid_burst_loses_no_finished_event);
+	tcase_add_test(tc, test_collector_killed_mid_run_leaves_the_program_running);
+	tcase_add_test(tc, test_bash_wait_does_not_wait_for_collectors);
+	tcase_add_test(tc, test_sigchld_handler_sees_only_its_own_children);
+	tcase_add_test(tc, test_full_ring_makes_writers_wait_and_drops_nothing);
+	tcase_add_test(tc, test_child_subreaper_reaps_its_orphans_and_ends);
+	tcase_add_test(tc, test_threads_that_fork_leave_every_trace_complete);
+	tcase_add_test(tc, test_zstd_trace_reads_back_and_summarizes_as_plain);
+	suite_add_tcase(s, tc);
+	return s;
+}
