@@ -37,7 +37,7 @@
 
 typedef struct {
 	mt_collect_t *c;
-	uint64_t mask, tail, published, seq, last_t;
+	uint64_t mask, tail, published, publish_every, seq, last_t;
 	char *batch;
 	size_t used;
 	int dirty, error;
@@ -233,7 +233,7 @@ static void consume(drain_t *d, unsigned n)
 		atomic_store_explicit(&d->c->slots[(d->tail + i) & d->mask].word, 0,
 				      memory_order_relaxed);
 	d->tail += n;
-	if (d->tail - d->published >= PUBLISH_EVERY)
+	if (d->tail - d->published >= d->publish_every)
 		publish_tail(d);
 }
 
@@ -372,6 +372,36 @@ static int program_gone(mt_collect_t *c, int ms)
 	return kill(c->program, 0) < 0 && errno == ESRCH;
 }
 
+/* Sleep up to IDLE_MS, or until a writer finds the ring full and rings
+ * the doorbell.  Returns 1 when the program has ended meanwhile. */
+static int nap(drain_t *d)
+{
+	mt_ring_hdr_t *h = d->c->hdr;
+	uint32_t bell = atomic_load(&h->doorbell);
+	struct timespec ts = { 0, IDLE_MS * 1000000L };
+	int gone = 0;
+
+	atomic_store(&h->sleeping, 1);
+	/* Published meanwhile: no nap (the writer may have seen sleeping 0). */
+	if (!atomic_load_explicit(&d->c->slots[d->tail & d->mask].word,
+				  memory_order_acquire)) {
+		if (d->c->pidfd >= 0) {
+			/* The pidfd wakes the nap when the program ends;
+			 * the doorbell is looked at after it. */
+			struct pollfd p = { .fd = d->c->pidfd, .events = POLLIN };
+
+			if (atomic_load(&h->waiters) == 0 &&
+			    atomic_load(&h->doorbell) == bell)
+				syscall(SYS_futex, &h->doorbell, FUTEX_WAIT, bell, &ts, NULL, 0);
+			gone = poll(&p, 1, 0) > 0;
+		} else {
+			syscall(SYS_futex, &h->doorbell, FUTEX_WAIT, bell, &ts, NULL, 0);
+		}
+	}
+	atomic_store(&h->sleeping, 0);
+	return gone;
+}
+
 /* Whether the program still maps the ring: once an exec has replaced
  * its image, it does not.  1 when it cannot be told (no /proc): the
  * collector then waits for the process's end. */
@@ -415,6 +445,7 @@ int mt_collect_run(mt_collect_t *c)
 	}
 	d->c = c;
 	d->mask = h->nslots - 1;
+	d->publish_every = h->nslots / 4 < PUBLISH_EVERY ? h->nslots / 4 : PUBLISH_EVERY;
 	d->tail = d->published = atomic_load(&h->tail);
 	d->last_flush = now_ns();
 	for (;;) {
@@ -430,7 +461,7 @@ int mt_collect_run(mt_collect_t *c)
 			continue;
 		if (gone)
 			break; /* everything published is written */
-		if (program_gone(c, IDLE_MS)) {
+		if (nap(d) || program_gone(c, 0)) {
 			gone = 1; /* one more drain, stepping over what is half made */
 			continue;
 		}

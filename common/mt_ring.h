@@ -115,6 +115,10 @@ typedef struct {
 	 * (waiters > 0): their futex word. */
 	_Atomic uint32_t tail_moves;
 	_Atomic uint32_t waiters;
+	/* The collector sleeps on doorbell (sleeping 1) when the ring is
+	 * empty; a writer that finds the ring full rings it. */
+	_Atomic uint32_t doorbell;
+	_Atomic uint32_t sleeping;
 	_Alignas(64) _Atomic uint32_t state; /* futex word: MT_RING_* */
 	_Atomic int32_t open_error;          /* errno, with FAILED */
 	/* Slots read up to the end of the last STOP or UNSTOP handled, once

@@ -76,6 +76,11 @@ int mt_record_wait_room(uint64_t pos, unsigned n)
 	for (;;) {
 		uint32_t moves;
 
+		/* A sleeping collector would look again only after its nap. */
+		if (atomic_load(&h->sleeping)) {
+			atomic_fetch_add(&h->doorbell, 1);
+			mt_real_syscall6(SYS_futex, (long)&h->doorbell, FUTEX_WAKE, 1, 0, 0, 0);
+		}
 		atomic_fetch_add(&h->waiters, 1);
 		moves = atomic_load(&h->tail_moves);
 		tail = atomic_load_explicit(&h->tail, memory_order_acquire);

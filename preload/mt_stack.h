@@ -85,6 +85,9 @@ uint64_t mt_stack_add(const uint64_t *ips, int n);
  * caller compares the generation mt_stack_cached gives with
  * mt_stack_generation() under the trace lock before it uses the id.
  */
+/* Make the key that frees a thread's cache when it ends (at start;
+ * later calls do nothing; without it, threads have no cache). */
+void mt_stack_cache_init(void);
 /* The id this thread remembers for ips[0..n), or 0; *gen its generation.
  * Needs no lock. */
 uint64_t mt_stack_cached(const uint64_t *ips, int n, uint64_t *gen);

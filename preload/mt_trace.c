@@ -452,6 +452,7 @@ int mt_trace_start(const char *path, int depth)
 
 	if (!collector_found)
 		collector_found = mt_spawn_find(collector, sizeof(collector)) == 0;
+	mt_stack_cache_init();
 	lock_take();
 	if (atomic_load(&active) != OFF) {
 		lock_give();
@@ -687,6 +688,7 @@ void mt_trace_init(void)
 	if (!atomic_compare_exchange_strong(&init_state, &expected, 1))
 		return;
 	self_range();
+	mt_stack_cache_init();
 	/* A set-user-ID or otherwise secure-execution process must not
 	 * let its environment choose a file to write. */
 	if (getauxval(AT_SECURE))
