@@ -44,7 +44,7 @@ CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 LIBDW_CFLAGS = $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
 LIBDW_LIBS = $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null)
 # libzstd and zlib decompress zstd and gzip traces as the analyzer reads
-# them (format.md section 2.1).
+# them (format.md section 2.1); the collector writes zstd with libzstd.
 COMPRESS_CFLAGS = $(shell $(PKG_CONFIG) --cflags libzstd zlib 2>/dev/null)
 COMPRESS_LIBS = $(shell $(PKG_CONFIG) --libs libzstd zlib 2>/dev/null)
 

@@ -61,15 +61,16 @@ static void wake(_Atomic uint32_t *word)
 	syscall(SYS_futex, word, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
 }
 
+/* The collector's one message, which the program prints (mt_ring.h). */
 static void say_error(drain_t *d, int err)
 {
 	if (d->error)
 		return;
 	d->error = err;
-	fprintf(stderr,
-		"memtrace: cannot write the trace: %s; it keeps what was "
-		"written, tracing stops, the program runs on\n",
-		strerror(err));
+	snprintf(d->c->hdr->message, sizeof(d->c->hdr->message),
+		 "cannot write the trace: %s; it keeps what was written, "
+		 "tracing stops, the program runs on",
+		 strerror(err));
 }
 
 static int put_batch(drain_t *d)
@@ -439,8 +440,8 @@ int mt_collect_run(mt_collect_t *c)
 
 	if (!d || !(d->batch = malloc(BATCH))) {
 		rc = -ENOMEM;
-		fprintf(stderr, "memtrace: cannot write the trace '%s': %s\n",
-			c->path, strerror(ENOMEM));
+		snprintf(h->message, sizeof(h->message), "cannot write the trace: %s",
+			 strerror(ENOMEM));
 		goto done;
 	}
 	d->c = c;
@@ -449,7 +450,6 @@ int mt_collect_run(mt_collect_t *c)
 	d->tail = d->published = atomic_load(&h->tail);
 	d->last_flush = now_ns();
 	for (;;) {
-		atomic_fetch_add(&h->heartbeat, 1);
 		got = drain(d, 4096, gone);
 		if (got == GOT_END || d->error)
 			break;

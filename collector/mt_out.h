@@ -41,10 +41,12 @@ typedef struct mt_out mt_out_t;
  * flock(2) on it, held until mt_out_close(), so another process can wait
  * for the trace to be finished with flock(LOCK_SH).
  *
- * root = 1 (the name the user gave): create the file, or empty an
- * existing one, mode 0644 (umask applies).  The lock is taken (LOCK_NB)
- * before the file is emptied, so a trace that another process still holds
- * locked is left alone: -EWOULDBLOCK.
+ * Traces are private (docs/security.md): a file is created mode 0600,
+ * never through a symbolic link.  root = 1 (the name the user gave):
+ * create the file, or take an existing regular file of the user's, made
+ * 0600 and emptied (anything else: -EINVAL, another user's: -EPERM).  The
+ * lock is taken (LOCK_NB) before the file is emptied, so a trace that
+ * another process still holds locked is left alone: -EWOULDBLOCK.
  *
  * root = 0: take the first name that no file has among NAME, then NAME
  * with ".1", ".2", ... ".999" put in before the extension of its last path

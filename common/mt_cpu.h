@@ -1,6 +1,6 @@
 /*
  * mt_cpu: what a spinning wait does between two looks (the preload's
- * trace lock).  Header only; it must never block or make a system call.
+ * table lock and the ring's waiters).  Header only; it must never block or make a system call.
  */
 #ifndef MT_CPU_H
 #define MT_CPU_H

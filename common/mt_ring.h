@@ -126,7 +126,6 @@ typedef struct {
 	_Atomic uint64_t acked;
 	_Atomic uint32_t acks;  /* futex word: bumped with acked */
 	_Atomic int32_t collector_pid;
-	_Atomic uint64_t heartbeat; /* the collector's, at least every 100 ms */
 	/* Events lost on the program's side (a stack that did not fit in
 	 * memory), for trace.stop. */
 	_Atomic uint64_t dropped;
@@ -134,6 +133,10 @@ typedef struct {
 	 * time (user + system), lines written, bytes in the file. */
 	uint64_t collector_cpu_ns, collector_lines, collector_bytes;
 	char path[4096]; /* the trace's name, once WRITING or FAILED */
+	/* What the collector has to say (it cannot write the trace), for
+	 * the program to print: the collector holds none of the program's
+	 * descriptors, stderr included.  Set before state turns DONE. */
+	char message[512];
 } mt_ring_hdr_t;
 
 _Static_assert(sizeof(mt_ring_hdr_t) <= MT_RING_HDR_SIZE, "the header fits");

@@ -323,7 +323,8 @@ EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
 
 /*
  * The ends of a process that run no destructor: _exit and _Exit (one
- * function in glibc, two names) write trace.stop and cut the file, unless
+ * function in glibc, two names) record trace.stop and wait for the
+ * collector to finish the trace, unless
  * the caller is a vfork child, whose memory, and so trace, is its
  * parent's (mt_trace_end() asks).
  */
@@ -347,8 +348,8 @@ EXPORT void _Exit(int status)
 }
 
 /*
- * The exec family: the image about to be replaced writes trace.stop with
- * reason "exec" and cuts its file; when the exec fails and returns, the
+ * The exec family: the image about to be replaced records trace.stop with
+ * reason "exec", in the file before the exec; when the exec fails and returns, the
  * trace goes on as if nothing happened (mt_trace_exec_begin()).  glibc's
  * execl* and execv* call its execve and execvpe inside libc, where no
  * hook sees them, so each is hooked here and made one of those.

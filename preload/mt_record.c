@@ -7,6 +7,7 @@
 #include "mt_record.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <string.h>
@@ -14,14 +15,12 @@
 #include <time.h>
 
 #include "../common/mt_cpu.h"
+#include "../common/mt_fmt.h"
 #include "mt_real.h"
 
 mt_spawn_ring_t mt_record_ring;
 __thread uint64_t mt_record_seen_tail __attribute__((tls_model("initial-exec")));
 
-/* A collector whose heartbeat stands still this long is taken for gone
- * (a zombie no one reaps, or one stopped for good). */
-#define STALE_NS (10ull * 1000 * 1000 * 1000)
 #define WAIT_NS (10 * 1000 * 1000)
 
 static uint64_t now_ns(void)
@@ -40,25 +39,40 @@ static void futex_wait(_Atomic uint32_t *word, uint32_t val, long ns)
 	mt_real_syscall6(SYS_futex, (long)word, FUTEX_WAIT, val, (long)&ts, 0, 0);
 }
 
+/* Whether pid is a zombie (its state in /proc/PID/stat is Z): a collector
+ * that ended and that no one reaps (a subreaper that does not wait). */
+static int zombie(pid_t pid)
+{
+	char path[64] = "/proc/", buf[256], num[MT_FMT_U64_MAX + 1];
+	long fd, n;
+	char *p;
+
+	num[mt_fmt_u64(num, (uint64_t)pid)] = '\0';
+	strcat(strcat(path, num), "/stat");
+	fd = mt_real_syscall6(SYS_open, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0, 0);
+	if (fd < 0)
+		return 0;
+	n = mt_real_syscall6(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0, 0, 0);
+	mt_real_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'Z';
+}
+
+/* A collector stopped or slow (a write to a slow disk) is waited for:
+ * that is backpressure.  One that has ended is not. */
 int mt_record_collector_alive(void)
 {
 	mt_ring_hdr_t *h = mt_record_ring.hdr;
-	static _Thread_local uint64_t beat, since;
 	uint32_t st = atomic_load(&h->state);
-	uint64_t b, now;
 
 	if (st == MT_RING_DONE || st == MT_RING_FAILED)
 		return 0;
 	if (mt_real_syscall6(SYS_kill, mt_record_ring.collector, 0, 0, 0, 0, 0) == -ESRCH)
 		return 0;
-	b = atomic_load(&h->heartbeat);
-	now = now_ns();
-	if (b != beat || !since) {
-		beat = b;
-		since = now;
-		return 1;
-	}
-	return now - since < STALE_NS;
+	return !zombie(mt_record_ring.collector);
 }
 
 int mt_record_wait_room(uint64_t pos, unsigned n)

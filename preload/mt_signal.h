@@ -4,7 +4,8 @@
  *
  * At start, every signal whose action is the default and whose default
  * ends the process gets a handler that calls the caller's on_end (which
- * writes trace.stop and cuts the file), puts the action the program had
+ * records trace.stop and waits a while for the collector to finish the
+ * trace), puts the action the program had
  * back, and raises the signal again, so the program dies of it as it would
  * have.  Two kinds:
  *

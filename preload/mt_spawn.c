@@ -95,8 +95,8 @@ typedef struct {
 } spawn_t;
 
 /* The collector: out of the session, fds 3 (the ring) and 4 (the
- * program's pidfd, or none), stdin and stdout on /dev/null, stderr kept;
- * then the exec.  Signals stay blocked through it: the collector unblocks
+ * program's pidfd, or none), 0 to 2 on /dev/null (its message goes
+ * through the ring's header); then the exec.  Signals stay blocked through it: the collector unblocks
  * them, its handlers being its own by then. */
 static int collector_child(void *arg)
 {
@@ -120,6 +120,8 @@ static int collector_child(void *arg)
 	if (null >= 0) {
 		sys(SYS_dup2, null, 0, 0, 0, 0, 0);
 		sys(SYS_dup2, null, 1, 0, 0, 0, 0);
+		sys(SYS_dup2, null, 2, 0, 0, 0, 0);
+
 	}
 	if (sys(SYS_close_range, 5, ~0u, 0, 0, 0, 0) < 0)
 		for (long fd = 5; fd < 65536; fd++)

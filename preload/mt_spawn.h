@@ -13,8 +13,8 @@
  * CLONE_VM|CLONE_VFORK and no exit signal): the child makes the ring's
  * memfd in its own table, maps it into the shared memory, opens a pidfd of
  * the program, and makes the collector as its own vfork child, which
- * leaves the session, keeps only the memfd (fd 3), the pidfd (fd 4) and
- * stderr, and execs the collector binary; the first child then exits and
+ * leaves the session, keeps only the memfd (fd 3) and the pidfd (fd 4),
+ * with /dev/null for 0 to 2, and execs the collector binary; the first child then exits and
  * the caller reaps it (__WALL: it sent no SIGCHLD).  The collector, an
  * orphan, is adopted by init (or the nearest subreaper).
  *

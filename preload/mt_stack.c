@@ -1,6 +1,6 @@
 /*
  * mt_stack: unwinding and frame/stack interning.  It must never call the
- * loader with the trace lock held, and never allocate with malloc.
+ * loader with the table lock held, and never allocate with malloc.
  */
 #include "mt_stack.h"
 

@@ -5,9 +5,9 @@
  *
  * mt_stack_capture() takes no lock and may take the loader's (libunwind
  * reads unwind tables through dl_iterate_phdr): call it before taking the
- * trace lock, never while holding it.  Everything else must be called with
- * the trace lock held, and never calls into the loader.  Nothing here
- * calls malloc.
+ * table lock (mt_trace.c), never while holding it.  Everything else but the
+ * thread's cache must be called with the table lock held, and never calls
+ * into the loader.  Nothing here calls malloc.
  */
 #ifndef MT_STACK_H
 #define MT_STACK_H
@@ -80,10 +80,10 @@ uint64_t mt_stack_add(const uint64_t *ips, int n);
 
 /*
  * Each thread keeps the stacks it used last, with their ids, so that the
- * usual event finds its stack id without the trace lock.  An id belongs to
+ * usual event finds its stack id without the table lock.  An id belongs to
  * one generation of the tables (mt_stack_reset starts the next): the
  * caller compares the generation mt_stack_cached gives with
- * mt_stack_generation() under the trace lock before it uses the id.
+ * mt_stack_generation() before it uses the id.
  */
 /* Make the key that frees a thread's cache when it ends (at start;
  * later calls do nothing; without it, threads have no cache). */
@@ -91,9 +91,9 @@ void mt_stack_cache_init(void);
 /* The id this thread remembers for ips[0..n), or 0; *gen its generation.
  * Needs no lock. */
 uint64_t mt_stack_cached(const uint64_t *ips, int n, uint64_t *gen);
-/* Remember id for ips[0..n) in this thread (trace lock held). */
+/* Remember id for ips[0..n) in this thread (table lock held). */
 void mt_stack_remember(const uint64_t *ips, int n, uint64_t id);
-/* The tables' generation (trace lock held). */
+/* The tables' generation: it changes only when a trace starts. */
 uint64_t mt_stack_generation(void);
 
 /* The frame ids of ips[0..n) into ids (all must be known). */

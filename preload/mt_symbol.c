@@ -8,7 +8,7 @@
  * frame costs a binary search instead of a walk over every symbol; the
  * index must name every address exactly as the walk does.  It must never
  * call dladdr or dl_iterate_phdr while the module lock is held, never be
- * called with the trace lock held, and never malloc.
+ * called with the table lock held, and never malloc.
  */
 #include "mt_symbol.h"
 

@@ -6,7 +6,7 @@
  * storage comes from mmap(2), and growth maps a table twice the size and
  * unmaps the old one.  Several entries may share a key (a stack hash):
  * mt_table_next() walks the candidates.  Key 0 is reserved for "empty".
- * Not thread-safe: the caller holds the trace lock.
+ * Not thread-safe: the caller holds the table lock (mt_trace.c).
  */
 #ifndef MT_TABLE_H
 #define MT_TABLE_H

@@ -113,7 +113,17 @@ static char env_entry[PATH_CAP + 16];
 /* The collector binary (mt_spawn_find), found once: a forked child
  * starts its own from the same. */
 static char collector[PATH_CAP];
+/* 1: found; 0: not looked for; -errno: not found. */
 static int collector_found;
+
+static int find_collector(void)
+{
+	int rc = mt_spawn_find(collector, sizeof(collector));
+
+	if (rc == -ENAMETOOLONG)
+		collector[0] = '\0';
+	return rc == 0 ? 1 : rc;
+}
 static atomic_int warned;
 /* The process the trace is this image's: a vfork child shares our
  * memory, and must never end or write the trace (mt_trace_owned). */
@@ -353,16 +363,26 @@ void mt_trace_publish_env(char **envp)
 
 /* ---- records ---- */
 
-/* Tracing stops for good: the collector is gone or finished (it said
- * why when it could not write). */
+/* Print the collector's message, once (it has no stderr of its own). */
+static void say_collector_message(void)
+{
+	mt_ring_hdr_t *h = mt_record_ring.hdr;
+
+	if (h && atomic_load(&h->state) == MT_RING_DONE && h->message[0] &&
+	    !atomic_exchange(&warned, 1))
+		say(h->message, NULL, NULL);
+}
+
+/* Tracing stops for good: the collector is gone, or finished because it
+ * could not write (its message says why). */
 static void lost_collector(void)
 {
 	int expected = ON;
 
 	if (!atomic_compare_exchange_strong(&active, &expected, OFF))
 		return;
-	if (atomic_load(&mt_record_ring.hdr->state) != MT_RING_DONE &&
-	    !atomic_exchange(&warned, 1))
+	say_collector_message();
+	if (!atomic_exchange(&warned, 1))
 		say("the collector has stopped; tracing stops, the program runs on",
 		    NULL, NULL);
 }
@@ -415,9 +435,11 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid)
 	stack_depth = depth < 0 ? 0 : depth > MT_STACK_MAX_DEPTH ? MT_STACK_MAX_DEPTH : depth;
 	mt_stack_reset();
 	owner = getpid();
-	if (!collector_found) {
+	if (collector_found <= 0) {
 		say("cannot start the collector '", collector,
-		    "': No such file or directory; the program runs untraced");
+		    collector_found == -ENAMETOOLONG ?
+			    "': File name too long; the program runs untraced" :
+			    "': No such file or directory; the program runs untraced");
 		return -ENOENT;
 	}
 	rc = mt_spawn_collector(collector, name, root, ring_slots, mt_clock_now(),
@@ -450,8 +472,8 @@ int mt_trace_start(const char *path, int depth)
 {
 	int rc;
 
-	if (!collector_found)
-		collector_found = mt_spawn_find(collector, sizeof(collector)) == 0;
+	if (collector_found <= 0)
+		collector_found = find_collector();
 	mt_stack_cache_init();
 	lock_take();
 	if (atomic_load(&active) != OFF) {
@@ -654,8 +676,10 @@ static int end_on_signal(void)
 		return atomic_load(&active) != OFF ? 1 : 0;
 	if (!mt_trace_owned())
 		return 0;
-	if (atomic_compare_exchange_strong(&active, &expected, OFF))
+	if (atomic_compare_exchange_strong(&active, &expected, OFF)) {
 		stop_and_wait(MT_STOP_SIGNAL, 5000);
+		say_collector_message();
+	}
 	return 0;
 }
 
@@ -711,7 +735,7 @@ void mt_trace_init(void)
 	}
 	ring_slots = parse_slots(getenv("MEMTRACE_RING_SLOTS"));
 	stats = getenv("MEMTRACE_STATS") && !strcmp(getenv("MEMTRACE_STATS"), "1");
-	collector_found = mt_spawn_find(collector, sizeof(collector)) == 0;
+	collector_found = find_collector();
 	lock_take();
 	rc = begin_trace_locked(name, root, parse_depth(getenv("MEMTRACE_STACK_DEPTH")),
 				getppid());
@@ -758,6 +782,7 @@ int mt_trace_exec_begin(void)
 	if (mt_record_stop(MT_STOP_EXEC, mt_clock_now(),
 			   atomic_load(&mt_record_ring.hdr->dropped), &end) == 0)
 		mt_record_wait_collector(end, 1, 0);
+	say_collector_message();
 	errno = saved;
 	return 1;
 }
@@ -783,6 +808,7 @@ void mt_trace_stop(const char *reason)
 		return;
 	guard++;
 	stop_and_wait(reason_code(reason), 0);
+	say_collector_message();
 	say_stats();
 	guard--;
 	errno = saved;

@@ -712,6 +712,46 @@ out:
 }
 END_TEST
 
+/*
+ * A daemon lets go of its stdout and stderr (a pipe to whoever started
+ * it) and runs on: the reader must see the pipe's end while the daemon
+ * and its collector still run, or a shell's $(...) or an ssh session
+ * would wait for the collector.  The daemon ends only once the test has
+ * seen the end, so a collector holding the pipe shows as a hang.
+ */
+START_TEST(test_collector_holds_no_descriptor_of_the_program)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *go = mt_test_path(dir, "go"), *prog = mt_test_workload("wl_detach");
+	char *argv[] = { prog, go, NULL };
+	char *out = NULL, *err = NULL;
+	size_t out_len = 0, err_len = 0;
+	run_t r;
+	int status;
+
+	start_traced(&r, argv, trace, NULL, 0);
+	read_until(r.out, &out, &out_len, NULL);
+	read_until(r.err, &err, &err_len, NULL);
+	ck_assert_str_eq(out, "detaching\n");
+	ck_assert_str_eq(err, "");
+	/* The daemon still runs: it waits for go. */
+	mt_quiet_int_eq(waitpid(r.pid, &status, WNOHANG), 0);
+	mt_test_write(go, "", 0);
+	mt_quiet_int_eq(waitpid(r.pid, &status, 0), r.pid);
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
+	assert_status(trace, "complete");
+	close(r.out);
+	close(r.err);
+	free(out);
+	free(err);
+	free(prog);
+	free(go);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *mt_suite_collector(void)
 {
 	Suite *s = suite_create("collector");
@@ -725,6 +765,7 @@ Suite *mt_suite_collector(void)
 	tcase_add_test(tc, test_child_subreaper_reaps_its_orphans_and_ends);
 	tcase_add_test(tc, test_threads_that_fork_leave_every_trace_complete);
 	tcase_add_test(tc, test_zstd_trace_reads_back_and_summarizes_as_plain);
+	tcase_add_test(tc, test_collector_holds_no_descriptor_of_the_program);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -391,8 +391,9 @@ START_TEST(test_core_a_thread_that_forbids_rdtsc_later_is_asked_again)
 }
 END_TEST
 
-/* t is taken before the trace lock: under it, it must still never go
- * back from one line to the next. */
+/* t is taken before the slot is reserved, so threads reserve out of
+ * their clocks' order: the trace's t must still never go back from one
+ * line to the next (the collector holds it up). */
 START_TEST(test_core_threads_write_t_in_seq_order)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");

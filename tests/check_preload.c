@@ -461,13 +461,10 @@ END_TEST
  * around it: t is relative to the trace's start, which the program does
  * not know, so the test compares differences to the allocation the
  * program timed most tightly (a first call through a new stack takes
- * hundreds of microseconds).  On a TSC machine most of these t are
- * extrapolated from an anchor up to 0.84 ms before (preload/mt_clock.h).
- * Both t compared carry that error: each anchor's pair may be skewed by
- * half of PAIR_CYCLES (1 us at 2 GHz), and the rate taken over the first
- * milliseconds strays by a few parts in 10^4 (0.3 us over 0.84 ms), so
- * up to 2.6 us in all; 6 us leaves room for a slower counter, and is
- * below what a rate wrong by 1 % makes of 0.84 ms.
+ * hundreds of microseconds).  Each t is clock_gettime()'s reading
+ * rounded down to a whole microsecond by the collector, so a difference
+ * of two is off by less than 1 us; 6 us is far below what a wrong clock
+ * or a t taken at another moment (the collector's drain) would make.
  */
 START_TEST(test_trace_t_follows_clock_monotonic)
 {
