@@ -46,6 +46,10 @@ typedef struct {
 	int exec_pending;
 	uint64_t exec_seq, exec_last_t;
 	char text[MT_RING_TEXT_MAX + 64];
+	/* The last block's tail, and the tid it is for. */
+	char tail_buf[MT_JSONL_BLOCK_TAIL_MAX];
+	size_t tail_len;
+	uint64_t tail_tid;
 } drain_t;
 
 static uint64_t now_ns(void)
@@ -124,9 +128,7 @@ static uint64_t line_t(drain_t *d, uint64_t t)
 
 static void write_block(drain_t *d, const mt_ring_block_t *b, uint64_t w)
 {
-	char head[MT_JSONL_BLOCK_HEAD_MAX], tail[MT_JSONL_BLOCK_TAIL_MAX];
 	mt_jsonl_block_t ev = { 0 };
-	size_t hl, tl;
 	char *dst;
 
 	ev.kind = (mt_kind_t)MT_RING_ARG_A(w);
@@ -156,11 +158,14 @@ static void write_block(drain_t *d, const mt_ring_block_t *b, uint64_t w)
 	default:
 		return; /* not a block: never published by the preload */
 	}
-	hl = mt_jsonl_block_head(head, &ev);
-	tl = mt_jsonl_block_tail(tail, &ev);
+	/* The thread's tail (,"tid":N) is made once per run of its events. */
+	if (ev.fail_at || ev.tid != d->tail_tid || !d->tail_len) {
+		d->tail_len = mt_jsonl_block_tail(d->tail_buf, &ev);
+		d->tail_tid = ev.fail_at ? UINT64_MAX : ev.tid;
+	}
 	dst = room(d, MT_JSONL_BLOCK_MAX);
-	d->used += mt_jsonl_block_line(dst, ++d->seq, head, hl, b->stack, tail, tl,
-				       line_t(d, b->t));
+	d->used += mt_jsonl_block_line(dst, ++d->seq, &ev, b->stack, d->tail_buf,
+				       d->tail_len, line_t(d, b->t));
 }
 
 /* A text record's line, its seq put in. */

@@ -191,13 +191,9 @@ size_t mt_jsonl_end(mt_jsonl_t *l)
 
 /* ---- the fixed layout of block events ---- */
 
-/* {"v":1,"seq": and the longest seq before the longest rest. */
-_Static_assert(13 + MT_FMT_U64_MAX + MT_JSONL_BLOCK_REST_MAX <= MT_JSONL_BLOCK_MAX,
-	       "a block line fits MT_JSONL_BLOCK_MAX");
-
 /* Each part at its longest (every field present, every number and name
- * at its longest) fits the room mt_jsonl.h gives it: head, tail, the
- * stack (what BODY_MAX holds beyond head and tail) and end. */
+ * at its longest) fits the room mt_jsonl.h gives it: head, tail, and the
+ * whole line. */
 #define LEN(s) (sizeof(s) - 1)
 _Static_assert(LEN(",\"kind\":\"\"") + MT_EVENT_KIND_NAME_MAX +
 		       LEN(",\"allocator_id\":") + MT_FMT_U64_MAX +
@@ -210,12 +206,11 @@ _Static_assert(LEN(",\"kind\":\"\"") + MT_EVENT_KIND_NAME_MAX +
 _Static_assert(LEN(",\"fail_at\":") + MT_FMT_U64_MAX + LEN(",\"tid\":") +
 			       MT_FMT_U64_MAX <= MT_JSONL_BLOCK_TAIL_MAX,
 	       "the longest tail fits MT_JSONL_BLOCK_TAIL_MAX");
-_Static_assert(LEN(",\"stack\":") + MT_FMT_U64_MAX <=
-		       MT_JSONL_BLOCK_BODY_MAX - MT_JSONL_BLOCK_HEAD_MAX -
-			       MT_JSONL_BLOCK_TAIL_MAX,
-	       "the stack fits what MT_JSONL_BLOCK_BODY_MAX gives it");
-_Static_assert(LEN(",\"t\":") + MT_FMT_U64_MAX + LEN("}\n") <= MT_JSONL_BLOCK_END_MAX,
-	       "the end fits MT_JSONL_BLOCK_END_MAX");
+_Static_assert(LEN("{\"v\":1,\"seq\":") + MT_FMT_U64_MAX + MT_JSONL_BLOCK_HEAD_MAX +
+			       LEN(",\"stack\":") + MT_FMT_U64_MAX + MT_JSONL_BLOCK_TAIL_MAX +
+			       LEN(",\"t\":") + MT_FMT_U64_MAX + LEN("}\n") <=
+		       MT_JSONL_BLOCK_MAX,
+	       "the longest line fits MT_JSONL_BLOCK_MAX");
 #undef LEN
 
 /* Append a string literal: its length is known at compile time. */
@@ -317,49 +312,23 @@ size_t mt_jsonl_block_tail(char *dst, const mt_jsonl_block_t *ev)
 	return n;
 }
 
-size_t mt_jsonl_block_body(char *rest, size_t head_len, uint64_t stack,
-			   const char *tail, size_t tail_len)
-{
-	size_t n = head_len;
-
-	if (stack) {
-		LIT(rest, n, ",\"stack\":");
-		n += mt_fmt_u64(rest + n, stack);
-	}
-	memcpy(rest + n, tail, tail_len);
-	return n + tail_len;
-}
-
-size_t mt_jsonl_block_end(char *dst, uint64_t t)
-{
-	size_t n = 0;
-
-	LIT(dst, n, ",\"t\":");
-	n += mt_fmt_u64(dst + n, t);
-	LIT(dst, n, "}\n");
-	return n;
-}
-
-size_t mt_jsonl_block_join(char *dst, uint64_t seq, const char *rest,
-			   size_t rest_len)
+size_t mt_jsonl_block_line(char *dst, uint64_t seq, const mt_jsonl_block_t *ev,
+			   uint64_t stack, const char *tail, size_t tail_len,
+			   uint64_t t)
 {
 	size_t n = 0;
 
 	LIT(dst, n, "{\"v\":1,\"seq\":");
 	n += mt_fmt_u64(dst + n, seq);
-	memcpy(dst + n, rest, rest_len);
-	return n + rest_len;
-}
-
-size_t mt_jsonl_block_line(char *dst, uint64_t seq, const char *head,
-			   size_t head_len, uint64_t stack, const char *tail,
-			   size_t tail_len, uint64_t t)
-{
-	char rest[MT_JSONL_BLOCK_REST_MAX];
-	size_t n;
-
-	memcpy(rest, head, head_len);
-	n = mt_jsonl_block_body(rest, head_len, stack, tail, tail_len);
-	n += mt_jsonl_block_end(rest + n, t);
-	return mt_jsonl_block_join(dst, seq, rest, n);
+	n += mt_jsonl_block_head(dst + n, ev);
+	if (stack) {
+		LIT(dst, n, ",\"stack\":");
+		n += mt_fmt_u64(dst + n, stack);
+	}
+	memcpy(dst + n, tail, tail_len);
+	n += tail_len;
+	LIT(dst, n, ",\"t\":");
+	n += mt_fmt_u64(dst + n, t);
+	LIT(dst, n, "}\n");
+	return n;
 }

@@ -52,16 +52,15 @@ size_t mt_jsonl_end(mt_jsonl_t *l);
 
 /*
  * The fixed layout of the block events (alloc, free, resize, remap,
- * alloc.fail), the preload's hot path: the same bytes the appenders above
+ * alloc.fail), the collector's hot path: the same bytes the appenders above
  * would write, in the order v, seq, kind, allocator_id, ptr, new_ptr,
  * size, fn, align, stack, fail_at, tid, t, without their checks (every
  * field is a number or a constant name, so the length is bounded).  The
- * line is made in three steps so that the caller can format the head and
- * the tail before it takes its lock and give the line its seq, stack and
- * t under it:
+ * tail (fail_at and tid) is made apart, so that a writer can keep each
+ * thread's:
  *
- *   head = mt_jsonl_block_head(h, &ev);  tail = mt_jsonl_block_tail(t, &ev);
- *   len = mt_jsonl_block_line(line, seq, h, head, stack, t, tail, t_ns);
+ *   tail = mt_jsonl_block_tail(t, &ev);
+ *   len = mt_jsonl_block_line(line, seq, &ev, stack, t, tail, t_ns);
  *
  * A field is left out when its has_ flag is 0; fn when it is MT_FN_COUNT;
  * align, stack and fail_at when they are 0.
@@ -84,38 +83,9 @@ size_t mt_jsonl_block_head(char *dst, const mt_jsonl_block_t *ev);
 /* [,"fail_at":N],"tid":N ; returns its length. */
 size_t mt_jsonl_block_tail(char *dst, const mt_jsonl_block_t *ev);
 /* {"v":1,"seq":SEQ HEAD [,"stack":STACK] TAIL ,"t":T}\n into dst
- * (MT_JSONL_BLOCK_MAX bytes); returns the line's length. */
-size_t mt_jsonl_block_line(char *dst, uint64_t seq, const char *head,
-			   size_t head_len, uint64_t stack, const char *tail,
-			   size_t tail_len, uint64_t t);
-
-/*
- * The same line in the parts a writer with a lock wants: all but the seq
- * made before the lock is taken, in one buffer, the seq joined in under
- * it.  mt_jsonl_block_line() is this:
- *
- *   REST = HEAD [,"stack":STACK] TAIL END  (MT_JSONL_BLOCK_REST_MAX)
- *          \____________ BODY ______/
- *   END  = ,"t":T}\n                       (MT_JSONL_BLOCK_END_MAX)
- *   LINE = {"v":1,"seq":SEQ REST           (MT_JSONL_BLOCK_MAX)
- *
- *   head = mt_jsonl_block_head(rest, &ev);
- *   body = mt_jsonl_block_body(rest, head, stack, tail, tail_len);
- *   n = body + mt_jsonl_block_end(rest + body, t);
- *   len = mt_jsonl_block_join(line, seq, rest, n);
- *
- * The head is made in place, at the start of rest; the body appends the
- * stack and the tail to it and returns the body's length; the end goes
- * after the body, and can be made again there (a later t) without
- * touching the body.
- */
-#define MT_JSONL_BLOCK_BODY_MAX (MT_JSONL_BLOCK_HEAD_MAX + MT_JSONL_BLOCK_TAIL_MAX + 32)
-#define MT_JSONL_BLOCK_END_MAX 32
-#define MT_JSONL_BLOCK_REST_MAX (MT_JSONL_BLOCK_BODY_MAX + MT_JSONL_BLOCK_END_MAX)
-size_t mt_jsonl_block_body(char *rest, size_t head_len, uint64_t stack,
-			   const char *tail, size_t tail_len);
-size_t mt_jsonl_block_end(char *dst, uint64_t t);
-size_t mt_jsonl_block_join(char *dst, uint64_t seq, const char *rest,
-			   size_t rest_len);
+ * (MT_JSONL_BLOCK_MAX bytes), in one pass; returns the line's length. */
+size_t mt_jsonl_block_line(char *dst, uint64_t seq, const mt_jsonl_block_t *ev,
+			   uint64_t stack, const char *tail, size_t tail_len,
+			   uint64_t t);
 
 #endif

@@ -427,23 +427,12 @@ START_TEST(test_core_threads_write_t_in_seq_order)
 }
 END_TEST
 
-/* The parts the preload makes before its lock (head and tail, then body
- * and end with the largest stack id and t) fit the room mt_jsonl.h gives
- * each. */
-static void block_parts_fit_their_rooms(const char *head, size_t hn,
-					const char *tail, size_t tn)
+/* The parts fit the room mt_jsonl.h gives each. */
+static void block_parts_fit_their_rooms(size_t hn, size_t tn, size_t line)
 {
-	char rest[MT_JSONL_BLOCK_REST_MAX], end[MT_JSONL_BLOCK_END_MAX];
-	size_t bn;
-
 	mt_quiet_uint_le(hn, MT_JSONL_BLOCK_HEAD_MAX);
 	mt_quiet_uint_le(tn, MT_JSONL_BLOCK_TAIL_MAX);
-	memcpy(rest, head, hn);
-	bn = mt_jsonl_block_body(rest, hn, UINT64_MAX, tail, tn);
-	mt_quiet_uint_le(bn, MT_JSONL_BLOCK_BODY_MAX);
-	mt_quiet_uint_le(mt_jsonl_block_end(end, UINT64_MAX), MT_JSONL_BLOCK_END_MAX);
-	mt_quiet_uint_le(bn + mt_jsonl_block_end(rest + bn, UINT64_MAX),
-			 MT_JSONL_BLOCK_REST_MAX);
+	mt_quiet_uint_le(line, MT_JSONL_BLOCK_MAX);
 }
 
 /* The hot path's fixed layout writes what the checked appenders write. */
@@ -498,12 +487,12 @@ START_TEST(test_jsonl_block_layout_is_the_appenders_bytes)
 			char fast[MT_JSONL_BLOCK_MAX], slow[1024];
 			size_t hn = mt_jsonl_block_head(head, &ev);
 			size_t tn = mt_jsonl_block_tail(tail, &ev);
-			size_t fn = mt_jsonl_block_line(fast, w, head, hn, cases[c].stack,
+			size_t fn = mt_jsonl_block_line(fast, w, &ev, cases[c].stack,
 							tail, tn, v);
 			size_t sn;
 			mt_jsonl_t l;
 
-			block_parts_fit_their_rooms(head, hn, tail, tn);
+			block_parts_fit_their_rooms(hn, tn, fn);
 			mt_jsonl_begin(&l, slow, sizeof(slow), w, mt_event_kind_name(ev.kind));
 			mt_jsonl_u64(&l, "allocator_id", ev.allocator_id);
 			if (ev.has_ptr)
@@ -540,21 +529,15 @@ START_TEST(test_jsonl_block_layout_is_the_appenders_bytes)
 			.fail_at = UINT64_MAX, .tid = UINT64_MAX,
 		};
 		char head[MT_JSONL_BLOCK_HEAD_MAX], tail[MT_JSONL_BLOCK_TAIL_MAX];
-		char rest[MT_JSONL_BLOCK_REST_MAX], line[MT_JSONL_BLOCK_MAX];
+		char line[MT_JSONL_BLOCK_MAX];
 		size_t hn = mt_jsonl_block_head(head, &ev);
 		size_t tn = mt_jsonl_block_tail(tail, &ev), n;
 
 		mt_quiet_uint_eq(hn, 194);
 		mt_quiet_uint_eq(tn, 58);
-		block_parts_fit_their_rooms(head, hn, tail, tn);
-		memcpy(rest, head, hn);
-		n = mt_jsonl_block_body(rest, hn, UINT64_MAX, tail, tn);
-		n += mt_jsonl_block_end(rest + n, UINT64_MAX);
-		n = mt_jsonl_block_join(line, UINT64_MAX, rest, n);
-		mt_quiet_uint_le(n, MT_JSONL_BLOCK_MAX);
-		mt_quiet_uint_eq(n, mt_jsonl_block_line(line, UINT64_MAX, head, hn,
-							UINT64_MAX, tail, tn,
-							UINT64_MAX));
+		n = mt_jsonl_block_line(line, UINT64_MAX, &ev, UINT64_MAX, tail, tn,
+					UINT64_MAX);
+		block_parts_fit_their_rooms(hn, tn, n);
 		ck_assert(!memcmp(line + n - 2, "}\n", 2));
 	}
 }
