@@ -752,6 +752,68 @@ START_TEST(test_collector_holds_no_descriptor_of_the_program)
 }
 END_TEST
 
+/* allocations in memtrace summary's first row for path (-1: no row). */
+static long summary_allocations(const char *path)
+{
+	char *mt = mt_test_memtrace();
+	char *argv[] = { mt, "summary", (char *)path, NULL };
+	mt_test_run_t r;
+	json_object *o;
+	long n = -1;
+
+	mt_test_run(&r, argv, NULL);
+	o = json_tokener_parse(r.out);
+	if (o) {
+		n = (long)mt_test_json_i64(o, "allocations");
+		json_object_put(o);
+	}
+	mt_test_run_release(&r);
+	free(mt);
+	return n;
+}
+
+/*
+ * A running program's compressed trace shows what it did a second ago:
+ * the collector ends a zstd frame at least every second.  wl_gate makes
+ * its 1000 allocations, then waits; the test reads the trace meanwhile
+ * until the summary counts them (the program still runs, so the frames
+ * can only have come from the flush).
+ */
+START_TEST(test_a_running_programs_trace_shows_its_recent_events)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl.zst");
+	char *prog = mt_test_workload("wl_gate");
+	char *argv[] = { prog, NULL };
+	char *out = NULL, *err = NULL;
+	size_t out_len = 0, err_len = 0;
+	/* Well before the hang guard ends the program (and the collector
+	 * then writes everything). */
+	uint64_t end = now_ms() + HANG_GUARD_S * 1000 / 2;
+	long n = -1;
+	run_t r;
+
+	start_traced(&r, argv, trace, NULL, 1);
+	read_until(r.out, &out, &out_len, "ready\n");
+	while ((n = summary_allocations(trace)) < 1000 && now_ms() < end)
+		nap_ms(50);
+	mt_quiet(n >= 1000, "the running program's trace counts %ld allocations", n);
+	mt_quiet_int_eq(waitpid(r.pid, NULL, WNOHANG), 0);
+	close(r.in);
+	read_until(r.out, &out, &out_len, NULL);
+	read_until(r.err, &err, &err_len, NULL);
+	mt_quiet_int_eq(reap(&r), 7);
+	assert_status(trace, "complete");
+	close(r.out);
+	close(r.err);
+	free(out);
+	free(err);
+	free(prog);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *mt_suite_collector(void)
 {
 	Suite *s = suite_create("collector");
@@ -766,6 +828,7 @@ Suite *mt_suite_collector(void)
 	tcase_add_test(tc, test_threads_that_fork_leave_every_trace_complete);
 	tcase_add_test(tc, test_zstd_trace_reads_back_and_summarizes_as_plain);
 	tcase_add_test(tc, test_collector_holds_no_descriptor_of_the_program);
+	tcase_add_test(tc, test_a_running_programs_trace_shows_its_recent_events);
 	suite_add_tcase(s, tc);
 	return s;
 }
