@@ -1,10 +1,11 @@
 /*
  * check_run: scripts/memtrace-run end to end.  Each test runs the script on
  * a workload of tests/workloads/ and holds its rows (parsed with json-c),
- * its traces, its exit status and what it prints to what docs/memtrace-run.md
- * promises.  The script is pointed at the build under test through
- * MEMTRACE_ANALYZER and MEMTRACE_PRELOAD, except in the tests of how it
- * finds its tools by itself.
+ * its traces (zstd, decompressed here with libzstd), its exit status and
+ * what it prints to what docs/memtrace-run.md promises.  The script is
+ * pointed at the build under test through MEMTRACE_ANALYZER and
+ * MEMTRACE_PRELOAD, except in the tests of how it finds its tools by
+ * itself.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "mt_test.h"
 
@@ -268,6 +270,69 @@ static int count_lines(const char *s)
 	return n;
 }
 
+/* ---- traces: memtrace-run writes them zstd-compressed ---- */
+
+static const unsigned char zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+
+/* Whether the file at dir/name begins with the zstd frame magic. */
+static int is_zstd(const char *dir, const char *name)
+{
+	char *p = mt_test_path(dir, name), *s;
+	size_t len = 0;
+	int z;
+
+	s = mt_test_read(p, &len);
+	z = s && len >= sizeof(zstd_magic) && !memcmp(s, zstd_magic, sizeof(zstd_magic));
+	free(s);
+	free(p);
+	return z;
+}
+
+/* The text of a zstd trace, NUL-terminated: as much as decodes, so a trace
+ * a collector is still writing gives its whole frames so far ("" before
+ * its first).  NULL when the file is missing; anything but zstd fails. */
+static char *trace_text(const char *path)
+{
+	size_t len, n = 0, cap = 1 << 16;
+	char *z = mt_test_read(path, &len), *out;
+	ZSTD_DCtx *d;
+	ZSTD_inBuffer in;
+
+	if (!z)
+		return NULL;
+	out = malloc(cap);
+	mt_quiet_ptr_nonnull(out);
+	out[0] = '\0';
+	if (len < sizeof(zstd_magic)) {
+		free(z);
+		return out;
+	}
+	mt_quiet(!memcmp(z, zstd_magic, sizeof(zstd_magic)), "%s is not zstd", path);
+	d = ZSTD_createDCtx();
+	mt_quiet_ptr_nonnull(d);
+	in = (ZSTD_inBuffer){ z, len, 0 };
+	for (;;) {
+		ZSTD_outBuffer ob;
+		size_t r;
+
+		if (cap - n < 1 << 15) {
+			cap *= 2;
+			out = realloc(out, cap);
+			mt_quiet_ptr_nonnull(out);
+		}
+		ob = (ZSTD_outBuffer){ out + n, cap - n - 1, 0 };
+		r = ZSTD_decompressStream(d, &ob, &in);
+		mt_quiet(!ZSTD_isError(r), "%s: %s", path, ZSTD_getErrorName(r));
+		n += ob.pos;
+		if (in.pos == in.size && ob.pos < ob.size)
+			break;
+	}
+	out[n] = '\0';
+	ZSTD_freeDCtx(d);
+	free(z);
+	return out;
+}
+
 /* Bad input: one line on stderr naming memtrace-run, nothing on stdout. */
 static void assert_one_error_line(const run_t *r, int status, const char *words)
 {
@@ -305,11 +370,16 @@ START_TEST(test_three_runs_write_three_rows_indexed_from_one_with_matching_count
 		mt_quiet_int_eq(num(s, "live_bytes"), 3000);
 		mt_quiet_int_eq(num(s, "peak_live_bytes"), 10000);
 	}
-	/* One trace per run, I from 1. */
-	ck_assert(in_dir(r.out, "allocations.1.jsonl"));
-	ck_assert(in_dir(r.out, "allocations.2.jsonl"));
-	ck_assert(in_dir(r.out, "allocations.3.jsonl"));
-	ck_assert(!in_dir(r.out, "allocations.4.jsonl"));
+	/* One trace per run, I from 1, zstd-compressed (issue 22). */
+	ck_assert(in_dir(r.out, "allocations.1.jsonl.zst"));
+	ck_assert(in_dir(r.out, "allocations.2.jsonl.zst"));
+	ck_assert(in_dir(r.out, "allocations.3.jsonl.zst"));
+	ck_assert(!in_dir(r.out, "allocations.4.jsonl.zst"));
+	ck_assert(is_zstd(r.out, "allocations.1.jsonl.zst"));
+	ck_assert(is_zstd(r.out, "allocations.2.jsonl.zst"));
+	ck_assert(is_zstd(r.out, "allocations.3.jsonl.zst"));
+	/* No plain trace beside them: of allocations.*.jsonl, only the rows. */
+	mt_quiet_int_eq(count_entries(r.out, "allocations.", ".jsonl"), 1);
 	mt_quiet(!strstr(r.se, "warning"), "matching runs warned: %s", r.se);
 	rows_release(&rows);
 	run_release(&r);
@@ -320,7 +390,7 @@ END_TEST
 START_TEST(test_run_one_is_the_capture_and_its_row_is_appended)
 {
 	char *wl = mt_test_workload("wl_run_steady");
-	char *trace = mt_test_path("out", "allocations.1.jsonl");
+	char *trace = mt_test_path("out", "allocations.1.jsonl.zst");
 	char *summary = mt_test_path("out", "summary.jsonl");
 	run_t r;
 	rows_t rows, caps;
@@ -580,7 +650,8 @@ START_TEST(test_forking_workload_leaves_one_trace_per_process)
 		/* The parent's trace and one per image: the forked child,
 		 * the child that execs (its trace ends with the exec) and the
 		 * image it execs, each complete. */
-		mt_quiet_int_eq(count_entries(r.out, prefix, ".jsonl"), 4);
+		mt_quiet_int_eq(count_entries(r.out, prefix, ".jsonl.zst"), 4);
+		mt_quiet_int_eq(count_entries(r.out, prefix, ".jsonl"), 0);
 		d = opendir(r.out);
 		mt_quiet_ptr_nonnull(d);
 		while ((e = readdir(d)) != NULL) {
@@ -588,7 +659,7 @@ START_TEST(test_forking_workload_leaves_one_trace_per_process)
 			mt_test_run_t c;
 
 			if (strncmp(e->d_name, prefix, strlen(prefix)) ||
-			    !strcmp(e->d_name + strlen(prefix), "jsonl"))
+			    !strcmp(e->d_name + strlen(prefix), "jsonl.zst"))
 				continue;
 			n++;
 			path = mt_test_path(r.out, e->d_name);
@@ -608,7 +679,7 @@ START_TEST(test_forking_workload_leaves_one_trace_per_process)
 	 * allocations, the forked child's 3 and the exec'd image's 4; the
 	 * peak is the sum of each process's own (4.3 + 9.8 + 17.4 KiB). */
 	mt_quiet(strstr(r.se, "run 1/2: exit 0, 4 processes: 9 allocations, peak 31.5 KiB, "
-		 "complete (allocations.1.jsonl and 3 child traces)\n"), "%s", r.se);
+		 "complete (allocations.1.jsonl.zst and 3 child traces)\n"), "%s", r.se);
 	mt_quiet(strstr(r.se, "  allocations               9            9            9\n"),
 		 "%s", r.se);
 	/* The rows are the parent's: one per run. */
@@ -637,18 +708,23 @@ static void wait_for_text(const char *path, const char *text)
 	ck_abort_msg("%s never held '%s'", path, text);
 }
 
-/* The pid in the trace.start line of a trace. */
+/* The pid in the trace.start line of a zstd trace. */
 static pid_t trace_pid(const char *trace)
 {
-	char *s, *nl;
+	char *s = NULL, *nl = NULL;
 	json_object *start;
 	pid_t pid;
 
-	/* The collector writes the first line within a second. */
-	wait_for_text(trace, "\n");
-	s = mt_test_read(trace, NULL);
+	/* The collector writes the first line within a second (at most
+	 * 20 s here), flushed as a whole frame. */
+	for (int i = 0; i < 2000 && !nl; i++) {
+		free(s);
+		s = trace_text(trace);
+		nl = s ? strchr(s, '\n') : NULL;
+		if (!nl)
+			nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
 	mt_quiet(s != NULL, "%s is missing", trace);
-	nl = strchr(s, '\n');
 	mt_quiet_ptr_nonnull(nl);
 	*nl = '\0';
 	start = json_tokener_parse(s);
@@ -668,7 +744,7 @@ START_TEST(test_killed_workload_row_is_summary_written_with_missing_stop_event)
 	pid_t pid;
 
 	run_init(&r);
-	trace = mt_test_path(r.out, "allocations.1.jsonl");
+	trace = mt_test_path(r.out, "allocations.1.jsonl.zst");
 	{
 		char *argv[] = { script, "-o", r.out, "--", wl, NULL };
 
@@ -704,7 +780,7 @@ START_TEST(test_killed_workload_row_is_summary_written_with_missing_stop_event)
 END_TEST
 
 /*
- * A shell that runs ls and then dies of SIGKILL: allocations.1.jsonl is
+ * A shell that runs ls and then dies of SIGKILL: allocations.1.jsonl.zst is
  * bash's own trace, cut off by the kill, never ls's (ls once emptied it
  * through the name bash handed it); the row is that trace's, and the
  * run's line, which sums the tree, names it as the trace cut off.
@@ -722,18 +798,18 @@ START_TEST(test_a_tree_whose_top_process_dies_names_the_trace_cut_off)
 	run_init(&r);
 	RUN(&r, "-o", r.out, "--", "/bin/bash", "-c", "ls / >/dev/null; kill -9 $$");
 	mt_quiet(r.status == 128 + SIGKILL, "status %d: %s", r.status, r.se);
-	trace = mt_test_path(r.out, "allocations.1.jsonl");
-	start = mt_test_read(trace, NULL);
+	trace = mt_test_path(r.out, "allocations.1.jsonl.zst");
+	start = trace_text(trace);
 	mt_quiet(start && strstr(start, "\"exe\":\"/usr/bin/bash\"") &&
 		 strstr(start, "\"exe\":\"/usr/bin/bash\"") < strchr(start, '\n'),
-		 "allocations.1.jsonl is not bash's: %.200s", start ? start : "(none)");
+		 "allocations.1.jsonl.zst is not bash's: %.200s", start ? start : "(none)");
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
 	mt_quiet_int_eq(rows.n, 1);
 	ck_assert_str_eq(str(get(rows.row[0], "summary"), "status"), "missing_stop_event");
 	/* bash's forked child, which execs, and ls, the image it execs:
 	 * the tree is summed, and the trace that is not complete named. */
-	mt_quiet(strstr(r.se, "missing_stop_event in allocations.1.jsonl (allocations.1.jsonl "
-		 "and 2 child traces)\n") &&
+	mt_quiet(strstr(r.se, "missing_stop_event in allocations.1.jsonl.zst "
+		 "(allocations.1.jsonl.zst and 2 child traces)\n") &&
 		 strstr(r.se, "run 1/1: killed by SIGKILL, 3 processes: "),
 		 "%s", r.se);
 	rows_release(&rows);
@@ -753,7 +829,8 @@ START_TEST(test_verbose_prints_a_line_per_process_of_the_tree)
 	run_init(&r);
 	RUN(&r, "-v", "-o", r.out, "--", wl);
 	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
-	mt_quiet(strstr(r.se, "\n  allocations.1.jsonl: 2 allocations, peak 4.3 KiB, complete\n"),
+	mt_quiet(strstr(r.se, "\n  allocations.1.jsonl.zst: 2 allocations, peak 4.3 KiB, "
+			"complete\n"),
 		 "%s", r.se);
 	mt_quiet_int_eq(count_lines_with(r.se, ": 3 allocations, peak 9.8 KiB, complete\n"), 1);
 	mt_quiet_int_eq(count_lines_with(r.se, ": 4 allocations, peak 17.4 KiB, complete\n"), 1);
@@ -789,7 +866,7 @@ START_TEST(test_interrupt_records_the_run_it_stopped_and_ends)
 	mt_quiet_int_eq(rows.n, 1);
 	mt_quiet_int_eq(num(rows.row[0], "execution_index"), 1);
 	ck_assert_str_eq(str(rows.row[0], "state"), "summary_written");
-	ck_assert(!in_dir(r.out, "allocations.2.jsonl"));
+	ck_assert(!in_dir(r.out, "allocations.2.jsonl.zst"));
 	mt_quiet(strstr(r.se, "memtrace-run: interrupted after run 1 of 3\n"), "%s", r.se);
 	rows_release(&rows);
 	run_release(&r);
@@ -845,7 +922,7 @@ START_TEST(test_only_the_workload_is_traced)
 	run_init(&r);
 	cwd = mt_test_path(r.dir, "cwd");
 	mt_quiet_int_eq(mkdir(cwd, 0700), 0);
-	/* A traced helper would write memtrace.PID.jsonl (the preload's
+	/* A traced helper would write memtrace.PID.jsonl.zst (the preload's
 	 * default name) in the working directory, or more files in DIR. */
 	run_in(&r, cwd, NULL, "-n", "2", "-o", "out", "--", wl, (char *)NULL);
 	mt_quiet_int_eq(r.status, 0);
@@ -854,8 +931,8 @@ START_TEST(test_only_the_workload_is_traced)
 		char *out = mt_test_path(cwd, "out");
 
 		mt_quiet_int_eq(count_entries(out, "", ""), 5);
-		ck_assert(in_dir(out, "allocations.1.jsonl"));
-		ck_assert(in_dir(out, "allocations.2.jsonl"));
+		ck_assert(in_dir(out, "allocations.1.jsonl.zst"));
+		ck_assert(in_dir(out, "allocations.2.jsonl.zst"));
 		ck_assert(in_dir(out, "allocations.repetitions.jsonl"));
 		ck_assert(in_dir(out, "summary.jsonl"));
 		ck_assert(in_dir(out, "captures.jsonl"));
@@ -875,8 +952,8 @@ START_TEST(test_stack_depth_reaches_the_workload)
 	run_init(&r);
 	RUN(&r, "--stack-depth", "0", "-o", r.out, "--", wl);
 	mt_quiet_int_eq(r.status, 0);
-	trace = mt_test_path(r.out, "allocations.1.jsonl");
-	text = mt_test_read(trace, NULL);
+	trace = mt_test_path(r.out, "allocations.1.jsonl.zst");
+	text = trace_text(trace);
 	mt_quiet_ptr_nonnull(text);
 	mt_quiet(strstr(text, "\"stack_depth\":0"), "trace.start: %.300s", text);
 	mt_quiet_ptr_null(strstr(text, "\"kind\":\"stack\""));
@@ -884,7 +961,8 @@ START_TEST(test_stack_depth_reaches_the_workload)
 
 	RUN(&r, "--stack-depth=2", "-o", r.out, "--", wl);
 	mt_quiet_int_eq(r.status, 0);
-	text = mt_test_read(trace, NULL);
+	text = trace_text(trace);
+	mt_quiet_ptr_nonnull(text);
 	mt_quiet(strstr(text, "\"stack_depth\":2"), "trace.start: %.300s", text);
 	free(text);
 	run_release(&r);
@@ -1010,8 +1088,8 @@ START_TEST(test_percent_in_the_output_directory_reaches_the_preload_escaped)
 	pct = mt_test_path(r.dir, "out%d");
 	RUN(&r, "-o", pct, "--", wl);
 	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
-	ck_assert(in_dir(pct, "allocations.1.jsonl"));
-	mt_quiet_int_eq(count_entries(pct, "allocations.1.", ".jsonl"), 4);
+	ck_assert(in_dir(pct, "allocations.1.jsonl.zst"));
+	mt_quiet_int_eq(count_entries(pct, "allocations.1.", ".jsonl.zst"), 4);
 	/* A "%p" in the path would make the preload give every process the
 	 * parent's file: refused before anything is made. */
 	bad = mt_test_path(r.dir, "out%p");

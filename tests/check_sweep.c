@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "mt_test.h"
 
@@ -229,6 +230,42 @@ END_TEST
 
 /* ================= memtrace-run --oom-sweep ================= */
 
+/* The text of a whole zstd trace (the sweep writes DIR/oom.N.jsonl.zst),
+ * NUL-terminated; anything but one or more whole zstd frames fails. */
+static char *zstd_text(const char *path)
+{
+	static const unsigned char magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	size_t len, n = 0, cap = 1 << 16, r = 0;
+	char *z = mt_test_read(path, &len), *out = malloc(cap);
+	ZSTD_DCtx *d = ZSTD_createDCtx();
+	ZSTD_inBuffer in = { z, len, 0 };
+
+	mt_quiet(z != NULL, "no trace %s", path);
+	mt_quiet(len >= sizeof(magic) && !memcmp(z, magic, sizeof(magic)),
+		 "%s is not zstd", path);
+	mt_quiet(out && d, "out of memory");
+	for (;;) {
+		ZSTD_outBuffer ob;
+
+		if (cap - n < 1 << 15) {
+			cap *= 2;
+			out = realloc(out, cap);
+			mt_quiet_ptr_nonnull(out);
+		}
+		ob = (ZSTD_outBuffer){ out + n, cap - n - 1, 0 };
+		r = ZSTD_decompressStream(d, &ob, &in);
+		mt_quiet(!ZSTD_isError(r), "%s: %s", path, ZSTD_getErrorName(r));
+		n += ob.pos;
+		if (in.pos == in.size && ob.pos < ob.size)
+			break;
+	}
+	mt_quiet(r == 0, "%s ends inside a zstd frame", path);
+	out[n] = '\0';
+	ZSTD_freeDCtx(d);
+	free(z);
+	return out;
+}
+
 typedef struct {
 	char *dir, *out;
 	mt_test_run_t r;
@@ -309,7 +346,7 @@ START_TEST(sweep_of_a_program_that_handles_every_failure_passes)
 	assert_status(&s.r, 0);
 	snprintf(want, sizeof(want),
 		 "memtrace-run: out-of-memory sweep of wl_oom_safe, 10 s per run; "
-		 "traces in %s/oom.N.jsonl\n"
+		 "traces in %s/oom.N.jsonl.zst\n"
 		 "N=1 malloc of 64 B: exit 1 (error)\n"
 		 "N=2 calloc of 128 B: exit 1 (error)\n"
 		 "N=3 realloc of 4.0 KiB: exit 1 (error)\n"
@@ -339,7 +376,7 @@ START_TEST(sweep_names_the_stack_of_the_allocation_that_crashes)
 
 	SWEEP(&s, "wl_oom_crash", NULL, "--oom-sweep");
 	assert_status(&s.r, 1);
-	trace = mt_test_path(s.out, "oom.3.jsonl");
+	trace = mt_test_path(s.out, "oom.3.jsonl.zst");
 	log = mt_test_path(s.out, "oom.3.log");
 	snprintf(want, sizeof(want),
 		 "N=1 malloc of 32 B: exit 1 (error)\n"
@@ -359,8 +396,8 @@ START_TEST(sweep_names_the_stack_of_the_allocation_that_crashes)
 	mt_quiet(strstr(s.r.out, want), "want\n%s\nin\n%s", want, s.r.out);
 	/* The crashed run's trace is kept: whole, stopped by the signal. */
 	files = listing(&s);
-	ck_assert_str_eq(files, "oom.3.jsonl\noom.3.log\n");
-	text = mt_test_read(trace, NULL);
+	ck_assert_str_eq(files, "oom.3.jsonl.zst\noom.3.log\n");
+	text = zstd_text(trace);
 	mt_quiet_ptr_nonnull(strstr(text, "\"kind\":\"trace.stop\",\"reason\":\"signal\""));
 	assert_check_complete(trace);
 	free(text);
@@ -390,7 +427,7 @@ START_TEST(sweep_counts_a_run_past_its_timeout_as_hung)
 	 * sanitized machine comes near. */
 	mt_quiet(s.seconds < 30, "the sweep took %.1f s", s.seconds);
 	files = listing(&s);
-	ck_assert_str_eq(files, "oom.1.jsonl\noom.1.log\noom.2.jsonl\noom.2.log\n");
+	ck_assert_str_eq(files, "oom.1.jsonl.zst\noom.1.log\noom.2.jsonl.zst\noom.2.log\n");
 	free(files);
 	sweep_release(&s);
 }
