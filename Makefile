@@ -141,7 +141,7 @@ demo: all
 	$(Q)MEMTRACE_ANALYZER=$(abspath $(MEMTRACE)) MEMTRACE_PRELOAD=$(abspath $(PRELOAD)) \
 		scripts/memtrace-run -n 3 -o $(DEMO_DIR) -- $(BUILD)/workloads/wl_demo
 	$(Q)cat $(DEMO_DIR)/summary.jsonl
-	$(Q)$(MEMTRACE) summary $(DEMO_DIR)/allocations.1.jsonl --top 3 | tail -n +2
+	$(Q)$(MEMTRACE) summary $(DEMO_DIR)/allocations.1.jsonl.zst --top 3 | tail -n +2
 .DEFAULT_GOAL := all
 
 all: deps
