@@ -39,50 +39,13 @@
 /* A bound that only ends a hang: no test here times anything. */
 #define HANG_GUARD_S 20
 
-/* memtrace check's status word for path (malloc'd). */
-static char *check_status(const char *path)
-{
-	char *mt = mt_test_memtrace();
-	char *argv[] = { mt, "check", (char *)path, NULL };
-	mt_test_run_t r;
-	json_object *o;
-	char *status;
-
-	mt_test_run(&r, argv, NULL);
-	o = json_tokener_parse(r.out);
-	mt_quiet(o != NULL, "memtrace check %s printed %s", path, r.out);
-	status = strdup(mt_test_json_str(o, "status"));
-	json_object_put(o);
-	mt_test_run_release(&r);
-	free(mt);
-	return status;
-}
-
 static void assert_status(const char *path, const char *want)
 {
-	char *status = check_status(path);
+	char *status = mt_test_check_status(path);
 
 	mt_quiet(!strcmp(status, want), "%s: memtrace check says %s, not %s", path,
 		 status, want);
 	free(status);
-}
-
-/* Every *.jsonl trace in dir is complete and ends whole; returns how
- * many there are. */
-static size_t assert_every_trace_complete(const char *dir)
-{
-	size_t n;
-	char **names = mt_test_traces(dir, &n);
-
-	for (size_t i = 0; i < n; i++) {
-		char *path = mt_test_path(dir, names[i]);
-
-		assert_status(path, "complete");
-		mt_test_assert_trace_whole(path, NULL);
-		free(path);
-	}
-	mt_test_traces_release(names, n);
-	return n;
 }
 
 /* How many lines of s begin with "memtrace:". */
@@ -444,7 +407,7 @@ START_TEST(test_bash_wait_does_not_wait_for_collectors)
 		 status, err);
 	ck_assert_str_eq(out, "waited\n");
 	ck_assert_str_eq(err, "");
-	mt_quiet_uint_ge(assert_every_trace_complete(dir), 2);
+	mt_quiet_uint_ge(mt_test_assert_traces_complete(dir), 2);
 	close(r.out);
 	close(r.err);
 	free(out);
@@ -484,7 +447,7 @@ START_TEST(test_sigchld_handler_sees_only_its_own_children)
 	mt_quiet_int_eq(echild, 1);
 	mt_quiet(signals >= 1 && signals <= 6, "%d SIGCHLDs for 6 children", signals);
 	ck_assert_str_eq(r.err, "");
-	mt_quiet_uint_eq(assert_every_trace_complete(dir), 7);
+	mt_quiet_uint_eq(mt_test_assert_traces_complete(dir), 7);
 	mt_test_assert_trace_whole(trace, "exit");
 	names = mt_test_traces(dir, &n);
 	for (size_t i = 0; i < n; i++) {
@@ -508,8 +471,8 @@ END_TEST
  * events, the ring full some 1,500 times over): the writers wait for room
  * over and over, and nothing is dropped: the trace is complete,
  * trace.stop says dropped 0, and it holds exactly every allocation.
- * (Not 200,000: a full 64-slot ring moves about 64 events per collector
- * idle period, a millisecond, so 200,000 took 6.5 s here.)
+ * (A writer that finds the ring full rings the sleeping collector's
+ * doorbell: without it each refill waited out a 1 ms nap, 1.6 s here.)
  */
 START_TEST(test_full_ring_makes_writers_wait_and_drops_nothing)
 {
@@ -570,7 +533,7 @@ START_TEST(test_child_subreaper_reaps_its_orphans_and_ends)
 		 forked, reaped);
 	ck_assert_str_eq(r.err, "");
 	mt_test_assert_trace_whole(trace, "exit");
-	mt_quiet_uint_eq(assert_every_trace_complete(dir), 10);
+	mt_quiet_uint_eq(mt_test_assert_traces_complete(dir), 10);
 	mt_test_run_release(&r);
 	free(prog);
 	free(trace);
@@ -598,7 +561,7 @@ START_TEST(test_threads_that_fork_leave_every_trace_complete)
 	mt_test_run_traced(&r, argv, trace, NULL);
 	mt_quiet(r.status == 0, "wl_threadfork ended with %d: %s", r.status, r.err);
 	ck_assert_str_eq(r.err, "");
-	mt_quiet_uint_eq(assert_every_trace_complete(dir), 5);
+	mt_quiet_uint_eq(mt_test_assert_traces_complete(dir), 5);
 	mt_test_assert_trace_whole(trace, "exit");
 	mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", 7171), 16000);
 	mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", 7272), 0);

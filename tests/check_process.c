@@ -45,44 +45,6 @@ static void scene_release(scene_t *sc)
 	free(sc->dir);
 }
 
-/* memtrace check's status word for path. */
-static char *check_status(const char *path)
-{
-	char *mt = mt_test_memtrace();
-	char *argv[] = { mt, "check", (char *)path, NULL };
-	mt_test_run_t r;
-	json_object *o;
-	char *status;
-
-	mt_test_run(&r, argv, NULL);
-	o = json_tokener_parse(r.out);
-	mt_quiet(o != NULL, "memtrace check %s printed %s", path, r.out);
-	status = strdup(mt_test_json_str(o, "status"));
-	json_object_put(o);
-	mt_test_run_release(&r);
-	free(mt);
-	return status;
-}
-
-/* Every trace in dir is complete and ends whole; returns how many. */
-static size_t assert_every_trace_complete(const char *dir)
-{
-	size_t n;
-	char **names = mt_test_traces(dir, &n);
-
-	for (size_t i = 0; i < n; i++) {
-		char *path = mt_test_path(dir, names[i]);
-		char *status = check_status(path);
-
-		mt_quiet(!strcmp(status, "complete"), "%s: %s", names[i], status);
-		mt_test_assert_trace_whole(path, NULL);
-		free(status);
-		free(path);
-	}
-	mt_test_traces_release(names, n);
-	return n;
-}
-
 /* The exe and pid that the trace.start of dir/name names. */
 static void trace_exe(const char *dir, const char *name, char *exe, size_t cap,
 		      long *pid)
@@ -148,7 +110,7 @@ START_TEST(test_bash_c_keeps_its_trace_under_a_name_without_pid)
 	/* t.jsonl is bash's; ls has a name of its own. */
 	trace_exe(sc.dir, "t.jsonl", exe, sizeof(exe), &pid);
 	ck_assert_str_eq(base(exe), "bash");
-	n = assert_every_trace_complete(sc.dir);
+	n = mt_test_assert_traces_complete(sc.dir);
 	mt_quiet_uint_ge(n, 2);
 	names = mt_test_traces(sc.dir, &n);
 	mt_quiet(find_trace(names, n, sc.dir, "ls", 0) != NULL, "no trace of ls");
@@ -182,7 +144,7 @@ START_TEST(test_sh_c_exec_leaves_three_whole_traces)
 	}
 	mt_test_run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
-	mt_quiet_uint_eq(assert_every_trace_complete(sc.dir), 3);
+	mt_quiet_uint_eq(mt_test_assert_traces_complete(sc.dir), 3);
 	trace_exe(sc.dir, "t.jsonl", exe, sizeof(exe), &pid);
 	ck_assert_str_eq(base(exe), "dash");
 	mt_test_assert_trace_whole(sc.trace, "exec");
@@ -219,7 +181,7 @@ START_TEST(test_exec_keeps_the_pid_and_gets_a_name_of_its_own)
 	mt_test_run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	mt_quiet(sscanf(r.out, "pid %ld execs", &pid) == 1, "printed %s", r.out);
-	mt_quiet_uint_eq(assert_every_trace_complete(sc.dir), 2);
+	mt_quiet_uint_eq(mt_test_assert_traces_complete(sc.dir), 2);
 	snprintf(old_name, sizeof(old_name), "t.%ld.jsonl", pid);
 	snprintf(new_name, sizeof(new_name), "t.%ld.1.jsonl", pid);
 	old_path = mt_test_path(sc.dir, old_name);
@@ -251,7 +213,7 @@ START_TEST(test_failed_exec_leaves_the_trace_going_on)
 	mt_test_run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "exec failed: No such file or directory\n");
-	mt_quiet_uint_eq(assert_every_trace_complete(sc.dir), 1);
+	mt_quiet_uint_eq(mt_test_assert_traces_complete(sc.dir), 1);
 	mt_test_assert_trace_whole(sc.trace, "exit");
 	mt_quiet_int_eq(mt_test_trace_count(sc.trace, "trace.stop", 0), 1);
 	mt_quiet_int_eq(mt_test_trace_count(sc.trace, "alloc", 777), 3);
@@ -274,7 +236,7 @@ START_TEST(test_forked_children_that_underscore_exit_end_their_traces)
 	argv[0] = sc.prog;
 	mt_test_run_traced(&r, argv, sc.trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
-	mt_quiet_uint_eq(assert_every_trace_complete(sc.dir), 5);
+	mt_quiet_uint_eq(mt_test_assert_traces_complete(sc.dir), 5);
 	names = mt_test_traces(sc.dir, &n);
 	for (size_t i = 0; i < n; i++) {
 		char *path = mt_test_path(sc.dir, names[i]);
@@ -502,7 +464,7 @@ START_TEST(test_small_tmpfs_keeps_what_fits)
 	/* Most of the disk is the trace: windows shrink to what is left. */
 	mt_quiet_uint_ge((uintmax_t)st.st_size, 1u << 20);
 	mt_quiet_uint_ge(mt_test_trace_count(trace, "alloc", 100), 1000);
-	status = check_status(trace);
+	status = mt_test_check_status(trace);
 	ck_assert_str_eq(status, "missing_stop_event");
 	free(status);
 	mt_test_run_release(&r);
@@ -559,7 +521,7 @@ START_TEST(test_make_j2_through_the_shell_leaves_every_trace_complete)
 	mt_test_run_traced(&r, argv, trace, "MEMTRACE_STACK_DEPTH=8");
 	mt_quiet(r.status == 0, "make ended with %d: %s", r.status, r.err);
 	ck_assert_str_eq(r.out, "linking\n");
-	n = assert_every_trace_complete(traces);
+	n = mt_test_assert_traces_complete(traces);
 	/* make, 4 shells, 4 cc drivers, 3 cc1, 3 as, collect2, ld, tests. */
 	mt_quiet_uint_ge(n, 15);
 	mt_test_run_release(&r);

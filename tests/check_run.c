@@ -20,9 +20,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include "mt_test.h"
+#include "mt_test_trace.h"
 
 /* ---- paths ---- */
 
@@ -293,44 +293,15 @@ static int is_zstd(const char *dir, const char *name)
  * its first).  NULL when the file is missing; anything but zstd fails. */
 static char *trace_text(const char *path)
 {
-	size_t len, n = 0, cap = 1 << 16;
-	char *z = mt_test_read(path, &len), *out;
-	ZSTD_DCtx *d;
-	ZSTD_inBuffer in;
+	size_t len;
+	char *raw = mt_test_read(path, &len);
 
-	if (!z)
+	if (!raw)
 		return NULL;
-	out = malloc(cap);
-	mt_quiet_ptr_nonnull(out);
-	out[0] = '\0';
-	if (len < sizeof(zstd_magic)) {
-		free(z);
-		return out;
-	}
-	mt_quiet(!memcmp(z, zstd_magic, sizeof(zstd_magic)), "%s is not zstd", path);
-	d = ZSTD_createDCtx();
-	mt_quiet_ptr_nonnull(d);
-	in = (ZSTD_inBuffer){ z, len, 0 };
-	for (;;) {
-		ZSTD_outBuffer ob;
-		size_t r;
-
-		if (cap - n < 1 << 15) {
-			cap *= 2;
-			out = realloc(out, cap);
-			mt_quiet_ptr_nonnull(out);
-		}
-		ob = (ZSTD_outBuffer){ out + n, cap - n - 1, 0 };
-		r = ZSTD_decompressStream(d, &ob, &in);
-		mt_quiet(!ZSTD_isError(r), "%s: %s", path, ZSTD_getErrorName(r));
-		n += ob.pos;
-		if (in.pos == in.size && ob.pos < ob.size)
-			break;
-	}
-	out[n] = '\0';
-	ZSTD_freeDCtx(d);
-	free(z);
-	return out;
+	mt_quiet(len < sizeof(zstd_magic) || !memcmp(raw, zstd_magic, sizeof(zstd_magic)),
+		 "%s is not zstd", path);
+	free(raw);
+	return mt_test_trace_text(path, NULL, 0);
 }
 
 /* Bad input: one line on stderr naming memtrace-run, nothing on stdout. */

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include "mt_test.h"
+#include "mt_test_trace.h"
 
 static void assert_status(const mt_test_run_t *r, int want)
 {
@@ -235,35 +235,14 @@ END_TEST
 static char *zstd_text(const char *path)
 {
 	static const unsigned char magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
-	size_t len, n = 0, cap = 1 << 16, r = 0;
-	char *z = mt_test_read(path, &len), *out = malloc(cap);
-	ZSTD_DCtx *d = ZSTD_createDCtx();
-	ZSTD_inBuffer in = { z, len, 0 };
+	size_t len;
+	char *raw = mt_test_read(path, &len);
 
-	mt_quiet(z != NULL, "no trace %s", path);
-	mt_quiet(len >= sizeof(magic) && !memcmp(z, magic, sizeof(magic)),
+	mt_quiet(raw != NULL, "no trace %s", path);
+	mt_quiet(len >= sizeof(magic) && !memcmp(raw, magic, sizeof(magic)),
 		 "%s is not zstd", path);
-	mt_quiet(out && d, "out of memory");
-	for (;;) {
-		ZSTD_outBuffer ob;
-
-		if (cap - n < 1 << 15) {
-			cap *= 2;
-			out = realloc(out, cap);
-			mt_quiet_ptr_nonnull(out);
-		}
-		ob = (ZSTD_outBuffer){ out + n, cap - n - 1, 0 };
-		r = ZSTD_decompressStream(d, &ob, &in);
-		mt_quiet(!ZSTD_isError(r), "%s: %s", path, ZSTD_getErrorName(r));
-		n += ob.pos;
-		if (in.pos == in.size && ob.pos < ob.size)
-			break;
-	}
-	mt_quiet(r == 0, "%s ends inside a zstd frame", path);
-	out[n] = '\0';
-	ZSTD_freeDCtx(d);
-	free(z);
-	return out;
+	free(raw);
+	return mt_test_trace_text(path, NULL, 1);
 }
 
 typedef struct {

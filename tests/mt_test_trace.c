@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 
 #include "mt_test.h"
 
@@ -63,10 +64,50 @@ void mt_test_traces_release(char **names, size_t n)
 	free(names);
 }
 
+char *mt_test_trace_text(const char *path, size_t *len, int whole)
+{
+	static const unsigned char magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	size_t zlen, n = 0, cap = 1 << 16, r = 0;
+	char *z = mt_test_read(path, &zlen), *out;
+	ZSTD_DCtx *d;
+	ZSTD_inBuffer in = { z, zlen, 0 };
+
+	if (!z || zlen < sizeof(magic) || memcmp(z, magic, sizeof(magic))) {
+		if (len)
+			*len = z ? zlen : 0;
+		return z;
+	}
+	out = malloc(cap);
+	d = ZSTD_createDCtx();
+	mt_quiet(out && d, "out of memory");
+	for (;;) {
+		ZSTD_outBuffer ob;
+
+		if (cap - n < 1 << 15) {
+			cap *= 2;
+			out = realloc(out, cap);
+			mt_quiet_ptr_nonnull(out);
+		}
+		ob = (ZSTD_outBuffer){ out + n, cap - n - 1, 0 };
+		r = ZSTD_decompressStream(d, &ob, &in);
+		mt_quiet(!ZSTD_isError(r), "%s: %s", path, ZSTD_getErrorName(r));
+		n += ob.pos;
+		if (in.pos == in.size && ob.pos < ob.size)
+			break;
+	}
+	mt_quiet(!whole || r == 0, "%s ends inside a zstd frame", path);
+	out[n] = '\0';
+	ZSTD_freeDCtx(d);
+	free(z);
+	if (len)
+		*len = n;
+	return out;
+}
+
 json_object *mt_test_trace_start(const char *path)
 {
 	size_t len;
-	char *data = mt_test_read(path, &len), *nl;
+	char *data = mt_test_trace_text(path, &len, 0), *nl;
 	json_object *o;
 
 	mt_quiet(data != NULL && len > 0, "%s: missing or empty", path);
@@ -93,7 +134,7 @@ static char *last_line(char *data, size_t len)
 
 static char *read_cut(const char *path, size_t *len)
 {
-	char *data = mt_test_read(path, len), *start;
+	char *data = mt_test_trace_text(path, len, 1), *start;
 
 	mt_quiet(data != NULL && *len > 0, "%s: missing or empty", path);
 	mt_quiet(memchr(data, '\0', *len) == NULL,
@@ -133,7 +174,7 @@ void mt_test_assert_trace_whole(const char *path, const char *reason)
 int mt_test_trace_count(const char *path, const char *kind, long size)
 {
 	size_t len;
-	char *data = mt_test_read(path, &len), *line, *save = NULL;
+	char *data = mt_test_trace_text(path, &len, 0), *line, *save = NULL;
 	char k[64], s[64];
 	int n = 0;
 
@@ -144,5 +185,42 @@ int mt_test_trace_count(const char *path, const char *kind, long size)
 		if (strstr(line, k) && (!size || strstr(line, s)))
 			n++;
 	free(data);
+	return n;
+}
+
+char *mt_test_check_status(const char *path)
+{
+	char *mt = mt_test_memtrace();
+	char *argv[] = { mt, "check", (char *)path, NULL };
+	mt_test_run_t r;
+	json_object *o;
+	char *status;
+
+	mt_test_run(&r, argv, NULL);
+	o = json_tokener_parse(r.out);
+	mt_quiet(o != NULL, "memtrace check %s printed %s", path, r.out);
+	status = strdup(mt_test_json_str(o, "status"));
+	json_object_put(o);
+	mt_test_run_release(&r);
+	free(mt);
+	return status;
+}
+
+size_t mt_test_assert_traces_complete(const char *dir)
+{
+	size_t n;
+	char **names = mt_test_traces(dir, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		char *path = mt_test_path(dir, names[i]);
+		char *status = mt_test_check_status(path);
+
+		mt_quiet(!strcmp(status, "complete"), "%s: memtrace check says %s",
+			 names[i], status);
+		mt_test_assert_trace_whole(path, NULL);
+		free(status);
+		free(path);
+	}
+	mt_test_traces_release(names, n);
 	return n;
 }

@@ -4,8 +4,9 @@
  * directory, what each one's trace.start says, and whether each ends
  * whole (cut to its last line, with the trace.stop it should have).
  *
- * Like mt_test, these helpers allocate with plain malloc and abort the
- * test (ck_abort) on a failure of their own.
+ * Each reads a trace plain or zstd-compressed (mt_test_trace_text).  Like
+ * mt_test, these helpers allocate with plain malloc and abort the test
+ * (ck_abort) on a failure of their own.
  */
 #ifndef MT_TEST_TRACE_H
 #define MT_TEST_TRACE_H
@@ -26,6 +27,13 @@ void mt_test_run_traced(mt_test_run_t *r, char *const argv[], const char *output
 char **mt_test_traces(const char *dir, size_t *n);
 void mt_test_traces_release(char **names, size_t n);
 
+/* The text of the trace at path, NUL-terminated, *len its length (len
+ * may be NULL): a zstd trace decompressed (as much as decodes, so a trace
+ * a collector is still writing gives its whole frames so far; whole = 1
+ * fails the test when it ends inside a frame), any other file as it is.
+ * NULL when the file is missing. */
+char *mt_test_trace_text(const char *path, size_t *len, int whole);
+
 /* The first line of the trace at path, parsed (the caller puts it). */
 json_object *mt_test_trace_start(const char *path);
 
@@ -39,6 +47,13 @@ void mt_test_assert_trace_whole(const char *path, const char *reason);
  * last byte a newline, its first line trace.start), with or without a
  * trace.stop. */
 void mt_test_assert_trace_cut(const char *path);
+
+/* memtrace check's status word for the trace at path (malloc'd). */
+char *mt_test_check_status(const char *path);
+
+/* Every *.jsonl trace in dir is complete (memtrace check) and ends whole;
+ * returns how many there are. */
+size_t mt_test_assert_traces_complete(const char *dir);
 
 /* How many lines of the trace at path have "kind":kind and, when size is
  * not 0, "size":size. */
