@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mt_units.h"
 #include "mt_error.h"
 #include "mt_output.h"
 
@@ -30,21 +31,6 @@ const struct option mt_cmd_row_options[] = {
 	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!*s || *s == '-' || *s == '+')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
-}
 
 static int parse_i64(const char *s, int64_t *out)
 {
@@ -66,7 +52,7 @@ int mt_cmd_row_option(mt_cmd_row_opts_t *o, const char *usage, int c,
 {
 	switch (c) {
 	case MT_CMD_OPT_TOP:
-		if (parse_u64(arg, &o->top))
+		if (mt_units_parse_count(arg, &o->top))
 			return mt_cmd_usage_error(usage,
 						  "--top needs a number, not '%s'",
 						  arg);
@@ -99,7 +85,7 @@ int mt_cmd_row_option(mt_cmd_row_opts_t *o, const char *usage, int c,
 						  arg);
 		break;
 	case MT_CMD_OPT_INDEX:
-		if (parse_u64(arg, &o->index))
+		if (mt_units_parse_count(arg, &o->index))
 			return mt_cmd_usage_error(usage,
 						  "--index needs a number, not '%s'",
 						  arg);

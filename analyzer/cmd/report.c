@@ -3,11 +3,10 @@
  * report people read (mt_report).  It must take its figures from a trace
  * that is evidence only, and write the report whole or not at all.
  */
-#include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../mt_cmd.h"
+#include "../mt_units.h"
 #include "../mt_report.h"
 
 #define DEFAULT_TOP 10
@@ -31,21 +30,10 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int parse_top(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || *end ? -1 : 0;
-}
-
 static int option(void *ctx, int c, const char *arg)
 {
 	(void)c; /* --top, the one option of its own */
-	if (parse_top(arg, ctx))
+	if (mt_units_parse_count(arg, ctx))
 		return mt_cmd_usage_error(usage, "--top needs a number, not '%s'",
 					  arg);
 	return -1;
