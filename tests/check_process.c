@@ -222,6 +222,32 @@ START_TEST(test_failed_exec_leaves_the_trace_going_on)
 }
 END_TEST
 
+/* Failed execs while two threads allocate: each exec's stop is taken
+ * back though the other threads' events may have come after it in the
+ * ring (the collector holds them until it knows), and their events stay,
+ * every one, in one complete trace with a single trace.stop. */
+START_TEST(test_failed_execs_amid_threads_lose_and_stop_nothing)
+{
+	scene_t sc;
+	char *argv[] = { NULL, NULL };
+	mt_test_run_t r;
+
+	scene_init(&sc, "wl_execfail_threads", "t.jsonl");
+	argv[0] = sc.prog;
+	mt_test_run_traced(&r, argv, sc.trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "execs failed 200\n");
+	ck_assert_str_eq(r.err, "");
+	mt_quiet_uint_eq(mt_test_assert_traces_complete(sc.dir), 1);
+	mt_test_assert_trace_whole(sc.trace, "exit");
+	mt_quiet_int_eq(mt_test_trace_count(sc.trace, "trace.stop", 0), 1);
+	mt_quiet_int_eq(mt_test_trace_count(sc.trace, "alloc", 4343), 40000);
+	mt_quiet_int_eq(mt_test_trace_count(sc.trace, "alloc", 4444), 200);
+	mt_test_run_release(&r);
+	scene_release(&sc);
+}
+END_TEST
+
 /* Children that end in _exit run no destructor: the preload's _exit
  * writes their trace.stop and cuts their file. */
 START_TEST(test_forked_children_that_underscore_exit_end_their_traces)
@@ -544,6 +570,7 @@ Suite *mt_suite_process(void)
 	tcase_add_test(tc, test_sh_c_exec_leaves_three_whole_traces);
 	tcase_add_test(tc, test_exec_keeps_the_pid_and_gets_a_name_of_its_own);
 	tcase_add_test(tc, test_failed_exec_leaves_the_trace_going_on);
+	tcase_add_test(tc, test_failed_execs_amid_threads_lose_and_stop_nothing);
 	tcase_add_test(tc, test_forked_children_that_underscore_exit_end_their_traces);
 	tcase_add_test(tc, test_thread_that_forbids_rdtsc_after_allocating_runs_traced);
 	tcase_add_test(tc, test_signals_that_end_the_process_end_the_trace);
