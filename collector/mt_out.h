@@ -25,10 +25,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* How many bytes are gathered before one write(2). */
+/* How many bytes of lines are gathered before one write(2) (a compressed
+ * trace: before one zstd frame). */
 #define MT_OUT_CHUNK (1u << 20)
 
-/* The zstd level of mt_out_open(); mt_out_set_level() changes it. */
+/* The zstd level (docs/performance.md, "The collector"). */
 #define MT_OUT_LEVEL 1
 
 /* The names a non-root trace tries: NAME, then NAME.1 ... NAME.999. */
@@ -68,24 +69,20 @@ int mt_out_open(mt_out_t **out, const char *name, int root, char *path,
 /* Whether the trace is written zstd-compressed. */
 int mt_out_compressed(const mt_out_t *o);
 
-/* The zstd level of the frames from the next one on (-EINVAL when libzstd
- * refuses it or a frame has been started; a plain trace ignores it). */
-int mt_out_set_level(mt_out_t *o, int level);
-
 /*
  * Append len bytes: whole JSONL lines, each ending in '\n'; a line is
  * never split across calls (the cut-back of a failed plain write relies
- * on it).  Buffered: the bytes reach the file in chunks of about
- * MT_OUT_CHUNK, and all of them at the next mt_out_flush().
+ * on it).  Buffered: the lines reach the file in chunks of at most
+ * MT_OUT_CHUNK bytes (compressed: a zstd frame each, with its content
+ * checksum), and all of them at the next mt_out_flush().
  */
 int mt_out_write(mt_out_t *o, const char *buf, size_t len);
 
 /*
  * Make every line written so far readable in the file: plain, write the
- * buffer out; zstd, end the current frame (ZSTD_e_end, with its content
- * checksum) and write it out, so a reader of the running trace, or of a
- * trace cut by a kill of the collector afterwards, decodes every line up
- * to here.  Without a line since the last flush it writes nothing (no
+ * buffer out; zstd, compress it as a frame of its own and write that out,
+ * so a reader of the running trace, or of a trace cut by a kill of the
+ * collector afterwards, decodes every line up to here.  Without a line since the last flush it writes nothing (no
  * empty frame).  The collector calls it at least once a second.
  */
 int mt_out_flush(mt_out_t *o);
@@ -94,8 +91,7 @@ int mt_out_flush(mt_out_t *o);
  * mt_out_mark() flushes, then remembers the file's length; opening the
  * trace is a mark at length 0.  mt_out_rewind() cuts the file back to the
  * last mark and goes on writing from there, as if nothing after the mark
- * had been written (the lines not yet flushed, the zstd frame begun, are
- * dropped too).  For an exec: its trace.stop "exec" line is written after
+ * had been written (the lines not yet flushed are dropped too).  For an exec: its trace.stop "exec" line is written after
  * a mark, and taken back when the exec fails.  A zstd mark ends a frame,
  * so a rewind leaves whole frames only.
  */
