@@ -470,3 +470,75 @@ cleanup:
 	mt_reader_release(&reader);
 	return rc;
 }
+
+/* ---- a sweep run's lines ---- */
+
+int mt_runs_oom_line(const mt_runs_oom_run_t *r, mt_buf_t *out, int *err)
+{
+	mt_buf_t fail = MT_BUF_INIT;
+	char what[64], result[96];
+	const char *call, *stack = NULL, *kind;
+	int found = 0, rc;
+
+	if ((rc = mt_runs_oom(r->trace, r->n, &fail, &found, err)))
+		goto cleanup;
+	if (found) {
+		/* Two lines, "CALL\nSTACK\n": split in place. */
+		char *nl;
+
+		call = fail.data;
+		nl = strchr(fail.data, '\n');
+		*nl = '\0';
+		stack = nl + 1;
+		if ((nl = strchr(nl + 1, '\n')))
+			*nl = '\0';
+	} else {
+		snprintf(what, sizeof(what), "no allocation %llu to fail",
+			 (unsigned long long)r->n);
+		call = what;
+	}
+	if (r->stopped) {
+		kind = "stopped";
+		snprintf(result, sizeof(result),
+			 "stopped (memtrace-run was interrupted)");
+	} else if (r->hung) {
+		kind = "hang";
+		snprintf(result, sizeof(result), "timed out after %s s (hang)",
+			 r->hung);
+	} else if (r->signal) {
+		kind = "crash";
+		snprintf(result, sizeof(result), "killed by SIG%s (crash)",
+			 r->signal);
+	} else {
+		kind = r->exit ? "error" : "clean";
+		snprintf(result, sizeof(result), "exit %llu (%s)",
+			 (unsigned long long)r->exit, kind);
+	}
+	ADD(mt_buf_add_str(out, found ? "fail " : "none "));
+	ADD(mt_buf_add_str(out, kind));
+	ADD(mt_buf_add_str(out, "\n"));
+	if (r->quiet && (!strcmp(kind, "clean") || !strcmp(kind, "error")))
+		goto cleanup;
+	ADD(mt_buf_add_str(out, "N="));
+	ADD(mt_buf_add_u64(out, r->n));
+	ADD(mt_buf_add_str(out, " "));
+	ADD(mt_buf_add_str(out, call));
+	ADD(mt_buf_add_str(out, ": "));
+	ADD(mt_buf_add_str(out, result));
+	ADD(mt_buf_add_str(out, "\n"));
+	if (strcmp(kind, "crash") && strcmp(kind, "hang"))
+		goto cleanup;
+	if (stack) {
+		ADD(mt_buf_add_str(out, "    at "));
+		ADD(mt_buf_add_str(out, stack));
+		ADD(mt_buf_add_str(out, "\n"));
+	}
+	ADD(mt_buf_add_str(out, "    trace "));
+	ADD(mt_buf_add_str(out, r->trace));
+	ADD(mt_buf_add_str(out, ", output "));
+	ADD(mt_buf_add_str(out, r->log));
+	ADD(mt_buf_add_str(out, "\n"));
+cleanup:
+	mt_buf_release(&fail);
+	return rc;
+}

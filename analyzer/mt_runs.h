@@ -3,7 +3,8 @@
  * keeps only process control (docs/memtrace-run.md): a run's figures as
  * its repetition row gives them (run-line), the min/median/max table and
  * the warning over the runs' figures (run-table), and the out-of-memory
- * sweep's failed allocation with its stack (oom-fail).
+ * sweep's failed allocation with its stack, or a sweep run's row and lines
+ * (oom-fail).
  *
  * A run's figures pass from run-line to run-table as one line of words,
  * "EXIT STATE [STATUS ALLOCATIONS PEAK LIVE]", which memtrace-run keeps
@@ -71,5 +72,26 @@ int mt_runs_table(const char *path, const char *name, const char *rows,
  */
 int mt_runs_oom(const char *path, uint64_t n, mt_buf_t *out, int *found,
 		int *err);
+
+/* How a sweep run ended, as memtrace-run saw it. */
+typedef struct {
+	uint64_t n;          /* MEMTRACE_FAIL_AT */
+	uint64_t exit;       /* the shell's status */
+	const char *signal;  /* the signal's name when it died of one, or NULL */
+	const char *hung;    /* the watchdog's seconds when it killed it, or NULL */
+	int stopped;         /* memtrace-run was interrupted during it */
+	int quiet;           /* no line for a run that exited */
+	const char *trace, *log;
+} mt_runs_oom_run_t;
+
+/*
+ * A sweep run's lines from the trace at r->trace: first its row for
+ * memtrace-run, "FAILED RESULT" (FAILED "fail" when allocation n failed,
+ * "none" when the program made fewer; RESULT clean, error, crash, hang or
+ * stopped), then "N=n CALL: RESULT" and, for a crash or a hang, the
+ * failed allocation's stack and the run's files.  MT_OK; MT_EIO (*err);
+ * MT_ENOMEM.
+ */
+int mt_runs_oom_line(const mt_runs_oom_run_t *r, mt_buf_t *out, int *err);
 
 #endif

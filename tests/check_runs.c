@@ -3,9 +3,11 @@
  * (analyzer/mt_runs.h): run-line, a run's figures and its line from its
  * repetition row or its tree of traces; run-table, the min/median/max
  * table and the warning over the runs' figures; oom-fail, the allocation
- * an out-of-memory sweep run failed and its stack.  check_run.c and
+ * an out-of-memory sweep run failed and its stack, and with --exit the
+ * run's row and lines.  check_run.c and
  * check_sweep.c hold memtrace-run's own lines end to end.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -436,6 +438,125 @@ START_TEST(oom_fail_exits_1_when_allocation_n_did_not_fail)
 }
 END_TEST
 
+/* ---- oom-fail --exit: a sweep run's row and lines ---- */
+
+/* Run oom-fail --log t.log in dir on t.jsonl (allocation 2 failed there:
+ * calloc of 1.5 KiB) with the options given, NULL-terminated, and N. */
+static void oom_run(mt_test_run_t *r, const char *dir, const char *n, ...)
+{
+	const char *argv[16] = { "oom-fail", "--log", "t.log" };
+	int argc = 3;
+	va_list ap;
+
+	va_start(ap, n);
+	for (const char *a; (a = va_arg(ap, const char *));)
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc++] = "t.jsonl";
+	argv[argc++] = n;
+	argv[argc] = NULL;
+	mt_test_memtrace_in_argv(r, dir, NULL, argv);
+}
+
+/* The row first, then the lines the sweep always printed: a crash or a
+ * hang with the failed call's stack and the run's files, an exit in one
+ * line (none under --quiet), a stopped run in one line even so.  Exit 0
+ * whether or not allocation N failed. */
+START_TEST(oom_fail_exit_gives_the_row_and_the_runs_lines)
+{
+	char *dir = mt_test_tmpdir(), trace[8192];
+	mt_test_run_t r;
+
+	frames(trace, sizeof(trace), 2);
+	write_in(dir, "t.jsonl", trace);
+	oom_run(&r, dir, "2", "--exit", "139", "--signal", "SEGV", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "fail crash\n"
+				"N=2 calloc of 1.5 KiB: killed by SIGSEGV (crash)\n"
+				"    at f1 (m1.so) < f2 (m2.so)\n"
+				"    trace t.jsonl, output t.log\n");
+	ck_assert_str_eq(r.err, "");
+	mt_test_run_release(&r);
+	oom_run(&r, dir, "2", "--exit", "137", "--signal", "KILL", "--hung",
+		 "10", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "fail hang\n"
+				"N=2 calloc of 1.5 KiB: timed out after 10 s (hang)\n"
+				"    at f1 (m1.so) < f2 (m2.so)\n"
+				"    trace t.jsonl, output t.log\n");
+	mt_test_run_release(&r);
+	oom_run(&r, dir, "2", "--exit", "0", NULL);
+	ck_assert_str_eq(r.out, "fail clean\nN=2 calloc of 1.5 KiB: exit 0 (clean)\n");
+	mt_test_run_release(&r);
+	oom_run(&r, dir, "2", "--exit", "1", "-q", NULL);
+	ck_assert_str_eq(r.out, "fail error\n");
+	mt_test_run_release(&r);
+	oom_run(&r, dir, "2", "--exit", "130", "--signal", "INT", "--stopped",
+		 "--quiet", NULL);
+	ck_assert_str_eq(r.out, "fail stopped\n"
+				"N=2 calloc of 1.5 KiB: stopped (memtrace-run was "
+				"interrupted)\n");
+	mt_test_run_release(&r);
+	oom_run(&r, dir, "3", "--exit", "2", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "none error\nN=3 no allocation 3 to fail: exit 2 (error)\n");
+	mt_test_run_release(&r);
+	oom_run(&r, dir, "3", "--exit", "134", "--signal", "ABRT", NULL);
+	ck_assert_str_eq(r.out, "none crash\n"
+				"N=3 no allocation 3 to fail: killed by SIGABRT (crash)\n"
+				"    trace t.jsonl, output t.log\n");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(oom_fail_exit_refuses_a_bad_command_line_and_a_missing_trace)
+{
+	char *dir = mt_test_tmpdir(), trace[8192];
+	mt_test_run_t r;
+
+	frames(trace, sizeof(trace), 2);
+	write_in(dir, "t.jsonl", trace);
+	oom_run(&r, dir, "2", NULL);
+	mt_quiet_int_eq(r.status, 64);
+	mt_quiet_ptr_nonnull(strstr(r.err, "need --exit"));
+	ck_assert_str_eq(r.out, "");
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, dir, "oom-fail", "--quiet", "t.jsonl", "2", NULL);
+	mt_quiet_int_eq(r.status, 64);
+	mt_test_run_release(&r);
+	oom_run(&r, dir, "0", "--exit", "0", NULL);
+	mt_quiet_int_eq(r.status, 64);
+	mt_test_run_release(&r);
+	oom_run(&r, dir, "2", "--exit", "x", NULL);
+	mt_quiet_int_eq(r.status, 64);
+	mt_test_run_release(&r);
+	oom_run(&r, dir, "2", "--exit", "0", "--hung", "soon", NULL);
+	mt_quiet_int_eq(r.status, 64);
+	mt_test_run_release(&r);
+	oom_run(&r, dir, "2", "--exit", "0", "--signal", "", NULL);
+	mt_quiet_int_eq(r.status, 64);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, dir, "oom-fail", "--exit", "0", "t.jsonl", "2",
+			    NULL);
+	mt_quiet_int_eq(r.status, 64);
+	mt_quiet_ptr_nonnull(strstr(r.err, "--exit needs --log"));
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, dir, "oom-fail", "--exit", "0", "--log", "t.log",
+			    "nowhere.jsonl", "2", NULL);
+	mt_quiet_int_eq(r.status, 3);
+	ck_assert_str_eq(r.out, "");
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, dir, "oom-fail", "--help", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_ptr_nonnull(strstr(r.out, "   or: memtrace oom-fail --exit"));
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* ---- out of memory ---- */
 
 /* Run args in dir with its Nth allocation failing, N = 1, 2, ... until it
@@ -478,6 +599,10 @@ START_TEST(runs_commands_fail_cleanly_at_every_allocation)
 		"run-table", "--command", "wl", "--rows", "r.jsonl", "figures", NULL,
 	};
 	static const char *const oom[] = { "oom-fail", "t.jsonl", "2", NULL };
+	static const char *const oline[] = {
+		"oom-fail", "--exit", "139", "--signal", "SEGV", "--log", "t.log",
+		"t.jsonl", "2", NULL,
+	};
 	char *dir = mt_test_tmpdir(), trace[8192];
 
 	copy_fixture(dir, "traces/complete.jsonl", "a.1.jsonl");
@@ -490,6 +615,7 @@ START_TEST(runs_commands_fail_cleanly_at_every_allocation)
 	frames(trace, sizeof(trace), 2);
 	write_in(dir, "t.jsonl", trace);
 	every_allocation_fails_cleanly(dir, oom);
+	every_allocation_fails_cleanly(dir, oline);
 	mt_test_rmdir(dir);
 	free(dir);
 }
@@ -501,6 +627,7 @@ Suite *mt_suite_runs(void)
 	TCase *line = tcase_create("run-line");
 	TCase *tab = tcase_create("run-table");
 	TCase *oom = tcase_create("oom-fail");
+	TCase *oline = tcase_create("oom-fail --exit");
 	TCase *nomem = tcase_create("out-of-memory");
 
 	tcase_add_test(line, run_line_gives_the_rows_figures);
@@ -519,6 +646,9 @@ Suite *mt_suite_runs(void)
 	tcase_add_test(oom, oom_fail_says_when_no_stack_was_recorded);
 	tcase_add_test(oom, oom_fail_exits_1_when_allocation_n_did_not_fail);
 	suite_add_tcase(s, oom);
+	tcase_add_test(oline, oom_fail_exit_gives_the_row_and_the_runs_lines);
+	tcase_add_test(oline, oom_fail_exit_refuses_a_bad_command_line_and_a_missing_trace);
+	suite_add_tcase(s, oline);
 	tcase_add_test(nomem, runs_commands_fail_cleanly_at_every_allocation);
 	suite_add_tcase(s, nomem);
 	return s;
