@@ -75,6 +75,19 @@ int mt_record_collector_alive(void)
 	return !zombie(mt_record_ring.collector);
 }
 
+int mt_record_checkpoint(uint64_t pos, unsigned n)
+{
+	mt_ring_hdr_t *h = mt_record_ring.hdr;
+	uint32_t st = atomic_load(&h->state);
+
+	if (st == MT_RING_DONE || st == MT_RING_FAILED ||
+	    mt_real_syscall6(SYS_kill, mt_record_ring.collector, 0, 0, 0, 0, 0) == -ESRCH)
+		return -1;
+	if (pos + n - mt_record_seen_tail > h->nslots)
+		return mt_record_wait_room(pos, n);
+	return 0;
+}
+
 int mt_record_wait_room(uint64_t pos, unsigned n)
 {
 	mt_ring_hdr_t *h = mt_record_ring.hdr;

@@ -37,6 +37,14 @@ extern __thread uint64_t mt_record_seen_tail
  * collector is gone or finished (the caller stops tracing). */
 int mt_record_wait_room(uint64_t pos, unsigned n);
 
+/* Every 2^MT_RECORD_CHECK_SHIFT slots a writer asks whether the collector
+ * still runs (one kill(2)): a program whose ring never fills would
+ * otherwise record into a ring no one reads, and never say so. */
+#define MT_RECORD_CHECK_SHIFT 16
+
+/* The check, then the room: as mt_record_wait_room(). */
+int mt_record_checkpoint(uint64_t pos, unsigned n);
+
 /* Reserve n consecutive slots; *pos receives the first.  Returns 0, or -1
  * as mt_record_wait_room(): the slots are then never to be written. */
 static inline int mt_record_reserve(unsigned n, uint64_t *pos)
@@ -45,6 +53,8 @@ static inline int mt_record_reserve(unsigned n, uint64_t *pos)
 	uint64_t p = atomic_fetch_add_explicit(&h->head, n, memory_order_relaxed);
 
 	*pos = p;
+	if (__builtin_expect(((p + n) ^ p) >> MT_RECORD_CHECK_SHIFT, 0))
+		return mt_record_checkpoint(p, n);
 	if (__builtin_expect(p + n - mt_record_seen_tail > h->nslots, 0))
 		return mt_record_wait_room(p, n);
 	return 0;
