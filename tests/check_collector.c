@@ -782,26 +782,52 @@ START_TEST(test_a_running_programs_trace_shows_its_recent_events)
 END_TEST
 
 /* How often the most used of the first few allocated addresses of text
- * appears in it ("ptr":"0x..."): enough to see addresses reused. */
+ * is allocated in it: enough to see addresses reused.  One pass, by hand
+ * (strstr from each match would read the rest of the text each time,
+ * which the sanitizers' strstr does). */
 static long most_reused_ptr(const char *text)
 {
-	const char *p = text;
-	long most = 0;
+	enum { CANDIDATES = 8, PTR_MAX = 24 };
+	static const char key[] = "\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"";
+	char cand[CANDIDATES][PTR_MAX];
+	long count[CANDIDATES] = { 0 }, most = 0;
+	int ncand = 0;
 
-	for (int k = 0; k < 8 && (p = strstr(p, "\"kind\":\"alloc\"")); k++) {
-		const char *q = strstr(p, "\"ptr\":\""), *r;
-		char want[40];
-		long n = 0;
+	for (const char *p = text; *p;) {
+		const char *line = p, *at = NULL;
+		size_t k = 0;
 
-		if (!q)
-			break;
-		snprintf(want, sizeof(want), "%.*s", (int)(strchr(q + 7, '"') - q) + 1, q);
-		for (r = text; (r = strstr(r, want)); r += strlen(want))
-			n++;
-		if (n > most)
-			most = n;
-		p = q;
+		while (*p && *p != '\n')
+			p++;
+		/* The key sits after {"v":1,"seq":N, in each alloc line. */
+		for (const char *q = line; q < p && !at; q++)
+			if (*q == '"' && q + sizeof(key) - 1 <= p &&
+			    !memcmp(q, key, sizeof(key) - 1))
+				at = q + sizeof(key) - 1;
+		if (*p)
+			p++;
+		if (!at)
+			continue;
+		while (at + k < p && at[k] != '"' && k < PTR_MAX - 1)
+			k++;
+		for (int c = 0; c <= ncand; c++) {
+			if (c == ncand) {
+				if (ncand < CANDIDATES) {
+					memcpy(cand[c], at, k);
+					cand[c][k] = '\0';
+					count[ncand++] = 1;
+				}
+				break;
+			}
+			if (strlen(cand[c]) == k && !memcmp(cand[c], at, k)) {
+				count[c]++;
+				break;
+			}
+		}
 	}
+	for (int c = 0; c < ncand; c++)
+		if (count[c] > most)
+			most = count[c];
 	return most;
 }
 
