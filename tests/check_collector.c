@@ -163,18 +163,6 @@ static int reap(run_t *r)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* Wait until the collector has finished the trace at path: it holds an
- * exclusive flock on it while it writes. */
-static void wait_unlocked(const char *path)
-{
-	int fd = open(path, O_RDONLY);
-
-	mt_quiet(fd >= 0, "%s: %s", path, strerror(errno));
-	while (flock(fd, LOCK_SH) < 0)
-		mt_quiet_int_eq(errno, EINTR);
-	close(fd);
-}
-
 /*
  * The collector of program pid: a process named memtrace-collector (comm
  * "memtrace-collec") whose argv is "memtrace-collector NAME ROOT PID".
@@ -278,7 +266,7 @@ START_TEST(test_sigkill_mid_burst_loses_no_finished_event)
 	finished = atomic_load(done);
 	/* The collector keeps the program's stderr until it has finished. */
 	read_until(r.err, &err, &err_len, NULL);
-	wait_unlocked(trace);
+	mt_test_wait_trace_finished(trace);
 	ck_assert_str_eq(err, "");
 	mt_test_assert_trace_cut(trace);
 	assert_status(trace, "missing_stop_event");

@@ -601,6 +601,8 @@ START_TEST(test_sigkill_after_ready_keeps_every_event_before_it)
 	mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	close(fds[0]);
+	/* The collector writes on after the kill. */
+	mt_test_wait_trace_finished(trace);
 	summarize(&s, trace, 0);
 	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "missing_stop_event");
 	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "allocations"), 100);

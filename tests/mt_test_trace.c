@@ -6,9 +6,13 @@
 #include "mt_test_trace.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "mt_test.h"
@@ -186,6 +190,16 @@ int mt_test_trace_count(const char *path, const char *kind, long size)
 			n++;
 	free(data);
 	return n;
+}
+
+void mt_test_wait_trace_finished(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	mt_quiet(fd >= 0, "%s: %s", path, strerror(errno));
+	while (flock(fd, LOCK_SH) < 0)
+		mt_quiet_int_eq(errno, EINTR);
+	close(fd);
 }
 
 char *mt_test_check_status(const char *path)

@@ -48,6 +48,11 @@ void mt_test_assert_trace_whole(const char *path, const char *reason);
  * trace.stop. */
 void mt_test_assert_trace_cut(const char *path);
 
+/* Wait until the collector writing the trace at path has finished it (it
+ * holds an exclusive flock on the file while it writes): after a SIGKILL
+ * of the program, the collector still writes what it recorded. */
+void mt_test_wait_trace_finished(const char *path);
+
 /* memtrace check's status word for the trace at path (malloc'd). */
 char *mt_test_check_status(const char *path);
 
