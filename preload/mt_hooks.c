@@ -459,8 +459,10 @@ __attribute__((constructor)) static void mt_hooks_start(int argc, char **argv,
 
 /* Destructors run after every atexit handler, and this library's after
  * those of the objects loaded after it, so frees made at exit are still
- * recorded before the stop. */
+ * recorded before the stop; then libstdc++'s runtime memory is freed
+ * (mt_trace_freeres), last, as Valgrind does. */
 __attribute__((destructor)) static void mt_hooks_stop(void)
 {
+	mt_trace_freeres();
 	mt_trace_end("exit");
 }

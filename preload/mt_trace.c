@@ -6,6 +6,7 @@
  */
 #include "mt_trace.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <linux/futex.h>
 #include <fcntl.h>
@@ -51,6 +52,9 @@ static atomic_int init_state;
  * its outcome, as they would if it had not been tried). */
 enum { OFF, ON, HELD };
 static atomic_int active;
+/* libstdc++'s __gnu_cxx::__freeres(), when the program has it: looked
+ * up by mt_trace_init() so that the exit calls no dlsym. */
+static _Atomic(void (*)(void)) cxx_freeres;
 
 /*
  * The table lock: a futex word, 0 free, 1 held, 2 held with sleepers
@@ -713,6 +717,9 @@ void mt_trace_init(void)
 		return;
 	self_range();
 	mt_stack_cache_init();
+	/* No lock is held: dlsym takes the loader's. */
+	atomic_store(&cxx_freeres, (void (*)(void))dlsym(RTLD_DEFAULT,
+							 "_ZN9__gnu_cxx9__freeresEv"));
 	/* A set-user-ID or otherwise secure-execution process must not
 	 * let its environment choose a file to write. */
 	if (getauxval(AT_SECURE))
@@ -759,6 +766,22 @@ void mt_trace_end(const char *reason)
 {
 	if (mt_trace_owned())
 		mt_trace_stop(reason);
+}
+
+/*
+ * Valgrind's --run-cxx-freeres and heaptrack's exit handler: the frees
+ * are made by the exiting thread outside the guard, so they are recorded
+ * like the program's own.  Once: the pointer is taken.
+ */
+void mt_trace_freeres(void)
+{
+	void (*fn)(void);
+
+	if (!mt_trace_owned() || guard)
+		return;
+	fn = atomic_exchange(&cxx_freeres, NULL);
+	if (fn)
+		fn();
 }
 
 /*

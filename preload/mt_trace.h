@@ -84,6 +84,19 @@ int mt_trace_owned(void);
 void mt_trace_end(const char *reason);
 
 /*
+ * On a normal exit (exit(), a return from main, also in a forked child),
+ * before mt_trace_end(): call libstdc++'s __gnu_cxx::__freeres() when the
+ * program had it at mt_trace_init(), with tracing on, so that the runtime
+ * memory it frees (the 72,704-byte exception emergency pool) is recorded
+ * freed, as under heaptrack and Valgrind.  Once per process; nothing when
+ * the process is not the one tracing (a vfork child) or the calling
+ * thread is inside the tracer.  Never from _exit/_Exit: they run no
+ * destructor, may be called from a signal handler (free() is not
+ * async-signal-safe) and leave the program's static objects live anyway.
+ */
+void mt_trace_freeres(void);
+
+/*
  * An exec: mt_trace_exec_begin() records trace.stop with reason "exec",
  * waits until the collector has it in the file, and returns 1 with new
  * events held (other threads wait in their hooks: if the exec fails,

@@ -456,6 +456,74 @@ START_TEST(test_cxx_new_and_delete_are_recorded)
 }
 END_TEST
 
+/* A C++ workload run to its end: status, allocations, frees, live bytes
+ * and blocks of 72,704 bytes (libstdc++'s emergency pool) in its trace. */
+typedef struct {
+	int64_t allocations, frees, live_bytes;
+	int pools;
+} ends_t;
+
+static ends_t run_to_the_end(const char *name, const char *arg)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	mt_test_run_t r;
+	summary_t s;
+	ends_t e;
+
+	run_traced(&r, name, trace, NULL, arg);
+	mt_quiet_int_eq(r.status, 0);
+	summarize(&s, trace, 3);
+	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
+	e.allocations = mt_test_json_i64(s.lines[0], "allocations");
+	e.frees = mt_test_json_i64(s.lines[0], "frees");
+	e.live_bytes = mt_test_json_i64(s.lines[0], "live_bytes");
+	e.pools = count_size(trace, "alloc", 72704, 72704);
+	summary_release(&s);
+	mt_test_run_release(&r);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+	return e;
+}
+
+/* The preload calls __gnu_cxx::__freeres() at exit, before trace.stop:
+ * a C++ program that frees all it allocates ends with nothing live, the
+ * emergency pool's free recorded like the program's. */
+START_TEST(test_cxx_runtime_pool_is_freed_before_the_stop_of_a_normal_exit)
+{
+	ends_t e = run_to_the_end("wl_cxx_free", NULL);
+
+	mt_quiet_int_eq(e.pools, 1);
+	mt_quiet_int_eq(e.live_bytes, 0);
+	mt_quiet_int_eq(e.frees, e.allocations);
+}
+END_TEST
+
+/* _exit runs no destructor and may be called from a signal handler: the
+ * preload does not free the pool there (as heaptrack, whose exit handler
+ * _exit skips), and the trace shows it live. */
+START_TEST(test_cxx_runtime_pool_stays_live_after_underscore_exit)
+{
+	ends_t e = run_to_the_end("wl_cxx_free", "_exit");
+
+	mt_quiet_int_eq(e.pools, 1);
+	mt_quiet_int_eq(e.live_bytes, 72704);
+	mt_quiet_int_eq(e.frees, e.allocations - 1);
+}
+END_TEST
+
+/* A C program has no __freeres: its trace holds its own calls only. */
+START_TEST(test_c_program_without_libstdcxx_is_unaffected_by_freeres)
+{
+	ends_t e = run_to_the_end("wl_c_free", NULL);
+
+	mt_quiet_int_eq(e.pools, 0);
+	mt_quiet_int_eq(e.allocations, 20);
+	mt_quiet_int_eq(e.frees, 20);
+	mt_quiet_int_eq(e.live_bytes, 0);
+}
+END_TEST
+
 /*
  * Each allocation's t, from the trace, against the times the program read
  * around it: t is relative to the trace's start, which the program does
@@ -1534,6 +1602,9 @@ Suite *mt_suite_preload(void)
 	tcase_add_test(tc, test_fork_and_exec_children_write_their_own_traces);
 	tcase_add_test(tc, test_fork_without_handlers_children_leave_the_parents_trace_alone);
 	tcase_add_test(tc, test_cxx_new_and_delete_are_recorded);
+	tcase_add_test(tc, test_cxx_runtime_pool_is_freed_before_the_stop_of_a_normal_exit);
+	tcase_add_test(tc, test_cxx_runtime_pool_stays_live_after_underscore_exit);
+	tcase_add_test(tc, test_c_program_without_libstdcxx_is_unaffected_by_freeres);
 	tcase_add_test(tc, test_trace_t_follows_clock_monotonic);
 	tcase_add_test(tc, test_underscore_exit_writes_stop_and_cuts_the_file);
 	tcase_add_test(tc, test_abort_writes_signal_stop_and_still_dies_of_sigabrt);
