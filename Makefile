@@ -69,7 +69,8 @@ ANALYZER_SRC += analyzer/mt_cli.c analyzer/mt_cmd.c analyzer/mt_commands.c \
 	$(wildcard analyzer/cmd/*.c)
 # CI gates: gate, diff, repetitions (docs/ci-gates.md).
 ANALYZER_SRC += analyzer/mt_units.c analyzer/mt_profile.c analyzer/mt_gate.c \
-	analyzer/mt_diff.c analyzer/mt_repetitions.c analyzer/mt_runs.c
+	analyzer/mt_diff.c analyzer/mt_repetitions.c analyzer/mt_runs.c \
+	analyzer/mt_suppress.c
 # Reports for people: report, flamegraph, plot (docs/reports.md).
 ANALYZER_SRC += analyzer/mt_sites.c analyzer/mt_srcline.c analyzer/mt_report.c \
 	analyzer/mt_flame.c analyzer/mt_plot.c

@@ -358,3 +358,76 @@ cleanup:
 	mt_analysis_release(&a);
 	return status;
 }
+
+/* ---- suppressions (report, gate, diff) ---- */
+
+int mt_cmd_suppress_option(mt_cmd_suppress_opts_t *o, int c, const char *arg)
+{
+	switch (c) {
+	case MT_CMD_OPT_SUPPRESSIONS:
+		o->file = arg;
+		return -1;
+	case MT_CMD_OPT_NO_DEFAULT_SUPP:
+		o->no_defaults = 1;
+		return -1;
+	default:
+		return MT_CMD_NOT_HERE;
+	}
+}
+
+int mt_cmd_suppress_load(mt_suppress_t *s, const mt_cmd_suppress_opts_t *o,
+			 const char *usage)
+{
+	mt_buf_t text = MT_BUF_INIT;
+	char chunk[4096], why[160];
+	FILE *f = NULL;
+	size_t n;
+	int status = -1, rc;
+
+	if (!o->no_defaults && mt_suppress_add_defaults(s)) {
+		status = mt_cmd_nomem();
+		goto cleanup;
+	}
+	if (!o->file)
+		goto cleanup;
+	if (!(f = fopen(o->file, "r"))) {
+		status = mt_cmd_cannot_read(o->file, errno);
+		goto cleanup;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (mt_buf_add(&text, chunk, n)) {
+			status = mt_cmd_nomem();
+			goto cleanup;
+		}
+	if (ferror(f)) {
+		status = mt_cmd_cannot_read(o->file, EIO);
+		goto cleanup;
+	}
+	rc = mt_suppress_parse(s, text.data ? text.data : "", text.len, why,
+			       sizeof(why));
+	if (rc == MT_ENOMEM)
+		status = mt_cmd_nomem();
+	else if (rc)
+		status = mt_cmd_usage_error(usage, "--suppressions '%s': %s",
+					    o->file, why);
+cleanup:
+	if (f)
+		fclose(f);
+	mt_buf_release(&text);
+	return status;
+}
+
+int mt_cmd_add_left_out(mt_buf_t *b, const mt_suppress_left_t *left)
+{
+	int rc;
+
+	if ((rc = mt_buf_add_str(b, "left out: ")) ||
+	    (rc = mt_units_add_size(b, left->live_bytes)) ||
+	    (rc = mt_buf_add_str(b, " in ")) ||
+	    (rc = mt_units_add_count(b, left->live_allocations, "block",
+				     "blocks")) ||
+	    (rc = mt_buf_add_str(b, " from ")) ||
+	    (rc = mt_units_add_count(b, left->sites, "site", "sites")))
+		return rc;
+	return mt_buf_add_str(b, ", known runtime allocations (suppressions)");
+}

@@ -32,6 +32,7 @@
 #include "mt_buf.h"
 #include "mt_profile.h"
 #include "mt_rows.h"
+#include "mt_suppress.h"
 
 /* A command of the table (mt_commands.h). */
 typedef struct {
@@ -60,6 +61,8 @@ enum {
 	MT_CMD_OPT_APPEND,
 	MT_CMD_OPT_OUT,
 	MT_CMD_OPT_INDEX,
+	MT_CMD_OPT_SUPPRESSIONS,    /* --suppressions FILE */
+	MT_CMD_OPT_NO_DEFAULT_SUPP, /* --no-default-suppressions */
 	MT_CMD_OPT_OWN,
 };
 
@@ -89,6 +92,46 @@ typedef struct {
  * usage error's status for a bad number. */
 int mt_cmd_row_option(mt_cmd_row_opts_t *o, const char *usage, int c,
 		      const char *arg);
+
+/*
+ * The suppression options of report, gate and diff (mt_suppress): each
+ * puts MT_CMD_SUPPRESS_OPTIONS in its table and its usage the lines of
+ * MT_CMD_SUPPRESS_USAGE.
+ */
+typedef struct {
+	const char *file;  /* --suppressions FILE, or NULL */
+	int no_defaults;   /* --no-default-suppressions */
+} mt_cmd_suppress_opts_t;
+
+#define MT_CMD_SUPPRESS_OPTIONS                                               \
+	{ "suppressions", required_argument, NULL, MT_CMD_OPT_SUPPRESSIONS }, \
+	{ "no-default-suppressions", no_argument, NULL, MT_CMD_OPT_NO_DEFAULT_SUPP }
+
+#define MT_CMD_SUPPRESS_USAGE                                                  \
+	"  --suppressions FILE  leave out of the live figures the sites FILE's\n" \
+	"                       leak:PATTERN lines match (LSan's format)\n"       \
+	"  --no-default-suppressions\n"                                           \
+	"                       count glibc's own runtime allocations (thread\n"  \
+	"                       TLS, stdio buffers) as live, too\n"
+
+/* Take option c into o: -1 when it is a suppression option, else
+ * MT_CMD_NOT_HERE. */
+int mt_cmd_suppress_option(mt_cmd_suppress_opts_t *o, int c, const char *arg);
+
+/*
+ * Make the list o asks for into s (empty: MT_SUPPRESS_INIT): the default
+ * patterns unless --no-default-suppressions, then FILE's.  Returns -1, or
+ * the status after saying why: 3 FILE cannot be read, 64 (with usage) a
+ * line of it is not KIND:PATTERN, 4 out of memory.  mt_suppress_release(s)
+ * must follow, whatever it returns.
+ */
+int mt_cmd_suppress_load(mt_suppress_t *s, const mt_cmd_suppress_opts_t *o,
+			 const char *usage);
+
+/* "left out: SIZE in N blocks from K sites, known runtime allocations
+ * (suppressions)" without the line's start or end: the count every
+ * command that suppresses prints. */
+int mt_cmd_add_left_out(mt_buf_t *b, const mt_suppress_left_t *left);
 
 /* An option callback's answer for an option the command knows of but
  * does not take. */

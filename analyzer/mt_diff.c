@@ -5,6 +5,8 @@
  */
 #include "mt_diff.h"
 
+#include "mt_cmd.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,6 +404,13 @@ static int render_text(mt_buf_t *b, const diff_t *d)
 	ADD(mt_buf_add_str(b, ")\n"));
 	ADD(add_note(b, "BASE", d->base, d->compare_sites));
 	ADD(add_note(b, "NEW", d->now, d->compare_sites));
+	for (int i = 0; i < 2; i++) {
+		if (!o->left[i].sites)
+			continue;
+		ADD(mt_buf_add_str(b, i ? "NEW " : "BASE "));
+		ADD(mt_cmd_add_left_out(b, &o->left[i]));
+		ADD(mt_buf_add_str(b, "\n"));
+	}
 	ADD(add_header(b));
 	for (size_t i = 0; i < NSHOWN; i++) {
 		mt_profile_field_t f = shown[i].field;

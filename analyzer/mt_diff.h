@@ -25,6 +25,7 @@
 
 #include "mt_buf.h"
 #include "mt_profile.h"
+#include "mt_suppress.h"
 
 /* What to compare and how to show it. */
 typedef struct {
@@ -32,6 +33,10 @@ typedef struct {
 	uint64_t threshold; /* growth allowed: thousandths of a percent */
 	uint64_t top;       /* changed sites to list */
 	int json;           /* one JSON object instead of text */
+	/* What suppressions left out of each run's live figures
+	 * (mt_suppress_profile()): BASE, NEW; a line each in the text when
+	 * not nothing. */
+	mt_suppress_left_t left[2];
 } mt_diff_t;
 
 /*

@@ -5,6 +5,8 @@
  */
 #include "mt_gate.h"
 
+#include "mt_cmd.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -137,6 +139,11 @@ int mt_gate_render(mt_buf_t *out, const mt_gate_t *o, const mt_profile_t *p,
 			ADD(mt_buf_add_str(out, ", "));
 			ADD(add_value(out, v - o->limit[b], budgets[b].is_size));
 			ADD(mt_buf_add_str(out, " over"));
+		}
+		if (b == MT_GATE_LIVE && o->left.sites) {
+			ADD(mt_buf_add_str(out, " ("));
+			ADD(mt_cmd_add_left_out(out, &o->left));
+			ADD(mt_buf_add_str(out, ")"));
 		}
 		ADD(mt_buf_add_str(out, "\n"));
 		if (fail)

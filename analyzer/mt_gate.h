@@ -23,6 +23,7 @@
 
 #include "mt_buf.h"
 #include "mt_profile.h"
+#include "mt_suppress.h"
 
 typedef enum {
 	MT_GATE_PEAK,        /* --max-peak SIZE: peak_live_bytes */
@@ -38,6 +39,9 @@ typedef struct {
 	uint64_t limit[MT_GATE_BUDGETS];
 	int require_complete;
 	const char *path;
+	/* What suppressions left out of live_bytes (mt_suppress_profile()),
+	 * said on the --max-live line when not nothing. */
+	mt_suppress_left_t left;
 } mt_gate_t;
 
 /* A budget's option ("--max-peak"), as the report names it. */

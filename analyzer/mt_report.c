@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mt_cmd.h"
 #include "mt_error.h"
 #include "mt_mem.h"
 #include "mt_sites.h"
@@ -28,6 +29,8 @@ typedef struct {
 	const mt_analysis_t *a;
 	mt_srcline_t lines;
 	mt_buf_t *out;
+	mt_suppress_left_t left; /* what suppressions left out */
+	uint64_t live_bytes, live_allocations; /* the heap's, less left */
 } report_t;
 
 /* ---- the verdict and the totals ---- */
@@ -163,10 +166,15 @@ static int add_totals(report_t *r)
 	ADD(mt_buf_add_u64(b, h->peak_live_allocations));
 	ADD(mt_buf_add_str(b, "\n"));
 	ADD(add_label(b, "leaked"));
-	ADD(add_size_exact(b, h->live_bytes));
+	ADD(add_size_exact(b, r->live_bytes));
 	ADD(mt_buf_add_str(b, " in "));
-	ADD(mt_units_add_count(b, h->live_allocations, "block", "blocks"));
+	ADD(mt_units_add_count(b, r->live_allocations, "block", "blocks"));
 	ADD(mt_buf_add_str(b, ", still live at the end of the trace\n"));
+	if (r->left.sites) {
+		ADD(mt_buf_add_str(b, "                          "));
+		ADD(mt_cmd_add_left_out(b, &r->left));
+		ADD(mt_buf_add_str(b, "\n"));
+	}
 cleanup:
 	return rc;
 }
@@ -178,10 +186,11 @@ typedef enum { BY_PEAK, BY_LEAKED, BY_CALLS, BY_TEMPORARY, NLISTS } list_t;
 typedef struct {
 	mt_site_ref_t ref;
 	uint64_t key;
+	int left_out; /* a suppression matches its stack */
 } ranked_t;
 
 static uint64_t site_figure(const mt_heap_t *h, const mt_site_ref_t *ref,
-			    list_t l)
+			    list_t l, int left_out)
 {
 	const mt_site_t *s = ref->site;
 
@@ -189,7 +198,7 @@ static uint64_t site_figure(const mt_heap_t *h, const mt_site_ref_t *ref,
 	case BY_PEAK:
 		return mt_heap_site_at_peak(h, s);
 	case BY_LEAKED:
-		return s->live_bytes;
+		return left_out ? 0 : s->live_bytes;
 	case BY_CALLS:
 		/* A realloc is a call, as heaptrack counts it: a site whose
 		 * blocks are all made or grown by realloc is not "0 calls". */
@@ -245,7 +254,7 @@ static int add_headline(report_t *r, const mt_site_ref_t *ref, list_t l,
 		ADD(mt_buf_add_str(b, " leaked in "));
 		ADD(mt_units_add_count(b, s->live_allocations, "block", "blocks"));
 		ADD(mt_buf_add_str(b, " ("));
-		ADD(add_share(b, key, h->live_bytes));
+		ADD(add_share(b, key, r->live_bytes));
 		ADD(mt_buf_add_str(b, " of all leaked)"));
 		break;
 	case BY_CALLS:
@@ -285,8 +294,10 @@ static int add_site(report_t *r, const ranked_t *e, size_t rank, list_t l)
 	ADD(mt_buf_add_str(b, " allocated, "));
 	ADD(mt_units_add_size(b, mt_heap_site_at_peak(h, s)));
 	ADD(mt_buf_add_str(b, " at the peak, "));
-	ADD(mt_units_add_size(b, s->live_bytes));
-	ADD(mt_buf_add_str(b, " leaked\n"));
+	ADD(mt_units_add_size(b, e->left_out ? 0 : s->live_bytes));
+	ADD(mt_buf_add_str(b, e->left_out && s->live_bytes ?
+				" leaked (its live bytes left out: a runtime "
+				"allocation)\n" : " leaked\n"));
 	if (!e->ref.stack || !e->ref.stack->nframes) {
 		ADD(mt_buf_add_str(b, "       (no stack: the trace recorded these "
 				      "allocations without one)\n"));
@@ -322,7 +333,8 @@ static const char *const list_none[NLISTS] = {
 };
 
 static int add_list(report_t *r, list_t l, const mt_site_ref_t *sites,
-		    size_t nsites, ranked_t *scratch, uint64_t top)
+		    const unsigned char *left_out, size_t nsites,
+		    ranked_t *scratch, uint64_t top)
 {
 	const mt_heap_t *h = &r->a->heap;
 	mt_buf_t *b = r->out;
@@ -330,10 +342,10 @@ static int add_list(report_t *r, list_t l, const mt_site_ref_t *sites,
 	int rc;
 
 	for (size_t i = 0; i < nsites; i++) {
-		uint64_t key = site_figure(h, &sites[i], l);
+		uint64_t key = site_figure(h, &sites[i], l, left_out[i]);
 
 		if (key)
-			scratch[n++] = (ranked_t){ sites[i], key };
+			scratch[n++] = (ranked_t){ sites[i], key, left_out[i] };
 	}
 	qsort(scratch, n, sizeof(*scratch), cmp_ranked);
 	ADD(mt_buf_add_str(b, "\n"));
@@ -357,34 +369,79 @@ cleanup:
 	return rc;
 }
 
+/* Whether supp matches a frame of ref's stack: its symbol in the trace,
+ * its function in the module's debug information, or its module. */
+static int left_out_site(report_t *r, const mt_suppress_t *supp,
+			 const mt_site_ref_t *ref, int *hit)
+{
+	const mt_heap_t *h = &r->a->heap;
+	int rc = MT_OK;
+
+	*hit = 0;
+	if (!supp->n || !ref->site->live_bytes || !ref->stack)
+		return MT_OK;
+	for (size_t i = 0; i < ref->stack->nframes && !*hit; i++) {
+		uint64_t id = ref->stack->frames[i];
+		const mt_frame_t *f = mt_map_find(&h->frames, id);
+		mt_srcline_loc_t loc;
+
+		if (!f)
+			continue;
+		ADD(mt_srcline_resolve(&r->lines, id, f, &loc));
+		*hit = mt_suppress_frame(supp, f->symbol, f->module) ||
+		       (loc.function &&
+			mt_suppress_frame(supp, loc.function, NULL));
+	}
+cleanup:
+	return rc;
+}
+
 int mt_report_render(const mt_analysis_t *a, const char *name, uint64_t top,
-		     mt_buf_t *out)
+		     const mt_suppress_t *supp, mt_buf_t *out)
 {
 	report_t r = { .a = a, .out = out };
 	mt_site_ref_t *sites = NULL;
 	ranked_t *scratch = NULL;
+	unsigned char *left_out = NULL;
 	size_t nsites = 0, mark = out->len;
 	int rc;
 
 	mt_srcline_init(&r.lines);
+	ADD(mt_sites_list(&a->heap, &sites, &nsites));
+	scratch = mt_mem_malloc((nsites ? nsites : 1) * sizeof(*scratch));
+	left_out = mt_mem_calloc(nsites ? nsites : 1, 1);
+	if (!scratch || !left_out) {
+		rc = MT_ENOMEM;
+		goto cleanup;
+	}
+	r.live_bytes = a->heap.live_bytes;
+	r.live_allocations = a->heap.live_allocations;
+	for (size_t i = 0; i < nsites; i++) {
+		int hit;
+
+		ADD(left_out_site(&r, supp, &sites[i], &hit));
+		if (!hit)
+			continue;
+		left_out[i] = 1;
+		r.left.sites++;
+		r.left.live_bytes += sites[i].site->live_bytes;
+		r.left.live_allocations += sites[i].site->live_allocations;
+		r.live_bytes -= sites[i].site->live_bytes;
+		r.live_allocations -= sites[i].site->live_allocations;
+	}
 	ADD(mt_buf_add_str(out, "memtrace report of "));
 	ADD(mt_srcline_add_clean(out, name));
 	ADD(mt_buf_add_str(out, "\n\n"));
 	ADD(add_integrity(&r));
 	ADD(add_totals(&r));
-	if (top) {
-		ADD(mt_sites_list(&a->heap, &sites, &nsites));
-		scratch = mt_mem_malloc((nsites ? nsites : 1) * sizeof(*scratch));
-		if (!scratch) {
-			rc = MT_ENOMEM;
-			goto cleanup;
-		}
+	if (top)
 		for (int l = 0; l < NLISTS; l++)
-			ADD(add_list(&r, (list_t)l, sites, nsites, scratch, top));
-	}
+			ADD(add_list(&r, (list_t)l, sites, left_out, nsites,
+				     scratch, top));
 cleanup:
 	if (rc)
 		mt_buf_truncate(out, mark);
+	mt_mem_free(left_out);
 	mt_mem_free(scratch);
 	mt_mem_free(sites);
 	mt_srcline_release(&r.lines);

@@ -25,10 +25,18 @@
 
 #include "mt_analysis.h"
 #include "mt_buf.h"
+#include "mt_suppress.h"
 
-/* Append the report of a (valid evidence) to out, naming the trace as
- * name.  MT_OK or MT_ENOMEM (out then as it was). */
+/*
+ * Append the report of a (valid evidence) to out, naming the trace as
+ * name.  The sites whose stack supp matches (a frame's symbol in the
+ * trace or in the module's debug information, or its module) are left
+ * out of what is leaked: the "leaked" total, the "Leaked" list and each
+ * site's "leaked" figure; a "left out" line under the total counts them.
+ * Every other figure is the trace's.  MT_OK or MT_ENOMEM (out then as it
+ * was).
+ */
 int mt_report_render(const mt_analysis_t *a, const char *name, uint64_t top,
-		     mt_buf_t *out);
+		     const mt_suppress_t *supp, mt_buf_t *out);
 
 #endif

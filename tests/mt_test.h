@@ -32,6 +32,7 @@ Suite *mt_suite_stress(void) __attribute__((weak));  /* tests/check_stress.c */
 Suite *mt_suite_real(void) __attribute__((weak));    /* tests/check_real.c */
 Suite *mt_suite_report(void) __attribute__((weak));  /* tests/check_report.c */
 Suite *mt_suite_gate(void) __attribute__((weak));    /* tests/check_gate.c */
+Suite *mt_suite_suppress(void) __attribute__((weak)); /* tests/check_suppress.c */
 Suite *mt_suite_sweep(void) __attribute__((weak));   /* tests/check_sweep.c */
 Suite *mt_suite_fmt(void) __attribute__((weak)); /* tests/check_fmt.c: decimal and hex formatting, hex parsing */
 Suite *mt_suite_utf8(void) __attribute__((weak)); /* tests/check_utf8.c: RFC 3629 validation */

@@ -25,7 +25,8 @@ int main(void)
 	{
 		Suite *(*const more[])(void) = {
 			mt_suite_hostile, mt_suite_stress, mt_suite_real,
-			mt_suite_report, mt_suite_gate, mt_suite_sweep,
+			mt_suite_report, mt_suite_gate, mt_suite_suppress,
+			mt_suite_sweep,
 			mt_suite_clock, mt_suite_process, mt_suite_tree,
 			mt_suite_fmt, mt_suite_utf8, mt_suite_event, mt_suite_buf,
 			mt_suite_map, mt_suite_blocks, mt_suite_mem, mt_suite_reader,

@@ -14,6 +14,7 @@
 
 static const char usage[] =
 	"usage: memtrace diff BASE NEW [--threshold PCT] [--top N] [--json]\n"
+	"                     [--suppressions FILE] [--no-default-suppressions]\n"
 	"\n"
 	"Compare two runs, each a trace or a summary file: the totals, then the\n"
 	"sites (matched by their symbolized stacks) that changed, by growth.\n"
@@ -22,6 +23,7 @@ static const char usage[] =
 	"                   percent of BASE (default 0: any growth fails)\n"
 	"  --top N          changed sites to list (default 10; 0: none)\n"
 	"  --json           one JSON object instead of text\n"
+	MT_CMD_SUPPRESS_USAGE
 	"\n"
 	"Exit 0 when neither grew beyond PCT, 1 when one did, 2 not valid\n"
 	"evidence, 3 missing, 4 out of memory, 64 usage.\n";
@@ -32,14 +34,23 @@ static const struct option options[] = {
 	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 	{ "top", required_argument, NULL, MT_CMD_OPT_TOP },
 	{ "json", no_argument, NULL, OPT_JSON },
+	MT_CMD_SUPPRESS_OPTIONS,
 	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
 
+typedef struct {
+	mt_diff_t d;
+	mt_cmd_suppress_opts_t supp;
+} diff_opts_t;
+
 static int option(void *ctx, int c, const char *arg)
 {
-	mt_diff_t *o = ctx;
+	diff_opts_t *opts = ctx;
+	mt_diff_t *o = &opts->d;
 
+	if (mt_cmd_suppress_option(&opts->supp, c, arg) == -1)
+		return -1;
 	switch (c) {
 	case OPT_JSON:
 		o->json = 1;
@@ -69,22 +80,28 @@ int mt_diff_cmd(int argc, char **argv)
 		.option = option,
 		.args = { "BASE", "NEW" },
 	};
-	mt_diff_t o = { .top = DEFAULT_TOP };
+	diff_opts_t opts = { .d = { .top = DEFAULT_TOP } };
+	mt_diff_t *o = &opts.d;
+	mt_suppress_t supp = MT_SUPPRESS_INIT;
 	mt_profile_t base, now;
 	mt_buf_t out = MT_BUF_INIT;
 	int status, first, have_base = 0, have_now = 0, regressed;
 
-	if ((status = mt_cmd_parse(&spec, &o, argc, argv, &first)) >= 0)
+	if ((status = mt_cmd_parse(&spec, &opts, argc, argv, &first)) >= 0)
 		return status;
-	o.base_path = argv[first];
-	o.new_path = argv[first + 1];
+	o->base_path = argv[first];
+	o->new_path = argv[first + 1];
+	if ((status = mt_cmd_suppress_load(&supp, &opts.supp, usage)) >= 0)
+		goto cleanup;
 	have_base = 1;
-	if ((status = mt_cmd_load_profile(&base, o.base_path)) >= 0)
+	if ((status = mt_cmd_load_profile(&base, o->base_path)) >= 0)
 		goto cleanup;
 	have_now = 1;
-	if ((status = mt_cmd_load_profile(&now, o.new_path)) >= 0)
+	if ((status = mt_cmd_load_profile(&now, o->new_path)) >= 0)
 		goto cleanup;
-	if (mt_diff_render(&out, &o, &base, &now, &regressed)) {
+	mt_suppress_profile(&supp, &base, &o->left[0]);
+	mt_suppress_profile(&supp, &now, &o->left[1]);
+	if (mt_diff_render(&out, o, &base, &now, &regressed)) {
 		status = mt_cmd_nomem();
 		goto cleanup;
 	}
@@ -97,6 +114,7 @@ cleanup:
 		mt_profile_release(&now);
 	if (have_base)
 		mt_profile_release(&base);
+	mt_suppress_release(&supp);
 	return status;
 }
 

@@ -15,7 +15,8 @@
 static const char usage[] =
 	"usage: memtrace gate TRACE|SUMMARY [--max-peak SIZE] [--max-live SIZE]\n"
 	"                     [--max-allocations N] [--max-temporary N]\n"
-	"                     [--require-complete]\n"
+	"                     [--require-complete] [--suppressions FILE]\n"
+	"                     [--no-default-suppressions]\n"
 	"\n"
 	"Check a trace, or a summary file written earlier, against budgets: one\n"
 	"line per budget on stdout, then the verdict.\n"
@@ -25,6 +26,7 @@ static const char usage[] =
 	"  --max-allocations N  allocations at most N\n"
 	"  --max-temporary N    temporary_allocations at most N\n"
 	"  --require-complete   the trace's status must be complete\n"
+	MT_CMD_SUPPRESS_USAGE
 	"\n"
 	"SIZE is bytes, or a number with K, M or G (1024-based: 16K is 16384,\n"
 	"1.5M is 1572864; KiB, MiB, GiB too).  Exit 0 when every budget holds,\n"
@@ -42,16 +44,25 @@ static const struct option options[] = {
 	{ "max-temporary", required_argument, NULL,
 	  MT_CMD_OPT_OWN + MT_GATE_TEMPORARY },
 	{ "require-complete", no_argument, NULL, OPT_COMPLETE },
+	MT_CMD_SUPPRESS_OPTIONS,
 	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
 
+typedef struct {
+	mt_gate_t g;
+	mt_cmd_suppress_opts_t supp;
+} gate_opts_t;
+
 static int option(void *ctx, int c, const char *arg)
 {
-	mt_gate_t *g = ctx;
+	gate_opts_t *o = ctx;
+	mt_gate_t *g = &o->g;
 	mt_gate_budget_t b = (mt_gate_budget_t)(c - MT_CMD_OPT_OWN);
 	int is_size;
 
+	if (mt_cmd_suppress_option(&o->supp, c, arg) == -1)
+		return -1;
 	if (c == OPT_COMPLETE) {
 		g->require_complete = 1;
 		return -1;
@@ -78,24 +89,30 @@ int mt_gate_cmd(int argc, char **argv)
 		.option = option,
 		.args = { "TRACE or SUMMARY" },
 	};
-	mt_gate_t g = { .require_complete = 0 };
+	gate_opts_t o = { .g = { .require_complete = 0 } };
+	mt_gate_t *g = &o.g;
+	mt_suppress_t supp = MT_SUPPRESS_INIT;
 	mt_profile_t p;
 	mt_buf_t out = MT_BUF_INIT;
 	int status, first, failed, checked, any = 0;
 
-	if ((status = mt_cmd_parse(&spec, &g, argc, argv, &first)) >= 0)
+	if ((status = mt_cmd_parse(&spec, &o, argc, argv, &first)) >= 0)
 		return status;
-	g.path = argv[first];
+	g->path = argv[first];
 	for (int b = 0; b < MT_GATE_BUDGETS; b++)
-		any |= g.given[b];
-	if (!any && !g.require_complete)
+		any |= g->given[b];
+	if (!any && !g->require_complete)
 		return mt_cmd_usage_error(usage, "%s",
 					  "no budget given: use --max-peak, "
 					  "--max-live, --max-allocations, "
 					  "--max-temporary or --require-complete");
-	if ((status = mt_cmd_load_profile(&p, g.path)) >= 0)
+	/* The profile is released whatever its load returns, so it is
+	 * loaded before anything can end the command. */
+	if ((status = mt_cmd_load_profile(&p, g->path)) >= 0 ||
+	    (status = mt_cmd_suppress_load(&supp, &o.supp, usage)) >= 0)
 		goto cleanup;
-	if (mt_gate_render(&out, &g, &p, &failed, &checked)) {
+	mt_suppress_profile(&supp, &p, &g->left);
+	if (mt_gate_render(&out, g, &p, &failed, &checked)) {
 		status = mt_cmd_nomem();
 		goto cleanup;
 	}
@@ -105,6 +122,7 @@ int mt_gate_cmd(int argc, char **argv)
 cleanup:
 	mt_buf_release(&out);
 	mt_profile_release(&p);
+	mt_suppress_release(&supp);
 	return status;
 }
 

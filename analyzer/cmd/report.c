@@ -1,6 +1,7 @@
 /*
- * report: `memtrace report TRACE [--top N] [--strict] [-o FILE]`, the
- * report people read (mt_report).  It must take its figures from a trace
+ * report: `memtrace report TRACE [--top N] [--strict] [-o FILE]
+ * [--suppressions FILE] [--no-default-suppressions]`, the report people
+ * read (mt_report).  It must take its figures from a trace
  * that is evidence only, and write the report whole or not at all.
  */
 #include <string.h>
@@ -13,6 +14,7 @@
 
 static const char usage[] =
 	"usage: memtrace report TRACE [--top N] [--strict] [-o FILE]\n"
+	"                       [--suppressions FILE] [--no-default-suppressions]\n"
 	"\n"
 	"Write a report to read: the integrity verdict, the totals, then the top\n"
 	"sites by peak contribution, by bytes leaked, by calls and by temporary\n"
@@ -20,30 +22,51 @@ static const char usage[] =
 	"\n"
 	"  --top N              sites in each list (default 10; 0: totals alone)\n"
 	"  --strict             exit 1 when the trace is not complete\n"
-	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
+	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n"
+	MT_CMD_SUPPRESS_USAGE;
 
 static const struct option options[] = {
 	{ "top", required_argument, NULL, MT_CMD_OPT_TOP },
 	{ "strict", no_argument, NULL, MT_CMD_OPT_STRICT },
 	{ "output", required_argument, NULL, 'o' },
+	MT_CMD_SUPPRESS_OPTIONS,
 	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
 
+typedef struct {
+	uint64_t top;
+	mt_cmd_suppress_opts_t opts;
+	mt_suppress_t supp;
+} report_opts_t;
+
 static int option(void *ctx, int c, const char *arg)
 {
-	(void)c; /* --top, the one option of its own */
-	if (mt_units_parse_count(arg, ctx))
+	report_opts_t *o = ctx;
+
+	if (mt_cmd_suppress_option(&o->opts, c, arg) == -1)
+		return -1;
+	/* --top, the one other option of its own */
+	if (mt_units_parse_count(arg, &o->top))
 		return mt_cmd_usage_error(usage, "--top needs a number, not '%s'",
 					  arg);
 	return -1;
 }
 
+static int prepare(void *ctx)
+{
+	report_opts_t *o = ctx;
+
+	return mt_cmd_suppress_load(&o->supp, &o->opts, usage);
+}
+
 static int render(void *ctx, const mt_analysis_t *a, const char *path,
 		  mt_buf_t *out)
 {
+	report_opts_t *o = ctx;
+
 	return mt_report_render(a, strcmp(path, "-") ? path : "standard input",
-				*(uint64_t *)ctx, out);
+				o->top, &o->supp, out);
 }
 
 static int run(int argc, char **argv)
@@ -52,11 +75,14 @@ static int run(int argc, char **argv)
 		.usage = usage,
 		.options = options,
 		.own = option,
+		.prepare = prepare,
 		.render = render,
 	};
-	uint64_t top = DEFAULT_TOP;
+	report_opts_t o = { .top = DEFAULT_TOP, .supp = MT_SUPPRESS_INIT };
+	int status = mt_cmd_render_run(&cmd, &o, argc, argv);
 
-	return mt_cmd_render_run(&cmd, &top, argc, argv);
+	mt_suppress_release(&o.supp);
+	return status;
 }
 
 const mt_cmd_t mt_cmd_report = {
