@@ -280,13 +280,13 @@ static double tick_value(const axis_t *ax, uint64_t k)
 /* ---- the curves ---- */
 
 /*
- * A pen draws a curve's points either as the figures themselves (scale
- * NULL: x in ns or seq, y in bytes or blocks, for a shape under a
- * transform) or on the page (pixels through the axes).
+ * A pen draws a curve's points on the page, in pixels through the axes:
+ * never the figures themselves, which reach billions of ns under a scale
+ * near 1e-7 (Chromium stopped filling such a path part way).
  */
 typedef struct {
 	mt_buf_t *b;
-	const axis_t *ax, *ay; /* NULL: the figures themselves */
+	const axis_t *ax, *ay;
 	uint64_t x, y;
 	int any;
 } pen_t;
@@ -298,13 +298,9 @@ static int pen_to(pen_t *p, uint64_t x, uint64_t y)
 
 	if (p->any && p->x == x && p->y == y)
 		return MT_OK;
-	if (p->ax)
-		rc = addf(p->b, "%s%.2f,%.2f", sep,
-			  PLOT_L + (double)x / p->ax->end * PLOT_W,
-			  PLOT_T + PLOT_H - (double)y / p->ay->end * PLOT_H);
-	else
-		rc = addf(p->b, "%s%llu,%llu", sep, (unsigned long long)x,
-			  (unsigned long long)y);
+	rc = addf(p->b, "%s%.2f,%.2f", sep,
+		  PLOT_L + (double)x / p->ax->end * PLOT_W,
+		  PLOT_T + PLOT_H - (double)y / p->ay->end * PLOT_H);
 	p->any = 1;
 	p->x = x;
 	p->y = y;
@@ -574,18 +570,21 @@ int mt_plot_render(const mt_analysis_t *a, const mt_plot_curve_t *c,
 		goto end;
 	}
 	/*
-	 * The area under the live bytes holds the figures themselves, under a
-	 * transform onto the plot area: a fill scales with any transform.
-	 * The lines are drawn on the page, in pixels, as a stroke would
-	 * be distorted by the transform's unequal scales (and not every
-	 * renderer knows vector-effect).
+	 * The area under the live bytes is the line's points, in pixels, and
+	 * the plot's bottom-right corner.  It once held the figures (ns,
+	 * bytes) under a transform onto the plot area; Chromium stopped
+	 * filling that path of coordinates in the billions (a run of 4.1 s
+	 * filled to 2.45 s), and a stroke is distorted by a transform's
+	 * unequal scales anyway.  The figures at the plot area's right and
+	 * top edges stay in the file (data-x-end, data-y-end), so a reader
+	 * can turn pixels back into them.
 	 */
-	ADD(addf(out, "<g transform=\"translate(%.1f %.1f) scale(%.9g %.9g)\">\n",
-		 PLOT_L, PLOT_T + PLOT_H, PLOT_W / ax.end, -PLOT_H / ay.end));
-	ADD(mt_buf_add_str(out, "<polygon id=\"live-bytes-area\" fill=\"#1f5fa8\" "
-				"fill-opacity=\"0.15\" stroke=\"none\" points=\""));
-	ADD(add_points(out, s, 0, NULL, NULL));
-	ADD(addf(out, " %llu,0\"/>\n</g>\n", (unsigned long long)s->x_end));
+	ADD(addf(out, "<polygon id=\"live-bytes-area\" data-x-end=\"%llu\" "
+		      "data-y-end=\"%.17g\" fill=\"#1f5fa8\" "
+		      "fill-opacity=\"0.15\" stroke=\"none\" points=\"",
+		 (unsigned long long)s->x_end, ay.end));
+	ADD(add_points(out, s, 0, &ax, &ay));
+	ADD(addf(out, " %.2f,%.2f\"/>\n", PLOT_L + PLOT_W, PLOT_T + PLOT_H));
 	ADD(mt_buf_add_str(out, "<polyline id=\"live-blocks\" fill=\"none\" "
 				"stroke=\"#c05a00\" stroke-width=\"1\" "
 				"stroke-opacity=\"0.8\" points=\""));

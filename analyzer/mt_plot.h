@@ -15,11 +15,14 @@
  * curve's highest point is the trace's peak_live_bytes exactly, at the
  * first x it was reached.
  *
- * The curves are drawn in data coordinates (bytes, blocks, and x in ns or
- * seq), under a transform onto the plot area, so the SVG holds the
- * figures themselves: the polyline with id "live-bytes" has the points of
- * the live-bytes curve, "live-blocks" those of the live-blocks curve, and
- * the circle with id "peak" sits at the peak's place on the page.
+ * Every shape is drawn in page coordinates (pixels of the viewBox, x
+ * from the series' x, y from bytes or blocks), never under a transform:
+ * the polyline with id "live-bytes" has the points of the live-bytes
+ * curve, the polygon "live-bytes-area" the same points closed along the
+ * plot's bottom, "live-blocks" those of the live-blocks curve, and the
+ * circle "peak" sits at the peak's place.  The area's data-x-end and
+ * data-y-end are the figures (ns or seq, bytes) at the plot area's right
+ * and top edges, so a reader can turn its pixels back into figures.
  *
  * Exit statuses are the other commands'; the SVG is written whole or not
  * at all (to -o FILE, else standard output).
