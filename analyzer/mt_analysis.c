@@ -40,6 +40,11 @@ static void judge_first_line(mt_analysis_t *a, mt_parser_t *p,
 	/* A malformed line is no trace.start, whatever its kind; and the
 	 * validator may reject it (a negative seq) before reading its kind,
 	 * leaving ev->kind 0, which is MT_KIND_TRACE_START. */
+	if (r == MT_PARSE_OK && ev->kind == MT_KIND_TRACE_START &&
+	    (ev->has & MT_HAS_STACK_DEPTH)) {
+		a->stack_depth = ev->stack_depth;
+		a->has_stack_depth = 1;
+	}
 	if (r != MT_PARSE_OK && ev->kind == MT_KIND_TRACE_START)
 		mt_integrity_missing_start(&a->integrity, NULL);
 	else if (ev->kind != MT_KIND_TRACE_START)

@@ -20,6 +20,10 @@ typedef struct {
 	mt_heap_t heap;
 	int error_errno;      /* errno of an MT_EIO result */
 	uint64_t json_c_lines; /* lines the fast path left to json-c */
+	/* trace.start's stack_depth, the most frames the preload kept per
+	 * stack; has_stack_depth 0 when line 1 had none (or no integer). */
+	uint64_t stack_depth;
+	int has_stack_depth;
 } mt_analysis_t;
 
 /*

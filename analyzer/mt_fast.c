@@ -76,6 +76,9 @@ static int key_field(const char *k, size_t n)
 		if (!memcmp(k, "frame_id", 8)) return MT_F_FRAME_ID;
 		if (!memcmp(k, "stack_id", 8)) return MT_F_STACK_ID;
 		break;
+	case 11:
+		if (!memcmp(k, "stack_depth", 11)) return MT_F_STACK_DEPTH;
+		break;
 	case 12:
 		if (!memcmp(k, "allocator_id", 12)) return MT_F_ALLOCATOR_ID;
 		break;

@@ -117,6 +117,7 @@ int mt_flame_render(const mt_analysis_t *a, mt_flame_metric_t metric,
 	int rc;
 
 	mt_srcline_init(&lines);
+	lines.names_only = 1;
 	ADD(mt_sites_list(h, &sites, &nsites));
 	lines_of = mt_mem_malloc((nsites ? nsites : 1) * sizeof(*lines_of));
 	if (!lines_of) {
@@ -132,6 +133,11 @@ int mt_flame_render(const mt_analysis_t *a, mt_flame_metric_t metric,
 			continue;
 		if (!st || !st->nframes)
 			ADD(mt_buf_add_str(&text, "[no stack]"));
+		/* As many frames as the preload keeps: the stack was most
+		 * likely cut there, and its outermost frame is no root. */
+		else if (a->has_stack_depth &&
+			 st->nframes == a->stack_depth)
+			ADD(mt_buf_add_str(&text, "[truncated];"));
 		for (size_t k = st ? st->nframes : 0; k-- > 0;) {
 			uint64_t id = st->frames[k];
 

@@ -16,7 +16,12 @@
  * control bytes in a name become '?'.  Stacks whose names fold to the same
  * line (one function calling from two places) are one line with the sum;
  * lines come sorted bytewise, sites with a figure of 0 are left out, and
- * the allocations without a stack are "[no stack]".
+ * the allocations without a stack are "[no stack]".  A stack of exactly
+ * trace.start's stack_depth frames was (most likely) cut by the preload,
+ * which keeps the innermost ones: its outermost frame is "[truncated]",
+ * so that it does not pass for a root; without a stack_depth none is.
+ * Frames are named through mt_srcline's names only (no source lines),
+ * each once.
  *
  * Exit statuses are the other commands'; the output is whole or absent.
  *

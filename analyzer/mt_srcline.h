@@ -51,6 +51,10 @@ typedef struct {
 	mt_map_t frames;  /* frame id -> mt_srcline_loc_t */
 	char **owned;     /* strings made here (absolute file names) */
 	size_t nowned, owned_cap;
+	/* Set after init to look up no source lines (file stays NULL): a
+	 * caller that prints function names alone (`flamegraph`) spares
+	 * itself reading, and inflating, every module's DWARF lines. */
+	int names_only;
 } mt_srcline_t;
 
 void mt_srcline_init(mt_srcline_t *s);

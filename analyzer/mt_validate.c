@@ -147,6 +147,11 @@ mt_parse_result_t mt_validate_event(mt_parser_t *p, const mt_raw_t *r,
 
 	switch (ev->kind) {
 	case MT_KIND_TRACE_START:
+		/* Read, never judged: the depth only tells `flamegraph`
+		 * which stacks were cut, and a trace whose stack_depth is
+		 * odd is no less evidence than before it was read. */
+		if (get_uint(r, MT_F_STACK_DEPTH, &ev->stack_depth) == 1)
+			ev->has |= MT_HAS_STACK_DEPTH;
 		break;
 	case MT_KIND_ALLOCATOR:
 		REQUIRE(get_uint(r, MT_F_ALLOCATOR_ID, &ev->allocator_id),

@@ -361,8 +361,11 @@ static void gen_event(gline_t *g, mt_kind_t kind)
 			add_uint(g, "time_ns", gen_u64());
 		if (mt_test_below(2))
 			add(g, "tool_version", "\"0.1.0\"");
-		if (mt_test_below(2))
-			add_uint(g, "stack_depth", mt_test_below(256));
+		if (mt_test_below(2)) {
+			ev->stack_depth = mt_test_below(256);
+			ev->has |= MT_HAS_STACK_DEPTH;
+			add_uint(g, "stack_depth", ev->stack_depth);
+		}
 		break;
 	case MT_KIND_ALLOCATOR:
 		ev->allocator_id = gen_u64();

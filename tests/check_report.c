@@ -1612,7 +1612,143 @@ START_TEST(commands_are_listed_in_the_usage)
 }
 END_TEST
 
-/* ---- a long run ---- */
+/* ---- stacks cut at the depth limit, many deep stacks, a long run ---- */
+
+/* A trace with stack_depth depth (none when 0) and one allocation from
+ * each of nstacks stacks of frames frames each, frames from 1 (the
+ * innermost) named f<id>; stack i uses frames i, i+1, ... so that no two
+ * stacks fold alike.  Stack i has lens[i % nlens] frames. */
+static void write_stacks_trace(const char *path, unsigned depth,
+			       unsigned nstacks, const unsigned *lens,
+			       unsigned nlens)
+{
+	FILE *f = fopen(path, "w");
+	uint64_t seq = 1;
+	unsigned nframes = nstacks + 64;
+
+	mt_quiet_ptr_nonnull(f);
+	if (depth)
+		fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.start\","
+			   "\"stack_depth\":%u}\n", seq++, depth);
+	else
+		fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.start\"}\n", seq++);
+	fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"allocator\",\"allocator_id\":0}\n", seq++);
+	for (unsigned id = 1; id <= nframes; id++)
+		fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"frame\",\"frame_id\":%u,"
+			   "\"ip\":\"0x%x\",\"symbol\":\"f%u\"}\n", seq++, id, 0x400000 + id * 16, id);
+	for (unsigned i = 0; i < nstacks; i++) {
+		unsigned len = lens[i % nlens];
+
+		fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"stack\",\"stack_id\":%u,"
+			   "\"frames\":[", seq++, i + 1);
+		for (unsigned k = 0; k < len; k++)
+			fprintf(f, "%s%u", k ? "," : "", 1 + (i + k * 7) % nframes);
+		fprintf(f, "]}\n");
+	}
+	for (unsigned i = 0; i < nstacks; i++)
+		fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"alloc\",\"allocator_id\":0,"
+			   "\"ptr\":\"0x%x\",\"size\":%u,\"fn\":\"malloc\",\"stack\":%u,\"tid\":1}\n",
+			seq++, 0x1000000 + i * 64, 16 + i % 32, i + 1);
+	fprintf(f, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.stop\"}\n", seq);
+	mt_quiet_int_eq(fclose(f), 0);
+}
+
+/* The folded line stack i of write_stacks_trace() should give. */
+static void expected_line(char *buf, size_t cap, unsigned i, unsigned len,
+			  unsigned depth, unsigned nstacks)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (depth && len == depth)
+		n += (size_t)snprintf(buf + n, cap - n, "[truncated];");
+	for (unsigned k = len; k-- > 0;)
+		n += (size_t)snprintf(buf + n, cap - n, "f%u%s",
+				      1 + (i + k * 7) % (nstacks + 64), k ? ";" : " 1");
+	ck_assert_uint_lt(n, cap);
+}
+
+/* Whether out holds line as one of its lines. */
+static int has_line(const char *out, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = out; (p = strstr(p, line)); p++)
+		if ((p == out || p[-1] == '\n') && p[n] == '\n')
+			return 1;
+	return 0;
+}
+
+/* A stack of as many frames as trace.start's stack_depth was cut there
+ * (the preload keeps the innermost ones): its root-most frame is
+ * "[truncated]".  Shorter stacks are whole; without a stack_depth no
+ * stack is marked. */
+START_TEST(flamegraph_marks_stacks_cut_at_the_depth_limit)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "cut.jsonl");
+	static const unsigned lens[] = { 4, 3, 1 };
+	char want[256];
+
+	for (unsigned depth = 0; depth <= 4; depth += 4) {
+		mt_test_run_t r;
+		unsigned marked = 0;
+
+		write_stacks_trace(trace, depth, 6, lens, 3);
+		mt_test_memtrace_in(&r, NULL, "flamegraph", trace, NULL);
+		mt_quiet_int_eq(r.status, 0);
+		for (unsigned i = 0; i < 6; i++) {
+			expected_line(want, sizeof(want), i, lens[i % 3], depth, 6);
+			mt_quiet(has_line(r.out, want), "no line '%s' in:\n%s", want, r.out);
+		}
+		for (const char *p = r.out; (p = strstr(p, "[truncated]")); p++)
+			marked++;
+		/* Stacks 0 and 3 have 4 frames. */
+		mt_quiet_uint_eq(marked, depth ? 2 : 0);
+		mt_quiet_uint_eq(folded_total(r.out), 6);
+		mt_test_run_release(&r);
+	}
+	mt_test_rmdir(dir);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+/* 20,000 distinct stacks of 32 frames (and 31, under a stack_depth of 32)
+ * from 20,064 frames: each folds to its own line, in order, with its
+ * mark.  At this scale work per stack that grows with the number of
+ * stacks or frames (a search over all of them) would show. */
+START_TEST(flamegraph_folds_many_distinct_deep_stacks)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "deep.jsonl");
+	static const unsigned lens[] = { 32, 31 };
+	const unsigned n = 20000;
+	char want[1024];
+	mt_test_run_t r;
+	size_t lines = 0;
+	const char *prev = NULL;
+
+	write_stacks_trace(trace, 32, n, lens, 2);
+	mt_test_memtrace_in(&r, NULL, "flamegraph", trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_uint_eq(folded_total(r.out), n);
+	for (const char *p = r.out; *p; p = strchr(p, '\n') + 1) {
+		/* Sorted bytewise, no two alike. */
+		if (prev)
+			mt_quiet(strcmp(prev, p) < 0, "lines out of order at '%.40s'", p);
+		prev = p;
+		lines++;
+	}
+	mt_quiet_uint_eq(lines, n);
+	for (unsigned i = 0; i < n; i += 997) {
+		expected_line(want, sizeof(want), i, lens[i % 2], 32, n);
+		mt_quiet(has_line(r.out, want), "no line '%s'", want);
+	}
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(trace);
+	free(dir);
+}
+END_TEST
 
 /* A run of 4.1 s in ns: the area under the live bytes is drawn in the
  * page's pixels, as the line is, and reaches the plot's right edge where
@@ -1715,6 +1851,8 @@ Suite *mt_suite_report(void)
 	tcase_add_test(flame, flamegraph_allocations_counts_a_sites_reallocs_as_calls);
 	tcase_add_test(flame, flamegraph_rejects_an_unknown_metric);
 	tcase_add_test(flame, flamegraph_of_trace_without_allocations_is_empty);
+	tcase_add_test(flame, flamegraph_marks_stacks_cut_at_the_depth_limit);
+	tcase_add_test(flame, flamegraph_folds_many_distinct_deep_stacks);
 	suite_add_tcase(s, flame);
 
 	tcase_set_timeout(plot, 180);

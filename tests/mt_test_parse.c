@@ -78,6 +78,7 @@ const char *mt_test_event_diff(const mt_event_t *a, const mt_event_t *b)
 	SAME(module_offset);
 	SAME(stack_id);
 	SAME(dropped);
+	SAME(stack_depth);
 	SAME(nframes);
 #undef SAME
 	if (!str_eq(a->symbol, a->symbol_len, b->symbol, b->symbol_len))
