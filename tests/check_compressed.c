@@ -16,7 +16,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,59 +33,27 @@
 
 /* ---- traces ---- */
 
-typedef struct {
-	char *data;
-	size_t len, cap;
-} bytes_t;
-
-static void add(bytes_t *b, const void *p, size_t n)
-{
-	if (b->len + n > b->cap) {
-		b->cap = (b->len + n) * 2 + 4096;
-		b->data = realloc(b->data, b->cap);
-		mt_quiet_ptr_nonnull(b->data);
-	}
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-}
-
-static void addf(bytes_t *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void addf(bytes_t *b, const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	mt_quiet(n > 0 && (size_t)n < sizeof(line), "line too long");
-	add(b, line, (size_t)n);
-}
-
 /*
  * A complete trace of events lines (trace.start and trace.stop included):
  * frames, stacks, then allocations, resizes and frees of two threads, with
  * every tenth block left live; the lines vary in length and content so
  * that a compressor has work to do.
  */
-static bytes_t gen_trace(uint64_t events)
+static mt_test_bytes_t gen_trace(uint64_t events)
 {
-	bytes_t b = { 0 };
+	mt_test_bytes_t b = { 0 };
 	uint64_t seq = 1, ptr = 0x7f0000001000ull, live[8] = { 0 };
 	unsigned nlive = 0;
 
-	addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.start\",\"pid\":42}\n", seq++);
-	addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"allocator\",\"allocator_id\":0,\"name\":\"libc\"}\n", seq++);
+	mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.start\",\"pid\":42}\n", seq++);
+	mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"allocator\",\"allocator_id\":0,\"name\":\"libc\"}\n", seq++);
 	for (int f = 1; f <= 3; f++)
-		addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"frame\",\"frame_id\":%d,"
+		mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"frame\",\"frame_id\":%d,"
 			 "\"ip\":\"0x40%04x\",\"symbol\":\"fn_%d\",\"offset\":\"0x%x\","
 			 "\"module\":\"/opt/app/bin/app\"}\n",
 		     seq++, f, f * 0x40, f, f * 4);
-	addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"stack\",\"stack_id\":1,\"frames\":[1,3]}\n", seq++);
-	addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"stack\",\"stack_id\":2,\"frames\":[2,3]}\n", seq++);
+	mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"stack\",\"stack_id\":1,\"frames\":[1,3]}\n", seq++);
+	mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"stack\",\"stack_id\":2,\"frames\":[2,3]}\n", seq++);
 	while (seq < events) {
 		uint64_t size = 16 + (seq * 2654435761u) % 4000;
 		unsigned tid = 100 + (unsigned)(seq % 2);
@@ -95,39 +62,39 @@ static bytes_t gen_trace(uint64_t events)
 			uint64_t p = live[--nlive];
 
 			if (seq % 7 == 0)
-				addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"resize\",\"allocator_id\":0,"
+				mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"resize\",\"allocator_id\":0,"
 					 "\"ptr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"fn\":\"realloc\","
 					 "\"stack\":2,\"tid\":%u,\"t\":%" PRIu64 "}\n",
 				     seq, p, size, tid, seq * 37);
 			else if (seq % 10 == 1)
-				addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"alloc\",\"allocator_id\":0,"
+				mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"alloc\",\"allocator_id\":0,"
 					 "\"ptr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"fn\":\"calloc\","
 					 "\"stack\":1,\"tid\":%u,\"t\":%" PRIu64 "}\n",
 				     seq, ptr += 0x1000, size, tid, seq * 37);
 			else
-				addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"free\",\"allocator_id\":0,"
+				mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"free\",\"allocator_id\":0,"
 					 "\"ptr\":\"0x%" PRIx64 "\",\"fn\":\"free\",\"tid\":%u,\"t\":%" PRIu64 "}\n",
 				     seq, p, tid, seq * 37);
 			if (seq % 7 == 0)
 				nlive++;
 		} else {
 			live[nlive++] = ptr += 0x1000;
-			addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"alloc\",\"allocator_id\":0,"
+			mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"alloc\",\"allocator_id\":0,"
 				 "\"ptr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"fn\":\"malloc\","
 				 "\"stack\":%d,\"tid\":%u,\"t\":%" PRIu64 "}\n",
 			     seq, ptr, size, 1 + (int)(seq % 2), tid, seq * 37);
 		}
 		seq++;
 	}
-	addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.stop\",\"reason\":\"exit\",\"t\":%" PRIu64 "}\n",
+	mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.stop\",\"reason\":\"exit\",\"t\":%" PRIu64 "}\n",
 	     seq, seq * 37);
 	return b;
 }
 
-static bytes_t fixture(const char *name)
+static mt_test_bytes_t fixture(const char *name)
 {
 	char *path = mt_test_fixture(name);
-	bytes_t b = { 0 };
+	mt_test_bytes_t b = { 0 };
 
 	b.data = mt_test_read(path, &b.len);
 	mt_quiet(b.data != NULL, "cannot read %s", path);
@@ -137,7 +104,7 @@ static bytes_t fixture(const char *name)
 }
 
 /* The offset just past line n (n >= 1) of a plain trace. */
-static size_t line_end(const bytes_t *plain, size_t n)
+static size_t line_end(const mt_test_bytes_t *plain, size_t n)
 {
 	size_t at = 0;
 
@@ -170,11 +137,11 @@ static int zstd_checksums = 1;
  * frame), with content checksums unless zstd_checksums is 0.  ends[k]
  * (when given, room for every frame) is where frame k ends.
  */
-static bytes_t zstd_frames(const bytes_t *plain, size_t lines_per_frame,
+static mt_test_bytes_t zstd_frames(const mt_test_bytes_t *plain, size_t lines_per_frame,
 			   size_t *ends, size_t *nframes)
 {
 	ZSTD_CCtx *c = ZSTD_createCCtx();
-	bytes_t z = { 0 };
+	mt_test_bytes_t z = { 0 };
 	size_t at = 0, k = 0;
 
 	mt_quiet_ptr_nonnull(c);
@@ -214,9 +181,9 @@ static bytes_t zstd_frames(const bytes_t *plain, size_t lines_per_frame,
 
 /* plain as gzip members of lines_per_member lines each (0: one member),
  * as gzip(1) writes them and `cat a.gz b.gz` joins them. */
-static bytes_t gzip_members(const bytes_t *plain, size_t lines_per_member)
+static mt_test_bytes_t gzip_members(const mt_test_bytes_t *plain, size_t lines_per_member)
 {
-	bytes_t z = { 0 };
+	mt_test_bytes_t z = { 0 };
 	size_t at = 0;
 
 	while (at < plain->len) {
@@ -356,10 +323,10 @@ START_TEST(summary_of_a_zstd_trace_is_the_plain_traces_byte_for_byte)
 	char *dir = mt_test_tmpdir();
 	const char *names[] = { "traces/complete.jsonl", "demo.jsonl",
 				"traces/several_caveats.jsonl" };
-	bytes_t big = gen_trace(200000);
+	mt_test_bytes_t big = gen_trace(200000);
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		bytes_t plain = fixture(names[i]), z = zstd_frames(&plain, 0, NULL, NULL);
+		mt_test_bytes_t plain = fixture(names[i]), z = zstd_frames(&plain, 0, NULL, NULL);
 
 		put(dir, "t.jsonl", plain.data, plain.len);
 		put(dir, "t.jsonl.zst", z.data, z.len);
@@ -369,7 +336,7 @@ START_TEST(summary_of_a_zstd_trace_is_the_plain_traces_byte_for_byte)
 	}
 	/* Some MiB: the decoder's output crosses the reader's buffers. */
 	{
-		bytes_t z = zstd_frames(&big, 0, NULL, NULL);
+		mt_test_bytes_t z = zstd_frames(&big, 0, NULL, NULL);
 
 		mt_quiet_uint_gt(big.len, 8u << 20);
 		put(dir, "big.jsonl", big.data, big.len);
@@ -386,8 +353,8 @@ END_TEST
 START_TEST(summary_of_a_gzip_trace_is_the_plain_traces_byte_for_byte)
 {
 	char *dir = mt_test_tmpdir();
-	bytes_t plain = fixture("traces/complete.jsonl"), z = gzip_members(&plain, 0);
-	bytes_t big = gen_trace(200000), bz = gzip_members(&big, 0);
+	mt_test_bytes_t plain = fixture("traces/complete.jsonl"), z = gzip_members(&plain, 0);
+	mt_test_bytes_t big = gen_trace(200000), bz = gzip_members(&big, 0);
 
 	put(dir, "t.jsonl", plain.data, plain.len);
 	put(dir, "t.jsonl.gz", z.data, z.len);
@@ -421,10 +388,10 @@ START_TEST(every_command_reads_a_compressed_trace_as_the_plain_one)
 		{ "diff", "t", "t" },
 	};
 	static const char *const files[] = { "s.jsonl", "c.jsonl", "r.jsonl", "heap.svg" };
-	bytes_t plain = fixture("demo.jsonl");
-	bytes_t zs = zstd_frames(&plain, 7, NULL, NULL), gz = gzip_members(&plain, 0);
+	mt_test_bytes_t plain = fixture("demo.jsonl");
+	mt_test_bytes_t zs = zstd_frames(&plain, 7, NULL, NULL), gz = gzip_members(&plain, 0);
 	char *dirs[3];
-	const bytes_t *data[3] = { &plain, &zs, &gz };
+	const mt_test_bytes_t *data[3] = { &plain, &zs, &gz };
 
 	for (int d = 0; d < 3; d++) {
 		dirs[d] = mt_test_tmpdir();
@@ -486,7 +453,7 @@ END_TEST
 
 /* A compressed file in memory, handed out at most step bytes a read. */
 typedef struct {
-	const bytes_t *z;
+	const mt_test_bytes_t *z;
 	size_t at, step;
 } source_t;
 
@@ -512,10 +479,10 @@ static ssize_t source_read(void *ctx, void *p, size_t n)
  */
 START_TEST(the_decoders_give_every_byte_whatever_the_room)
 {
-	bytes_t plain = gen_trace(3000);
-	bytes_t z = zstd_frames(&plain, 700, NULL, NULL), g = gzip_members(&plain, 900);
-	bytes_t zn;
-	const bytes_t *packed[] = { &z, &zn, &g };
+	mt_test_bytes_t plain = gen_trace(3000);
+	mt_test_bytes_t z = zstd_frames(&plain, 700, NULL, NULL), g = gzip_members(&plain, 900);
+	mt_test_bytes_t zn;
+	const mt_test_bytes_t *packed[] = { &z, &zn, &g };
 	const mt_decomp_format_t formats[] = { MT_DECOMP_ZSTD, MT_DECOMP_ZSTD,
 					       MT_DECOMP_GZIP };
 	static const size_t rooms[] = { 1, 7, 4096, 100000, 1u << 21 };
@@ -570,12 +537,12 @@ END_TEST
 START_TEST(a_zstd_trace_of_many_frames_reads_whole)
 {
 	char *dir = mt_test_tmpdir();
-	bytes_t big = gen_trace(60000);
+	mt_test_bytes_t big = gen_trace(60000);
 	size_t nframes;
 	/* 1 line a frame, then 1000: frames far smaller than the reader's
 	 * reads, and frames that span several. */
-	bytes_t one = zstd_frames(&big, 1, NULL, &nframes);
-	bytes_t many = zstd_frames(&big, 1000, NULL, NULL);
+	mt_test_bytes_t one = zstd_frames(&big, 1, NULL, &nframes);
+	mt_test_bytes_t many = zstd_frames(&big, 1000, NULL, NULL);
 
 	mt_quiet_uint_eq(nframes, 60000);
 	put(dir, "t.jsonl", big.data, big.len);
@@ -594,8 +561,8 @@ END_TEST
 START_TEST(a_gzip_trace_of_many_members_reads_whole)
 {
 	char *dir = mt_test_tmpdir();
-	bytes_t big = gen_trace(60000);
-	bytes_t z = gzip_members(&big, 777);
+	mt_test_bytes_t big = gen_trace(60000);
+	mt_test_bytes_t z = gzip_members(&big, 777);
 
 	put(dir, "t.jsonl", big.data, big.len);
 	put(dir, "t.gz", z.data, z.len);
@@ -622,9 +589,9 @@ START_TEST(a_zstd_trace_cut_mid_frame_keeps_every_event_of_its_whole_frames)
 {
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "cut.jsonl.zst");
-	bytes_t plain = gen_trace(400);
+	mt_test_bytes_t plain = gen_trace(400);
 	size_t ends[32], nframes;
-	bytes_t z = zstd_frames(&plain, 40, ends, &nframes);
+	mt_test_bytes_t z = zstd_frames(&plain, 40, ends, &nframes);
 	const size_t frames_cut[] = { 4, nframes - 1 };
 
 	mt_quiet_uint_eq(nframes, 10);
@@ -696,10 +663,10 @@ END_TEST
 START_TEST(a_zstd_trace_cut_inside_a_line_drops_that_line)
 {
 	char *dir = mt_test_tmpdir();
-	bytes_t plain = fixture("traces/complete.jsonl");
+	mt_test_bytes_t plain = fixture("traces/complete.jsonl");
 	size_t half = line_end(&plain, 5) + 10;
-	bytes_t head = { plain.data, half, half };
-	bytes_t z = zstd_frames(&head, 0, NULL, NULL);
+	mt_test_bytes_t head = { plain.data, half, half };
+	mt_test_bytes_t z = zstd_frames(&head, 0, NULL, NULL);
 	mt_test_run_t r;
 
 	put(dir, "t.zst", z.data, z.len);
@@ -722,8 +689,8 @@ END_TEST
 START_TEST(a_gzip_trace_cut_mid_member_is_missing_stop_event)
 {
 	char *dir = mt_test_tmpdir();
-	bytes_t plain = gen_trace(20000);
-	bytes_t z = gzip_members(&plain, 5000);
+	mt_test_bytes_t plain = gen_trace(20000);
+	mt_test_bytes_t z = gzip_members(&plain, 5000);
 	uint64_t events;
 
 	put(dir, "t.gz", z.data, z.len * 3 / 4);
@@ -741,9 +708,9 @@ END_TEST
 START_TEST(a_zstd_trace_with_a_bad_checksum_is_not_valid_evidence)
 {
 	char *dir = mt_test_tmpdir();
-	bytes_t plain = gen_trace(2000);
+	mt_test_bytes_t plain = gen_trace(2000);
 	size_t ends[8], nframes;
-	bytes_t z = zstd_frames(&plain, 500, ends, &nframes);
+	mt_test_bytes_t z = zstd_frames(&plain, 500, ends, &nframes);
 
 	/* The last 4 bytes of frame 2 are its content checksum. */
 	z.data[ends[1] - 1] ^= 0x5a;
@@ -766,8 +733,8 @@ END_TEST
 START_TEST(a_gzip_trace_with_a_bad_crc_is_not_valid_evidence)
 {
 	char *dir = mt_test_tmpdir();
-	bytes_t plain = fixture("demo.jsonl");
-	bytes_t z = gzip_members(&plain, 0);
+	mt_test_bytes_t plain = fixture("demo.jsonl");
+	mt_test_bytes_t z = gzip_members(&plain, 0);
 
 	z.data[z.len - 6] ^= 0x01; /* the trailer: CRC-32, then the length */
 	put(dir, "t.gz", z.data, z.len);
@@ -798,12 +765,12 @@ END_TEST
 START_TEST(bytes_after_the_last_whole_frame_that_begin_no_frame_are_not_valid_evidence)
 {
 	char *dir = mt_test_tmpdir();
-	bytes_t plain = fixture("demo.jsonl");
-	bytes_t z = zstd_frames(&plain, 0, NULL, NULL), g = gzip_members(&plain, 0);
+	mt_test_bytes_t plain = fixture("demo.jsonl");
+	mt_test_bytes_t z = zstd_frames(&plain, 0, NULL, NULL), g = gzip_members(&plain, 0);
 	char why[128];
 
-	add(&z, "{\"v\":1}\n", 8);
-	add(&g, "\0\0\0junk", 7);
+	mt_test_bytes_add(&z, "{\"v\":1}\n", 8);
+	mt_test_bytes_add(&g, "\0\0\0junk", 7);
 	put(dir, "t.zst", z.data, z.len);
 	put(dir, "t.gz", g.data, g.len);
 	snprintf(why, sizeof(why), "the bytes at byte %zu, after the last whole "
@@ -825,12 +792,12 @@ END_TEST
 START_TEST(nul_bytes_after_the_last_whole_frame_are_padding)
 {
 	char *dir = mt_test_tmpdir();
-	bytes_t plain = fixture("traces/complete.jsonl");
-	bytes_t z = zstd_frames(&plain, 0, NULL, NULL);
+	mt_test_bytes_t plain = fixture("traces/complete.jsonl");
+	mt_test_bytes_t z = zstd_frames(&plain, 0, NULL, NULL);
 	static const char zeros[5000];
 	mt_test_run_t r;
 
-	add(&z, zeros, sizeof(zeros));
+	mt_test_bytes_add(&z, zeros, sizeof(zeros));
 	put(dir, "t.jsonl", plain.data, plain.len);
 	put(dir, "t.zst", z.data, z.len);
 	assert_same_summary(dir, "t.jsonl", "t.zst");
@@ -850,8 +817,8 @@ END_TEST
 START_TEST(a_compressed_trace_on_stdin_reads_as_from_a_file)
 {
 	char *dir = mt_test_tmpdir();
-	bytes_t big = gen_trace(50000);
-	bytes_t z = zstd_frames(&big, 3000, NULL, NULL), g = gzip_members(&big, 0);
+	mt_test_bytes_t big = gen_trace(50000);
+	mt_test_bytes_t z = zstd_frames(&big, 3000, NULL, NULL), g = gzip_members(&big, 0);
 	char *memtrace = mt_test_memtrace();
 	char *want;
 	const char *names[] = { "t.zst", "t.gz" };
@@ -893,8 +860,8 @@ END_TEST
 START_TEST(a_plain_trace_named_zst_is_read_as_plain)
 {
 	char *dir = mt_test_tmpdir();
-	bytes_t plain = fixture("demo.jsonl");
-	bytes_t z = zstd_frames(&plain, 0, NULL, NULL);
+	mt_test_bytes_t plain = fixture("demo.jsonl");
+	mt_test_bytes_t z = zstd_frames(&plain, 0, NULL, NULL);
 
 	put(dir, "t.jsonl", plain.data, plain.len);
 	put(dir, "plain.jsonl.zst", plain.data, plain.len);
@@ -961,16 +928,16 @@ START_TEST(a_compressed_trace_is_read_in_bounded_memory)
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "huge.zst"), *memtrace = mt_test_memtrace();
 	char *rss = mt_test_path(dir, "rss"), *rss_text;
-	bytes_t chunk = { 0 }, head = { 0 }, z1, z0;
+	mt_test_bytes_t chunk = { 0 }, head = { 0 }, z1, z0;
 	FILE *f;
 	int status;
 	long kb;
 	pid_t pid;
 
-	addf(&head, "{\"v\":1,\"seq\":1,\"kind\":\"trace.start\"}\n"
+	mt_test_bytes_addf(&head, "{\"v\":1,\"seq\":1,\"kind\":\"trace.start\"}\n"
 		    "{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0}\n");
 	while (chunk.len < (1u << 20))
-		addf(&chunk, "{\"v\":1,\"seq\":3,\"kind\":\"alloc\",\"allocator_id\":0,"
+		mt_test_bytes_addf(&chunk, "{\"v\":1,\"seq\":3,\"kind\":\"alloc\",\"allocator_id\":0,"
 			     "\"ptr\":\"0x1000\",\"size\":64,\"fn\":\"malloc\"}\n"
 			     "{\"v\":1,\"seq\":4,\"kind\":\"free\",\"allocator_id\":0,"
 			     "\"ptr\":\"0x1000\"}\n");
@@ -1023,8 +990,8 @@ START_TEST(every_allocation_failure_on_a_compressed_trace_is_out_of_memory)
 {
 	char *dir = mt_test_tmpdir();
 	char *gz = mt_test_path(dir, "t.gz"), *zs = mt_test_path(dir, "t.zst");
-	bytes_t plain = fixture("demo.jsonl");
-	bytes_t g = gzip_members(&plain, 0), z = zstd_frames(&plain, 4, NULL, NULL);
+	mt_test_bytes_t plain = fixture("demo.jsonl");
+	mt_test_bytes_t g = gzip_members(&plain, 0), z = zstd_frames(&plain, 4, NULL, NULL);
 	const char *paths[] = { gz, zs };
 
 	mt_test_write(gz, g.data, g.len);

@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,64 +25,30 @@
 #include "../analyzer/mt_error.h"
 #include "../collector/mt_out.h"
 
-typedef struct {
-	char *data;
-	size_t len, cap;
-} bytes_t;
-
-static void add(bytes_t *b, const void *p, size_t n)
-{
-	if (b->len + n + 1 > b->cap) {
-		b->cap = (b->len + n) * 2 + 4096;
-		b->data = realloc(b->data, b->cap);
-		mt_quiet_ptr_nonnull(b->data);
-	}
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-}
-
-static size_t addf(bytes_t *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static size_t addf(bytes_t *b, const char *fmt, ...)
-{
-	char line[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	mt_quiet(n > 0 && (size_t)n < sizeof(line), "line too long");
-	add(b, line, (size_t)n);
-	return (size_t)n;
-}
-
 /* Event seq of a trace: an alloc of block seq / 2 when seq is even, its
  * free when odd, so every prefix of whole lines is a valid trace. */
-static size_t add_event(bytes_t *b, uint64_t seq)
+static size_t add_event(mt_test_bytes_t *b, uint64_t seq)
 {
 	uint64_t ptr = 0x7f0000000000ull + (seq / 2) * 0x40;
 
 	if (seq % 2 == 0)
-		return addf(b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"alloc\","
+		return mt_test_bytes_addf(b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"alloc\","
 			    "\"allocator_id\":0,\"ptr\":\"0x%" PRIx64 "\",\"size\":%"
 			    PRIu64 ",\"fn\":\"malloc\",\"tid\":7,\"t\":%" PRIu64 "}\n",
 			    seq, ptr, 16 + (seq * 2654435761u) % 4000, seq * 37);
-	return addf(b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"free\","
+	return mt_test_bytes_addf(b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"free\","
 		    "\"allocator_id\":0,\"ptr\":\"0x%" PRIx64 "\",\"fn\":\"free\","
 		    "\"tid\":7,\"t\":%" PRIu64 "}\n", seq, ptr, seq * 37);
 }
 
-static void add_head(bytes_t *b)
+static void add_head(mt_test_bytes_t *b)
 {
-	addf(b, "{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":42}\n");
-	addf(b, "{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0}\n");
+	mt_test_bytes_addf(b, "{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":42}\n");
+	mt_test_bytes_addf(b, "{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0}\n");
 }
 
 /* Write the last len bytes of b (one or more whole lines) to o. */
-static void out_tail(mt_out_t *o, const bytes_t *b, size_t len)
+static void out_tail(mt_out_t *o, const mt_test_bytes_t *b, size_t len)
 {
 	mt_quiet_int_eq(mt_out_write(o, b->data + b->len - len, len), 0);
 }
@@ -93,7 +58,7 @@ static void out_tail(mt_out_t *o, const bytes_t *b, size_t len)
  * whole frame, 0 when it is cut inside one (out then holds what decoded),
  * -1 when the decoder refuses it.
  */
-static int unzstd(const char *z, size_t n, bytes_t *out)
+static int unzstd(const char *z, size_t n, mt_test_bytes_t *out)
 {
 	ZSTD_DCtx *d = ZSTD_createDCtx();
 	ZSTD_inBuffer in = { z, n, 0 };
@@ -110,7 +75,7 @@ static int unzstd(const char *z, size_t n, bytes_t *out)
 			rc = -1;
 			break;
 		}
-		add(out, buf, ob.pos);
+		mt_test_bytes_add(out, buf, ob.pos);
 	}
 	/* Whatever the decoder still holds of a cut frame. */
 	for (;;) {
@@ -122,15 +87,15 @@ static int unzstd(const char *z, size_t n, bytes_t *out)
 		r = ZSTD_decompressStream(d, &ob, &in);
 		if (ZSTD_isError(r) || !ob.pos)
 			break;
-		add(out, buf, ob.pos);
+		mt_test_bytes_add(out, buf, ob.pos);
 	}
 	ZSTD_freeDCtx(d);
 	return rc;
 }
 
-static bytes_t read_back(const char *path)
+static mt_test_bytes_t read_back(const char *path)
 {
-	bytes_t b = { 0 };
+	mt_test_bytes_t b = { 0 };
 
 	b.data = mt_test_read(path, &b.len);
 	mt_quiet(b.data != NULL, "cannot read %s", path);
@@ -153,7 +118,7 @@ START_TEST(out_plain_lines_round_trip)
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "t.jsonl");
 	mt_out_t *o = open_out(path, 1);
-	bytes_t want = { 0 }, got;
+	mt_test_bytes_t want = { 0 }, got;
 	uint64_t seq;
 
 	mt_quiet_int_eq(mt_out_compressed(o), 0);
@@ -186,7 +151,7 @@ START_TEST(out_zstd_round_trip_is_the_plain_trace)
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "t.jsonl.zst");
 	mt_out_t *o = open_out(path, 1);
-	bytes_t want = { 0 }, z, got = { 0 };
+	mt_test_bytes_t want = { 0 }, z, got = { 0 };
 	mt_analysis_t a;
 	uint64_t seq;
 
@@ -198,7 +163,7 @@ START_TEST(out_zstd_round_trip_is_the_plain_trace)
 		if (seq % 10000 == 0)
 			mt_quiet_int_eq(mt_out_flush(o), 0);
 	}
-	out_tail(o, &want, addf(&want, "{\"v\":1,\"seq\":%" PRIu64
+	out_tail(o, &want, mt_test_bytes_addf(&want, "{\"v\":1,\"seq\":%" PRIu64
 				 ",\"kind\":\"trace.stop\",\"reason\":\"exit\"}\n", seq));
 	mt_quiet_int_eq(mt_out_close(o), 0);
 	z = read_back(path);
@@ -224,13 +189,13 @@ START_TEST(out_zstd_flush_makes_every_line_readable_while_open)
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "t.zst");
 	mt_out_t *o = open_out(path, 1);
-	bytes_t want = { 0 };
+	mt_test_bytes_t want = { 0 };
 	uint64_t seq = 3;
 
 	add_head(&want);
 	out_tail(o, &want, want.len);
 	for (int round = 0; round < 5; round++) {
-		bytes_t z, got = { 0 };
+		mt_test_bytes_t z, got = { 0 };
 		uint64_t before = mt_out_length(o);
 
 		for (int i = 0; i < 100 + round * 1000; i++)
@@ -409,7 +374,7 @@ static void assert_rewind_forgets(const char *name)
 	char *path = mt_test_path(dir, name);
 	char ref_name[64];
 	char *ref;
-	bytes_t a = { 0 }, b = { 0 }, c = { 0 }, got, want;
+	mt_test_bytes_t a = { 0 }, b = { 0 }, c = { 0 }, got, want;
 	mt_out_t *o, *r;
 	uint64_t seq = 3, marked;
 	size_t half;
@@ -421,7 +386,7 @@ static void assert_rewind_forgets(const char *name)
 		add_event(&a, seq++);
 	for (int i = 0; i < 3000; i++)
 		add_event(&b, seq++);
-	addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.stop\",\"reason\":\"exec\"}\n",
+	mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.stop\",\"reason\":\"exec\"}\n",
 	     seq);
 	for (int i = 0; i < 500; i++)
 		add_event(&c, seq++);
@@ -481,7 +446,7 @@ END_TEST
  * with EFBIG, and so must every call after.  Returns the lines written,
  * all of them in want.
  */
-static void fill_small_disk(const char *path, int flush_every, bytes_t *want)
+static void fill_small_disk(const char *path, int flush_every, mt_test_bytes_t *want)
 {
 	uint64_t seq;
 	pid_t pid;
@@ -526,7 +491,7 @@ START_TEST(out_a_small_disk_keeps_every_whole_line_that_fits)
 {
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "t.jsonl");
-	bytes_t want = { 0 }, got;
+	mt_test_bytes_t want = { 0 }, got;
 
 	/* Never flushed: the first chunk fails part-way, and is cut back
 	 * to the last line end in what the disk took. */
@@ -548,7 +513,7 @@ START_TEST(out_a_small_disk_keeps_every_whole_frame_that_fits)
 {
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "t.jsonl.zst");
-	bytes_t want = { 0 }, z, got = { 0 };
+	mt_test_bytes_t want = { 0 }, z, got = { 0 };
 
 	fill_small_disk(path, 20, &want);
 	z = read_back(path);
@@ -583,7 +548,7 @@ START_TEST(out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_stop_
 	char *path = mt_test_path(dir, "t.jsonl.zst");
 	char *cut_path = mt_test_path(dir, "cut.jsonl.zst");
 	mt_out_t *o = open_out(path, 0);
-	bytes_t want = { 0 }, z;
+	mt_test_bytes_t want = { 0 }, z;
 	uint64_t seq = 3, events_before = 0, events_all;
 	size_t last_start = 0;
 
@@ -597,7 +562,7 @@ START_TEST(out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_stop_
 		for (int i = 0; i < 30 + 7 * frame; i++)
 			out_tail(o, &want, add_event(&want, seq++));
 		if (frame == 3)
-			out_tail(o, &want, addf(&want, "{\"v\":1,\"seq\":%" PRIu64
+			out_tail(o, &want, mt_test_bytes_addf(&want, "{\"v\":1,\"seq\":%" PRIu64
 						 ",\"kind\":\"trace.stop\",\"reason\":\"exit\"}\n",
 						 seq));
 		mt_quiet_int_eq(mt_out_flush(o), 0);

@@ -546,3 +546,29 @@ char *mt_test_workload(const char *name)
 	free(dir);
 	return p;
 }
+
+void mt_test_bytes_add(mt_test_bytes_t *b, const void *p, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n) * 2 + 4096;
+		b->data = realloc(b->data, b->cap);
+		mt_quiet_ptr_nonnull(b->data);
+	}
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+size_t mt_test_bytes_addf(mt_test_bytes_t *b, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	mt_quiet(n > 0 && (size_t)n < sizeof(line), "line too long");
+	mt_test_bytes_add(b, line, (size_t)n);
+	return (size_t)n;
+}

@@ -228,4 +228,16 @@ const char *mt_test_json_opt_str(json_object *o, const char *key);
 #define mt_quiet_mem_eq(a, b, n)                                           \
 	mt_quiet(!memcmp((a), (b), (n)), "%s and %s differ", #a, #b)
 
+/* A growing byte string, NUL-terminated, for traces made in memory;
+ * free data when done. */
+typedef struct {
+	char *data;
+	size_t len, cap;
+} mt_test_bytes_t;
+
+void mt_test_bytes_add(mt_test_bytes_t *b, const void *p, size_t n);
+/* printf's formatting, a line of at most 511 bytes; returns its length. */
+size_t mt_test_bytes_addf(mt_test_bytes_t *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 #endif
