@@ -73,7 +73,7 @@ ANALYZER_SRC += analyzer/mt_units.c analyzer/mt_profile.c analyzer/mt_gate.c \
 	analyzer/mt_suppress.c
 # Reports for people: report, flamegraph, plot (docs/reports.md).
 ANALYZER_SRC += analyzer/mt_sites.c analyzer/mt_srcline.c analyzer/mt_report.c \
-	analyzer/mt_flame.c analyzer/mt_plot.c
+	analyzer/mt_flame.c analyzer/mt_export.c analyzer/mt_plot.c
 PRELOAD_SRC = preload/mt_hooks.c preload/mt_real.c preload/mt_trace.c \
 	preload/mt_record.c preload/mt_spawn.c preload/mt_stack.c preload/mt_table.c \
 	preload/mt_symbol.c preload/mt_clock.c preload/mt_signal.c \

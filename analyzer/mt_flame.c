@@ -69,8 +69,8 @@ static int add_name(mt_buf_t *b, const char *s, size_t n)
 	return MT_OK;
 }
 
-static int add_frame(mt_buf_t *b, mt_srcline_t *lines, uint64_t id,
-		     const mt_frame_t *f)
+int mt_flame_add_frame(mt_buf_t *b, mt_srcline_t *lines, uint64_t id,
+		       const mt_frame_t *f)
 {
 	mt_srcline_loc_t loc;
 	size_t mark = b->len;
@@ -141,7 +141,7 @@ int mt_flame_render(const mt_analysis_t *a, mt_flame_metric_t metric,
 		for (size_t k = st ? st->nframes : 0; k-- > 0;) {
 			uint64_t id = st->frames[k];
 
-			ADD(add_frame(&text, &lines, id,
+			ADD(mt_flame_add_frame(&text, &lines, id,
 				      mt_map_find(&h->frames, id)));
 			if (k)
 				ADD(mt_buf_add_str(&text, ";"));

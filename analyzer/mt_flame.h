@@ -33,6 +33,7 @@
 
 #include "mt_analysis.h"
 #include "mt_buf.h"
+#include "mt_srcline.h"
 
 typedef enum {
 	MT_FLAME_ALLOCATIONS,
@@ -45,5 +46,15 @@ typedef enum {
  * (out then as it was). */
 int mt_flame_render(const mt_analysis_t *a, mt_flame_metric_t metric,
 		    mt_buf_t *out);
+
+/*
+ * Append frame f (with id id) named as a folded stack names it: lines's
+ * function, else "module-file-name+0xoffset", else its ip; ';' and
+ * control bytes as '?'.  `memtrace export` names its frames through it,
+ * so that every export names a frame as the flame graph does.  MT_OK or
+ * MT_ENOMEM (b then as it was).
+ */
+int mt_flame_add_frame(mt_buf_t *b, mt_srcline_t *lines, uint64_t id,
+		       const mt_frame_t *f);
 
 #endif

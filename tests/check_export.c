@@ -1,0 +1,524 @@
+/*
+ * check_export: `memtrace export FORMAT TRACE`: folded is the flame
+ * graph's output byte for byte; speedscope's and DHAT's JSON, parsed back
+ * with json-c, have the fields their readers require and totals that
+ * agree with the summary's, on the fixtures and on a real workload's
+ * compressed trace; usage errors and --help.  No browser opens the files
+ * here (Chromium is not installed on the test machines).
+ */
+#include <check.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mt_test.h"
+#include "mt_test_trace.h"
+
+/* The summary line of the trace at path, parsed. */
+static json_object *summary_of(const char *path)
+{
+	mt_test_run_t r;
+	json_object *o;
+	char *nl;
+
+	mt_test_memtrace_in(&r, NULL, "summary", path, "--top", "0", NULL);
+	ck_assert_msg(r.status == 0, "summary %s: %d: %s", path, r.status, r.err);
+	if ((nl = strchr(r.out, '\n')))
+		*nl = '\0';
+	o = json_tokener_parse(r.out);
+	ck_assert_msg(o != NULL, "summary is no JSON: %s", r.out);
+	mt_test_run_release(&r);
+	return o;
+}
+
+/* `memtrace export fmt path`, exit 0, parsed. */
+static json_object *export_of(const char *fmt, const char *path)
+{
+	mt_test_run_t r;
+	json_object *o;
+
+	mt_test_memtrace_in(&r, NULL, "export", fmt, path, NULL);
+	ck_assert_msg(r.status == 0, "export %s %s: %d: %s", fmt, path,
+		      r.status, r.err);
+	ck_assert_msg(r.out_len && r.out[r.out_len - 1] == '\n',
+		      "export %s: no final newline", fmt);
+	o = json_tokener_parse(r.out);
+	ck_assert_msg(o != NULL, "export %s is no JSON: %.300s", fmt, r.out);
+	mt_test_run_release(&r);
+	return o;
+}
+
+static json_object *member_of_type(json_object *o, const char *key,
+				   json_type type)
+{
+	json_object *m = mt_test_json_member(o, key);
+
+	ck_assert_msg(json_object_is_type(m, type), "'%s' is a %s, not a %s",
+		      key, json_type_to_name(json_object_get_type(m)),
+		      json_type_to_name(type));
+	return m;
+}
+
+/* An array of integers in [lo, hi), not empty. */
+static void assert_indices(json_object *a, size_t lo, size_t hi)
+{
+	size_t n = json_object_array_length(a);
+
+	mt_quiet(n > 0, "an empty stack");
+	for (size_t i = 0; i < n; i++) {
+		json_object *x = json_object_array_get_idx(a, i);
+
+		mt_quiet(json_object_is_type(x, json_type_int),
+			 "a frame index is no integer");
+		mt_quiet(json_object_get_int64(x) >= (int64_t)lo &&
+			 json_object_get_int64(x) < (int64_t)hi,
+			 "frame index %jd out of [%zu, %zu)",
+			 (intmax_t)json_object_get_int64(x), lo, hi);
+	}
+}
+
+/*
+ * speedscope's schema (file-format-schema.json): $schema, shared.frames
+ * (each with a string name, optional string file and integer line) and
+ * profiles, each sampled with name, unit, startValue, endValue, samples
+ * and weights of one length.  Returns the two profiles' weight sums in
+ * sums[0] (bytes) and sums[1] (calls).
+ */
+static void check_speedscope(json_object *d, uint64_t sums[2])
+{
+	json_object *frames, *profiles;
+	size_t nframes;
+
+	ck_assert_str_eq(mt_test_json_str(d, "$schema"),
+			 "https://www.speedscope.app/file-format-schema.json");
+	frames = member_of_type(member_of_type(d, "shared", json_type_object),
+				"frames", json_type_array);
+	nframes = json_object_array_length(frames);
+	for (size_t i = 0; i < nframes; i++) {
+		json_object *f = json_object_array_get_idx(frames, i), *m;
+
+		mt_quiet(json_object_is_type(f, json_type_object), "frame %zu", i);
+		member_of_type(f, "name", json_type_string);
+		if (json_object_object_get_ex(f, "file", &m))
+			mt_quiet(json_object_is_type(m, json_type_string), "file");
+		if (json_object_object_get_ex(f, "line", &m))
+			mt_quiet(json_object_is_type(m, json_type_int), "line");
+	}
+	profiles = member_of_type(d, "profiles", json_type_array);
+	ck_assert_uint_eq(json_object_array_length(profiles), 2);
+	for (size_t p = 0; p < 2; p++) {
+		json_object *prof = json_object_array_get_idx(profiles, p);
+		json_object *samples, *weights;
+		uint64_t sum = 0;
+
+		ck_assert_str_eq(mt_test_json_str(prof, "type"), "sampled");
+		member_of_type(prof, "name", json_type_string);
+		ck_assert_str_eq(mt_test_json_str(prof, "unit"),
+				 p ? "none" : "bytes");
+		ck_assert_int_eq(mt_test_json_i64(prof, "startValue"), 0);
+		samples = member_of_type(prof, "samples", json_type_array);
+		weights = member_of_type(prof, "weights", json_type_array);
+		ck_assert_uint_eq(json_object_array_length(samples),
+				  json_object_array_length(weights));
+		for (size_t i = 0; i < json_object_array_length(samples); i++) {
+			json_object *w = json_object_array_get_idx(weights, i);
+
+			assert_indices(json_object_array_get_idx(samples, i), 0,
+				       nframes);
+			mt_quiet(json_object_get_int64(w) > 0, "a weight of 0");
+			sum += (uint64_t)json_object_get_int64(w);
+		}
+		ck_assert_uint_eq(mt_test_json_u64(prof, "endValue"), sum);
+		sums[p] = sum;
+	}
+	member_of_type(d, "name", json_type_string);
+	ck_assert(!strncmp(mt_test_json_str(d, "exporter"), "memtrace ", 9));
+}
+
+/* What a site list sums to, from DHAT's program points. */
+typedef struct {
+	uint64_t tb, tbk, gb, eb, ebk;
+} dhat_sums_t;
+
+/*
+ * The fields dh_view.js's checkFields requires, with their types, for
+ * mode heap with bklt and without bkacc; every program point's figures
+ * and frames (indices into ftbl, never its [root]).
+ */
+static dhat_sums_t check_dhat(json_object *d)
+{
+	static const char *const ints[] = { "dhatFileVersion", "tuth", "pid",
+					    "te", "tg" };
+	static const char *const strs[] = { "mode", "verb", "tu", "Mtu", "cmd" };
+	static const char *const pp_ints[] = { "tb", "tbk", "tl", "mb", "mbk",
+					       "gb", "gbk", "eb", "ebk" };
+	json_object *pps, *ftbl;
+	dhat_sums_t s = { 0 };
+	size_t nftbl;
+
+	for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
+		member_of_type(d, ints[i], json_type_int);
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		member_of_type(d, strs[i], json_type_string);
+	ck_assert_int_eq(mt_test_json_i64(d, "dhatFileVersion"), 2);
+	ck_assert_str_eq(mt_test_json_str(d, "mode"), "heap");
+	ck_assert(json_object_get_boolean(member_of_type(d, "bklt", json_type_boolean)));
+	ck_assert(!json_object_get_boolean(member_of_type(d, "bkacc", json_type_boolean)));
+	ck_assert_uint_ge(mt_test_json_u64(d, "te"), mt_test_json_u64(d, "tg"));
+	ftbl = member_of_type(d, "ftbl", json_type_array);
+	nftbl = json_object_array_length(ftbl);
+	ck_assert_uint_ge(nftbl, 1);
+	ck_assert_str_eq(json_object_get_string(json_object_array_get_idx(ftbl, 0)),
+			 "[root]");
+	for (size_t i = 0; i < nftbl; i++)
+		mt_quiet(json_object_is_type(json_object_array_get_idx(ftbl, i),
+					     json_type_string), "ftbl[%zu]", i);
+	pps = member_of_type(d, "pps", json_type_array);
+	for (size_t i = 0; i < json_object_array_length(pps); i++) {
+		json_object *pp = json_object_array_get_idx(pps, i);
+
+		for (size_t k = 0; k < sizeof(pp_ints) / sizeof(pp_ints[0]); k++)
+			member_of_type(pp, pp_ints[k], json_type_int);
+		mt_quiet(mt_test_json_u64(pp, "mb") <= mt_test_json_u64(pp, "tb"),
+			 "mb > tb");
+		assert_indices(member_of_type(pp, "fs", json_type_array), 1,
+			       nftbl);
+		s.tb += mt_test_json_u64(pp, "tb");
+		s.tbk += mt_test_json_u64(pp, "tbk");
+		s.gb += mt_test_json_u64(pp, "gb");
+		s.eb += mt_test_json_u64(pp, "eb");
+		s.ebk += mt_test_json_u64(pp, "ebk");
+	}
+	return s;
+}
+
+/* speedscope's and DHAT's totals against the summary of the trace at
+ * path. */
+static void assert_totals(const char *path)
+{
+	json_object *sum = summary_of(path), *sp = export_of("speedscope", path);
+	json_object *dh = export_of("dhat", path);
+	uint64_t w[2];
+	dhat_sums_t d;
+
+	check_speedscope(sp, w);
+	ck_assert_uint_eq(w[0], mt_test_json_u64(sum, "bytes_allocated"));
+	ck_assert_uint_eq(w[1], mt_test_json_u64(sum, "allocations") +
+					mt_test_json_u64(sum, "resizes") +
+					mt_test_json_u64(sum, "remaps"));
+	d = check_dhat(dh);
+	ck_assert_uint_eq(d.tb, mt_test_json_u64(sum, "bytes_allocated"));
+	ck_assert_uint_eq(d.tbk, mt_test_json_u64(sum, "allocations"));
+	ck_assert_uint_eq(d.gb, mt_test_json_u64(sum, "peak_live_bytes"));
+	ck_assert_uint_eq(d.eb, mt_test_json_u64(sum, "live_bytes"));
+	ck_assert_uint_eq(d.ebk, mt_test_json_u64(sum, "live_allocations"));
+	ck_assert_uint_eq(mt_test_json_u64(dh, "te"),
+			  mt_test_json_u64(sum, "duration_ns"));
+	json_object_put(dh);
+	json_object_put(sp);
+	json_object_put(sum);
+}
+
+static void assert_folded_is_flamegraph(const char *path)
+{
+	mt_test_run_t f, e;
+
+	mt_test_memtrace_in(&f, NULL, "flamegraph", path, NULL);
+	mt_test_memtrace_in(&e, NULL, "export", "folded", path, NULL);
+	ck_assert_int_eq(f.status, 0);
+	ck_assert_int_eq(e.status, 0);
+	ck_assert_uint_eq(e.out_len, f.out_len);
+	ck_assert(!memcmp(e.out, f.out, f.out_len));
+	mt_test_run_release(&e);
+	mt_test_run_release(&f);
+}
+
+START_TEST(export_folded_is_the_flamegraph_output_byte_for_byte)
+{
+	static const char *const names[] = { "demo.jsonl", "report/app.jsonl",
+					     "report/realloc.jsonl",
+					     "report/empty.jsonl" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *path = mt_test_fixture(names[i]);
+
+		assert_folded_is_flamegraph(path);
+		free(path);
+	}
+}
+END_TEST
+
+START_TEST(export_speedscope_follows_the_schema_and_the_summary_totals)
+{
+	char *path = mt_test_fixture("report/app.jsonl");
+	json_object *sum = summary_of(path), *d = export_of("speedscope", path);
+	uint64_t w[2];
+
+	check_speedscope(d, w);
+	ck_assert_uint_eq(w[0], mt_test_json_u64(sum, "bytes_allocated"));
+	ck_assert_uint_eq(w[1], mt_test_json_u64(sum, "allocations") +
+					mt_test_json_u64(sum, "resizes") +
+					mt_test_json_u64(sum, "remaps"));
+	ck_assert_str_eq(mt_test_json_str(d, "name"), "app.jsonl");
+	json_object_put(d);
+	json_object_put(sum);
+	free(path);
+}
+END_TEST
+
+/* Samples are root first, named as the folded stacks name them: each
+ * sample of the calls profile, its names joined by ';', is a line of the
+ * folded output. */
+START_TEST(export_speedscope_stacks_are_the_folded_stacks_root_first)
+{
+	char *path = mt_test_fixture("report/app.jsonl");
+	json_object *d = export_of("speedscope", path);
+	json_object *frames = json_object_object_get(
+		json_object_object_get(d, "shared"), "frames");
+	json_object *prof = json_object_array_get_idx(
+		json_object_object_get(d, "profiles"), 1);
+	json_object *samples = json_object_object_get(prof, "samples");
+	mt_test_run_t f;
+
+	mt_test_memtrace_in(&f, NULL, "flamegraph", path, NULL);
+	ck_assert_int_eq(f.status, 0);
+	for (size_t i = 0; i < json_object_array_length(samples); i++) {
+		json_object *s = json_object_array_get_idx(samples, i);
+		mt_test_bytes_t line = { 0 };
+
+		mt_test_bytes_add(&line, "\n", 1);
+		for (size_t k = 0; k < json_object_array_length(s); k++) {
+			json_object *fr = json_object_array_get_idx(
+				frames, json_object_get_int(
+						json_object_array_get_idx(s, k)));
+			const char *name = mt_test_json_str(fr, "name");
+
+			if (k)
+				mt_test_bytes_add(&line, ";", 1);
+			mt_test_bytes_add(&line, name, strlen(name));
+		}
+		mt_test_bytes_add(&line, " ", 2); /* and its NUL */
+		ck_assert_msg(strstr(f.out, line.data + 1) == f.out ||
+			      strstr(f.out, line.data),
+			      "'%s' is no folded line of %s", line.data + 1, f.out);
+		free(line.data);
+	}
+	mt_test_run_release(&f);
+	json_object_put(d);
+	free(path);
+}
+END_TEST
+
+START_TEST(export_dhat_has_the_fields_dh_view_reads_and_the_site_totals)
+{
+	static const char *const names[] = { "demo.jsonl", "report/app.jsonl",
+					     "report/realloc.jsonl" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *path = mt_test_fixture(names[i]);
+
+		assert_totals(path);
+		free(path);
+	}
+}
+END_TEST
+
+/* DHAT's frames are innermost first, as Valgrind writes them; a frame
+ * of the table reads "0xIP: NAME (...)". */
+START_TEST(export_dhat_frames_are_innermost_first)
+{
+	char *path = mt_test_fixture("demo.jsonl");
+	json_object *d = export_of("dhat", path);
+	json_object *ftbl = json_object_object_get(d, "ftbl");
+	json_object *pp = json_object_array_get_idx(
+		json_object_object_get(d, "pps"), 0);
+	json_object *fs = json_object_object_get(pp, "fs");
+	const char *first = json_object_get_string(json_object_array_get_idx(
+		ftbl, json_object_get_int(json_object_array_get_idx(fs, 0))));
+	const char *last = json_object_get_string(json_object_array_get_idx(
+		ftbl, json_object_get_int(json_object_array_get_idx(
+			      fs, json_object_array_length(fs) - 1))));
+
+	/* demo.jsonl's first site: xstrdup <- parse_config <- main. */
+	ck_assert_msg(!strncmp(first, "0x", 2) && strstr(first, ": xstrdup"),
+		      "innermost frame '%s'", first);
+	ck_assert_msg(strstr(last, ": main") != NULL, "outermost frame '%s'", last);
+	json_object_put(d);
+	free(path);
+}
+END_TEST
+
+/* A real program's compressed trace: wl_demo under the preload. */
+START_TEST(export_of_a_real_workload_agrees_with_its_summary)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl.zst");
+	char *prog = mt_test_workload("wl_demo");
+	char *argv[] = { prog, NULL };
+	mt_test_run_t r;
+
+	mt_test_run_traced(&r, argv, trace, NULL);
+	ck_assert_msg(r.status == 0, "wl_demo ended with %d: %s", r.status, r.err);
+	assert_totals(trace);
+	assert_folded_is_flamegraph(trace);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(prog);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+START_TEST(export_rejects_an_unknown_format)
+{
+	char *path = mt_test_fixture("demo.jsonl");
+	mt_test_run_t r;
+
+	mt_test_memtrace_in(&r, NULL, "export", "pprof", path, NULL);
+	ck_assert_int_eq(r.status, 64);
+	ck_assert_uint_eq(r.out_len, 0);
+	ck_assert_msg(!strncmp(r.err, "memtrace: unknown export format 'pprof' "
+			       "(folded, speedscope or dhat)\n\nusage: memtrace "
+			       "export FORMAT TRACE", 96), "stderr: %s", r.err);
+	mt_test_run_release(&r);
+	free(path);
+}
+END_TEST
+
+START_TEST(export_usage_errors_exit_64)
+{
+	char *path = mt_test_fixture("demo.jsonl");
+	struct {
+		const char *args[4], *message;
+	} cases[] = {
+		{ { NULL }, "memtrace: missing FORMAT argument\n" },
+		{ { "dhat", NULL }, "memtrace: missing TRACE argument\n" },
+		{ { "dhat", path, "--metric", NULL }, "memtrace: unknown option '--metric'\n" },
+		{ { "dhat", path, path, NULL }, "memtrace: unexpected argument '" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *args[6] = { "export" };
+		mt_test_run_t r;
+
+		memcpy(args + 1, cases[i].args, sizeof(cases[i].args));
+		mt_test_memtrace_in_argv(&r, NULL, NULL, args);
+		ck_assert_msg(r.status == 64, "case %zu: status %d", i, r.status);
+		ck_assert_msg(!strncmp(r.err, cases[i].message,
+				       strlen(cases[i].message)),
+			      "case %zu: stderr: %s", i, r.err);
+		ck_assert_uint_eq(r.out_len, 0);
+		mt_test_run_release(&r);
+	}
+	free(path);
+}
+END_TEST
+
+START_TEST(export_help_prints_the_usage)
+{
+	const char *const forms[][3] = { { "--help" }, { "dhat", "--help" },
+					 { "pprof", "x", "--help" } };
+
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		const char *args[5] = { "export", forms[i][0], forms[i][1],
+					forms[i][2], NULL };
+		mt_test_run_t r;
+
+		mt_test_memtrace_in_argv(&r, NULL, NULL, args);
+		ck_assert_int_eq(r.status, 0);
+		ck_assert_msg(!strncmp(r.out, "usage: memtrace export FORMAT TRACE", 35),
+			      "stdout: %s", r.out);
+		ck_assert(strstr(r.out, "speedscope") && strstr(r.out, "dhat"));
+		ck_assert_uint_eq(r.err_len, 0);
+		mt_test_run_release(&r);
+	}
+}
+END_TEST
+
+START_TEST(export_writes_its_output_file_and_refuses_what_is_not_evidence)
+{
+	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "p.json");
+	char *path = mt_test_fixture("demo.jsonl");
+	mt_test_file_t bad;
+	mt_test_run_t r, s;
+
+	mt_test_memtrace_in(&r, NULL, "export", "-o", out, "speedscope", path, NULL);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(r.out_len, 0);
+	mt_test_memtrace_in(&s, NULL, "export", "speedscope", path, NULL);
+	mt_test_assert_file_eq(out, s.out);
+	mt_test_run_release(&s);
+	mt_test_run_release(&r);
+	mt_test_file_write(&bad, "not a trace\n", 12);
+	mt_test_memtrace_in(&r, NULL, "export", "dhat", bad.path, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert_uint_eq(r.out_len, 0);
+	ck_assert(strstr(r.err, "is not valid memtrace evidence") != NULL);
+	mt_test_run_release(&r);
+	mt_test_file_done(&bad);
+	free(path);
+	free(out);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* Every allocation of the analyzer failing in turn
+ * (MEMTRACE_ANALYZER_FAIL_AT): each run is out of memory (4) with no
+ * output, or the whole export. */
+START_TEST(export_survives_every_allocation_failure)
+{
+	static const char *const fmts[] = { "speedscope", "dhat" };
+	char *path = mt_test_fixture("report/app.jsonl");
+
+	for (size_t f = 0; f < 2; f++) {
+		const char *args[] = { "export", fmts[f], path, NULL };
+		mt_test_run_t full, r;
+		int done = 0;
+
+		mt_test_memtrace_in_argv(&full, NULL, NULL, args);
+		ck_assert_int_eq(full.status, 0);
+		for (int n = 1; !done && n < 100000; n++) {
+			char env0[64];
+			char *env[] = { env0, NULL };
+
+			snprintf(env0, sizeof(env0), "MEMTRACE_ANALYZER_FAIL_AT=%d", n);
+			mt_test_memtrace_in_argv(&r, NULL, env, args);
+			mt_quiet(r.status == 0 || r.status == 4,
+				 "%s, allocation %d failing: status %d: %s",
+				 fmts[f], n, r.status, r.err);
+			if (r.status == 4)
+				mt_quiet(r.out_len == 0, "%s, %d: half an output",
+					 fmts[f], n);
+			else
+				done = r.out_len == full.out_len &&
+				       !memcmp(r.out, full.out, r.out_len);
+			mt_test_run_release(&r);
+		}
+		ck_assert_msg(done, "%s never completed", fmts[f]);
+		mt_test_run_release(&full);
+	}
+	free(path);
+}
+END_TEST
+
+Suite *mt_suite_export(void)
+{
+	Suite *s = suite_create("export");
+	TCase *tc = tcase_create("export");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, export_folded_is_the_flamegraph_output_byte_for_byte);
+	tcase_add_test(tc, export_speedscope_follows_the_schema_and_the_summary_totals);
+	tcase_add_test(tc, export_speedscope_stacks_are_the_folded_stacks_root_first);
+	tcase_add_test(tc, export_dhat_has_the_fields_dh_view_reads_and_the_site_totals);
+	tcase_add_test(tc, export_dhat_frames_are_innermost_first);
+	tcase_add_test(tc, export_of_a_real_workload_agrees_with_its_summary);
+	tcase_add_test(tc, export_rejects_an_unknown_format);
+	tcase_add_test(tc, export_usage_errors_exit_64);
+	tcase_add_test(tc, export_help_prints_the_usage);
+	tcase_add_test(tc, export_writes_its_output_file_and_refuses_what_is_not_evidence);
+	tcase_add_test(tc, export_survives_every_allocation_failure);
+	suite_add_tcase(s, tc);
+	return s;
+}
