@@ -363,49 +363,33 @@ static int drain(drain_t *d, int max, int gone)
 	return got;
 }
 
-/* Whether the program has ended (its pidfd is readable, or it is no
- * more), waiting up to ms for it. */
-static int program_gone(mt_collect_t *c, int ms)
+/* Whether the program has ended: its pidfd is readable, or (without
+ * one) it is no more. */
+static int program_gone(mt_collect_t *c)
 {
 	if (c->pidfd >= 0) {
 		struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
-		int rc = poll(&p, 1, ms);
 
-		return rc > 0;
+		return poll(&p, 1, 0) > 0;
 	}
-	if (ms)
-		usleep((useconds_t)ms * 1000);
 	return kill(c->program, 0) < 0 && errno == ESRCH;
 }
 
 /* Sleep up to IDLE_MS, or until a writer finds the ring full and rings
- * the doorbell.  Returns 1 when the program has ended meanwhile. */
-static int nap(drain_t *d)
+ * the doorbell; not at all when a record was published meanwhile (the
+ * writer may have seen sleeping 0) or writers wait for room. */
+static void nap(drain_t *d)
 {
 	mt_ring_hdr_t *h = d->c->hdr;
 	uint32_t bell = atomic_load(&h->doorbell);
 	struct timespec ts = { 0, IDLE_MS * 1000000L };
-	int gone = 0;
 
 	atomic_store(&h->sleeping, 1);
-	/* Published meanwhile: no nap (the writer may have seen sleeping 0). */
 	if (!atomic_load_explicit(&d->c->slots[d->tail & d->mask].word,
-				  memory_order_acquire)) {
-		if (d->c->pidfd >= 0) {
-			/* The pidfd wakes the nap when the program ends;
-			 * the doorbell is looked at after it. */
-			struct pollfd p = { .fd = d->c->pidfd, .events = POLLIN };
-
-			if (atomic_load(&h->waiters) == 0 &&
-			    atomic_load(&h->doorbell) == bell)
-				syscall(SYS_futex, &h->doorbell, FUTEX_WAIT, bell, &ts, NULL, 0);
-			gone = poll(&p, 1, 0) > 0;
-		} else {
-			syscall(SYS_futex, &h->doorbell, FUTEX_WAIT, bell, &ts, NULL, 0);
-		}
-	}
+				  memory_order_acquire) &&
+	    !atomic_load(&h->waiters))
+		syscall(SYS_futex, &h->doorbell, FUTEX_WAIT, bell, &ts, NULL, 0);
 	atomic_store(&h->sleeping, 0);
-	return gone;
 }
 
 /* Whether the program still maps the ring: once an exec has replaced
@@ -466,7 +450,8 @@ int mt_collect_run(mt_collect_t *c)
 			continue;
 		if (gone)
 			break; /* everything published is written */
-		if (nap(d) || program_gone(c, 0)) {
+		nap(d);
+		if (program_gone(c)) {
 			gone = 1; /* one more drain, stepping over what is half made */
 			continue;
 		}

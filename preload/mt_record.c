@@ -63,25 +63,26 @@ static int zombie(pid_t pid)
 
 /* A collector stopped or slow (a write to a slow disk) is waited for:
  * that is backpressure.  One that has ended is not. */
+/* Whether the collector has finished, failed, or is no more: one system
+ * call, cheap enough for the periodic check. */
+static int collector_ended(void)
+{
+	uint32_t st = atomic_load(&mt_record_ring.hdr->state);
+
+	return st == MT_RING_DONE || st == MT_RING_FAILED ||
+	       mt_real_syscall6(SYS_kill, mt_record_ring.collector, 0, 0, 0, 0, 0) == -ESRCH;
+}
+
 int mt_record_collector_alive(void)
 {
-	mt_ring_hdr_t *h = mt_record_ring.hdr;
-	uint32_t st = atomic_load(&h->state);
-
-	if (st == MT_RING_DONE || st == MT_RING_FAILED)
-		return 0;
-	if (mt_real_syscall6(SYS_kill, mt_record_ring.collector, 0, 0, 0, 0, 0) == -ESRCH)
-		return 0;
-	return !zombie(mt_record_ring.collector);
+	return !collector_ended() && !zombie(mt_record_ring.collector);
 }
 
 int mt_record_checkpoint(uint64_t pos, unsigned n)
 {
 	mt_ring_hdr_t *h = mt_record_ring.hdr;
-	uint32_t st = atomic_load(&h->state);
 
-	if (st == MT_RING_DONE || st == MT_RING_FAILED ||
-	    mt_real_syscall6(SYS_kill, mt_record_ring.collector, 0, 0, 0, 0, 0) == -ESRCH)
+	if (collector_ended())
 		return -1;
 	if (pos + n - mt_record_seen_tail > h->nslots)
 		return mt_record_wait_room(pos, n);
