@@ -74,6 +74,10 @@ ANALYZER_SRC += analyzer/mt_units.c analyzer/mt_profile.c analyzer/mt_gate.c \
 # Reports for people: report, flamegraph, plot (docs/reports.md).
 ANALYZER_SRC += analyzer/mt_sites.c analyzer/mt_srcline.c analyzer/mt_report.c \
 	analyzer/mt_flame.c analyzer/mt_export.c analyzer/mt_plot.c
+# The HTML report: its renderer, and its script and style sheet
+# (analyzer/html/) embedded by the assembler (mt_html_assets.S).
+ANALYZER_SRC += analyzer/mt_html.c
+HTML_ASSETS = analyzer/html/report.js analyzer/html/report.css
 PRELOAD_SRC = preload/mt_hooks.c preload/mt_real.c preload/mt_trace.c \
 	preload/mt_record.c preload/mt_spawn.c preload/mt_stack.c preload/mt_table.c \
 	preload/mt_symbol.c preload/mt_clock.c preload/mt_signal.c \
@@ -87,7 +91,7 @@ TEST_SRC = tests/mt_tests.c tests/mt_test.c tests/mt_test_trace.c tests/mt_test_
 
 OBJ = $(BUILD)/obj
 COMMON_OBJ = $(COMMON_SRC:%.c=$(OBJ)/%.o)
-ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(OBJ)/%.o)
+ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(OBJ)/%.o) $(OBJ)/analyzer/mt_html_assets.o
 COLLECTOR_OBJ = $(COLLECTOR_SRC:%.c=$(OBJ)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(OBJ)/%.o)
 # The preload is position-independent and exports only its hooks.  It is
@@ -159,6 +163,10 @@ $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(CFLAGS_ALL) $(JSONC_CFLAGS) $(CHECK_CFLAGS) $(UNWIND_CFLAGS) \
 		$(LIBDW_CFLAGS) $(COMPRESS_CFLAGS) -c $< -o $@
+
+$(OBJ)/analyzer/mt_html_assets.o: analyzer/mt_html_assets.S $(HTML_ASSETS)
+	@mkdir -p $(dir $@)
+	$(call say,AS,$<)$(CC) $(CFLAGS_ALL) -c $< -o $@
 
 # The preload is optimized across its files at link time: its hot path
 # crosses the hooks, the core, the clock, the stack tables and the line

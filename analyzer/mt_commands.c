@@ -19,6 +19,7 @@
 	X(report)        \
 	X(flamegraph)    \
 	X(plot)          \
+	X(html)          \
 	X(export)        \
 	X(run_line)      \
 	X(run_table)     \

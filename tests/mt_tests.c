@@ -34,6 +34,7 @@ int main(void)
 			mt_suite_compressed, mt_suite_fast, mt_suite_exact,
 			mt_suite_jsonc, mt_suite_validate, mt_suite_runs,
 			mt_suite_out, mt_suite_collector, mt_suite_export,
+			mt_suite_html,
 		};
 
 		for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)

@@ -1,0 +1,86 @@
+/*
+ * html: `memtrace html TRACE [-o FILE] [--strict]`, the trace as one
+ * self-contained HTML page to explore in a browser (mt_html).  It must
+ * allocate only once the command line is good, and write the page whole
+ * or not at all.
+ */
+#include <string.h>
+
+#include "../mt_cmd.h"
+#include "../mt_html.h"
+#include "../mt_mem.h"
+
+static const char usage[] =
+	"usage: memtrace html TRACE [-o FILE] [--strict]\n"
+	"\n"
+	"Write the trace as one self-contained HTML page (at most 5 MiB, nothing\n"
+	"fetched): the verdict, the totals, live bytes and blocks over time, a\n"
+	"flame graph by calls, bytes, peak or leaked, the top sites with their\n"
+	"stacks.  Open it in any browser.\n"
+	"\n"
+	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n"
+	"  --strict             exit 1 when the trace is not complete\n";
+
+static const struct option options[] = {
+	{ "strict", no_argument, NULL, MT_CMD_OPT_STRICT },
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The trace's file name, for the title. */
+static const char *trace_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!strcmp(path, "-"))
+		return "standard input";
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+static int prepare(void *ctx)
+{
+	mt_html_pass_t **pass = ctx;
+
+	*pass = mt_mem_malloc(sizeof(**pass));
+	if (!*pass)
+		return mt_cmd_nomem();
+	mt_html_pass_init(*pass);
+	return -1;
+}
+
+static void observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev)
+{
+	mt_html_observe(*(mt_html_pass_t **)ctx, h, ev);
+}
+
+static int render(void *ctx, const mt_analysis_t *a, const char *path,
+		  mt_buf_t *out)
+{
+	return mt_html_render(a, *(mt_html_pass_t **)ctx, path, trace_name(path),
+			      out);
+}
+
+static int run(int argc, char **argv)
+{
+	static const mt_cmd_render_t cmd = {
+		.usage = usage,
+		.options = options,
+		.prepare = prepare,
+		.observe = observe,
+		.render = render,
+	};
+	mt_html_pass_t *pass = NULL;
+	int status = mt_cmd_render_run(&cmd, &pass, argc, argv);
+
+	mt_mem_free(pass);
+	return status;
+}
+
+const mt_cmd_t mt_cmd_html = {
+	.name = "html",
+	.synopsis = "html TRACE -o HTML",
+	.summary = "the trace as a self-contained page to explore in a browser",
+	.usage = usage,
+	.run = run,
+};
