@@ -257,6 +257,24 @@ $(FUZZER): $(OBJ)/tests/fuzz/fuzz_trace.o $(LIBANALYZER)
 run-fuzz: $(FUZZER)
 	$(Q)sh tests/fuzz/run-fuzz $(FUZZER) $(FUZZ_SECONDS) $(BUILD)
 
+# The browser tests (tests/browser/run.js): the HTML report, the plot and
+# the speedscope and DHAT exports opened in Debian's Chromium by
+# puppeteer-core, offline.  Installs Chromium (install-deps browser) and
+# the npm packages of tests/browser/package-lock.json, then runs them.
+.PHONY: browser-check
+browser-check: deps
+	$(Q)sh scripts/install-deps browser
+	$(Q)$(MAKE) --no-print-directory $(SUBJOBS) $(MEMTRACE) $(PRELOAD) $(COLLECTOR) \
+		$(BUILD)/workloads/wl_demo
+	$(Q)cd tests/browser && npm ci --no-audit --no-fund --loglevel=error >/dev/null
+	$(call say,TEST,browser)node tests/browser/run.js $(BUILD)
+
+# The README's picture of the HTML report (docs/html-report.png), from a
+# real run of wl_demo, taken by the browser tests.
+.PHONY: html-screenshot
+html-screenshot: browser-check
+	$(Q)node tests/browser/run.js $(BUILD) --screenshot docs/html-report.png >/dev/null
+
 # The preload benchmark's workloads (bench/run-preload-bench): built -O2 -g
 # like a user's program, not like the tests' -O0 workloads.
 BENCH_PROGS = $(BUILD)/mt-churn $(BUILD)/mt-deep $(BUILD)/mt-pingpong

@@ -1,0 +1,394 @@
+#!/usr/bin/env node
+/*
+ * The browser tests (make browser-check): memtrace's pages opened in
+ * Debian's Chromium, driven by puppeteer-core, offline.
+ *
+ *   node run.js BUILD_DIR [--screenshot PNG]
+ *
+ * Traces come from a real run of tests/workloads/wl_demo under the
+ * preload, and from a generated 4.1 s trace (long in nanoseconds, where
+ * a plot drawn in raw figures stopped filling).  The tests:
+ *
+ *   - `memtrace html`: the page loads with no console error; the chart
+ *     and the flame graph are drawn; the readout follows the pointer; a
+ *     drag selects a range; a click zooms the flame graph; a search
+ *     highlights; a site's row shows its stack and its own series; and a
+ *     screenshot has the heap's colour under the curve across the whole
+ *     run;
+ *   - `memtrace plot`: the same screenshot check on its SVG;
+ *   - `memtrace export speedscope`: speedscope's own app (npm speedscope,
+ *     its release index.html from a file:// URL, the profile handed over
+ *     as its CLI does, #localProfilePath= a script that calls
+ *     speedscope.loadFileFromBase64) draws the profile without error;
+ *   - `memtrace export dhat`: Valgrind's dh_view.html loads the file
+ *     through its file input and shows the tree without error.
+ *
+ * With --screenshot PNG it also saves the HTML report of the real run
+ * (the README's picture).  Prints one line a test ("ok - NAME" or
+ * "not ok - NAME: why") and exits 1 when any failed.
+ */
+'use strict';
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const zlib = require('zlib');
+const { execFileSync } = require('child_process');
+const puppeteer = require('puppeteer-core');
+
+const ROOT = path.resolve(__dirname, '../..');
+const args = process.argv.slice(2);
+const BUILD = path.resolve(ROOT, args[0] || 'build');
+const SHOT = args.indexOf('--screenshot') >= 0 ? path.resolve(args[args.indexOf('--screenshot') + 1]) : null;
+const MEMTRACE = path.join(BUILD, 'memtrace');
+const CHROMIUM = process.env.MEMTRACE_CHROMIUM || '/usr/bin/chromium';
+const DH_VIEW = '/usr/libexec/valgrind/dh_view.html';
+const SPEEDSCOPE = path.join(__dirname, 'node_modules/speedscope/dist/release/index.html');
+const WAIT = 20000;
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'memtrace-browser-'));
+function file(name) { return path.join(tmp, name); }
+function memtrace(...argv) { execFileSync(MEMTRACE, argv, { stdio: ['ignore', 'ignore', 'inherit'] }); }
+
+/* ---- the traces ---- */
+
+/* A real run of wl_demo under the preload. */
+function realTrace() {
+  const out = file('demo.jsonl.zst');
+  execFileSync(path.join(BUILD, 'workloads/wl_demo'), ['20000'], {
+    env: Object.assign({}, process.env, {
+      LD_PRELOAD: path.join(BUILD, 'libmtpreload.so'), MEMTRACE_OUTPUT: out
+    }),
+    stdio: ['ignore', 'ignore', 'inherit']
+  });
+  return out;
+}
+
+/* A 4.1 s run in nanoseconds whose heap never empties after its first
+ * allocation: it grows, falls back a little, and holds to the end. */
+function longTrace() {
+  const lines = [];
+  let seq = 1;
+  const ev = (o) => lines.push(JSON.stringify(Object.assign({ v: 1, seq: seq++ }, o)));
+  ev({ kind: 'trace.start', pid: 7, exe: '/usr/bin/long', stack_depth: 32 });
+  ev({ kind: 'allocator', allocator_id: 0, name: 'libc' });
+  ev({ kind: 'frame', frame_id: 1, ip: '0x401000', symbol: 'main', offset: '0x10' });
+  ev({ kind: 'frame', frame_id: 2, ip: '0x402000', symbol: 'grow_table', offset: '0x20' });
+  ev({ kind: 'frame', frame_id: 3, ip: '0x403000', symbol: 'scratch', offset: '0x30' });
+  ev({ kind: 'stack', stack_id: 1, frames: [2, 1] });
+  ev({ kind: 'stack', stack_id: 2, frames: [3, 1] });
+  const end = 4100000000, n = 400;
+  /* A table made first and kept to the end: the heap stands high from the start. */
+  ev({ kind: 'alloc', allocator_id: 0, ptr: '0x10000', size: 2 << 20, fn: 'malloc', stack: 1, tid: 7, t: 500 });
+  for (let i = 0; i < n; i++) {
+    const t = 1000 + Math.floor(i * (end - 2000) / n);
+    ev({ kind: 'alloc', allocator_id: 0, ptr: '0x' + (0x100000 + i * 0x1000).toString(16), size: 4096 + i * 64,
+      fn: 'malloc', stack: 1 + (i % 2), tid: 7, t: t });
+    if (i % 2 && i > 1)
+      ev({ kind: 'free', allocator_id: 0, ptr: '0x' + (0x100000 + (i - 2) * 0x1000).toString(16), fn: 'free',
+        tid: 7, t: t + 500 });
+  }
+  ev({ kind: 'trace.stop', reason: 'exit', dropped: 0, t: end });
+  const out = file('long.jsonl');
+  fs.writeFileSync(out, lines.join('\n') + '\n');
+  return out;
+}
+
+/* ---- PNG pixels (8-bit RGB or RGBA, not interlaced: Chromium's) ---- */
+
+function decodePng(buf) {
+  buf = Buffer.from(buf);
+  let pos = 8, width = 0, height = 0, type = 0;
+  const idat = [];
+  while (pos < buf.length) {
+    const len = buf.readUInt32BE(pos), kind = buf.toString('ascii', pos + 4, pos + 8);
+    const data = buf.subarray(pos + 8, pos + 8 + len);
+    if (kind === 'IHDR') {
+      width = data.readUInt32BE(0); height = data.readUInt32BE(4);
+      if (data[8] !== 8 || data[12] !== 0) throw new Error('PNG: not 8-bit non-interlaced');
+      type = data[9];
+    } else if (kind === 'IDAT') {
+      idat.push(data);
+    }
+    pos += 12 + len;
+  }
+  const bpp = type === 6 ? 4 : type === 2 ? 3 : 0;
+  if (!bpp) throw new Error('PNG: colour type ' + type);
+  const raw = zlib.inflateSync(Buffer.concat(idat)), stride = width * bpp;
+  const px = Buffer.alloc(height * stride);
+  for (let y = 0; y < height; y++) {
+    const f = raw[y * (stride + 1)], line = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
+    for (let x = 0; x < stride; x++) {
+      const a = x >= bpp ? px[y * stride + x - bpp] : 0, b = y ? px[(y - 1) * stride + x] : 0;
+      const c = x >= bpp && y ? px[(y - 1) * stride + x - bpp] : 0;
+      let v = line[x];
+      if (f === 1) v += a;
+      else if (f === 2) v += b;
+      else if (f === 3) v += (a + b) >> 1;
+      else if (f === 4) {
+        const p = a + b - c, pa = Math.abs(p - a), pb = Math.abs(p - b), pc = Math.abs(p - c);
+        v += pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+      }
+      px[y * stride + x] = v & 255;
+    }
+  }
+  return { width, height, at: (x, y) => { const i = y * stride + x * bpp; return [px[i], px[i + 1], px[i + 2]]; } };
+}
+
+/* The heap's colour (#1f5fa8): the line's, or thinned over white, the
+ * area's; not white, grey, nor the blocks' orange. */
+function heapish(rgb) { return rgb[2] >= 150 && rgb[2] - rgb[0] >= 12 && rgb[2] > rgb[1]; }
+
+/* The curve's y at x: the points ("x,y x,y ...", pixels) of a step
+ * curve, the last one at or left of x. */
+function curveY(points, x) {
+  let y = null;
+  for (const p of points.trim().split(/\s+/)) {
+    const [px, py] = p.split(',').map(Number);
+    if (px > x) break;
+    y = py;
+  }
+  return y;
+}
+
+/*
+ * In the image, the plot area box (x, y, w, h in its pixels) must have
+ * the heap's colour just above its bottom at every column where the
+ * live-bytes curve (its points) stands clearly above the bottom, at 50
+ * columns from 1 % to 99 % of the run.  Returns the columns that do not
+ * and how many were checked.
+ */
+function unfilledColumns(img, box, points) {
+  const bad = [];
+  let checked = 0;
+  for (let k = 1; k <= 99; k += 2) {
+    const x = Math.round(box.x + box.w * k / 100), y = Math.round(box.y + box.h);
+    const cy = curveY(points, x);
+    if (cy === null || cy > y - 10) continue;
+    checked++;
+    if (![3, 5, 8].some((d) => heapish(img.at(x, y - d))))
+      bad.push(k + ' % (' + img.at(x, y - 3).join(',') + ')');
+  }
+  return { bad, checked };
+}
+
+/* ---- the runner ---- */
+
+const results = [];
+async function test(name, fn) {
+  try {
+    await fn();
+    results.push(true);
+    console.log('ok - ' + name);
+  } catch (e) {
+    results.push(false);
+    console.log('not ok - ' + name + ': ' + (e && e.message ? e.message : e));
+  }
+}
+function assert(cond, why) { if (!cond) throw new Error(why); }
+
+/* A fresh page that records its console errors and uncaught errors. */
+async function openPage(browser, url) {
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('requestfailed', (r) => errors.push('request failed: ' + r.url()));
+  await page.setViewport({ width: 1240, height: 1000, deviceScaleFactor: 1 });
+  if (url) await page.goto(url, { waitUntil: 'load', timeout: WAIT });
+  return { page, errors };
+}
+
+async function main() {
+  const demo = realTrace(), long = longTrace();
+  const pages = {};
+  for (const [name, trace] of [['demo', demo], ['long', long]]) {
+    pages[name] = file(name + '.html');
+    memtrace('html', trace, '-o', pages[name]);
+    memtrace('plot', trace, '-o', file(name + '.svg'));
+  }
+  memtrace('export', 'speedscope', demo, '-o', file('demo.speedscope.json'));
+  memtrace('export', 'dhat', demo, '-o', file('demo.dhat.json'));
+
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: false, /* the flag is in args, as the brief of this suite asks */
+    userDataDir: file('chromium-profile'),
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--disable-dev-shm-usage', '--hide-scrollbars'],
+    timeout: WAIT
+  });
+  try {
+    const { page, errors } = await openPage(browser, 'file://' + pages.demo);
+    await page.waitForSelector('html[data-drawn=yes]', { timeout: WAIT });
+
+    await test('html_page_loads_without_console_errors', async () => {
+      assert(!errors.length, errors.join('; '));
+      const verdict = await page.$eval('#verdict', (e) => e.textContent);
+      assert(/Integrity: complete/.test(verdict), 'verdict: ' + verdict);
+      const first = await page.evaluate(() => document.querySelector('main').firstElementChild.nextElementSibling.id);
+      assert(first === 'verdict', 'the verdict is not first under the title: ' + first);
+    });
+
+    await test('html_chart_and_flame_graph_are_drawn', async () => {
+      const points = await page.$eval('#live-bytes', (e) => e.getAttribute('points').trim().split(/\s+/).length);
+      assert(points > 4, 'the live-bytes curve has ' + points + ' points');
+      const area = await page.$eval('#live-bytes-area', (e) => e.getBBox().width);
+      assert(area > 1000, 'the area is ' + area + ' px wide');
+      const rects = await page.$$eval('#flame rect.node', (r) => r.length);
+      assert(rects > 3, 'the flame graph has ' + rects + ' frames');
+      const rows = await page.$$eval('#sites tbody tr', (r) => r.length);
+      assert(rows > 2, 'the sites table has ' + rows + ' rows');
+    });
+
+    await test('html_readout_follows_the_pointer', async () => {
+      const box = await page.$eval('#chart', (e) => { const r = e.getBoundingClientRect(); return [r.x, r.y]; });
+      await page.mouse.move(box[0] + 600, box[1] + 150);
+      const text = await page.$eval('#readout', (e) => e.textContent);
+      assert(/^at .* live in .* blocks$/.test(text), 'readout: ' + text);
+    });
+
+    await test('html_drag_selects_a_range', async () => {
+      const box = await page.$eval('#chart', (e) => { const r = e.getBoundingClientRect(); return [r.x, r.y]; });
+      await page.mouse.move(box[0] + 300, box[1] + 150);
+      await page.mouse.down();
+      await page.mouse.move(box[0] + 700, box[1] + 150, { steps: 5 });
+      await page.mouse.up();
+      const text = await page.$eval('#range-info', (e) => e.textContent);
+      assert(/^range .* live .*highest/.test(text), 'range: ' + text);
+      await page.click('#range-reset');
+      const after = await page.$eval('#range-info', (e) => e.textContent);
+      assert(/^Drag/.test(after), 'after reset: ' + after);
+    });
+
+    await test('html_click_zooms_the_flame_graph', async () => {
+      /* By the peak, the narrowest frame wide enough to click becomes
+       * the whole width. */
+      await page.select('#metric', '2');
+      const target = await page.$$eval('#flame rect.node', (rs) => {
+        const c = rs.map((r) => ({ name: r.getAttribute('data-name'), w: +r.getAttribute('width'),
+          y: +r.getAttribute('y') })).filter((r) => r.w > 8 && r.w < 1000 && r.y > 0);
+        c.sort((a, b) => a.w - b.w);
+        return c[0] || null;
+      });
+      assert(target, 'no frame narrower than the graph');
+      const handle = await page.evaluateHandle((t) => Array.from(document.querySelectorAll('#flame rect.node'))
+        .find((r) => r.getAttribute('data-name') === t.name && +r.getAttribute('y') === t.y), target);
+      await handle.click();
+      const w = await page.$$eval('#flame rect.node', (rs, t) => Math.max(...rs
+        .filter((r) => r.getAttribute('data-name') === t.name).map((r) => +r.getAttribute('width'))), target);
+      assert(w >= 1159, target.name + ' is ' + w + ' px wide after the click, was ' + target.w);
+      await page.click('#flame-reset');
+    });
+
+    await test('html_search_highlights_the_matching_frames', async () => {
+      await page.type('#search', 'parse_config');
+      const m = await page.$$eval('#flame rect.match', (rs) => rs.map((r) => [r.getAttribute('data-name'),
+        getComputedStyle(r).fill]));
+      assert(m.length > 0, 'nothing highlighted');
+      assert(m.every((x) => /parse_config/.test(x[0])), 'a highlighted frame does not match: ' + m);
+      assert(m.every((x) => x[1] === 'rgb(224, 64, 251)'), 'highlighted in ' + m[0][1]);
+      const info = await page.$eval('#search-info', (e) => e.textContent);
+      assert(/match/.test(info), 'search info: ' + info);
+    });
+
+    await test('html_site_row_shows_its_stack_and_series', async () => {
+      await page.click('#sites tbody tr');
+      const text = await page.$eval('#site', (e) => (e.hidden ? '' : e.textContent));
+      assert(/wl_demo\.c:\d+/.test(text), 'no file:line in the site: ' + text.slice(0, 300));
+      const pts = await page.$eval('#site-live-bytes', (e) => e.getAttribute('points').split(' ').length);
+      assert(pts > 10, 'the site series has ' + pts + ' points');
+      await page.click('#sites th[data-key=calls]');
+      const calls = await page.$$eval('#sites tbody tr td:nth-child(2)', (t) => t.map((x) => +x.textContent.replace(/,/g, '')));
+      assert(calls.every((c, i) => !i || calls[i - 1] >= c), 'not sorted by calls: ' + calls);
+      assert(!errors.length, errors.join('; '));
+    });
+
+    if (SHOT) {
+      await page.click('#sites th[data-key=peak]');
+      await page.click('#sites tbody tr');
+      await page.screenshot({ path: SHOT, fullPage: true });
+    }
+    await page.close();
+
+    await test('html_area_covers_the_whole_run', async () => {
+      const { page, errors } = await openPage(browser, 'file://' + pages.long);
+      await page.waitForSelector('html[data-drawn=yes]', { timeout: WAIT });
+      const chart = await page.$('#chart');
+      const box = await chart.evaluate((e) => { const r = e.querySelector('rect'); return { x: +r.getAttribute('x'),
+        y: +r.getAttribute('y'), w: +r.getAttribute('width'), h: +r.getAttribute('height') }; });
+      const points = await page.$eval('#live-bytes', (e) => e.getAttribute('points'));
+      const img = decodePng(await chart.screenshot());
+      const { bad, checked } = unfilledColumns(img, box, points);
+      assert(checked >= 45, 'the curve stands above the bottom at ' + checked + ' of 50 columns only');
+      assert(!bad.length, 'no heap colour under the curve at ' + bad.join(', '));
+      assert(!errors.length, errors.join('; '));
+      await page.close();
+    });
+
+    await test('plot_area_covers_the_whole_run', async () => {
+      for (const name of ['long', 'demo']) {
+        const { page } = await openPage(browser, 'file://' + file(name + '.svg'));
+        const box = await page.evaluate(() => {
+          const r = document.querySelector('rect[fill=none]');
+          return { x: +r.getAttribute('x'), y: +r.getAttribute('y'), w: +r.getAttribute('width'),
+            h: +r.getAttribute('height') };
+        });
+        const points = await page.$eval('#live-bytes', (e) => e.getAttribute('points'));
+        const img = decodePng(await page.screenshot({ fullPage: true }));
+        const { bad, checked } = unfilledColumns(img, box, points);
+        assert(checked >= (name === 'long' ? 45 : 20), name + ': the curve stands above the bottom at ' + checked +
+          ' of 50 columns only');
+        assert(!bad.length, name + ': no heap colour under the curve at ' + bad.join(', '));
+        await page.close();
+      }
+    });
+
+    await test('speedscope_opens_the_speedscope_export', async () => {
+      /* As `speedscope FILE` does: a script that hands the file over. */
+      const data = fs.readFileSync(file('demo.speedscope.json'));
+      const js = file('demo.speedscope.js');
+      fs.writeFileSync(js, 'speedscope.loadFileFromBase64(' + JSON.stringify('demo.speedscope.json') + ', ' +
+        JSON.stringify(data.toString('base64')) + ')');
+      const { page, errors } = await openPage(browser, 'file://' + SPEEDSCOPE + '#localProfilePath=' + js);
+      await page.waitForFunction(() => /bytes allocated|allocation calls/.test(document.body.innerText) &&
+        document.querySelectorAll('canvas').length > 0, { timeout: WAIT });
+      const text = await page.evaluate(() => document.body.innerText);
+      assert(!/Something went wrong|Unrecognized format|failed/i.test(text), 'speedscope says: ' + text.slice(0, 300));
+      assert(/main/.test(text) || (await page.$$('canvas')).length > 0, 'no frame drawn');
+      assert(!errors.length, errors.join('; '));
+      await page.close();
+    });
+
+    await test('dh_view_opens_the_dhat_export', async () => {
+      const { page, errors } = await openPage(browser, 'file://' + DH_VIEW);
+      const input = await page.waitForSelector('input[type=file]', { timeout: WAIT });
+      await input.uploadFile(file('demo.dhat.json'));
+      await page.waitForFunction(() => document.querySelector('pre') || document.querySelector('.error'),
+        { timeout: WAIT });
+      const err = await page.$eval('body', (b) => { const e = b.querySelector('.error'); return e ? e.textContent : ''; });
+      assert(!err, 'dh_view: ' + err);
+      const tree = await page.$eval('pre', (p) => p.textContent);
+      const m = /Total: +([\d,]+) bytes \(100%.* in ([\d,]+) blocks/.exec(tree);
+      assert(m, 'dh_view tree: ' + tree.slice(0, 400));
+      const sum = JSON.parse(execFileSync(MEMTRACE, ['summary', demo, '--top', '0']).toString());
+      assert(+m[1].replace(/,/g, '') === sum.bytes_allocated && +m[2].replace(/,/g, '') === sum.allocations,
+        'dh_view total ' + m[1] + ' bytes in ' + m[2] + ' blocks, summary ' + sum.bytes_allocated + ' in ' +
+        sum.allocations);
+      assert(!errors.length, errors.join('; '));
+      await page.close();
+    });
+  } finally {
+    await browser.close();
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  const failed = results.filter((r) => !r).length;
+  console.log(results.length - failed + ' of ' + results.length + ' browser tests passed');
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.log('not ok - browser tests: ' + (e && e.stack ? e.stack : e));
+  fs.rmSync(tmp, { recursive: true, force: true });
+  process.exit(1);
+});
