@@ -344,7 +344,7 @@
 
   /* ---- the sites ---- */
   var COLS = [
-    { key: 'fn', label: 'site (innermost frame)' },
+    { key: 'fn', label: 'site (innermost frame \u2190 its caller)' },
     { key: 'calls', label: 'calls', f: count },
     { key: 'bytes_allocated', label: 'bytes allocated', f: size },
     { key: 'peak', label: 'at the peak', f: size },
@@ -354,7 +354,9 @@
   ];
   var sites = D.sites.map(function (s, i) {
     s.index = i;
-    s.fn = s.stack.length ? STR[s.stack[0][0]] : '?';
+    /* The innermost frame is often an allocation wrapper (xmalloc):
+     * its caller goes with it. */
+    s.fn = s.stack.length ? STR[s.stack[0][0]] + (s.stack.length > 1 ? ' \u2190 ' + STR[s.stack[1][0]] : '') : '?';
     return s;
   });
   var sortKey = 'peak', sortDown = true, chosen = -1;
