@@ -80,7 +80,7 @@ ANALYZER_SRC += analyzer/mt_html.c
 HTML_ASSETS = analyzer/html/report.js analyzer/html/report.css
 PRELOAD_SRC = preload/mt_hooks.c preload/mt_real.c preload/mt_trace.c \
 	preload/mt_record.c preload/mt_spawn.c preload/mt_stack.c preload/mt_table.c \
-	preload/mt_symbol.c preload/mt_clock.c preload/mt_signal.c \
+	preload/mt_symbol.c preload/mt_clock.c preload/mt_signal.c preload/mt_sample.c \
 	common/mt_fmt.c common/mt_event.c \
 	common/mt_jsonl.c common/mt_utf8.c
 # The collector: the process that drains a traced program's ring into its
@@ -181,7 +181,7 @@ $(PIC)/%.o: %.c
 
 $(PRELOAD): $(PRELOAD_OBJ)
 	$(call say,LINK,$@)$(CC) $(OPTFLAGS) $(WARN) $(PRELOAD_LTO) $(LDFLAGS) -shared \
-		-Wl,-z,defs -Wl,-z,now -o $@ $^ $(UNWIND_LIBS) -ldl -lpthread
+		-Wl,-z,defs -Wl,-z,now -o $@ $^ $(UNWIND_LIBS) -ldl -lpthread -lm
 
 $(LIBCORE): $(CORE_OBJ)
 	$(call say,AR,$@)$(AR) rcs $@ $^
@@ -191,17 +191,17 @@ $(LIBANALYZER): $(COMMON_OBJ) $(ANALYZER_OBJ)
 
 $(MEMTRACE): $(OBJ)/analyzer/main.o $(LIBANALYZER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) \
-		$(COMPRESS_LIBS) -lpthread
+		$(COMPRESS_LIBS) -lpthread -lm
 
 $(COLLECTOR): $(OBJ)/collector/main.o $(COLLECTOR_OBJ) $(COMMON_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(COMPRESS_LIBS)
 
 $(TESTS): $(TEST_OBJ) $(COLLECTOR_OBJ) $(LIBCORE) $(LIBANALYZER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(JSONC_LIBS) \
-		$(LIBDW_LIBS) $(COMPRESS_LIBS) $(UNWIND_LIBS) -ldl -lpthread
+		$(LIBDW_LIBS) $(COMPRESS_LIBS) $(UNWIND_LIBS) -ldl -lpthread -lm
 
 $(BENCH_GEN): $(OBJ)/bench/mt_gen_trace.o $(LIBANALYZER)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(COMPRESS_LIBS) -lpthread
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(COMPRESS_LIBS) -lpthread -lm
 
 # One suite alone: make one-suite SUITE=cli [BUILD=/tmp/mine]
 .PHONY: one-suite
@@ -211,7 +211,7 @@ one-suite: $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(WORKLOADS) $(LIBCORE) $(LIBANAL
 		$(COMPRESS_CFLAGS) \
 		-DMT_ONLY_SUITE=$(SUITE) -o $(BUILD)/mt-suite-$(SUITE) tests/mt_test_one.c \
 		tests/mt_test.c tests/mt_test_trace.c tests/mt_test_parse.c tests/check_$(SUITE).c $(COLLECTOR_OBJ) $(LIBCORE) $(LIBANALYZER) $(CHECK_LIBS) \
-		$(JSONC_LIBS) $(LIBDW_LIBS) $(COMPRESS_LIBS) $(UNWIND_LIBS) -ldl -lpthread
+		$(JSONC_LIBS) $(LIBDW_LIBS) $(COMPRESS_LIBS) $(UNWIND_LIBS) -ldl -lpthread -lm
 	$(Q)$(BUILD)/mt-suite-$(SUITE)
 
 check: deps
@@ -252,7 +252,7 @@ fuzz:
 
 $(FUZZER): $(OBJ)/tests/fuzz/fuzz_trace.o $(LIBANALYZER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) \
-		$(COMPRESS_LIBS) -lpthread
+		$(COMPRESS_LIBS) -lpthread -lm
 
 run-fuzz: $(FUZZER)
 	$(Q)sh tests/fuzz/run-fuzz $(FUZZER) $(FUZZ_SECONDS) $(BUILD)
@@ -285,18 +285,22 @@ $(BUILD)/mt-churn $(BUILD)/mt-deep $(BUILD)/mt-pingpong: $(BUILD)/mt-%: bench/mt
 # make bench BENCH=analyzer|preload runs one half; the default, both.
 BENCH ?= all
 bench: deps
-	$(Q)case '$(BENCH)' in all|analyzer|preload) ;; \
-	*) echo "make bench: BENCH is all, analyzer or preload, not '$(BENCH)'" >&2; exit 64 ;; esac
-ifneq ($(BENCH),preload)
+	$(Q)case '$(BENCH)' in all|analyzer|preload|sample) ;; \
+	*) echo "make bench: BENCH is all, analyzer, preload or sample, not '$(BENCH)'" >&2; exit 64 ;; esac
+ifneq ($(filter $(BENCH),all analyzer),)
 	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(BENCH_GEN) $(OBJ)/bench/mt_bench_parse.o \
 		$(BUILD)/mt-pingpong
 	$(call say,LINK,$(BUILD)/mt-bench-parse)$(CC) $(LDFLAGS_ALL) -o $(BUILD)/mt-bench-parse \
-		$(OBJ)/bench/mt_bench_parse.o $(LIBANALYZER) $(JSONC_LIBS) $(COMPRESS_LIBS) -lpthread
+		$(OBJ)/bench/mt_bench_parse.o $(LIBANALYZER) $(JSONC_LIBS) $(COMPRESS_LIBS) -lpthread -lm
 	$(Q)sh bench/run-analyzer-bench $(BUILD)
 endif
-ifneq ($(BENCH),analyzer)
+ifneq ($(filter $(BENCH),all preload),)
 	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(BENCH_PROGS)
 	$(Q)sh bench/run-preload-bench $(BUILD)
+endif
+ifneq ($(filter $(BENCH),all sample),)
+	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(PRELOAD) $(COLLECTOR)
+	$(Q)sh bench/run-sample-bench $(BUILD)
 endif
 
 install: all

@@ -38,7 +38,7 @@ EXPORT void *malloc(size_t size)
 
 	if (mt_real_resolve() < 0)
 		return mt_real_arena_alloc(size, 16);
-	if (!mt_trace_enter())
+	if (mt_trace_sample_passes(size) || !mt_trace_enter())
 		return mt_real.malloc(size);
 	if (mt_trace_fail_now(MT_FN_MALLOC, size, 0)) {
 		mt_trace_leave();
@@ -60,10 +60,10 @@ EXPORT void *calloc(size_t n, size_t size)
 			return NULL;
 		return mt_real_arena_alloc(total, 16);
 	}
-	if (!mt_trace_enter())
-		return mt_real.calloc(n, size);
 	if (mul_overflows(n, size, &total))
 		total = SIZE_MAX;
+	if (mt_trace_sample_passes(total) || !mt_trace_enter())
+		return mt_real.calloc(n, size);
 	if (mt_trace_fail_now(MT_FN_CALLOC, total, 0)) {
 		mt_trace_leave();
 		return NULL;
@@ -80,7 +80,7 @@ EXPORT void free(void *p)
 		return; /* arena memory is never given back */
 	if (mt_real_resolve() < 0)
 		return;
-	if (!mt_trace_enter()) {
+	if (mt_trace_sample_passes_free(p) || !mt_trace_enter()) {
 		mt_real.free(p);
 		return;
 	}

@@ -331,6 +331,22 @@ static void arm_fail_at(void)
 	unsetenv("MEMTRACE_FAIL_AT");
 }
 
+/* MEMTRACE_SAMPLE=B: record allocations by sampling, mean one per B
+ * bytes (mt_sample.h); empty or unset is every allocation. */
+static void arm_sampling(void)
+{
+	const char *s = getenv("MEMTRACE_SAMPLE");
+	uint64_t bytes = 0;
+
+	if (s && *s) {
+		bytes = mt_sample_parse(s);
+		if (!bytes)
+			say("MEMTRACE_SAMPLE is not a number of bytes: '", s,
+			    "'; every allocation is recorded");
+	}
+	mt_sample_init(bytes, mt_clock_now() ^ (uint64_t)getpid() << 32);
+}
+
 static int parse_depth(const char *s)
 {
 	char *end;
@@ -417,6 +433,8 @@ static void write_header(pid_t ppid)
 	mt_jsonl_u64(&l, "time_ns", mt_clock_realtime());
 	mt_jsonl_str(&l, "tool_version", MT_VERSION, strlen(MT_VERSION), 0);
 	mt_jsonl_u64(&l, "stack_depth", (uint64_t)stack_depth);
+	if (mt_sample_bytes)
+		mt_jsonl_u64(&l, "sample_bytes", mt_sample_bytes);
 	record_line(mt_jsonl_end(&l));
 
 	mt_jsonl_begin(&l, line, sizeof(line), 0, "allocator");
@@ -741,6 +759,7 @@ void mt_trace_init(void)
 		memcpy(env_entry + 16, child_pattern, strlen(child_pattern) + 1);
 	}
 	ring_slots = parse_slots(getenv("MEMTRACE_RING_SLOTS"));
+	arm_sampling();
 	stats = getenv("MEMTRACE_STATS") && !strcmp(getenv("MEMTRACE_STATS"), "1");
 	collector_found = find_collector();
 	lock_take();
@@ -956,6 +975,14 @@ void mt_trace_alloc_at(mt_fn_t fn, void *ptr, size_t size, size_t align,
 {
 	int saved = errno;
 
+	/* A sampled block is marked before the program has it, so its free
+	 * is recorded; one that cannot be remembered is not recorded at all
+	 * (its free would be unknown), and trace.stop counts it dropped. */
+	if (mt_sample_bytes && mt_sample_mark(ptr) < 0) {
+		if (atomic_load_explicit(&active, memory_order_relaxed) != OFF)
+			atomic_fetch_add(&mt_record_ring.hdr->dropped, 1);
+		return;
+	}
 	block_event(MT_KIND_ALLOC, fn, (uint64_t)ptr, size, align, 0, ips, n);
 	errno = saved;
 }
@@ -972,7 +999,12 @@ void mt_trace_alloc_fail_at(mt_fn_t fn, size_t size, size_t align,
 void mt_trace_free(mt_fn_t fn, void *ptr)
 {
 	int saved = errno;
-	uint64_t pos, t = mt_clock_now();
+	uint64_t pos, t;
+
+	/* Sampling: only a sampled block's free is recorded. */
+	if (mt_sample_bytes && !mt_sample_unmark(ptr))
+		return;
+	t = mt_clock_now();
 
 	/* Frees carry no stack: the analyzer attributes a block to where it
 	 * was allocated, and unwinding every free would double the cost.
@@ -1022,6 +1054,15 @@ void *mt_trace_realloc_at(mt_fn_t fn, void *ptr, size_t size,
 	kind = q == ptr ? MT_KIND_RESIZE :
 	       q	? MT_KIND_REMAP :
 	       size	? MT_KIND_ALLOC_FAIL : MT_KIND_FREE;
+	/* The block a recorded realloc returns is sampled (it may not have
+	 * been: mt_trace_reallocated()).  A bit that finds no memory leaves
+	 * the resize or remap recorded and its free not, counted dropped. */
+	if (mt_sample_bytes) {
+		if (kind == MT_KIND_REMAP || kind == MT_KIND_FREE)
+			mt_sample_unmark(ptr);
+		if ((kind == MT_KIND_REMAP || kind == MT_KIND_RESIZE) && mt_sample_mark(q) < 0)
+			atomic_fetch_add(&mt_record_ring.hdr->dropped, 1);
+	}
 	publish_block(pos, kind, fn, t, kind == MT_KIND_ALLOC_FAIL ? 0 : (uint64_t)ptr,
 		      (uint64_t)q, kind == MT_KIND_FREE ? 0 : size, 0,
 		      kind == MT_KIND_FREE ? 0 : stack, 0);

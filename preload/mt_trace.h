@@ -46,6 +46,7 @@
 #include <stdint.h>
 
 #include "../common/mt_event.h"
+#include "mt_sample.h"
 #include "mt_stack.h"
 
 #define MT_TRACE_DEFAULT_OUTPUT "memtrace.%p.jsonl.zst"
@@ -154,7 +155,7 @@ int mt_trace_stack_depth(void);
  * mt_stack_capture()).
  */
 static inline __attribute__((always_inline)) void
-mt_trace_allocated(mt_fn_t fn, void *ptr, size_t size, size_t align)
+mt_trace_recorded(mt_fn_t fn, void *ptr, size_t size, size_t align)
 {
 	mt_stack_buf_t st;
 	int saved = errno, n = mt_stack_capture(&st, mt_trace_stack_depth());
@@ -166,13 +167,43 @@ mt_trace_allocated(mt_fn_t fn, void *ptr, size_t size, size_t align)
 		mt_trace_alloc_fail_at(fn, size, align, st.ip, n);
 }
 
+static inline __attribute__((always_inline)) void
+mt_trace_allocated(mt_fn_t fn, void *ptr, size_t size, size_t align)
+{
+	/* Sampling: an allocation not sampled costs its countdown, no
+	 * stack.  A failed one is always recorded. */
+	if (mt_sample_bytes && ptr && !mt_sample_take(size))
+		return;
+	mt_trace_recorded(fn, ptr, size, align);
+}
+
 static inline __attribute__((always_inline)) void *
 mt_trace_reallocated(mt_fn_t fn, void *ptr, size_t size,
 		     void *(*real)(void *, size_t))
 {
 	mt_stack_buf_t st;
-	int saved = errno, n = mt_stack_capture(&st, mt_trace_stack_depth());
+	int saved, n;
+	void *q;
 
+	/* Sampling: the block a realloc returns is sampled as a new
+	 * allocation of size bytes, so that each live block was sampled for
+	 * its size now.  Taken, the realloc is recorded as what it did (an
+	 * alloc, a resize, a remap); not taken, a sampled block leaves the
+	 * trace with a free (fn realloc) recorded before the real call. */
+	if (mt_sample_bytes && size && !mt_sample_take(size)) {
+		if (ptr && mt_sample_marked(ptr))
+			mt_trace_free(fn, ptr);
+		q = real(ptr, size);
+		if (!q)
+			mt_trace_recorded(fn, NULL, size, 0);
+		return q;
+	}
+	/* realloc(p, 0) frees a block only sampling knows of; realloc(NULL,
+	 * 0) allocates no byte a sample could fall on. */
+	if (mt_sample_bytes && !size && (!ptr || !mt_sample_marked(ptr)))
+		return real(ptr, size);
+	saved = errno;
+	n = mt_stack_capture(&st, mt_trace_stack_depth());
 	errno = saved;
 	return mt_trace_realloc_at(fn, ptr, size, real, st.ip, n);
 }
@@ -201,6 +232,28 @@ static inline int mt_trace_fail_now(mt_fn_t fn, size_t size, size_t align)
 						   memory_order_relaxed), 1))
 		return 0;
 	return mt_trace_fail_check(fn, size, align);
+}
+
+/*
+ * Sampling's fast paths, taken by the hooks before mt_trace_enter(): an
+ * allocation the countdown passes over and the free of a block that was
+ * not sampled record nothing, so they need neither the recursion guard
+ * nor the tracer's state.  The countdown may so also count what the
+ * tracer allocates for itself, which changes no estimate's expectation.
+ * An armed MEMTRACE_FAIL_AT counts every call: no fast path then.
+ */
+static inline int mt_trace_sample_passes(size_t size)
+{
+	if (__builtin_expect(!mt_sample_bytes, 1) || (uint64_t)mt_sample_left <= size ||
+	    atomic_load_explicit(&mt_trace_fail_at, memory_order_relaxed))
+		return 0;
+	mt_sample_left -= (int64_t)size;
+	return 1;
+}
+
+static inline int mt_trace_sample_passes_free(const void *ptr)
+{
+	return mt_sample_bytes && !mt_sample_marked(ptr);
 }
 
 #endif
