@@ -45,6 +45,9 @@ static void judge_first_line(mt_analysis_t *a, mt_parser_t *p,
 		a->stack_depth = ev->stack_depth;
 		a->has_stack_depth = 1;
 	}
+	if (r == MT_PARSE_OK && ev->kind == MT_KIND_TRACE_START &&
+	    (ev->has & MT_HAS_SAMPLE_BYTES))
+		a->heap.sample_bytes = ev->sample_bytes;
 	if (r != MT_PARSE_OK && ev->kind == MT_KIND_TRACE_START)
 		mt_integrity_missing_start(&a->integrity, NULL);
 	else if (ev->kind != MT_KIND_TRACE_START)

@@ -313,6 +313,7 @@ static int add_note(mt_buf_t *b, const char *which, const mt_profile_t *p,
 {
 	int rc = MT_OK;
 
+	ADD(mt_profile_add_sampled_note(b, which, p->sample_bytes));
 	if (strcmp(p->status, "complete")) {
 		ADD(mt_buf_add_str(b, "note: "));
 		ADD(mt_buf_add_str(b, which));

@@ -81,6 +81,7 @@ static int key_field(const char *k, size_t n)
 		break;
 	case 12:
 		if (!memcmp(k, "allocator_id", 12)) return MT_F_ALLOCATOR_ID;
+		if (!memcmp(k, "sample_bytes", 12)) return MT_F_SAMPLE_BYTES;
 		break;
 	case 13:
 		if (!memcmp(k, "module_offset", 13)) return MT_F_MODULE_OFFSET;

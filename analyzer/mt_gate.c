@@ -169,6 +169,8 @@ int mt_gate_render(mt_buf_t *out, const mt_gate_t *o, const mt_profile_t *p,
 		ADD(mt_buf_add_str(out, ": its figures cover only the events it "
 					"holds (--require-complete fails on it)\n"));
 	}
+	ADD(mt_profile_add_sampled_note(out, p->source == MT_PROFILE_TRACE ?
+				"the trace" : "the summarized trace", p->sample_bytes));
 	ADD(mt_buf_add_str(out, "memtrace gate: "));
 	ADD(mt_buf_add_str(out, o->path));
 	ADD(mt_buf_add_str(out, ": "));

@@ -6,6 +6,7 @@
  */
 #include "mt_heap.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "mt_error.h"
@@ -14,6 +15,64 @@
 /* The most stacks, and thread ids, a trace may have: a live block names
  * each by a 32-bit index from 1. */
 #define MAX_INDEX (UINT32_MAX - 1)
+
+/*
+ * A sampled trace's weights (format.md 2.1): a recorded block of size s
+ * stands for w = 1 / (1 - exp(-s/B)) blocks and s * w bytes; in a trace
+ * that is not sampled, for itself.  Bytes are rounded to the nearest
+ * integer (off by half a byte in at least s).  Blocks are rounded down or
+ * up, up with the probability of w's fraction, chosen by a hash of the
+ * block's serial: rounding to the nearest would count a block of size B
+ * (w = 1.58) as 2, a quarter too many, where this adds no bias.  A block
+ * is weighed by its size and serial now, so that what its free takes back
+ * is what its alloc added.  Past 40 B the weight is 1 to within 2^-57.
+ */
+static __attribute__((noinline)) uint64_t sampled_bytes(uint64_t mean, uint64_t size)
+{
+	if (!size || size / 40 >= mean)
+		return size;
+	return (uint64_t)llround((double)size / -expm1(-(double)size / (double)mean));
+}
+
+static __attribute__((noinline)) uint64_t sampled_count(uint64_t mean, uint64_t size,
+							uint64_t serial)
+{
+	double w, whole;
+	uint64_t x = serial + 0x9e3779b97f4a7c15ull;
+
+	if (!size || size / 40 >= mean)
+		return 1;
+	w = -1.0 / expm1(-(double)size / (double)mean);
+	whole = floor(w);
+	/* splitmix64's finalizer: a uniform 53-bit fraction of the serial. */
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return (uint64_t)whole + ((double)(x >> 11) * 0x1p-53 < w - whole);
+}
+
+static inline uint64_t weight_bytes(const mt_heap_t *h, uint64_t size)
+{
+	return __builtin_expect(!h->sample_bytes, 1) ? size :
+	       sampled_bytes(h->sample_bytes, size);
+}
+
+static inline uint64_t weight_count(const mt_heap_t *h, uint64_t size,
+				    uint64_t serial)
+{
+	return __builtin_expect(!h->sample_bytes, 1) ? 1 :
+	       sampled_count(h->sample_bytes, size, serial);
+}
+
+uint64_t mt_heap_weight_bytes(const mt_heap_t *h, uint64_t size)
+{
+	return weight_bytes(h, size);
+}
+
+uint64_t mt_heap_weight_count(const mt_heap_t *h, uint64_t size, uint64_t serial)
+{
+	return weight_count(h, size, serial);
+}
 
 void mt_heap_init(mt_heap_t *h)
 {
@@ -232,35 +291,40 @@ uint64_t mt_heap_site_at_peak(const mt_heap_t *h, const mt_site_t *s)
 	return s->peak_epoch == h->peak_epoch ? s->at_peak : s->live_bytes;
 }
 
-static void site_add(const mt_heap_t *h, mt_site_t *s, uint64_t size)
+static void site_add(const mt_heap_t *h, mt_site_t *s, uint64_t size,
+		     uint64_t count)
 {
 	site_touch(h, s);
 	s->bytes_allocated += size;
-	s->live_allocations++;
+	s->live_allocations += count;
 	s->live_bytes += size;
 	if (s->live_bytes > s->peak_live_bytes)
 		s->peak_live_bytes = s->live_bytes;
 }
 
-static void site_sub(const mt_heap_t *h, mt_site_t *s, uint64_t size)
+static void site_sub(const mt_heap_t *h, mt_site_t *s, uint64_t size,
+		     uint64_t count)
 {
 	site_touch(h, s);
-	s->live_allocations--;
+	s->live_allocations -= count;
 	s->live_bytes -= size;
 }
 
 /* A block is born: the totals, its allocator and its site grow. */
 static inline __attribute__((always_inline)) void
 born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site,
-     uint64_t size, uint64_t seq)
+     uint64_t block_size, uint64_t serial, uint64_t seq)
 {
+	uint64_t size = weight_bytes(h, block_size);
+	uint64_t count = weight_count(h, block_size, serial);
+
 	h->bytes_allocated += size;
-	h->live_allocations++;
+	h->live_allocations += count;
 	h->live_bytes += size;
 	a->live_bytes += size;
 	if (a->live_bytes > a->peak_live_bytes)
 		a->peak_live_bytes = a->live_bytes;
-	site_add(h, site, size);
+	site_add(h, site, size, count);
 	if (h->live_bytes > h->peak_live_bytes) {
 		h->peak_live_bytes = h->live_bytes;
 		h->peak_seq = seq;
@@ -275,15 +339,16 @@ static inline __attribute__((always_inline)) void
 died(mt_heap_t *h, mt_allocator_t *a, const mt_block_t *b)
 {
 	mt_site_t *site = site_at(h, b->site);
+	uint64_t size = weight_bytes(h, b->size), count = weight_count(h, b->size, b->serial);
 
-	h->bytes_freed += b->size;
-	h->live_allocations--;
-	h->live_bytes -= b->size;
-	a->live_bytes -= b->size;
+	h->bytes_freed += size;
+	h->live_allocations -= count;
+	h->live_bytes -= size;
+	a->live_bytes -= size;
 	/* A block's site was known when it was born (no_stack's address is
 	 * stable while the heap applies events: the heap is never copied), so
 	 * site is never NULL. */
-	site_sub(h, site, b->size);
+	site_sub(h, site, size, count);
 }
 
 /* The serial of a new allocation by the thread of index thread (0: the
@@ -323,7 +388,7 @@ insert_block(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 		h->overlapping_allocs++;
 		died(h, a, &old);
 	}
-	born(h, a, site, ev->size, ev->seq);
+	born(h, a, site, ev->size, b.serial, ev->seq);
 }
 
 static int declare_allocator(mt_heap_t *h, const mt_event_t *ev,
@@ -477,35 +542,61 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 	int live;
 
 	if (ev->kind == MT_KIND_ALLOC) {
-		h->allocations++;
-		a->allocations++;
-		site->allocations++;
+		/* The serial insert_block() gives the block. */
+		uint64_t count = weight_count(h, ev->size, h->serial + 1);
+
+		h->allocations += count;
+		a->allocations += count;
+		site->allocations += count;
 		insert_block(h, a, ev, ev->ptr, site, index, thread);
 		return;
 	}
 
 	live = mt_blocks_take(&a->blocks, ev->ptr, &old);
-	if (!live)
+	/* In a sampled trace the resize or remap of a pointer not live is
+	 * the realloc of a block sampling passed over, sampled at its new
+	 * size (format.md 2.1): counted as one, weighed as the new block. */
+	if (!live && h->sample_bytes && ev->kind != MT_KIND_FREE) {
+		uint64_t count = weight_count(h, ev->size, h->serial + 1);
+
+		if (ev->kind == MT_KIND_RESIZE) {
+			h->resizes += count;
+			a->resizes += count;
+		} else {
+			h->remaps += count;
+			a->remaps += count;
+		}
+	} else if (!live) {
 		h->unknown_frees++;
+	}
 	if (ev->kind == MT_KIND_FREE) {
 		if (live) {
-			h->frees++;
-			a->frees++;
-			if (is_temporary(h, &old)) {
-				h->temporary_allocations++;
-				site_at(h, old.site)->temporary_allocations++;
+			uint64_t count = weight_count(h, old.size, old.serial);
+
+			h->frees += count;
+			a->frees += count;
+			/* Whether a block was temporary depends on the
+			 * allocations a sampled trace left out: there the
+			 * figure stays 0 (format.md 2.1). */
+			if (!h->sample_bytes && is_temporary(h, &old)) {
+				h->temporary_allocations += count;
+				site_at(h, old.site)->temporary_allocations += count;
 			}
 			died(h, a, &old);
 		}
 		return;
 	}
 	if (live) {
+		/* A realloc is recorded as often as its new block is
+		 * sampled (format.md 2.1): it weighs what that block does. */
+		uint64_t count = weight_count(h, ev->size, h->serial + 1);
+
 		if (ev->kind == MT_KIND_RESIZE) {
-			h->resizes++;
-			a->resizes++;
+			h->resizes += count;
+			a->resizes += count;
 		} else {
-			h->remaps++;
-			a->remaps++;
+			h->remaps += count;
+			a->remaps += count;
 		}
 		died(h, a, &old);
 	}
@@ -518,9 +609,10 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 	}
 	/* A call of the site the block now belongs to, as its bytes are;
 	 * not when the pointer was not live, which the totals count in
-	 * unknown_frees and not as a resize or remap either. */
-	if (live)
-		++*reallocs_at(h, index);
+	 * unknown_frees and not as a resize or remap either (but in a
+	 * sampled trace, where they count as one). */
+	if (live || h->sample_bytes)
+		*reallocs_at(h, index) += weight_count(h, ev->size, h->serial + 1);
 	insert_block(h, a, ev, ev->kind == MT_KIND_REMAP ? ev->new_ptr : ev->ptr,
 		     site, index, thread);
 }

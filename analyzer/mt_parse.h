@@ -38,6 +38,7 @@ typedef enum {
 	MT_F_FRAME_ID, MT_F_IP, MT_F_SYMBOL, MT_F_OFFSET, MT_F_MODULE,
 	MT_F_MODULE_OFFSET, MT_F_STACK_ID, MT_F_FRAMES,
 	MT_F_REASON, MT_F_DROPPED, MT_F_NAME, MT_F_STACK_DEPTH,
+	MT_F_SAMPLE_BYTES,
 	MT_F_COUNT
 } mt_field_t;
 
@@ -59,6 +60,7 @@ enum {
 	MT_HAS_NAME = 1 << 10,
 	MT_HAS_FN = 1 << 11,
 	MT_HAS_STACK_DEPTH = 1 << 12,
+	MT_HAS_SAMPLE_BYTES = 1 << 13,
 };
 
 typedef struct {
@@ -71,6 +73,7 @@ typedef struct {
 	uint64_t frame_id, ip, offset, module_offset;
 	uint64_t stack_id, dropped;
 	uint64_t stack_depth; /* trace.start's, read for `flamegraph` */
+	uint64_t sample_bytes; /* trace.start's: a sampled trace's mean */
 	const char *symbol, *module, *name, *reason;
 	size_t symbol_len, module_len, name_len, reason_len;
 	const uint64_t *frames;

@@ -466,6 +466,11 @@ static int add_header(mt_buf_t *b, const mt_analysis_t *a, const char *name)
 		ADD(mt_buf_add_str(&line, " in "));
 		ADD(mt_units_add_duration(&line, h->duration_ns));
 	}
+	/* A sampled trace's curve and figures are estimates (format.md 2.1). */
+	if (h->sample_bytes) {
+		ADD(mt_buf_add_str(&line, "; estimates, one allocation sampled per "));
+		ADD(mt_units_add_size(&line, h->sample_bytes));
+	}
 	ADD(add_text(b, PLOT_L, 44, " font-family=\"sans-serif\" font-size=\"12\" "
 			       "fill=\"#333333\"", line.data));
 

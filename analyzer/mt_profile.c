@@ -16,6 +16,7 @@
 #include "mt_error.h"
 #include "mt_mem.h"
 #include "mt_parse.h"
+#include "mt_units.h"
 #include "mt_reader.h"
 #include "../common/mt_utf8.h"
 
@@ -213,6 +214,18 @@ int mt_profile_read_summary(struct json_object *obj,
 
 /* ---- sites for a person ---- */
 
+int mt_profile_add_sampled_note(mt_buf_t *b, const char *who, uint64_t bytes)
+{
+	if (!bytes)
+		return MT_OK;
+	if (mt_buf_add_str(b, "note: ") || mt_buf_add_str(b, who) ||
+	    mt_buf_add_str(b, " is sampled (one allocation recorded per ") ||
+	    mt_units_add_size(b, bytes) ||
+	    mt_buf_add_str(b, " allocated, on average): its figures are estimates\n"))
+		return MT_ENOMEM;
+	return MT_OK;
+}
+
 const char *mt_profile_module_name(const char *module)
 {
 	const char *slash = strrchr(module, '/');
@@ -328,6 +341,7 @@ static int load_trace(mt_profile_t *p, const char *path)
 	p->total[MT_PF_PEAK_SEQ] = h->peak_seq;
 	p->total[MT_PF_TEMPORARY_ALLOCATIONS] = h->temporary_allocations;
 	p->total[MT_PF_DURATION_NS] = h->duration_ns;
+	p->sample_bytes = h->sample_bytes;
 
 	while (mt_map_iter(&h->stacks, &pos, &key, &v)) {
 		const mt_stack_t *s = *(mt_stack_t **)v;
@@ -533,6 +547,10 @@ static int load_summary(mt_profile_t *p, const char *path)
 		set_invalid(p, "line 1 is not a summary line: %s", why);
 		goto cleanup;
 	}
+	/* Absent from an unsampled summary; anything but a positive whole
+	 * number reads as absent, as in a trace.start. */
+	if (get_u64(p->lines[0], "sample_bytes", &p->sample_bytes))
+		p->sample_bytes = 0;
 	if (p->nlines > 1) {
 		p->sites = mt_mem_calloc(p->nlines - 1, sizeof(*p->sites));
 		if (!p->sites) {

@@ -52,6 +52,11 @@ typedef enum {
 /* The field's name in the summary line ("peak_live_bytes"). */
 const char *mt_profile_field_name(mt_profile_field_t f);
 
+/* "note: WHO is sampled (one allocation recorded per SIZE allocated, on
+ * average): its figures are estimates\n", for a sampled profile's reader;
+ * nothing when bytes is 0. */
+int mt_profile_add_sampled_note(mt_buf_t *b, const char *who, uint64_t bytes);
+
 typedef struct {
 	const char *symbol; /* NULL when the trace gave none */
 	const char *module; /* the full path, or NULL */
@@ -86,6 +91,9 @@ typedef struct {
 	const char *status;             /* "complete" or the first caveat */
 	const char *message;            /* the status's sentence; NULL when complete */
 	uint64_t total[MT_PF_COUNT];
+	/* A sampled trace's mean (its summary's "sample_bytes"), 0 when not
+	 * sampled: the totals and sites are then estimates. */
+	uint64_t sample_bytes;
 	mt_profile_site_t *sites;
 	size_t nsites;
 

@@ -82,6 +82,28 @@ cleanup:
 	return rc;
 }
 
+/* A sampled trace (format.md 2.1): what each figure below stands for. */
+static int add_sampling(report_t *r)
+{
+	uint64_t bytes = r->a->heap.sample_bytes;
+	mt_buf_t *b = r->out;
+	int rc = MT_OK;
+
+	if (!bytes)
+		return MT_OK;
+	ADD(mt_buf_add_str(b, "\nSampled: one allocation recorded per "));
+	ADD(mt_units_add_size(b, bytes));
+	ADD(mt_buf_add_str(b, " allocated, on average (MEMTRACE_SAMPLE="));
+	ADD(mt_buf_add_u64(b, bytes));
+	ADD(mt_buf_add_str(b,
+		")\n"
+		"  Every count and size below is an estimate: each recorded block\n"
+		"  stands for the blocks of its size that sampling passed over.\n"
+		"  Temporary allocations are not counted.\n"));
+cleanup:
+	return rc;
+}
+
 static int add_label(mt_buf_t *b, const char *label)
 {
 	static const char pad[] = "                        ";
@@ -433,6 +455,7 @@ int mt_report_render(const mt_analysis_t *a, const char *name, uint64_t top,
 	ADD(mt_srcline_add_clean(out, name));
 	ADD(mt_buf_add_str(out, "\n\n"));
 	ADD(add_integrity(&r));
+	ADD(add_sampling(&r));
 	ADD(add_totals(&r));
 	if (top)
 		for (int l = 0; l < NLISTS; l++)

@@ -133,7 +133,11 @@ static int render_summary_line(const mt_analysis_t *a, int include_zero_live,
 		ADD(add_field_u64(line, ",\"peak_live_bytes\":", al->peak_live_bytes));
 		ADD(mt_buf_add_str(line, "}"));
 	}
-	ADD(mt_buf_add_str(line, "]}\n"));
+	ADD(mt_buf_add_str(line, "]"));
+	/* A sampled trace's figures are estimates: say of which mean. */
+	if (h->sample_bytes)
+		ADD(add_field_u64(line, ",\"sample_bytes\":", h->sample_bytes));
+	ADD(mt_buf_add_str(line, "}\n"));
 cleanup:
 	mt_mem_free(list);
 	return rc;

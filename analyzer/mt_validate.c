@@ -152,6 +152,11 @@ mt_parse_result_t mt_validate_event(mt_parser_t *p, const mt_raw_t *r,
 		 * odd is no less evidence than before it was read. */
 		if (get_uint(r, MT_F_STACK_DEPTH, &ev->stack_depth) == 1)
 			ev->has |= MT_HAS_STACK_DEPTH;
+		/* A sampled trace's mean (format.md 2.1): a positive
+		 * integer, or the trace is read as unsampled. */
+		if (get_uint(r, MT_F_SAMPLE_BYTES, &ev->sample_bytes) == 1 &&
+		    ev->sample_bytes)
+			ev->has |= MT_HAS_SAMPLE_BYTES;
 		break;
 	case MT_KIND_ALLOCATOR:
 		REQUIRE(get_uint(r, MT_F_ALLOCATOR_ID, &ev->allocator_id),
