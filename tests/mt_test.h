@@ -57,6 +57,7 @@ Suite *mt_suite_out(void) __attribute__((weak)); /* tests/check_out.c: the colle
 Suite *mt_suite_collector(void) __attribute__((weak)); /* tests/check_collector.c: the write path, end to end */
 Suite *mt_suite_export(void) __attribute__((weak)); /* tests/check_export.c: memtrace export */
 Suite *mt_suite_html(void) __attribute__((weak)); /* tests/check_html.c: memtrace html */
+Suite *mt_suite_sample(void) __attribute__((weak)); /* tests/check_sample.c: MEMTRACE_SAMPLE */
 
 /*
  * What both runners call before they make a suite.  A tcase's timeout is

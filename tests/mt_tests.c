@@ -35,6 +35,7 @@ int main(void)
 			mt_suite_jsonc, mt_suite_validate, mt_suite_runs,
 			mt_suite_out, mt_suite_collector, mt_suite_export,
 			mt_suite_html,
+			mt_suite_sample,
 		};
 
 		for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
