@@ -607,6 +607,9 @@ static int add_totals(mt_buf_t *b, const mt_analysis_t *a)
 	ADD(mt_buf_add_str(b, "\"totals\":{"));
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		ADD(add_u64_field(b, f[i].key, f[i].v, i == 0));
+	/* A sampled trace's mean: the page says its figures are estimates. */
+	if (h->sample_bytes)
+		ADD(add_u64_field(b, "sample_bytes", h->sample_bytes, 0));
 	ADD(mt_buf_add_str(b, "}"));
 cleanup:
 	return rc;

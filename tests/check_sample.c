@@ -441,7 +441,7 @@ START_TEST(test_sampled_summary_scales_and_ends_with_sample_bytes)
 }
 END_TEST
 
-START_TEST(test_report_gate_plot_and_diff_say_a_sampled_traces_figures_are_estimates)
+START_TEST(test_report_gate_plot_html_and_diff_say_a_sampled_traces_figures_are_estimates)
 {
 	mt_test_file_t f;
 	mt_test_run_t r;
@@ -471,6 +471,18 @@ START_TEST(test_report_gate_plot_and_diff_say_a_sampled_traces_figures_are_estim
 		free(svg);
 		free(svg_path);
 	}
+	mt_test_memtrace_in(&r, f.dir, "html", "trace.jsonl", "-o", "page.html", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	{
+		char *page_path = mt_test_path(f.dir, "page.html"), *page = mt_test_read(page_path, NULL);
+
+		mt_quiet(page && strstr(page, ",\"sample_bytes\":4096}") &&
+			 strstr(page, "every count and size below is an estimate"),
+			 "html: %s", page ? page : "(no file)");
+		free(page);
+		free(page_path);
+	}
 	mt_test_memtrace_in(&r, f.dir, "diff", "trace.jsonl", "trace.jsonl", NULL);
 	mt_quiet(strstr(r.out, "note: BASE is sampled (") && strstr(r.out, "note: NEW is sampled ("),
 		 "diff: %s", r.out);
@@ -498,7 +510,7 @@ Suite *mt_suite_sample(void)
 	tcase_add_test(preload, test_sampled_threads_and_forks_write_complete_traces);
 	suite_add_tcase(s, preload);
 	tcase_add_test(read, test_sampled_summary_scales_and_ends_with_sample_bytes);
-	tcase_add_test(read, test_report_gate_plot_and_diff_say_a_sampled_traces_figures_are_estimates);
+	tcase_add_test(read, test_report_gate_plot_html_and_diff_say_a_sampled_traces_figures_are_estimates);
 	suite_add_tcase(s, read);
 	return s;
 }

@@ -56,7 +56,12 @@
     });
     html += '</ul>';
   }
-  html += '</div><h2>Totals</h2><div class="totals" id="totals"></div>';
+  html += '</div>';
+  if (T.sample_bytes)
+    html += '<div id="sampled" class="verdict caveated"><b>Sampled</b> \u2014 one allocation ' +
+      'recorded per ' + esc(String(T.sample_bytes)) + ' bytes allocated, on average ' +
+      '(MEMTRACE_SAMPLE): every count and size below is an estimate.</div>';
+  html += '<h2>Totals</h2><div class="totals" id="totals"></div>';
   html += '<h2>Live heap over time</h2><div class="controls"><span id="range-info" class="note">' +
     'Drag across the chart to select a range.</span><button id="range-reset">Whole run</button></div>' +
     '<div class="chart"><svg id="chart" width="1160" height="320"></svg></div>' +
