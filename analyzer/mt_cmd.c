@@ -417,17 +417,3 @@ cleanup:
 	return status;
 }
 
-int mt_cmd_add_left_out(mt_buf_t *b, const mt_suppress_left_t *left)
-{
-	int rc;
-
-	if ((rc = mt_buf_add_str(b, "left out: ")) ||
-	    (rc = mt_units_add_size(b, left->live_bytes)) ||
-	    (rc = mt_buf_add_str(b, " in ")) ||
-	    (rc = mt_units_add_count(b, left->live_allocations, "block",
-				     "blocks")) ||
-	    (rc = mt_buf_add_str(b, " from ")) ||
-	    (rc = mt_units_add_count(b, left->sites, "site", "sites")))
-		return rc;
-	return mt_buf_add_str(b, ", known runtime allocations (suppressions)");
-}

@@ -128,11 +128,6 @@ int mt_cmd_suppress_option(mt_cmd_suppress_opts_t *o, int c, const char *arg);
 int mt_cmd_suppress_load(mt_suppress_t *s, const mt_cmd_suppress_opts_t *o,
 			 const char *usage);
 
-/* "left out: SIZE in N blocks from K sites, known runtime allocations
- * (suppressions)" without the line's start or end: the count every
- * command that suppresses prints. */
-int mt_cmd_add_left_out(mt_buf_t *b, const mt_suppress_left_t *left);
-
 /* An option callback's answer for an option the command knows of but
  * does not take. */
 #define MT_CMD_NOT_HERE (-2)

@@ -5,7 +5,6 @@
  */
 #include "mt_diff.h"
 
-#include "mt_cmd.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -409,7 +408,7 @@ static int render_text(mt_buf_t *b, const diff_t *d)
 		if (!o->left[i].sites)
 			continue;
 		ADD(mt_buf_add_str(b, i ? "NEW " : "BASE "));
-		ADD(mt_cmd_add_left_out(b, &o->left[i]));
+		ADD(mt_suppress_add_left_out(b, &o->left[i]));
 		ADD(mt_buf_add_str(b, "\n"));
 	}
 	ADD(add_header(b));

@@ -5,7 +5,6 @@
  */
 #include "mt_gate.h"
 
-#include "mt_cmd.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -142,7 +141,7 @@ int mt_gate_render(mt_buf_t *out, const mt_gate_t *o, const mt_profile_t *p,
 		}
 		if (b == MT_GATE_LIVE && o->left.sites) {
 			ADD(mt_buf_add_str(out, " ("));
-			ADD(mt_cmd_add_left_out(out, &o->left));
+			ADD(mt_suppress_add_left_out(out, &o->left));
 			ADD(mt_buf_add_str(out, ")"));
 		}
 		ADD(mt_buf_add_str(out, "\n"));

@@ -355,6 +355,7 @@ typedef struct {
 	site_t *sites;
 	size_t nsites;
 	site_series_t *series; /* NULL: none */
+	mt_suppress_left_t left; /* what the suppressions left out */
 	tree_t tree;
 	mt_buf_t scratch;
 	uint64_t no_stack, truncated; /* string index + 1 of the pseudo-frames */
@@ -890,6 +891,16 @@ static int add_page(mt_buf_t *b, page_t *g, size_t nodes)
 	ADD(add_verdict(b, g->a));
 	ADD(mt_buf_add_str(b, ","));
 	ADD(add_totals(b, g->a));
+	/* What the suppressions left out of the leaked figures, as report
+	 * says it; null when nothing was. */
+	ADD(mt_buf_add_str(b, ",\"left_out\":"));
+	if (g->left.sites) {
+		mt_buf_reset(&g->scratch);
+		ADD(mt_suppress_add_left_out(&g->scratch, &g->left));
+		ADD(add_json(b, g->scratch.data, g->scratch.len));
+	} else {
+		ADD(mt_buf_add_str(b, "null"));
+	}
 	ADD(mt_buf_add_str(b, ","));
 	ADD(add_series(b, g->pass));
 	ADD(mt_buf_add_str(b, ",\"site_points\":"));
@@ -931,7 +942,8 @@ static void page_init(page_t *g, size_t name_bytes)
 }
 
 int mt_html_render(const mt_analysis_t *a, const mt_html_pass_t *p,
-		   const char *path, const char *name, mt_buf_t *out)
+		   const mt_suppress_t *supp, const char *path, const char *name,
+		   mt_buf_t *out)
 {
 	page_t g = { .a = a, .pass = p, .path = path, .name = name };
 	site_series_t *ss = NULL;
@@ -955,6 +967,18 @@ int mt_html_render(const mt_analysis_t *a, const mt_html_pass_t *p,
 		s->v[F_BYTES] = g.refs[i].site->bytes_allocated;
 		s->v[F_PEAK] = mt_heap_site_at_peak(&a->heap, g.refs[i].site);
 		s->v[F_LEAKED] = g.refs[i].site->live_bytes;
+	}
+	/* A suppressed site leaks nothing on the page (mt_suppress.h). */
+	for (size_t i = 0; i < n; i++) {
+		int hit;
+
+		ADD(mt_suppress_site(supp, &a->heap, &g.lines, &g.refs[i], &hit));
+		if (!hit)
+			continue;
+		g.sites[i].v[F_LEAKED] = 0;
+		g.left.sites++;
+		g.left.live_bytes += g.refs[i].site->live_bytes;
+		g.left.live_allocations += g.refs[i].site->live_allocations;
 	}
 	if (!(ss = mt_mem_calloc(1, sizeof(*ss)))) {
 		rc = MT_ENOMEM;

@@ -41,6 +41,7 @@
 #include "mt_analysis.h"
 #include "mt_buf.h"
 #include "mt_plot.h"
+#include "mt_suppress.h"
 
 /* The most bytes a page may have. */
 #define MT_HTML_MAX_BYTES (5u << 20)
@@ -60,12 +61,14 @@ void mt_html_observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev);
 
 /*
  * Append the page of a (valid evidence, analyzed with mt_html_observe on
- * p) to out.  path is the trace's path ("-": standard input, read once
+ * p) to out, the sites supp matches leaking nothing (mt_suppress.h).
+ * path is the trace's path ("-": standard input, read once
  * only), read again for the sites' series; name titles the page.  A
  * second read that fails leaves the series out.  MT_OK or MT_ENOMEM (out
  * as it was).
  */
 int mt_html_render(const mt_analysis_t *a, const mt_html_pass_t *p,
-		   const char *path, const char *name, mt_buf_t *out);
+		   const mt_suppress_t *supp, const char *path, const char *name,
+		   mt_buf_t *out);
 
 #endif

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mt_cmd.h"
 #include "mt_error.h"
 #include "mt_mem.h"
 #include "mt_sites.h"
@@ -194,7 +193,7 @@ static int add_totals(report_t *r)
 	ADD(mt_buf_add_str(b, ", still live at the end of the trace\n"));
 	if (r->left.sites) {
 		ADD(mt_buf_add_str(b, "                          "));
-		ADD(mt_cmd_add_left_out(b, &r->left));
+		ADD(mt_suppress_add_left_out(b, &r->left));
 		ADD(mt_buf_add_str(b, "\n"));
 	}
 cleanup:
@@ -391,33 +390,6 @@ cleanup:
 	return rc;
 }
 
-/* Whether supp matches a frame of ref's stack: its symbol in the trace,
- * its function in the module's debug information, or its module. */
-static int left_out_site(report_t *r, const mt_suppress_t *supp,
-			 const mt_site_ref_t *ref, int *hit)
-{
-	const mt_heap_t *h = &r->a->heap;
-	int rc = MT_OK;
-
-	*hit = 0;
-	if (!supp->n || !ref->site->live_bytes || !ref->stack)
-		return MT_OK;
-	for (size_t i = 0; i < ref->stack->nframes && !*hit; i++) {
-		uint64_t id = ref->stack->frames[i];
-		const mt_frame_t *f = mt_map_find(&h->frames, id);
-		mt_srcline_loc_t loc;
-
-		if (!f)
-			continue;
-		ADD(mt_srcline_resolve(&r->lines, id, f, &loc));
-		*hit = mt_suppress_frame(supp, f->symbol, f->module) ||
-		       (loc.function &&
-			mt_suppress_frame(supp, loc.function, NULL));
-	}
-cleanup:
-	return rc;
-}
-
 int mt_report_render(const mt_analysis_t *a, const char *name, uint64_t top,
 		     const mt_suppress_t *supp, mt_buf_t *out)
 {
@@ -441,7 +413,7 @@ int mt_report_render(const mt_analysis_t *a, const char *name, uint64_t top,
 	for (size_t i = 0; i < nsites; i++) {
 		int hit;
 
-		ADD(left_out_site(&r, supp, &sites[i], &hit));
+		ADD(mt_suppress_site(supp, &a->heap, &r.lines, &sites[i], &hit));
 		if (!hit)
 			continue;
 		left_out[i] = 1;

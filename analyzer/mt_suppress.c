@@ -10,6 +10,7 @@
 
 #include "mt_error.h"
 #include "mt_mem.h"
+#include "mt_units.h"
 
 const char *const mt_suppress_defaults[] = {
 	"_dl_allocate_tls",    /* a thread's TLS blocks and DTV (ld.so) */
@@ -189,4 +190,42 @@ void mt_suppress_profile(const mt_suppress_t *s, mt_profile_t *p,
 		site->live_allocations = 0;
 		site->live_bytes = 0;
 	}
+}
+
+int mt_suppress_site(const mt_suppress_t *s, const mt_heap_t *h,
+		     mt_srcline_t *lines, const mt_site_ref_t *ref, int *hit)
+{
+	int rc = MT_OK;
+
+	*hit = 0;
+	if (!s->n || !ref->site->live_bytes || !ref->stack)
+		return MT_OK;
+	for (size_t i = 0; i < ref->stack->nframes && !*hit; i++) {
+		uint64_t id = ref->stack->frames[i];
+		const mt_frame_t *f = mt_map_find(&h->frames, id);
+		mt_srcline_loc_t loc;
+
+		if (!f)
+			continue;
+		if ((rc = mt_srcline_resolve(lines, id, f, &loc)))
+			return rc;
+		*hit = mt_suppress_frame(s, f->symbol, f->module) ||
+		       (loc.function && mt_suppress_frame(s, loc.function, NULL));
+	}
+	return rc;
+}
+
+int mt_suppress_add_left_out(mt_buf_t *b, const mt_suppress_left_t *left)
+{
+	int rc;
+
+	if ((rc = mt_buf_add_str(b, "left out: ")) ||
+	    (rc = mt_units_add_size(b, left->live_bytes)) ||
+	    (rc = mt_buf_add_str(b, " in ")) ||
+	    (rc = mt_units_add_count(b, left->live_allocations, "block",
+				     "blocks")) ||
+	    (rc = mt_buf_add_str(b, " from ")) ||
+	    (rc = mt_units_add_count(b, left->sites, "site", "sites")))
+		return rc;
+	return mt_buf_add_str(b, ", known runtime allocations (suppressions)");
 }

@@ -1,6 +1,6 @@
 /*
  * mt_suppress: which sites' live bytes are known runtime allocations, not
- * leaks, for `report`, `gate` and `diff` (never for the summary, capture
+ * leaks, for `report`, `html`, `gate` and `diff` (never for the summary, capture
  * or repetition rows, which stay raw).  A suppression is LSan's
  * `leak:PATTERN`: a site matches when any frame of its stack has a
  * symbol or a module that PATTERN matches, where PATTERN matches a string
@@ -25,6 +25,8 @@
 #include <stdint.h>
 
 #include "mt_profile.h"
+#include "mt_sites.h"
+#include "mt_srcline.h"
 
 typedef struct {
 	char **patterns;
@@ -65,6 +67,20 @@ int mt_suppress_glob(const char *pattern, const char *str);
 /* Whether a frame (symbol and module, either NULL) matches any pattern. */
 int mt_suppress_frame(const mt_suppress_t *s, const char *symbol,
 		      const char *module);
+
+/* "left out: SIZE in N blocks from K sites, known runtime allocations
+ * (suppressions)" without the line's start or end: the count every
+ * command that suppresses prints.  MT_OK or MT_ENOMEM. */
+int mt_suppress_add_left_out(mt_buf_t *b, const mt_suppress_left_t *left);
+
+/*
+ * Whether s matches a frame of ref's stack in heap h: its symbol in the
+ * trace, its function in the module's debug information (through lines),
+ * or its module; *hit 0 for a site with nothing live.  For report and
+ * html, which read the trace.  MT_OK or MT_ENOMEM.
+ */
+int mt_suppress_site(const mt_suppress_t *s, const mt_heap_t *h,
+		     mt_srcline_t *lines, const mt_site_ref_t *ref, int *hit);
 
 /*
  * Leave the matching sites of p out of its live figures: each such

@@ -224,6 +224,68 @@ START_TEST(html_keeps_the_trace_strings_inside_its_data)
 }
 END_TEST
 
+/* The leaked bytes of the page's sites, summed. */
+static uint64_t leaked_of(json_object *data)
+{
+	json_object *sites = mt_test_json_member(data, "sites");
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < json_object_array_length(sites); i++)
+		sum += (uint64_t)json_object_get_int64(
+			mt_test_json_member(json_object_array_get_idx(sites, i), "leaked"));
+	return sum;
+}
+
+/* stdio's buffer is a default suppression (mt_suppress.h): the page
+ * leaks only the program's own block, and says what it left out, as
+ * report does; --no-default-suppressions leaks both. */
+START_TEST(html_leaves_suppressed_sites_out_of_the_leaked_figures)
+{
+	static const char trace[] =
+		"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":1,\"stack_depth\":32}\n"
+		"{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0,\"name\":\"libc\"}\n"
+		"{\"v\":1,\"seq\":3,\"kind\":\"frame\",\"frame_id\":1,\"ip\":\"0x1000\",\"symbol\":\"_IO_file_doallocate\"}\n"
+		"{\"v\":1,\"seq\":4,\"kind\":\"frame\",\"frame_id\":2,\"ip\":\"0x2000\",\"symbol\":\"mine\"}\n"
+		"{\"v\":1,\"seq\":5,\"kind\":\"stack\",\"stack_id\":1,\"frames\":[1]}\n"
+		"{\"v\":1,\"seq\":6,\"kind\":\"stack\",\"stack_id\":2,\"frames\":[2]}\n"
+		"{\"v\":1,\"seq\":7,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x10\","
+		"\"size\":4096,\"fn\":\"malloc\",\"stack\":1,\"tid\":1,\"t\":10}\n"
+		"{\"v\":1,\"seq\":8,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x2000\","
+		"\"size\":64,\"fn\":\"malloc\",\"stack\":2,\"tid\":1,\"t\":20}\n"
+		"{\"v\":1,\"seq\":9,\"kind\":\"trace.stop\",\"reason\":\"exit\",\"dropped\":0,\"t\":30}\n";
+	mt_test_file_t f;
+	json_object *data;
+	mt_test_run_t r;
+	char *out, *page;
+
+	mt_test_file_write(&f, trace, sizeof(trace) - 1);
+	out = mt_test_path(f.dir, "page.html");
+	mt_test_memtrace_in(&r, NULL, "html", f.path, "-o", out, NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	page = mt_test_read(out, NULL);
+	data = data_of(page);
+	ck_assert_str_eq(json_object_get_string(mt_test_json_member(data, "left_out")),
+			 "left out: 4.0 KiB in 1 block from 1 site, known runtime "
+			 "allocations (suppressions)");
+	ck_assert_uint_eq(leaked_of(data), 64);
+	json_object_put(data);
+	free(page);
+	mt_test_memtrace_in(&r, NULL, "html", f.path, "-o", out,
+			    "--no-default-suppressions", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	page = mt_test_read(out, NULL);
+	data = data_of(page);
+	ck_assert(json_object_is_type(mt_test_json_member(data, "left_out"), json_type_null));
+	ck_assert_uint_eq(leaked_of(data), 4160);
+	json_object_put(data);
+	free(page);
+	free(out);
+	mt_test_file_done(&f);
+}
+END_TEST
+
 /* A trace of many deep stacks of long names, far past what a page
  * may hold: the page stays under 5 MiB, still whole. */
 START_TEST(html_stays_under_5_mib_on_a_big_trace)
@@ -412,6 +474,7 @@ Suite *mt_suite_html(void)
 	tcase_add_test(tc, html_holds_the_verdict_and_the_summary_totals);
 	tcase_add_test(tc, html_of_a_caveated_trace_says_so_first_and_exits_1_under_strict);
 	tcase_add_test(tc, html_keeps_the_trace_strings_inside_its_data);
+	tcase_add_test(tc, html_leaves_suppressed_sites_out_of_the_leaked_figures);
 	tcase_add_test(tc, html_stays_under_5_mib_on_a_big_trace);
 	tcase_add_test(tc, html_of_a_real_workload_has_its_sites_and_their_series);
 	tcase_add_test(tc, html_refuses_what_is_not_evidence_and_writes_no_file);

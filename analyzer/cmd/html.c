@@ -1,5 +1,6 @@
 /*
- * html: `memtrace html TRACE [-o FILE] [--strict]`, the trace as one
+ * html: `memtrace html TRACE [-o FILE] [--strict] [--suppressions FILE]
+ * [--no-default-suppressions]`, the trace as one
  * self-contained HTML page to explore in a browser (mt_html).  It must
  * allocate only once the command line is good, and write the page whole
  * or not at all.
@@ -12,6 +13,7 @@
 
 static const char usage[] =
 	"usage: memtrace html TRACE [-o FILE] [--strict]\n"
+	"                     [--suppressions FILE] [--no-default-suppressions]\n"
 	"\n"
 	"Write the trace as one self-contained HTML page (at most 5 MiB, nothing\n"
 	"fetched): the verdict, the totals, live bytes and blocks over time, a\n"
@@ -19,11 +21,13 @@ static const char usage[] =
 	"stacks.  Open it in any browser.\n"
 	"\n"
 	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n"
-	"  --strict             exit 1 when the trace is not complete\n";
+	"  --strict             exit 1 when the trace is not complete\n"
+	MT_CMD_SUPPRESS_USAGE;
 
 static const struct option options[] = {
 	{ "strict", no_argument, NULL, MT_CMD_OPT_STRICT },
 	{ "output", required_argument, NULL, 'o' },
+	MT_CMD_SUPPRESS_OPTIONS,
 	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -38,27 +42,44 @@ static const char *trace_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
+typedef struct {
+	mt_html_pass_t *pass;
+	mt_cmd_suppress_opts_t opts;
+	mt_suppress_t supp;
+} html_opts_t;
+
+static int option(void *ctx, int c, const char *arg)
+{
+	html_opts_t *o = ctx;
+
+	return mt_cmd_suppress_option(&o->opts, c, arg);
+}
+
 static int prepare(void *ctx)
 {
-	mt_html_pass_t **pass = ctx;
+	html_opts_t *o = ctx;
+	int status = mt_cmd_suppress_load(&o->supp, &o->opts, usage);
 
-	*pass = mt_mem_malloc(sizeof(**pass));
-	if (!*pass)
+	if (status != -1)
+		return status;
+	o->pass = mt_mem_malloc(sizeof(*o->pass));
+	if (!o->pass)
 		return mt_cmd_nomem();
-	mt_html_pass_init(*pass);
+	mt_html_pass_init(o->pass);
 	return -1;
 }
 
 static void observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev)
 {
-	mt_html_observe(*(mt_html_pass_t **)ctx, h, ev);
+	mt_html_observe(((html_opts_t *)ctx)->pass, h, ev);
 }
 
 static int render(void *ctx, const mt_analysis_t *a, const char *path,
 		  mt_buf_t *out)
 {
-	return mt_html_render(a, *(mt_html_pass_t **)ctx, path, trace_name(path),
-			      out);
+	html_opts_t *o = ctx;
+
+	return mt_html_render(a, o->pass, &o->supp, path, trace_name(path), out);
 }
 
 static int run(int argc, char **argv)
@@ -66,14 +87,16 @@ static int run(int argc, char **argv)
 	static const mt_cmd_render_t cmd = {
 		.usage = usage,
 		.options = options,
+		.own = option,
 		.prepare = prepare,
 		.observe = observe,
 		.render = render,
 	};
-	mt_html_pass_t *pass = NULL;
-	int status = mt_cmd_render_run(&cmd, &pass, argc, argv);
+	html_opts_t o = { .supp = MT_SUPPRESS_INIT };
+	int status = mt_cmd_render_run(&cmd, &o, argc, argv);
 
-	mt_mem_free(pass);
+	mt_mem_free(o.pass);
+	mt_suppress_release(&o.supp);
 	return status;
 }
 

@@ -62,6 +62,8 @@
       'recorded per ' + esc(String(T.sample_bytes)) + ' bytes allocated, on average ' +
       '(MEMTRACE_SAMPLE): every count and size below is an estimate.</div>';
   html += '<h2>Totals</h2><div class="totals" id="totals"></div>';
+  if (D.left_out)
+    html += '<div class="note" id="left-out">Leaked figures: ' + esc(D.left_out) + '.</div>';
   html += '<h2>Live heap over time</h2><div class="controls"><span id="range-info" class="note">' +
     'Drag across the chart to select a range.</span><button id="range-reset">Whole run</button></div>' +
     '<div class="chart"><svg id="chart" width="1160" height="320"></svg></div>' +
