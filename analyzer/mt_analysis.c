@@ -272,6 +272,13 @@ static __attribute__((noinline)) void judge_end(mt_analysis_t *a,
 int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 			     mt_analysis_observer_t *observe, void *ctx)
 {
+	return mt_analysis_run_followed(a, path, observe, ctx, NULL, NULL);
+}
+
+int mt_analysis_run_followed(mt_analysis_t *a, const char *path,
+			     mt_analysis_observer_t *observe, void *ctx,
+			     mt_reader_wait_t *wait, void *wait_ctx)
+{
 	mt_reader_t reader;
 	mt_parser_t parser;
 	mt_line_t line;
@@ -298,8 +305,11 @@ int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 	/* Where a second CPU may be had, the reads (and a compressed
 	 * trace's decompression) run beside the parse: side by side on two
 	 * cores, a sixth of a plain trace's pass and about half of a zstd
-	 * one's. */
-	if (cpus() >= 2 && (rc = mt_reader_ahead(&reader)))
+	 * one's.  A followed file's reads wait for its writer, and the
+	 * waits look at the heap: they stay on this thread. */
+	if (wait)
+		mt_reader_follow(&reader, wait, wait_ctx);
+	else if (cpus() >= 2 && (rc = mt_reader_ahead(&reader)))
 		goto cleanup;
 	rc = mt_parser_init(&parser);
 	if (rc)
@@ -333,6 +343,14 @@ int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 				continue;
 			}
 			declined = 1;
+		}
+		/* The reader may wait for the file to grow in there: what was
+		 * read before is applied first, and the line is parsed into
+		 * the batch's first slot. */
+		if (wait && hold->n) {
+			if ((rc = holder_drain(hold, &ps)))
+				goto cleanup;
+			ev = holder_event(hold);
 		}
 		if ((got = mt_reader_next(&reader, &line)) <= 0)
 			break;

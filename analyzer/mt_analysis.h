@@ -14,6 +14,7 @@
 
 #include "mt_heap.h"
 #include "mt_integrity.h"
+#include "mt_reader.h"
 
 typedef struct {
 	mt_integrity_t integrity;
@@ -45,6 +46,17 @@ typedef void mt_analysis_observer_t(void *ctx, const mt_heap_t *h,
 /* mt_analysis_run(), calling observe(ctx, ...) after every applied event. */
 int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 			     mt_analysis_observer_t *observe, void *ctx);
+/*
+ * mt_analysis_run_observed() of a file still being written, followed
+ * (mt_reader_follow()): where the bytes written so far end, wait(wait_ctx,
+ * bytes_read) waits for more and returns 1, or returns 0 to make that the
+ * trace's end, which is then judged as any end.  Every event of the lines
+ * read before a wait is applied, and observed, when wait is called, so
+ * that the heap is the trace's so far.  The reads stay on this thread.
+ */
+int mt_analysis_run_followed(mt_analysis_t *a, const char *path,
+			     mt_analysis_observer_t *observe, void *ctx,
+			     mt_reader_wait_t *wait, void *wait_ctx);
 void mt_analysis_release(mt_analysis_t *a);
 
 #endif

@@ -59,6 +59,8 @@ static ssize_t read_retry(mt_reader_t *r, void *p, size_t n)
 		} else {
 			got = read(r->fd, p, n);
 		}
+		if (got > 0)
+			r->bytes_read += (uint64_t)got;
 		if (got >= 0 || errno != EINTR)
 			return got;
 	}
@@ -95,9 +97,51 @@ static int content_length(int fd, uint64_t size, uint64_t *out)
 	return MT_OK;
 }
 
+/*
+ * Following a file: wait for bytes after the ones read.  1: read again
+ * (a plain trace's remaining then counts the content written since);
+ * 0: the end; MT_EIO with errno set.  A plain trace's content is the
+ * file up to its last byte that is not NUL, as at mt_reader_open().
+ */
+static int follow_more(mt_reader_t *r)
+{
+	for (;;) {
+		struct stat st;
+		uint64_t len;
+		off_t at;
+
+		if (!r->wait(r->wait_ctx, r->bytes_read))
+			return 0;
+		if (r->decomp)
+			return 1; /* its reads stop at the file's end */
+		if (fstat(r->fd, &st) < 0 ||
+		    (at = lseek(r->fd, 0, SEEK_CUR)) < 0 ||
+		    content_length(r->fd, (uint64_t)st.st_size, &len))
+			return MT_EIO;
+		/* UINT64_MAX: it shrank while looked at; look again later. */
+		if (len == UINT64_MAX)
+			continue;
+		r->zero_padded = len < (uint64_t)st.st_size;
+		if (len > (uint64_t)at) {
+			r->remaining = len - (uint64_t)at;
+			return 1;
+		}
+	}
+}
+
 static ssize_t raw_read(void *ctx, void *p, size_t n)
 {
-	return read_retry(ctx, p, n);
+	mt_reader_t *r = ctx;
+
+	for (;;) {
+		ssize_t got = read_retry(r, p, n);
+		int more;
+
+		if (got != 0 || !r->wait)
+			return got;
+		if ((more = follow_more(r)) <= 0)
+			return more ? -1 : 0;
+	}
 }
 
 /*
@@ -330,6 +374,16 @@ static void *ahead_main(void *arg)
 	}
 }
 
+void mt_reader_follow(mt_reader_t *r, mt_reader_wait_t *wait, void *ctx)
+{
+	struct stat st;
+
+	if (r->ahead || fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return;
+	r->wait = wait;
+	r->wait_ctx = ctx;
+}
+
 int mt_reader_ahead(mt_reader_t *r)
 {
 	struct mt_reader_ahead *a;
@@ -337,7 +391,7 @@ int mt_reader_ahead(mt_reader_t *r)
 
 	/* A regular file only: a read of a pipe may wait for ever for its
 	 * writer, and the caller's release would wait for that read. */
-	if (r->ahead || r->end - r->start > MT_READER_LINE_MAX ||
+	if (r->ahead || r->wait || r->end - r->start > MT_READER_LINE_MAX ||
 	    fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return MT_OK;
 	a = mt_mem_calloc(1, sizeof(*a));
@@ -446,17 +500,25 @@ static ssize_t fill(mt_reader_t *r)
 		r->end -= r->start;
 		r->start = 0;
 	}
-	room = r->cap - r->end;
-	if (room > CHUNK)
-		room = CHUNK;
-	if ((uint64_t)room > r->remaining)
-		room = (size_t)r->remaining;
-	if (!room) {
-		if (!r->remaining) {
+	for (;;) {
+		room = r->cap - r->end;
+		if (room > CHUNK)
+			room = CHUNK;
+		if ((uint64_t)room > r->remaining)
+			room = (size_t)r->remaining;
+		if (room)
+			break;
+		if (r->remaining)
+			return -2; /* buffer full: the caller handles a long line */
+		/* A plain trace's content, read to its end: the end, unless
+		 * the file is followed and more comes. */
+		got = r->wait ? follow_more(r) : 0;
+		if (got < 0)
+			return got;
+		if (!got) {
 			at_end(r);
 			return 0;
 		}
-		return -2; /* buffer full: the caller handles a long line */
 	}
 	got = source_read(r, r->buf + r->end, room);
 	if (got < 0)

@@ -14,6 +14,10 @@
  * and data the decoder refuses is MT_ECORRUPT.  A plain file is read as
  * before: the only cost is a look at its first bytes when it is opened.
  *
+ * A file still being written can be followed (mt_reader_follow()): where
+ * the bytes written so far end, the reader asks its caller whether to
+ * wait for more, and reads on from where it stood when they come.
+ *
  * Invariants: line numbers count every line, from 1, the too-long and
  * unterminated ones included; a line's data stays valid only until the
  * next call; data never contains the '\n'.
@@ -43,6 +47,11 @@ typedef struct {
 	int too_long;   /* longer than MT_READER_LINE_MAX; data is empty */
 } mt_line_t;
 
+/* Following a file (mt_reader_follow()): called where the bytes written so
+ * far end, with how many bytes of the file were read; 1 to wait for more
+ * (the call itself waits), 0 to take this as the file's end. */
+typedef int mt_reader_wait_t(void *ctx, uint64_t bytes_read);
+
 typedef struct {
 	int fd;
 	int owns_fd;
@@ -58,6 +67,9 @@ typedef struct {
 	/* The reading thread (mt_reader_ahead()), or NULL: while it runs,
 	 * fd, dontcache, remaining and decomp are its own. */
 	struct mt_reader_ahead *ahead;
+	mt_reader_wait_t *wait; /* following (mt_reader_follow()), or NULL */
+	void *wait_ctx;
+	uint64_t bytes_read; /* of the file, compressed or not */
 } mt_reader_t;
 
 /*
@@ -78,12 +90,26 @@ int mt_reader_cut(const mt_reader_t *r, const char **unit, uint64_t *at);
 const char *mt_reader_why(const mt_reader_t *r);
 
 /*
+ * Follow r's file while it is written: at the end of the bytes written so
+ * far, wait(ctx, bytes_read) is called, and the file read again while it
+ * returns 1; when it returns 0, that is the end.  A plain trace's NUL bytes
+ * after its content are not read until content follows them (a writer
+ * that extends the file ahead of its lines leaves them there); a
+ * compressed trace's frame or member cut by the end of what is written is
+ * kept and decoded on when the rest comes, never taken for corrupt data
+ * or for the stream's end.  A regular file only (a pipe's read waits by
+ * itself): for any other, nothing changes.  Call it before the first line
+ * is read, and not with mt_reader_ahead(), which then does nothing.
+ */
+void mt_reader_follow(mt_reader_t *r, mt_reader_wait_t *wait, void *ctx);
+
+/*
  * Read (and decompress) on a thread of its own from now on, a buffer
  * ahead of the lines: a plain stage, with no schedule, that gives the
  * same lines, numbers and errors in the same order.  A regular file only
  * (a pipe's read may wait for its writer for ever).  Call it before the
- * first line is read.  MT_OK (also when it does nothing: a pipe, or no
- * thread to be had) or MT_ENOMEM (nothing changed).
+ * first line is read.  MT_OK (also when it does nothing: a pipe, a file
+ * followed, or no thread to be had) or MT_ENOMEM (nothing changed).
  */
 int mt_reader_ahead(mt_reader_t *r);
 
