@@ -78,6 +78,8 @@ ANALYZER_SRC += analyzer/mt_sites.c analyzer/mt_srcline.c analyzer/mt_report.c \
 # (analyzer/html/) embedded by the assembler (mt_html_assets.S).
 ANALYZER_SRC += analyzer/mt_html.c
 HTML_ASSETS = analyzer/html/report.js analyzer/html/report.css
+# The live view of a growing trace: top (docs/reports.md).
+ANALYZER_SRC += analyzer/mt_follow.c analyzer/mt_top.c
 PRELOAD_SRC = preload/mt_hooks.c preload/mt_real.c preload/mt_trace.c \
 	preload/mt_record.c preload/mt_spawn.c preload/mt_stack.c preload/mt_table.c \
 	preload/mt_symbol.c preload/mt_clock.c preload/mt_signal.c preload/mt_sample.c \

@@ -21,6 +21,7 @@
 	X(plot)          \
 	X(html)          \
 	X(export)        \
+	X(top)           \
 	X(run_line)      \
 	X(run_table)     \
 	X(oom_fail)

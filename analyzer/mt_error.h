@@ -26,6 +26,7 @@ enum {
 	MT_EXIT_NOMEM = 4,
 	MT_EXIT_USAGE = 64,   /* sysexits' EX_USAGE */
 	MT_EXIT_CANTCREAT = 73, /* sysexits' EX_CANTCREAT: an output cannot be written */
+	MT_EXIT_TEMPFAIL = 75,  /* sysexits' EX_TEMPFAIL: `top` gave up waiting (--timeout) */
 };
 
 #endif

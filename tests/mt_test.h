@@ -58,6 +58,7 @@ Suite *mt_suite_collector(void) __attribute__((weak)); /* tests/check_collector.
 Suite *mt_suite_export(void) __attribute__((weak)); /* tests/check_export.c: memtrace export */
 Suite *mt_suite_html(void) __attribute__((weak)); /* tests/check_html.c: memtrace html */
 Suite *mt_suite_sample(void) __attribute__((weak)); /* tests/check_sample.c: MEMTRACE_SAMPLE */
+Suite *mt_suite_top(void) __attribute__((weak)); /* tests/check_top.c: memtrace top, the live view */
 
 /*
  * What both runners call before they make a suite.  A tcase's timeout is

@@ -36,6 +36,7 @@ int main(void)
 			mt_suite_out, mt_suite_collector, mt_suite_export,
 			mt_suite_html,
 			mt_suite_sample,
+			mt_suite_top,
 		};
 
 		for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
