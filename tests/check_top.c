@@ -1,7 +1,7 @@
 /*
  * check_top: `memtrace top`, the live view of a growing trace.  It is
  * driven against a program running under the real preload and collector
- * (wl_steps: 1 MiB every 100 ms for about 3 s), and against traces this
+ * (wl_steps: 1 MiB every 100 ms for about 4 s), and against traces this
  * file writes in parts, plain, zstd and gzip, cut inside a line, a frame
  * or a member, then completed while top reads them.
  *
@@ -26,6 +26,7 @@
 
 #include "../analyzer/mt_error.h"
 #include "../analyzer/mt_reader.h"
+#include "../analyzer/mt_top.h"
 #include "mt_test.h"
 
 /* Seconds after which a run the test started is ended as hung. */
@@ -230,7 +231,9 @@ START_TEST(test_top_follows_a_running_process_to_its_stop)
 	char *dir = mt_test_tmpdir();
 	char *trace = mt_test_path(dir, "trace.jsonl.zst");
 	char *wl = mt_test_workload("wl_steps");
-	char *argv[] = { wl, (char *)"30", NULL };
+	/* 4 s: the collector writes a frame a second, so three or so
+	 * arrive while it runs. */
+	char *argv[] = { wl, (char *)"40", NULL };
 	char pre[4096], outenv[4096];
 	char *env[] = { pre, outenv, NULL };
 	mt_test_run_t r;
@@ -269,7 +272,7 @@ START_TEST(test_top_follows_a_running_process_to_its_stop)
 	parse_block(blocks[n - 1], &b);
 	ck_assert_str_eq(b.state, "stopped (trace.stop, exit)");
 	ck_assert_int_eq(b.caveated, 0);
-	ck_assert_uint_eq(b.live_bytes, 30u << 20);
+	ck_assert_uint_eq(b.live_bytes, 40u << 20);
 	assert_block_is_summary(&b, trace);
 	ck_assert_ptr_nonnull(strstr(blocks[n - 1], ", stack 1: grow at "));
 	free_blocks(blocks);
@@ -752,6 +755,25 @@ START_TEST(test_every_allocation_failure_exits_4)
 }
 END_TEST
 
+/* On a terminal a view is drawn in place: home, each line cut to the
+ * width (a UTF-8 character whole) and cleared to its end, no more lines
+ * than the height less one, the rest of the screen cleared. */
+START_TEST(test_a_terminal_frame_redraws_in_place)
+{
+	static const char view[] = "abc\nd\xc3\xa9" "fgh\nxyz\n";
+	mt_buf_t in = MT_BUF_INIT, out = MT_BUF_INIT;
+
+	ck_assert_int_eq(mt_buf_add_str(&in, view), MT_OK);
+	ck_assert_int_eq(mt_top_frame(&in, 4, 3, &out), MT_OK);
+	ck_assert_str_eq(out.data, "\033[Habc\033[K\nd\xc3\xa9" "f\033[K\n\033[J");
+	mt_buf_reset(&out);
+	ck_assert_int_eq(mt_top_frame(&in, 0, 0, &out), MT_OK);
+	ck_assert_str_eq(out.data, "\033[Habc\033[K\nd\xc3\xa9" "fgh\033[K\nxyz\033[K\n\033[J");
+	mt_buf_release(&out);
+	mt_buf_release(&in);
+}
+END_TEST
+
 Suite *mt_suite_top(void)
 {
 	Suite *s = suite_create("top");
@@ -772,6 +794,7 @@ Suite *mt_suite_top(void)
 	tcase_add_test(tc, test_reader_follow_resumes_a_gzip_member_cut_by_the_writer);
 	tcase_add_test(tc, test_reader_follow_reads_no_zero_padding_until_content_follows);
 	tcase_add_test(tc, test_every_allocation_failure_exits_4);
+	tcase_add_test(tc, test_a_terminal_frame_redraws_in_place);
 	suite_add_tcase(s, tc);
 	return s;
 }
