@@ -137,7 +137,10 @@ static void write_block(drain_t *d, const mt_ring_block_t *b, uint64_t w)
 	ev.ptr = b->ptr;
 	ev.new_ptr = b->new_ptr;
 	ev.size = b->size;
-	ev.align = b->align;
+	if (ev.fn == MT_FN_API)
+		ev.allocator_id = b->allocator_id;
+	else
+		ev.align = b->align;
 	ev.fail_at = b->fail_at;
 	switch (ev.kind) {
 	case MT_KIND_ALLOC:

@@ -29,6 +29,7 @@ static const char *const fn_names[MT_FN_COUNT] = {
 	[MT_FN_MEMALIGN] = "memalign",
 	[MT_FN_VALLOC] = "valloc",
 	[MT_FN_PVALLOC] = "pvalloc",
+	[MT_FN_API] = "api",
 	[MT_FN_FREE] = "free",
 };
 

@@ -29,7 +29,9 @@ typedef enum {
 } mt_kind_t;
 
 /* The functions an event's "fn" names.  The allocating ones come first so
- * mt_fn_allocates() is a comparison. */
+ * mt_fn_allocates() is a comparison.  MT_FN_API is a program's own
+ * allocator reporting through memtrace.h (format.md section 2.1): it
+ * names alloc, free, resize and remap events alike. */
 typedef enum {
 	MT_FN_MALLOC,
 	MT_FN_CALLOC,
@@ -40,6 +42,7 @@ typedef enum {
 	MT_FN_MEMALIGN,
 	MT_FN_VALLOC,
 	MT_FN_PVALLOC,
+	MT_FN_API,
 	MT_FN_FREE,
 	MT_FN_COUNT,
 	MT_FN_UNKNOWN = MT_FN_COUNT

@@ -240,6 +240,7 @@ static const struct {
 	FN(MT_FN_MEMALIGN, "memalign"),
 	FN(MT_FN_VALLOC, "valloc"),
 	FN(MT_FN_PVALLOC, "pvalloc"),
+	FN(MT_FN_API, "api"),
 	FN(MT_FN_FREE, "free"),
 };
 #undef FN

@@ -72,14 +72,19 @@ typedef struct {
 } mt_ring_slot_t;
 
 /* A block event: the header's arguments are its mt_kind_t and mt_fn_t,
- * its value the thread id. */
+ * its value the thread id.  The event's allocator is libc's (0) unless
+ * fn is MT_FN_API, a program's own allocator (memtrace.h): its events
+ * never carry an alignment, so the word shares align's place. */
 typedef struct {
 	_Atomic uint64_t word;
 	uint64_t t;       /* CLOCK_MONOTONIC, ns */
 	uint64_t ptr;
 	uint64_t new_ptr; /* remap */
 	uint64_t size;
-	uint64_t align;   /* 0: none */
+	union {
+		uint64_t align;        /* fn other than api; 0: none */
+		uint64_t allocator_id; /* fn api: from 1 */
+	};
 	uint64_t stack;   /* 0: none */
 	uint64_t fail_at; /* 0: none */
 } mt_ring_block_t;

@@ -74,7 +74,7 @@ START_TEST(event_fn_names_round_trip)
 {
 	static const char *const want[MT_FN_COUNT] = {
 		"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
-		"aligned_alloc", "memalign", "valloc", "pvalloc", "free",
+		"aligned_alloc", "memalign", "valloc", "pvalloc", "api", "free",
 	};
 
 	for (int f = 0; f < MT_FN_COUNT; f++) {
