@@ -80,7 +80,8 @@ ANALYZER_SRC += analyzer/mt_html.c
 HTML_ASSETS = analyzer/html/report.js analyzer/html/report.css
 # The live view of a growing trace: top (docs/reports.md).
 ANALYZER_SRC += analyzer/mt_follow.c analyzer/mt_top.c
-PRELOAD_SRC = preload/mt_hooks.c preload/mt_real.c preload/mt_trace.c \
+PRELOAD_SRC = preload/mt_hooks.c preload/mt_api_hooks.c preload/mt_api.c \
+	preload/mt_real.c preload/mt_trace.c \
 	preload/mt_record.c preload/mt_spawn.c preload/mt_stack.c preload/mt_table.c \
 	preload/mt_symbol.c preload/mt_clock.c preload/mt_signal.c preload/mt_sample.c \
 	common/mt_fmt.c common/mt_event.c \
@@ -96,7 +97,8 @@ COMMON_OBJ = $(COMMON_SRC:%.c=$(OBJ)/%.o)
 ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(OBJ)/%.o) $(OBJ)/analyzer/mt_html_assets.o
 COLLECTOR_OBJ = $(COLLECTOR_SRC:%.c=$(OBJ)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(OBJ)/%.o)
-# The preload is position-independent and exports only its hooks.  It is
+# The preload is position-independent and exports only its hooks (the libc
+# overrides and the entry points of include/memtrace.h).  It is
 # never built with the sanitizers: their runtime must come first in a
 # process, and the traced programs are not built with them.
 PIC = $(BUILD)/obj-pic
@@ -110,7 +112,7 @@ COLLECTOR = $(BUILD)/memtrace-collector
 # The preload's core without its hooks, for tests that drive it directly.
 LIBCORE = $(BUILD)/libmtcore.a
 # (built like the analyzer, sanitizers included under make sanitize).
-CORE_OBJ = $(patsubst %.c,$(OBJ)/%.o,$(filter-out preload/mt_hooks.c common/%,$(PRELOAD_SRC)))
+CORE_OBJ = $(patsubst %.c,$(OBJ)/%.o,$(filter-out preload/mt_hooks.c preload/mt_api_hooks.c common/%,$(PRELOAD_SRC)))
 LIBANALYZER = $(BUILD)/libmtanalyzer.a
 TESTS = $(BUILD)/mt-tests
 BENCH_GEN = $(BUILD)/mt-gen-trace

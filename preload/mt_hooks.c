@@ -2,7 +2,8 @@
  * mt_hooks: the libc overrides of libmtpreload.so, and nothing else.
  *
  * Each hook calls the real function (mt_real) and hands what happened to
- * the core (mt_trace).  These are the only symbols the library exports.
+ * the core (mt_trace).  These and memtrace.h's entry points
+ * (mt_api_hooks.c) are the only symbols the library exports.
  * A hook must never record when its thread is already inside the tracer
  * (mt_trace_enter), must work before the real functions are known (the
  * bootstrap arena), and must never change what the program sees: same

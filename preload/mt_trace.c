@@ -1070,6 +1070,39 @@ void *mt_trace_realloc_at(mt_fn_t fn, void *ptr, size_t size,
 	return q;
 }
 
+/* ---- the allocators of memtrace.h (mt_api.c) ---- */
+
+void mt_trace_lock(void)
+{
+	lock_take();
+}
+
+void mt_trace_unlock(void)
+{
+	lock_give();
+}
+
+void mt_trace_declare_locked(const char *text, size_t len)
+{
+	if (atomic_load(&active) != OFF && mt_record_text(text, len) < 0)
+		lost_collector();
+}
+
+void mt_trace_api_event(mt_kind_t kind, uint64_t allocator_id, uint64_t ptr,
+			uint64_t new_ptr, uint64_t size, const uint64_t *ips,
+			int n)
+{
+	uint64_t stack = stack_id_of(ips, n), pos, t;
+
+	if (atomic_load_explicit(&active, memory_order_relaxed) == OFF)
+		return;
+	t = mt_clock_now();
+	/* allocator_id goes where align would (mt_ring_block_t). */
+	if (reserve_block(&pos) == 0)
+		publish_block(pos, kind, MT_FN_API, t, ptr, new_ptr, size,
+			      allocator_id, stack, 0);
+}
+
 /* The Nth allocation call of MEMTRACE_FAIL_AT (arm_fail_at() reads it)
  * is recorded as failed, and fails. */
 int mt_trace_fail_check(mt_fn_t fn, size_t size, size_t align)

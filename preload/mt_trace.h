@@ -208,6 +208,21 @@ mt_trace_reallocated(mt_fn_t fn, void *ptr, size_t size,
 	return mt_trace_realloc_at(fn, ptr, size, real, st.ip, n);
 }
 
+/*
+ * For the allocators a program declares through memtrace.h (mt_api.h):
+ * the table lock, under which a declaration's line is recorded (made
+ * with seq 0, at most MT_RING_TEXT_MAX bytes; nothing when tracing is
+ * off) before any event can use what it declares, as frames and stacks
+ * are; and a block event of allocator_id (>= 1) with "fn":"api" and the
+ * stack ips[0..n).  Inside mt_trace_enter(), as every event.
+ */
+void mt_trace_lock(void);
+void mt_trace_unlock(void);
+void mt_trace_declare_locked(const char *text, size_t len);
+void mt_trace_api_event(mt_kind_t kind, uint64_t allocator_id, uint64_t ptr,
+			uint64_t new_ptr, uint64_t size, const uint64_t *ips,
+			int n);
+
 /* Whether tracing is on (for tests). */
 int mt_trace_active(void);
 
