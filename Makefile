@@ -132,6 +132,13 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	$(call say,CC,$<)$(CC) -std=gnu11 -O0 -g -fno-omit-frame-pointer $(WARN) \
 		-o $@ $< -pthread -ldl
 
+# The example of include/memtrace.h, built as a user would build it: with
+# -I include alone, linking nothing of memtrace's (no -ldl either).
+$(BUILD)/workloads/mt_pool: tests/workloads/mt_pool.c include/memtrace.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) -std=gnu11 -O0 -g -fno-omit-frame-pointer $(WARN) \
+		-I include -o $@ $<
+
 $(BUILD)/workloads/lib%.so: tests/workloads/so/%.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) -std=gnu11 -O0 -g -fPIC -shared $(WARN) -o $@ $<
@@ -314,6 +321,8 @@ install: all
 	$(Q)install -d $(DESTDIR)$(PREFIX)/libexec/memtrace
 	$(Q)install -m 755 $(COLLECTOR) $(DESTDIR)$(PREFIX)/libexec/memtrace/memtrace-collector
 	$(Q)install -m 755 scripts/memtrace-run $(DESTDIR)$(PREFIX)/bin/memtrace-run
+	$(Q)install -d $(DESTDIR)$(PREFIX)/include
+	$(Q)install -m 644 include/memtrace.h $(DESTDIR)$(PREFIX)/include/memtrace.h
 
 clean:
 	$(call say,CLEAN,build)rm -rf build build-sanitize build-fuzz
