@@ -272,12 +272,27 @@ static __attribute__((noinline)) void judge_end(mt_analysis_t *a,
 int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 			     mt_analysis_observer_t *observe, void *ctx)
 {
-	return mt_analysis_run_followed(a, path, observe, ctx, NULL, NULL);
+	return mt_analysis_run_full(a, path, NULL, observe, ctx, NULL, NULL);
+}
+
+int mt_analysis_run_allocator(mt_analysis_t *a, const char *path,
+			      const char *allocator,
+			      mt_analysis_observer_t *observe, void *ctx)
+{
+	return mt_analysis_run_full(a, path, allocator, observe, ctx, NULL, NULL);
 }
 
 int mt_analysis_run_followed(mt_analysis_t *a, const char *path,
 			     mt_analysis_observer_t *observe, void *ctx,
 			     mt_reader_wait_t *wait, void *wait_ctx)
+{
+	return mt_analysis_run_full(a, path, NULL, observe, ctx, wait, wait_ctx);
+}
+
+int mt_analysis_run_full(mt_analysis_t *a, const char *path,
+			 const char *allocator,
+			 mt_analysis_observer_t *observe, void *ctx,
+			 mt_reader_wait_t *wait, void *wait_ctx)
 {
 	mt_reader_t reader;
 	mt_parser_t parser;
@@ -295,6 +310,7 @@ int mt_analysis_run_followed(mt_analysis_t *a, const char *path,
 	ps.expected = 1;
 	mt_integrity_init(&a->integrity);
 	mt_heap_init(&a->heap);
+	a->heap.only_allocator = allocator;
 
 	rc = mt_reader_open(&reader, path);
 	if (rc) {

@@ -57,6 +57,18 @@ int mt_analysis_run_observed(mt_analysis_t *a, const char *path,
 int mt_analysis_run_followed(mt_analysis_t *a, const char *path,
 			     mt_analysis_observer_t *observe, void *ctx,
 			     mt_reader_wait_t *wait, void *wait_ctx);
+/* mt_analysis_run_observed() with the blocks of the allocators named
+ * allocator alone in the heap's figures (mt_heap_t.only_allocator; NULL:
+ * every allocator's).  The verdict is the whole trace's. */
+int mt_analysis_run_allocator(mt_analysis_t *a, const char *path,
+			      const char *allocator,
+			      mt_analysis_observer_t *observe, void *ctx);
+/* The one pass the three above are: allocator and wait as they take them
+ * (NULL: none). */
+int mt_analysis_run_full(mt_analysis_t *a, const char *path,
+			 const char *allocator,
+			 mt_analysis_observer_t *observe, void *ctx,
+			 mt_reader_wait_t *wait, void *wait_ctx);
 void mt_analysis_release(mt_analysis_t *a);
 
 #endif

@@ -110,6 +110,41 @@ int mt_cmd_usage_error(const char *usage, const char *fmt, ...)
 	return MT_EXIT_USAGE;
 }
 
+int mt_cmd_unknown_allocator(const char *usage, const mt_heap_t *h,
+			     const char *path, const char *name)
+{
+	uint64_t last = 0, key;
+	int first = 1;
+
+	fprintf(stderr, "memtrace: no allocator '%s' in '%s'; its allocators:",
+		name, path);
+	/* By id, without a list to sort: a trace declares a few. */
+	for (;;) {
+		const mt_allocator_t *next = NULL;
+		size_t pos = 0;
+		void *v;
+
+		while (mt_map_iter(&h->allocators, &pos, &key, &v)) {
+			const mt_allocator_t *a = *(mt_allocator_t **)v;
+
+			if ((first || a->id > last) && (!next || a->id < next->id))
+				next = a;
+		}
+		if (!next)
+			break;
+		if (mt_heap_allocator_name(next))
+			fprintf(stderr, "%s '%s'", first ? "" : ",",
+				mt_heap_allocator_name(next));
+		else
+			fprintf(stderr, "%s id %llu (no name)", first ? "" : ",",
+				(unsigned long long)next->id);
+		first = 0;
+		last = next->id;
+	}
+	fprintf(stderr, "%s\n\n%s", first ? " none" : "", usage);
+	return MT_EXIT_USAGE;
+}
+
 int mt_cmd_nomem(void)
 {
 	fputs("memtrace: out of memory\n", stderr);
@@ -225,7 +260,14 @@ int mt_cmd_write(const char *path, const mt_buf_t *b, int append)
 int mt_cmd_analyze(mt_analysis_t *a, const char *path,
 		   mt_analysis_observer_t *observe, void *ctx)
 {
-	int rc = mt_analysis_run_observed(a, path, observe, ctx);
+	return mt_cmd_analyze_allocator(a, path, NULL, observe, ctx);
+}
+
+int mt_cmd_analyze_allocator(mt_analysis_t *a, const char *path,
+			     const char *allocator,
+			     mt_analysis_observer_t *observe, void *ctx)
+{
+	int rc = mt_analysis_run_allocator(a, path, allocator, observe, ctx);
 
 	if (rc == MT_ENOMEM)
 		return mt_cmd_nomem();
@@ -237,7 +279,14 @@ int mt_cmd_analyze(mt_analysis_t *a, const char *path,
 int mt_cmd_load(mt_analysis_t *a, const char *path,
 		mt_analysis_observer_t *observe, void *ctx)
 {
-	int status = mt_cmd_analyze(a, path, observe, ctx);
+	return mt_cmd_load_allocator(a, path, NULL, observe, ctx);
+}
+
+int mt_cmd_load_allocator(mt_analysis_t *a, const char *path,
+			  const char *allocator,
+			  mt_analysis_observer_t *observe, void *ctx)
+{
+	int status = mt_cmd_analyze_allocator(a, path, allocator, observe, ctx);
 
 	if (status >= 0)
 		return status;
@@ -248,7 +297,13 @@ int mt_cmd_load(mt_analysis_t *a, const char *path,
 
 int mt_cmd_load_profile(mt_profile_t *p, const char *path)
 {
-	int rc = mt_profile_load(p, path);
+	return mt_cmd_load_profile_allocator(p, path, NULL);
+}
+
+int mt_cmd_load_profile_allocator(mt_profile_t *p, const char *path,
+				  const char *allocator)
+{
+	int rc = mt_profile_load_allocator(p, path, allocator);
 
 	if (rc == MT_ENOMEM)
 		return mt_cmd_nomem();
@@ -302,7 +357,7 @@ typedef struct {
 	const mt_cmd_render_t *cmd;
 	void *ctx;
 	int strict;
-	const char *output;
+	const char *output, *allocator;
 } render_opts_t;
 
 static int render_option(void *ctx, int c, const char *arg)
@@ -315,6 +370,9 @@ static int render_option(void *ctx, int c, const char *arg)
 		return -1;
 	case 'o':
 		o->output = arg;
+		return -1;
+	case MT_CMD_OPT_ALLOCATOR:
+		o->allocator = arg;
 		return -1;
 	default:
 		return o->cmd->own ? o->cmd->own(o->ctx, c, arg) :
@@ -344,8 +402,14 @@ int mt_cmd_render_run(const mt_cmd_render_t *cmd, void *ctx, int argc,
 	path = argv[first];
 	if (cmd->prepare && (status = cmd->prepare(ctx)) >= 0)
 		return status;
-	if ((status = mt_cmd_load(&a, path, cmd->observe, ctx)) >= 0)
+	if ((status = mt_cmd_load_allocator(&a, path, o.allocator, cmd->observe,
+					    ctx)) >= 0)
 		goto cleanup;
+	if (o.allocator && !mt_heap_has_allocator(&a.heap, o.allocator)) {
+		status = mt_cmd_unknown_allocator(cmd->usage, &a.heap, path,
+						  o.allocator);
+		goto cleanup;
+	}
 	if (cmd->render(ctx, &a, path, &out)) {
 		status = mt_cmd_nomem();
 		goto cleanup;

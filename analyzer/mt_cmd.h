@@ -63,6 +63,7 @@ enum {
 	MT_CMD_OPT_INDEX,
 	MT_CMD_OPT_SUPPRESSIONS,    /* --suppressions FILE */
 	MT_CMD_OPT_NO_DEFAULT_SUPP, /* --no-default-suppressions */
+	MT_CMD_OPT_ALLOCATOR,       /* --allocator NAME */
 	MT_CMD_OPT_OWN,
 };
 
@@ -167,6 +168,22 @@ int mt_cmd_parse(const mt_cmd_spec_t *spec, void *ctx, int argc, char **argv,
 int mt_cmd_usage_error(const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * --allocator NAME, for the commands that look at one allocator's blocks
+ * (report, gate): MT_CMD_ALLOCATOR_OPTION in the table, the usage line
+ * MT_CMD_ALLOCATOR_USAGE.  A name the trace never declared is a usage
+ * error: mt_cmd_unknown_allocator() says "no allocator 'NAME' in 'PATH';
+ * its allocators: 'libc', 'pool'", a blank line, the usage, and returns
+ * 64.
+ */
+#define MT_CMD_ALLOCATOR_OPTION \
+	{ "allocator", required_argument, NULL, MT_CMD_OPT_ALLOCATOR }
+#define MT_CMD_ALLOCATOR_USAGE                                                 \
+	"  --allocator NAME     the blocks of allocator NAME alone (libc, or a\n" \
+	"                       name the program gave through memtrace.h)\n"
+int mt_cmd_unknown_allocator(const char *usage, const mt_heap_t *h,
+			     const char *path, const char *name);
+
 /* "memtrace: out of memory"; returns 4. */
 int mt_cmd_nomem(void);
 
@@ -196,6 +213,15 @@ int mt_cmd_analyze(mt_analysis_t *a, const char *path,
 int mt_cmd_load(mt_analysis_t *a, const char *path,
 		mt_analysis_observer_t *observe, void *ctx);
 
+/* The same, with the blocks of the allocators named allocator alone in
+ * the figures (mt_analysis_run_allocator(); NULL: all of them). */
+int mt_cmd_analyze_allocator(mt_analysis_t *a, const char *path,
+			     const char *allocator,
+			     mt_analysis_observer_t *observe, void *ctx);
+int mt_cmd_load_allocator(mt_analysis_t *a, const char *path,
+			  const char *allocator,
+			  mt_analysis_observer_t *observe, void *ctx);
+
 /*
  * Load path, a trace or a summary file (mt_profile_load()).  Returns -1
  * when it is evidence to use, else the status after saying why (2 not
@@ -203,6 +229,9 @@ int mt_cmd_load(mt_analysis_t *a, const char *path,
  * mt_profile_release(p) must follow, whatever it returns.
  */
 int mt_cmd_load_profile(mt_profile_t *p, const char *path);
+/* The same, of one allocator's blocks (mt_profile_load_allocator()). */
+int mt_cmd_load_profile_allocator(mt_profile_t *p, const char *path,
+				  const char *allocator);
 
 /* The trace's verdict as a status: 0 complete, 1 caveated, 2 not
  * evidence. */
@@ -222,11 +251,13 @@ void mt_cmd_row_note(const mt_row_judgement_t *j, const char *path);
 
 /*
  * The driver of a command that reads one trace, judges it and renders it
- * (report, flamegraph, plot): its options, exactly one trace, the pass,
- * the render into a buffer, the write (standard output or -o), and the
- * status (mt_cmd_done).  Every such command has --strict
- * (MT_CMD_OPT_STRICT), -o/--output ('o') and --help; its table lists them,
- * and its own options for `own`.
+ * (report, flamegraph, plot): its options, exactly one trace, the pass
+ * (over one allocator's blocks when its table has MT_CMD_ALLOCATOR_OPTION
+ * and the command line --allocator NAME; a name the trace never declared
+ * is then a usage error), the render into a buffer, the write (standard
+ * output or -o), and the status (mt_cmd_done).  Every such command has
+ * --strict (MT_CMD_OPT_STRICT), -o/--output ('o') and --help; its table
+ * lists them, and its own options for `own`.
  *
  *   own(ctx, c, arg)   an option that is not a shared one, as
  *                      mt_cmd_spec_t's option callback; NULL: none

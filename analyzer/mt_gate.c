@@ -172,6 +172,11 @@ int mt_gate_render(mt_buf_t *out, const mt_gate_t *o, const mt_profile_t *p,
 				"the trace" : "the summarized trace", p->sample_bytes));
 	ADD(mt_buf_add_str(out, "memtrace gate: "));
 	ADD(mt_buf_add_str(out, o->path));
+	if (o->allocator) {
+		ADD(mt_buf_add_str(out, " (allocator "));
+		ADD(mt_buf_add_str(out, o->allocator));
+		ADD(mt_buf_add_str(out, ")"));
+	}
 	ADD(mt_buf_add_str(out, ": "));
 	if (*failed) {
 		ADD(mt_buf_add_u64(out, (uint64_t)*failed));

@@ -39,6 +39,9 @@ typedef struct {
 	uint64_t limit[MT_GATE_BUDGETS];
 	int require_complete;
 	const char *path;
+	/* --allocator NAME: the figures are its blocks' alone, which the
+	 * verdict line says; NULL: every allocator's. */
+	const char *allocator;
 	/* What suppressions left out of live_bytes (mt_suppress_profile()),
 	 * said on the --max-live line when not nothing. */
 	mt_suppress_left_t left;

@@ -412,6 +412,11 @@ static int declare_allocator(mt_heap_t *h, const mt_event_t *ev,
 		if (!a->name)
 			goto nomem;
 	}
+	if (h->only_allocator) {
+		const char *name = mt_heap_allocator_name(a);
+
+		a->skipped = !name || strcmp(name, h->only_allocator);
+	}
 	rc = mt_map_upsert(&h->allocators, ev->allocator_id, &v, NULL);
 	if (rc)
 		goto nomem;
@@ -675,6 +680,8 @@ apply_block_kind(mt_heap_t *h, const mt_event_t *ev, uint32_t thread,
 		*field = "stack";
 		return MT_HEAP_REJECTED;
 	}
+	if (__builtin_expect(a->skipped, 0))
+		return MT_OK;
 	/* Every sum of sizes is at most bytes_allocated: keeping that one
 	 * below 2^64 keeps every total exact. */
 	if (ev->kind != MT_KIND_FREE && ev->kind != MT_KIND_ALLOC_FAIL &&
@@ -774,4 +781,24 @@ int mt_heap_apply_block(mt_heap_t *h, const mt_event_t *ev, const char **why,
 		return rc;
 	rc = apply_block_kind(h, ev, thread, why, field);
 	return apply_end(h, ev, rc, created);
+}
+
+const char *mt_heap_allocator_name(const mt_allocator_t *a)
+{
+	return a->name ? a->name : a->id == 0 ? "libc" : NULL;
+}
+
+int mt_heap_has_allocator(const mt_heap_t *h, const char *name)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *v;
+
+	while (mt_map_iter(&h->allocators, &pos, &key, &v)) {
+		const char *n = mt_heap_allocator_name(*(mt_allocator_t **)v);
+
+		if (n && !strcmp(n, name))
+			return 1;
+	}
+	return 0;
 }

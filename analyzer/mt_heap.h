@@ -71,6 +71,9 @@ typedef struct {
 	uint64_t allocations, frees, resizes, remaps;
 	uint64_t live_bytes, peak_live_bytes;
 	mt_blocks_t blocks; /* its live blocks */
+	/* Not the allocator only_allocator names: its block events are
+	 * checked and then left out of every figure. */
+	int skipped;
 } mt_allocator_t;
 
 /* Stack ids below this always go to the heap's dense table. */
@@ -92,6 +95,12 @@ typedef struct {
 	uint64_t sample_bytes;
 
 	mt_map_t allocators; /* id -> mt_allocator_t * */
+	/* NULL: every allocator's blocks count.  Else, set before the first
+	 * event, the name (mt_heap_allocator_name()) of the allocators whose
+	 * blocks alone count: the others' block events are judged as ever
+	 * (an event that names an undeclared allocator or stack is still
+	 * rejected) and change nothing but events, threads and duration_ns. */
+	const char *only_allocator;
 	mt_map_t frames;     /* id -> mt_frame_t */
 	mt_map_t stacks;     /* id -> mt_stack_t * */
 	/* tid -> its thread index (uint32_t), from 1 in the order first
@@ -181,6 +190,13 @@ uint64_t mt_heap_site_calls(const mt_heap_t *h, const mt_stack_t *stack);
  * weight); size and 1 unless the trace is sampled. */
 uint64_t mt_heap_weight_bytes(const mt_heap_t *h, uint64_t size);
 uint64_t mt_heap_weight_count(const mt_heap_t *h, uint64_t size, uint64_t serial);
+
+/* An allocator's name: the trace's, "libc" for id 0 when the trace gave
+ * none (the summary's by_allocator says so), else NULL. */
+const char *mt_heap_allocator_name(const mt_allocator_t *a);
+
+/* Whether the trace declared an allocator of that name. */
+int mt_heap_has_allocator(const mt_heap_t *h, const char *name);
 
 /* The number of distinct thread ids seen. */
 uint64_t mt_heap_threads(const mt_heap_t *h);

@@ -298,7 +298,7 @@ static void take_site(mt_profile_site_t *out, uint64_t id, const mt_site_t *s,
 	out->frames = NULL;
 }
 
-static int load_trace(mt_profile_t *p, const char *path)
+static int load_trace(mt_profile_t *p, const char *path, const char *allocator)
 {
 	const mt_heap_t *h;
 	const mt_integrity_t *ig;
@@ -309,7 +309,7 @@ static int load_trace(mt_profile_t *p, const char *path)
 
 	p->source = MT_PROFILE_TRACE;
 	p->have_analysis = 1;
-	rc = mt_analysis_run(&p->analysis, path);
+	rc = mt_analysis_run_allocator(&p->analysis, path, allocator, NULL, NULL);
 	if (rc == MT_EIO)
 		p->error_errno = p->analysis.error_errno;
 	if (rc)
@@ -665,6 +665,12 @@ cleanup:
 
 int mt_profile_load(mt_profile_t *p, const char *path)
 {
+	return mt_profile_load_allocator(p, path, NULL);
+}
+
+int mt_profile_load_allocator(mt_profile_t *p, const char *path,
+			      const char *allocator)
+{
 	const char *what = NULL;
 	kind_t kind;
 	int rc;
@@ -678,7 +684,12 @@ int mt_profile_load(mt_profile_t *p, const char *path)
 	}
 	if (kind == KIND_SUMMARY)
 		return load_summary(p, path);
-	return load_trace(p, path);
+	return load_trace(p, path, allocator);
+}
+
+const mt_heap_t *mt_profile_heap(const mt_profile_t *p)
+{
+	return p->have_analysis ? &p->analysis.heap : NULL;
 }
 
 void mt_profile_release(mt_profile_t *p)

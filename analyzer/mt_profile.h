@@ -113,6 +113,17 @@ typedef struct {
  * mt_profile_release() must follow.
  */
 int mt_profile_load(mt_profile_t *p, const char *path);
+
+/* The same; from a trace, with the blocks of the allocators named
+ * allocator alone in its totals and sites (mt_analysis_run_allocator();
+ * NULL: every allocator's).  A summary file is read whole: its figures
+ * are every allocator's, which the caller must not take for one's. */
+int mt_profile_load_allocator(mt_profile_t *p, const char *path,
+			      const char *allocator);
+
+/* The heap of a profile loaded from a trace (its allocators, for
+ * --allocator's check); NULL for a summary file. */
+const mt_heap_t *mt_profile_heap(const mt_profile_t *p);
 void mt_profile_release(mt_profile_t *p);
 
 /*

@@ -200,6 +200,83 @@ cleanup:
 	return rc;
 }
 
+/* The allocators the report counts (--allocator: the one it names), by
+ * id, with what each did; only when one of them is not libc's, so that a
+ * report of malloc alone reads as it always has. */
+static int add_allocators(report_t *r)
+{
+	const mt_heap_t *h = &r->a->heap;
+	mt_buf_t *b = r->out;
+	const mt_allocator_t *next;
+	uint64_t last = 0, key;
+	size_t pos = 0;
+	int rc = MT_OK, first = 1, any = 0;
+	void *v;
+
+	while (mt_map_iter(&h->allocators, &pos, &key, &v)) {
+		const mt_allocator_t *a = *(mt_allocator_t **)v;
+
+		if (!a->skipped && a->id && (a->allocations || a->resizes ||
+					     a->remaps || a->live_bytes))
+			any = 1;
+	}
+	if (h->only_allocator) {
+		ADD(mt_buf_add_str(b, "\nAllocator: "));
+		ADD(mt_srcline_add_clean(b, h->only_allocator));
+		ADD(mt_buf_add_str(b,
+			" alone: every figure below counts its blocks only;\n"
+			"  the integrity verdict above is the whole trace's.\n"));
+	}
+	if (!any && !h->only_allocator)
+		return MT_OK;
+	ADD(mt_buf_add_str(b, "\nAllocators\n"));
+	/* By id, without a list to sort: a trace declares a few. */
+	for (;;) {
+		static const char pad[] = "                          ";
+		const char *name;
+		char label[64];
+		size_t start;
+
+		next = NULL;
+		pos = 0;
+		while (mt_map_iter(&h->allocators, &pos, &key, &v)) {
+			const mt_allocator_t *a = *(mt_allocator_t **)v;
+
+			if (!a->skipped && (first || a->id > last) &&
+			    (!next || a->id < next->id))
+				next = a;
+		}
+		if (!next)
+			break;
+		first = 0;
+		last = next->id;
+		name = mt_heap_allocator_name(next);
+		start = b->len;
+		ADD(mt_buf_add_str(b, "  "));
+		ADD(mt_srcline_add_clean(b, name ? name : "(no name)"));
+		snprintf(label, sizeof(label), " (id %llu)", (unsigned long long)next->id);
+		ADD(mt_buf_add_str(b, label));
+		/* The figures in the totals' column, as add_label() puts them. */
+		ADD(mt_buf_add(b, pad, b->len - start < sizeof(pad) - 1 ?
+					       sizeof(pad) - 1 - (b->len - start) : 1));
+		ADD(mt_units_add_count(b, next->allocations, "allocation", "allocations"));
+		ADD(mt_buf_add_str(b, ", "));
+		ADD(mt_units_add_count(b, next->resizes + next->remaps,
+				       "reallocation", "reallocations"));
+		ADD(mt_buf_add_str(b, ", "));
+		ADD(mt_units_add_count(b, next->frees, "free", "frees"));
+		ADD(mt_buf_add_str(b, "\n"));
+		ADD(mt_buf_add(b, pad, sizeof(pad) - 1));
+		ADD(mt_buf_add_str(b, "peak "));
+		ADD(mt_units_add_size(b, next->peak_live_bytes));
+		ADD(mt_buf_add_str(b, ", live at the end "));
+		ADD(mt_units_add_size(b, next->live_bytes));
+		ADD(mt_buf_add_str(b, "\n"));
+	}
+cleanup:
+	return rc;
+}
+
 /* ---- the lists of sites ---- */
 
 typedef enum { BY_PEAK, BY_LEAKED, BY_CALLS, BY_TEMPORARY, NLISTS } list_t;
@@ -428,6 +505,7 @@ int mt_report_render(const mt_analysis_t *a, const char *name, uint64_t top,
 	ADD(mt_buf_add_str(out, "\n\n"));
 	ADD(add_integrity(&r));
 	ADD(add_sampling(&r));
+	ADD(add_allocators(&r));
 	ADD(add_totals(&r));
 	if (top)
 		for (int l = 0; l < NLISTS; l++)

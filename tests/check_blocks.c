@@ -92,12 +92,12 @@ START_TEST(blocks_prefetches_are_in_the_binary)
 	mt_quiet(mt_test_disassembly_count("mt_heap_prefetch",
 					   "\tprefetch") >= 2,
 		 "mt_heap_prefetch() lost its prefetches");
-	mt_quiet(mt_test_disassembly_count("mt_analysis_run_followed",
+	mt_quiet(mt_test_disassembly_count("mt_analysis_run_full",
 					   "<mt_heap_prefetch>") >= 1,
 		 "the pass does not call mt_heap_prefetch()");
 #else
 	/* The instruction's name is the x86 one; elsewhere the call. */
-	mt_quiet(mt_test_disassembly_count("mt_analysis_run_followed",
+	mt_quiet(mt_test_disassembly_count("mt_analysis_run_full",
 					   "mt_heap_prefetch") >= 1,
 		 "the pass does not call mt_heap_prefetch()");
 #endif

@@ -1,7 +1,7 @@
 /*
  * gate: `memtrace gate TRACE|SUMMARY [--max-peak SIZE] [--max-live SIZE]
- * [--max-allocations N] [--max-temporary N] [--require-complete]`, the
- * budgets a CI job fails a build on (mt_gate).  It must never let a budget
+ * [--max-allocations N] [--max-temporary N] [--require-complete]
+ * [--allocator NAME]`, the budgets a CI job fails a build on (mt_gate).  It must never let a budget
  * pass on input it could not read, nor run without a budget to check.
  */
 #include "../mt_cmd.h"
@@ -15,8 +15,8 @@
 static const char usage[] =
 	"usage: memtrace gate TRACE|SUMMARY [--max-peak SIZE] [--max-live SIZE]\n"
 	"                     [--max-allocations N] [--max-temporary N]\n"
-	"                     [--require-complete] [--suppressions FILE]\n"
-	"                     [--no-default-suppressions]\n"
+	"                     [--require-complete] [--allocator NAME]\n"
+	"                     [--suppressions FILE] [--no-default-suppressions]\n"
 	"\n"
 	"Check a trace, or a summary file written earlier, against budgets: one\n"
 	"line per budget on stdout, then the verdict.\n"
@@ -26,6 +26,9 @@ static const char usage[] =
 	"  --max-allocations N  allocations at most N\n"
 	"  --max-temporary N    temporary_allocations at most N\n"
 	"  --require-complete   the trace's status must be complete\n"
+	MT_CMD_ALLOCATOR_USAGE
+	"                       (a trace only: a summary file's figures are\n"
+	"                       every allocator's)\n"
 	MT_CMD_SUPPRESS_USAGE
 	"\n"
 	"SIZE is bytes, or a number with K, M or G (1024-based: 16K is 16384,\n"
@@ -44,6 +47,7 @@ static const struct option options[] = {
 	{ "max-temporary", required_argument, NULL,
 	  MT_CMD_OPT_OWN + MT_GATE_TEMPORARY },
 	{ "require-complete", no_argument, NULL, OPT_COMPLETE },
+	MT_CMD_ALLOCATOR_OPTION,
 	MT_CMD_SUPPRESS_OPTIONS,
 	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -65,6 +69,10 @@ static int option(void *ctx, int c, const char *arg)
 		return -1;
 	if (c == OPT_COMPLETE) {
 		g->require_complete = 1;
+		return -1;
+	}
+	if (c == MT_CMD_OPT_ALLOCATOR) {
+		g->allocator = arg;
 		return -1;
 	}
 	is_size = mt_gate_budget_is_size(b);
@@ -108,8 +116,21 @@ int mt_gate_cmd(int argc, char **argv)
 					  "--max-temporary or --require-complete");
 	/* The profile is released whatever its load returns, so it is
 	 * loaded before anything can end the command. */
-	if ((status = mt_cmd_load_profile(&p, g->path)) >= 0 ||
-	    (status = mt_cmd_suppress_load(&supp, &o.supp, usage)) >= 0)
+	if ((status = mt_cmd_load_profile_allocator(&p, g->path, g->allocator)) >= 0)
+		goto cleanup;
+	if (g->allocator && !mt_profile_heap(&p)) {
+		status = mt_cmd_usage_error(usage,
+					    "--allocator needs a trace: '%s' is a "
+					    "summary file, whose figures are every "
+					    "allocator's", g->path);
+		goto cleanup;
+	}
+	if (g->allocator && !mt_heap_has_allocator(mt_profile_heap(&p), g->allocator)) {
+		status = mt_cmd_unknown_allocator(usage, mt_profile_heap(&p),
+						  g->path, g->allocator);
+		goto cleanup;
+	}
+	if ((status = mt_cmd_suppress_load(&supp, &o.supp, usage)) >= 0)
 		goto cleanup;
 	mt_suppress_profile(&supp, &p, &g->left);
 	if (mt_gate_render(&out, g, &p, &failed, &checked)) {

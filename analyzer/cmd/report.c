@@ -1,8 +1,8 @@
 /*
  * report: `memtrace report TRACE [--top N] [--strict] [-o FILE]
- * [--suppressions FILE] [--no-default-suppressions]`, the report people
- * read (mt_report).  It must take its figures from a trace
- * that is evidence only, and write the report whole or not at all.
+ * [--allocator NAME] [--suppressions FILE] [--no-default-suppressions]`,
+ * the report people read (mt_report).  It must take its figures from a
+ * trace that is evidence only, and write the report whole or not at all.
  */
 #include <string.h>
 
@@ -14,7 +14,8 @@
 
 static const char usage[] =
 	"usage: memtrace report TRACE [--top N] [--strict] [-o FILE]\n"
-	"                       [--suppressions FILE] [--no-default-suppressions]\n"
+	"                       [--allocator NAME] [--suppressions FILE]\n"
+	"                       [--no-default-suppressions]\n"
 	"\n"
 	"Write a report to read: the integrity verdict, the totals, then the top\n"
 	"sites by peak contribution, by bytes leaked, by calls and by temporary\n"
@@ -23,12 +24,14 @@ static const char usage[] =
 	"  --top N              sites in each list (default 10; 0: totals alone)\n"
 	"  --strict             exit 1 when the trace is not complete\n"
 	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n"
+	MT_CMD_ALLOCATOR_USAGE
 	MT_CMD_SUPPRESS_USAGE;
 
 static const struct option options[] = {
 	{ "top", required_argument, NULL, MT_CMD_OPT_TOP },
 	{ "strict", no_argument, NULL, MT_CMD_OPT_STRICT },
 	{ "output", required_argument, NULL, 'o' },
+	MT_CMD_ALLOCATOR_OPTION,
 	MT_CMD_SUPPRESS_OPTIONS,
 	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
 	{ NULL, 0, NULL, 0 },
