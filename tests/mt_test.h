@@ -59,6 +59,7 @@ Suite *mt_suite_export(void) __attribute__((weak)); /* tests/check_export.c: mem
 Suite *mt_suite_html(void) __attribute__((weak)); /* tests/check_html.c: memtrace html */
 Suite *mt_suite_sample(void) __attribute__((weak)); /* tests/check_sample.c: MEMTRACE_SAMPLE */
 Suite *mt_suite_top(void) __attribute__((weak)); /* tests/check_top.c: memtrace top, the live view */
+Suite *mt_suite_api(void) __attribute__((weak)); /* tests/check_api.c: memtrace.h, a program's own allocators */
 
 /*
  * What both runners call before they make a suite.  A tcase's timeout is
