@@ -132,12 +132,13 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	$(call say,CC,$<)$(CC) -std=gnu11 -O0 -g -fno-omit-frame-pointer $(WARN) \
 		-o $@ $< -pthread -ldl
 
-# The example of include/memtrace.h, built as a user would build it: with
-# -I include alone, linking nothing of memtrace's (no -ldl either).
-$(BUILD)/workloads/mt_pool: tests/workloads/mt_pool.c include/memtrace.h
+# The programs of include/memtrace.h, built as a user would build them:
+# with -I include alone, linking nothing of memtrace's (no -ldl either).
+API_WORKLOADS = $(BUILD)/workloads/mt_pool $(BUILD)/workloads/mt_pool_threads
+$(API_WORKLOADS): $(BUILD)/workloads/%: tests/workloads/%.c include/memtrace.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) -std=gnu11 -O0 -g -fno-omit-frame-pointer $(WARN) \
-		-I include -o $@ $<
+		-I include -o $@ $< -pthread
 
 $(BUILD)/workloads/lib%.so: tests/workloads/so/%.c
 	@mkdir -p $(dir $@)

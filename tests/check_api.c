@@ -10,6 +10,7 @@
  * cannot reach: every event's line, names, the table's limit.
  */
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,6 +378,83 @@ START_TEST(test_forked_child_declares_the_pool_in_its_own_trace)
 }
 END_TEST
 
+/* Threads name allocators and report blocks all at once: each allocator
+ * is declared once, before its first event, the same name gives the same
+ * id in every thread, and no event is lost. */
+START_TEST(test_threads_declare_each_allocator_once_before_its_events)
+{
+	char *prog = mt_test_workload("mt_pool_threads");
+	char *argv[] = { prog, NULL };
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *mt = mt_test_memtrace();
+	char *summary[] = { mt, "summary", trace, "--top", "0",
+			    "--include-zero-live", NULL };
+	char *text, *line, *save = NULL, *status;
+	long declared[8] = { 0 }, first[8] = { 0 }, n = 0;
+	json_object *row, *list;
+	mt_test_run_t r;
+
+	mt_test_run_traced(&r, argv, trace, NULL);
+	mt_quiet(r.status == 0, "mt_pool_threads exited %d: %s", r.status, r.err);
+	mt_test_run_release(&r);
+	status = mt_test_check_status(trace);
+	ck_assert_str_eq(status, "complete");
+	text = mt_test_trace_text(trace, NULL, 1);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_object *o = json_tokener_parse(line);
+		const char *kind = mt_test_json_str(o, "kind");
+		uint64_t id;
+
+		n++;
+		if (strcmp(kind, "allocator") && !mt_test_json_opt_str(o, "fn")) {
+			json_object_put(o);
+			continue;
+		}
+		id = mt_test_json_u64(o, "allocator_id");
+		mt_quiet(id < 8, "allocator id %llu: %s", (unsigned long long)id, line);
+		if (!strcmp(kind, "allocator")) {
+			mt_quiet(!declared[id], "allocator %llu declared twice",
+				 (unsigned long long)id);
+			declared[id] = n;
+		} else if (id && !first[id]) {
+			first[id] = n;
+		}
+		json_object_put(o);
+	}
+	for (int id = 1; id <= 5; id++) {
+		mt_quiet(declared[id] > 0, "allocator %d never declared", id);
+		mt_quiet(first[id] > declared[id], "allocator %d used at line %ld, "
+			 "declared at line %ld", id, first[id], declared[id]);
+	}
+	ck_assert_int_eq(declared[6], 0);
+
+	mt_test_run(&r, summary, NULL);
+	ck_assert_int_eq(r.status, 0);
+	row = json_tokener_parse(r.out);
+	list = mt_test_json_member(row, "by_allocator");
+	ck_assert_uint_eq(json_object_array_length(list), 6);
+	for (size_t i = 1; i < 6; i++) {
+		json_object *e = json_object_array_get_idx(list, i);
+		/* ROUNDS (2000) blocks a thread, of its own and of the
+		 * shared one. */
+		uint64_t want = strcmp(mt_test_json_str(e, "name"), "shared") ? 2000 : 8000;
+
+		ck_assert_uint_eq(mt_test_json_u64(e, "allocations"), want);
+		ck_assert_uint_eq(mt_test_json_u64(e, "frees"), want);
+		ck_assert_uint_eq(mt_test_json_u64(e, "live_bytes"), 0);
+	}
+	json_object_put(row);
+	mt_test_run_release(&r);
+	free(status);
+	free(text);
+	mt_test_rmdir(dir);
+	free(mt);
+	free(trace);
+	free(dir);
+	free(prog);
+}
+END_TEST
+
 START_TEST(test_make_install_installs_the_header)
 {
 	char *dir = mt_test_tmpdir();
@@ -670,6 +748,7 @@ Suite *mt_suite_api(void)
 	tcase_add_test(tc, test_unknown_allocator_is_a_usage_error_that_lists_the_traces);
 	tcase_add_test(tc, test_gate_allocator_on_a_summary_file_is_a_usage_error);
 	tcase_add_test(tc, test_forked_child_declares_the_pool_in_its_own_trace);
+	tcase_add_test(tc, test_threads_declare_each_allocator_once_before_its_events);
 	tcase_add_test(tc, test_make_install_installs_the_header);
 	tcase_add_test(tc, test_header_compiles_as_c11_with_warnings_as_errors);
 	tcase_add_test(tc, test_header_compiles_as_cxx_with_warnings_as_errors);
