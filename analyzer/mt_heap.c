@@ -51,27 +51,36 @@ static __attribute__((noinline)) uint64_t sampled_count(uint64_t mean, uint64_t 
 	return (uint64_t)whole + ((double)(x >> 11) * 0x1p-53 < w - whole);
 }
 
-static inline uint64_t weight_bytes(const mt_heap_t *h, uint64_t size)
+/* The sampling mean of a's blocks: the trace's for the C library's
+ * allocator; 0 for a program's own allocators (memtrace.h), whose blocks
+ * the preload records whole. */
+static inline uint64_t mean_of(const mt_heap_t *h, const mt_allocator_t *a)
 {
-	return __builtin_expect(!h->sample_bytes, 1) ? size :
+	return a->id ? 0 : h->sample_bytes;
+}
+
+static inline uint64_t weight_bytes(const mt_heap_t *h, const mt_allocator_t *a,
+				    uint64_t size)
+{
+	return __builtin_expect(!mean_of(h, a), 1) ? size :
 	       sampled_bytes(h->sample_bytes, size);
 }
 
-static inline uint64_t weight_count(const mt_heap_t *h, uint64_t size,
-				    uint64_t serial)
+static inline uint64_t weight_count(const mt_heap_t *h, const mt_allocator_t *a,
+				    uint64_t size, uint64_t serial)
 {
-	return __builtin_expect(!h->sample_bytes, 1) ? 1 :
+	return __builtin_expect(!mean_of(h, a), 1) ? 1 :
 	       sampled_count(h->sample_bytes, size, serial);
 }
 
 uint64_t mt_heap_weight_bytes(const mt_heap_t *h, uint64_t size)
 {
-	return weight_bytes(h, size);
+	return h->sample_bytes ? sampled_bytes(h->sample_bytes, size) : size;
 }
 
 uint64_t mt_heap_weight_count(const mt_heap_t *h, uint64_t size, uint64_t serial)
 {
-	return weight_count(h, size, serial);
+	return h->sample_bytes ? sampled_count(h->sample_bytes, size, serial) : 1;
 }
 
 void mt_heap_init(mt_heap_t *h)
@@ -315,8 +324,8 @@ static inline __attribute__((always_inline)) void
 born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site,
      uint64_t block_size, uint64_t serial, uint64_t seq)
 {
-	uint64_t size = weight_bytes(h, block_size);
-	uint64_t count = weight_count(h, block_size, serial);
+	uint64_t size = weight_bytes(h, a, block_size);
+	uint64_t count = weight_count(h, a, block_size, serial);
 
 	h->bytes_allocated += size;
 	h->live_allocations += count;
@@ -339,7 +348,7 @@ static inline __attribute__((always_inline)) void
 died(mt_heap_t *h, mt_allocator_t *a, const mt_block_t *b)
 {
 	mt_site_t *site = site_at(h, b->site);
-	uint64_t size = weight_bytes(h, b->size), count = weight_count(h, b->size, b->serial);
+	uint64_t size = weight_bytes(h, a, b->size), count = weight_count(h, a, b->size, b->serial);
 
 	h->bytes_freed += size;
 	h->live_allocations -= count;
@@ -548,7 +557,7 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 
 	if (ev->kind == MT_KIND_ALLOC) {
 		/* The serial insert_block() gives the block. */
-		uint64_t count = weight_count(h, ev->size, h->serial + 1);
+		uint64_t count = weight_count(h, a, ev->size, h->serial + 1);
 
 		h->allocations += count;
 		a->allocations += count;
@@ -561,8 +570,8 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 	/* In a sampled trace the resize or remap of a pointer not live is
 	 * the realloc of a block sampling passed over, sampled at its new
 	 * size (format.md 2.1): counted as one, weighed as the new block. */
-	if (!live && h->sample_bytes && ev->kind != MT_KIND_FREE) {
-		uint64_t count = weight_count(h, ev->size, h->serial + 1);
+	if (!live && mean_of(h, a) && ev->kind != MT_KIND_FREE) {
+		uint64_t count = weight_count(h, a, ev->size, h->serial + 1);
 
 		if (ev->kind == MT_KIND_RESIZE) {
 			h->resizes += count;
@@ -576,7 +585,7 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 	}
 	if (ev->kind == MT_KIND_FREE) {
 		if (live) {
-			uint64_t count = weight_count(h, old.size, old.serial);
+			uint64_t count = weight_count(h, a, old.size, old.serial);
 
 			h->frees += count;
 			a->frees += count;
@@ -594,7 +603,7 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 	if (live) {
 		/* A realloc is recorded as often as its new block is
 		 * sampled (format.md 2.1): it weighs what that block does. */
-		uint64_t count = weight_count(h, ev->size, h->serial + 1);
+		uint64_t count = weight_count(h, a, ev->size, h->serial + 1);
 
 		if (ev->kind == MT_KIND_RESIZE) {
 			h->resizes += count;
@@ -616,8 +625,8 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 	 * not when the pointer was not live, which the totals count in
 	 * unknown_frees and not as a resize or remap either (but in a
 	 * sampled trace, where they count as one). */
-	if (live || h->sample_bytes)
-		*reallocs_at(h, index) += weight_count(h, ev->size, h->serial + 1);
+	if (live || mean_of(h, a))
+		*reallocs_at(h, index) += weight_count(h, a, ev->size, h->serial + 1);
 	insert_block(h, a, ev, ev->kind == MT_KIND_REMAP ? ev->new_ptr : ev->ptr,
 		     site, index, thread);
 }

@@ -90,8 +90,9 @@ typedef struct {
 	uint64_t temporary_allocations;
 	uint64_t duration_ns;
 	/* trace.start's sample_bytes (0: not sampled): every count and byte
-	 * figure here is then an estimate, each block weighed as format.md
-	 * 2.1 says (mt_heap_weight_bytes()).  Set before any block event. */
+	 * figure of allocator 0 is then an estimate, each block weighed as
+	 * format.md 2.1 says (mt_heap_weight_bytes()).  Set before any block
+	 * event. */
 	uint64_t sample_bytes;
 
 	mt_map_t allocators; /* id -> mt_allocator_t * */
@@ -184,8 +185,10 @@ static inline mt_site_t *mt_heap_stack_site(const mt_heap_t *h,
  */
 uint64_t mt_heap_site_calls(const mt_heap_t *h, const mt_stack_t *stack);
 
-/* What a recorded block of size bytes counts for in the figures: its
- * bytes, and its number of blocks (rounded up or down by a hash of the
+/* What a recorded block of the C library's allocator, of size bytes,
+ * counts for in the figures (a program's own allocators, memtrace.h, are
+ * recorded whole: theirs count for themselves): its bytes, and its number
+ * of blocks (rounded up or down by a hash of the
  * serial the heap gave the block, so that on average it is the exact
  * weight); size and 1 unless the trace is sampled. */
 uint64_t mt_heap_weight_bytes(const mt_heap_t *h, uint64_t size);

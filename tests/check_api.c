@@ -51,17 +51,23 @@ typedef struct {
 	mt_test_run_t run;
 } pool_run_t;
 
-static void run_pool(pool_run_t *p, const char *arg)
+/* run_pool() with extra in the environment ("NAME=value" or NULL). */
+static void run_pool_env(pool_run_t *p, const char *arg, const char *extra)
 {
 	char *prog = mt_test_workload("mt_pool");
 	char *argv[] = { prog, (char *)arg, NULL };
 
 	p->dir = mt_test_tmpdir();
 	p->trace = mt_test_path(p->dir, "t.jsonl");
-	mt_test_run_traced(&p->run, argv, p->trace, NULL);
+	mt_test_run_traced(&p->run, argv, p->trace, extra);
 	mt_quiet(p->run.status == 0, "mt_pool exited %d: %s", p->run.status,
 		 p->run.err);
 	free(prog);
+}
+
+static void run_pool(pool_run_t *p, const char *arg)
+{
+	run_pool_env(p, arg, NULL);
 }
 
 static void pool_run_release(pool_run_t *p)
@@ -183,6 +189,26 @@ START_TEST(test_by_allocator_holds_what_the_pool_says_it_did)
 	ck_assert_uint_gt(want.live_bytes, 0);
 	pool_figures(p.trace, &got);
 	assert_counts_eq(&got, &want);
+	pool_run_release(&p);
+}
+END_TEST
+
+/* Sampling (MEMTRACE_SAMPLE) is the C library's: a program's own
+ * allocators are recorded whole and weigh themselves, so the pool's
+ * figures are exact in a sampled trace too (format.md 2.1). */
+START_TEST(test_a_sampled_trace_records_the_pool_whole)
+{
+	pool_run_t p;
+	counts_t want, got;
+	json_object *start;
+
+	run_pool_env(&p, NULL, "MEMTRACE_SAMPLE=1M");
+	start = mt_test_trace_start(p.trace);
+	ck_assert_uint_eq(mt_test_json_u64(start, "sample_bytes"), 1u << 20);
+	read_counts(p.run.out, "pool", &want);
+	pool_figures(p.trace, &got);
+	assert_counts_eq(&got, &want);
+	json_object_put(start);
 	pool_run_release(&p);
 }
 END_TEST
@@ -741,6 +767,7 @@ Suite *mt_suite_api(void)
 
 	tcase_add_test(tc, test_pool_trace_is_complete_and_declares_the_pool_before_its_first_event);
 	tcase_add_test(tc, test_by_allocator_holds_what_the_pool_says_it_did);
+	tcase_add_test(tc, test_a_sampled_trace_records_the_pool_whole);
 	tcase_add_test(tc, test_pool_runs_the_same_without_the_preload);
 	tcase_add_test(tc, test_pool_links_no_memtrace_library);
 	tcase_add_test(tc, test_report_allocator_shows_that_allocators_sites_alone);
