@@ -853,7 +853,9 @@ static int read_series(page_t *g, site_series_t *ss)
 		return MT_OK;
 	ss->timed = curve_timed(c);
 	ss->x_end = ss->timed ? c->by_t.x_end : c->by_seq.x_end;
-	rc = mt_analysis_run_observed(&again, g->path, series_observe, ss);
+	/* Over the same allocator's blocks as the first (--allocator). */
+	rc = mt_analysis_run_allocator(&again, g->path, g->a->heap.only_allocator,
+				       series_observe, ss);
 	if (rc == MT_OK && again.heap.events == g->a->heap.events)
 		g->series = ss;
 	mt_analysis_release(&again);

@@ -260,6 +260,51 @@ static void memtrace(mt_test_run_t *r, const char *dir, const char *const *args)
 	mt_test_memtrace_in_argv(r, dir, NULL, args);
 }
 
+/* html takes --allocator as report does: the page's totals are the
+ * pool's, and a name the trace lacks is a usage error. */
+START_TEST(test_html_allocator_shows_that_allocators_figures_alone)
+{
+	pool_run_t p;
+	mt_test_run_t r;
+	counts_t want;
+	const char *pool[] = { "html", "t.jsonl", "--allocator", "pool", "-o", "p.html", NULL };
+	const char *none[] = { "html", "t.jsonl", "--allocator", "arena", "-o", "n.html", NULL };
+	char *path, *page, *from, *to;
+	json_object *data, *totals;
+
+	run_pool(&p, NULL);
+	read_counts(p.run.out, "pool", &want);
+	memtrace(&r, p.dir, pool);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	path = mt_test_path(p.dir, "p.html");
+	page = mt_test_read(path, NULL);
+	ck_assert(page != NULL);
+	from = strstr(page, "id=\"memtrace-data\">");
+	ck_assert(from != NULL);
+	from = strchr(from, '>') + 1;
+	to = strstr(from, "</script>");
+	*to = '\0';
+	data = json_tokener_parse(from);
+	ck_assert(data != NULL);
+	totals = mt_test_json_member(data, "totals");
+	ck_assert_uint_eq(mt_test_json_u64(totals, "allocations"), want.allocations);
+	ck_assert_uint_eq(mt_test_json_u64(totals, "frees"), want.frees);
+	ck_assert_uint_eq(mt_test_json_u64(totals, "live_bytes"), want.live_bytes);
+	json_object_put(data);
+	free(page);
+	free(path);
+	memtrace(&r, p.dir, none);
+	ck_assert_int_eq(r.status, 64);
+	mt_quiet(strstr(r.err, "no allocator 'arena' in 't.jsonl'") != NULL, "%s", r.err);
+	mt_test_run_release(&r);
+	path = mt_test_path(p.dir, "n.html");
+	ck_assert(!mt_test_exists(path));
+	free(path);
+	pool_run_release(&p);
+}
+END_TEST
+
 START_TEST(test_report_allocator_shows_that_allocators_sites_alone)
 {
 	pool_run_t p;
@@ -771,6 +816,7 @@ Suite *mt_suite_api(void)
 	tcase_add_test(tc, test_pool_runs_the_same_without_the_preload);
 	tcase_add_test(tc, test_pool_links_no_memtrace_library);
 	tcase_add_test(tc, test_report_allocator_shows_that_allocators_sites_alone);
+	tcase_add_test(tc, test_html_allocator_shows_that_allocators_figures_alone);
 	tcase_add_test(tc, test_gate_allocator_holds_that_allocators_peak_to_the_budget);
 	tcase_add_test(tc, test_unknown_allocator_is_a_usage_error_that_lists_the_traces);
 	tcase_add_test(tc, test_gate_allocator_on_a_summary_file_is_a_usage_error);

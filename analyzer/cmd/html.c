@@ -1,6 +1,6 @@
 /*
- * html: `memtrace html TRACE [-o FILE] [--strict] [--suppressions FILE]
- * [--no-default-suppressions]`, the trace as one
+ * html: `memtrace html TRACE [-o FILE] [--strict] [--allocator NAME]
+ * [--suppressions FILE] [--no-default-suppressions]`, the trace as one
  * self-contained HTML page to explore in a browser (mt_html).  It must
  * allocate only once the command line is good, and write the page whole
  * or not at all.
@@ -12,7 +12,7 @@
 #include "../mt_mem.h"
 
 static const char usage[] =
-	"usage: memtrace html TRACE [-o FILE] [--strict]\n"
+	"usage: memtrace html TRACE [-o FILE] [--strict] [--allocator NAME]\n"
 	"                     [--suppressions FILE] [--no-default-suppressions]\n"
 	"\n"
 	"Write the trace as one self-contained HTML page (at most 5 MiB, nothing\n"
@@ -22,11 +22,13 @@ static const char usage[] =
 	"\n"
 	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n"
 	"  --strict             exit 1 when the trace is not complete\n"
+	MT_CMD_ALLOCATOR_USAGE
 	MT_CMD_SUPPRESS_USAGE;
 
 static const struct option options[] = {
 	{ "strict", no_argument, NULL, MT_CMD_OPT_STRICT },
 	{ "output", required_argument, NULL, 'o' },
+	MT_CMD_ALLOCATOR_OPTION,
 	MT_CMD_SUPPRESS_OPTIONS,
 	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
 	{ NULL, 0, NULL, 0 },
