@@ -43,6 +43,9 @@ CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 # libdw (elfutils) resolves source lines for report and flamegraph.
 LIBDW_CFLAGS = $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
 LIBDW_LIBS = $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null)
+# libstdc++'s __cxa_demangle names C++ frames as people write them
+# (analyzer/mt_demangle.c); libstdc++.so.6 comes with g++.
+DEMANGLE_LIBS = -lstdc++
 # libzstd and zlib decompress zstd and gzip traces as the analyzer reads
 # them (format.md section 2.1); the collector writes zstd with libzstd.
 COMPRESS_CFLAGS = $(shell $(PKG_CONFIG) --cflags libzstd zlib 2>/dev/null)
@@ -72,7 +75,8 @@ ANALYZER_SRC += analyzer/mt_units.c analyzer/mt_profile.c analyzer/mt_gate.c \
 	analyzer/mt_diff.c analyzer/mt_repetitions.c analyzer/mt_runs.c \
 	analyzer/mt_suppress.c
 # Reports for people: report, flamegraph, plot (docs/reports.md).
-ANALYZER_SRC += analyzer/mt_sites.c analyzer/mt_srcline.c analyzer/mt_report.c \
+ANALYZER_SRC += analyzer/mt_sites.c analyzer/mt_srcline.c analyzer/mt_demangle.c \
+	analyzer/mt_report.c \
 	analyzer/mt_flame.c analyzer/mt_export.c analyzer/mt_plot.c
 # The HTML report: its renderer, and its script and style sheet
 # (analyzer/html/) embedded by the assembler (mt_html_assets.S).
@@ -202,7 +206,7 @@ $(LIBANALYZER): $(COMMON_OBJ) $(ANALYZER_OBJ)
 	$(call say,AR,$@)$(AR) rcs $@ $^
 
 $(MEMTRACE): $(OBJ)/analyzer/main.o $(LIBANALYZER)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) \
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) $(DEMANGLE_LIBS) \
 		$(COMPRESS_LIBS) -lpthread -lm
 
 $(COLLECTOR): $(OBJ)/collector/main.o $(COLLECTOR_OBJ) $(COMMON_OBJ)
@@ -210,10 +214,10 @@ $(COLLECTOR): $(OBJ)/collector/main.o $(COLLECTOR_OBJ) $(COMMON_OBJ)
 
 $(TESTS): $(TEST_OBJ) $(COLLECTOR_OBJ) $(LIBCORE) $(LIBANALYZER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(JSONC_LIBS) \
-		$(LIBDW_LIBS) $(COMPRESS_LIBS) $(UNWIND_LIBS) -ldl -lpthread -lm
+		$(LIBDW_LIBS) $(DEMANGLE_LIBS) $(COMPRESS_LIBS) $(UNWIND_LIBS) -ldl -lpthread -lm
 
 $(BENCH_GEN): $(OBJ)/bench/mt_gen_trace.o $(LIBANALYZER)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(COMPRESS_LIBS) -lpthread -lm
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(COMPRESS_LIBS) $(DEMANGLE_LIBS) -lpthread -lm
 
 # One suite alone: make one-suite SUITE=cli [BUILD=/tmp/mine]
 .PHONY: one-suite
@@ -223,7 +227,7 @@ one-suite: $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(WORKLOADS) $(LIBCORE) $(LIBANAL
 		$(COMPRESS_CFLAGS) \
 		-DMT_ONLY_SUITE=$(SUITE) -o $(BUILD)/mt-suite-$(SUITE) tests/mt_test_one.c \
 		tests/mt_test.c tests/mt_test_trace.c tests/mt_test_parse.c tests/check_$(SUITE).c $(COLLECTOR_OBJ) $(LIBCORE) $(LIBANALYZER) $(CHECK_LIBS) \
-		$(JSONC_LIBS) $(LIBDW_LIBS) $(COMPRESS_LIBS) $(UNWIND_LIBS) -ldl -lpthread -lm
+		$(JSONC_LIBS) $(LIBDW_LIBS) $(DEMANGLE_LIBS) $(COMPRESS_LIBS) $(UNWIND_LIBS) -ldl -lpthread -lm
 	$(Q)$(BUILD)/mt-suite-$(SUITE)
 
 check: deps
@@ -263,7 +267,7 @@ fuzz:
 		SANFLAGS='-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all'
 
 $(FUZZER): $(OBJ)/tests/fuzz/fuzz_trace.o $(LIBANALYZER)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) \
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -fsanitize=fuzzer -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) $(DEMANGLE_LIBS) \
 		$(COMPRESS_LIBS) -lpthread -lm
 
 run-fuzz: $(FUZZER)
@@ -303,7 +307,7 @@ ifneq ($(filter $(BENCH),all analyzer),)
 	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(BENCH_GEN) $(OBJ)/bench/mt_bench_parse.o \
 		$(BUILD)/mt-pingpong
 	$(call say,LINK,$(BUILD)/mt-bench-parse)$(CC) $(LDFLAGS_ALL) -o $(BUILD)/mt-bench-parse \
-		$(OBJ)/bench/mt_bench_parse.o $(LIBANALYZER) $(JSONC_LIBS) $(COMPRESS_LIBS) -lpthread -lm
+		$(OBJ)/bench/mt_bench_parse.o $(LIBANALYZER) $(JSONC_LIBS) $(COMPRESS_LIBS) $(DEMANGLE_LIBS) -lpthread -lm
 	$(Q)sh bench/run-analyzer-bench $(BUILD)
 endif
 ifneq ($(filter $(BENCH),all preload),)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mt_demangle.h"
 #include "mt_error.h"
 #include "mt_mem.h"
 #include "mt_parse.h"
@@ -245,7 +246,7 @@ int mt_profile_add_frames(mt_buf_t *b, const mt_profile_site_t *s,
 		const mt_profile_frame_t *f = &s->frames[i];
 
 		if ((i && (rc = mt_buf_add_str(b, " < "))) ||
-		    (rc = mt_buf_add_str(b, f->symbol ? f->symbol : "?")) ||
+		    (rc = mt_demangle_add(b, f->symbol ? f->symbol : "?")) ||
 		    (rc = mt_buf_add_str(b, " (")) ||
 		    (rc = mt_buf_add_str(b, f->module ?
 					     mt_profile_module_name(f->module) :

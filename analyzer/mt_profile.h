@@ -153,7 +153,8 @@ int mt_profile_read_summary(struct json_object *obj,
 
 /*
  * A site's frames for a person: "symbol (module) < caller (module) < ...",
- * innermost first, each module by its file name alone, "?" for what is
+ * innermost first, a C++ symbol demangled (mt_demangle), each module by
+ * its file name alone, "?" for what is
  * unknown, at most max frames and then "< ... (N more)"; "(no stack)" for
  * a site without frames.
  */

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mt_demangle.h"
 #include "mt_error.h"
 #include "mt_mem.h"
 
@@ -543,6 +544,19 @@ static int lookup(mt_srcline_t *s, struct mt_srcline_module *m,
 	return MT_OK;
 }
 
+/* The function as a person writes it: a C++ name demangled, once a frame
+ * (the frame's answer is cached). */
+static int demangle(mt_srcline_t *s, const char **name)
+{
+	char *plain;
+	int rc = mt_demangle_name(*name, &plain);
+
+	if (rc || !plain)
+		return rc;
+	*name = plain;
+	return own(s, plain);
+}
+
 int mt_srcline_resolve(mt_srcline_t *s, uint64_t frame_id,
 		       const mt_frame_t *f, mt_srcline_loc_t *out)
 {
@@ -567,6 +581,8 @@ int mt_srcline_resolve(mt_srcline_t *s, uint64_t frame_id,
 		if (m->dwfl && (rc = lookup(s, m, f->module_offset, &loc)))
 			return rc;
 	}
+	if (loc.function && (rc = demangle(s, &loc.function)))
+		return rc;
 	if ((rc = mt_map_upsert(&s->frames, frame_id, &v, NULL)))
 		return rc;
 	*(mt_srcline_loc_t *)v = loc;

@@ -11,7 +11,9 @@
  * module_offset - 1: the call, not the statement after it.  The function
  * is the module's symbol there when libdw finds one (a debug file's
  * .symtab names the static functions the preload, which sees only dynamic
- * symbols of some modules, may name wrong), else the trace's symbol.
+ * symbols of some modules, may name wrong), else the trace's symbol; a
+ * C++ name is demangled (mt_demangle), so every command that names frames
+ * through here shows `operator new(unsigned long)`, not `_Znwm`.
  * Inlined calls are not unfolded: a frame is one line.
  *
  * Each module is opened once and kept open (libdw's strings point into
@@ -35,7 +37,8 @@
 #include "mt_map.h"
 
 typedef struct {
-	const char *function; /* the module's symbol, else the trace's; or NULL */
+	const char *function; /* the module's symbol, else the trace's,
+			       * demangled; or NULL */
 	uint64_t offset;      /* of the ip from function's start */
 	int has_offset;
 	const char *file;     /* the source file, from /; NULL when no line is known */

@@ -293,6 +293,40 @@ START_TEST(gate_names_each_failed_budget_with_its_limit_and_value)
 }
 END_TEST
 
+/* A failed budget's hint names C++ frames as report does, demangled: a
+ * trace of one 64-byte block from operator new, called from
+ * app::make_widget(int), by the mangled names the preload records. */
+START_TEST(gate_hint_demangles_cxx_names)
+{
+	static const char trace[] =
+		"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":7}\n"
+		"{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0}\n"
+		"{\"v\":1,\"seq\":3,\"kind\":\"frame\",\"frame_id\":1,\"ip\":\"0x1001\","
+		"\"symbol\":\"_Znwm\",\"offset\":\"0x1c\",\"module\":\"/lib/libstdc++.so.6\","
+		"\"module_offset\":\"0x1001\"}\n"
+		"{\"v\":1,\"seq\":4,\"kind\":\"frame\",\"frame_id\":2,\"ip\":\"0x2002\","
+		"\"symbol\":\"_ZN3app11make_widgetEi\",\"offset\":\"0x10\","
+		"\"module\":\"/bin/app\",\"module_offset\":\"0x2002\"}\n"
+		"{\"v\":1,\"seq\":5,\"kind\":\"stack\",\"stack_id\":1,\"frames\":[1,2]}\n"
+		"{\"v\":1,\"seq\":6,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x5000\","
+		"\"size\":64,\"fn\":\"malloc\",\"stack\":1,\"tid\":7}\n"
+		"{\"v\":1,\"seq\":7,\"kind\":\"trace.stop\"}\n";
+	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "cxx.jsonl");
+	mt_test_run_t r;
+
+	mt_test_write(path, trace, sizeof(trace) - 1);
+	MT(&r, dir, "gate", "cxx.jsonl", "--max-allocations", "0");
+	assert_status(&r, 1);
+	mt_quiet(strstr(r.out, " from operator new(unsigned long) (libstdc++.so.6) < "
+			       "app::make_widget(int) (app)\n") != NULL,
+		 "no demangled hint in:\n%s", r.out);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(path);
+	free(dir);
+}
+END_TEST
+
 /* fixtures/report/realloc.jsonl, copied into dir: sites whose calls are
  * reallocs (its README works them out): read_line 2 allocations and 5
  * calls, make_buf 1 and 1, grow 0 and 2. */
@@ -1079,6 +1113,7 @@ Suite *mt_suite_gate(void)
 	tcase_add_test(gate, gate_budgets_that_hold_exit_0);
 	tcase_add_test(gate, gate_names_each_failed_budget_with_its_limit_and_value);
 	tcase_add_test(gate, gate_require_complete_fails_on_a_caveated_trace);
+	tcase_add_test(gate, gate_hint_demangles_cxx_names);
 	tcase_add_test(gate, gate_reads_a_summary_written_earlier_as_it_reads_the_trace);
 	tcase_add_test(gate, gate_sizes_print_as_read);
 	tcase_add_test(gate, gate_bad_input_has_its_own_exit_status);

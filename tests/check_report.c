@@ -868,6 +868,57 @@ START_TEST(report_falls_back_when_the_module_is_stripped)
 }
 END_TEST
 
+/* Trace tests/workloads/wl_cxx_names into dir/names.jsonl: five Widgets
+ * from app::make_widget(int) through operator new. */
+static char *trace_cxx_names(const char *dir)
+{
+	char *program = mt_test_workload("wl_cxx_names");
+	char *trace = mt_test_path(dir, "names.jsonl");
+
+	trace_program(program, trace);
+	free(program);
+	return trace;
+}
+
+START_TEST(report_demangles_cxx_names)
+{
+	char *dir = mt_test_tmpdir(), *trace = trace_cxx_names(dir);
+	mt_test_run_t r;
+
+	mt_test_memtrace_in(&r, NULL, "report", trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	mt_quiet(line_with(r.out, "       operator new(unsigned long)", " in /"),
+		 "no operator new in:\n%.3000s", r.out);
+	mt_quiet(line_with(r.out, "       app::make_widget(int) at ",
+			   "/tests/workloads/wl_cxx_names.cpp:"),
+		 "no app::make_widget(int) in:\n%.3000s", r.out);
+	mt_quiet(!strstr(r.out, "_Znwm") && !strstr(r.out, "_ZN3app"),
+		 "a mangled name in:\n%.3000s", r.out);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+START_TEST(flamegraph_demangles_cxx_names)
+{
+	char *dir = mt_test_tmpdir(), *trace = trace_cxx_names(dir);
+	mt_test_run_t r;
+
+	mt_test_memtrace_in(&r, NULL, "flamegraph", trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet_ptr_nonnull(strstr(r.out, ";main;app::make_widget(int);"
+					   "operator new(unsigned long) 5\n"));
+	mt_quiet(!strstr(r.out, "_Z"), "a mangled name in:\n%.3000s", r.out);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
 /* Every site's share of the peak, its temporary allocations and its calls,
  * summed, are the totals (the calls: allocations + resizes + remaps); and
  * the fixture's sites have the figures worked out by hand in
@@ -1840,6 +1891,7 @@ Suite *mt_suite_report(void)
 	tcase_add_test(report, report_shows_source_lines_of_the_demo_workload);
 	tcase_add_test(report, report_falls_back_when_the_module_is_gone);
 	tcase_add_test(report, report_falls_back_when_the_module_is_stripped);
+	tcase_add_test(report, report_demangles_cxx_names);
 	tcase_add_test(report, report_site_figures_sum_to_the_totals);
 	tcase_add_test(report, report_counts_a_sites_reallocs_as_calls);
 	tcase_add_test(report, commands_are_listed_in_the_usage);
@@ -1849,6 +1901,7 @@ Suite *mt_suite_report(void)
 	tcase_add_test(flame, flamegraph_golden_for_each_metric);
 	tcase_add_test(flame, flamegraph_totals_are_the_summary_totals);
 	tcase_add_test(flame, flamegraph_allocations_counts_a_sites_reallocs_as_calls);
+	tcase_add_test(flame, flamegraph_demangles_cxx_names);
 	tcase_add_test(flame, flamegraph_rejects_an_unknown_metric);
 	tcase_add_test(flame, flamegraph_of_trace_without_allocations_is_empty);
 	tcase_add_test(flame, flamegraph_marks_stacks_cut_at_the_depth_limit);

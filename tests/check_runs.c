@@ -377,6 +377,41 @@ START_TEST(oom_fail_prints_the_call_and_its_stack)
 }
 END_TEST
 
+/* A trace whose one stack is operator new called from app::make_widget(int),
+ * by their mangled names, as the preload records them: one 64-byte block
+ * live, then a failed 1536-byte call (fail_at 2). */
+static const char cxx_trace[] =
+	START
+	"{\"v\":1,\"seq\":3,\"kind\":\"frame\",\"frame_id\":1,\"ip\":\"0x1001\","
+	"\"symbol\":\"_Znwm\",\"offset\":\"0x1c\",\"module\":\"/lib/libstdc++.so.6\","
+	"\"module_offset\":\"0x1001\"}\n"
+	"{\"v\":1,\"seq\":4,\"kind\":\"frame\",\"frame_id\":2,\"ip\":\"0x2002\","
+	"\"symbol\":\"_ZN3app11make_widgetEi\",\"offset\":\"0x10\",\"module\":\"/bin/app\","
+	"\"module_offset\":\"0x2002\"}\n"
+	"{\"v\":1,\"seq\":5,\"kind\":\"stack\",\"stack_id\":1,\"frames\":[1,2]}\n"
+	"{\"v\":1,\"seq\":6,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x5000\","
+	"\"size\":64,\"fn\":\"malloc\",\"stack\":1,\"tid\":7}\n"
+	"{\"v\":1,\"seq\":7,\"kind\":\"alloc.fail\",\"allocator_id\":0,\"size\":1536,"
+	"\"fn\":\"calloc\",\"stack\":1,\"fail_at\":2,\"tid\":7}\n";
+
+/* The sweep's stack names C++ frames as report does, demangled. */
+START_TEST(oom_fail_demangles_cxx_names)
+{
+	char *dir = mt_test_tmpdir();
+	mt_test_run_t r;
+
+	write_in(dir, "t.jsonl", cxx_trace);
+	mt_test_memtrace_in(&r, dir, "oom-fail", "t.jsonl", "2", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "calloc of 1.5 KiB\noperator new(unsigned long) "
+				"(libstdc++.so.6) < app::make_widget(int) (app)\n");
+	ck_assert_str_eq(r.err, "");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* At most 8 frames, as the sweep always printed them. */
 START_TEST(oom_fail_names_at_most_eight_frames)
 {
@@ -642,6 +677,7 @@ Suite *mt_suite_runs(void)
 	tcase_add_test(tab, run_table_refuses_what_is_no_run_figures);
 	suite_add_tcase(s, tab);
 	tcase_add_test(oom, oom_fail_prints_the_call_and_its_stack);
+	tcase_add_test(oom, oom_fail_demangles_cxx_names);
 	tcase_add_test(oom, oom_fail_names_at_most_eight_frames);
 	tcase_add_test(oom, oom_fail_says_when_no_stack_was_recorded);
 	tcase_add_test(oom, oom_fail_exits_1_when_allocation_n_did_not_fail);
