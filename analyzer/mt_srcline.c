@@ -511,6 +511,15 @@ static int lookup(mt_srcline_t *s, struct mt_srcline_module *m,
 	sym = module_symbol(m, call);
 	name = sym ? sym->name : NULL;
 	off = sym ? call - sym->value : 0;
+	/* No symbol of the module's table contains the call (a static
+	 * function of a stripped module): the trace's name, from a preload
+	 * or a trace older than the extent rule, is the nearest symbol
+	 * below, which ends before it; the frame is its module and offset. */
+	if (!sym && (m->globals.nsized || m->all.nsized)) {
+		loc->function = NULL;
+		loc->has_offset = 0;
+		loc->offset = 0;
+	}
 
 	if (name && *name && *name != '@') {
 		const char *at = strchr(name, '@');

@@ -14,7 +14,11 @@
  * symbols of some modules, may name wrong), else the trace's symbol; a
  * C++ name is demangled (mt_demangle), so every command that names frames
  * through here shows `operator new(unsigned long)`, not `_Znwm`.
- * Inlined calls are not unfolded: a frame is one line.
+ * A symbol names a frame only when its extent contains the call: where
+ * libdw reads a module's symbols and none contains it, the trace's own
+ * symbol (older traces carry the nearest one below, far away in a
+ * stripped module) is dropped and the frame shows as "0xOFFSET in
+ * MODULE".  Inlined calls are not unfolded: a frame is one line.
  *
  * Each module is opened once and kept open (libdw's strings point into
  * it), each frame resolved once.  A module that is gone, is not a regular

@@ -2,8 +2,10 @@
  * mt_symbol: module table from /proc/self/maps and symbol names from each
  * module's ELF symbol tables, read through one private mapping of the file
  * kept per module (libunwind's get_proc_name re-reads the maps and maps the
- * file on every call).  Names follow libunwind 1.6.2's rule exactly; a
- * module whose file cannot be read that way falls back to libunwind.  A
+ * file on every call).  The symbol is chosen with libunwind 1.6.2's rule
+ * and kept only when its extent (st_size, when it has one) contains the
+ * address; a module whose file cannot be read that way falls back to
+ * libunwind.  A
  * module named often gets a sorted index of its function symbols, so a new
  * frame costs a binary search instead of a walk over every symbol; the
  * index must name every address exactly as the walk does.  It must never
@@ -482,7 +484,7 @@ static int candidate(const Elf64_Sym *sym, const Elf64_Shdr *str, uint64_t load,
  * every symbol of the module: the reference the index must agree with,
  * and what a module without an index pays for each new frame. */
 static uint64_t view_scan(const module_t *m, uint64_t ip, const char **name,
-			  size_t *name_max)
+			  size_t *name_max, uint64_t *size)
 {
 	const unsigned char *img = m->image;
 	const Elf64_Shdr *sh, *str;
@@ -490,6 +492,7 @@ static uint64_t view_scan(const module_t *m, uint64_t ip, const char **name,
 	int i = 0;
 
 	*name = NULL;
+	*size = 0;
 	while (next_table(m, &i, &sh, &str)) {
 		for (uint64_t o = 0; o + sizeof(Elf64_Sym) <= sh->sh_size; o += sh->sh_entsize) {
 			const Elf64_Sym *sym = (const Elf64_Sym *)(img + sh->sh_offset + o);
@@ -499,6 +502,7 @@ static uint64_t view_scan(const module_t *m, uint64_t ip, const char **name,
 				best = ip - val;
 				*name = (const char *)img + str->sh_offset + sym->st_name;
 				*name_max = str->sh_size - sym->st_name;
+				*size = sym->st_size;
 			}
 		}
 	}
@@ -631,7 +635,7 @@ static void index_build(module_t *m, size_t min)
  * rule gives "not found" exactly when the scan does (a wrapped distance is
  * huge, and UINT64_MAX, which the scan's strict < never picks, is too). */
 static uint64_t index_lookup(const module_t *m, uint64_t ip, const char **name,
-			     size_t *name_max)
+			     size_t *name_max, uint64_t *size)
 {
 	const cand_t *c = m->index;
 	size_t lo = 0, hi = m->nindex;
@@ -640,6 +644,7 @@ static uint64_t index_lookup(const module_t *m, uint64_t ip, const char **name,
 	uint64_t dist;
 
 	*name = NULL;
+	*size = 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -657,21 +662,35 @@ static uint64_t index_lookup(const module_t *m, uint64_t ip, const char **name,
 	sym = (const Elf64_Sym *)(m->image + sh->sh_offset + (uint64_t)c->sym * sh->sh_entsize);
 	*name = (const char *)m->image + str->sh_offset + sym->st_name;
 	*name_max = str->sh_size - sym->st_name;
+	*size = sym->st_size;
 	return dist;
 }
 
 /* Name ip in a module with a view: through its index once it has one, so
  * a new frame in a module of 500k functions costs ~20 comparisons, not
  * 500k symbol visits, for 16 bytes per candidate (index_build). */
-static uint64_t view_lookup(module_t *m, uint64_t ip, const char **name, size_t *name_max)
+static uint64_t view_lookup(module_t *m, uint64_t ip, const char **name,
+			    size_t *name_max, uint64_t *size)
 {
 	if (m->index_state == INDEX_UNTRIED && ++m->lookups >= INDEX_AFTER_LOOKUPS)
 		index_build(m, INDEX_MIN_CANDIDATES);
 	if (m->index_state == INDEX_OK) {
 		indexed++;
-		return index_lookup(m, ip, name, name_max);
+		return index_lookup(m, ip, name, name_max, size);
 	}
-	return view_scan(m, ip, name, name_max);
+	return view_scan(m, ip, name, name_max, size);
+}
+
+/* Whether the symbol libunwind's rule picked contains the address, dist
+ * bytes past its start: a symbol with a size must reach it.  In a stripped
+ * module the nearest exported function below a static one ends long
+ * before it (python3.11's PySys_WriteStderr+0x417): that frame is named
+ * by module and offset alone, as heaptrack prints an address.  A symbol
+ * without a size (an assembly label) cannot say where it ends, and keeps
+ * libunwind's answer. */
+static int symbol_contains(uint64_t dist, uint64_t size)
+{
+	return size == 0 || dist < size;
 }
 
 static module_t *find(uint64_t ip)
@@ -705,7 +724,7 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 		size_t n = m->path_len < module_cap - 1 ? m->path_len : module_cap - 1;
 		const char *name = NULL;
 		size_t name_max = 0, len;
-		uint64_t dist;
+		uint64_t dist, size = 0;
 
 		memcpy(module, pool + m->path, n);
 		module[n] = '\0';
@@ -716,8 +735,9 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 			view_open(m);
 		if (m->view == VIEW_OK) {
 			fallback = 0;
-			dist = view_lookup(m, ip - 1, &name, &name_max);
-			if (dist != UINT64_MAX && name && name[0]) {
+			dist = view_lookup(m, ip - 1, &name, &name_max, &size);
+			if (dist != UINT64_MAX && name && name[0] &&
+			    symbol_contains(dist, size)) {
 				/* Truncated at the buffer as libunwind's
 				 * strncpy leaves it. */
 				len = strnlen(name, name_max < symbol_cap - 1 ? name_max : symbol_cap - 1);
@@ -777,9 +797,11 @@ int mt_symbol_probe(uint64_t at, uint64_t ip, mt_symbol_probe_t *scan,
 		if (m->index_state != INDEX_OK)
 			index_build(m, 0);
 		if (m->index_state == INDEX_OK) {
-			scan->distance = view_scan(m, ip, &scan->name, &scan->name_max);
+			scan->distance = view_scan(m, ip, &scan->name, &scan->name_max,
+						   &scan->size);
 			via_index->distance = index_lookup(m, ip, &via_index->name,
-						   &via_index->name_max);
+						   &via_index->name_max,
+						   &via_index->size);
 			ok = 1;
 		}
 	}

@@ -3,10 +3,13 @@
  * offset from the module's load bias, as addr2line wants it) and the
  * symbol containing it (static functions of a non-stripped binary too).
  * Symbols come from the module file's .symtab and .dynsym, mapped once per
- * module on its first lookup and named with libunwind 1.6.2's rule, so the
- * names and offsets are what libunwind's get_proc_name gives; a module whose
- * file cannot be mapped and parsed (deleted, [vdso], not ELF, MiniDebugInfo)
- * is named by libunwind itself.
+ * module on its first lookup and chosen with libunwind 1.6.2's rule, so the
+ * names and offsets are what libunwind's get_proc_name gives, except that
+ * a symbol with a size names only the addresses inside it: a frame past
+ * the end of the nearest symbol (a static function of a stripped module)
+ * gets no symbol, only its module and offset.  A module whose file cannot
+ * be mapped and parsed (deleted, [vdso], not ELF, MiniDebugInfo) is named
+ * by libunwind itself, nearest symbol and all.
  *
  * The module table is read from /proc/self/maps, never from the dynamic
  * loader, and is re-read when an address falls outside it (a dlopen).
@@ -56,6 +59,7 @@ typedef struct {
 	uint64_t distance; /* ip minus the symbol's address; UINT64_MAX: none */
 	const char *name;  /* in the module's mapped file, until a reload */
 	size_t name_max;   /* bytes of its string table from name on */
+	uint64_t size;     /* the symbol's st_size; 0: none or unknown */
 } mt_symbol_probe_t;
 
 int mt_symbol_probe(uint64_t at, uint64_t ip, mt_symbol_probe_t *scan,

@@ -919,6 +919,188 @@ START_TEST(flamegraph_demangles_cxx_names)
 }
 END_TEST
 
+/* ---- frames named only by a symbol that contains them ---- */
+
+#define STRIP "/usr/bin/strip"
+
+/* A copy of libwl_strippable.so in dir (stripped with --strip-unneeded
+ * when strip is set: .dynsym alone is left, without hidden_alloc), and
+ * the trace of wl_stripped running it; *lib is the copy.  NULL when strip
+ * is wanted and absent: the test says so and passes. */
+static char *trace_strippable(const char *test, const char *dir, int strip,
+			      char **lib)
+{
+	char *so = mt_test_workload("libwl_strippable.so");
+	char *program = mt_test_workload("wl_stripped");
+	char *trace = mt_test_path(dir, "stripped.jsonl");
+	char preload[4096], output[4096];
+	char *const env[] = { preload, output, NULL };
+	mt_test_run_t r;
+
+	*lib = mt_test_path(dir, "libwl_strippable.so");
+	if (strip && access(STRIP, X_OK) != 0) {
+		mt_test_skip(test, "no %s", STRIP);
+		free(so);
+		free(program);
+		free(trace);
+		return NULL;
+	}
+	copy_file(so, *lib, 0);
+	if (strip) {
+		char *argv[] = { STRIP, "--strip-unneeded", *lib, NULL };
+
+		mt_test_run(&r, argv, NULL);
+		mt_quiet(r.status == 0, "strip exits %d: %s", r.status, r.err);
+		mt_test_run_release(&r);
+	}
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libmtpreload.so",
+		 mt_test_build_dir());
+	snprintf(output, sizeof(output), "MEMTRACE_OUTPUT=%s", trace);
+	{
+		char *argv[] = { program, *lib, NULL };
+
+		mt_test_run(&r, argv, env);
+		mt_quiet(r.status == 0, "wl_stripped exits %d: %s", r.status, r.err);
+		mt_test_run_release(&r);
+	}
+	free(so);
+	free(program);
+	return trace;
+}
+
+/* The report of trace: hidden_alloc's frame as "0x... in LIB", right above
+ * wl_strippable_run's, and never the far-away wl_strippable_first. */
+static void assert_named_by_address(const char *trace, const char *lib)
+{
+	char want[4096];
+	mt_test_run_t r;
+	const char *at;
+
+	mt_test_memtrace_in(&r, NULL, "report", trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.err, "");
+	snprintf(want, sizeof(want), " in %s\n       wl_strippable_run+0x", lib);
+	at = strstr(r.out, want);
+	mt_quiet(at != NULL, "no '%s' in:\n%.3000s", want, r.out);
+	while (at && at > r.out && at[-1] != '\n')
+		at--;
+	mt_quiet(at && !strncmp(at, "       0x", 9), "not an address:\n%.3000s", r.out);
+	mt_quiet(!strstr(r.out, "wl_strippable_first"),
+		 "a far-away symbol in:\n%.3000s", r.out);
+	mt_test_run_release(&r);
+}
+
+START_TEST(trace_names_no_symbol_that_ends_before_the_frame)
+{
+	char *dir = mt_test_tmpdir(), *lib, *trace, *text, want[4096];
+	int found = 0;
+
+	trace = trace_strippable(__func__, dir, 1, &lib);
+	if (trace) {
+		text = mt_test_read(trace, NULL);
+		snprintf(want, sizeof(want), "\"module\":\"%s\"", lib);
+		for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+			if (strstr(line, "\"kind\":\"frame\"") && strstr(line, want) &&
+			    !strstr(line, "\"symbol\"") && strstr(line, "\"module_offset\""))
+				found++;
+		mt_quiet_int_eq(found, 1);
+		free(text);
+		text = mt_test_read(trace, NULL);
+		mt_quiet(!strstr(text, "wl_strippable_first"),
+			 "a far-away symbol in:\n%.3000s", text);
+		free(text);
+	}
+	mt_test_rmdir(dir);
+	free(trace);
+	free(lib);
+	free(dir);
+}
+END_TEST
+
+START_TEST(report_names_a_static_function_of_a_stripped_library_by_address)
+{
+	char *dir = mt_test_tmpdir(), *lib, *trace;
+
+	trace = trace_strippable(__func__, dir, 1, &lib);
+	if (trace)
+		assert_named_by_address(trace, lib);
+	mt_test_rmdir(dir);
+	free(trace);
+	free(lib);
+	free(dir);
+}
+END_TEST
+
+/* A trace from a preload that named a frame by the nearest symbol below
+ * it, however far (older memtrace, libunwind): the report drops that
+ * name where the module's symbols show it ends before the frame. */
+START_TEST(report_drops_a_trace_symbol_that_ends_before_the_frame)
+{
+	char *dir = mt_test_tmpdir(), *lib, *trace, *text, *old;
+	char want[4096];
+	size_t len;
+
+	trace = trace_strippable(__func__, dir, 1, &lib);
+	if (trace) {
+		char *at, *path = mt_test_path(dir, "old.jsonl");
+		size_t n;
+
+		text = mt_test_read(trace, &len);
+		snprintf(want, sizeof(want), "\"module\":\"%s\"", lib);
+		/* The frame without a symbol: give it the far-away one. */
+		for (at = text; (at = strstr(at, want)); at++) {
+			char *start = at;
+
+			while (start > text && start[-1] != '\n')
+				start--;
+			if (!strstr(start, "\"symbol\"") ||
+			    strstr(start, "\"symbol\"") > at)
+				break;
+		}
+		mt_quiet_ptr_nonnull(at);
+		old = malloc(len + 128);
+		mt_quiet_ptr_nonnull(old);
+		n = (size_t)(at - text);
+		memcpy(old, text, n);
+		n += (size_t)sprintf(old + n, "\"symbol\":\"wl_strippable_first\","
+					      "\"offset\":\"0x2d\",");
+		memcpy(old + n, at, len - (size_t)(at - text));
+		n += len - (size_t)(at - text);
+		mt_test_write(path, old, n);
+		assert_named_by_address(path, lib);
+		free(old);
+		free(text);
+		free(path);
+	}
+	mt_test_rmdir(dir);
+	free(trace);
+	free(lib);
+	free(dir);
+}
+END_TEST
+
+START_TEST(report_keeps_the_name_of_a_function_its_symbol_contains)
+{
+	char *dir = mt_test_tmpdir(), *lib, *trace;
+	mt_test_run_t r;
+
+	trace = trace_strippable(__func__, dir, 0, &lib);
+	mt_test_memtrace_in(&r, NULL, "report", trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet(line_with(r.out, "       hidden_alloc at ", lib),
+		 "no hidden_alloc in:\n%.3000s", r.out);
+	mt_quiet(line_with(r.out, "       wl_strippable_run at ", lib),
+		 "no wl_strippable_run in:\n%.3000s", r.out);
+	mt_quiet(line_with(r.out, "       main at ", "wl_stripped.c:"),
+		 "no main in:\n%.3000s", r.out);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(trace);
+	free(lib);
+	free(dir);
+}
+END_TEST
+
 /* Every site's share of the peak, its temporary allocations and its calls,
  * summed, are the totals (the calls: allocations + resizes + remaps); and
  * the fixture's sites have the figures worked out by hand in
@@ -1892,6 +2074,10 @@ Suite *mt_suite_report(void)
 	tcase_add_test(report, report_falls_back_when_the_module_is_gone);
 	tcase_add_test(report, report_falls_back_when_the_module_is_stripped);
 	tcase_add_test(report, report_demangles_cxx_names);
+	tcase_add_test(report, trace_names_no_symbol_that_ends_before_the_frame);
+	tcase_add_test(report, report_names_a_static_function_of_a_stripped_library_by_address);
+	tcase_add_test(report, report_drops_a_trace_symbol_that_ends_before_the_frame);
+	tcase_add_test(report, report_keeps_the_name_of_a_function_its_symbol_contains);
 	tcase_add_test(report, report_site_figures_sum_to_the_totals);
 	tcase_add_test(report, report_counts_a_sites_reallocs_as_calls);
 	tcase_add_test(report, commands_are_listed_in_the_usage);
