@@ -77,7 +77,8 @@ ANALYZER_SRC += analyzer/mt_units.c analyzer/mt_profile.c analyzer/mt_gate.c \
 # Reports for people: report, flamegraph, plot (docs/reports.md).
 ANALYZER_SRC += analyzer/mt_sites.c analyzer/mt_srcline.c analyzer/mt_demangle.c \
 	analyzer/mt_report.c \
-	analyzer/mt_flame.c analyzer/mt_export.c analyzer/mt_plot.c
+	analyzer/mt_flame.c analyzer/mt_export.c analyzer/mt_proto.c \
+	analyzer/mt_pprof.c analyzer/mt_plot.c
 # The HTML report: its renderer, and its script and style sheet
 # (analyzer/html/) embedded by the assembler (mt_html_assets.S).
 ANALYZER_SRC += analyzer/mt_html.c

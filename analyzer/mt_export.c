@@ -1,8 +1,8 @@
 /*
- * mt_export: the speedscope and DHAT exports, and the folded one through
- * mt_flame.  It must never name a frame otherwise than the flame graph
- * does, write a total that disagrees with the summary's, nor leave half a
- * document in its output.
+ * mt_export: the speedscope and DHAT exports, the folded one through
+ * mt_flame and the pprof one through mt_pprof.  It must never name a
+ * frame otherwise than the flame graph does, write a total that disagrees
+ * with the summary's, nor leave half a document in its output.
  */
 #include "mt_export.h"
 
@@ -13,6 +13,7 @@
 #include "mt_flame.h"
 #include "mt_map.h"
 #include "mt_mem.h"
+#include "mt_pprof.h"
 #include "mt_sites.h"
 #include "mt_srcline.h"
 
@@ -35,6 +36,7 @@ int mt_export_format_parse(const char *name, mt_export_format_t *out)
 		[MT_EXPORT_FOLDED] = "folded",
 		[MT_EXPORT_SPEEDSCOPE] = "speedscope",
 		[MT_EXPORT_DHAT] = "dhat",
+		[MT_EXPORT_PPROF] = "pprof",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -471,11 +473,26 @@ cleanup:
 	return rc;
 }
 
+/* profile.proto, then gzip: the raw profile is built whole first, so the
+ * compressed one is whole or absent. */
+static int render_pprof(const mt_analysis_t *a, mt_buf_t *out)
+{
+	mt_buf_t raw = MT_BUF_INIT;
+	int rc = mt_pprof_render(a, &raw);
+
+	if (!rc)
+		rc = mt_pprof_gzip(raw.data, raw.len, out);
+	mt_buf_release(&raw);
+	return rc;
+}
+
 int mt_export_render(const mt_analysis_t *a, mt_export_format_t fmt,
 		     const char *path, const mt_export_times_t *times,
 		     mt_buf_t *out)
 {
 	switch (fmt) {
+	case MT_EXPORT_PPROF:
+		return render_pprof(a, out);
 	case MT_EXPORT_SPEEDSCOPE:
 		return render_speedscope(a, path, out);
 	case MT_EXPORT_DHAT:

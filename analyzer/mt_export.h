@@ -14,7 +14,10 @@
  *               default metric); a sample is a site's stack, root first;
  *   dhat        DHAT's JSON, dhatFileVersion 2, mode "heap" (Valgrind's
  *               dh_view.html, the Firefox Profiler): one program point a
- *               site, frames innermost first, "ftbl"[0] "[root]".
+ *               site, frames innermost first, "ftbl"[0] "[root]";
+ *   pprof       gzip-compressed profile.proto (mt_pprof: go tool pprof,
+ *               Pyroscope, Parca): allocations, bytes allocated and what
+ *               is live at the end, a sample a site.
  *
  * Frames are named as the flame graph names them (mt_flame_add_frame());
  * speedscope's and DHAT's frames add file:line where libdw knows it.  A
@@ -47,10 +50,11 @@ typedef enum {
 	MT_EXPORT_FOLDED,
 	MT_EXPORT_SPEEDSCOPE,
 	MT_EXPORT_DHAT,
+	MT_EXPORT_PPROF,
 } mt_export_format_t;
 
-/* The format named name ("folded", "speedscope", "dhat"): 0 and *out
- * set, or -1 for any other name. */
+/* The format named name ("folded", "speedscope", "dhat", "pprof"): 0 and
+ * *out set, or -1 for any other name. */
 int mt_export_format_parse(const char *name, mt_export_format_t *out);
 
 /* What the pass tells an export beyond the heap: the time (t, ns since

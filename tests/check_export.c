@@ -3,17 +3,27 @@
  * graph's output byte for byte; speedscope's and DHAT's JSON, parsed back
  * with json-c, have the fields their readers require and totals that
  * agree with the summary's, on the fixtures and on a real workload's
- * compressed trace; usage errors and --help.  No browser opens the files
- * here (Chromium is not installed on the test machines).
+ * compressed trace; pprof's profile is read back by `go tool pprof`
+ * (Debian's golang-go, which `make deps` installs) with the summary's
+ * totals, and its bytes on a tiny fixture are a golden file worked out by
+ * hand; the encoder (mt_proto) writes the wire format's own examples;
+ * usage errors and --help.  No browser opens the files here (Chromium is
+ * not installed on the test machines).
  */
 #include <check.h>
+#include <ctype.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "mt_test.h"
 #include "mt_test_trace.h"
+#include "../analyzer/mt_buf.h"
+#include "../analyzer/mt_error.h"
+#include "../analyzer/mt_proto.h"
 
 /* The summary line of the trace at path, parsed. */
 static json_object *summary_of(const char *path)
@@ -374,12 +384,14 @@ START_TEST(export_rejects_an_unknown_format)
 	char *path = mt_test_fixture("demo.jsonl");
 	mt_test_run_t r;
 
-	mt_test_memtrace_in(&r, NULL, "export", "pprof", path, NULL);
+	static const char want[] = "memtrace: unknown export format 'perfetto' "
+				   "(folded, speedscope, dhat or pprof)\n\n"
+				   "usage: memtrace export FORMAT TRACE";
+
+	mt_test_memtrace_in(&r, NULL, "export", "perfetto", path, NULL);
 	ck_assert_int_eq(r.status, 64);
 	ck_assert_uint_eq(r.out_len, 0);
-	ck_assert_msg(!strncmp(r.err, "memtrace: unknown export format 'pprof' "
-			       "(folded, speedscope or dhat)\n\nusage: memtrace "
-			       "export FORMAT TRACE", 96), "stderr: %s", r.err);
+	ck_assert_msg(!strncmp(r.err, want, strlen(want)), "stderr: %s", r.err);
 	mt_test_run_release(&r);
 	free(path);
 }
@@ -428,7 +440,8 @@ START_TEST(export_help_prints_the_usage)
 		ck_assert_int_eq(r.status, 0);
 		ck_assert_msg(!strncmp(r.out, "usage: memtrace export FORMAT TRACE", 35),
 			      "stdout: %s", r.out);
-		ck_assert(strstr(r.out, "speedscope") && strstr(r.out, "dhat"));
+		ck_assert(strstr(r.out, "speedscope") && strstr(r.out, "dhat") &&
+			  strstr(r.out, "pprof"));
 		ck_assert_uint_eq(r.err_len, 0);
 		mt_test_run_release(&r);
 	}
@@ -468,10 +481,10 @@ END_TEST
  * output, or the whole export. */
 START_TEST(export_survives_every_allocation_failure)
 {
-	static const char *const fmts[] = { "speedscope", "dhat" };
+	static const char *const fmts[] = { "speedscope", "dhat", "pprof" };
 	char *path = mt_test_fixture("report/app.jsonl");
 
-	for (size_t f = 0; f < 2; f++) {
+	for (size_t f = 0; f < sizeof(fmts) / sizeof(fmts[0]); f++) {
 		const char *args[] = { "export", fmts[f], path, NULL };
 		mt_test_run_t full, r;
 		int done = 0;
@@ -502,6 +515,386 @@ START_TEST(export_survives_every_allocation_failure)
 }
 END_TEST
 
+/* ---- pprof ---- */
+
+/* The n bytes at p, gunzipped (one gzip member, whole). */
+static mt_test_bytes_t gunzip(const char *p, size_t n)
+{
+	mt_test_bytes_t out = { 0 };
+	unsigned char chunk[4096];
+	z_stream z;
+	int zr;
+
+	memset(&z, 0, sizeof(z));
+	ck_assert_int_eq(inflateInit2(&z, 16 + MAX_WBITS), Z_OK);
+	z.next_in = (Bytef *)p;
+	z.avail_in = (uInt)n;
+	do {
+		z.next_out = chunk;
+		z.avail_out = sizeof(chunk);
+		zr = inflate(&z, Z_NO_FLUSH);
+		mt_quiet(zr == Z_OK || zr == Z_STREAM_END,
+			 "the export is no gzip stream: zlib says %d", zr);
+		mt_test_bytes_add(&out, chunk, sizeof(chunk) - z.avail_out);
+	} while (zr != Z_STREAM_END);
+	ck_assert_uint_eq(z.avail_in, 0);
+	inflateEnd(&z);
+	return out;
+}
+
+/* The bytes a golden .hex file spells: hex pairs, "text", # comments. */
+static mt_test_bytes_t read_hex(const char *name)
+{
+	char *path = mt_test_fixture(name);
+	size_t len;
+	char *text = mt_test_read(path, &len);
+	mt_test_bytes_t out = { 0 };
+
+	mt_quiet(text != NULL, "golden file %s is missing", path);
+	for (size_t i = 0; i < len;) {
+		if (text[i] == '#') {
+			while (i < len && text[i] != '\n')
+				i++;
+		} else if (isspace((unsigned char)text[i])) {
+			i++;
+		} else if (text[i] == '"') {
+			size_t end = i + 1;
+
+			while (end < len && text[end] != '"')
+				end++;
+			mt_quiet(end < len, "%s: a string never ends", path);
+			mt_test_bytes_add(&out, text + i + 1, end - i - 1);
+			i = end + 1;
+		} else {
+			unsigned int byte;
+			char pair[3] = { text[i], i + 1 < len ? text[i + 1] : 0, 0 };
+			unsigned char c;
+
+			mt_quiet(isxdigit((unsigned char)pair[0]) &&
+					 isxdigit((unsigned char)pair[1]) &&
+					 sscanf(pair, "%2x", &byte) == 1,
+				 "%s: '%s' is no hex byte", path, pair);
+			c = (unsigned char)byte;
+			mt_test_bytes_add(&out, &c, 1);
+			i += 2;
+		}
+	}
+	free(text);
+	free(path);
+	return out;
+}
+
+/* The first differing byte of two buffers, for a message. */
+static size_t first_difference(const char *a, size_t na, const char *b,
+			       size_t nb)
+{
+	size_t i = 0;
+
+	while (i < na && i < nb && a[i] == b[i])
+		i++;
+	return i;
+}
+
+static void assert_bytes_eq(const mt_test_bytes_t *got, const char *want,
+			    size_t nwant, const char *what)
+{
+	size_t at = first_difference(got->data, got->len, want, nwant);
+
+	mt_quiet(got->len == nwant && at == nwant,
+		 "%s: %zu bytes, want %zu; first difference at byte %zu "
+		 "(0x%02x, want 0x%02x)", what, got->len, nwant, at,
+		 at < got->len ? (unsigned char)got->data[at] : 0,
+		 at < nwant ? (unsigned char)want[at] : 0);
+}
+
+/* The protocol buffers documentation's own examples of the wire format,
+ * and what proto3 leaves out. */
+START_TEST(proto_encodes_the_wire_formats_examples)
+{
+	static const uint64_t packed[] = { 3, 270, 86942 };
+	mt_buf_t b = MT_BUF_INIT;
+	mt_test_bytes_t got;
+
+	ck_assert_int_eq(mt_proto_add_uint(&b, 1, 150), MT_OK);
+	ck_assert_int_eq(mt_proto_add_bytes(&b, 2, "testing", 7), MT_OK);
+	ck_assert_int_eq(mt_proto_add_packed(&b, 4, packed, 3), MT_OK);
+	ck_assert_int_eq(mt_proto_add_int(&b, 2, -2), MT_OK);
+	/* Defaults are not written: 0, false, an empty packed list. */
+	ck_assert_int_eq(mt_proto_add_uint(&b, 1, 0), MT_OK);
+	ck_assert_int_eq(mt_proto_add_int(&b, 1, 0), MT_OK);
+	ck_assert_int_eq(mt_proto_add_bool(&b, 7, 0), MT_OK);
+	ck_assert_int_eq(mt_proto_add_packed(&b, 4, packed, 0), MT_OK);
+	/* A field number past 15 takes a two-byte tag; an empty string is
+	 * still written. */
+	ck_assert_int_eq(mt_proto_add_bytes(&b, 16, "", 0), MT_OK);
+	ck_assert_int_eq(mt_proto_add_bool(&b, 7, 1), MT_OK);
+	got = (mt_test_bytes_t){ 0 };
+	mt_test_bytes_add(&got, b.data, b.len);
+	assert_bytes_eq(&got,
+			"\x08\x96\x01"
+			"\x12\x07testing"
+			"\x22\x06\x03\x8e\x02\x9e\xa7\x05"
+			"\x10\xfe\xff\xff\xff\xff\xff\xff\xff\xff\x01"
+			"\x82\x01\x00"
+			"\x38\x01",
+			36, "encoded fields");
+	free(got.data);
+	mt_buf_release(&b);
+}
+END_TEST
+
+/* Each string once, "" at 0, in the order first asked for. */
+START_TEST(proto_string_table_gives_each_string_one_index)
+{
+	mt_proto_strtab_t t;
+	mt_buf_t b = MT_BUF_INIT;
+	mt_test_bytes_t got = { 0 };
+	int64_t i;
+
+	ck_assert_int_eq(mt_proto_strtab_init(&t), MT_OK);
+	ck_assert_int_eq(mt_proto_strtab_index(&t, "main", 4, &i), MT_OK);
+	ck_assert_int_eq(i, 1);
+	ck_assert_int_eq(mt_proto_strtab_index(&t, "", 0, &i), MT_OK);
+	ck_assert_int_eq(i, 0);
+	ck_assert_int_eq(mt_proto_strtab_index(&t, "mainly", 4, &i), MT_OK);
+	ck_assert_int_eq(i, 1);
+	ck_assert_int_eq(mt_proto_strtab_index(&t, "x", 1, &i), MT_OK);
+	ck_assert_int_eq(i, 2);
+	ck_assert_int_eq(mt_proto_strtab_add(&b, 6, &t), MT_OK);
+	mt_test_bytes_add(&got, b.data, b.len);
+	assert_bytes_eq(&got, "\x32\x00\x32\x04main\x32\x01x", 11,
+			"string table");
+	free(got.data);
+	mt_buf_release(&b);
+	mt_proto_strtab_release(&t);
+}
+END_TEST
+
+/* `memtrace export pprof path`, exit 0, gunzipped. */
+static mt_test_bytes_t pprof_of(const char *path)
+{
+	mt_test_run_t r;
+	mt_test_bytes_t raw;
+
+	mt_test_memtrace_in(&r, NULL, "export", "pprof", path, NULL);
+	ck_assert_msg(r.status == 0, "export pprof %s: %d: %s", path, r.status,
+		      r.err);
+	raw = gunzip(r.out, r.out_len);
+	mt_test_run_release(&r);
+	return raw;
+}
+
+START_TEST(export_pprof_of_the_tiny_fixture_is_its_golden_bytes)
+{
+	char *path = mt_test_fixture("export/tiny.jsonl");
+	mt_test_bytes_t got = pprof_of(path), want = read_hex("export/tiny.pprof.hex");
+
+	assert_bytes_eq(&got, want.data, want.len, "export pprof tiny.jsonl");
+	free(want.data);
+	free(got.data);
+	free(path);
+}
+END_TEST
+
+/* `go tool pprof ARGS... file`, with a home and a build cache of its own
+ * in dir (go wants both writable); its output.  Fails when go is
+ * missing: `make deps` installs golang-go. */
+static void go_pprof(mt_test_run_t *r, const char *dir, const char *args,
+		     const char *file)
+{
+	char *home = mt_test_path(dir, "gohome");
+	char script[512];
+	char env0[4096], env1[4096];
+	char *env[] = { env0, env1, NULL };
+	char *argv[] = { "/bin/sh", "-c", script, "sh", (char *)file, NULL };
+
+	snprintf(script, sizeof(script),
+		 "command -v go >/dev/null || { echo 'go is missing: "
+		 "make deps installs golang-go' >&2; exit 127; }; "
+		 "exec go tool pprof -symbolize=none %s \"$1\"", args);
+	snprintf(env0, sizeof(env0), "HOME=%s", home);
+	snprintf(env1, sizeof(env1), "GOCACHE=%s/cache", home);
+	mt_test_run(r, argv, env);
+	ck_assert_msg(r->status == 0, "go tool pprof %s: %d: %s", args,
+		      r->status, r->err);
+	free(home);
+}
+
+/* The sums of the four values over the samples of `go tool pprof -raw`:
+ * the lines between the sample types' line and "Locations". */
+static void raw_sums(const char *raw, uint64_t sums[4])
+{
+	const char *p = strstr(raw, "\nSamples:\n");
+	int in = 0;
+
+	memset(sums, 0, 4 * sizeof(sums[0]));
+	mt_quiet(p != NULL, "no samples in pprof's output: %s", raw);
+	p = strchr(p + 1, '\n') + 1;
+	mt_quiet(!strncmp(p, "alloc_objects/count alloc_space/bytes "
+			  "inuse_objects/count inuse_space/bytes\n", 76),
+		 "sample types: %.80s", p);
+	for (p = strchr(p, '\n') + 1; *p && strncmp(p, "Locations", 9);
+	     p = strchr(p, '\n') + 1) {
+		uintmax_t v[4];
+
+		mt_quiet(sscanf(p, "%ju %ju %ju %ju:", &v[0], &v[1], &v[2],
+				&v[3]) == 4,
+			 "no sample line: %.80s", p);
+		for (int i = 0; i < 4; i++)
+			sums[i] += v[i];
+		in++;
+	}
+	mt_quiet(in > 0, "pprof read no sample");
+}
+
+/* Export path as pprof, read it back with go tool pprof -raw: its
+ * totals are the summary's.  The raw text is returned for more checks. */
+static char *assert_pprof_totals(const char *path)
+{
+	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "p.pb.gz");
+	json_object *sum = summary_of(path);
+	mt_test_run_t e, g;
+	uint64_t sums[4];
+	char *raw;
+
+	mt_test_memtrace_in(&e, NULL, "export", "pprof", path, "-o", out, NULL);
+	ck_assert_msg(e.status == 0, "export pprof %s: %d: %s", path,
+		      e.status, e.err);
+	go_pprof(&g, dir, "-raw", out);
+	raw_sums(g.out, sums);
+	ck_assert_uint_eq(sums[0], mt_test_json_u64(sum, "allocations"));
+	ck_assert_uint_eq(sums[1], mt_test_json_u64(sum, "bytes_allocated"));
+	ck_assert_uint_eq(sums[2], mt_test_json_u64(sum, "live_allocations"));
+	ck_assert_uint_eq(sums[3], mt_test_json_u64(sum, "live_bytes"));
+	raw = strdup(g.out);
+	mt_test_run_release(&g);
+	mt_test_run_release(&e);
+	json_object_put(sum);
+	mt_test_rmdir(dir);
+	free(out);
+	free(dir);
+	return raw;
+}
+
+START_TEST(export_pprof_read_by_go_tool_pprof_has_the_summary_totals)
+{
+	static const char *const names[] = { "demo.jsonl", "report/app.jsonl",
+					     "report/realloc.jsonl",
+					     "export/tiny.jsonl" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char *path = mt_test_fixture(names[i]);
+
+		free(assert_pprof_totals(path));
+		free(path);
+	}
+}
+END_TEST
+
+/* `-top -sample_index=alloc_space` ranks functions by bytes: app.jsonl's
+ * handle_request (calloc 4000, resized to 6000, and 2048 more) first, and
+ * the stack without frames is "[no stack]". */
+START_TEST(export_pprof_top_ranks_functions_by_the_chosen_sample_type)
+{
+	char *path = mt_test_fixture("report/app.jsonl");
+	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "p.pb.gz");
+	mt_test_run_t e, g;
+	const char *line;
+
+	mt_test_memtrace_in(&e, NULL, "export", "pprof", path, "-o", out, NULL);
+	ck_assert_int_eq(e.status, 0);
+	go_pprof(&g, dir, "-top -sample_index=alloc_space", out);
+	ck_assert_msg(strstr(g.out, "of 13972B total") ||
+			      strstr(g.out, "of 13.64kB total"),
+		      "total: %s", g.out);
+	line = strstr(g.out, "flat%");
+	ck_assert_msg(line != NULL, "no table: %s", g.out);
+	line = strchr(line, '\n') + 1;
+	ck_assert_msg(strstr(line, "handle_request") &&
+			      strstr(line, "handle_request") < strchr(line, '\n'),
+		      "first row: %s", line);
+	mt_test_run_release(&g);
+	go_pprof(&g, dir, "-top -sample_index=inuse_space", out);
+	ck_assert_msg(strstr(g.out, "of 2808B total") ||
+			      strstr(g.out, "of 2.74kB total"),
+		      "in use: %s", g.out);
+	mt_test_run_release(&g);
+	mt_test_run_release(&e);
+	mt_test_rmdir(dir);
+	free(out);
+	free(dir);
+	free(path);
+}
+END_TEST
+
+/* A real C++ program's trace: totals, names demangled as the other
+ * exports name them, file:line from libdw, mappings with the modules. */
+START_TEST(export_pprof_of_a_real_cxx_program_names_its_frames)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl.zst");
+	char *prog = mt_test_workload("wl_cxx_names");
+	char *argv[] = { prog, NULL };
+	mt_test_run_t r;
+	const char *first;
+	char *raw;
+
+	mt_test_run_traced(&r, argv, trace, NULL);
+	ck_assert_msg(r.status == 0, "wl_cxx_names ended with %d: %s", r.status,
+		      r.err);
+	raw = assert_pprof_totals(trace);
+	ck_assert_msg(strstr(raw, " operator new(unsigned long) ") != NULL,
+		      "operator new is not demangled: %s", raw);
+	ck_assert_msg(strstr(raw, " app::make_widget(int) /") &&
+			      strstr(raw, "wl_cxx_names.cpp:18"),
+		      "no app::make_widget(int) at wl_cxx_names.cpp:18: %s", raw);
+	ck_assert_msg(strstr(raw, "/wl_cxx_names  [FN][FL][LN]") != NULL,
+		      "no mapping of the program with lines: %s", raw);
+	first = strstr(raw, "\nMappings\n1: ");
+	ck_assert_msg(first != NULL, "no mappings: %s", raw);
+	first += strlen("\nMappings\n");
+	ck_assert_msg(strstr(first, "/wl_cxx_names ") &&
+			      strstr(first, "/wl_cxx_names ") < strchr(first, '\n'),
+		      "the program is not the first mapping: %s", raw);
+	free(raw);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(prog);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+/* A missing trace (3) and one that is not evidence (2): the export's own
+ * errors, and no output file, not even an empty one. */
+START_TEST(export_pprof_of_a_missing_or_corrupt_trace_writes_nothing)
+{
+	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "p.pb.gz");
+	char *missing = mt_test_path(dir, "nothing.jsonl");
+	mt_test_file_t bad;
+	mt_test_run_t r;
+
+	mt_test_memtrace_in(&r, NULL, "export", "pprof", missing, "-o", out, NULL);
+	ck_assert_int_eq(r.status, 3);
+	ck_assert_msg(strstr(r.err, "memtrace: cannot read '") &&
+			      strstr(r.err, "No such file or directory"),
+		      "stderr: %s", r.err);
+	ck_assert(!mt_test_exists(out));
+	mt_test_run_release(&r);
+	mt_test_file_write(&bad, "not a trace\n", 12);
+	mt_test_memtrace_in(&r, NULL, "export", "pprof", bad.path, "-o", out, NULL);
+	ck_assert_int_eq(r.status, 2);
+	ck_assert(strstr(r.err, "is not valid memtrace evidence") != NULL);
+	ck_assert(!mt_test_exists(out));
+	ck_assert_uint_eq(r.out_len, 0);
+	mt_test_run_release(&r);
+	mt_test_file_done(&bad);
+	free(missing);
+	free(out);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *mt_suite_export(void)
 {
 	Suite *s = suite_create("export");
@@ -519,6 +912,13 @@ Suite *mt_suite_export(void)
 	tcase_add_test(tc, export_help_prints_the_usage);
 	tcase_add_test(tc, export_writes_its_output_file_and_refuses_what_is_not_evidence);
 	tcase_add_test(tc, export_survives_every_allocation_failure);
+	tcase_add_test(tc, proto_encodes_the_wire_formats_examples);
+	tcase_add_test(tc, proto_string_table_gives_each_string_one_index);
+	tcase_add_test(tc, export_pprof_of_the_tiny_fixture_is_its_golden_bytes);
+	tcase_add_test(tc, export_pprof_read_by_go_tool_pprof_has_the_summary_totals);
+	tcase_add_test(tc, export_pprof_top_ranks_functions_by_the_chosen_sample_type);
+	tcase_add_test(tc, export_pprof_of_a_real_cxx_program_names_its_frames);
+	tcase_add_test(tc, export_pprof_of_a_missing_or_corrupt_trace_writes_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

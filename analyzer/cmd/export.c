@@ -1,9 +1,9 @@
 /*
  * export: `memtrace export FORMAT TRACE [--strict] [-o FILE]`, the trace's
  * sites in a format another tool opens (mt_export): folded stacks,
- * speedscope's JSON, DHAT's JSON.  It must export only a trace that is
- * evidence, write the output whole or not at all, and keep `folded` the
- * flame graph's own code path.
+ * speedscope's JSON, DHAT's JSON, pprof's gzip-compressed profile.proto.
+ * It must export only a trace that is evidence, write the output whole or
+ * not at all, and keep `folded` the flame graph's own code path.
  */
 #include <string.h>
 
@@ -21,6 +21,9 @@ static const char usage[] =
 	"              (https://www.speedscope.app, `npx speedscope FILE`)\n"
 	"  dhat        DHAT's JSON, version 2 (Valgrind's dh_view.html, the\n"
 	"              Firefox Profiler)\n"
+	"  pprof       pprof's profile.proto, gzip-compressed: allocations,\n"
+	"              bytes allocated, and what is live at the end\n"
+	"              (`go tool pprof -http=: FILE`, Pyroscope, Parca)\n"
 	"\n"
 	"  --strict             exit 1 when the trace is not complete\n"
 	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
@@ -97,7 +100,7 @@ static int run(int argc, char **argv)
 		if (mt_export_format_parse(argv[at], &e.format))
 			return mt_cmd_usage_error(usage,
 						  "unknown export format '%s' "
-						  "(folded, speedscope or dhat)",
+						  "(folded, speedscope, dhat or pprof)",
 						  argv[at]);
 	}
 	for (int i = 0; i < argc; i++)
@@ -109,7 +112,7 @@ static int run(int argc, char **argv)
 const mt_cmd_t mt_cmd_export = {
 	.name = "export",
 	.synopsis = "export FORMAT TRACE",
-	.summary = "the sites for speedscope, DHAT's viewer, flame graphs",
+	.summary = "the sites for speedscope, DHAT's viewer, pprof, flame graphs",
 	.usage = usage,
 	.run = run,
 };
