@@ -85,6 +85,8 @@ static void frames_init(frames_t *t, const mt_heap_t *h,
 	t->h = h;
 	t->fmt = fmt;
 	mt_srcline_init(&t->lines);
+	/* A speedscope or DHAT frame is one name at one line. */
+	t->lines.inlines = 0;
 	mt_map_init(&t->index, sizeof(uint64_t));
 	mt_map_init(&t->by_text, sizeof(struct entry_pos));
 	mt_buf_init(&t->entry, 0);

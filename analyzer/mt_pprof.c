@@ -47,6 +47,7 @@ enum {
 	MAPPING_HAS_FUNCTIONS = 7,
 	MAPPING_HAS_FILENAMES = 8,
 	MAPPING_HAS_LINE_NUMBERS = 9,
+	MAPPING_HAS_INLINE_FRAMES = 10,
 	LOCATION_ID = 1,
 	LOCATION_MAPPING_ID = 2,
 	LOCATION_ADDRESS = 3,
@@ -83,7 +84,7 @@ typedef struct {
 	const char *path; /* the trace's, alive with the heap */
 	uint64_t start, limit;
 	int64_t filename;
-	int has_lines;
+	int has_lines, has_inlines;
 	uint64_t roots; /* allocations of whole stacks that start here */
 } mapping_t;
 
@@ -194,7 +195,7 @@ cleanup:
 /* The id of frame f's mapping, its module at the load address the frame
  * implies, or 0 when the frame names no module. */
 static int mapping_id(pprof_t *t, const mt_frame_t *f, int has_line,
-		      uint64_t *out)
+		      int has_inlines, uint64_t *out)
 {
 	uint64_t start, hash;
 	keyed_t *found;
@@ -225,7 +226,7 @@ static int mapping_id(pprof_t *t, const mt_frame_t *f, int has_line,
 		t->maps_cap = cap;
 	}
 	mp = &t->maps[t->nmaps];
-	*mp = (mapping_t){ f->module, start, start, 0, 0, 0 };
+	*mp = (mapping_t){ f->module, start, start, 0, 0, 0, 0 };
 	if ((rc = intern(t, f->module, &mp->filename)) ||
 	    (rc = mt_map_upsert(&t->map_of, hash, &v, NULL)))
 		return rc;
@@ -234,26 +235,69 @@ found:
 	if (f->ip >= mp->limit)
 		mp->limit = f->ip + 1;
 	mp->has_lines |= has_line;
+	mp->has_inlines |= has_inlines;
 	*out = (uint64_t)(mp - t->maps) + 1;
 	return MT_OK;
 }
 
-/* Write a Location: id, mapping, address, one line of function fn. */
+/* A Location's Line: a function, and a line number (0: unknown). */
+typedef struct {
+	uint64_t fn, line;
+} line_t;
+
+/* Write a Location: id, mapping, address, its n lines, the innermost
+ * (inlined) function first. */
 static int add_location(pprof_t *t, uint64_t id, uint64_t mapping,
-			uint64_t address, uint64_t fn, uint64_t line)
+			uint64_t address, const line_t *lines, size_t n)
 {
 	mt_buf_t *m = &t->msg, *l = &t->line;
 	int rc;
 
 	mt_buf_reset(m);
-	mt_buf_reset(l);
-	ADD(mt_proto_add_uint(l, LINE_FUNCTION_ID, fn));
-	ADD(mt_proto_add_int(l, LINE_LINE, (int64_t)line));
 	ADD(mt_proto_add_uint(m, LOCATION_ID, id));
 	ADD(mt_proto_add_uint(m, LOCATION_MAPPING_ID, mapping));
 	ADD(mt_proto_add_uint(m, LOCATION_ADDRESS, address));
-	ADD(mt_proto_add_bytes(m, LOCATION_LINE, l->data ? l->data : "", l->len));
+	for (size_t i = 0; i < n; i++) {
+		mt_buf_reset(l);
+		ADD(mt_proto_add_uint(l, LINE_FUNCTION_ID, lines[i].fn));
+		ADD(mt_proto_add_int(l, LINE_LINE, (int64_t)lines[i].line));
+		ADD(mt_proto_add_bytes(m, LOCATION_LINE, l->data ? l->data : "",
+				       l->len));
+	}
 	rc = mt_proto_add_bytes(&t->locs, PROFILE_LOCATION, m->data, m->len);
+cleanup:
+	return rc;
+}
+
+/*
+ * A location's lines, innermost first: each call inlined at the frame
+ * (mt_srcline unfolds them), at the line where the next one inside it is
+ * (the frame's own line for the innermost), then the function the frame
+ * is in, named as the flame graph names it, at the call site of the
+ * outermost inlined call.  Without inlined calls, that last one alone at
+ * the frame's line.  lines has room for loc's ninlined + 1.
+ */
+static int location_lines(pprof_t *t, const mt_srcline_loc_t *loc,
+			  line_t *lines, size_t *n)
+{
+	const char *file = loc->file;
+	uint64_t line = loc->file ? loc->line : 0;
+	size_t k = 0;
+	int rc;
+
+	for (size_t i = 0; i < loc->ninlined; i++) {
+		const mt_srcline_inline_t *in = &loc->inlined[i];
+		const char *name = in->function ? in->function : "??";
+
+		ADD(function_id(t, name, strlen(name), file, &lines[k].fn));
+		lines[k++].line = line;
+		file = in->call_file;
+		line = in->call_file ? in->call_line : 0;
+	}
+	ADD(function_id(t, t->name.data ? t->name.data : "", t->name.len, file,
+			&lines[k].fn));
+	lines[k++].line = line;
+	*n = k;
 cleanup:
 	return rc;
 }
@@ -262,8 +306,10 @@ cleanup:
 static int location_id(pprof_t *t, uint64_t id, uint64_t *out)
 {
 	const mt_frame_t *f = mt_map_find(&t->h->frames, id);
-	uint64_t *found = mt_map_find(&t->loc_of, id), fn, mapping;
+	uint64_t *found = mt_map_find(&t->loc_of, id), mapping;
 	mt_srcline_loc_t loc = { 0 };
+	line_t *lines = NULL;
+	size_t n = 0;
 	void *v;
 	int rc;
 
@@ -278,14 +324,18 @@ static int location_id(pprof_t *t, uint64_t id, uint64_t *out)
 	} else {
 		ADD(mt_buf_add_str(&t->name, "?"));
 	}
-	ADD(function_id(t, t->name.data ? t->name.data : "", t->name.len,
-			loc.file, &fn));
-	ADD(mapping_id(t, f, loc.file != NULL, &mapping));
+	lines = mt_mem_malloc((loc.ninlined + 1) * sizeof(*lines));
+	if (!lines) {
+		rc = MT_ENOMEM;
+		goto cleanup;
+	}
+	ADD(location_lines(t, &loc, lines, &n));
+	ADD(mapping_id(t, f, loc.file != NULL, loc.ninlined != 0, &mapping));
 	ADD(mt_map_upsert(&t->loc_of, id, &v, NULL));
 	*out = *(uint64_t *)v = ++t->nlocs;
-	rc = add_location(t, *out, mapping, f ? f->ip : 0, fn,
-			  loc.file ? loc.line : 0);
+	rc = add_location(t, *out, mapping, f ? f->ip : 0, lines, n);
 cleanup:
+	mt_mem_free(lines);
 	return rc;
 }
 
@@ -294,12 +344,12 @@ cleanup:
 static int pseudo_id(pprof_t *t, uint64_t *slot, const char *name,
 		     uint64_t *out)
 {
-	uint64_t fn;
+	line_t line = { 0, 0 };
 	int rc;
 
 	if (!*slot) {
-		if ((rc = function_id(t, name, strlen(name), NULL, &fn)) ||
-		    (rc = add_location(t, t->nlocs + 1, 0, 0, fn, 0)))
+		if ((rc = function_id(t, name, strlen(name), NULL, &line.fn)) ||
+		    (rc = add_location(t, t->nlocs + 1, 0, 0, &line, 1)))
 			return rc;
 		*slot = ++t->nlocs;
 	}
@@ -340,7 +390,7 @@ static int add_sample(pprof_t *t, const mt_analysis_t *a,
 		 * _start, in the main binary, for most of them (ld.so's for
 		 * the constructors of libraries, libc's for threads). */
 		ADD(mapping_id(t, mt_map_find(&t->h->frames, st->frames[n - 1]),
-			       0, &root));
+			       0, 0, &root));
 		if (root)
 			t->maps[root - 1].roots += 1 + s->site->allocations;
 	}
@@ -389,7 +439,8 @@ static int add_mappings(pprof_t *t, mt_buf_t *out)
 		     * flame graph's MODULE+0xOFFSET. */
 		    (rc = mt_proto_add_bool(m, MAPPING_HAS_FUNCTIONS, 1)) ||
 		    (rc = mt_proto_add_bool(m, MAPPING_HAS_FILENAMES, mp->has_lines)) ||
-		    (rc = mt_proto_add_bool(m, MAPPING_HAS_LINE_NUMBERS, mp->has_lines)))
+		    (rc = mt_proto_add_bool(m, MAPPING_HAS_LINE_NUMBERS, mp->has_lines)) ||
+		    (rc = mt_proto_add_bool(m, MAPPING_HAS_INLINE_FRAMES, mp->has_inlines)))
 			break;
 		rc = mt_proto_add_bytes(out, PROFILE_MAPPING, m->data, m->len);
 	}

@@ -17,14 +17,18 @@
  *                 address, its mapping, one line: the function named as
  *                 the flame graph names it (mt_flame_add_frame(): the
  *                 demangled symbol when one contains the call, else
- *                 MODULE+0xOFFSET) with libdw's file and line.  A site
- *                 without a stack is the one location "[no stack]"; a
- *                 stack cut at the depth limit ends with "[truncated]",
- *                 as in the other exports.  Inlined calls are not
- *                 unfolded (mt_srcline gives one line a frame).
+ *                 MODULE+0xOFFSET) with libdw's file and line.  Calls
+ *                 inlined at the frame (mt_srcline's inlines) come first
+ *                 as lines of their own, innermost first, each at the
+ *                 line where it is, the frame's function last at the
+ *                 outermost call's site.  A site without a stack is the
+ *                 one location "[no stack]"; a stack cut at the depth
+ *                 limit ends with "[truncated]", as in the other
+ *                 exports.
  *   mappings      one per module and load address (ip - module_offset):
  *                 its path, from its load address to past its highest
- *                 frame, file offset 0; first the module where the
+ *                 frame, file offset 0, has_inline_frames when a
+ *                 location has inlined lines; first the module where the
  *                 whole stacks of most allocations start (_start's), as
  *                 the main binary.  The trace records no build id,
  *                 so a mapping has none.

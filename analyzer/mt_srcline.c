@@ -6,6 +6,7 @@
  */
 #include "mt_srcline.h"
 
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -427,6 +428,7 @@ static const sym_t *module_symbol(const struct mt_srcline_module *m,
 void mt_srcline_init(mt_srcline_t *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->inlines = 1;
 	mt_map_init(&s->by_hash, sizeof(size_t));
 	mt_map_init(&s->frames, sizeof(mt_srcline_loc_t));
 }
@@ -468,11 +470,10 @@ static int own(mt_srcline_t *s, char *str)
 }
 
 /* file as a path from /: DWARF names a file relative to its unit's
- * directory, and a report is read from anywhere. */
-static int absolute(mt_srcline_t *s, Dwfl_Line *line, const char *file,
-		    const char **out)
+ * directory, dir, and a report is read from anywhere. */
+static int absolute_in(mt_srcline_t *s, const char *dir, const char *file,
+		       const char **out)
 {
-	const char *dir = dwfl_line_comp_dir(line);
 	size_t dlen, flen;
 	char *joined;
 
@@ -489,6 +490,105 @@ static int absolute(mt_srcline_t *s, Dwfl_Line *line, const char *file,
 	memcpy(joined + dlen + 1, file, flen + 1);
 	*out = joined;
 	return own(s, joined);
+}
+
+static int absolute(mt_srcline_t *s, Dwfl_Line *line, const char *file,
+		    const char **out)
+{
+	return absolute_in(s, dwfl_line_comp_dir(line), file, out);
+}
+
+static int demangle(mt_srcline_t *s, const char **name);
+
+/* The name of an inlined call's function: its linkage name demangled (a
+ * C++ function's full name), else its DW_AT_name, through the abstract
+ * origin where the names are. */
+static int inline_name(mt_srcline_t *s, Dwarf_Die *die, const char **out)
+{
+	static const int attrs[] = { DW_AT_linkage_name, DW_AT_MIPS_linkage_name,
+				     DW_AT_name };
+	Dwarf_Attribute attr;
+
+	*out = NULL;
+	for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++) {
+		const char *name = dwarf_formstring(
+			dwarf_attr_integrate(die, attrs[i], &attr));
+
+		if (name && *name) {
+			*out = name;
+			return demangle(s, out);
+		}
+	}
+	return MT_OK;
+}
+
+/*
+ * The calls inlined at call (libdw's address): the inlined_subroutine
+ * scopes around it, innermost first, up to the function they are in.
+ * libdw's scope array is malloc()ed by libdw, and freed here.
+ */
+static int unfold_inlines(mt_srcline_t *s, struct mt_srcline_module *m,
+			  Dwarf_Addr call, mt_srcline_loc_t *loc)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, call, &bias);
+	Dwarf_Die *scopes = NULL;
+	Dwarf_Files *files = NULL;
+	Dwarf_Attribute attr;
+	mt_srcline_inline_t *chain;
+	const char *dir;
+	size_t nfiles = 0, k = 0;
+	int n, rc = MT_OK;
+
+	if (!cu || (n = dwarf_getscopes(cu, call - bias, &scopes)) <= 0) {
+		free(scopes);
+		return MT_OK;
+	}
+	while (k < (size_t)n && dwarf_tag(&scopes[k]) != DW_TAG_subprogram)
+		k++;
+	chain = NULL;
+	for (size_t i = 0, j = 0; i < k; i++) {
+		Dwarf_Word file = 0, line = 0;
+		const char *name;
+
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		if (!chain) {
+			size_t count = 0;
+
+			for (size_t c = i; c < k; c++)
+				count += dwarf_tag(&scopes[c]) ==
+					 DW_TAG_inlined_subroutine;
+			chain = mt_mem_calloc(count, sizeof(*chain));
+			if (!chain || (rc = own(s, (char *)chain))) {
+				rc = MT_ENOMEM;
+				goto cleanup;
+			}
+			loc->inlined = chain;
+			loc->ninlined = count;
+			if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+				files = NULL;
+		}
+		if ((rc = inline_name(s, &scopes[i], &name)))
+			goto cleanup;
+		chain[j].function = name;
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr),
+				    &line) == 0)
+			chain[j].call_line = line;
+		if (files &&
+		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr),
+				    &file) == 0 &&
+		    file < nfiles && (name = dwarf_filesrc(files, file, NULL, NULL)) &&
+		    *name) {
+			dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+			if ((rc = absolute_in(s, dir, name, &chain[j].call_file)))
+				goto cleanup;
+		}
+		j++;
+	}
+cleanup:
+	free(scopes);
+	return rc;
 }
 
 /*
@@ -547,10 +647,11 @@ static int lookup(mt_srcline_t *s, struct mt_srcline_module *m,
 
 		if (file && *file && lineno > 0) {
 			loc->line = (uint64_t)lineno;
-			return absolute(s, line, file, &loc->file);
+			if (absolute(s, line, file, &loc->file))
+				return MT_ENOMEM;
 		}
 	}
-	return MT_OK;
+	return s->inlines ? unfold_inlines(s, m, call, loc) : MT_OK;
 }
 
 /* The function as a person writes it: a C++ name demangled, once a frame
@@ -619,6 +720,32 @@ int mt_srcline_add_clean(mt_buf_t *b, const char *s)
 	return MT_OK;
 }
 
+/* "NAME at FILE:LINE, inlined into " for each call inlined at the frame,
+ * innermost first; then *file and *line are where the frame's own
+ * function called the outermost. */
+static int add_inlined(mt_buf_t *b, const mt_srcline_loc_t *loc,
+		       const char **file, uint64_t *line)
+{
+	int rc = MT_OK;
+
+	*file = loc->file;
+	*line = loc->line;
+	for (size_t i = 0; !rc && i < loc->ninlined; i++) {
+		const mt_srcline_inline_t *in = &loc->inlined[i];
+
+		rc = mt_srcline_add_clean(b, in->function ? in->function : "??");
+		if (!rc && *file && !(rc = mt_buf_add_str(b, " at ")) &&
+		    !(rc = mt_srcline_add_clean(b, *file)) &&
+		    !(rc = mt_buf_add_str(b, ":")))
+			rc = mt_buf_add_u64(b, *line);
+		if (!rc)
+			rc = mt_buf_add_str(b, ", inlined into ");
+		*file = in->call_file;
+		*line = in->call_line;
+	}
+	return rc;
+}
+
 int mt_srcline_add_frame(mt_buf_t *b, mt_srcline_t *s, uint64_t frame_id,
 			 const mt_frame_t *f)
 {
@@ -629,6 +756,11 @@ int mt_srcline_add_frame(mt_buf_t *b, mt_srcline_t *s, uint64_t frame_id,
 
 	if ((rc = mt_srcline_resolve(s, frame_id, f, &loc)))
 		return rc;
+	if (loc.ninlined &&
+	    (rc = add_inlined(b, &loc, &loc.file, &loc.line))) {
+		mt_buf_truncate(b, mark);
+		return rc;
+	}
 	if (loc.function) {
 		rc = mt_srcline_add_clean(b, loc.function);
 		if (!rc && loc.has_offset && !loc.file &&

@@ -18,7 +18,9 @@
  * libdw reads a module's symbols and none contains it, the trace's own
  * symbol (older traces carry the nearest one below, far away in a
  * stripped module) is dropped and the frame shows as "0xOFFSET in
- * MODULE".  Inlined calls are not unfolded: a frame is one line.
+ * MODULE".  Inlined calls are unfolded (unless inlines is cleared):
+ * DWARF's inlined_subroutine scopes at the call, each with its function
+ * (the linkage name demangled, else DW_AT_name) and its call site.
  *
  * Each module is opened once and kept open (libdw's strings point into
  * it), each frame resolved once.  A module that is gone, is not a regular
@@ -40,6 +42,14 @@
 #include "mt_heap.h"
 #include "mt_map.h"
 
+/* A call inlined where a frame is: the inlined function, and where its
+ * caller (the next one out) called it. */
+typedef struct {
+	const char *function; /* demangled; NULL when DWARF names none */
+	const char *call_file; /* from /; NULL when unknown */
+	uint64_t call_line;   /* 0 when unknown */
+} mt_srcline_inline_t;
+
 typedef struct {
 	const char *function; /* the module's symbol, else the trace's,
 			       * demangled; or NULL */
@@ -47,6 +57,12 @@ typedef struct {
 	int has_offset;
 	const char *file;     /* the source file, from /; NULL when no line is known */
 	uint64_t line;
+	/* With mt_srcline_t.inlines set: the calls inlined at the frame,
+	 * innermost first.  file:line is then inside inlined[0].function;
+	 * inlined[i] was called at inlined[i].call_file:call_line from
+	 * inlined[i + 1].function, the last one from function. */
+	const mt_srcline_inline_t *inlined;
+	size_t ninlined;
 } mt_srcline_loc_t;
 
 struct mt_srcline_module; /* private */
@@ -62,6 +78,11 @@ typedef struct {
 	 * caller that prints function names alone (`flamegraph`) spares
 	 * itself reading, and inflating, every module's DWARF lines. */
 	int names_only;
+	/* Unfold the calls inlined at each frame (mt_srcline_loc_t.inlined),
+	 * from DWARF's inlined_subroutine scopes: set by init; a caller
+	 * that shows no inlined call clears it after init and spares
+	 * itself a walk of each frame's unit (never done with names_only). */
+	int inlines;
 } mt_srcline_t;
 
 void mt_srcline_init(mt_srcline_t *s);
@@ -73,7 +94,9 @@ int mt_srcline_resolve(mt_srcline_t *s, uint64_t frame_id,
 
 /*
  * Append frame f for a person: "function at file:line in module" when
- * its line is known, else "function+0xoffset in module", and when even
+ * its line is known, each call inlined there first as "name at
+ * file:line, inlined into " (then function's line is the call site of
+ * the outermost), else "function+0xoffset in module", and when even
  * the function is unknown "0xoffset in module" (the offset in the module)
  * or the bare ip "0x...".  Control bytes in the trace's strings become '?'.
  */

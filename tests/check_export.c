@@ -864,6 +864,63 @@ START_TEST(export_pprof_of_a_real_cxx_program_names_its_frames)
 }
 END_TEST
 
+/* The line of the source file (under the source tree) holding marker. */
+static unsigned source_line_of(const char *rel, const char *marker)
+{
+	char *path = mt_test_path(mt_test_source_dir(), rel);
+	char *text = mt_test_read(path, NULL), *at;
+	unsigned line = 1;
+
+	mt_quiet(text != NULL, "cannot read %s", path);
+	at = strstr(text, marker);
+	mt_quiet(at != NULL, "no %s in %s", marker, path);
+	for (const char *p = text; p < at; p++)
+		line += *p == '\n';
+	free(text);
+	free(path);
+	return line;
+}
+
+/* wl_inline's malloc is in app::dup_line(), always inlined into main:
+ * its location has two lines, the inlined function at the malloc's line,
+ * then main at the line that calls it, and the mapping says it has
+ * inline frames. */
+START_TEST(export_pprof_unfolds_inlined_calls_into_lines_of_one_location)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_inline");
+	char *argv[] = { prog, NULL };
+	unsigned malloc_line = source_line_of("tests/workloads/wl_inline.cpp",
+					      "WL_INLINE_MALLOC");
+	unsigned call_line = source_line_of("tests/workloads/wl_inline.cpp",
+					    "WL_INLINE_CALL");
+	char want[512];
+	mt_test_run_t r;
+	char *raw;
+
+	mt_test_run_traced(&r, argv, trace, NULL);
+	ck_assert_msg(r.status == 0, "wl_inline ended with %d: %s", r.status,
+		      r.err);
+	raw = assert_pprof_totals(trace);
+	/* -raw prints a location's further lines on lines of their own. */
+	snprintf(want, sizeof(want),
+		 " app::dup_line(char const*) %s/tests/workloads/wl_inline.cpp:%u s=0\n"
+		 "             main %s/tests/workloads/wl_inline.cpp:%u s=0\n",
+		 mt_test_source_dir(), malloc_line, mt_test_source_dir(),
+		 call_line);
+	ck_assert_msg(strstr(raw, want) != NULL, "no location\n%swithin:\n%s",
+		      want, raw);
+	ck_assert_msg(strstr(raw, "/wl_inline  [FN][FL][LN][IN]") != NULL,
+		      "the program's mapping has no inline frames: %s", raw);
+	free(raw);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(prog);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
 /* A missing trace (3) and one that is not evidence (2): the export's own
  * errors, and no output file, not even an empty one. */
 START_TEST(export_pprof_of_a_missing_or_corrupt_trace_writes_nothing)
@@ -918,6 +975,7 @@ Suite *mt_suite_export(void)
 	tcase_add_test(tc, export_pprof_read_by_go_tool_pprof_has_the_summary_totals);
 	tcase_add_test(tc, export_pprof_top_ranks_functions_by_the_chosen_sample_type);
 	tcase_add_test(tc, export_pprof_of_a_real_cxx_program_names_its_frames);
+	tcase_add_test(tc, export_pprof_unfolds_inlined_calls_into_lines_of_one_location);
 	tcase_add_test(tc, export_pprof_of_a_missing_or_corrupt_trace_writes_nothing);
 	suite_add_tcase(s, tc);
 	return s;

@@ -902,6 +902,33 @@ START_TEST(report_demangles_cxx_names)
 }
 END_TEST
 
+/* wl_inline's malloc (line 19) is in app::dup_line(), always inlined
+ * into main: the frame shows the inlined call at its line, then main at
+ * the line that calls it (30), not "main at" the malloc's line. */
+START_TEST(report_shows_an_inlined_call_with_its_call_site)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_inline");
+	mt_test_run_t r;
+
+	trace_program(prog, trace);
+	mt_test_memtrace_in(&r, NULL, "report", trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet(line_with(r.out, "       app::dup_line(char const*) at ",
+			   "/tests/workloads/wl_inline.cpp:19, inlined into "
+			   "main at "),
+		 "no inlined app::dup_line in:\n%.3000s", r.out);
+	mt_quiet(line_with(r.out, ", inlined into main at ",
+			   "/tests/workloads/wl_inline.cpp:30 in /"),
+		 "no call site of app::dup_line in:\n%.3000s", r.out);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(prog);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
 START_TEST(flamegraph_demangles_cxx_names)
 {
 	char *dir = mt_test_tmpdir(), *trace = trace_cxx_names(dir);
@@ -2074,6 +2101,7 @@ Suite *mt_suite_report(void)
 	tcase_add_test(report, report_falls_back_when_the_module_is_gone);
 	tcase_add_test(report, report_falls_back_when_the_module_is_stripped);
 	tcase_add_test(report, report_demangles_cxx_names);
+	tcase_add_test(report, report_shows_an_inlined_call_with_its_call_site);
 	tcase_add_test(report, trace_names_no_symbol_that_ends_before_the_frame);
 	tcase_add_test(report, report_names_a_static_function_of_a_stripped_library_by_address);
 	tcase_add_test(report, report_drops_a_trace_symbol_that_ends_before_the_frame);
