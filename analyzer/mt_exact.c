@@ -373,7 +373,7 @@ exact_match(mt_parser_t *p, const char *line, mt_event_t *ev, size_t *len)
 	/* Every field by name: a compound literal or memset() of the whole
 	 * event compiles to rep stos, which cost a sixth of this function.
 	 * The assertion catches a field added to mt_event_t but not here. */
-	_Static_assert(sizeof(mt_event_t) == 232,
+	_Static_assert(sizeof(mt_event_t) == 248,
 		       "mt_exact_parse() sets every field of mt_event_t");
 	ev->kind = (mt_kind_t)kind;
 	ev->ptr = ev->new_ptr = ev->size = ev->align = ev->stack = 0;
@@ -382,6 +382,8 @@ exact_match(mt_parser_t *p, const char *line, mt_event_t *ev, size_t *len)
 	ev->stack_id = ev->dropped = ev->stack_depth = ev->sample_bytes = 0;
 	ev->symbol = ev->module = ev->name = ev->reason = NULL;
 	ev->symbol_len = ev->module_len = ev->name_len = ev->reason_len = 0;
+	ev->build_id = NULL;
+	ev->build_id_len = 0;
 	ev->frames = NULL;
 	ev->nframes = 0;
 	/* Nearly always allocator 0. */

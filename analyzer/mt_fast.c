@@ -75,6 +75,7 @@ static int key_field(const char *k, size_t n)
 	case 8:
 		if (!memcmp(k, "frame_id", 8)) return MT_F_FRAME_ID;
 		if (!memcmp(k, "stack_id", 8)) return MT_F_STACK_ID;
+		if (!memcmp(k, "build_id", 8)) return MT_F_BUILD_ID;
 		break;
 	case 11:
 		if (!memcmp(k, "stack_depth", 11)) return MT_F_STACK_DEPTH;

@@ -111,6 +111,7 @@ void mt_heap_release(mt_heap_t *h)
 
 		mt_mem_free(f->symbol);
 		mt_mem_free(f->module);
+		mt_mem_free(f->build_id);
 	}
 	pos = 0;
 	while (mt_map_iter(&h->stacks, &pos, &key, &v))
@@ -439,7 +440,7 @@ nomem:
 
 static int declare_frame(mt_heap_t *h, const mt_event_t *ev, const char **why)
 {
-	char *symbol = NULL, *module = NULL;
+	char *symbol = NULL, *module = NULL, *build_id = NULL;
 	mt_frame_t *f;
 	void *v;
 
@@ -453,6 +454,9 @@ static int declare_frame(mt_heap_t *h, const mt_event_t *ev, const char **why)
 	if ((ev->has & MT_HAS_MODULE) &&
 	    !(module = mt_mem_strndup(ev->module, ev->module_len)))
 		goto nomem;
+	if ((ev->has & MT_HAS_BUILD_ID) &&
+	    !(build_id = mt_mem_strndup(ev->build_id, ev->build_id_len)))
+		goto nomem;
 	if (mt_map_upsert(&h->frames, ev->frame_id, &v, NULL))
 		goto nomem;
 	f = v;
@@ -463,10 +467,12 @@ static int declare_frame(mt_heap_t *h, const mt_event_t *ev, const char **why)
 			    MT_HAS_MODULE_OFFSET);
 	f->symbol = symbol;
 	f->module = module;
+	f->build_id = build_id;
 	return MT_OK;
 nomem:
 	mt_mem_free(symbol);
 	mt_mem_free(module);
+	mt_mem_free(build_id);
 	return MT_ENOMEM;
 }
 

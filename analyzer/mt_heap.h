@@ -56,6 +56,7 @@ typedef struct {
 	unsigned has; /* MT_HAS_SYMBOL, _OFFSET, _MODULE, _MODULE_OFFSET */
 	char *symbol;
 	char *module;
+	char *build_id; /* the module's, hex; NULL when the trace has none */
 } mt_frame_t;
 
 typedef struct {

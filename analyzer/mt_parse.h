@@ -39,6 +39,7 @@ typedef enum {
 	MT_F_MODULE_OFFSET, MT_F_STACK_ID, MT_F_FRAMES,
 	MT_F_REASON, MT_F_DROPPED, MT_F_NAME, MT_F_STACK_DEPTH,
 	MT_F_SAMPLE_BYTES,
+	MT_F_BUILD_ID,
 	MT_F_COUNT
 } mt_field_t;
 
@@ -61,6 +62,7 @@ enum {
 	MT_HAS_FN = 1 << 11,
 	MT_HAS_STACK_DEPTH = 1 << 12,
 	MT_HAS_SAMPLE_BYTES = 1 << 13,
+	MT_HAS_BUILD_ID = 1 << 14,
 };
 
 typedef struct {
@@ -76,6 +78,10 @@ typedef struct {
 	uint64_t sample_bytes; /* trace.start's: a sampled trace's mean */
 	const char *symbol, *module, *name, *reason;
 	size_t symbol_len, module_len, name_len, reason_len;
+	/* A frame's module's build id, hex, beyond the spec's fields (which
+	 * readers of other versions ignore). */
+	const char *build_id;
+	size_t build_id_len;
 	const uint64_t *frames;
 	size_t nframes;
 } mt_event_t;

@@ -44,6 +44,7 @@ enum {
 	MAPPING_MEMORY_START = 2,
 	MAPPING_MEMORY_LIMIT = 3,
 	MAPPING_FILENAME = 5,
+	MAPPING_BUILD_ID = 6,
 	MAPPING_HAS_FUNCTIONS = 7,
 	MAPPING_HAS_FILENAMES = 8,
 	MAPPING_HAS_LINE_NUMBERS = 9,
@@ -83,7 +84,7 @@ static const char *const fixed_strings[S_FIXED] = {
 typedef struct {
 	const char *path; /* the trace's, alive with the heap */
 	uint64_t start, limit;
-	int64_t filename;
+	int64_t filename, build_id;
 	int has_lines, has_inlines;
 	uint64_t roots; /* allocations of whole stacks that start here */
 } mapping_t;
@@ -226,8 +227,9 @@ static int mapping_id(pprof_t *t, const mt_frame_t *f, int has_line,
 		t->maps_cap = cap;
 	}
 	mp = &t->maps[t->nmaps];
-	*mp = (mapping_t){ f->module, start, start, 0, 0, 0, 0 };
+	*mp = (mapping_t){ f->module, start, start, 0, 0, 0, 0, 0 };
 	if ((rc = intern(t, f->module, &mp->filename)) ||
+	    (f->build_id && (rc = intern(t, f->build_id, &mp->build_id))) ||
 	    (rc = mt_map_upsert(&t->map_of, hash, &v, NULL)))
 		return rc;
 	*(keyed_t *)v = (keyed_t){ t->nmaps++, 0, 0 };
@@ -435,6 +437,7 @@ static int add_mappings(pprof_t *t, mt_buf_t *out)
 		    (rc = mt_proto_add_uint(m, MAPPING_MEMORY_START, mp->start)) ||
 		    (rc = mt_proto_add_uint(m, MAPPING_MEMORY_LIMIT, mp->limit)) ||
 		    (rc = mt_proto_add_int(m, MAPPING_FILENAME, mp->filename)) ||
+		    (rc = mt_proto_add_int(m, MAPPING_BUILD_ID, mp->build_id)) ||
 		    /* Every location has a function: its symbol, or the
 		     * flame graph's MODULE+0xOFFSET. */
 		    (rc = mt_proto_add_bool(m, MAPPING_HAS_FUNCTIONS, 1)) ||

@@ -30,8 +30,8 @@
  *                 frame, file offset 0, has_inline_frames when a
  *                 location has inlined lines; first the module where the
  *                 whole stacks of most allocations start (_start's), as
- *                 the main binary.  The trace records no build id,
- *                 so a mapping has none.
+ *                 the main binary; its build id when the trace records
+ *                 one (frame events' build_id).
  *   functions     one per distinct name and file.
  *
  * duration_nanos is the trace's duration; period_type space/bytes, period

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,6 +44,7 @@ struct mt_srcline_module {
 	Dwfl_Module *mod;
 	Dwarf_Addr bias;  /* libdw's address of the module's address 0 */
 	int indexed;      /* globals and all are built */
+	char *build_id;   /* the file's GNU build id in hex; NULL: none */
 	int first_global; /* dwfl_module_getsymtab_first_global() */
 	symset_t globals, all;
 };
@@ -196,6 +198,38 @@ static void module_open(struct mt_srcline_module *m)
 	m->bias = bias;
 }
 
+/* The file's build id as lower-case hex, as the preload writes it in
+ * the trace; NULL when it has none.  MT_OK or MT_ENOMEM. */
+static int module_build_id(struct mt_srcline_module *m)
+{
+	static const char digits[] = "0123456789abcdef";
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int n = m->mod ? dwfl_module_build_id(m->mod, &bits, &vaddr) : 0;
+
+	if (n <= 0)
+		return MT_OK;
+	m->build_id = mt_mem_malloc(2 * (size_t)n + 1);
+	if (!m->build_id)
+		return MT_ENOMEM;
+	for (int i = 0; i < n; i++) {
+		m->build_id[2 * i] = digits[bits[i] >> 4];
+		m->build_id[2 * i + 1] = digits[bits[i] & 15];
+	}
+	m->build_id[2 * n] = '\0';
+	return MT_OK;
+}
+
+/* Whether the module's file is not the one the frame ran in: the trace
+ * records the build id of the file that ran, and this one differs (or
+ * has none).  A trace without build ids cannot tell: never. */
+static int module_rebuilt(const struct mt_srcline_module *m,
+			  const mt_frame_t *f)
+{
+	return f->build_id && f->build_id[0] &&
+	       (!m->build_id || strcasecmp(m->build_id, f->build_id));
+}
+
 /* The module entry for path, opened the first time it is named. */
 static int module_find(mt_srcline_t *s, const char *path,
 		       struct mt_srcline_module **out)
@@ -244,7 +278,7 @@ static int module_find(mt_srcline_t *s, const char *path,
 	s->nmodules++;
 	module_open(m);
 	*out = m;
-	return MT_OK;
+	return module_build_id(m);
 }
 
 /* ---- symbols ----
@@ -441,6 +475,7 @@ void mt_srcline_release(mt_srcline_t *s)
 		symset_release(&s->modules[i].globals);
 		symset_release(&s->modules[i].all);
 		mt_mem_free(s->modules[i].path);
+		mt_mem_free(s->modules[i].build_id);
 	}
 	mt_mem_free(s->modules);
 	for (size_t i = 0; i < s->nowned; i++)
@@ -688,7 +723,11 @@ int mt_srcline_resolve(mt_srcline_t *s, uint64_t frame_id,
 	    f->module_offset && f->module[0]) {
 		if ((rc = module_find(s, f->module, &m)))
 			return rc;
-		if (m->dwfl && (rc = lookup(s, m, f->module_offset, &loc)))
+		/* A file rebuilt since the run would name the frame from
+		 * other code: the trace's own name stays, flagged. */
+		if (m->dwfl && module_rebuilt(m, f))
+			loc.rebuilt = 1;
+		else if (m->dwfl && (rc = lookup(s, m, f->module_offset, &loc)))
 			return rc;
 	}
 	if (loc.function && (rc = demangle(s, &loc.function)))
@@ -780,6 +819,8 @@ int mt_srcline_add_frame(mt_buf_t *b, mt_srcline_t *s, uint64_t frame_id,
 		rc = mt_buf_add_u64(b, loc.line);
 	if (!rc && has_module && !(rc = mt_buf_add_str(b, " in ")))
 		rc = mt_srcline_add_clean(b, f->module);
+	if (!rc && loc.rebuilt)
+		rc = mt_buf_add_str(b, " (rebuilt since the run)");
 	if (rc)
 		mt_buf_truncate(b, mark);
 	return rc;

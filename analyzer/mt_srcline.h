@@ -25,9 +25,11 @@
  * Each module is opened once and kept open (libdw's strings point into
  * it), each frame resolved once.  A module that is gone, is not a regular
  * ELF file, or has no line information gives no line: the frame falls
- * back to its symbol and offset.  (A module rebuilt since the run cannot
- * be told from the trace, which records no build id: its lines are the
- * new file's.)  Nothing here fails but an allocation of memtrace's own
+ * back to its symbol and offset.  A module whose file's build id is not
+ * the one the trace records for the frame (rebuilt since the run) is not
+ * asked either: the frame keeps the trace's own name and is flagged
+ * (loc.rebuilt); a trace without build ids cannot tell, and takes the
+ * file as it is.  Nothing here fails but an allocation of memtrace's own
  * (MT_ENOMEM); libdw's own allocations are outside mt_mem, like json-c's.
  *
  * Invariant: every string a lookup hands out lives until
@@ -63,6 +65,10 @@ typedef struct {
 	 * inlined[i + 1].function, the last one from function. */
 	const mt_srcline_inline_t *inlined;
 	size_t ninlined;
+	/* The module's file has another build id than the trace records
+	 * for it: rebuilt since the run, so libdw was not asked and the
+	 * rest is the trace's own. */
+	int rebuilt;
 } mt_srcline_loc_t;
 
 struct mt_srcline_module; /* private */
@@ -96,7 +102,8 @@ int mt_srcline_resolve(mt_srcline_t *s, uint64_t frame_id,
  * Append frame f for a person: "function at file:line in module" when
  * its line is known, each call inlined there first as "name at
  * file:line, inlined into " (then function's line is the call site of
- * the outermost), else "function+0xoffset in module", and when even
+ * the outermost), else "function+0xoffset in module", " (rebuilt since
+ * the run)" after it when the module was (loc.rebuilt), and when even
  * the function is unknown "0xoffset in module" (the offset in the module)
  * or the bare ip "0x...".  Control bytes in the trace's strings become '?'.
  */

@@ -177,6 +177,9 @@ mt_parse_result_t mt_validate_event(mt_parser_t *p, const mt_raw_t *r,
 			 MT_F_MODULE, MT_HAS_MODULE);
 		OPTIONAL(get_offset(r, MT_F_MODULE_OFFSET, &ev->module_offset),
 			 MT_F_MODULE_OFFSET, MT_HAS_MODULE_OFFSET);
+		OPTIONAL(get_str(r, MT_F_BUILD_ID, &ev->build_id,
+				 &ev->build_id_len),
+			 MT_F_BUILD_ID, MT_HAS_BUILD_ID);
 		break;
 	case MT_KIND_STACK:
 		REQUIRE(get_uint(r, MT_F_STACK_ID, &ev->stack_id), MT_F_STACK_ID);

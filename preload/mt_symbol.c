@@ -693,6 +693,45 @@ static int symbol_contains(uint64_t dist, uint64_t size)
 	return size == 0 || dist < size;
 }
 
+/* The module's GNU build id, from the notes of its PT_NOTE segments in
+ * the mapped file (every note inside the file, its name and descriptor
+ * padded to 4 bytes, or to 8 in a segment aligned so, as gABI and
+ * GNU's property notes lay them out): 0 and nothing copied when it has
+ * none that fits. */
+static size_t build_id_of(const module_t *m, unsigned char *out)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m->image;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(m->image + eh->e_phoff);
+
+	for (int i = 0; i < eh->e_phnum; i++) {
+		uint64_t at, end, pad;
+
+		if (ph[i].p_type != PT_NOTE ||
+		    !in_file(ph[i].p_offset, ph[i].p_filesz, m->size))
+			continue;
+		pad = ph[i].p_align == 8 ? 7 : 3;
+		at = ph[i].p_offset;
+		end = at + ph[i].p_filesz;
+		while (end - at >= sizeof(Elf64_Nhdr)) {
+			const Elf64_Nhdr *n = (const Elf64_Nhdr *)(m->image + at);
+			uint64_t name = at + sizeof(*n);
+			uint64_t desc = name + (((uint64_t)n->n_namesz + pad) & ~pad);
+			uint64_t next = desc + (((uint64_t)n->n_descsz + pad) & ~pad);
+
+			if (next > end || next <= at)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    !memcmp(m->image + name, "GNU", 4) && n->n_descsz &&
+			    n->n_descsz <= MT_SYMBOL_BUILD_ID_MAX) {
+				memcpy(out, m->image + desc, n->n_descsz);
+				return n->n_descsz;
+			}
+			at = next;
+		}
+	}
+	return 0;
+}
+
 static module_t *find(uint64_t ip)
 {
 	for (size_t i = 0; i < nmodules; i++)
@@ -735,6 +774,7 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 			view_open(m);
 		if (m->view == VIEW_OK) {
 			fallback = 0;
+			info->build_id_len = build_id_of(m, info->build_id);
 			dist = view_lookup(m, ip - 1, &name, &name_max, &size);
 			if (dist != UINT64_MAX && name && name[0] &&
 			    symbol_contains(dist, size)) {

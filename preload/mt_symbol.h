@@ -9,7 +9,9 @@
  * the end of the nearest symbol (a static function of a stripped module)
  * gets no symbol, only its module and offset.  A module whose file cannot
  * be mapped and parsed (deleted, [vdso], not ELF, MiniDebugInfo) is named
- * by libunwind itself, nearest symbol and all.
+ * by libunwind itself, nearest symbol and all.  A module read that way
+ * also gives its build id (the NT_GNU_BUILD_ID note of its PT_NOTE
+ * segments), so a report can tell a module rebuilt since the run.
  *
  * The module table is read from /proc/self/maps, never from the dynamic
  * loader, and is re-read when an address falls outside it (a dlopen).
@@ -24,6 +26,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The longest build id kept: GNU ld's are 20 bytes (SHA-1), 16 (md5 or
+ * uuid), or what --build-id=0xHEX gave; a longer one is left out. */
+#define MT_SYMBOL_BUILD_ID_MAX 64
+
 typedef struct {
 	int has_module;
 	uint64_t module_offset;
@@ -31,6 +37,10 @@ typedef struct {
 	int has_symbol;
 	uint64_t offset;
 	size_t symbol_len;
+	/* The module file's GNU build id (its NT_GNU_BUILD_ID note), when
+	 * the file could be read and has one; build_id_len 0 otherwise. */
+	unsigned char build_id[MT_SYMBOL_BUILD_ID_MAX];
+	size_t build_id_len;
 } mt_symbol_info_t;
 
 /* Resolve ip (a return address).  The module path goes to module (cap

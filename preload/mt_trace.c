@@ -43,7 +43,8 @@
 #define PATH_CAP 4096
 #define SYMBOL_CAP 2048
 #define MODULE_CAP 1024
-#define LINE_CAP (SYMBOL_CAP + MODULE_CAP + MT_JSONL_FIXED_MAX + 64)
+#define LINE_CAP (SYMBOL_CAP + MODULE_CAP + MT_JSONL_FIXED_MAX + 64 + \
+		  2 * MT_SYMBOL_BUILD_ID_MAX + 16)
 _Static_assert(LINE_CAP <= MT_RING_TEXT_MAX, "a frame's line fits a record");
 
 /* 0: not yet, 1: starting, 2: done (tracing or not). */
@@ -559,6 +560,21 @@ static unsigned reason_code(const char *reason)
 
 /* ---- stacks ---- */
 
+/* "build_id":"HEX", the module's build id in lower-case hex, as
+ * readelf -n and the debug file paths under /usr/lib/debug/.build-id
+ * spell it. */
+static void add_build_id(mt_jsonl_t *l, const mt_symbol_info_t *info)
+{
+	static const char digits[] = "0123456789abcdef";
+	char hex[2 * MT_SYMBOL_BUILD_ID_MAX];
+
+	for (size_t i = 0; i < info->build_id_len; i++) {
+		hex[2 * i] = digits[info->build_id[i] >> 4];
+		hex[2 * i + 1] = digits[info->build_id[i] & 15];
+	}
+	mt_jsonl_str(l, "build_id", hex, 2 * info->build_id_len, 0);
+}
+
 /* Declare ip as a frame: resolve it with no lock held, then record the
  * frame unless another thread did meanwhile. */
 static void declare_frame(uint64_t ip)
@@ -587,6 +603,8 @@ static void declare_frame(uint64_t ip)
 				mt_jsonl_str(&l, "module", module, info.module_len, 0);
 				mt_jsonl_hex(&l, "module_offset", info.module_offset);
 			}
+			if (info.build_id_len)
+				add_build_id(&l, &info);
 			record_line(mt_jsonl_end(&l));
 		}
 	}

@@ -828,14 +828,16 @@ START_TEST(export_pprof_top_ranks_functions_by_the_chosen_sample_type)
 END_TEST
 
 /* A real C++ program's trace: totals, names demangled as the other
- * exports name them, file:line from libdw, mappings with the modules. */
+ * exports name them, file:line from libdw, mappings with the modules and
+ * their build ids. */
 START_TEST(export_pprof_of_a_real_cxx_program_names_its_frames)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl.zst");
 	char *prog = mt_test_workload("wl_cxx_names");
 	char *argv[] = { prog, NULL };
 	mt_test_run_t r;
-	const char *first;
+	const char *first, *at;
+	size_t n;
 	char *raw;
 
 	mt_test_run_traced(&r, argv, trace, NULL);
@@ -847,8 +849,16 @@ START_TEST(export_pprof_of_a_real_cxx_program_names_its_frames)
 	ck_assert_msg(strstr(raw, " app::make_widget(int) /") &&
 			      strstr(raw, "wl_cxx_names.cpp:18"),
 		      "no app::make_widget(int) at wl_cxx_names.cpp:18: %s", raw);
-	ck_assert_msg(strstr(raw, "/wl_cxx_names  [FN][FL][LN]") != NULL,
-		      "no mapping of the program with lines: %s", raw);
+	/* The mapping: path, the build id the trace records (40 hex digits,
+	 * GNU ld's SHA-1), and lines. */
+	at = strstr(raw, "/wl_cxx_names ");
+	ck_assert_msg(at != NULL, "no mapping of the program: %s", raw);
+	at += strlen("/wl_cxx_names ");
+	for (n = 0; isxdigit((unsigned char)at[n]); n++)
+		;
+	ck_assert_msg(n == 40 && !strncmp(at + n, " [FN][FL][LN]", 13),
+		      "no build id and lines in the program's mapping: %.80s",
+		      at);
 	first = strstr(raw, "\nMappings\n1: ");
 	ck_assert_msg(first != NULL, "no mappings: %s", raw);
 	first += strlen("\nMappings\n");
@@ -895,6 +905,7 @@ START_TEST(export_pprof_unfolds_inlined_calls_into_lines_of_one_location)
 	unsigned call_line = source_line_of("tests/workloads/wl_inline.cpp",
 					    "WL_INLINE_CALL");
 	char want[512];
+	const char *mapping;
 	mt_test_run_t r;
 	char *raw;
 
@@ -910,7 +921,11 @@ START_TEST(export_pprof_unfolds_inlined_calls_into_lines_of_one_location)
 		 call_line);
 	ck_assert_msg(strstr(raw, want) != NULL, "no location\n%swithin:\n%s",
 		      want, raw);
-	ck_assert_msg(strstr(raw, "/wl_inline  [FN][FL][LN][IN]") != NULL,
+	/* The mapping's line: path, build id, flags. */
+	mapping = strstr(raw, "/workloads/wl_inline ");
+	ck_assert_msg(mapping && strstr(mapping, " [FN][FL][LN][IN]\n") &&
+			      strstr(mapping, " [FN][FL][LN][IN]\n") <
+				      strchr(mapping, '\n'),
 		      "the program's mapping has no inline frames: %s", raw);
 	free(raw);
 	mt_test_run_release(&r);

@@ -929,6 +929,102 @@ START_TEST(report_shows_an_inlined_call_with_its_call_site)
 }
 END_TEST
 
+/* The build id `readelf -n` prints for the ELF file at path. */
+static char *readelf_build_id(const char *path)
+{
+	char *argv[] = { "/bin/sh", "-c",
+			 "readelf -n \"$1\" | sed -n 's/.*Build ID: //p'", "sh",
+			 (char *)path, NULL };
+	mt_test_run_t r;
+	char *id, *nl;
+
+	mt_test_run(&r, argv, NULL);
+	mt_quiet(r.status == 0 && r.out_len > 1, "readelf -n %s: %d: %s", path,
+		 r.status, r.err);
+	id = strdup(r.out);
+	if ((nl = strchr(id, '\n')))
+		*nl = '\0';
+	mt_test_run_release(&r);
+	return id;
+}
+
+/* Every frame event of the program's own module carries the build id of
+ * the file that ran, as readelf prints it. */
+START_TEST(trace_frames_carry_their_modules_build_id)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *program = demo_program(), *copy = mt_test_path(dir, "wl_demo_copy");
+	char *id, *text, want_module[4096], want_id[256];
+	int frames = 0;
+
+	copy_file(program, copy, 1);
+	trace_program(copy, trace);
+	id = readelf_build_id(copy);
+	text = mt_test_read(trace, NULL);
+	snprintf(want_module, sizeof(want_module), "\"module\":\"%s\"", copy);
+	snprintf(want_id, sizeof(want_id), "\"build_id\":\"%s\"", id);
+	for (char *line = text; line && *line;) {
+		char *nl = strchr(line, '\n');
+
+		if (nl)
+			*nl = '\0';
+		if (strstr(line, "\"kind\":\"frame\"") && strstr(line, want_module)) {
+			mt_quiet(strstr(line, want_id) != NULL,
+				 "no %s in %s", want_id, line);
+			frames++;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	mt_quiet(frames > 0, "no frame of %s in the trace", copy);
+	free(text);
+	free(id);
+	mt_test_rmdir(dir);
+	free(copy);
+	free(program);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+/* The program traced, then replaced by another build (another program
+ * with another build id): its frames keep the trace's names, with no
+ * source line from the new file, flagged "(rebuilt since the run)". */
+START_TEST(report_flags_a_module_rebuilt_since_the_run)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *program = demo_program(), *copy = mt_test_path(dir, "wl_demo_copy");
+	char *other = mt_test_workload("wl_inline");
+	char in[4096];
+	mt_test_run_t r;
+
+	copy_file(program, copy, 1);
+	trace_program(copy, trace);
+	mt_test_memtrace_in(&r, NULL, "report", trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet(line_with(r.out, "parse_config at ", "wl_demo.c:") &&
+			 !strstr(r.out, "rebuilt since the run"),
+		 "the untouched program is not read:\n%.3000s", r.out);
+	mt_test_run_release(&r);
+
+	mt_quiet_int_eq(unlink(copy), 0);
+	copy_file(other, copy, 1);
+	mt_test_memtrace_in(&r, NULL, "report", trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	snprintf(in, sizeof(in), " in %s (rebuilt since the run)", copy);
+	mt_quiet(line_with(r.out, "parse_config+0x", in),
+		 "no flagged frame in:\n%.3000s", r.out);
+	mt_quiet(!strstr(r.out, "wl_demo.c:") && !strstr(r.out, "wl_inline.cpp:"),
+		 "a source line from the new file:\n%.3000s", r.out);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(other);
+	free(copy);
+	free(program);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
 START_TEST(flamegraph_demangles_cxx_names)
 {
 	char *dir = mt_test_tmpdir(), *trace = trace_cxx_names(dir);
@@ -2102,6 +2198,8 @@ Suite *mt_suite_report(void)
 	tcase_add_test(report, report_falls_back_when_the_module_is_stripped);
 	tcase_add_test(report, report_demangles_cxx_names);
 	tcase_add_test(report, report_shows_an_inlined_call_with_its_call_site);
+	tcase_add_test(report, trace_frames_carry_their_modules_build_id);
+	tcase_add_test(report, report_flags_a_module_rebuilt_since_the_run);
 	tcase_add_test(report, trace_names_no_symbol_that_ends_before_the_frame);
 	tcase_add_test(report, report_names_a_static_function_of_a_stripped_library_by_address);
 	tcase_add_test(report, report_drops_a_trace_symbol_that_ends_before_the_frame);
