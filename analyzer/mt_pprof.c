@@ -494,7 +494,11 @@ int mt_pprof_render(const mt_analysis_t *a, mt_buf_t *out)
 	ADD(mt_proto_strtab_add(out, PROFILE_STRING_TABLE, &t.strs));
 	ADD(mt_proto_add_int(out, PROFILE_DURATION_NANOS, (int64_t)h->duration_ns));
 	ADD(add_value_type(out, &t.msg, PROFILE_PERIOD_TYPE, S_SPACE, S_BYTES));
-	rc = mt_proto_add_int(out, PROFILE_PERIOD, 1);
+	/* A sampled trace's figures are already the heap's estimates, as a
+	 * Go heap profile's are; its period is the mean bytes between two
+	 * samples, as Go's is. */
+	rc = mt_proto_add_int(out, PROFILE_PERIOD,
+			      h->sample_bytes ? (int64_t)h->sample_bytes : 1);
 cleanup:
 	if (rc)
 		mt_buf_truncate(out, mark);

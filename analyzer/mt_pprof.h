@@ -35,7 +35,8 @@
  *   functions     one per distinct name and file.
  *
  * duration_nanos is the trace's duration; period_type space/bytes, period
- * 1 (every allocation is in the trace).
+ * 1 (every allocation is in the trace), or a sampled trace's sample_bytes
+ * (its figures are the summary's estimates, as in a Go heap profile).
  *
  * This module renders into a buffer and prints nothing; it must never
  * write half a profile (out is as it was on failure), and the same trace

@@ -7,8 +7,8 @@
  * (Debian's golang-go, which `make deps` installs) with the summary's
  * totals, and its bytes on a tiny fixture are a golden file worked out by
  * hand; the encoder (mt_proto) writes the wire format's own examples;
- * usage errors and --help.  No browser opens the files here (Chromium is
- * not installed on the test machines).
+ * usage errors and --help.  The browser tests (tests/browser/, `make
+ * browser-check`) open the speedscope and DHAT files in their viewers.
  */
 #include <check.h>
 #include <ctype.h>
@@ -936,6 +936,30 @@ START_TEST(export_pprof_unfolds_inlined_calls_into_lines_of_one_location)
 }
 END_TEST
 
+/* A sampled trace (MEMTRACE_SAMPLE=64): the profile's figures are the
+ * summary's estimates, and its period the sampling's mean. */
+START_TEST(export_pprof_of_a_sampled_trace_has_its_period_and_estimates)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_demo");
+	char *argv[] = { prog, NULL };
+	mt_test_run_t r;
+	char *raw;
+
+	mt_test_run_traced(&r, argv, trace, "MEMTRACE_SAMPLE=64");
+	ck_assert_msg(r.status == 0, "wl_demo ended with %d: %s", r.status, r.err);
+	raw = assert_pprof_totals(trace);
+	ck_assert_msg(strstr(raw, "\nPeriod: 64\n") != NULL, "no period 64: %s",
+		      raw);
+	free(raw);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(prog);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
 /* A missing trace (3) and one that is not evidence (2): the export's own
  * errors, and no output file, not even an empty one. */
 START_TEST(export_pprof_of_a_missing_or_corrupt_trace_writes_nothing)
@@ -991,6 +1015,7 @@ Suite *mt_suite_export(void)
 	tcase_add_test(tc, export_pprof_top_ranks_functions_by_the_chosen_sample_type);
 	tcase_add_test(tc, export_pprof_of_a_real_cxx_program_names_its_frames);
 	tcase_add_test(tc, export_pprof_unfolds_inlined_calls_into_lines_of_one_location);
+	tcase_add_test(tc, export_pprof_of_a_sampled_trace_has_its_period_and_estimates);
 	tcase_add_test(tc, export_pprof_of_a_missing_or_corrupt_trace_writes_nothing);
 	suite_add_tcase(s, tc);
 	return s;
