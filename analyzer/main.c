@@ -2,15 +2,28 @@
  * main: the memtrace executable; everything it does lives in mt_cli.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "mt_cli.h"
 #include "mt_mem.h"
+#include "mt_units.h"
+
+/* MEMTRACE_ANALYZER_FAIL_AT=N, the CLI tests' way in: the Nth allocation
+ * fails.  Anything but a whole number of 1 or more changes nothing. */
+static void fail_at_from_env(void)
+{
+	const char *s = getenv("MEMTRACE_ANALYZER_FAIL_AT");
+	uint64_t n;
+
+	if (s && !mt_units_parse_count(s, &n) && n)
+		mt_mem_fail_at(n, 0);
+}
 
 int main(int argc, char **argv)
 {
 	int status;
 
-	mt_mem_init_from_env();
+	fail_at_from_env();
 	status = mt_cli_main(argc, argv);
 	if (fflush(stdout) != 0 && status == 0)
 		status = 73;

@@ -32,18 +32,17 @@ const struct option mt_cmd_row_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* An integer: a count (mt_units_parse_count), or '-' and one, in 64
+ * bits. */
 static int parse_i64(const char *s, int64_t *out)
 {
-	char *end;
-	long long v;
+	int neg = *s == '-';
+	uint64_t v;
 
-	if (!*s)
+	if (mt_units_parse_count(s + neg, &v) ||
+	    v > (uint64_t)INT64_MAX + (uint64_t)neg)
 		return -1;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
+	*out = neg && v ? -(int64_t)(v - 1) - 1 : (int64_t)v;
 	return 0;
 }
 

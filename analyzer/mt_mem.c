@@ -198,18 +198,3 @@ int64_t mt_mem_outstanding(void)
 {
 	return atomic_load(&outstanding);
 }
-
-void mt_mem_init_from_env(void)
-{
-	const char *s = getenv("MEMTRACE_ANALYZER_FAIL_AT");
-	char *end;
-	unsigned long long n;
-
-	if (!s || !*s)
-		return;
-	errno = 0;
-	n = strtoull(s, &end, 10);
-	if (errno || *end || n == 0)
-		return;
-	mt_mem_fail_at(n, 0);
-}

@@ -49,8 +49,4 @@ uint64_t mt_mem_calls(void);
 /* Blocks allocated and not freed. */
 int64_t mt_mem_outstanding(void);
 
-/* Read MEMTRACE_ANALYZER_FAIL_AT=N from the environment (the CLI tests'
- * way in); ignores anything that is not a positive integer. */
-void mt_mem_init_from_env(void);
-
 #endif

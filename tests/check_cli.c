@@ -436,8 +436,10 @@ START_TEST(test_bad_numbers_are_usage_errors)
 		"99999999999999999999",
 	};
 	static const char *const indexes[] = { "x", "-1", "1e3", "" };
-	static const char *const exit_codes[] = { "1x", "", "one",
-						  "99999999999999999999" };
+	static const char *const exit_codes[] = {
+		"1x", "", "one", "99999999999999999999", "+1", " 1", "-", "--1",
+		"9223372036854775808", "-9223372036854775809",
+	};
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
 
@@ -776,11 +778,13 @@ END_TEST
 
 START_TEST(test_capture_of_failed_workload_writes_nothing_and_exits_0)
 {
-	static const char *const codes[] = { "1", "-1", "139" };
+	static const char *const codes[] = { "1", "-1", "139",
+					     "-9223372036854775808",
+					     "9223372036854775807" };
 	char *dir = mt_test_tmpdir();
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < sizeof(codes) / sizeof(*codes); i++) {
 		mt_test_run_t r;
 
 		mt_test_memtrace_in(&r, dir, "capture", "--capture", "t.jsonl", "--summary",

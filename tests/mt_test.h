@@ -53,6 +53,7 @@ Suite *mt_suite_exact(void) __attribute__((weak));    /* tests/check_exact.c: th
 Suite *mt_suite_jsonc(void) __attribute__((weak));    /* tests/check_jsonc.c: not JSON, NUL bytes, bad UTF-8 */
 Suite *mt_suite_validate(void) __attribute__((weak)); /* tests/check_validate.c: the validator's verdicts */
 Suite *mt_suite_runs(void) __attribute__((weak)); /* tests/check_runs.c: run-line, run-table, oom-fail */
+Suite *mt_suite_units(void) __attribute__((weak)); /* tests/check_units.c: the count parser */
 Suite *mt_suite_out(void) __attribute__((weak)); /* tests/check_out.c: the collector's trace file */
 Suite *mt_suite_collector(void) __attribute__((weak)); /* tests/check_collector.c: the write path, end to end */
 Suite *mt_suite_export(void) __attribute__((weak)); /* tests/check_export.c: memtrace export */

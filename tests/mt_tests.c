@@ -38,6 +38,7 @@ int main(void)
 			mt_suite_sample,
 			mt_suite_top,
 			mt_suite_api,
+			mt_suite_units,
 		};
 
 		for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
