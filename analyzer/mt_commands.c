@@ -24,7 +24,9 @@
 	X(top)           \
 	X(run_line)      \
 	X(run_table)     \
-	X(oom_fail)
+	X(oom_fail)      \
+	X(run_options)   \
+	X(run_dir)
 
 #define DECLARE(name) extern const mt_cmd_t mt_cmd_##name;
 MT_COMMANDS(DECLARE)

@@ -4,13 +4,15 @@
  * repetition row or its tree of traces; run-table, the min/median/max
  * table and the warning over the runs' figures; oom-fail, the allocation
  * an out-of-memory sweep run failed and its stack, and with --exit the
- * run's row and lines.  check_run.c and
+ * run's row and lines; run-options, memtrace-run's command line as shell
+ * assignments; run-dir, its output directory made ready.  check_run.c and
  * check_sweep.c hold memtrace-run's own lines end to end.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mt_test.h"
 
@@ -329,6 +331,140 @@ START_TEST(run_table_refuses_what_is_no_run_figures)
 }
 END_TEST
 
+/* ---- run-options ---- */
+
+/* run-options -- ARGS...: stdout and status. */
+static void run_options(mt_test_run_t *r, const char *dir, ...)
+{
+	const char *argv[24] = { "run-options", "--" };
+	int n = 2;
+	va_list ap;
+
+	va_start(ap, dir);
+	while ((argv[n] = va_arg(ap, const char *)) != NULL)
+		mt_quiet(++n < 23, "%s", "too many arguments");
+	va_end(ap);
+	mt_test_memtrace_in_argv(r, dir, NULL, argv);
+}
+
+START_TEST(run_options_prints_the_settings_and_the_shift_to_cmd)
+{
+	char *dir = mt_test_tmpdir();
+	mt_test_run_t r;
+
+	run_options(&r, dir, "-n3", "--output=it's/", "--stack-depth", "007",
+		    "-v", "--", "ls", "-l", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "runs='3'\ndir='it'\\''s'\ndepth='7'\n"
+				"strict='0'\nquiet='0'\nverbose='1'\nsweep='0'\n"
+				"sweep_max=''\nsweep_timeout=''\nshift 6\n");
+	ck_assert_str_eq(r.err, "");
+	mt_test_run_release(&r);
+	/* Defaults; options end at the first argument that is none. */
+	run_options(&r, dir, "--oom-sweep", "-q", "ls", "-n", "2", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "runs='1'\ndir='memtrace-out'\ndepth=''\n"
+				"strict='0'\nquiet='1'\nverbose='0'\nsweep='1'\n"
+				"sweep_max=''\nsweep_timeout='10'\nshift 2\n");
+	mt_test_run_release(&r);
+	/* --help: shell code that prints memtrace-run's help, then exits. */
+	run_options(&r, dir, "--help", "--frobnicate", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet(!strncmp(r.out, "printf '%s' 'usage: memtrace-run [-n N]", 39),
+		 "%s", r.out);
+	mt_quiet_ptr_nonnull(strstr(r.out, "or hung, 1 one did.\n'\nexit 0\n"));
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* Each bad command line: one line, memtrace-run's, and status 64. */
+START_TEST(run_options_refuses_as_memtrace_run_does)
+{
+	static const struct {
+		const char *args[4], *says;
+	} bad[] = {
+		{ { "-n", "2", NULL }, "no command given" },
+		{ { "--frobnicate", "--help", "x" }, "unknown option '--frobnicate'" },
+		{ { "-o", "out", "-n", NULL }, "option '-n' needs a value" },
+		{ { "-n", "0", "x", NULL }, "-n needs at least 1 run, not 0" },
+		{ { "-n", "+1", "x", NULL }, "-n needs a whole number of runs, 1 or more, not '+1'" },
+		{ { "--runs=", "x", NULL }, "-n needs a whole number of runs, 1 or more, not ''" },
+		{ { "-n", "0000000001", "x", NULL }, "-n 0000000001: too many runs" },
+		{ { "--stack-depth", "257", "x", NULL }, "--stack-depth needs a number from 0 to 256, not '257'" },
+		{ { "-o", "", "x", NULL }, "-o needs a directory, not an empty string" },
+		{ { "--oom-sweep", "--max", "0", "x" }, "--max needs a whole number from 1 to 999999999, not '0'" },
+		{ { "--oom-sweep", "--timeout=1.5", "x", NULL }, "--timeout needs a whole number, 1 or more, not '1.5'" },
+		{ { "--oom-sweep", "--strict", "x", NULL }, "--strict does not apply to --oom-sweep" },
+		{ { "--max", "3", "x", NULL }, "--max and --timeout apply only to --oom-sweep" },
+	};
+	char *dir = mt_test_tmpdir();
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		mt_test_run_t r;
+		char want[256];
+
+		run_options(&r, dir, bad[i].args[0], bad[i].args[1],
+			    bad[i].args[2], bad[i].args[3], NULL);
+		snprintf(want, sizeof(want), "memtrace-run: %s (usage: "
+			 "memtrace-run [-n N] [-o DIR] [--stack-depth D] "
+			 "[--strict] [--quiet|--verbose] -- CMD [ARGS...])\n",
+			 bad[i].says);
+		mt_quiet(r.status == 64, "%s: %d", bad[i].says, r.status);
+		ck_assert_str_eq(r.err, want);
+		ck_assert_str_eq(r.out, "");
+		mt_test_run_release(&r);
+	}
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* ---- run-dir ---- */
+
+START_TEST(run_dir_makes_the_directory_and_escapes_its_path)
+{
+	char *dir = mt_test_tmpdir(), *made, want[4096];
+	mt_test_run_t r;
+	struct stat st;
+
+	mt_test_memtrace_in(&r, dir, "run-dir", "a%d/b", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	made = mt_test_path(dir, "a%d/b");
+	mt_quiet(!stat(made, &st) && S_ISDIR(st.st_mode), "%s", "no a%d/b");
+	/* The physical path, as the test's directory may be reached through
+	 * a link. */
+	mt_quiet_ptr_nonnull(realpath(dir, want));
+	strcat(want, "/a%%d/b/\n");
+	ck_assert_str_eq(r.out, want);
+	ck_assert_str_eq(r.err, "");
+	mt_test_run_release(&r);
+	/* "%p" is refused before anything is made. */
+	mt_test_memtrace_in(&r, dir, "run-dir", "c/x%p", NULL);
+	mt_quiet_int_eq(r.status, 73);
+	ck_assert_str_eq(r.err, "memtrace-run: cannot use 'c/x%p' as the output "
+				"directory: the preload cannot name child traces "
+				"under a path that holds '%p'\n");
+	mt_test_run_release(&r);
+	write_in(dir, "file", "x");
+	mt_test_memtrace_in(&r, dir, "run-dir", "file", NULL);
+	mt_quiet_int_eq(r.status, 73);
+	ck_assert_str_eq(r.err, "memtrace-run: cannot use 'file' as the output "
+				"directory: it is not a directory\n");
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, dir, "run-dir", "file/under", NULL);
+	mt_quiet_int_eq(r.status, 73);
+	ck_assert_str_eq(r.err, "memtrace-run: cannot create the output "
+				"directory 'file/under'\n");
+	ck_assert_str_eq(r.out, "");
+	mt_test_run_release(&r);
+	free(made);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* ---- oom-fail ---- */
 
 #define START "{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":7}\n" \
@@ -633,6 +769,10 @@ START_TEST(runs_commands_fail_cleanly_at_every_allocation)
 	static const char *const tab[] = {
 		"run-table", "--command", "wl", "--rows", "r.jsonl", "figures", NULL,
 	};
+	static const char *const opts[] = {
+		"run-options", "--", "-n", "2", "-o", "it's", "ls", NULL,
+	};
+	static const char *const rdir[] = { "run-dir", "out%d", NULL };
 	static const char *const oom[] = { "oom-fail", "t.jsonl", "2", NULL };
 	static const char *const oline[] = {
 		"oom-fail", "--exit", "139", "--signal", "SEGV", "--log", "t.log",
@@ -647,6 +787,8 @@ START_TEST(runs_commands_fail_cleanly_at_every_allocation)
 	write_in(dir, "figures", "0 summary_written complete 1 2 3\n"
 				 "1 workload_failed\n");
 	every_allocation_fails_cleanly(dir, tab);
+	every_allocation_fails_cleanly(dir, opts);
+	every_allocation_fails_cleanly(dir, rdir);
 	frames(trace, sizeof(trace), 2);
 	write_in(dir, "t.jsonl", trace);
 	every_allocation_fails_cleanly(dir, oom);
@@ -661,6 +803,8 @@ Suite *mt_suite_runs(void)
 	Suite *s = suite_create("runs");
 	TCase *line = tcase_create("run-line");
 	TCase *tab = tcase_create("run-table");
+	TCase *opts = tcase_create("run-options");
+	TCase *rdir = tcase_create("run-dir");
 	TCase *oom = tcase_create("oom-fail");
 	TCase *oline = tcase_create("oom-fail --exit");
 	TCase *nomem = tcase_create("out-of-memory");
@@ -676,6 +820,11 @@ Suite *mt_suite_runs(void)
 	tcase_add_test(tab, run_table_with_no_summary_gives_no_table);
 	tcase_add_test(tab, run_table_refuses_what_is_no_run_figures);
 	suite_add_tcase(s, tab);
+	tcase_add_test(opts, run_options_prints_the_settings_and_the_shift_to_cmd);
+	tcase_add_test(opts, run_options_refuses_as_memtrace_run_does);
+	suite_add_tcase(s, opts);
+	tcase_add_test(rdir, run_dir_makes_the_directory_and_escapes_its_path);
+	suite_add_tcase(s, rdir);
 	tcase_add_test(oom, oom_fail_prints_the_call_and_its_stack);
 	tcase_add_test(oom, oom_fail_demangles_cxx_names);
 	tcase_add_test(oom, oom_fail_names_at_most_eight_frames);
