@@ -148,6 +148,7 @@ uint64_t mt_runs_median(const uint64_t *v, size_t n)
 
 typedef struct {
 	char exit[24];
+	uint64_t exit_status; /* exit, read */
 	char state[32];
 	char status[32];
 	uint64_t fig[3]; /* allocations, peak live, live at exit */
@@ -175,6 +176,7 @@ static int parse_figures(const char *line, run_t *run)
 
 	memset(run, 0, sizeof(*run));
 	if (word(&line, run->exit, sizeof(run->exit)) ||
+	    mt_units_parse_count(run->exit, &run->exit_status) ||
 	    word(&line, run->state, sizeof(run->state)))
 		return -1;
 	if (strcmp(run->state, "summary_written"))
@@ -328,9 +330,52 @@ cleanup:
 	return rc;
 }
 
-int mt_runs_table(const char *path, const char *name, const char *rows,
-		  mt_buf_t *out, int *err, char *why, size_t cap)
+/*
+ * The status memtrace-run ends with: the first non-zero EXIT; else, under
+ * --strict, the first run whose trace is caveated (1), not evidence (2)
+ * or missing (3), as the analyzer's own --strict, with the line saying
+ * so into note; else 0.
+ */
+static int add_verdict(mt_buf_t *b, mt_buf_t *note, const run_t *runs,
+		       size_t n, int strict)
 {
+	char line[128];
+	uint64_t status = 0;
+
+	for (size_t i = 0; i < n && !status; i++)
+		status = runs[i].exit_status;
+	for (size_t i = 0; i < n && strict && !status; i++) {
+		const char *state = runs[i].state;
+		int len = 0;
+
+		if (!strcmp(state, "summary_written")) {
+			if (strcmp(runs[i].status, "complete")) {
+				status = 1;
+				len = snprintf(line, sizeof(line), "run %zu's trace "
+					       "is %s", i + 1, runs[i].status);
+			}
+		} else if (!strcmp(state, "capture_missing")) {
+			status = 3;
+			len = snprintf(line, sizeof(line), "run %zu left no trace",
+				       i + 1);
+		} else if (strcmp(state, "workload_failed")) {
+			status = 2;
+			len = snprintf(line, sizeof(line), "run %zu's trace is not "
+				       "valid memtrace evidence", i + 1);
+		}
+		if (len && (mt_buf_add_str(note, "memtrace-run: --strict: ") ||
+			    mt_buf_add(note, line, (size_t)len) ||
+			    mt_buf_add_str(note, "\n")))
+			return MT_ENOMEM;
+	}
+	return mt_buf_add_u64(b, status) || mt_buf_add_str(b, "\n") ?
+		       MT_ENOMEM : MT_OK;
+}
+
+int mt_runs_table(const char *path, const char *name, const char *rows,
+		  int flags, mt_buf_t *out, int *err, char *why, size_t cap)
+{
+	mt_buf_t note = MT_BUF_INIT;
 	mt_reader_t reader;
 	mt_line_t line;
 	run_t *runs = NULL;
@@ -375,10 +420,15 @@ int mt_runs_table(const char *path, const char *name, const char *rows,
 	} else if (!n) {
 		snprintf(why, cap, "it holds no run's figures");
 		rc = MT_ECORRUPT;
-	} else {
-		rc = render_table(out, runs, n, name, rows);
+	} else if (!(rc = (flags & MT_RUNS_VERDICT) ?
+				  add_verdict(out, &note, runs, n,
+					      flags & MT_RUNS_STRICT) : MT_OK) &&
+		   !(rc = (flags & MT_RUNS_QUIET) ? MT_OK :
+				  render_table(out, runs, n, name, rows))) {
+		rc = mt_buf_add(out, note.data, note.len);
 	}
 cleanup:
+	mt_buf_release(&note);
 	mt_mem_free(runs);
 	mt_reader_release(&reader);
 	return rc;

@@ -51,16 +51,30 @@ int mt_runs_add_figures(mt_buf_t *b, uint64_t allocations, uint64_t peak,
  * the two middle ones, rounded down, computed without wrapping. */
 uint64_t mt_runs_median(const uint64_t *v, size_t n);
 
+/* What mt_runs_table() adds to its lines. */
+enum {
+	/* First a line with the status memtrace-run ends with: the first
+	 * non-zero EXIT, else (MT_RUNS_STRICT) the first run's --strict
+	 * status, else 0. */
+	MT_RUNS_VERDICT = 1,
+	/* Judge each run's trace as --strict does (1 caveated, 2 not
+	 * evidence, 3 missing), with a last line saying which run failed. */
+	MT_RUNS_STRICT = 2,
+	/* No table and no warning: the verdict only. */
+	MT_RUNS_QUIET = 4,
+};
+
 /*
  * The lines memtrace-run ends with: "memtrace-run: N runs of NAME, ...",
  * the table of min, median and max over the summarized runs, and the
  * warning when the runs differ, from the figures lines in the file at
- * path ("-": standard input).  name is CMD's file name, rows the
- * repetitions file's path as memtrace-run names it.  MT_OK; MT_EIO (*err);
- * MT_ENOMEM; MT_ECORRUPT when a line is not a run's figures (why).
+ * path ("-": standard input), as flags (MT_RUNS_*) say.  name is CMD's
+ * file name, rows the repetitions file's path as memtrace-run names it.
+ * MT_OK; MT_EIO (*err); MT_ENOMEM; MT_ECORRUPT when a line is not a run's
+ * figures (why).
  */
 int mt_runs_table(const char *path, const char *name, const char *rows,
-		  mt_buf_t *out, int *err, char *why, size_t cap);
+		  int flags, mt_buf_t *out, int *err, char *why, size_t cap);
 
 /*
  * The allocation that MEMTRACE_FAIL_AT=n failed in the trace at path: the

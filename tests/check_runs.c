@@ -331,6 +331,67 @@ START_TEST(run_table_refuses_what_is_no_run_figures)
 }
 END_TEST
 
+/* --verdict: first the status memtrace-run ends with.  The first
+ * non-zero exit wins over --strict; --strict takes the first run whose
+ * trace fails it, with a last line; --quiet leaves the table out. */
+START_TEST(run_table_verdict_gives_the_exit_status_first)
+{
+	static const struct {
+		const char *figures, *flag, *out;
+	} cases[] = {
+		{ "0 summary_written complete 1 2 3\n", NULL, "0\n" },
+		{ "0 workload_failed\n3 workload_failed\n1 workload_failed\n",
+		  "--strict", "3\n" },
+		{ "0 summary_written complete 1 2 3\n"
+		  "0 summary_written missing_stop_event 1 2 3\n"
+		  "0 capture_missing\n", "--strict",
+		  "1\nmemtrace-run: --strict: run 2's trace is missing_stop_event\n" },
+		{ "0 summary_written missing_stop_event 1 2 3\n", NULL, "0\n" },
+		{ "0 workload_failed\n0 capture_missing\n", "--strict",
+		  "3\nmemtrace-run: --strict: run 2 left no trace\n" },
+		{ "0 summary_invalid\n", "--strict",
+		  "2\nmemtrace-run: --strict: run 1's trace is not valid "
+		  "memtrace evidence\n" },
+		{ "137 summary_written missing_stop_event 1 2 3\n", "--strict",
+		  "137\n" },
+	};
+	char *dir = mt_test_tmpdir();
+	mt_test_run_t r;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		write_in(dir, "figures", cases[i].figures);
+		mt_test_memtrace_in(&r, dir, "run-table", "--verdict", "--quiet",
+				    "--command", "wl", "--rows", "r.jsonl",
+				    "figures", cases[i].flag, NULL);
+		mt_quiet_int_eq(r.status, 0);
+		ck_assert_str_eq(r.out, cases[i].out);
+		ck_assert_str_eq(r.err, "");
+		mt_test_run_release(&r);
+	}
+	/* Without --quiet the table comes between the two. */
+	write_in(dir, "figures", "0 summary_written missing_stop_event 1 2 3\n");
+	mt_test_memtrace_in(&r, dir, "run-table", "--verdict", "--strict",
+			    "--command", "wl", "--rows", "r.jsonl", "figures", NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out,
+		"1\n"
+		"memtrace-run: 1 run of wl, 1 summarized; rows in r.jsonl\n"
+		"                          min       median          max\n"
+		"  allocations               1            1            1\n"
+		"  peak live               2 B          2 B          2 B\n"
+		"  live at exit            3 B          3 B          3 B\n"
+		"memtrace-run: --strict: run 1's trace is missing_stop_event\n");
+	mt_test_run_release(&r);
+	/* --strict and --quiet say nothing without --verdict. */
+	mt_test_memtrace_in(&r, dir, "run-table", "--strict", "--command", "wl",
+			    "--rows", "r.jsonl", "figures", NULL);
+	mt_quiet_int_eq(r.status, 64);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* ---- run-options ---- */
 
 /* run-options -- ARGS...: stdout and status. */
@@ -769,6 +830,10 @@ START_TEST(runs_commands_fail_cleanly_at_every_allocation)
 	static const char *const tab[] = {
 		"run-table", "--command", "wl", "--rows", "r.jsonl", "figures", NULL,
 	};
+	static const char *const verdict[] = {
+		"run-table", "--verdict", "--strict", "--command", "wl", "--rows",
+		"r.jsonl", "figures", NULL,
+	};
 	static const char *const opts[] = {
 		"run-options", "--", "-n", "2", "-o", "it's", "ls", NULL,
 	};
@@ -787,6 +852,8 @@ START_TEST(runs_commands_fail_cleanly_at_every_allocation)
 	write_in(dir, "figures", "0 summary_written complete 1 2 3\n"
 				 "1 workload_failed\n");
 	every_allocation_fails_cleanly(dir, tab);
+	write_in(dir, "figures", "0 summary_written missing_stop_event 1 2 3\n");
+	every_allocation_fails_cleanly(dir, verdict);
 	every_allocation_fails_cleanly(dir, opts);
 	every_allocation_fails_cleanly(dir, rdir);
 	frames(trace, sizeof(trace), 2);
@@ -819,6 +886,7 @@ Suite *mt_suite_runs(void)
 	tcase_add_test(tab, run_table_warns_of_every_difference);
 	tcase_add_test(tab, run_table_with_no_summary_gives_no_table);
 	tcase_add_test(tab, run_table_refuses_what_is_no_run_figures);
+	tcase_add_test(tab, run_table_verdict_gives_the_exit_status_first);
 	suite_add_tcase(s, tab);
 	tcase_add_test(opts, run_options_prints_the_settings_and_the_shift_to_cmd);
 	tcase_add_test(opts, run_options_refuses_as_memtrace_run_does);
