@@ -942,6 +942,39 @@ START_TEST(test_stack_depth_reaches_the_workload)
 }
 END_TEST
 
+/* --sample B reaches the workload as MEMTRACE_SAMPLE: its trace says
+ * its mean, and so does its summary row. */
+START_TEST(test_sample_reaches_the_workload)
+{
+	char *wl = mt_test_workload("wl_run_steady"), *trace, *text, *sum, *sum_text;
+	run_t r;
+
+	run_init(&r);
+	RUN(&r, "--sample", "64K", "-o", r.out, "--", wl);
+	mt_quiet_int_eq(r.status, 0);
+	trace = mt_test_path(r.out, "allocations.1.jsonl.zst");
+	text = trace_text(trace);
+	mt_quiet_ptr_nonnull(text);
+	mt_quiet(strstr(text, "\"sample_bytes\":65536"), "trace.start: %.300s", text);
+	sum = mt_test_path(r.out, "summary.jsonl");
+	sum_text = mt_test_read(sum, NULL);
+	mt_quiet(sum_text && strstr(sum_text, "],\"sample_bytes\":65536}"),
+		 "summary: %s", sum_text ? sum_text : "(none)");
+	free(sum_text);
+	free(sum);
+	free(text);
+	RUN(&r, "--sample", "0", "-o", r.out, "--", wl);
+	assert_one_error_line(&r, 64, "--sample needs a number of bytes");
+	RUN(&r, "--sample=4T", "-o", r.out, "--", wl);
+	assert_one_error_line(&r, 64, "--sample needs a number of bytes");
+	RUN(&r, "--oom-sweep", "--sample", "4K", "-o", r.out, "--", wl);
+	assert_one_error_line(&r, 64, "--sample does not apply to --oom-sweep");
+	run_release(&r);
+	free(trace);
+	free(wl);
+}
+END_TEST
+
 START_TEST(test_no_command_is_a_usage_error)
 {
 	run_t r;
@@ -1202,6 +1235,7 @@ Suite *mt_suite_run(void)
 	tcase_add_test(tc, test_strict_turns_a_caveat_into_a_failure);
 	tcase_add_test(tc, test_only_the_workload_is_traced);
 	tcase_add_test(tc, test_stack_depth_reaches_the_workload);
+	tcase_add_test(tc, test_sample_reaches_the_workload);
 	tcase_add_test(tc, test_no_command_is_a_usage_error);
 	tcase_add_test(tc, test_fewer_than_one_run_is_a_usage_error);
 	tcase_add_test(tc, test_bad_options_are_usage_errors);

@@ -416,7 +416,7 @@ START_TEST(run_options_prints_the_settings_and_the_shift_to_cmd)
 	run_options(&r, dir, "-n3", "--output=it's/", "--stack-depth", "007",
 		    "-v", "--", "ls", "-l", NULL);
 	mt_quiet_int_eq(r.status, 0);
-	ck_assert_str_eq(r.out, "runs='3'\ndir='it'\\''s'\ndepth='7'\n"
+	ck_assert_str_eq(r.out, "runs='3'\ndir='it'\\''s'\ndepth='7'\nsample=''\n"
 				"strict='0'\nquiet='0'\nverbose='1'\nsweep='0'\n"
 				"sweep_max=''\nsweep_timeout=''\nshift 6\n");
 	ck_assert_str_eq(r.err, "");
@@ -424,7 +424,7 @@ START_TEST(run_options_prints_the_settings_and_the_shift_to_cmd)
 	/* Defaults; options end at the first argument that is none. */
 	run_options(&r, dir, "--oom-sweep", "-q", "ls", "-n", "2", NULL);
 	mt_quiet_int_eq(r.status, 0);
-	ck_assert_str_eq(r.out, "runs='1'\ndir='memtrace-out'\ndepth=''\n"
+	ck_assert_str_eq(r.out, "runs='1'\ndir='memtrace-out'\ndepth=''\nsample=''\n"
 				"strict='0'\nquiet='1'\nverbose='0'\nsweep='1'\n"
 				"sweep_max=''\nsweep_timeout='10'\nshift 2\n");
 	mt_test_run_release(&r);
@@ -469,7 +469,7 @@ START_TEST(run_options_refuses_as_memtrace_run_does)
 		run_options(&r, dir, bad[i].args[0], bad[i].args[1],
 			    bad[i].args[2], bad[i].args[3], NULL);
 		snprintf(want, sizeof(want), "memtrace-run: %s (usage: "
-			 "memtrace-run [-n N] [-o DIR] [--stack-depth D] "
+			 "memtrace-run [-n N] [-o DIR] [--stack-depth D] [--sample B] "
 			 "[--strict] [--quiet|--verbose] -- CMD [ARGS...])\n",
 			 bad[i].says);
 		mt_quiet(r.status == 64, "%s: %d", bad[i].says, r.status);

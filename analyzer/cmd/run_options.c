@@ -20,7 +20,7 @@ static const char usage[] =
 	"\n"
 	"Read memtrace-run's command line, ARGS, as memtrace-run does and print\n"
 	"what it says as shell assignments for the script to eval: runs, dir\n"
-	"(without a trailing /), depth, strict, quiet, verbose, sweep,\n"
+	"(without a trailing /), depth, sample, strict, quiet, verbose, sweep,\n"
 	"sweep_max and sweep_timeout, then `shift K`, K the arguments before\n"
 	"CMD.  For -h or --help, shell code that prints memtrace-run's help and\n"
 	"exits 0.\n"
@@ -29,8 +29,8 @@ static const char usage[] =
 	"line (said as memtrace-run says it: \"memtrace-run: ...\").\n";
 
 #define RUN_USAGE                                                             \
-	"usage: memtrace-run [-n N] [-o DIR] [--stack-depth D] [--strict] "   \
-	"[--quiet|--verbose] -- CMD [ARGS...]"
+	"usage: memtrace-run [-n N] [-o DIR] [--stack-depth D] [--sample B] "   \
+	"[--strict] [--quiet|--verbose] -- CMD [ARGS...]"
 
 static const char run_help[] =
 	RUN_USAGE "\n"
@@ -47,6 +47,8 @@ static const char run_help[] =
 	"  -o, --output DIR     where the traces and rows go (default memtrace-out),\n"
 	"                       created when missing\n"
 	"  --stack-depth D      frames recorded per stack, 0 to 256 (MEMTRACE_STACK_DEPTH)\n"
+	"  --sample B           record one allocation per B bytes on average, B bytes\n"
+	"                       or 512K, 2M, 1G (MEMTRACE_SAMPLE): figures are estimates\n"
 	"  --strict             also fail when a run's trace is not complete\n"
 	"  -q, --quiet          no progress lines and no table on stderr\n"
 	"  -v, --verbose        also a line per process of each run's tree\n"
@@ -72,7 +74,7 @@ static const struct option options[] = {
 };
 
 /* The options that take a value, by every name they go by. */
-enum { V_RUNS, V_DIR, V_DEPTH, V_MAX, V_TIMEOUT, V_COUNT };
+enum { V_RUNS, V_DIR, V_DEPTH, V_SAMPLE, V_MAX, V_TIMEOUT, V_COUNT };
 
 static const struct {
 	const char *name;
@@ -80,7 +82,7 @@ static const struct {
 } valued[] = {
 	{ "-n", V_RUNS }, { "--runs", V_RUNS },
 	{ "-o", V_DIR }, { "--output", V_DIR },
-	{ "--stack-depth", V_DEPTH }, { "--max", V_MAX },
+	{ "--stack-depth", V_DEPTH }, { "--sample", V_SAMPLE }, { "--max", V_MAX },
 	{ "--timeout", V_TIMEOUT },
 };
 
@@ -171,6 +173,26 @@ static int number(const char *s, size_t max, uint64_t *v)
 	return mt_units_parse_count(s, v) ? 1 : 0;
 }
 
+/* --sample: what MEMTRACE_SAMPLE takes (docs/preload.md), a positive
+ * number of bytes with an optional K, M or G, below 2^60 bytes. */
+static int sample_ok(const char *s)
+{
+	size_t len = strlen(s);
+	uint64_t v, unit = 1;
+	char digits[24];
+
+	if (len && strchr("KkMmGg", s[len - 1])) {
+		unit = strchr("Kk", s[len - 1]) ? 1ull << 10 :
+		       strchr("Mm", s[len - 1]) ? 1ull << 20 : 1ull << 30;
+		len--;
+	}
+	if (!len || len >= sizeof(digits))
+		return 0;
+	memcpy(digits, s, len);
+	digits[len] = '\0';
+	return !mt_units_parse_count(digits, &v) && v && v <= (1ull << 60) / unit;
+}
+
 /* The sweep's --max and --timeout: 1 to 999999999. */
 static int sweep_number(const char *name, const char *s, uint64_t *v)
 {
@@ -228,7 +250,7 @@ static int run(int argc, char **argv)
 		.more = 1,
 	};
 	run_opts_t o = { .value = { [V_RUNS] = "1", [V_DIR] = "memtrace-out" } };
-	const char *depth, *max, *timeout, *runs_s;
+	const char *depth, *sample, *max, *timeout, *runs_s;
 	uint64_t runs, dv = 0, mv = 0, tv = 0;
 	mt_buf_t out = MT_BUF_INIT;
 	int status, first, rc;
@@ -260,6 +282,10 @@ static int run(int argc, char **argv)
 	if (depth && *depth && (number(depth, 3, &dv) || dv > 256))
 		return bad("--stack-depth needs a number from 0 to 256, not '%s'",
 			   depth);
+	sample = o.value[V_SAMPLE];
+	if (sample && !sample_ok(sample))
+		return bad("--sample needs a number of bytes, 1 or more (or 512K, 2M, 1G), "
+			   "not '%s'", sample);
 	if (!*o.value[V_DIR])
 		return bad("-o needs a directory, not an empty string");
 	max = o.value[V_MAX];
@@ -270,6 +296,9 @@ static int run(int argc, char **argv)
 				   "CMD once per allocation");
 		if (o.strict)
 			return bad("--strict does not apply to --oom-sweep");
+		if (sample)
+			return bad("--sample does not apply to --oom-sweep, which "
+				   "counts every allocation");
 		if (max && *max &&
 		    (status = sweep_number("--max", max, &mv)) >= 0)
 			return status;
@@ -287,6 +316,7 @@ static int run(int argc, char **argv)
 	rc = add_number(&out, "runs", 1, runs) ||
 	     add_quoted(&out, "dir", o.value[V_DIR], len) ||
 	     add_number(&out, "depth", depth && *depth, dv) ||
+	     add_value(&out, "sample", sample ? sample : "") ||
 	     add_flag(&out, "strict", o.strict) ||
 	     add_flag(&out, "quiet", o.quiet) ||
 	     add_flag(&out, "verbose", o.verbose) ||
