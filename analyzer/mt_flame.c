@@ -80,14 +80,16 @@ int mt_flame_add_frame(mt_buf_t *b, mt_srcline_t *lines, uint64_t id,
 		return rc;
 	if (loc.function)
 		return add_name(b, loc.function, strlen(loc.function));
+	/* No symbol: "0xOFFSET in MODULE", as gate, diff and the OOM sweep
+	 * name it (mt_profile_add_frames()), and report with the full path. */
 	if ((f->has & MT_HAS_MODULE) && (f->has & MT_HAS_MODULE_OFFSET) &&
 	    f->module[0]) {
 		const char *slash = strrchr(f->module, '/');
 		const char *file = slash && slash[1] ? slash + 1 : f->module;
 
-		if ((rc = add_name(b, file, strlen(file))) ||
-		    (rc = mt_buf_add_str(b, "+")) ||
-		    (rc = mt_buf_add_hex(b, f->module_offset)))
+		if ((rc = mt_buf_add_hex(b, f->module_offset)) ||
+		    (rc = mt_buf_add_str(b, " in ")) ||
+		    (rc = add_name(b, file, strlen(file))))
 			mt_buf_truncate(b, mark);
 		return rc;
 	}

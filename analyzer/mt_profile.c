@@ -16,6 +16,7 @@
 #include "mt_demangle.h"
 #include "mt_error.h"
 #include "mt_mem.h"
+#include "mt_scan.h"
 #include "mt_parse.h"
 #include "mt_units.h"
 #include "mt_reader.h"
@@ -234,6 +235,30 @@ const char *mt_profile_module_name(const char *module)
 	return slash && slash[1] ? slash + 1 : module;
 }
 
+void mt_profile_frame_of(mt_profile_frame_t *f, const mt_frame_t *tf)
+{
+	f->symbol = tf ? tf->symbol : NULL;
+	f->module = tf ? tf->module : NULL;
+	f->has_offset = tf && !tf->symbol && (tf->has & MT_HAS_MODULE_OFFSET);
+	f->offset = f->has_offset ? tf->module_offset : 0;
+}
+
+/* A frame as every one-line list names it: its symbol and its module's
+ * file name, or, without a symbol, "0xOFFSET in MODULE" as the flame
+ * graph names it (mt_flame_add_frame()). */
+static int add_frame(mt_buf_t *b, const mt_profile_frame_t *f)
+{
+	const char *module = f->module ? mt_profile_module_name(f->module) : "?";
+
+	if (!f->symbol && f->has_offset)
+		return mt_buf_add_hex(b, f->offset) ||
+		       mt_buf_add_str(b, " in ") || mt_buf_add_str(b, module) ?
+			       MT_ENOMEM : MT_OK;
+	return mt_demangle_add(b, f->symbol ? f->symbol : "?") ||
+	       mt_buf_add_str(b, " (") || mt_buf_add_str(b, module) ||
+	       mt_buf_add_str(b, ")") ? MT_ENOMEM : MT_OK;
+}
+
 int mt_profile_add_frames(mt_buf_t *b, const mt_profile_site_t *s,
 			  size_t max)
 {
@@ -246,12 +271,7 @@ int mt_profile_add_frames(mt_buf_t *b, const mt_profile_site_t *s,
 		const mt_profile_frame_t *f = &s->frames[i];
 
 		if ((i && (rc = mt_buf_add_str(b, " < "))) ||
-		    (rc = mt_demangle_add(b, f->symbol ? f->symbol : "?")) ||
-		    (rc = mt_buf_add_str(b, " (")) ||
-		    (rc = mt_buf_add_str(b, f->module ?
-					     mt_profile_module_name(f->module) :
-					     "?")) ||
-		    (rc = mt_buf_add_str(b, ")")))
+		    (rc = add_frame(b, f)))
 			goto cleanup;
 	}
 	if (s->nframes > max &&
@@ -383,8 +403,7 @@ static int load_trace(mt_profile_t *p, const char *path, const char *allocator)
 			 * rejects a stack that names an unknown one). */
 			const mt_frame_t *f = mt_map_find(&h->frames, s->frames[i]);
 
-			p->frame_store[used].symbol = f ? f->symbol : NULL;
-			p->frame_store[used].module = f ? f->module : NULL;
+			mt_profile_frame_of(&p->frame_store[used], f);
 			used++;
 		}
 	}
@@ -588,8 +607,16 @@ static int load_summary(mt_profile_t *p, const char *path)
 		for (size_t k = 0; k < p->sites[i].nframes; k++) {
 			struct json_object *f = json_object_array_get_idx(frames, k);
 
-			get_str_or_null(f, "symbol", &p->frame_store[used].symbol);
-			get_str_or_null(f, "module", &p->frame_store[used].module);
+			mt_profile_frame_t *pf = &p->frame_store[used];
+			const char *off = NULL;
+
+			get_str_or_null(f, "symbol", &pf->symbol);
+			get_str_or_null(f, "module", &pf->module);
+			/* A site line's offset is the module's when the frame
+			 * has no symbol (format.md, section 4). */
+			if (!pf->symbol && !get_str_or_null(f, "offset", &off) && off &&
+			    !mt_scan_hex(off, strlen(off), &pf->offset))
+				pf->has_offset = 1;
 			used++;
 		}
 	}

@@ -60,7 +60,13 @@ int mt_profile_add_sampled_note(mt_buf_t *b, const char *who, uint64_t bytes);
 typedef struct {
 	const char *symbol; /* NULL when the trace gave none */
 	const char *module; /* the full path, or NULL */
+	/* A frame without a symbol: its offset in module (has_offset). */
+	uint64_t offset;
+	int has_offset;
 } mt_profile_frame_t;
+
+/* Fill f from a trace's frame (NULL: unknown). */
+void mt_profile_frame_of(mt_profile_frame_t *f, const mt_frame_t *tf);
 
 typedef struct {
 	uint64_t stack_id; /* the trace's id (0: allocations without a stack) */

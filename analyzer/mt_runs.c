@@ -450,8 +450,7 @@ static int add_stack(mt_buf_t *b, const mt_heap_t *h, uint64_t id)
 	for (size_t i = 0; i < s->nframes && i < OOM_FRAMES; i++) {
 		const mt_frame_t *f = mt_map_find(&h->frames, s->frames[i]);
 
-		frames[i].symbol = f ? f->symbol : NULL;
-		frames[i].module = f ? f->module : NULL;
+		mt_profile_frame_of(&frames[i], f);
 	}
 	return mt_profile_add_frames(b, &site, OOM_FRAMES) ||
 	       mt_buf_add_str(b, "\n") ? MT_ENOMEM : MT_OK;

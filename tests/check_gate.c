@@ -1099,6 +1099,53 @@ START_TEST(repetitions_json_survive_every_allocation_failure)
 }
 END_TEST
 
+/* One name for a frame wherever a line names it (issue 24, item 4): a
+ * frame of a stripped module, with no symbol, is "0xOFFSET in MODULE" in
+ * gate (from the trace and from its summary), diff, flamegraph and report
+ * (which gives the module's full path), and a C++ symbol is demangled in
+ * each. */
+START_TEST(a_frame_without_a_symbol_reads_the_same_in_every_command)
+{
+	static const char trace[] =
+		"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":1,\"stack_depth\":32}\n"
+		"{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0,\"name\":\"libc\"}\n"
+		"{\"v\":1,\"seq\":3,\"kind\":\"frame\",\"frame_id\":1,\"ip\":\"0x7f0000001234\","
+		"\"module\":\"/usr/lib/libstripped.so\",\"module_offset\":\"0x1234\"}\n"
+		"{\"v\":1,\"seq\":4,\"kind\":\"frame\",\"frame_id\":2,\"ip\":\"0x555500001000\","
+		"\"symbol\":\"_ZN3app5buildB5cxx11Ei\",\"offset\":\"0x10\",\"module\":\"/usr/bin/app\","
+		"\"module_offset\":\"0x1000\"}\n"
+		"{\"v\":1,\"seq\":5,\"kind\":\"stack\",\"stack_id\":1,\"frames\":[1,2]}\n"
+		"{\"v\":1,\"seq\":6,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x10\","
+		"\"size\":4096,\"fn\":\"malloc\",\"stack\":1,\"tid\":1,\"t\":10}\n"
+		"{\"v\":1,\"seq\":7,\"kind\":\"trace.stop\",\"reason\":\"exit\",\"dropped\":0,\"t\":20}\n";
+	mt_test_file_t f;
+	mt_test_run_t r;
+
+	mt_test_file_write(&f, trace, sizeof(trace) - 1);
+	mt_test_memtrace_in(&r, f.dir, "gate", "trace.jsonl", "--max-live", "1", NULL);
+	ck_assert_int_eq(r.status, 1);
+	mt_quiet(strstr(r.out, "from 0x1234 in libstripped.so < app::build[abi:cxx11](int) (app)\n"),
+		 "gate: %s", r.out);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, f.dir, "summary", "trace.jsonl", "--top", "5", "-o", "s.jsonl", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, f.dir, "gate", "s.jsonl", "--max-live", "1", NULL);
+	mt_quiet(strstr(r.out, "from 0x1234 in libstripped.so < app::build[abi:cxx11](int) (app)\n"),
+		 "gate of the summary: %s", r.out);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, f.dir, "flamegraph", "trace.jsonl", NULL);
+	ck_assert_str_eq(r.out, "app::build[abi:cxx11](int);0x1234 in libstripped.so 1\n");
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, f.dir, "report", "trace.jsonl", NULL);
+	mt_quiet(strstr(r.out, "0x1234 in /usr/lib/libstripped.so\n") &&
+		 strstr(r.out, "app::build[abi:cxx11](int)+0x10 in /usr/bin/app\n"),
+		 "report: %s", r.out);
+	mt_test_run_release(&r);
+	mt_test_file_done(&f);
+}
+END_TEST
+
 Suite *mt_suite_gate(void)
 {
 	Suite *s = suite_create("gate");
@@ -1111,6 +1158,7 @@ Suite *mt_suite_gate(void)
 	tcase_add_test(units, sizes_are_1024_based_with_k_m_g_suffixes);
 	tcase_add_test(units, thresholds_compare_exactly);
 	tcase_add_test(gate, gate_budgets_that_hold_exit_0);
+	tcase_add_test(gate, a_frame_without_a_symbol_reads_the_same_in_every_command);
 	tcase_add_test(gate, gate_names_each_failed_budget_with_its_limit_and_value);
 	tcase_add_test(gate, gate_require_complete_fails_on_a_caveated_trace);
 	tcase_add_test(gate, gate_hint_demangles_cxx_names);
