@@ -16,7 +16,9 @@
  *     screenshot has the heap's colour under the curve across the whole
  *     run;
  *   - `memtrace plot`: the same screenshot check on its SVG;
- *   - `memtrace export speedscope`: speedscope's own app (npm speedscope,
+ *   - `memtrace export speedscope`: valid under speedscope's JSON schema
+ *     (its package's file-format-schema.json, by the small validator
+ *     below: the keywords that schema uses), and speedscope's own app (npm speedscope,
  *     its release index.html from a file:// URL, the profile handed over
  *     as its CLI does, #localProfilePath= a script that calls
  *     speedscope.loadFileFromBase64) draws the profile without error;
@@ -43,6 +45,47 @@ const MEMTRACE = path.join(BUILD, 'memtrace');
 const CHROMIUM = process.env.MEMTRACE_CHROMIUM || '/usr/bin/chromium';
 const DH_VIEW = '/usr/libexec/valgrind/dh_view.html';
 const SPEEDSCOPE = path.join(__dirname, 'node_modules/speedscope/dist/release/index.html');
+const SPEEDSCOPE_SCHEMA = path.join(__dirname, 'node_modules/speedscope/dist/release/file-format-schema.json');
+
+/*
+ * The JSON Schema keywords speedscope's schema uses (type, properties,
+ * required, items, const, enum, anyOf, $ref into definitions): the
+ * first place v breaks schema, as "path: why", or null.  A library
+ * (ajv) would be one more package for eleven keywords' worth of code.
+ */
+function schemaError(schema, v, root, at) {
+  if (schema.$ref) {
+    const name = decodeURIComponent(schema.$ref.replace(/^#\/definitions\//, ''));
+    if (!root.definitions || !root.definitions[name]) return at + ': unknown $ref ' + schema.$ref;
+    return schemaError(root.definitions[name], v, root, at);
+  }
+  if (schema.anyOf) {
+    const errs = schema.anyOf.map((s) => schemaError(s, v, root, at));
+    if (errs.every((e) => e)) return errs.join(' | ');
+  }
+  if (schema.type) {
+    const types = [].concat(schema.type);
+    const kind = v === null ? 'null' : Array.isArray(v) ? 'array' :
+      Number.isInteger(v) ? 'integer' : typeof v;
+    if (!types.some((t) => t === kind || (t === 'number' && kind === 'integer')))
+      return at + ': ' + kind + ', not ' + types.join(' or ');
+  }
+  if ('const' in schema && v !== schema.const) return at + ': not ' + JSON.stringify(schema.const);
+  if (schema.enum && !schema.enum.includes(v)) return at + ': not one of ' + JSON.stringify(schema.enum);
+  for (const k of schema.required || [])
+    if (!(k in v)) return at + ': no ' + k;
+  for (const [k, s] of Object.entries(schema.properties || {}))
+    if (v && typeof v === 'object' && k in v) {
+      const e = schemaError(s, v[k], root, at + '.' + k);
+      if (e) return e;
+    }
+  if (schema.items && Array.isArray(v))
+    for (let i = 0; i < v.length; i++) {
+      const e = schemaError(schema.items, v[i], root, at + '[' + i + ']');
+      if (e) return e;
+    }
+  return null;
+}
 const WAIT = 20000;
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'memtrace-browser-'));
@@ -342,6 +385,20 @@ async function main() {
         assert(!bad.length, name + ': no heap colour under the curve at ' + bad.join(', '));
         await page.close();
       }
+    });
+
+    await test('speedscope_export_is_valid_under_speedscopes_schema', async () => {
+      const schema = JSON.parse(fs.readFileSync(SPEEDSCOPE_SCHEMA, 'utf8'));
+      const doc = JSON.parse(fs.readFileSync(file('demo.speedscope.json'), 'utf8'));
+      const err = schemaError(schema, doc, schema, '$');
+      assert(!err, 'the export breaks the schema: ' + err);
+      assert(doc.profiles.length === 2, 'two profiles, by bytes and by allocations');
+      /* The validator refuses what the schema forbids. */
+      const broken = JSON.parse(JSON.stringify(doc));
+      delete broken.profiles[0].unit;
+      assert(schemaError(schema, broken, schema, '$'), 'a profile without its unit passed');
+      broken.profiles[0].unit = 'furlongs';
+      assert(schemaError(schema, broken, schema, '$'), 'a profile with an unknown unit passed');
     });
 
     await test('speedscope_opens_the_speedscope_export', async () => {
