@@ -554,6 +554,23 @@ static int declare_stack(mt_heap_t *h, const mt_event_t *ev, const char **why)
 /* free, resize and remap of a live block; alloc of a new one, by the
  * thread of index thread, in site (of index index) when the event has a
  * stack.  Nothing here can fail. */
+/* A resize or remap counted.  A realloc is recorded as often as its new
+ * block is sampled (format.md 2.1): it weighs what that block does, the
+ * block insert_block() is about to make. */
+static inline void count_realloc(mt_heap_t *h, mt_allocator_t *a,
+				 const mt_event_t *ev)
+{
+	uint64_t count = weight_count(h, a, ev->size, h->serial + 1);
+
+	if (ev->kind == MT_KIND_RESIZE) {
+		h->resizes += count;
+		a->resizes += count;
+	} else {
+		h->remaps += count;
+		a->remaps += count;
+	}
+}
+
 static inline __attribute__((always_inline)) void
 apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 		  uint32_t thread, mt_site_t *site, uint32_t index)
@@ -575,20 +592,11 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 	live = mt_blocks_take(&a->blocks, ev->ptr, &old);
 	/* In a sampled trace the resize or remap of a pointer not live is
 	 * the realloc of a block sampling passed over, sampled at its new
-	 * size (format.md 2.1): counted as one, weighed as the new block. */
-	if (!live && mean_of(h, a) && ev->kind != MT_KIND_FREE) {
-		uint64_t count = weight_count(h, a, ev->size, h->serial + 1);
-
-		if (ev->kind == MT_KIND_RESIZE) {
-			h->resizes += count;
-			a->resizes += count;
-		} else {
-			h->remaps += count;
-			a->remaps += count;
-		}
-	} else if (!live) {
+	 * size (format.md 2.1): counted as one. */
+	if (!live && mean_of(h, a) && ev->kind != MT_KIND_FREE)
+		count_realloc(h, a, ev);
+	else if (!live)
 		h->unknown_frees++;
-	}
 	if (ev->kind == MT_KIND_FREE) {
 		if (live) {
 			uint64_t count = weight_count(h, a, old.size, old.serial);
@@ -607,17 +615,7 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 		return;
 	}
 	if (live) {
-		/* A realloc is recorded as often as its new block is
-		 * sampled (format.md 2.1): it weighs what that block does. */
-		uint64_t count = weight_count(h, a, ev->size, h->serial + 1);
-
-		if (ev->kind == MT_KIND_RESIZE) {
-			h->resizes += count;
-			a->resizes += count;
-		} else {
-			h->remaps += count;
-			a->remaps += count;
-		}
+		count_realloc(h, a, ev);
 		died(h, a, &old);
 	}
 	/* The realloc that moves or keeps a block is an allocation of its

@@ -16,6 +16,9 @@
 #include "mt_srcline.h"
 #include "mt_units.h"
 
+/* The column the totals' labels end in. */
+#define LABEL_WIDTH 24
+
 #define DEFAULT_TOP 10
 
 #define ADD(expr)                     \
@@ -103,31 +106,6 @@ cleanup:
 	return rc;
 }
 
-static int add_label(mt_buf_t *b, const char *label)
-{
-	static const char pad[] = "                        ";
-	size_t n = strlen(label);
-	int rc;
-
-	if ((rc = mt_buf_add_str(b, "  ")) || (rc = mt_buf_add_str(b, label)))
-		return rc;
-	return mt_buf_add(b, pad, n < sizeof(pad) - 1 ? sizeof(pad) - 1 - n : 1);
-}
-
-/* "16.1 KiB (16510 bytes)" */
-static int add_size_exact(mt_buf_t *b, uint64_t bytes)
-{
-	int rc;
-
-	if ((rc = mt_units_add_size(b, bytes)))
-		return rc;
-	if (bytes < 1024)
-		return MT_OK;
-	if ((rc = mt_buf_add_str(b, " (")) || (rc = mt_buf_add_u64(b, bytes)))
-		return rc;
-	return mt_buf_add_str(b, " bytes)");
-}
-
 static int add_totals(report_t *r)
 {
 	const mt_heap_t *h = &r->a->heap;
@@ -135,59 +113,59 @@ static int add_totals(report_t *r)
 	int rc;
 
 	ADD(mt_buf_add_str(b, "\nTotals\n"));
-	ADD(add_label(b, "duration"));
+	ADD(mt_units_add_label(b, "duration", LABEL_WIDTH));
 	if (h->duration_ns)
 		ADD(mt_units_add_duration(b, h->duration_ns));
 	else
 		ADD(mt_buf_add_str(b, "not recorded (no event has a time)"));
 	ADD(mt_buf_add_str(b, "\n"));
-	ADD(add_label(b, "events"));
+	ADD(mt_units_add_label(b, "events", LABEL_WIDTH));
 	ADD(mt_buf_add_u64(b, h->events));
 	ADD(mt_buf_add_str(b, " ("));
 	ADD(mt_units_add_count(b, mt_heap_threads(h), "thread", "threads"));
 	ADD(mt_buf_add_str(b, ")\n"));
-	ADD(add_label(b, "allocations"));
+	ADD(mt_units_add_label(b, "allocations", LABEL_WIDTH));
 	ADD(mt_buf_add_u64(b, h->allocations));
 	ADD(mt_buf_add_str(b, "\n"));
-	ADD(add_label(b, "reallocations"));
+	ADD(mt_units_add_label(b, "reallocations", LABEL_WIDTH));
 	ADD(mt_buf_add_u64(b, h->resizes + h->remaps));
 	ADD(mt_buf_add_str(b, " ("));
 	ADD(mt_buf_add_u64(b, h->resizes));
 	ADD(mt_buf_add_str(b, " in place, "));
 	ADD(mt_buf_add_u64(b, h->remaps));
 	ADD(mt_buf_add_str(b, " moved)\n"));
-	ADD(add_label(b, "frees"));
+	ADD(mt_units_add_label(b, "frees", LABEL_WIDTH));
 	ADD(mt_buf_add_u64(b, h->frees));
 	ADD(mt_buf_add_str(b, "\n"));
-	ADD(add_label(b, "temporary allocations"));
+	ADD(mt_units_add_label(b, "temporary allocations", LABEL_WIDTH));
 	ADD(mt_buf_add_u64(b, h->temporary_allocations));
 	ADD(mt_buf_add_str(b, " (freed before their thread's next allocation)\n"));
-	ADD(add_label(b, "failed allocations"));
+	ADD(mt_units_add_label(b, "failed allocations", LABEL_WIDTH));
 	ADD(mt_buf_add_u64(b, h->failed_allocations));
 	ADD(mt_buf_add_str(b, "\n"));
-	ADD(add_label(b, "unknown frees"));
+	ADD(mt_units_add_label(b, "unknown frees", LABEL_WIDTH));
 	ADD(mt_buf_add_u64(b, h->unknown_frees));
 	ADD(mt_buf_add_str(b, " (of blocks the trace never saw allocated)\n"));
 	if (h->overlapping_allocs) {
-		ADD(add_label(b, "overlapping allocations"));
+		ADD(mt_units_add_label(b, "overlapping allocations", LABEL_WIDTH));
 		ADD(mt_buf_add_u64(b, h->overlapping_allocs));
 		ADD(mt_buf_add_str(b, " (of an address already live)\n"));
 	}
-	ADD(add_label(b, "bytes allocated"));
-	ADD(add_size_exact(b, h->bytes_allocated));
+	ADD(mt_units_add_label(b, "bytes allocated", LABEL_WIDTH));
+	ADD(mt_units_add_size_exact(b, h->bytes_allocated));
 	ADD(mt_buf_add_str(b, "\n"));
-	ADD(add_label(b, "peak heap"));
-	ADD(add_size_exact(b, h->peak_live_bytes));
+	ADD(mt_units_add_label(b, "peak heap", LABEL_WIDTH));
+	ADD(mt_units_add_size_exact(b, h->peak_live_bytes));
 	if (h->peak_live_bytes) {
 		ADD(mt_buf_add_str(b, ", first reached at seq "));
 		ADD(mt_buf_add_u64(b, h->peak_seq));
 	}
 	ADD(mt_buf_add_str(b, "\n"));
-	ADD(add_label(b, "peak live blocks"));
+	ADD(mt_units_add_label(b, "peak live blocks", LABEL_WIDTH));
 	ADD(mt_buf_add_u64(b, h->peak_live_allocations));
 	ADD(mt_buf_add_str(b, "\n"));
-	ADD(add_label(b, "leaked"));
-	ADD(add_size_exact(b, r->live_bytes));
+	ADD(mt_units_add_label(b, "leaked", LABEL_WIDTH));
+	ADD(mt_units_add_size_exact(b, r->live_bytes));
 	ADD(mt_buf_add_str(b, " in "));
 	ADD(mt_units_add_count(b, r->live_allocations, "block", "blocks"));
 	ADD(mt_buf_add_str(b, ", still live at the end of the trace\n"));
@@ -256,7 +234,7 @@ static int add_allocators(report_t *r)
 		ADD(mt_srcline_add_clean(b, name ? name : "(no name)"));
 		snprintf(label, sizeof(label), " (id %llu)", (unsigned long long)next->id);
 		ADD(mt_buf_add_str(b, label));
-		/* The figures in the totals' column, as add_label() puts them. */
+		/* The figures in the totals' column, as mt_units_add_label(, LABEL_WIDTH) puts them. */
 		ADD(mt_buf_add(b, pad, b->len - start < sizeof(pad) - 1 ?
 					       sizeof(pad) - 1 - (b->len - start) : 1));
 		ADD(mt_units_add_count(b, next->allocations, "allocation", "allocations"));

@@ -13,6 +13,9 @@
 #include "mt_sites.h"
 #include "mt_units.h"
 
+/* The column the figures' labels end in. */
+#define LABEL_WIDTH 12
+
 #define ADD(expr)                     \
 	do {                          \
 		if ((rc = (expr)))    \
@@ -42,31 +45,6 @@ void mt_top_stop_reason(mt_top_t *t, const char *s, size_t len)
 	for (; n < len && n + 1 < sizeof(t->stop_reason); n++)
 		t->stop_reason[n] = s[n] >= 0x20 && s[n] < 0x7f ? s[n] : '?';
 	t->stop_reason[n] = '\0';
-}
-
-static int add_label(mt_buf_t *b, const char *label)
-{
-	static const char pad[] = "            ";
-	size_t n = strlen(label);
-	int rc;
-
-	if ((rc = mt_buf_add_str(b, "  ")) || (rc = mt_buf_add_str(b, label)))
-		return rc;
-	return mt_buf_add(b, pad, n < sizeof(pad) - 1 ? sizeof(pad) - 1 - n : 1);
-}
-
-/* "16.1 KiB (16510 bytes)", as the report writes a total. */
-static int add_size_exact(mt_buf_t *b, uint64_t bytes)
-{
-	int rc;
-
-	if ((rc = mt_units_add_size(b, bytes)))
-		return rc;
-	if (bytes < 1024)
-		return MT_OK;
-	if ((rc = mt_buf_add_str(b, " (")) || (rc = mt_buf_add_u64(b, bytes)))
-		return rc;
-	return mt_buf_add_str(b, " bytes)");
 }
 
 static int add_state(mt_top_t *t, mt_top_state_t state, mt_buf_t *b)
@@ -116,7 +94,7 @@ static int add_rate(mt_top_t *t, const mt_heap_t *h, mt_buf_t *b)
 	uint64_t dt = h->duration_ns - t->duration_ns;
 	int rc = MT_OK;
 
-	ADD(add_label(b, "rate"));
+	ADD(mt_units_add_label(b, "rate", LABEL_WIDTH));
 	if (!dt && (db || dn)) {
 		ADD(mt_buf_add_str(b, "unknown (the events record no time)\n"));
 		goto cleanup;
@@ -230,7 +208,7 @@ int mt_top_render(mt_top_t *t, const mt_heap_t *h, mt_top_state_t state,
 	ADD(mt_buf_add_str(out, ": "));
 	ADD(add_state(t, state, out));
 	ADD(mt_buf_add_str(out, "\n"));
-	ADD(add_label(out, "trace"));
+	ADD(mt_units_add_label(out, "trace", LABEL_WIDTH));
 	if (h->duration_ns) {
 		ADD(mt_units_add_duration(out, h->duration_ns));
 		ADD(mt_buf_add_str(out, ", "));
@@ -239,18 +217,18 @@ int mt_top_render(mt_top_t *t, const mt_heap_t *h, mt_top_state_t state,
 	ADD(mt_buf_add_str(out, ", "));
 	ADD(mt_units_add_count(out, mt_heap_threads(h), "thread", "threads"));
 	ADD(mt_buf_add_str(out, "\n"));
-	ADD(add_label(out, "live"));
-	ADD(add_size_exact(out, h->live_bytes));
+	ADD(mt_units_add_label(out, "live", LABEL_WIDTH));
+	ADD(mt_units_add_size_exact(out, h->live_bytes));
 	ADD(mt_buf_add_str(out, " in "));
 	ADD(mt_units_add_count(out, h->live_allocations, "block", "blocks"));
 	ADD(mt_buf_add_str(out, "\n"));
-	ADD(add_label(out, "peak"));
-	ADD(add_size_exact(out, h->peak_live_bytes));
+	ADD(mt_units_add_label(out, "peak", LABEL_WIDTH));
+	ADD(mt_units_add_size_exact(out, h->peak_live_bytes));
 	ADD(mt_buf_add_str(out, " in "));
 	ADD(mt_units_add_count(out, h->peak_live_allocations, "block", "blocks"));
 	ADD(mt_buf_add_str(out, "\n"));
-	ADD(add_label(out, "allocated"));
-	ADD(add_size_exact(out, h->bytes_allocated));
+	ADD(mt_units_add_label(out, "allocated", LABEL_WIDTH));
+	ADD(mt_units_add_size_exact(out, h->bytes_allocated));
 	ADD(mt_buf_add_str(out, " in "));
 	ADD(mt_units_add_count(out, h->allocations, "allocation", "allocations"));
 	ADD(mt_buf_add_str(out, ", "));
@@ -258,7 +236,7 @@ int mt_top_render(mt_top_t *t, const mt_heap_t *h, mt_top_state_t state,
 	ADD(mt_buf_add_str(out, "\n"));
 	ADD(add_rate(t, h, out));
 	if (ig) {
-		ADD(add_label(out, "integrity"));
+		ADD(mt_units_add_label(out, "integrity", LABEL_WIDTH));
 		if (mt_integrity_complete(ig)) {
 			ADD(mt_buf_add_str(out, "complete\n"));
 		} else {

@@ -290,3 +290,30 @@ int mt_units_add_count(mt_buf_t *b, uint64_t n, const char *one,
 		mt_buf_truncate(b, mark);
 	return rc;
 }
+
+int mt_units_add_size_exact(mt_buf_t *b, uint64_t bytes)
+{
+	int rc;
+
+	if ((rc = mt_units_add_size(b, bytes)))
+		return rc;
+	if (bytes < 1024)
+		return MT_OK;
+	if ((rc = mt_buf_add_str(b, " (")) || (rc = mt_buf_add_u64(b, bytes)))
+		return rc;
+	return mt_buf_add_str(b, " bytes)");
+}
+
+int mt_units_add_label(mt_buf_t *b, const char *label, size_t width)
+{
+	size_t n = strlen(label);
+	int rc;
+
+	if ((rc = mt_buf_add_str(b, "  ")) || (rc = mt_buf_add_str(b, label)))
+		return rc;
+	do {
+		if ((rc = mt_buf_add_str(b, " ")))
+			return rc;
+	} while (++n < width);
+	return MT_OK;
+}

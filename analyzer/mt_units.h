@@ -39,6 +39,14 @@ int mt_units_parse_pct(const char *s, uint64_t *milli);
 /* "512 B", "16.1 KiB". */
 int mt_units_add_size(mt_buf_t *b, uint64_t bytes);
 
+/* "16.1 KiB (16510 bytes)", as a report writes a total ("512 B" below
+ * 1 KiB). */
+int mt_units_add_size_exact(mt_buf_t *b, uint64_t bytes);
+
+/* "  LABEL" and spaces up to width columns after the indent (at least
+ * one): the label column of report's and top's figures. */
+int mt_units_add_label(mt_buf_t *b, const char *label, size_t width);
+
 /* The change from base to now as a signed size: "+8.0 KiB", "-512 B",
  * "0 B". */
 int mt_units_add_size_change(mt_buf_t *b, uint64_t base, uint64_t now);
