@@ -249,7 +249,7 @@ static int strings_out(strings_t *t, uint64_t i, uint64_t *out)
 {
 	struct str_pos *p = &t->pos[i];
 	size_t mark = t->json.len;
-	int rc;
+	int rc = MT_OK;
 
 	if (!p->out) {
 		if (t->nout)
