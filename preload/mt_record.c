@@ -78,6 +78,22 @@ int mt_record_collector_alive(void)
 	return !collector_ended() && !zombie(mt_record_ring.collector);
 }
 
+/* Ring the doorbell of a collector napping on an empty ring (its nap is
+ * a millisecond): for a writer that waits for room, and for a STOP or
+ * UNSTOP the program waits for.  The fence orders the record published
+ * before the look at sleeping, against the collector's store of sleeping
+ * before its look at the slot: one of the two sees the other. */
+static void wake_collector(void)
+{
+	mt_ring_hdr_t *h = mt_record_ring.hdr;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load(&h->sleeping)) {
+		atomic_fetch_add(&h->doorbell, 1);
+		mt_real_syscall6(SYS_futex, (long)&h->doorbell, FUTEX_WAKE, 1, 0, 0, 0);
+	}
+}
+
 int mt_record_checkpoint(uint64_t pos, unsigned n)
 {
 	mt_ring_hdr_t *h = mt_record_ring.hdr;
@@ -104,11 +120,7 @@ int mt_record_wait_room(uint64_t pos, unsigned n)
 	for (;;) {
 		uint32_t moves;
 
-		/* A sleeping collector would look again only after its nap. */
-		if (atomic_load(&h->sleeping)) {
-			atomic_fetch_add(&h->doorbell, 1);
-			mt_real_syscall6(SYS_futex, (long)&h->doorbell, FUTEX_WAKE, 1, 0, 0, 0);
-		}
+		wake_collector();
 		atomic_fetch_add(&h->waiters, 1);
 		moves = atomic_load(&h->tail_moves);
 		tail = atomic_load_explicit(&h->tail, memory_order_acquire);
@@ -167,6 +179,8 @@ static int one_slot(unsigned type, unsigned reason, uint64_t t,
 	s->dropped = dropped;
 	mt_record_publish(pos, MT_RING_WORD(type, 1, reason, 0, 0));
 	*end = pos + 1;
+	/* The program waits for what follows: the collector looks now. */
+	wake_collector();
 	return 0;
 }
 
