@@ -33,13 +33,22 @@ static int mul_overflows(size_t a, size_t b, size_t *out)
 	return __builtin_mul_overflow(a, b, out);
 }
 
-EXPORT void *malloc(size_t size)
+/*
+ * malloc, calloc and free are each a hook with no frame of its own, which
+ * passes what it need not record straight to libc (sampling's fast paths)
+ * and tail-calls its traced half.  The traced half's frame holds the
+ * stack capture's buffer (2 KiB) and its registers, which the hook would
+ * otherwise set up on every call; tail-called, it is where the unwinder
+ * starts, one frame from the program's, as when the capture was the
+ * hook's.
+ */
+#define TRACED static __attribute__((noinline))
+
+TRACED void *malloc_traced(size_t size)
 {
 	void *p;
 
-	if (mt_real_resolve() < 0)
-		return mt_real_arena_alloc(size, 16);
-	if (mt_trace_sample_passes(size) || !mt_trace_enter())
+	if (!mt_trace_enter())
 		return mt_real.malloc(size);
 	if (mt_trace_fail_now(MT_FN_MALLOC, size, 0)) {
 		mt_trace_leave();
@@ -51,19 +60,20 @@ EXPORT void *malloc(size_t size)
 	return p;
 }
 
-EXPORT void *calloc(size_t n, size_t size)
+EXPORT void *malloc(size_t size)
 {
-	size_t total;
+	if (mt_real_resolve() < 0)
+		return mt_real_arena_alloc(size, 16);
+	if (mt_trace_sample_passes(size))
+		return mt_real.malloc(size);
+	return malloc_traced(size);
+}
+
+TRACED void *calloc_traced(size_t n, size_t size, size_t total)
+{
 	void *p;
 
-	if (mt_real_resolve() < 0) {
-		if (mul_overflows(n, size, &total))
-			return NULL;
-		return mt_real_arena_alloc(total, 16);
-	}
-	if (mul_overflows(n, size, &total))
-		total = SIZE_MAX;
-	if (mt_trace_sample_passes(total) || !mt_trace_enter())
+	if (!mt_trace_enter())
 		return mt_real.calloc(n, size);
 	if (mt_trace_fail_now(MT_FN_CALLOC, total, 0)) {
 		mt_trace_leave();
@@ -75,13 +85,25 @@ EXPORT void *calloc(size_t n, size_t size)
 	return p;
 }
 
-EXPORT void free(void *p)
+EXPORT void *calloc(size_t n, size_t size)
 {
-	if (!p || mt_real_in_arena(p))
-		return; /* arena memory is never given back */
-	if (mt_real_resolve() < 0)
-		return;
-	if (mt_trace_sample_passes_free(p) || !mt_trace_enter()) {
+	size_t total;
+
+	if (mt_real_resolve() < 0) {
+		if (mul_overflows(n, size, &total))
+			return NULL;
+		return mt_real_arena_alloc(total, 16);
+	}
+	if (mul_overflows(n, size, &total))
+		total = SIZE_MAX;
+	if (mt_trace_sample_passes(total))
+		return mt_real.calloc(n, size);
+	return calloc_traced(n, size, total);
+}
+
+TRACED void free_traced(void *p)
+{
+	if (!mt_trace_enter()) {
 		mt_real.free(p);
 		return;
 	}
@@ -89,6 +111,19 @@ EXPORT void free(void *p)
 	mt_trace_free(MT_FN_FREE, p);
 	mt_real.free(p);
 	mt_trace_leave();
+}
+
+EXPORT void free(void *p)
+{
+	if (!p || mt_real_in_arena(p))
+		return; /* arena memory is never given back */
+	if (mt_real_resolve() < 0)
+		return;
+	if (mt_trace_sample_passes_free(p)) {
+		mt_real.free(p);
+		return;
+	}
+	free_traced(p);
 }
 
 EXPORT void *realloc(void *p, size_t size)

@@ -20,7 +20,7 @@ static _Alignas(64) unsigned char arena[64 << 10];
 static atomic_size_t arena_used;
 
 /* 0: never tried, 1: in progress, 2: done. */
-static atomic_int state;
+atomic_int mt_real_state;
 static __thread int resolving __attribute__((tls_model("initial-exec")));
 
 void *mt_real_arena_alloc(size_t size, size_t align)
@@ -72,18 +72,18 @@ long mt_real_syscall6(long n, long a, long b, long c, long d, long e, long f)
 #define LOOKUP(name) \
 	(*(void **)&mt_real.name = dlsym(RTLD_NEXT, #name))
 
-int mt_real_resolve(void)
+int mt_real_resolve_slow(void)
 {
 	int expected = 0;
 
-	if (atomic_load_explicit(&state, memory_order_acquire) == 2)
+	if (atomic_load_explicit(&mt_real_state, memory_order_acquire) == 2)
 		return 0;
 	if (resolving)
 		return -1;
-	if (!atomic_compare_exchange_strong(&state, &expected, 1)) {
+	if (!atomic_compare_exchange_strong(&mt_real_state, &expected, 1)) {
 		/* Another thread resolves: wait for it.  Its dlsym cannot
 		 * need us, as its own allocations come from the arena. */
-		while (atomic_load_explicit(&state, memory_order_acquire) != 2)
+		while (atomic_load_explicit(&mt_real_state, memory_order_acquire) != 2)
 			;
 		return 0;
 	}
@@ -111,6 +111,6 @@ int mt_real_resolve(void)
 	LOOKUP(sigaction);
 	LOOKUP(signal);
 	resolving = 0;
-	atomic_store_explicit(&state, 2, memory_order_release);
+	atomic_store_explicit(&mt_real_state, 2, memory_order_release);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #ifndef MT_REAL_H
 #define MT_REAL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <signal.h>
 #include <sys/types.h>
@@ -47,8 +48,17 @@ typedef struct {
 extern mt_real_t mt_real;
 
 /* Find the real functions (once).  Returns 0 when they are known, -1 while
- * a resolution is in progress on this thread (dlsym is allocating). */
-int mt_real_resolve(void);
+ * a resolution is in progress on this thread (dlsym is allocating).
+ * Inline: every hook asks first, and after the first call the answer is
+ * one load (mt_real_state 2). */
+extern atomic_int mt_real_state;
+int mt_real_resolve_slow(void);
+static inline int mt_real_resolve(void)
+{
+	if (__builtin_expect(atomic_load_explicit(&mt_real_state, memory_order_acquire) == 2, 1))
+		return 0;
+	return mt_real_resolve_slow();
+}
 
 /* A system call made directly, for a hook that must work before the real
  * functions are known (syscall(2) itself is one of the hooks).  Returns
