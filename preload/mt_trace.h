@@ -150,7 +150,8 @@ int mt_trace_stack_depth(void);
 
 /*
  * For the hooks: the allocation ptr of size bytes (NULL: it failed), and
- * realloc, with the stack captured in the hook itself.  Always inlined:
+ * realloc, with the stack captured in the hook itself (or the traced half
+ * a frameless hook tail-calls, mt_hooks.c).  Always inlined:
  * the unwinder then walks no frame of the tracer's but the hook's (see
  * mt_stack_capture()).
  */
