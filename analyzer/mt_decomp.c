@@ -60,23 +60,6 @@ const char *mt_decomp_name(mt_decomp_format_t f)
 	return f == MT_DECOMP_ZSTD ? "zstd" : f == MT_DECOMP_GZIP ? "gzip" : "plain";
 }
 
-/* zlib's allocations go through mt_mem, so the out-of-memory tests reach
- * them; libzstd's, like json-c's, do not (its custom allocators are in
- * its unstable API). */
-static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
-{
-	(void)opaque;
-	if (size && items > SIZE_MAX / size)
-		return Z_NULL;
-	return mt_mem_malloc((size_t)items * size);
-}
-
-static void z_free(voidpf opaque, voidpf p)
-{
-	(void)opaque;
-	mt_mem_free(p);
-}
-
 int mt_decomp_open(mt_decomp_t **out, mt_decomp_format_t f, const void *head,
 		   size_t nhead)
 {
@@ -97,12 +80,15 @@ int mt_decomp_open(mt_decomp_t **out, mt_decomp_format_t f, const void *head,
 		memcpy(d->in, head, nhead);
 	d->len = nhead;
 	if (f == MT_DECOMP_ZSTD) {
+		/* libzstd allocates with malloc, like json-c: its custom
+		 * allocators are in its unstable API.  zlib's go through
+		 * mt_mem (below), so the out-of-memory tests reach them. */
 		d->zs = ZSTD_createDStream();
 		if (!d->zs)
 			goto nomem;
 	} else {
-		d->z.zalloc = z_alloc;
-		d->z.zfree = z_free;
+		d->z.zalloc = mt_mem_zlib_alloc;
+		d->z.zfree = mt_mem_zlib_free;
 		/* 16 + 15: a gzip wrapper (never a zlib one), any window. */
 		if (inflateInit2(&d->z, 16 + MAX_WBITS) != Z_OK)
 			goto nomem;

@@ -86,15 +86,8 @@ static void series_observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev)
 	uint64_t x;
 	size_t k;
 
-	switch (ev->kind) {
-	case MT_KIND_ALLOC:
-	case MT_KIND_FREE:
-	case MT_KIND_RESIZE:
-	case MT_KIND_REMAP:
-		break;
-	default:
+	if (!mt_event_kind_moves_heap(ev->kind))
 		return;
-	}
 	if (s->timed && !(ev->has & MT_HAS_T))
 		return;
 	x = s->timed ? ev->t : ev->seq;

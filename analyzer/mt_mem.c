@@ -198,3 +198,17 @@ int64_t mt_mem_outstanding(void)
 {
 	return atomic_load(&outstanding);
 }
+
+void *mt_mem_zlib_alloc(void *opaque, unsigned int items, unsigned int size)
+{
+	(void)opaque;
+	if (size && items > SIZE_MAX / size)
+		return NULL;
+	return mt_mem_malloc((size_t)items * size);
+}
+
+void mt_mem_zlib_free(void *opaque, void *p)
+{
+	(void)opaque;
+	mt_mem_free(p);
+}

@@ -34,6 +34,13 @@ void mt_mem_free(void *p);
 void *mt_mem_calloc_line(size_t n, size_t size);
 void mt_mem_free_line(void *p);
 
+/* zlib's allocator pair (z_stream's zalloc and zfree: alloc_func is
+ * voidpf (*)(voidpf, uInt, uInt)), through this door, so the
+ * out-of-memory tests reach zlib's allocations too.  NULL when items *
+ * size overflows. */
+void *mt_mem_zlib_alloc(void *opaque, unsigned int items, unsigned int size);
+void mt_mem_zlib_free(void *opaque, void *p);
+
 /* A NUL-terminated copy of the len bytes at s. */
 char *mt_mem_strndup(const char *s, size_t len);
 

@@ -103,15 +103,8 @@ void mt_plot_observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev)
 {
 	mt_plot_curve_t *c = ctx;
 
-	switch (ev->kind) {
-	case MT_KIND_ALLOC:
-	case MT_KIND_FREE:
-	case MT_KIND_RESIZE:
-	case MT_KIND_REMAP:
-		break;
-	default:
+	if (!mt_event_kind_moves_heap(ev->kind))
 		return;
-	}
 	c->heap_events++;
 	series_add(&c->by_seq, ev->seq, h->live_bytes, h->live_allocations);
 	if (ev->has & MT_HAS_T) {

@@ -509,22 +509,6 @@ cleanup:
 	return rc;
 }
 
-/* zlib's allocations go through mt_mem, so the out-of-memory tests reach
- * them. */
-static voidpf z_alloc(voidpf opaque, uInt items, uInt size)
-{
-	(void)opaque;
-	if (size && items > SIZE_MAX / size)
-		return Z_NULL;
-	return mt_mem_malloc((size_t)items * size);
-}
-
-static void z_free(voidpf opaque, voidpf p)
-{
-	(void)opaque;
-	mt_mem_free(p);
-}
-
 int mt_pprof_gzip(const void *p, size_t n, mt_buf_t *out)
 {
 	unsigned char chunk[16384];
@@ -534,8 +518,8 @@ int mt_pprof_gzip(const void *p, size_t n, mt_buf_t *out)
 	int zr, rc = MT_OK;
 
 	memset(&z, 0, sizeof(z));
-	z.zalloc = z_alloc;
-	z.zfree = z_free;
+	z.zalloc = mt_mem_zlib_alloc;
+	z.zfree = mt_mem_zlib_free;
 	/* 16 + 15: a gzip wrapper; deflate's header has no time and no
 	 * name, so a profile is the same bytes every time. */
 	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS,

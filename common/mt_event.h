@@ -64,6 +64,13 @@ mt_kind_t mt_event_kind_parse(const char *s, size_t len);
 const char *mt_event_fn_name(mt_fn_t fn);
 mt_fn_t mt_event_fn_parse(const char *s, size_t len);
 
+/* True for the kinds that change the live heap: alloc, free, resize and
+ * remap (what a curve of live bytes over time follows). */
+static inline int mt_event_kind_moves_heap(mt_kind_t k)
+{
+	return k >= MT_KIND_ALLOC && k <= MT_KIND_REMAP;
+}
+
 /* True for the functions an "alloc" or "alloc.fail" event may name. */
 static inline int mt_event_fn_allocates(mt_fn_t fn)
 {
