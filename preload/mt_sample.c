@@ -103,21 +103,13 @@ int mt_sample_take_slow(size_t size)
 
 /* ---- the set of live sampled blocks ---- */
 
-/* Address bits 4..46: a leaf holds bits 4..15 (4096 bits, 512 bytes), a
- * mid node bits 16..30 (32768 leaves), the top bits 31..46.  Addresses
- * above 2^47 (a 5-level page table's, asked for by hint only) have no
- * bit: their blocks are never sampled. */
-#define LEAF_WORDS MT_SAMPLE_LEAF_WORDS
-#define MID_ENTRIES MT_SAMPLE_MID_ENTRIES
-#define ADDR_BITS MT_SAMPLE_ADDR_BITS
+/* The levels are mt_sample.h's.  Addresses above 2^47 (a 5-level page
+ * table's, asked for by hint only) have no bit: their blocks are never
+ * sampled.  Leaves come LEAF_CHUNK bytes of them at a time. */
 #define LEAF_CHUNK (1u << 20)
-
-typedef mt_sample_leaf_t leaf_t;
-typedef mt_sample_mid_t mid_t;
 
 /* Zero pages until used: 512 KiB of address space. */
 _Atomic(mt_sample_mid_t *) mt_sample_top[MT_SAMPLE_TOP_ENTRIES];
-#define top mt_sample_top
 static atomic_flag grow_lock = ATOMIC_FLAG_INIT;
 static char *chunk_next, *chunk_end;
 
@@ -128,33 +120,28 @@ static void *map(size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static leaf_t *find_leaf(uintptr_t a)
-{
-	return mt_sample_leaf_of(a);
-}
-
 /* The leaf of a, made when missing: NULL when memory ran out.  Taken only
  * by a sampled allocation, so a spin lock costs nothing measurable. */
-static leaf_t *make_leaf(uintptr_t a)
+static mt_sample_leaf_t *make_leaf(uintptr_t a)
 {
-	_Atomic(leaf_t *) *slot;
-	leaf_t *leaf = NULL;
-	mid_t *mid;
+	_Atomic(mt_sample_leaf_t *) *slot;
+	mt_sample_leaf_t *leaf = NULL;
+	mt_sample_mid_t *mid;
 
 	while (atomic_flag_test_and_set_explicit(&grow_lock, memory_order_acquire))
 		;
-	mid = atomic_load_explicit(&top[a >> 31], memory_order_relaxed);
+	mid = atomic_load_explicit(&mt_sample_top[a >> 31], memory_order_relaxed);
 	if (!mid) {
-		mid = map(sizeof(mid_t));
+		mid = map(sizeof(mt_sample_mid_t));
 		if (!mid)
 			goto out;
-		atomic_store_explicit(&top[a >> 31], mid, memory_order_release);
+		atomic_store_explicit(&mt_sample_top[a >> 31], mid, memory_order_release);
 	}
-	slot = &mid->leaf[(a >> 16) & (MID_ENTRIES - 1)];
+	slot = &mid->leaf[(a >> 16) & (MT_SAMPLE_MID_ENTRIES - 1)];
 	leaf = atomic_load_explicit(slot, memory_order_relaxed);
 	if (leaf)
 		goto out;
-	if (chunk_end - chunk_next < (long)sizeof(leaf_t)) {
+	if (chunk_end - chunk_next < (long)sizeof(mt_sample_leaf_t)) {
 		chunk_next = map(LEAF_CHUNK);
 		if (!chunk_next) {
 			chunk_end = NULL;
@@ -162,8 +149,8 @@ static leaf_t *make_leaf(uintptr_t a)
 		}
 		chunk_end = chunk_next + LEAF_CHUNK;
 	}
-	leaf = (leaf_t *)chunk_next;
-	chunk_next += sizeof(leaf_t);
+	leaf = (mt_sample_leaf_t *)chunk_next;
+	chunk_next += sizeof(mt_sample_leaf_t);
 	atomic_store_explicit(slot, leaf, memory_order_release);
 out:
 	atomic_flag_clear_explicit(&grow_lock, memory_order_release);
@@ -173,16 +160,16 @@ out:
 int mt_sample_mark(const void *ptr)
 {
 	uintptr_t a = (uintptr_t)ptr;
-	leaf_t *leaf;
+	mt_sample_leaf_t *leaf;
 
-	if (a >> ADDR_BITS)
+	if (a >> MT_SAMPLE_ADDR_BITS)
 		return -1;
-	leaf = find_leaf(a);
+	leaf = mt_sample_leaf_of(a);
 	if (!leaf)
 		leaf = make_leaf(a);
 	if (!leaf)
 		return -1;
-	atomic_fetch_or_explicit(&leaf->w[(a >> 10) & (LEAF_WORDS - 1)],
+	atomic_fetch_or_explicit(&leaf->w[(a >> 10) & (MT_SAMPLE_LEAF_WORDS - 1)],
 				 1ull << ((a >> 4) & 63), memory_order_release);
 	return 0;
 }
@@ -191,11 +178,15 @@ int mt_sample_unmark(const void *ptr)
 {
 	uintptr_t a = (uintptr_t)ptr;
 	uint64_t bit = 1ull << ((a >> 4) & 63);
-	leaf_t *leaf;
+	mt_sample_leaf_t *leaf;
+	_Atomic uint64_t *word;
 
-	if (!mt_sample_marked(ptr))
+	if (a >> MT_SAMPLE_ADDR_BITS || !(leaf = mt_sample_leaf_of(a)))
 		return 0;
-	leaf = find_leaf(a);
-	return (atomic_fetch_and_explicit(&leaf->w[(a >> 10) & (LEAF_WORDS - 1)], ~bit,
-					  memory_order_acq_rel) & bit) != 0;
+	word = &leaf->w[(a >> 10) & (MT_SAMPLE_LEAF_WORDS - 1)];
+	/* A plain load first: most callers ask of a block not marked, which
+	 * needs no locked instruction. */
+	if (!(atomic_load_explicit(word, memory_order_acquire) & bit))
+		return 0;
+	return (atomic_fetch_and_explicit(word, ~bit, memory_order_acq_rel) & bit) != 0;
 }
