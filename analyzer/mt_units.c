@@ -306,14 +306,11 @@ int mt_units_add_size_exact(mt_buf_t *b, uint64_t bytes)
 
 int mt_units_add_label(mt_buf_t *b, const char *label, size_t width)
 {
-	size_t n = strlen(label);
+	static const char pad[] = "                                ";
+	size_t n = strlen(label), fill = n < width ? width - n : 1;
 	int rc;
 
 	if ((rc = mt_buf_add_str(b, "  ")) || (rc = mt_buf_add_str(b, label)))
 		return rc;
-	do {
-		if ((rc = mt_buf_add_str(b, " ")))
-			return rc;
-	} while (++n < width);
-	return MT_OK;
+	return mt_buf_add(b, pad, fill < sizeof(pad) - 1 ? fill : sizeof(pad) - 1);
 }

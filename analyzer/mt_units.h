@@ -44,7 +44,7 @@ int mt_units_add_size(mt_buf_t *b, uint64_t bytes);
 int mt_units_add_size_exact(mt_buf_t *b, uint64_t bytes);
 
 /* "  LABEL" and spaces up to width columns after the indent (at least
- * one): the label column of report's and top's figures. */
+ * one, at most 32): the label column of report's and top's figures. */
 int mt_units_add_label(mt_buf_t *b, const char *label, size_t width);
 
 /* The change from base to now as a signed size: "+8.0 KiB", "-512 B",
