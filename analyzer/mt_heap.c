@@ -27,28 +27,26 @@
  * is weighed by its size and serial now, so that what its free takes back
  * is what its alloc added.  Past 40 B the weight is 1 to within 2^-57.
  */
-static __attribute__((noinline)) uint64_t sampled_bytes(uint64_t mean, uint64_t size)
-{
-	if (!size || size / 40 >= mean)
-		return size;
-	return (uint64_t)llround((double)size / -expm1(-(double)size / (double)mean));
-}
+typedef struct {
+	uint64_t bytes, count;
+} weight_t;
 
-static __attribute__((noinline)) uint64_t sampled_count(uint64_t mean, uint64_t size,
-							uint64_t serial)
+static __attribute__((noinline)) weight_t sampled_weight(uint64_t mean, uint64_t size,
+							 uint64_t serial)
 {
 	double w, whole;
 	uint64_t x = serial + 0x9e3779b97f4a7c15ull;
 
 	if (!size || size / 40 >= mean)
-		return 1;
+		return (weight_t){ size, 1 };
 	w = -1.0 / expm1(-(double)size / (double)mean);
 	whole = floor(w);
 	/* splitmix64's finalizer: a uniform 53-bit fraction of the serial. */
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
 	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
 	x ^= x >> 31;
-	return (uint64_t)whole + ((double)(x >> 11) * 0x1p-53 < w - whole);
+	return (weight_t){ (uint64_t)llround(w * (double)size),
+			   (uint64_t)whole + ((double)(x >> 11) * 0x1p-53 < w - whole) };
 }
 
 /* The sampling mean of a's blocks: the trace's for the C library's
@@ -59,28 +57,22 @@ static inline uint64_t mean_of(const mt_heap_t *h, const mt_allocator_t *a)
 	return a->id ? 0 : h->sample_bytes;
 }
 
-static inline uint64_t weight_bytes(const mt_heap_t *h, const mt_allocator_t *a,
-				    uint64_t size)
+/* What a block of a, of size bytes and serial, counts for. */
+static inline weight_t weigh(const mt_heap_t *h, const mt_allocator_t *a,
+			     uint64_t size, uint64_t serial)
 {
-	return __builtin_expect(!mean_of(h, a), 1) ? size :
-	       sampled_bytes(h->sample_bytes, size);
-}
-
-static inline uint64_t weight_count(const mt_heap_t *h, const mt_allocator_t *a,
-				    uint64_t size, uint64_t serial)
-{
-	return __builtin_expect(!mean_of(h, a), 1) ? 1 :
-	       sampled_count(h->sample_bytes, size, serial);
+	return __builtin_expect(!mean_of(h, a), 1) ? (weight_t){ size, 1 } :
+	       sampled_weight(h->sample_bytes, size, serial);
 }
 
 uint64_t mt_heap_weight_bytes(const mt_heap_t *h, uint64_t size)
 {
-	return h->sample_bytes ? sampled_bytes(h->sample_bytes, size) : size;
+	return h->sample_bytes ? sampled_weight(h->sample_bytes, size, 0).bytes : size;
 }
 
 uint64_t mt_heap_weight_count(const mt_heap_t *h, uint64_t size, uint64_t serial)
 {
-	return h->sample_bytes ? sampled_count(h->sample_bytes, size, serial) : 1;
+	return h->sample_bytes ? sampled_weight(h->sample_bytes, size, serial).count : 1;
 }
 
 void mt_heap_init(mt_heap_t *h)
@@ -320,13 +312,14 @@ static void site_sub(const mt_heap_t *h, mt_site_t *s, uint64_t size,
 	s->live_bytes -= size;
 }
 
-/* A block is born: the totals, its allocator and its site grow. */
-static inline __attribute__((always_inline)) void
+/* A block is born: the totals, its allocator and its site grow.  Returns
+ * the blocks it counts for (its weight). */
+static inline __attribute__((always_inline)) uint64_t
 born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site,
      uint64_t block_size, uint64_t serial, uint64_t seq)
 {
-	uint64_t size = weight_bytes(h, a, block_size);
-	uint64_t count = weight_count(h, a, block_size, serial);
+	weight_t w = weigh(h, a, block_size, serial);
+	uint64_t size = w.bytes, count = w.count;
 
 	h->bytes_allocated += size;
 	h->live_allocations += count;
@@ -342,14 +335,17 @@ born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site,
 	}
 	if (h->live_allocations > h->peak_live_allocations)
 		h->peak_live_allocations = h->live_allocations;
+	return count;
 }
 
-/* A block dies: everything born() added is taken back. */
-static inline __attribute__((always_inline)) void
+/* A block dies: everything born() added is taken back.  Returns the
+ * blocks it counted for. */
+static inline __attribute__((always_inline)) uint64_t
 died(mt_heap_t *h, mt_allocator_t *a, const mt_block_t *b)
 {
 	mt_site_t *site = site_at(h, b->site);
-	uint64_t size = weight_bytes(h, a, b->size), count = weight_count(h, a, b->size, b->serial);
+	weight_t w = weigh(h, a, b->size, b->serial);
+	uint64_t size = w.bytes, count = w.count;
 
 	h->bytes_freed += size;
 	h->live_allocations -= count;
@@ -359,6 +355,7 @@ died(mt_heap_t *h, mt_allocator_t *a, const mt_block_t *b)
 	 * stable while the heap applies events: the heap is never copied), so
 	 * site is never NULL. */
 	site_sub(h, site, size, count);
+	return count;
 }
 
 /* The serial of a new allocation by the thread of index thread (0: the
@@ -383,8 +380,9 @@ static inline int is_temporary(const mt_heap_t *h, const mt_block_t *b)
 }
 
 /* Make ptr a live block of a; an already live one is replaced.  The
- * caller made room with mt_blocks_reserve(), so the put cannot fail. */
-static inline __attribute__((always_inline)) void
+ * caller made room with mt_blocks_reserve(), so the put cannot fail.
+ * Returns the blocks the new one counts for. */
+static inline __attribute__((always_inline)) uint64_t
 insert_block(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 	     uint64_t ptr, mt_site_t *site, uint32_t site_index,
 	     uint32_t thread)
@@ -398,7 +396,7 @@ insert_block(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 		h->overlapping_allocs++;
 		died(h, a, &old);
 	}
-	born(h, a, site, ev->size, b.serial, ev->seq);
+	return born(h, a, site, ev->size, b.serial, ev->seq);
 }
 
 static int declare_allocator(mt_heap_t *h, const mt_event_t *ev,
@@ -554,14 +552,12 @@ static int declare_stack(mt_heap_t *h, const mt_event_t *ev, const char **why)
 /* free, resize and remap of a live block; alloc of a new one, by the
  * thread of index thread, in site (of index index) when the event has a
  * stack.  Nothing here can fail. */
-/* A resize or remap counted.  A realloc is recorded as often as its new
- * block is sampled (format.md 2.1): it weighs what that block does, the
- * block insert_block() is about to make. */
+/* A resize or remap counted, count times: a realloc is recorded as often
+ * as its new block is sampled (format.md 2.1), so it weighs what that
+ * block does. */
 static inline void count_realloc(mt_heap_t *h, mt_allocator_t *a,
-				 const mt_event_t *ev)
+				 const mt_event_t *ev, uint64_t count)
 {
-	uint64_t count = weight_count(h, a, ev->size, h->serial + 1);
-
 	if (ev->kind == MT_KIND_RESIZE) {
 		h->resizes += count;
 		a->resizes += count;
@@ -576,48 +572,43 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 		  uint32_t thread, mt_site_t *site, uint32_t index)
 {
 	mt_block_t old;
-	int live;
+	uint64_t count;
+	int live, realloc_counts;
 
 	if (ev->kind == MT_KIND_ALLOC) {
-		/* The serial insert_block() gives the block. */
-		uint64_t count = weight_count(h, a, ev->size, h->serial + 1);
-
+		count = insert_block(h, a, ev, ev->ptr, site, index, thread);
 		h->allocations += count;
 		a->allocations += count;
 		site->allocations += count;
-		insert_block(h, a, ev, ev->ptr, site, index, thread);
 		return;
 	}
 
 	live = mt_blocks_take(&a->blocks, ev->ptr, &old);
-	/* In a sampled trace the resize or remap of a pointer not live is
-	 * the realloc of a block sampling passed over, sampled at its new
-	 * size (format.md 2.1): counted as one. */
-	if (!live && mean_of(h, a) && ev->kind != MT_KIND_FREE)
-		count_realloc(h, a, ev);
-	else if (!live)
-		h->unknown_frees++;
 	if (ev->kind == MT_KIND_FREE) {
-		if (live) {
-			uint64_t count = weight_count(h, a, old.size, old.serial);
-
-			h->frees += count;
-			a->frees += count;
-			/* Whether a block was temporary depends on the
-			 * allocations a sampled trace left out: there the
-			 * figure stays 0 (format.md 2.1). */
-			if (!h->sample_bytes && is_temporary(h, &old)) {
-				h->temporary_allocations += count;
-				site_at(h, old.site)->temporary_allocations += count;
-			}
-			died(h, a, &old);
+		if (!live) {
+			h->unknown_frees++;
+			return;
+		}
+		count = died(h, a, &old);
+		h->frees += count;
+		a->frees += count;
+		/* Whether a block was temporary depends on the allocations a
+		 * sampled trace left out: there the figure stays 0 (format.md
+		 * 2.1). */
+		if (!h->sample_bytes && is_temporary(h, &old)) {
+			h->temporary_allocations += count;
+			site_at(h, old.site)->temporary_allocations += count;
 		}
 		return;
 	}
-	if (live) {
-		count_realloc(h, a, ev);
+	/* In a sampled trace the resize or remap of a pointer not live is
+	 * the realloc of a block sampling passed over, sampled at its new
+	 * size (format.md 2.1): counted as one, not in unknown_frees. */
+	realloc_counts = live || mean_of(h, a);
+	if (live)
 		died(h, a, &old);
-	}
+	else if (!realloc_counts)
+		h->unknown_frees++;
 	/* The realloc that moves or keeps a block is an allocation of its
 	 * thread; the block belongs to the realloc's stack when it has one
 	 * (as heaptrack attributes it), else it keeps its site. */
@@ -625,14 +616,15 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 		index = live ? old.site : 0;
 		site = site_at(h, index);
 	}
-	/* A call of the site the block now belongs to, as its bytes are;
-	 * not when the pointer was not live, which the totals count in
-	 * unknown_frees and not as a resize or remap either (but in a
-	 * sampled trace, where they count as one). */
-	if (live || mean_of(h, a))
-		*reallocs_at(h, index) += weight_count(h, a, ev->size, h->serial + 1);
-	insert_block(h, a, ev, ev->kind == MT_KIND_REMAP ? ev->new_ptr : ev->ptr,
-		     site, index, thread);
+	count = insert_block(h, a, ev, ev->kind == MT_KIND_REMAP ? ev->new_ptr : ev->ptr,
+			     site, index, thread);
+	/* A resize or remap, and a call of the site the block now belongs
+	 * to, as its bytes are; not when the pointer was not live, which the
+	 * totals count in unknown_frees instead (but in a sampled trace). */
+	if (realloc_counts) {
+		count_realloc(h, a, ev, count);
+		*reallocs_at(h, index) += count;
+	}
 }
 
 void mt_heap_prefetch(const mt_heap_t *h, const mt_event_t *ev)
