@@ -65,3 +65,29 @@ bench_cores() {
 		echo "unknown (no $1/mt-pingpong)"
 	fi
 }
+
+# bench_workload NAME: the preload benches' workloads (the caller sets
+# build, here, python and tmp): sets wl_env (environment entries) and
+# wl_cmd (the command line).
+bench_workload() {
+	wl_env=""
+	case $1 in
+	churn) wl_cmd="$build/mt-churn" ;;
+	deep) wl_cmd="$build/mt-deep" ;;
+	threads) wl_cmd="$build/mt-churn -t 8 -n 625000" ;;
+	python)
+		wl_env="PYTHONMALLOC=malloc"
+		wl_cmd="$python $here/mt_python.py"
+		;;
+	sqlite)
+		[ -e "$tmp/mt_sqlite.sql" ] || sh "$here/mt_sqlite.sh" "$tmp"
+		wl_cmd="sqlite3 -batch -init $tmp/mt_sqlite.sql :memory: .quit"
+		;;
+	esac
+}
+
+# bench_checksum FILE: the line a workload prints that must not change
+# under a tracer.
+bench_checksum() {
+	grep -E '^(churn|deep|python|sqlite): ' "$1" || true
+}
