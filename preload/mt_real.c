@@ -69,6 +69,13 @@ long mt_real_syscall6(long n, long a, long b, long c, long d, long e, long f)
 #endif
 }
 
+void mt_real_dlerror_clear(void)
+{
+	/* The first call delivers the message, the second frees it. */
+	if (dlerror())
+		(void)dlerror();
+}
+
 #define LOOKUP(name) \
 	(*(void **)&mt_real.name = dlsym(RTLD_NEXT, #name))
 
@@ -110,6 +117,7 @@ int mt_real_resolve_slow(void)
 	LOOKUP(syscall);
 	LOOKUP(sigaction);
 	LOOKUP(signal);
+	mt_real_dlerror_clear();
 	resolving = 0;
 	atomic_store_explicit(&mt_real_state, 2, memory_order_release);
 	return 0;

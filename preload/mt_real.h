@@ -60,6 +60,16 @@ static inline int mt_real_resolve(void)
 	return mt_real_resolve_slow();
 }
 
+/*
+ * A dlsym of the preload's own that finds nothing leaves its message for
+ * the program's next dlerror(), in two blocks the program's next dl call
+ * frees.  Called after such lookups, inside the tracer: it takes the
+ * message and then clears it, as two dlerror() calls do, so that the
+ * program sees what it would see bare and its trace no free of a block
+ * it never saw allocated.
+ */
+void mt_real_dlerror_clear(void);
+
 /* A system call made directly, for a hook that must work before the real
  * functions are known (syscall(2) itself is one of the hooks).  Returns
  * the kernel's answer: -errno on failure, errno untouched. */

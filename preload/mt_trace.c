@@ -756,6 +756,8 @@ void mt_trace_init(void)
 	/* No lock is held: dlsym takes the loader's. */
 	atomic_store(&cxx_freeres, (void (*)(void))dlsym(RTLD_DEFAULT,
 							 "_ZN9__gnu_cxx9__freeresEv"));
+	if (!atomic_load(&cxx_freeres))
+		mt_real_dlerror_clear();
 	/* A set-user-ID or otherwise secure-execution process must not
 	 * let its environment choose a file to write. */
 	if (getauxval(AT_SECURE))

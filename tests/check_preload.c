@@ -1052,6 +1052,35 @@ START_TEST(test_a_program_that_closes_every_descriptor_is_traced_whole)
 }
 END_TEST
 
+/* The preload's own symbol lookups fail at times (a C program has no
+ * libstdc++ to look in); such a failure must leave the program's
+ * dlerror() as it was, and its buffers, made inside the tracer, must not
+ * turn up as unknown frees when the program's next dl call frees them. */
+START_TEST(test_the_preloads_lookups_leave_dlerror_as_it_was)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_dlerror"), out_env[4096];
+	char *argv[] = { prog, NULL };
+	char *env[] = { preload_env(), out_env, NULL };
+	mt_test_run_t r;
+	summary_t s;
+
+	snprintf(out_env, sizeof(out_env), "MEMTRACE_OUTPUT=%s", trace);
+	mt_test_run(&r, argv, env);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "dlerror: none\nfound: 1\n");
+	summarize(&s, trace, 0);
+	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
+	mt_quiet_int_eq(mt_test_json_i64(s.lines[0], "unknown_frees"), 0);
+	summary_release(&s);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* Frames the symbol tests name in this very process: one static function
  * (only in .symtab) and one exported (in .symtab as a global). */
 static __attribute__((noinline)) int sym_static_fn(int x)
@@ -1631,6 +1660,7 @@ Suite *mt_suite_preload(void)
 	tcase_add_test(tc, test_posix_spawn_and_vfork_children_trace_themselves);
 	tcase_add_test(tc, test_allocation_in_an_earlier_constructor_is_traced);
 	tcase_add_test(tc, test_a_program_that_closes_every_descriptor_is_traced_whole);
+	tcase_add_test(tc, test_the_preloads_lookups_leave_dlerror_as_it_was);
 	tcase_add_test(tc, test_python_allocation_calls_match_heaptrack_within_two_percent);
 	tcase_add_test(tc, test_symbols_match_libunwind_for_static_exported_and_library_functions);
 	tcase_add_test(tc, test_symbol_index_names_every_address_as_the_scan_of_all_symbols_does);
