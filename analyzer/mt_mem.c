@@ -151,6 +151,23 @@ void mt_mem_free_line(void *p)
 	munmap(((void **)p)[-1], maplen);
 }
 
+void mt_mem_discard_line(void *p, size_t done)
+{
+	uintptr_t base, end;
+
+	if (!p || !((size_t *)p)[-2])
+		return;
+	/* The mapping starts on a huge page and the table a line into it:
+	 * whole huge pages only, so that none is split to free a part. */
+	base = (uintptr_t)((void **)p)[-1];
+	end = base + ((uintptr_t)p + done - base) / HUGE_PAGE * HUGE_PAGE;
+	/* An madvise of pages already given back finds nothing to do: each
+	 * call may start at the second page. */
+	if (end > base + HUGE_PAGE)
+		(void)madvise((void *)(base + HUGE_PAGE), end - base - HUGE_PAGE,
+			      MADV_DONTNEED);
+}
+
 void *mt_mem_realloc(void *p, size_t size)
 {
 	void *q;

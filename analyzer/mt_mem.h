@@ -33,6 +33,17 @@ void mt_mem_free(void *p);
 #define MT_MEM_HUGE ((size_t)2 << 20)
 void *mt_mem_calloc_line(size_t n, size_t size);
 void mt_mem_free_line(void *p);
+/*
+ * Give back the memory of a table from mt_mem_calloc_line() below byte
+ * done, which the caller will never read again (a table being copied
+ * into a larger one, in order): the whole huge pages of a mapped table
+ * below it, but the first (it holds the words mt_mem_free_line() reads),
+ * go back to the kernel, so that the copy's peak is not both tables
+ * whole.  Nothing for a table from malloc's arenas.  Called again with a
+ * larger done, it gives back the pages that have come below it since.
+ * The table is still freed with mt_mem_free_line().
+ */
+void mt_mem_discard_line(void *p, size_t done);
 
 /* zlib's allocator pair (z_stream's zalloc and zfree: alloc_func is
  * voidpf (*)(voidpf, uInt, uInt)), through this door, so the

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -152,6 +153,58 @@ START_TEST(mem_calloc_line_of_a_large_table_asks_for_huge_pages)
 }
 END_TEST
 
+/* Pages of [p, p + len) the process has in memory, by mincore(). */
+static size_t resident_pages(const unsigned char *p, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 0;
+	uintptr_t start = (uintptr_t)p & ~(uintptr_t)(page - 1);
+	size_t pages = ((uintptr_t)p + len - start + page - 1) / page;
+	unsigned char *vec = malloc(pages);
+
+	mt_quiet_ptr_nonnull(vec);
+	mt_quiet_int_eq(mincore((void *)start, pages * page, vec), 0);
+	for (size_t i = 0; i < pages; i++)
+		n += vec[i] & 1;
+	free(vec);
+	return n;
+}
+
+/* A table copied out in order gives back what is behind the copy: the
+ * whole huge pages of a mapped table below done go, but the first (it
+ * holds what mt_mem_free_line() reads), and what is above stays as it
+ * was; a table from malloc keeps everything.  Freed as any table. */
+START_TEST(mem_discard_line_gives_back_whole_pages_below_done)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), mib2 = 2u << 20;
+	size_t bytes = 4 * mib2, done = 3 * mib2 + 100;
+	unsigned char *big = mt_mem_calloc_line(bytes / 32, 32); /* 8 MiB */
+	unsigned char *small = mt_mem_calloc_line(1024, 32);
+
+	mt_quiet_ptr_nonnull(big);
+	mt_quiet_ptr_nonnull(small);
+	memset(big, 0xa5, bytes);
+	memset(small, 0x5a, 1024 * 32);
+	mt_mem_discard_line(big, done);
+	mt_mem_discard_line(small, 1024 * 32);
+	/* big starts a line (64 bytes) into a huge page: the second and third
+	 * huge pages of its mapping, bytes [2 MiB - 64, 6 MiB - 64) of the
+	 * table, go. */
+	mt_quiet_uint_eq(resident_pages(big + mib2 - 64, 2 * mib2), 0);
+	mt_quiet_uint_eq(resident_pages(big, mib2 - 64), (mib2 - 64 + page - 1) / page);
+	for (size_t i = 0; i < mib2 - 64; i++)
+		mt_quiet_uint_eq(big[i], 0xa5);
+	for (size_t i = 3 * mib2 - 64; i < bytes; i++)
+		mt_quiet_uint_eq(big[i], 0xa5);
+	for (size_t i = 0; i < 1024 * 32; i++)
+		mt_quiet_uint_eq(small[i], 0x5a);
+	/* Again with the same done: nothing more goes. */
+	mt_mem_discard_line(big, done);
+	mt_quiet_uint_eq(big[bytes - 1], 0xa5);
+	mt_mem_free_line(big);
+	mt_mem_free_line(small);
+}
+END_TEST
+
 Suite *mt_suite_mem(void)
 {
 	Suite *s = suite_create("mem");
@@ -161,6 +214,7 @@ Suite *mt_suite_mem(void)
 	tcase_add_test(tc, mem_calloc_line_is_zeroed_and_on_a_line);
 	tcase_add_test(
 		tc, mem_calloc_line_of_a_large_table_asks_for_huge_pages);
+	tcase_add_test(tc, mem_discard_line_gives_back_whole_pages_below_done);
 	suite_add_tcase(s, tc);
 	return s;
 }
