@@ -373,13 +373,14 @@ exact_match(mt_parser_t *p, const char *line, mt_event_t *ev, size_t *len)
 	/* Every field by name: a compound literal or memset() of the whole
 	 * event compiles to rep stos, which cost a sixth of this function.
 	 * The assertion catches a field added to mt_event_t but not here. */
-	_Static_assert(sizeof(mt_event_t) == 248,
+	_Static_assert(sizeof(mt_event_t) == 256,
 		       "mt_exact_parse() sets every field of mt_event_t");
 	ev->kind = (mt_kind_t)kind;
 	ev->ptr = ev->new_ptr = ev->size = ev->align = ev->stack = 0;
 	ev->tid = ev->t = 0;
 	ev->frame_id = ev->ip = ev->offset = ev->module_offset = 0;
 	ev->stack_id = ev->dropped = ev->stack_depth = ev->sample_bytes = 0;
+	ev->pid = 0;
 	ev->symbol = ev->module = ev->name = ev->reason = NULL;
 	ev->symbol_len = ev->module_len = ev->name_len = ev->reason_len = 0;
 	ev->build_id = NULL;

@@ -51,6 +51,7 @@ static int key_field(const char *k, size_t n)
 		if (!memcmp(k, "seq", 3)) return MT_F_SEQ;
 		if (!memcmp(k, "ptr", 3)) return MT_F_PTR;
 		if (!memcmp(k, "tid", 3)) return MT_F_TID;
+		if (!memcmp(k, "pid", 3)) return MT_F_PID;
 		break;
 	case 4:
 		if (!memcmp(k, "kind", 4)) return MT_F_KIND;

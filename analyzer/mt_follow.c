@@ -1,13 +1,12 @@
 /*
  * mt_follow: the waits of `memtrace top`.  It must never read the trace
- * from its start more than once (the pass keeps its place) but for the
- * first line, and never take a trace that is still growing for ended.
+ * (the pass is its one reader, and keeps its place), and never take a
+ * trace that is still growing for ended.
  */
 #include "mt_follow.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +16,6 @@
 
 #include "mt_decomp.h"
 #include "mt_error.h"
-#include "mt_reader.h"
 
 void mt_follow_init(mt_follow_t *f, uint64_t interval_ns, uint64_t timeout_ns,
 		    int once)
@@ -137,61 +135,15 @@ int mt_follow_wait(void *ctx, uint64_t bytes_read)
 	return 1;
 }
 
-/* trace.start's pid from line 1 (len bytes at s), or 0. */
-static int64_t start_pid(const char *s, size_t len)
+int mt_follow_wait_start(mt_follow_t *f, const char *path)
 {
-	struct json_tokener *tok = json_tokener_new();
-	struct json_object *o = NULL, *v, *kind;
-	int64_t pid = 0;
-
-	if (!tok || len > INT32_MAX)
-		goto cleanup;
-	o = json_tokener_parse_ex(tok, s, (int)len);
-	if (!o || !json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, "kind", &kind) ||
-	    !json_object_is_type(kind, json_type_string) ||
-	    strcmp(json_object_get_string(kind), "trace.start") ||
-	    !json_object_object_get_ex(o, "pid", &v) ||
-	    !json_object_is_type(v, json_type_int))
-		goto cleanup;
-	pid = json_object_get_int64(v);
-	if (pid < 0)
-		pid = 0;
-cleanup:
-	json_object_put(o);
-	if (tok)
-		json_tokener_free(tok);
-	return pid;
-}
-
-int mt_follow_read_pid(mt_follow_t *f, const char *path)
-{
-	mt_reader_t r;
-	mt_line_t line;
 	struct stat st;
-	int rc, got, saved;
 
-	/* The format is told by the first bytes: wait until they are
-	 * written (a collector creates the file before its first flush). */
 	for (;;) {
 		if (stat(path, &st) < 0)
 			return MT_EIO;
 		if (!S_ISREG(st.st_mode) || st.st_size >= MT_DECOMP_MAGIC_MAX ||
 		    !mt_follow_wait(f, (uint64_t)st.st_size))
-			break;
+			return MT_OK;
 	}
-	f->pid = 0;
-	if ((rc = mt_reader_open(&r, path)))
-		return rc;
-	mt_reader_follow(&r, mt_follow_wait, f);
-	got = mt_reader_next(&r, &line);
-	saved = errno;
-	if (got == 1 && line.terminated && !line.too_long)
-		f->pid = start_pid(line.data, line.len);
-	mt_reader_release(&r);
-	errno = saved;
-	if (got == MT_EIO || got == MT_ENOMEM)
-		return got;
-	/* Corrupt data, or no line: the pass finds and judges them. */
-	return MT_OK;
 }

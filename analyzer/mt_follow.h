@@ -15,7 +15,8 @@
  *   - timeout: no byte came for the timeout, whatever the process does.
  *
  * The figures are the pass's, one pass from the trace's start: nothing
- * here reads the trace but its first line, once, for the process id.
+ * here reads the trace; the caller sets pid when the pass applies
+ * trace.start.
  * It never kills, signals or waits for the process it watches.
  */
 #ifndef MT_FOLLOW_H
@@ -72,12 +73,12 @@ void mt_follow_tick(mt_follow_t *f);
 int mt_follow_process_alive(int64_t pid);
 
 /*
- * Read path's first line, following the file until it is whole (or
- * following ends), and take trace.start's pid from it into f->pid (0 when
- * it has none).  The caller has seen the file exist.  MT_OK, MT_EIO
- * (errno set), MT_ENOMEM; a first line that is no trace.start is no error
- * here (the pass judges it).
+ * Wait, following, until path holds the bytes that tell its format (a
+ * collector creates the file before its first flush), or following ends
+ * (the pass then judges what is there).  It only looks at the file's
+ * size: the pass is the one reader.  The caller has seen the file exist.
+ * MT_OK, or MT_EIO (errno set) when the file can no longer be looked at.
  */
-int mt_follow_read_pid(mt_follow_t *f, const char *path);
+int mt_follow_wait_start(mt_follow_t *f, const char *path);
 
 #endif

@@ -29,7 +29,7 @@ const char *const mt_parse_field_names[MT_F_COUNT] = {
 	[MT_F_REASON] = "reason", [MT_F_DROPPED] = "dropped",
 	[MT_F_NAME] = "name", [MT_F_STACK_DEPTH] = "stack_depth",
 	[MT_F_SAMPLE_BYTES] = "sample_bytes",
-	[MT_F_BUILD_ID] = "build_id",
+	[MT_F_BUILD_ID] = "build_id", [MT_F_PID] = "pid",
 };
 
 int mt_parser_init(mt_parser_t *p)

@@ -39,7 +39,7 @@ typedef enum {
 	MT_F_MODULE_OFFSET, MT_F_STACK_ID, MT_F_FRAMES,
 	MT_F_REASON, MT_F_DROPPED, MT_F_NAME, MT_F_STACK_DEPTH,
 	MT_F_SAMPLE_BYTES,
-	MT_F_BUILD_ID,
+	MT_F_BUILD_ID, MT_F_PID,
 	MT_F_COUNT
 } mt_field_t;
 
@@ -63,6 +63,7 @@ enum {
 	MT_HAS_STACK_DEPTH = 1 << 12,
 	MT_HAS_SAMPLE_BYTES = 1 << 13,
 	MT_HAS_BUILD_ID = 1 << 14,
+	MT_HAS_PID = 1 << 15,
 };
 
 typedef struct {
@@ -75,6 +76,7 @@ typedef struct {
 	uint64_t frame_id, ip, offset, module_offset;
 	uint64_t stack_id, dropped;
 	uint64_t stack_depth; /* trace.start's, read for `flamegraph` */
+	uint64_t pid;         /* trace.start's, read for `top` */
 	uint64_t sample_bytes; /* trace.start's: a sampled trace's mean */
 	const char *symbol, *module, *name, *reason;
 	size_t symbol_len, module_len, name_len, reason_len;

@@ -157,6 +157,9 @@ mt_parse_result_t mt_validate_event(mt_parser_t *p, const mt_raw_t *r,
 		if (get_uint(r, MT_F_SAMPLE_BYTES, &ev->sample_bytes) == 1 &&
 		    ev->sample_bytes)
 			ev->has |= MT_HAS_SAMPLE_BYTES;
+		/* The process that wrote it, which `top` watches. */
+		if (get_uint(r, MT_F_PID, &ev->pid) == 1 && ev->pid)
+			ev->has |= MT_HAS_PID;
 		break;
 	case MT_KIND_ALLOCATOR:
 		REQUIRE(get_uint(r, MT_F_ALLOCATOR_ID, &ev->allocator_id),

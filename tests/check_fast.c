@@ -346,8 +346,13 @@ static void gen_event(gline_t *g, mt_kind_t kind)
 	add(g, "kind", "\"%s\"", mt_event_kind_name(kind));
 	switch (kind) {
 	case MT_KIND_TRACE_START:
-		if (mt_test_below(2))
-			add_uint(g, "pid", mt_test_below(1u << 22));
+		if (mt_test_below(2)) {
+			/* Read for `top`, which watches it; 0 is none. */
+			ev->pid = mt_test_below(1u << 22);
+			if (ev->pid)
+				ev->has |= MT_HAS_PID;
+			add_uint(g, "pid", ev->pid);
+		}
 		if (mt_test_below(2))
 			add_uint(g, "ppid", mt_test_below(1u << 22));
 		if (mt_test_below(2))

@@ -471,6 +471,49 @@ START_TEST(test_once_on_a_finished_trace_equals_the_summary)
 }
 END_TEST
 
+/* top reads the trace once, line 1 included: a FIFO gives its bytes to
+ * one read only, and top --once on one fed a finished trace prints the
+ * figures of that trace (a top that read line 1 apart, for the pid, then
+ * began its pass again, would wait for a second writer: the guard's
+ * SIGALRM). */
+START_TEST(test_top_reads_the_trace_once)
+{
+	char *dir = mt_test_tmpdir();
+	char *fifo = mt_test_path(dir, "t.fifo"), *file = mt_test_path(dir, "t.jsonl");
+	char *out = mt_test_path(dir, "out.txt");
+	const char *const args[] = { fifo, "--once", NULL };
+	mt_test_bytes_t plain = make_trace(500, 0, 1);
+	char *text, **blocks;
+	size_t n, len;
+	pid_t top;
+	block_t b;
+	int fd;
+
+	mt_test_write(file, plain.data, plain.len);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	top = spawn_top(out, NULL, args);
+	fd = open(fifo, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, plain.data, plain.len), (ssize_t)plain.len);
+	close(fd);
+	ck_assert_int_eq(wait_status(top), 0);
+	text = mt_test_read(out, &len);
+	blocks = split_blocks(text, &n);
+	ck_assert_uint_eq(n, 1);
+	parse_block(blocks[0], &b);
+	ck_assert_str_eq(b.state, "stopped (trace.stop, exit)");
+	assert_block_is_summary(&b, file);
+	free_blocks(blocks);
+	free(text);
+	free(plain.data);
+	free(out);
+	free(file);
+	free(fifo);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* Without --once a finished trace is printed once too. */
 START_TEST(test_a_finished_trace_prints_once_and_exits)
 {
@@ -785,6 +828,7 @@ Suite *mt_suite_top(void)
 	tcase_add_test(tc, test_a_plain_trace_cut_mid_line_reads_on_when_completed);
 	tcase_add_test(tc, test_once_on_a_finished_trace_equals_the_summary);
 	tcase_add_test(tc, test_a_finished_trace_prints_once_and_exits);
+	tcase_add_test(tc, test_top_reads_the_trace_once);
 	tcase_add_test(tc, test_a_trace_whose_process_is_gone_ends_without_stop);
 	tcase_add_test(tc, test_timeout_gives_up_with_its_own_status);
 	tcase_add_test(tc, test_a_missing_trace_is_an_error);

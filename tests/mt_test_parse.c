@@ -79,6 +79,8 @@ const char *mt_test_event_diff(const mt_event_t *a, const mt_event_t *b)
 	SAME(stack_id);
 	SAME(dropped);
 	SAME(stack_depth);
+	SAME(sample_bytes);
+	SAME(pid);
 	SAME(nframes);
 #undef SAME
 	if (!str_eq(a->symbol, a->symbol_len, b->symbol, b->symbol_len))

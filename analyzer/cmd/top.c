@@ -180,6 +180,13 @@ static void observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev)
 	top_t *t = ctx;
 
 	(void)h;
+	/* Line 1 names the process to watch: known from here on. */
+	if (ev->kind == MT_KIND_TRACE_START && (ev->has & MT_HAS_PID) &&
+	    ev->pid <= INT64_MAX) {
+		t->follow.pid = (int64_t)ev->pid;
+		t->view.pid = (int64_t)ev->pid;
+		return;
+	}
 	if (ev->kind == MT_KIND_TRACE_STOP) {
 		t->follow.stopped = 1;
 		if (ev->has & MT_HAS_REASON)
@@ -246,12 +253,10 @@ static int run(int argc, char **argv)
 	t.tty = isatty(STDOUT_FILENO);
 	mt_follow_init(&t.follow, o.interval_ns, o.timeout_ns, o.once);
 	mt_top_init(&t.view, path, 0, o.top);
-	if ((rc = mt_follow_read_pid(&t.follow, path))) {
-		status = rc == MT_ENOMEM ? mt_cmd_nomem() :
-					   mt_cmd_cannot_read(path, errno);
+	if (mt_follow_wait_start(&t.follow, path)) {
+		status = mt_cmd_cannot_read(path, errno);
 		goto cleanup;
 	}
-	t.view.pid = t.follow.pid;
 	t.follow.waited = 0;
 	t.follow.refresh = refresh;
 	t.follow.refresh_ctx = &t;
