@@ -316,7 +316,10 @@ ifneq ($(filter $(BENCH),all preload),)
 	$(Q)sh bench/run-preload-bench $(BUILD)
 endif
 ifneq ($(filter $(BENCH),all sample),)
-	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(PRELOAD) $(COLLECTOR)
+	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(PRELOAD) $(COLLECTOR) \
+		$(OBJ)/bench/mt_sample_spread.o
+	$(call say,LINK,$(BUILD)/mt-sample-spread)$(CC) $(LDFLAGS_ALL) -o $(BUILD)/mt-sample-spread \
+		$(OBJ)/bench/mt_sample_spread.o $(LIBANALYZER) $(JSONC_LIBS) $(COMPRESS_LIBS) $(DEMANGLE_LIBS) -lpthread -lm
 	$(Q)sh bench/run-sample-bench $(BUILD)
 endif
 
