@@ -472,16 +472,19 @@ START_TEST(test_once_on_a_finished_trace_equals_the_summary)
 END_TEST
 
 /* top reads the trace once, line 1 included: a FIFO gives its bytes to
- * one read only, and top --once on one fed a finished trace prints the
- * figures of that trace (a top that read line 1 apart, for the pid, then
- * began its pass again, would wait for a second writer: the guard's
- * SIGALRM). */
+ * one read only, and top following one fed a finished trace reads it to
+ * its trace.stop and prints the figures of that trace, once (a top that
+ * read line 1 apart, for the pid, then began its pass again, would wait
+ * for a second writer, and the writer die of SIGPIPE).  Followed, not
+ * --once: a pipe's reads stop short wherever the writer is, and --once
+ * would end there; the long interval keeps a slow machine from printing
+ * a view before the stop. */
 START_TEST(test_top_reads_the_trace_once)
 {
 	char *dir = mt_test_tmpdir();
 	char *fifo = mt_test_path(dir, "t.fifo"), *file = mt_test_path(dir, "t.jsonl");
 	char *out = mt_test_path(dir, "out.txt");
-	const char *const args[] = { fifo, "--once", NULL };
+	const char *const args[] = { fifo, "--interval", "60", NULL };
 	mt_test_bytes_t plain = make_trace(500, 0, 1);
 	char *text, **blocks;
 	size_t n, len;

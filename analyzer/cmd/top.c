@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../mt_cmd.h"
@@ -235,16 +236,23 @@ static int run(int argc, char **argv)
 	mt_top_state_t state;
 	const char *path;
 	int status, first, rc, fd, have_a = 0;
+	struct stat st;
 
 	if ((status = mt_cmd_parse(&spec, &o, argc, argv, &first)) >= 0)
 		return status;
 	path = argv[first];
 	if (!strcmp(path, "-"))
 		return mt_cmd_usage_error(usage, "top follows a file, not standard input");
-	/* A missing or unreadable trace is said now, not waited for. */
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	/* A missing or unreadable trace is said now, not waited for.  Only
+	 * a regular file is opened to ask: a FIFO opened and closed here
+	 * would take its writer's reader away before the pass opens it. */
+	if (stat(path, &st) < 0)
 		return mt_cmd_cannot_read(path, errno);
-	close(fd);
+	if (S_ISREG(st.st_mode)) {
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return mt_cmd_cannot_read(path, errno);
+		close(fd);
+	}
 
 	memset(&t, 0, sizeof(t));
 	mt_buf_init(&t.text, 0);
