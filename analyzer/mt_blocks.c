@@ -91,7 +91,8 @@ int mt_blocks_grow(mt_blocks_t *t)
 		if (old[j].key)
 			*probe(t, old[j].key) = old[j];
 		if (!((j + 1) & (DISCARD_SLOTS - 1)))
-			mt_mem_discard_line(old, (j + 1) * sizeof(*old));
+			mt_mem_discard_line(old, (j + 1 - DISCARD_SLOTS) * sizeof(*old),
+					    (j + 1) * sizeof(*old));
 	}
 	mt_mem_free_line(old);
 	return MT_OK;

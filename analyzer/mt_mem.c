@@ -151,21 +151,22 @@ void mt_mem_free_line(void *p)
 	munmap(((void **)p)[-1], maplen);
 }
 
-void mt_mem_discard_line(void *p, size_t done)
+void mt_mem_discard_line(void *p, size_t from, size_t to)
 {
-	uintptr_t base, end;
+	uintptr_t base, start, end;
 
 	if (!p || !((size_t *)p)[-2])
 		return;
 	/* The mapping starts on a huge page and the table a line into it:
-	 * whole huge pages only, so that none is split to free a part. */
+	 * whole huge pages only, so that none is split to free a part.  The
+	 * page from starts in is below to, so all of it is done. */
 	base = (uintptr_t)((void **)p)[-1];
-	end = base + ((uintptr_t)p + done - base) / HUGE_PAGE * HUGE_PAGE;
-	/* An madvise of pages already given back finds nothing to do: each
-	 * call may start at the second page. */
-	if (end > base + HUGE_PAGE)
-		(void)madvise((void *)(base + HUGE_PAGE), end - base - HUGE_PAGE,
-			      MADV_DONTNEED);
+	start = base + ((uintptr_t)p + from - base) / HUGE_PAGE * HUGE_PAGE;
+	end = base + ((uintptr_t)p + to - base) / HUGE_PAGE * HUGE_PAGE;
+	if (start < base + HUGE_PAGE)
+		start = base + HUGE_PAGE;
+	if (end > start)
+		(void)madvise((void *)start, end - start, MADV_DONTNEED);
 }
 
 void *mt_mem_realloc(void *p, size_t size)

@@ -34,16 +34,16 @@ void mt_mem_free(void *p);
 void *mt_mem_calloc_line(size_t n, size_t size);
 void mt_mem_free_line(void *p);
 /*
- * Give back the memory of a table from mt_mem_calloc_line() below byte
- * done, which the caller will never read again (a table being copied
- * into a larger one, in order): the whole huge pages of a mapped table
- * below it, but the first (it holds the words mt_mem_free_line() reads),
- * go back to the kernel, so that the copy's peak is not both tables
- * whole.  Nothing for a table from malloc's arenas.  Called again with a
- * larger done, it gives back the pages that have come below it since.
- * The table is still freed with mt_mem_free_line().
+ * Give back the memory of bytes [from, to) of a table from
+ * mt_mem_calloc_line(), when the caller will never read a byte below to
+ * again (a table being copied into a larger one, in order): the huge
+ * pages of a mapped table that end in [from, to], but the first (it
+ * holds the words mt_mem_free_line() reads), go back to the kernel, so
+ * that the copy's peak is not both tables whole.  Nothing for a table
+ * from malloc's arenas.  Called for successive ranges, it gives back
+ * each page once.  The table is still freed with mt_mem_free_line().
  */
-void mt_mem_discard_line(void *p, size_t done);
+void mt_mem_discard_line(void *p, size_t from, size_t to);
 
 /* zlib's allocator pair (z_stream's zalloc and zfree: alloc_func is
  * voidpf (*)(voidpf, uInt, uInt)), through this door, so the

@@ -184,8 +184,8 @@ START_TEST(mem_discard_line_gives_back_whole_pages_below_done)
 	mt_quiet_ptr_nonnull(small);
 	memset(big, 0xa5, bytes);
 	memset(small, 0x5a, 1024 * 32);
-	mt_mem_discard_line(big, done);
-	mt_mem_discard_line(small, 1024 * 32);
+	mt_mem_discard_line(big, 0, done);
+	mt_mem_discard_line(small, 0, 1024 * 32);
 	/* big starts a line (64 bytes) into a huge page: the second and third
 	 * huge pages of its mapping, bytes [2 MiB - 64, 6 MiB - 64) of the
 	 * table, go. */
@@ -197,8 +197,8 @@ START_TEST(mem_discard_line_gives_back_whole_pages_below_done)
 		mt_quiet_uint_eq(big[i], 0xa5);
 	for (size_t i = 0; i < 1024 * 32; i++)
 		mt_quiet_uint_eq(small[i], 0x5a);
-	/* Again with the same done: nothing more goes. */
-	mt_mem_discard_line(big, done);
+	/* Again over the same range: nothing more goes. */
+	mt_mem_discard_line(big, 0, done);
 	mt_quiet_uint_eq(big[bytes - 1], 0xa5);
 	mt_mem_free_line(big);
 	mt_mem_free_line(small);
