@@ -156,6 +156,15 @@ int mt_cmd_cannot_read(const char *path, int err)
 	return MT_EXIT_MISSING;
 }
 
+const char *mt_cmd_trace_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!strcmp(path, "-"))
+		return "standard input";
+	return slash && slash[1] ? slash + 1 : path;
+}
+
 int mt_cmd_not_evidence(const char *path, const char *why)
 {
 	fprintf(stderr, "memtrace: '%s' is not valid memtrace evidence: %s\n",

@@ -193,6 +193,10 @@ int mt_cmd_cannot_read(const char *path, int err);
 /* "memtrace: 'PATH' is not valid memtrace evidence: <why>"; returns 2. */
 int mt_cmd_not_evidence(const char *path, const char *why);
 
+/* A trace's name for a page's title: its file name without the
+ * directories, "standard input" for "-". */
+const char *mt_cmd_trace_name(const char *path);
+
 /*
  * Write b whole: to standard output when path is NULL, else appended to
  * path in one write (append) or replacing it through a temporary file.

@@ -34,16 +34,6 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* The trace's file name, for the title. */
-static const char *trace_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!strcmp(path, "-"))
-		return "standard input";
-	return slash && slash[1] ? slash + 1 : path;
-}
-
 typedef struct {
 	mt_html_pass_t *pass;
 	mt_cmd_suppress_opts_t opts;
@@ -81,7 +71,7 @@ static int render(void *ctx, const mt_analysis_t *a, const char *path,
 {
 	html_opts_t *o = ctx;
 
-	return mt_html_render(a, o->pass, &o->supp, path, trace_name(path), out);
+	return mt_html_render(a, o->pass, &o->supp, path, mt_cmd_trace_name(path), out);
 }
 
 static int run(int argc, char **argv)

@@ -26,16 +26,6 @@ static const struct option options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* The trace's file name, for the title. */
-static const char *trace_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!strcmp(path, "-"))
-		return "standard input";
-	return slash && slash[1] ? slash + 1 : path;
-}
-
 /* The curve is made once the command line is known good: --help and a
  * usage error allocate nothing. */
 static int prepare(void *ctx)
@@ -57,7 +47,7 @@ static void observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev)
 static int render(void *ctx, const mt_analysis_t *a, const char *path,
 		  mt_buf_t *out)
 {
-	return mt_plot_render(a, *(mt_plot_curve_t **)ctx, trace_name(path),
+	return mt_plot_render(a, *(mt_plot_curve_t **)ctx, mt_cmd_trace_name(path),
 			      out);
 }
 
