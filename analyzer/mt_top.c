@@ -193,6 +193,21 @@ cleanup:
 	return rc;
 }
 
+/* A figure's line: "  LABEL  <bytes> in <count> <things>". */
+static int add_bytes_in(mt_buf_t *out, const char *label, uint64_t bytes,
+			uint64_t count, const char *one, const char *many)
+{
+	int rc;
+
+	ADD(mt_units_add_label(out, label, LABEL_WIDTH));
+	ADD(mt_units_add_size_exact(out, bytes));
+	ADD(mt_buf_add_str(out, " in "));
+	ADD(mt_units_add_count(out, count, one, many));
+	ADD(mt_buf_add_str(out, "\n"));
+cleanup:
+	return rc;
+}
+
 int mt_top_render(mt_top_t *t, const mt_heap_t *h, mt_top_state_t state,
 		  const mt_integrity_t *ig, mt_buf_t *out)
 {
@@ -217,16 +232,10 @@ int mt_top_render(mt_top_t *t, const mt_heap_t *h, mt_top_state_t state,
 	ADD(mt_buf_add_str(out, ", "));
 	ADD(mt_units_add_count(out, mt_heap_threads(h), "thread", "threads"));
 	ADD(mt_buf_add_str(out, "\n"));
-	ADD(mt_units_add_label(out, "live", LABEL_WIDTH));
-	ADD(mt_units_add_size_exact(out, h->live_bytes));
-	ADD(mt_buf_add_str(out, " in "));
-	ADD(mt_units_add_count(out, h->live_allocations, "block", "blocks"));
-	ADD(mt_buf_add_str(out, "\n"));
-	ADD(mt_units_add_label(out, "peak", LABEL_WIDTH));
-	ADD(mt_units_add_size_exact(out, h->peak_live_bytes));
-	ADD(mt_buf_add_str(out, " in "));
-	ADD(mt_units_add_count(out, h->peak_live_allocations, "block", "blocks"));
-	ADD(mt_buf_add_str(out, "\n"));
+	ADD(add_bytes_in(out, "live", h->live_bytes, h->live_allocations,
+			 "block", "blocks"));
+	ADD(add_bytes_in(out, "peak", h->peak_live_bytes,
+			 h->peak_live_allocations, "block", "blocks"));
 	ADD(mt_units_add_label(out, "allocated", LABEL_WIDTH));
 	ADD(mt_units_add_size_exact(out, h->bytes_allocated));
 	ADD(mt_buf_add_str(out, " in "));
