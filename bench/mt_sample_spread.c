@@ -28,15 +28,7 @@
 #include "../analyzer/mt_map.h"
 #include "../analyzer/mt_parse.h"
 #include "../analyzer/mt_reader.h"
-
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return !errno && end != s && !*end && s[0] != '-';
-}
+#include "../analyzer/mt_units.h"
 
 /* Make ptr live with size bytes: 0, or -1 out of memory. */
 static int put(mt_map_t *live, uint64_t ptr, uint64_t size)
@@ -62,8 +54,8 @@ int main(int argc, char **argv)
 	void *v;
 	int got, status = 0;
 
-	if (argc != 4 || !parse_u64(argv[1], &mean) || !mean ||
-	    !parse_u64(argv[2], &peak_seq)) {
+	if (argc != 4 || mt_units_parse_count(argv[1], &mean) || !mean ||
+	    mt_units_parse_count(argv[2], &peak_seq)) {
 		fputs("usage: mt-sample-spread MEAN PEAK_SEQ TRACE\n", stderr);
 		return 64;
 	}
