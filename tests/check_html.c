@@ -438,28 +438,8 @@ START_TEST(html_survives_every_allocation_failure)
 {
 	char *path = mt_test_fixture("demo.jsonl");
 	const char *args[] = { "html", path, NULL };
-	mt_test_run_t full, r;
-	int done = 0;
 
-	mt_test_memtrace_in_argv(&full, NULL, NULL, args);
-	ck_assert_int_eq(full.status, 0);
-	for (int n = 1; !done && n < 100000; n++) {
-		char env0[64];
-		char *env[] = { env0, NULL };
-
-		snprintf(env0, sizeof(env0), "MEMTRACE_ANALYZER_FAIL_AT=%d", n);
-		mt_test_memtrace_in_argv(&r, NULL, env, args);
-		mt_quiet(r.status == 0 || r.status == 4,
-			 "allocation %d failing: status %d: %s", n, r.status, r.err);
-		if (r.status == 4)
-			mt_quiet(r.out_len == 0, "allocation %d: half a page", n);
-		else
-			done = r.out_len == full.out_len &&
-			       !memcmp(r.out, full.out, r.out_len);
-		mt_test_run_release(&r);
-	}
-	ck_assert_msg(done, "html never completed");
-	mt_test_run_release(&full);
+	mt_test_sweep_allocation_failures(args, "html");
 	free(path);
 }
 END_TEST

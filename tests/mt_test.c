@@ -217,6 +217,34 @@ void mt_test_run_release(mt_test_run_t *r)
 	memset(r, 0, sizeof(*r));
 }
 
+void mt_test_sweep_allocation_failures(const char *const args[], const char *what)
+{
+	mt_test_run_t full, r;
+	int done = 0;
+
+	mt_test_memtrace_in_argv(&full, NULL, NULL, args);
+	ck_assert_int_eq(full.status, 0);
+	for (int n = 1; !done && n < 100000; n++) {
+		char env0[64];
+		char *env[] = { env0, NULL };
+
+		snprintf(env0, sizeof(env0), "MEMTRACE_ANALYZER_FAIL_AT=%d", n);
+		mt_test_memtrace_in_argv(&r, NULL, env, args);
+		mt_quiet(r.status == 0 || r.status == 4,
+			 "%s, allocation %d failing: status %d: %s", what, n,
+			 r.status, r.err);
+		if (r.status == 4)
+			mt_quiet(r.out_len == 0, "%s, allocation %d: half an output",
+				 what, n);
+		else
+			done = r.out_len == full.out_len &&
+			       !memcmp(r.out, full.out, r.out_len);
+		mt_test_run_release(&r);
+	}
+	ck_assert_msg(done, "%s never completed", what);
+	mt_test_run_release(&full);
+}
+
 char *mt_test_read(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");

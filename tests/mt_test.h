@@ -114,6 +114,13 @@ void mt_test_memtrace_in_argv(mt_test_run_t *r, const char *dir,
 			      char *const env[], const char *const args[]);
 void mt_test_run_release(mt_test_run_t *r);
 
+/* The out-of-memory sweep of a command that writes to stdout: `memtrace
+ * ARGS` with its Nth allocation failing (MEMTRACE_ANALYZER_FAIL_AT), for
+ * N = 1, 2, ..., until a run writes what a run without failures writes.
+ * Each run before it must exit 4 with nothing on stdout; what names the
+ * command in the messages. */
+void mt_test_sweep_allocation_failures(const char *const args[], const char *what);
+
 /* Whole-file helpers.  mt_test_read returns NULL when the file is absent. */
 char *mt_test_read(const char *path, size_t *len);
 void mt_test_write(const char *path, const char *data, size_t len);
