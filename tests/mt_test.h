@@ -25,6 +25,10 @@ Suite *mt_suite_oom(void);       /* tests/check_oom.c: every allocation failure 
 Suite *mt_suite_core(void);      /* tests/check_core.c: the preload core, driven directly */
 Suite *mt_suite_preload(void);   /* tests/check_preload.c: workloads under LD_PRELOAD */
 Suite *mt_suite_run(void);       /* tests/check_run.c: scripts/memtrace-run end to end */
+Suite *mt_suite_fds(void);       /* tests/check_fds.c: the tracer holds no descriptor of the program's */
+Suite *mt_suite_cancel(void);    /* tests/check_cancel.c: cancelled threads leave the tracer whole */
+Suite *mt_suite_deploy(void);    /* tests/check_deploy.c: daemons, containers, services, seccomp */
+Suite *mt_suite_limits(void);    /* tests/check_limits.c: resource limits and odd outputs */
 /* Suites of work in progress: weak, so the runner links before their file
  * exists, and runs each one that is linked in. */
 Suite *mt_suite_hostile(void) __attribute__((weak)); /* tests/check_hostile.c */

@@ -22,6 +22,10 @@ int main(void)
 	srunner_add_suite(sr, mt_suite_core());
 	srunner_add_suite(sr, mt_suite_preload());
 	srunner_add_suite(sr, mt_suite_run());
+	srunner_add_suite(sr, mt_suite_fds());
+	srunner_add_suite(sr, mt_suite_cancel());
+	srunner_add_suite(sr, mt_suite_deploy());
+	srunner_add_suite(sr, mt_suite_limits());
 	{
 		Suite *(*const more[])(void) = {
 			mt_suite_hostile, mt_suite_stress, mt_suite_real,
