@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -148,25 +149,41 @@ static pid_t current_tid(void)
 	return tid_cache;
 }
 
+/* A message and and its prefix; a longer one is cut. */
+#define SAY_MAX (PATH_CAP + 512)
+
+/*
+ * One line on stderr, "memtrace: " a b c, in one write(2): processes of a
+ * tree share their stderr, and a line written in parts interleaves with
+ * theirs.  Through the system call: stdio could allocate or lock, and
+ * write() is a cancellation point.
+ */
 static void say(const char *a, const char *b, const char *c)
 {
-	/* stderr through write(2): stdio could allocate or lock. */
-	const char *parts[] = { "memtrace: ", a, b, c, "\n" };
+	const char *parts[] = { "memtrace: ", a, b, c };
+	char msg[SAY_MAX];
+	size_t n = 0;
 
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-		const char *s = parts[i] ? parts[i] : "";
-		size_t n = strlen(s);
+		const char *p = parts[i] ? parts[i] : "";
+		size_t k = strlen(p);
 
-		while (n) {
-			ssize_t w = write(STDERR_FILENO, s, n);
+		if (k > sizeof(msg) - 1 - n)
+			k = sizeof(msg) - 1 - n;
+		memcpy(msg + n, p, k);
+		n += k;
+	}
+	msg[n++] = '\n';
+	for (const char *p = msg; n;) {
+		long w = mt_real_syscall6(SYS_write, STDERR_FILENO, (long)p, (long)n,
+					  0, 0, 0);
 
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				return;
-			s += w;
-			n -= (size_t)w;
-		}
+		if (w == -EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
 	}
 }
 
@@ -365,17 +382,67 @@ static int parse_depth(const char *s)
 	return v > MT_STACK_MAX_DEPTH ? MT_STACK_MAX_DEPTH : (int)v;
 }
 
-/* Replace the MEMTRACE_OUTPUT entry of env in place with env_entry. */
+/*
+ * A tree whose first traced process could not start its trace (its
+ * output refused, no collector, no room for a ring) runs untraced whole:
+ * its descendants would fail the same way, each with its own line, or
+ * worse succeed where the first was refused (a refused /dev/null became
+ * /dev/null.PID files for the children).  So the refused process takes
+ * this library out of the LD_PRELOAD its descendants inherit:
+ * preload_entry is "LD_PRELOAD=" and the other objects of the value, or
+ * empty while the tree is traced.
+ */
+static char preload_entry[PATH_CAP + 16];
+
+/* Whether the LD_PRELOAD item word[0..n) names this library. */
+static int names_this_library(const char *word, size_t n)
+{
+	static const char base[] = "libmtpreload.so";
+	size_t k = sizeof(base) - 1;
+
+	return n >= k && !memcmp(word + n - k, base, k) &&
+	       (n == k || word[n - k - 1] == '/');
+}
+
+/* Fill preload_entry from LD_PRELOAD: its items less this library, in
+ * order, ':'-separated (ld.so splits on ':' and ' '). */
+static void untrace_tree(void)
+{
+	const char *v = getenv("LD_PRELOAD");
+	size_t n = 11;
+
+	memcpy(preload_entry, "LD_PRELOAD=", 11);
+	for (const char *p = v ? v : ""; *p;) {
+		size_t k = strcspn(p, ": ");
+
+		if (k && !names_this_library(p, k) &&
+		    n + k + 2 < sizeof(preload_entry)) {
+			if (n > 11)
+				preload_entry[n++] = ':';
+			memcpy(preload_entry + n, p, k);
+			n += k;
+		}
+		p += k;
+		p += strspn(p, ": ");
+	}
+	preload_entry[n] = '\0';
+}
+
+/* Replace the MEMTRACE_OUTPUT and LD_PRELOAD entries of env in place
+ * with env_entry and preload_entry, where those are set. */
 static void publish_in(char **env)
 {
-	for (; env && *env; env++)
-		if (!strncmp(*env, "MEMTRACE_OUTPUT=", 16))
+	for (; env && *env; env++) {
+		if (env_entry[0] && !strncmp(*env, "MEMTRACE_OUTPUT=", 16))
 			*env = env_entry;
+		else if (preload_entry[0] && !strncmp(*env, "LD_PRELOAD=", 11))
+			*env = preload_entry;
+	}
 }
 
 void mt_trace_publish_env(char **envp)
 {
-	if (!env_entry[0])
+	if (!env_entry[0] && !preload_entry[0])
 		return;
 	publish_in(envp);
 	if (environ != envp)
@@ -445,6 +512,33 @@ static void write_header(pid_t ppid)
 }
 
 /*
+ * The ring's slots: want, or fewer when the hard RLIMIT_FSIZE is below
+ * its size (the ring is a memfd, and a memfd's size is bounded by the
+ * limit; the spawn raises only the soft one, as far as the hard).  0,
+ * after saying why, when not even the smallest ring fits.
+ */
+static uint64_t fit_ring(uint64_t want)
+{
+	const uint64_t least = MT_RING_HDR_SIZE + MT_RING_MIN_SLOTS * MT_RING_SLOT;
+	char rest[2 * MT_FMT_U64_MAX + 128];
+	struct rlimit rl;
+	size_t n;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) < 0 || rl.rlim_max == RLIM_INFINITY)
+		return want;
+	while (want > MT_RING_MIN_SLOTS && MT_RING_HDR_SIZE + want * MT_RING_SLOT > rl.rlim_max)
+		want >>= 1;
+	if (MT_RING_HDR_SIZE + want * MT_RING_SLOT <= rl.rlim_max)
+		return want;
+	n = mt_fmt_u64(rest, rl.rlim_max);
+	n += (size_t)(stpcpy(rest + n, " bytes, below the ") - (rest + n));
+	n += mt_fmt_u64(rest + n, least);
+	strcpy(rest + n, " bytes the smallest ring needs; the program runs untraced");
+	say("cannot make the ring: the file size limit (ulimit -f) is ", rest, NULL);
+	return 0;
+}
+
+/*
  * Start tracing into name (%p expanded; root: the user's own name, which
  * the collector may reuse): start a collector on a new ring, wait for it
  * to open the trace, write the header.  Table lock held.  Returns 0, or
@@ -453,6 +547,7 @@ static void write_header(pid_t ppid)
 static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid)
 {
 	mt_ring_hdr_t *h;
+	uint64_t slots;
 	int rc;
 
 	stack_depth = depth < 0 ? 0 : depth > MT_STACK_MAX_DEPTH ? MT_STACK_MAX_DEPTH : depth;
@@ -465,10 +560,18 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid)
 			    "': No such file or directory; the program runs untraced");
 		return -ENOENT;
 	}
-	rc = mt_spawn_collector(collector, name, root, ring_slots, mt_clock_now(),
+	slots = fit_ring(ring_slots);
+	if (!slots)
+		return -EFBIG;
+	rc = mt_spawn_collector(collector, name, root, slots, mt_clock_now(),
 				&mt_record_ring);
 	if (rc < 0) {
-		say("cannot start the collector '", collector, "'; the program runs untraced");
+		const char *desc = strerrordesc_np(-rc);
+		char why[160] = "': ";
+
+		strncat(why, desc ? desc : "unknown error", 100);
+		strcat(why, "; the program runs untraced");
+		say("cannot start the collector '", collector, why);
 		return rc;
 	}
 	mt_record_seen_tail = 0;
@@ -768,6 +871,7 @@ void mt_trace_init(void)
 	    expand(pattern, getpid(), name, sizeof(name)) < 0) {
 		say("MEMTRACE_OUTPUT is too long; the program runs untraced",
 		    NULL, NULL);
+		untrace_tree();
 		goto done;
 	}
 	/* A pattern without %p is the user's name for the first process of
@@ -786,8 +890,13 @@ void mt_trace_init(void)
 	rc = begin_trace_locked(name, root, parse_depth(getenv("MEMTRACE_STACK_DEPTH")),
 				getppid());
 	lock_give();
-	if (rc < 0)
+	if (rc < 0) {
+		/* A process limit (EAGAIN) is the one refusal a descendant
+		 * may not meet: the others would repeat, line after line. */
+		if (rc != -EAGAIN)
+			untrace_tree();
 		goto done;
+	}
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	mt_signal_install(end_on_signal, mt_real.sigaction);
 	arm_fail_at();
