@@ -1,11 +1,149 @@
 /*
  * check_deploy: the shapes a traced program is deployed in (a daemon, a container's pid 1, a subreaper, a service stopped by systemd, seccomp, no pidfd): the program runs as it does bare and its trace is whole.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "mt_test.h"
+#include "mt_test_trace.h"
+
+/*
+ * Run PROG ARGS in a shape of tests/workloads/wl_launch.c (nopidfd,
+ * nofile6, pid1), traced to trace.  Returns 0 with r filled, or 1 after
+ * one skip line naming test when the machine cannot make the shape.
+ */
+static int run_launched(const char *test, mt_test_run_t *r, const char *shape,
+			const char *trace, const char *prog, const char *arg1,
+			const char *arg2)
+{
+	char *launch = mt_test_workload("wl_launch"), *path = mt_test_workload(prog);
+	char preload[4096], out[4096];
+	char *env[] = { preload, out, NULL };
+	char *argv[] = { launch, (char *)shape, path, (char *)arg1, (char *)arg2, NULL };
+
+	snprintf(preload, sizeof(preload), "WL_PRELOAD=%s/libmtpreload.so",
+		 mt_test_build_dir());
+	snprintf(out, sizeof(out), "MEMTRACE_OUTPUT=%s", trace);
+	mt_test_run(r, argv, env);
+	free(launch);
+	free(path);
+	if (r->status == 77 && strstr(r->err, "wl_launch: ")) {
+		char *nl = strchr(r->err, '\n');
+
+		if (nl)
+			*nl = '\0';
+		mt_test_skip(test, "the shape '%s' cannot be made here (%s)", shape,
+			     r->err);
+		mt_test_run_release(r);
+		return 1;
+	}
+	return 0;
+}
+
+/* The trace holds every one of allocs allocations of size and frees
+ * (when not 0), ends with reason, and memtrace check calls it complete. */
+static void assert_whole(const char *trace, const char *reason, long size,
+			 int allocs, int frees)
+{
+	char *status;
+
+	mt_test_wait_trace_finished(trace);
+	mt_test_assert_trace_whole(trace, reason);
+	status = mt_test_check_status(trace);
+	ck_assert_str_eq(status, "complete");
+	free(status);
+	mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", size), allocs);
+	mt_quiet_int_eq(mt_test_trace_count(trace, "free", 0), frees);
+}
+
+/* wl_fill N in a shape: N malloc+free pairs, all in the trace. */
+static void check_fill(const char *test, const char *shape, int n)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char arg[16], expect[64];
+	mt_test_run_t r;
+
+	snprintf(arg, sizeof(arg), "%d", n);
+	snprintf(expect, sizeof(expect), "fill: %d\n", n);
+	if (!run_launched(test, &r, shape, trace, "wl_fill", arg, NULL)) {
+		mt_quiet(r.status == 0, "status %d, stderr: %s", r.status, r.err);
+		ck_assert_str_eq(r.out, expect);
+		assert_whole(trace, "exit", 100, n, n);
+		mt_test_run_release(&r);
+	}
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+
+/* wl_steps 2 64 in a shape: two allocations 100 ms apart, then exit with
+ * both live; few events, so a collector that took the program for gone
+ * at its start would write almost nothing. */
+static void check_steps(const char *test, const char *shape)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	mt_test_run_t r;
+
+	if (!run_launched(test, &r, shape, trace, "wl_steps", "2", "64")) {
+		mt_quiet(r.status == 0, "status %d, stderr: %s", r.status, r.err);
+		mt_quiet(r.err_len == 0, "stderr: %s", r.err);
+		assert_whole(trace, "exit", 64, 2, 0);
+		mt_test_run_release(&r);
+	}
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+
+/* pidfd_open fails with ENOSYS (seccomp, as a container profile or a
+ * kernel before 5.3 has it): the collector watches the program another
+ * way and writes every one of 100,002 allocations and the stop. */
+START_TEST(test_without_pidfd_open_a_long_trace_keeps_every_event)
+{
+	check_fill(__func__, "nopidfd", 100002);
+}
+END_TEST
+
+START_TEST(test_without_pidfd_open_a_short_trace_is_complete)
+{
+	check_steps(__func__, "nopidfd");
+}
+END_TEST
+
+/* ulimit -n 6: the ring and the pidfd still get their numbers in the
+ * collector. */
+START_TEST(test_under_ulimit_n_6_a_long_trace_keeps_every_event)
+{
+	check_fill(__func__, "nofile6", 100002);
+}
+END_TEST
+
+START_TEST(test_under_ulimit_n_6_a_short_trace_is_complete)
+{
+	check_steps(__func__, "nofile6");
+}
+END_TEST
 
 Suite *mt_suite_deploy(void)
 {
 	Suite *s = suite_create("deploy");
+	TCase *pidfd = tcase_create("no_pidfd");
+
+	tcase_add_test(pidfd, test_without_pidfd_open_a_long_trace_keeps_every_event);
+	tcase_add_test(pidfd, test_without_pidfd_open_a_short_trace_is_complete);
+	tcase_add_test(pidfd, test_under_ulimit_n_6_a_long_trace_keeps_every_event);
+	tcase_add_test(pidfd, test_under_ulimit_n_6_a_short_trace_is_complete);
+	suite_add_tcase(s, pidfd);
 
 	return s;
 }
