@@ -12,7 +12,8 @@
  * finished.  It must never signal or wait for the program, never exit
  * before every record the program published is written, unless it cannot
  * write, and never take a descriptor that is not a pidfd for the
- * program's.
+ * program's: an operator's SIGTERM to the whole service (systemctl stop)
+ * must not end it, only the program's end does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -80,7 +81,15 @@ int main(int argc, char **argv)
 	void *map;
 	int rc;
 
-	/* The program's blocked signals came along through the exec. */
+	/* An operator stops a service by signalling each of its processes
+	 * (systemctl stop: SIGTERM to the cgroup), a terminal each of a
+	 * session's: the collector ends when the program does, after
+	 * writing what it recorded.  Set before the program's blocked
+	 * signals, which came along through the exec, are let in. */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_IGN);

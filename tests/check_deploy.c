@@ -134,16 +134,131 @@ START_TEST(test_under_ulimit_n_6_a_short_trace_is_complete)
 }
 END_TEST
 
+/*
+ * The collector of program pid: a process named memtrace-collector (comm
+ * "memtrace-collec") whose argv[3] is pid.  Returns its pid, or 0.
+ */
+static pid_t find_collector(pid_t program)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	mt_quiet_ptr_nonnull(d);
+	while (!found && (e = readdir(d))) {
+		char path[300], comm[64], cmd[8192];
+		const char *arg;
+		size_t n;
+		FILE *f;
+		int i;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		n = fread(comm, 1, sizeof(comm) - 1, f);
+		fclose(f);
+		comm[n] = '\0';
+		if (strcmp(comm, "memtrace-collec\n"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		n = fread(cmd, 1, sizeof(cmd) - 1, f);
+		fclose(f);
+		cmd[n] = '\0';
+		for (arg = cmd, i = 0; i < 3 && arg < cmd + n; i++)
+			arg += strlen(arg) + 1;
+		if (arg < cmd + n && atol(arg) == (long)program)
+			found = (pid_t)atol(e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * systemctl stop: SIGTERM to every process of the service, the collector
+ * first.  The collector outlives it and finishes the trace once the
+ * program has died of it: a stop with reason signal, and every
+ * malloc+free pair wl_burst had counted as finished.
+ */
+START_TEST(test_sigterm_to_the_program_and_its_collector_keeps_the_trace_whole)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *count = mt_test_path(dir, "count"), *prog = mt_test_workload("wl_burst");
+	char preload[4096], out[4096];
+	_Atomic uint64_t *done;
+	pid_t pid, collector = 0;
+	uint64_t finished;
+	int fd, st;
+	time_t end;
+
+	fd = open(count, O_RDWR | O_CREAT, 0600);
+	mt_quiet(fd >= 0 && ftruncate(fd, 4096) == 0, "%s: %s", count, strerror(errno));
+	done = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	mt_quiet(done != MAP_FAILED, "mmap: %s", strerror(errno));
+	close(fd);
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libmtpreload.so",
+		 mt_test_build_dir());
+	snprintf(out, sizeof(out), "MEMTRACE_OUTPUT=%s", trace);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		putenv(preload);
+		putenv(out);
+		execl(prog, prog, count, (char *)NULL);
+		_exit(127);
+	}
+	end = time(NULL) + 30;
+	while (atomic_load(done) < 10000 || !(collector = find_collector(pid))) {
+		mt_quiet(time(NULL) < end, "wl_burst finished %ju pairs, collector %d",
+			 (uintmax_t)atomic_load(done), (int)find_collector(pid));
+		usleep(1000);
+	}
+	mt_quiet_int_eq(kill(collector, SIGTERM), 0);
+	mt_quiet_int_eq(kill(pid, SIGTERM), 0);
+	mt_quiet_int_eq(waitpid(pid, &st, 0), pid);
+	mt_quiet(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "wl_burst: status %#x", st);
+	finished = atomic_load(done);
+	mt_test_wait_trace_finished(trace);
+	mt_test_assert_trace_whole(trace, "signal");
+	{
+		char *status = mt_test_check_status(trace);
+
+		ck_assert_str_eq(status, "complete");
+		free(status);
+	}
+	mt_quiet_uint_ge((uintmax_t)mt_test_trace_count(trace, "alloc", 4242), finished);
+	mt_quiet_uint_ge((uintmax_t)mt_test_trace_count(trace, "free", 0), finished);
+	munmap((void *)done, 4096);
+	free(prog);
+	free(count);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *mt_suite_deploy(void)
 {
 	Suite *s = suite_create("deploy");
 	TCase *pidfd = tcase_create("no_pidfd");
+	TCase *signals = tcase_create("operator_signals");
 
 	tcase_add_test(pidfd, test_without_pidfd_open_a_long_trace_keeps_every_event);
 	tcase_add_test(pidfd, test_without_pidfd_open_a_short_trace_is_complete);
 	tcase_add_test(pidfd, test_under_ulimit_n_6_a_long_trace_keeps_every_event);
 	tcase_add_test(pidfd, test_under_ulimit_n_6_a_short_trace_is_complete);
 	suite_add_tcase(s, pidfd);
+	tcase_add_test(signals, test_sigterm_to_the_program_and_its_collector_keeps_the_trace_whole);
+	suite_add_tcase(s, signals);
 
 	return s;
 }
