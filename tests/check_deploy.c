@@ -246,6 +246,68 @@ START_TEST(test_sigterm_to_the_program_and_its_collector_keeps_the_trace_whole)
 }
 END_TEST
 
+/*
+ * A SIGTERM that pid 1 of a pid namespace sends itself: bare, the kernel
+ * drops it (init has no handler for it) and the program runs on; traced,
+ * it runs on and so does its trace: the allocations after the signal are
+ * in it and it ends with reason exit.
+ */
+START_TEST(test_sigterm_to_a_namespace_init_leaves_its_trace_running)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	mt_test_run_t r;
+
+	if (!run_launched(__func__, &r, "pid1", trace, "wl_selfterm", "1000", NULL)) {
+		mt_quiet(r.status == 0, "status %d, stderr: %s", r.status, r.err);
+		ck_assert_str_eq(r.out, "survived\n");
+		assert_whole(trace, "exit", 64, 2000, 2000);
+		mt_test_run_release(&r);
+	}
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
+ * The same from a process that becomes pid 1 after its tracing started:
+ * wl_selfterm makes the namespaces itself and forks into them, its child
+ * inheriting the hidden handler; the child's trace runs on all the same.
+ */
+START_TEST(test_sigterm_to_a_process_forked_as_init_leaves_its_trace_running)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_selfterm"), *child;
+	char *argv[] = { prog, "1000", "ns", NULL };
+	mt_test_run_t r;
+	char **names;
+	size_t n;
+
+	mt_test_run_traced(&r, argv, trace, NULL);
+	if (r.status == 77 && strstr(r.err, "wl_selfterm: ")) {
+		r.err[strcspn(r.err, "\n")] = '\0';
+		MT_TEST_SKIP("user and pid namespaces cannot be made here (%s)", r.err);
+		goto done;
+	}
+	mt_quiet(r.status == 0, "status %d, stderr: %s", r.status, r.err);
+	ck_assert_str_eq(r.out, "survived\n");
+	/* The parent's own trace, and its child's, pid 1 in its namespace. */
+	names = mt_test_traces(dir, &n);
+	mt_quiet_int_eq(n, 2);
+	ck_assert_str_eq(names[0], "t.1.jsonl");
+	child = mt_test_path(dir, names[0]);
+	assert_whole(child, "exit", 64, 2000, 2000);
+	free(child);
+	mt_test_traces_release(names, n);
+done:
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *mt_suite_deploy(void)
 {
 	Suite *s = suite_create("deploy");
@@ -258,6 +320,8 @@ Suite *mt_suite_deploy(void)
 	tcase_add_test(pidfd, test_under_ulimit_n_6_a_short_trace_is_complete);
 	suite_add_tcase(s, pidfd);
 	tcase_add_test(signals, test_sigterm_to_the_program_and_its_collector_keeps_the_trace_whole);
+	tcase_add_test(signals, test_sigterm_to_a_namespace_init_leaves_its_trace_running);
+	tcase_add_test(signals, test_sigterm_to_a_process_forked_as_init_leaves_its_trace_running);
 	suite_add_tcase(s, signals);
 
 	return s;
