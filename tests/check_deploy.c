@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/mt_ring.h"
 #include "mt_test.h"
 #include "mt_test_trace.h"
 
@@ -131,6 +132,90 @@ END_TEST
 START_TEST(test_under_ulimit_n_6_a_short_trace_is_complete)
 {
 	check_steps(__func__, "nofile6");
+}
+END_TEST
+
+/* Whether process pid has exited (not reaped: it may be a zombie). */
+static int exited(pid_t pid, int *status)
+{
+	pid_t got = waitpid(pid, status, WNOHANG);
+
+	mt_quiet(got >= 0, "waitpid %d: %s", (int)pid, strerror(errno));
+	return got == pid;
+}
+
+/*
+ * The collector started by hand, as the preload starts it, on a ring of
+ * 64 empty slots, for program, with /dev/null on fd 4 and its command
+ * line saying fd 4 is the program's pidfd: it must take nothing but a
+ * pidfd for one.  It watches the program another way, and sees its end
+ * while it is a zombie its parent has not reaped yet.
+ */
+START_TEST(test_the_collector_takes_only_a_pidfd_for_one_and_sees_an_unreaped_end)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char collector[4096], pid_s[24];
+	size_t len = MT_RING_HDR_SIZE + 64 * MT_RING_SLOT;
+	int ring, gate[2], st;
+	mt_ring_hdr_t *h;
+	pid_t program, pid;
+	time_t end;
+
+	snprintf(collector, sizeof(collector), "%s/memtrace-collector", mt_test_build_dir());
+	ring = memfd_create("memtrace-ring", MFD_CLOEXEC);
+	mt_quiet(ring >= 0 && ftruncate(ring, (off_t)len) == 0, "memfd: %s", strerror(errno));
+	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, ring, 0);
+	mt_quiet(h != MAP_FAILED, "mmap: %s", strerror(errno));
+	h->magic = MT_RING_MAGIC;
+	h->nslots = 64;
+	mt_quiet_int_eq(pipe2(gate, O_CLOEXEC), 0);
+	program = fork();
+	ck_assert_int_ge(program, 0);
+	if (program == 0) {
+		char c;
+
+		close(gate[1]);
+		_exit(read(gate[0], &c, 1) == 0 ? 0 : 1);
+	}
+	close(gate[0]);
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)program);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		if (null < 0 || dup2(ring, 3) < 0 || dup2(null, 4) < 0)
+			_exit(125);
+		execl(collector, "memtrace-collector", trace, "1", pid_s, "4", (char *)NULL);
+		_exit(126);
+	}
+	end = time(NULL) + 10;
+	while (atomic_load(&h->state) == MT_RING_STARTING) {
+		mt_quiet(!exited(pid, &st), "the collector ended at its start: status %#x", st);
+		mt_quiet(time(NULL) < end, "the collector never opened %s", trace);
+		usleep(1000);
+	}
+	mt_quiet_int_eq(atomic_load(&h->state), MT_RING_WRITING);
+	/* Many naps later the program runs, and so does its collector. */
+	usleep(300 * 1000);
+	mt_quiet(!exited(pid, &st), "the collector ended while the program ran: status %#x", st);
+	mt_quiet_int_eq(atomic_load(&h->state), MT_RING_WRITING);
+	/* The program ends, and stays a zombie until the collector is done. */
+	close(gate[1]);
+	end = time(NULL) + 10;
+	while (!exited(pid, &st)) {
+		mt_quiet(time(NULL) < end, "the collector never saw the program's end");
+		usleep(1000);
+	}
+	mt_quiet(WIFEXITED(st) && WEXITSTATUS(st) == 0, "collector status %#x", st);
+	mt_quiet_int_eq(atomic_load(&h->state), MT_RING_DONE);
+	mt_quiet_int_eq(waitpid(program, &st, 0), program);
+	mt_quiet(WIFEXITED(st) && WEXITSTATUS(st) == 0, "program status %#x", st);
+	munmap(h, len);
+	close(ring);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
 }
 END_TEST
 
@@ -318,6 +403,7 @@ Suite *mt_suite_deploy(void)
 	tcase_add_test(pidfd, test_without_pidfd_open_a_short_trace_is_complete);
 	tcase_add_test(pidfd, test_under_ulimit_n_6_a_long_trace_keeps_every_event);
 	tcase_add_test(pidfd, test_under_ulimit_n_6_a_short_trace_is_complete);
+	tcase_add_test(pidfd, test_the_collector_takes_only_a_pidfd_for_one_and_sees_an_unreaped_end);
 	suite_add_tcase(s, pidfd);
 	tcase_add_test(signals, test_sigterm_to_the_program_and_its_collector_keeps_the_trace_whole);
 	tcase_add_test(signals, test_sigterm_to_a_namespace_init_leaves_its_trace_running);
