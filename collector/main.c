@@ -2,13 +2,18 @@
  * memtrace-collector: the process that writes a traced program's trace.
  * The preload starts it (preload/mt_spawn.c) as
  *
- *   memtrace-collector NAME ROOT PID    (fd 3: the ring, fd 4: PID's pidfd)
+ *   memtrace-collector NAME ROOT PID PIDFD    (fd 3: the ring)
  *
- * and never a person: it opens the trace (mt_out), says how that went in
- * the ring's header, drains the ring (mt_collect) and exits once the trace
- * is finished.  It must never signal or wait for the program, and never
- * exit before every record the program published is written, unless it
- * cannot write.
+ * PIDFD is 4 when fd 4 is PID's pidfd, - when the program has none
+ * (pidfd_open refused by an old kernel or a seccomp filter): the collector
+ * then watches the program by its /proc entry.  Started by the preload and
+ * never a person: it opens the trace (mt_out), says how that went in the
+ * ring's header, drains the ring (mt_collect) and exits once the trace is
+ * finished.  It must never signal or wait for the program, never exit
+ * before every record the program published is written, unless it cannot
+ * write, and never take a descriptor that is not a pidfd for the
+ * program's: an operator's SIGTERM to the whole service (systemctl stop)
+ * must not end it, only the program's end does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,9 +39,41 @@ static void wake(_Atomic uint32_t *word)
 	syscall(SYS_futex, word, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
 }
 
+/* Whether fd is a pidfd: its fdinfo has a Pid: line.  1 when that cannot
+ * be read (no /proc): the preload's word is taken then. */
+static int is_pidfd(int fd)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+	int f;
+
+	if (fcntl(fd, F_GETFD) < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return 1;
+	n = read(f, buf, sizeof(buf) - 1);
+	close(f);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	return !strncmp(buf, "Pid:", 4) || strstr(buf, "\nPid:") != NULL;
+}
+
+/* /proc/PID/stat, opened while the program runs: its reads fail once the
+ * process is reaped, whatever takes its pid next. */
+static int open_stat(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 int main(int argc, char **argv)
 {
-	mt_collect_t c = { .ring_fd = RING_FD, .pidfd = PIDFD };
+	mt_collect_t c = { .ring_fd = RING_FD, .pidfd = -1, .statfd = -1 };
 	char path[sizeof(((mt_ring_hdr_t *)0)->path)] = "";
 	mt_ring_hdr_t *h;
 	struct stat st;
@@ -44,13 +81,21 @@ int main(int argc, char **argv)
 	void *map;
 	int rc;
 
-	/* The program's blocked signals came along through the exec. */
+	/* An operator stops a service by signalling each of its processes
+	 * (systemctl stop: SIGTERM to the cgroup), a terminal each of a
+	 * session's: the collector ends when the program does, after
+	 * writing what it recorded.  Set before the program's blocked
+	 * signals, which came along through the exec, are let in. */
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
-	if (argc != 4) {
-		fprintf(stderr, "usage: memtrace-collector NAME ROOT PID (started by libmtpreload.so)\n");
+	if (argc != 5) {
+		fprintf(stderr, "usage: memtrace-collector NAME ROOT PID PIDFD (started by libmtpreload.so)\n");
 		return 64;
 	}
 	if (fstat(RING_FD, &st) < 0 || (size_t)st.st_size < MT_RING_HDR_SIZE) {
@@ -70,8 +115,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "memtrace-collector: the ring on fd 3 is not one\n");
 		return 64;
 	}
-	if (fcntl(PIDFD, F_GETFD) < 0)
-		c.pidfd = -1;
+	if (!strcmp(argv[4], "4") && is_pidfd(PIDFD))
+		c.pidfd = PIDFD;
 	c.hdr = h;
 	c.slots = (mt_ring_slot_t *)((char *)map + MT_RING_HDR_SIZE);
 	c.program = (pid_t)atoi(argv[3]);
@@ -85,6 +130,9 @@ int main(int argc, char **argv)
 		wake(&h->state);
 		return 73;
 	}
+	/* The program waits for the state below: it is alive now. */
+	if (c.pidfd < 0)
+		c.statfd = open_stat(c.program);
 	atomic_store(&h->state, MT_RING_WRITING);
 	wake(&h->state);
 	return mt_collect_run(&c) < 0 ? 74 : 0;

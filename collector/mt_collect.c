@@ -366,15 +366,46 @@ static int drain(drain_t *d, int max, int gone)
 	return got;
 }
 
+/*
+ * Whether the process of /proc/PID/stat (held open) has ended: its reads
+ * fail once it is reaped; before that it is a zombie whose thread count is
+ * down to the leader's (a leader that left by pthread_exit is a zombie too,
+ * its other threads running on).  start, the start time first read, tells
+ * a pid taken again should the file not hold on to its process.
+ */
+static int stat_gone(int fd, uint64_t *start)
+{
+	char buf[1024], *p, state;
+	unsigned long long threads, started;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return n < 0 && errno == ESRCH;
+	buf[n] = '\0';
+	/* The name may hold anything: the fields begin after its last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+			 "%*s %*s %*s %*s %*s %llu %*s %llu", &state, &threads,
+			 &started) != 3)
+		return 0;
+	if (!*start)
+		*start = started;
+	if (started != *start)
+		return 1;
+	return (state == 'Z' || state == 'X') && threads <= 1;
+}
+
 /* Whether the program has ended: its pidfd is readable, or (without
- * one) it is no more. */
-static int program_gone(mt_collect_t *c)
+ * one) its /proc entry says so, or (without /proc) it is no more. */
+static int program_gone(mt_collect_t *c, uint64_t *start)
 {
 	if (c->pidfd >= 0) {
 		struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
 
 		return poll(&p, 1, 0) > 0;
 	}
+	if (c->statfd >= 0)
+		return stat_gone(c->statfd, start);
 	return kill(c->program, 0) < 0 && errno == ESRCH;
 }
 
@@ -428,7 +459,7 @@ int mt_collect_run(mt_collect_t *c)
 	mt_ring_hdr_t *h = c->hdr;
 	drain_t *d = calloc(1, sizeof(*d));
 	int rc = 0, got, gone = 0;
-	uint64_t last_exec_look = 0, out_length;
+	uint64_t last_exec_look = 0, out_length, start_time = 0;
 
 	if (!d || !(d->batch = malloc(BATCH))) {
 		rc = -ENOMEM;
@@ -454,7 +485,7 @@ int mt_collect_run(mt_collect_t *c)
 		if (gone)
 			break; /* everything published is written */
 		nap(d);
-		if (program_gone(c)) {
+		if (program_gone(c, &start_time)) {
 			gone = 1; /* one more drain, stepping over what is half made */
 			continue;
 		}

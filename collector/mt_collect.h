@@ -28,7 +28,8 @@ typedef struct {
 	mt_ring_slot_t *slots;
 	mt_out_t *out;
 	pid_t program;
-	int pidfd;      /* -1: poll with kill(2) */
+	int pidfd;      /* the program's pidfd, or -1 */
+	int statfd;     /* without one: its /proc/PID/stat, or -1 (kill(2)) */
 	int ring_fd;    /* the memfd: an exec is known by its mapping's end */
 	const char *path; /* the trace's name, for messages */
 } mt_collect_t;

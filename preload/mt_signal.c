@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The signals whose default action ends the process; the first CRASHES
  * are shown to the program as they are, the rest are hidden. */
@@ -46,12 +47,32 @@ static int is_crash(int sig)
 	return 0;
 }
 
+/* Whether the calling process is the init of its pid namespace: the
+ * kernel drops a default-action signal sent to it from inside (from
+ * outside, only SIGKILL acts), so such a signal must not end its trace. */
+static int is_init(void)
+{
+	return getpid() == 1;
+}
+
 static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
 	int saved = errno;
 
-	(void)info;
 	(void)uctx;
+	/* A process that became an init after the handler went in (forked
+	 * into a new pid namespace): what the program would not have died
+	 * of, a signal other than a crash or a crash signal sent rather than
+	 * raised by a fault, leaves it and its trace as they were. */
+	if (is_init() && (!is_crash(sig) || info->si_code <= 0)) {
+		if (!is_crash(sig)) {
+			/* The default again: the kernel drops the next. */
+			atomic_store(&hidden[sig], 0);
+			real_action(sig, &previous[sig], NULL);
+		}
+		errno = saved;
+		return;
+	}
 	if (end_trace() && !is_crash(sig)) {
 		/* Inside the tracer: the thread ends its event, then
 		 * raises the signal again on leaving. */
@@ -89,6 +110,11 @@ void mt_signal_install(int (*on_end)(void),
 		struct sigaction old;
 
 		ends[sig] = 1;
+		/* A pid namespace's init (the program exec'd by unshare -pf,
+		 * a container's entrypoint) does not die of these: no
+		 * handler, hidden or not, where the default does nothing. */
+		if (i >= CRASHES && is_init())
+			continue;
 		if (real(sig, NULL, &old) < 0)
 			continue;
 		/* An action the program (or another preload) chose first
@@ -110,7 +136,7 @@ int mt_signal_action(int sig, const struct sigaction *act, struct sigaction *old
 
 	if (sig <= 0 || sig >= NSIG || !end_trace)
 		return real(sig, act, old);
-	if (act && ends[sig] && wants_default(act)) {
+	if (act && ends[sig] && wants_default(act) && !(is_init() && !is_crash(sig))) {
 		/* The default the program asks for is the handler, hidden:
 		 * a program that ends itself by a signal after setting its
 		 * default (Python after KeyboardInterrupt) ends the trace. */

@@ -27,7 +27,12 @@
  * still ends the trace.
  *
  * A signal ignored or handled when the preload starts is left alone.  A
- * handler the program sets later replaces the preload's.  Never allocates;
+ * handler the program sets later replaces the preload's.  The init of a
+ * pid namespace (pid 1) gets no handler for the non-crash signals: the
+ * kernel drops them there, so they must not end its trace; the handler
+ * itself leaves the trace alone for them, and for a crash signal that was
+ * sent rather than raised by a fault, in a process that became pid 1
+ * after it went in.  Never allocates;
  * the handler is async-signal-safe as far as on_end is.
  */
 #ifndef MT_SIGNAL_H

@@ -82,7 +82,7 @@ int mt_spawn_find(char *path, size_t cap)
 
 typedef struct {
 	const char *collector;
-	char *const *argv;
+	char **argv;
 	pid_t program;
 	uint64_t nslots, t0;
 	size_t map_len;
@@ -91,45 +91,74 @@ typedef struct {
 	void *map;
 	pid_t collector_pid;
 	int err; /* -errno */
-	int memfd, pidfd;
 } spawn_t;
 
-/* The collector: out of the session, fds 3 (the ring) and 4 (the
- * program's pidfd, or none), 0 to 2 on /dev/null (its message goes
- * through the ring's header); then the exec.  Signals stay blocked through it: the collector unblocks
- * them, its handlers being its own by then. */
+/* The collector: out of the session, then the exec with the descriptors
+ * its go-between placed.  Signals stay blocked through it: the collector
+ * unblocks them, its handlers being its own by then. */
 static int collector_child(void *arg)
 {
 	spawn_t *s = arg;
 	static char *const envp[] = { NULL };
-	long a, b = -1, null;
 
 	sys(SYS_setsid, 0, 0, 0, 0, 0, 0);
-	a = sys(SYS_fcntl, s->memfd, F_DUPFD, 5, 0, 0, 0);
-	if (s->pidfd >= 0)
-		b = sys(SYS_fcntl, s->pidfd, F_DUPFD, 5, 0, 0, 0);
-	if (a < 0 || sys(SYS_dup2, a, 3, 0, 0, 0, 0) < 0) {
-		s->err = a < 0 ? (int)a : -EBADF;
-		sys(SYS_exit, 127, 0, 0, 0, 0, 0);
-	}
-	if (b >= 0)
-		sys(SYS_dup2, b, 4, 0, 0, 0, 0);
-	else
-		sys(SYS_close, 4, 0, 0, 0, 0, 0);
-	null = sys(SYS_open, (long)"/dev/null", O_RDWR, 0, 0, 0, 0);
-	if (null >= 0) {
-		sys(SYS_dup2, null, 0, 0, 0, 0, 0);
-		sys(SYS_dup2, null, 1, 0, 0, 0, 0);
-		sys(SYS_dup2, null, 2, 0, 0, 0, 0);
-
-	}
-	if (sys(SYS_close_range, 5, ~0u, 0, 0, 0, 0) < 0)
-		for (long fd = 5; fd < 65536; fd++)
-			sys(SYS_close, fd, 0, 0, 0, 0, 0);
 	s->err = (int)sys(SYS_execve, (long)s->collector, (long)s->argv,
 			  (long)envp, 0, 0, 0);
 	sys(SYS_exit, 127, 0, 0, 0, 0, 0);
 	return 127;
+}
+
+/* Put descriptor fd at number at, inherited through exec; -errno. */
+static long place(long fd, int at)
+{
+	long rc;
+
+	if (fd < 0)
+		return fd;
+	if (fd == at)
+		return sys(SYS_fcntl, fd, F_SETFD, 0, 0, 0, 0) < 0 ? -EBADF : at;
+	rc = sys(SYS_dup2, fd, at, 0, 0, 0, 0);
+	sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	return rc;
+}
+
+/*
+ * The go-between's descriptor table, a copy of the program's, made the
+ * collector's: /dev/null on 0 to 2 (none of the program's files: a pipe's
+ * reader would wait for the collector), the ring on 3, the program's
+ * pidfd on 4 or nothing there, nothing else.  The program's descriptors
+ * are closed first and the soft RLIMIT_NOFILE raised to the hard one
+ * (this process's own), so that a program with many descriptors or a
+ * small limit (`ulimit -n 6`) still leaves 3 and 4 free.  Returns the
+ * memfd's number (3) or -errno; *pidfd is 1 when 4 holds the pidfd.
+ */
+static long collector_table(pid_t program, int *pidfd)
+{
+	struct rlimit lim;
+	long fd, null;
+
+	if (sys(SYS_close_range, 3, ~0u, 0, 0, 0, 0) < 0)
+		for (long i = 3; i < 65536; i++)
+			sys(SYS_close, i, 0, 0, 0, 0, 0);
+	if (sys(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&lim, 0, 0) == 0 &&
+	    lim.rlim_cur < lim.rlim_max) {
+		lim.rlim_cur = lim.rlim_max;
+		sys(SYS_prlimit64, 0, RLIMIT_NOFILE, (long)&lim, 0, 0, 0);
+	}
+	/* Without /dev/null (a bare chroot) 0 to 2 stay the program's. */
+	null = sys(SYS_open, (long)"/dev/null", O_RDWR, 0, 0, 0, 0);
+	if (null >= 0) {
+		for (long i = 0; i < 3; i++)
+			if (i != null)
+				sys(SYS_dup2, null, i, 0, 0, 0, 0);
+		if (null > 2)
+			sys(SYS_close, null, 0, 0, 0, 0, 0);
+	}
+	fd = place(sys(SYS_memfd_create, (long)"memtrace-ring", 0, 0, 0, 0, 0), 3);
+	if (fd < 0)
+		return fd;
+	*pidfd = place(sys(SYS_pidfd_open, program, 0, 0, 0, 0, 0), 4) == 4;
+	return fd;
 }
 
 /* The go-between: the memfd and the pidfd in its own table, the mapping
@@ -139,13 +168,16 @@ static int middle_child(void *arg)
 	spawn_t *s = arg;
 	long fd, map;
 	pid_t pid;
+	int pidfd = 0;
 
-	fd = sys(SYS_memfd_create, (long)"memtrace-ring", MFD_CLOEXEC, 0, 0, 0, 0);
+	fd = collector_table(s->program, &pidfd);
 	if (fd < 0) {
 		s->err = (int)fd;
 		goto out;
 	}
-	s->memfd = (int)fd;
+	/* The collector is told whether 4 is the program's pidfd: it must
+	 * never take anything else for one. */
+	s->argv[4] = pidfd ? "4" : "-";
 	/* RLIMIT_FSIZE bounds a memfd's size too (and a program may have set
 	 * it small): this process's own soft limit is raised as far as the
 	 * hard one for the ftruncate, then put back, so the collector writes
@@ -178,7 +210,6 @@ static int middle_child(void *arg)
 		h->nslots = s->nslots;
 		h->t0 = s->t0;
 	}
-	s->pidfd = (int)sys(SYS_pidfd_open, s->program, 0, 0, 0, 0, 0);
 	pid = clone(collector_child, s->stack2 + STACK_LEN, CLONE_VM | CLONE_VFORK, s);
 	if (pid < 0 || s->err < 0) {
 		if (!s->err)
@@ -198,9 +229,9 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
 {
 	char pid_s[MT_FMT_U64_MAX + 1];
 	char *argv[] = { MT_SPAWN_COLLECTOR, (char *)name, root ? "1" : "0",
-			 pid_s, NULL };
+			 pid_s, "-", NULL };
 	spawn_t s = { .collector = collector, .argv = argv, .nslots = nslots,
-		      .t0 = t0, .memfd = -1, .pidfd = -1 };
+		      .t0 = t0 };
 	sigset_t all, old;
 	int saved = errno, st;
 	long stacks, got;

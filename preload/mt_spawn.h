@@ -10,12 +10,15 @@
  * recorded), and the program must hold no descriptor of it either (a
  * daemon closes every descriptor).  So the calling thread makes a child
  * that shares its memory but not its descriptor table (clone with
- * CLONE_VM|CLONE_VFORK and no exit signal): the child makes the ring's
- * memfd in its own table, maps it into the shared memory, opens a pidfd of
- * the program, and makes the collector as its own vfork child, which
- * leaves the session, keeps only the memfd (fd 3) and the pidfd (fd 4),
- * with /dev/null for 0 to 2, and execs the collector binary; the first child then exits and
- * the caller reaps it (__WALL: it sent no SIGCHLD).  The collector, an
+ * CLONE_VM|CLONE_VFORK and no exit signal): the child closes its copy of
+ * the program's descriptors and raises its own RLIMIT_NOFILE, so that
+ * whatever the program holds or its limit, /dev/null goes on 0 to 2, the
+ * ring's memfd on 3 and a pidfd of the program on 4 (or nothing, which
+ * the collector's command line says: pidfd_open may be refused); it maps
+ * the ring into the shared memory and makes the collector as its own
+ * vfork child, which leaves the session and execs the collector binary;
+ * the first child then exits and the caller reaps it (__WALL: it sent no
+ * SIGCHLD).  The collector, an
  * orphan, is adopted by init (or the nearest subreaper).
  *
  * Never calls malloc, never touches the program's descriptors, never

@@ -165,7 +165,7 @@ static int reap(run_t *r)
 
 /*
  * The collector of program pid: a process named memtrace-collector (comm
- * "memtrace-collec") whose argv is "memtrace-collector NAME ROOT PID".
+ * "memtrace-collec") whose argv is "memtrace-collector NAME ROOT PID PIDFD".
  * Returns its pid, or 0.
  */
 static pid_t find_collector(pid_t program)
