@@ -44,7 +44,7 @@ CHECK_LIBS = $(shell $(PKG_CONFIG) --libs check 2>/dev/null)
 LIBDW_CFLAGS = $(shell $(PKG_CONFIG) --cflags libdw 2>/dev/null)
 LIBDW_LIBS = $(shell $(PKG_CONFIG) --libs libdw 2>/dev/null)
 # libstdc++'s __cxa_demangle names C++ frames as people write them
-# (analyzer/mt_demangle.c); libstdc++.so.6 comes with g++.
+# (analyzer/model/mt_demangle.c); libstdc++.so.6 comes with g++.
 DEMANGLE_LIBS = -lstdc++
 # libzstd and zlib decompress zstd and gzip traces as the analyzer reads
 # them (format.md section 2.1); the collector writes zstd with libzstd.
@@ -59,32 +59,15 @@ CFLAGS_ALL = $(CFLAGS_BASE) $(SANFLAGS)
 LDFLAGS_ALL = $(SANFLAGS) $(LDFLAGS)
 
 COMMON_SRC = common/mt_fmt.c common/mt_event.c common/mt_jsonl.c common/mt_utf8.c
-ANALYZER_SRC = analyzer/mt_mem.c analyzer/mt_buf.c analyzer/mt_map.c \
-	analyzer/mt_blocks.c \
-	analyzer/mt_reader.c analyzer/mt_decomp.c analyzer/mt_parse.c \
-	analyzer/mt_scan.c analyzer/mt_exact.c analyzer/mt_fast.c analyzer/mt_jsonc.c \
-	analyzer/mt_validate.c analyzer/mt_integrity.c \
-	analyzer/mt_heap.c analyzer/mt_analysis.c analyzer/mt_summary.c \
-	analyzer/mt_rows.c analyzer/mt_output.c analyzer/mt_tree.c
-# The commands: the front door, the framework, the table, a file each
-# (docs/analyzer.md, "Commands").
-ANALYZER_SRC += analyzer/mt_cli.c analyzer/mt_cmd.c analyzer/mt_commands.c \
-	$(wildcard analyzer/cmd/*.c)
-# CI gates: gate, diff, repetitions (docs/ci-gates.md).
-ANALYZER_SRC += analyzer/mt_units.c analyzer/mt_profile.c analyzer/mt_gate.c \
-	analyzer/mt_diff.c analyzer/mt_repetitions.c analyzer/mt_runs.c \
-	analyzer/mt_suppress.c
-# Reports for people: report, flamegraph, plot (docs/reports.md).
-ANALYZER_SRC += analyzer/mt_sites.c analyzer/mt_srcline.c analyzer/mt_demangle.c \
-	analyzer/mt_report.c \
-	analyzer/mt_flame.c analyzer/mt_export.c analyzer/mt_proto.c \
-	analyzer/mt_pprof.c analyzer/mt_plot.c
-# The HTML report: its renderer, and its script and style sheet
-# (analyzer/html/) embedded by the assembler (mt_html_assets.S).
-ANALYZER_SRC += analyzer/mt_html.c
-HTML_ASSETS = analyzer/html/report.js analyzer/html/report.css
-# The live view of a growing trace: top (docs/reports.md).
-ANALYZER_SRC += analyzer/mt_follow.c analyzer/mt_top.c
+# The analyzer, a folder a layer (docs/analyzer.md): base (memory, buffers,
+# maps, outputs, units), read, parse, model, rows, gates, render, export,
+# and cmd (the command framework and a file a command).  Each folder is
+# taken whole; main.c is the executable's alone.
+ANALYZER_DIRS = base read parse model rows gates render export cmd
+ANALYZER_SRC = $(foreach d,$(ANALYZER_DIRS),$(wildcard analyzer/$(d)/*.c))
+# The HTML report's script and style sheet, embedded by the assembler
+# (analyzer/render/mt_html_assets.S).
+HTML_ASSETS = analyzer/render/html/report.js analyzer/render/html/report.css
 PRELOAD_SRC = preload/mt_hooks.c preload/mt_api_hooks.c preload/mt_api.c \
 	preload/mt_real.c preload/mt_trace.c \
 	preload/mt_record.c preload/mt_spawn.c preload/mt_stack.c preload/mt_table.c \
@@ -99,7 +82,7 @@ TEST_SRC = tests/mt_tests.c tests/mt_test.c tests/mt_test_trace.c tests/mt_test_
 
 OBJ = $(BUILD)/obj
 COMMON_OBJ = $(COMMON_SRC:%.c=$(OBJ)/%.o)
-ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(OBJ)/%.o) $(OBJ)/analyzer/mt_html_assets.o
+ANALYZER_OBJ = $(ANALYZER_SRC:%.c=$(OBJ)/%.o) $(OBJ)/analyzer/render/mt_html_assets.o
 COLLECTOR_OBJ = $(COLLECTOR_SRC:%.c=$(OBJ)/%.o)
 TEST_OBJ = $(TEST_SRC:%.c=$(OBJ)/%.o)
 # The preload is position-independent and exports only its hooks (the libc
@@ -181,7 +164,7 @@ $(OBJ)/%.o: %.c
 	$(call say,CC,$<)$(CC) $(CFLAGS_ALL) $(JSONC_CFLAGS) $(CHECK_CFLAGS) $(UNWIND_CFLAGS) \
 		$(LIBDW_CFLAGS) $(COMPRESS_CFLAGS) -c $< -o $@
 
-$(OBJ)/analyzer/mt_html_assets.o: analyzer/mt_html_assets.S $(HTML_ASSETS)
+$(OBJ)/analyzer/render/mt_html_assets.o: analyzer/render/mt_html_assets.S $(HTML_ASSETS)
 	@mkdir -p $(dir $@)
 	$(call say,AS,$<)$(CC) $(CFLAGS_ALL) -c $< -o $@
 

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "mt_cli.h"
-#include "mt_mem.h"
-#include "mt_units.h"
+#include "cmd/mt_cli.h"
+#include "base/mt_mem.h"
+#include "base/mt_units.h"
 
 /* MEMTRACE_ANALYZER_FAIL_AT=N, the CLI tests' way in: the Nth allocation
  * fails.  Anything but a whole number of 1 or more changes nothing. */

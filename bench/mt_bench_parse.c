@@ -21,10 +21,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../analyzer/mt_fast.h"
-#include "../analyzer/mt_jsonc.h"
-#include "../analyzer/mt_parse.h"
-#include "../analyzer/mt_reader.h"
+#include "../analyzer/parse/mt_fast.h"
+#include "../analyzer/parse/mt_jsonc.h"
+#include "../analyzer/parse/mt_parse.h"
+#include "../analyzer/read/mt_reader.h"
 
 enum { TOKENER, JSON_C, PARSER, GENERIC };
 

@@ -25,10 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../analyzer/mt_map.h"
-#include "../analyzer/mt_parse.h"
-#include "../analyzer/mt_reader.h"
-#include "../analyzer/mt_units.h"
+#include "../analyzer/base/mt_map.h"
+#include "../analyzer/parse/mt_parse.h"
+#include "../analyzer/read/mt_reader.h"
+#include "../analyzer/base/mt_units.h"
 
 /* Make ptr live with size bytes: 0, or -1 out of memory. */
 static int put(mt_map_t *live, uint64_t ptr, uint64_t size)

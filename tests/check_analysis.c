@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_analysis.h"
-#include "../analyzer/mt_error.h"
+#include "../analyzer/model/mt_analysis.h"
+#include "../analyzer/base/mt_error.h"
 
 /*
  * The pass parses block events ahead of applying them (mt_analysis.c);

@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_blocks.h"
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_heap.h"
-#include "../analyzer/mt_mem.h"
+#include "../analyzer/model/mt_blocks.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/model/mt_heap.h"
+#include "../analyzer/base/mt_mem.h"
 
 static mt_block_t blk(uint64_t i)
 {

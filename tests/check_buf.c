@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_buf.h"
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_mem.h"
+#include "../analyzer/base/mt_buf.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/base/mt_mem.h"
 
 static void assert_buf(const mt_buf_t *b, const char *want, size_t n)
 {

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_commands.h"
+#include "../analyzer/cmd/mt_commands.h"
 
 
 #define STATUS_USAGE 64

@@ -26,10 +26,10 @@
 #include <zstd.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_analysis.h"
-#include "../analyzer/mt_decomp.h"
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_mem.h"
+#include "../analyzer/model/mt_analysis.h"
+#include "../analyzer/read/mt_decomp.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/base/mt_mem.h"
 
 /* ---- traces ---- */
 

@@ -17,8 +17,8 @@
 
 #include "mt_test.h"
 #include "mt_test_parse.h"
-#include "../analyzer/mt_exact.h"
-#include "../analyzer/mt_parse.h"
+#include "../analyzer/parse/mt_exact.h"
+#include "../analyzer/parse/mt_parse.h"
 #include "../common/mt_event.h"
 
 #define EXACT_LINES 20000

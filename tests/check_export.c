@@ -21,9 +21,9 @@
 
 #include "mt_test.h"
 #include "mt_test_trace.h"
-#include "../analyzer/mt_buf.h"
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_proto.h"
+#include "../analyzer/base/mt_buf.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/export/mt_proto.h"
 
 /* The summary line of the trace at path, parsed. */
 static json_object *summary_of(const char *path)

@@ -21,9 +21,9 @@
 
 #include "mt_test.h"
 #include "mt_test_parse.h"
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_parse.h"
-#include "../analyzer/mt_reader.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/parse/mt_parse.h"
+#include "../analyzer/read/mt_reader.h"
 #include "../common/mt_event.h"
 
 #define GEN_LINES 40000   /* preload-style lines */

@@ -21,12 +21,12 @@
 #include <unistd.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_diff.h"
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_gate.h"
-#include "../analyzer/mt_mem.h"
-#include "../analyzer/mt_repetitions.h"
-#include "../analyzer/mt_units.h"
+#include "../analyzer/gates/mt_diff.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/gates/mt_gate.h"
+#include "../analyzer/base/mt_mem.h"
+#include "../analyzer/gates/mt_repetitions.h"
+#include "../analyzer/base/mt_units.h"
 
 /* ---- a scratch directory of copies, and commands run in it ---- */
 

@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_heap.h"
-#include "../analyzer/mt_mem.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/model/mt_heap.h"
+#include "../analyzer/base/mt_mem.h"
 #include "../common/mt_event.h"
 
 /* An event for the heap tests: the fields a block event's line gives. */

@@ -9,7 +9,7 @@
 
 #include "mt_test.h"
 #include "mt_test_parse.h"
-#include "../analyzer/mt_parse.h"
+#include "../analyzer/parse/mt_parse.h"
 
 START_TEST(verdict_not_event_for_non_objects)
 {

@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_map.h"
-#include "../analyzer/mt_mem.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/base/mt_map.h"
+#include "../analyzer/base/mt_mem.h"
 
 typedef struct {
 	uint64_t a, b;

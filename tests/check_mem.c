@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_mem.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/base/mt_mem.h"
 
 /* mt_mem_calloc_line(): zeroed, on a cache line, one block for
  * mt_mem_outstanding(), failing like every mt_mem call, refusing a size

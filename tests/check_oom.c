@@ -23,9 +23,9 @@
 #include <unistd.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_cli.h"
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_mem.h"
+#include "../analyzer/cmd/mt_cli.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/base/mt_mem.h"
 
 /* No command of these makes anywhere near this many allocations. */
 #define MAX_SWEEP 100000

@@ -21,8 +21,8 @@
 #include <zstd.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_analysis.h"
-#include "../analyzer/mt_error.h"
+#include "../analyzer/model/mt_analysis.h"
+#include "../analyzer/base/mt_error.h"
 #include "../collector/mt_out.h"
 
 /* Event seq of a trace: an alloc of block seq / 2 when seq is even, its

@@ -11,11 +11,11 @@
 #include <string.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_fast.h"
-#include "../analyzer/mt_jsonc.h"
-#include "../analyzer/mt_mem.h"
-#include "../analyzer/mt_parse.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/parse/mt_fast.h"
+#include "../analyzer/parse/mt_jsonc.h"
+#include "../analyzer/base/mt_mem.h"
+#include "../analyzer/parse/mt_parse.h"
 
 START_TEST(parser_release_frees_everything)
 {

@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_mem.h"
-#include "../analyzer/mt_reader.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/base/mt_mem.h"
+#include "../analyzer/read/mt_reader.h"
 
 /* The reader's read(2) size (mt_reader.c): lines are put across it. */
 #define READER_CHUNK MT_READER_CHUNK

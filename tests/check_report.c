@@ -27,11 +27,11 @@
 #include <unistd.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_analysis.h"
-#include "../analyzer/mt_cli.h"
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_mem.h"
-#include "../analyzer/mt_plot.h"
+#include "../analyzer/model/mt_analysis.h"
+#include "../analyzer/cmd/mt_cli.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/base/mt_mem.h"
+#include "../analyzer/render/mt_plot.h"
 
 #ifndef CHROMIUM
 #define CHROMIUM "/usr/bin/chromium"

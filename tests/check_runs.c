@@ -1,7 +1,7 @@
 /*
  * check_runs: the commands memtrace-run asks for what it prints
- * (analyzer/mt_runs.h): run-line, a run's figures and its line from its
- * repetition row or its tree of traces; run-table, the min/median/max
+ * (analyzer/gates/mt_runs.h): run-line, a run's figures and its line from
+ * its repetition row or its tree of traces; run-table, the min/median/max
  * table and the warning over the runs' figures; oom-fail, the allocation
  * an out-of-memory sweep run failed and its stack, and with --exit the
  * run's row and lines; run-options, memtrace-run's command line as shell

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../analyzer/mt_heap.h"
+#include "../analyzer/model/mt_heap.h"
 #include "../preload/mt_sample.h"
 #include "mt_test.h"
 #include "mt_test_trace.h"

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_suppress.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/gates/mt_suppress.h"
 #include "mt_test.h"
 
 /*

@@ -24,9 +24,9 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_reader.h"
-#include "../analyzer/mt_top.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/read/mt_reader.h"
+#include "../analyzer/render/mt_top.h"
 #include "mt_test.h"
 
 /* Seconds after which a run the test started is ended as hung. */

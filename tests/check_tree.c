@@ -1,6 +1,6 @@
 /*
  * check_tree: `memtrace tree TRACE...`, the traces of a process tree
- * summed (analyzer/mt_tree.h): its line's sums are the processes'
+ * summed (analyzer/rows/mt_tree.h): its line's sums are the processes'
  * summaries added up, its status names the first trace that is not
  * complete, a trace that is not evidence is counted and adds nothing, a
  * line follows per process in the order given, and the exit statuses are

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_units.h"
+#include "../analyzer/base/mt_units.h"
 
 START_TEST(test_count_takes_digits_up_to_64_bits)
 {

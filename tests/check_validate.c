@@ -14,7 +14,7 @@
 
 #include "mt_test.h"
 #include "mt_test_parse.h"
-#include "../analyzer/mt_parse.h"
+#include "../analyzer/parse/mt_parse.h"
 #include "../common/mt_event.h"
 
 START_TEST(verdict_not_event_without_header)

@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "mt_test.h"
-#include "../analyzer/mt_error.h"
-#include "../analyzer/mt_exact.h"
-#include "../analyzer/mt_fast.h"
-#include "../analyzer/mt_jsonc.h"
+#include "../analyzer/base/mt_error.h"
+#include "../analyzer/parse/mt_exact.h"
+#include "../analyzer/parse/mt_fast.h"
+#include "../analyzer/parse/mt_jsonc.h"
 
 uint64_t mt_test_below(uint64_t n)
 {

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../analyzer/mt_parse.h"
+#include "../analyzer/parse/mt_parse.h"
 
 /* A draw of mt_test_rng() below n.  Where a value takes several draws,
  * each is a statement of its own: the order of a call's arguments is

@@ -5,9 +5,9 @@
  * for a workload that failed, and nothing before both outputs are
  * rendered.
  */
-#include "../mt_cmd.h"
-#include "../mt_error.h"
-#include "../mt_rows.h"
+#include "../cmd/mt_cmd.h"
+#include "../base/mt_error.h"
+#include "../rows/mt_rows.h"
 
 static const char usage[] =
 	"usage: memtrace capture --capture TRACE --summary SUMMARY [--exit-code C]\n"

@@ -4,9 +4,9 @@
  * read, evidence or not: a trace that is not evidence is a verdict here,
  * never an error.
  */
-#include "../mt_cmd.h"
-#include "../mt_error.h"
-#include "../mt_summary.h"
+#include "../cmd/mt_cmd.h"
+#include "../base/mt_error.h"
+#include "../rows/mt_summary.h"
 
 static const char usage[] =
 	"usage: memtrace check TRACE\n"

@@ -3,11 +3,11 @@
  * two runs side by side (mt_diff).  It must never call a regression on
  * input it could not read: bad input is its own exit status.
  */
-#include "../mt_cmd.h"
-#include "../mt_diff.h"
-#include "../mt_error.h"
-#include "../mt_profile.h"
-#include "../mt_units.h"
+#include "../cmd/mt_cmd.h"
+#include "../gates/mt_diff.h"
+#include "../base/mt_error.h"
+#include "../gates/mt_profile.h"
+#include "../base/mt_units.h"
 
 #define DIFF_REGRESSED 1
 #define DEFAULT_TOP 10

@@ -7,8 +7,8 @@
  */
 #include <string.h>
 
-#include "../mt_cmd.h"
-#include "../mt_export.h"
+#include "../cmd/mt_cmd.h"
+#include "../export/mt_export.h"
 
 static const char usage[] =
 	"usage: memtrace export FORMAT TRACE [--strict] [-o FILE]\n"

@@ -6,8 +6,8 @@
  */
 #include <string.h>
 
-#include "../mt_cmd.h"
-#include "../mt_flame.h"
+#include "../cmd/mt_cmd.h"
+#include "../export/mt_flame.h"
 
 static const char usage[] =
 	"usage: memtrace flamegraph TRACE [--metric M] [--strict] [-o FILE]\n"

@@ -4,11 +4,11 @@
  * [--allocator NAME]`, the budgets a CI job fails a build on (mt_gate).  It must never let a budget
  * pass on input it could not read, nor run without a budget to check.
  */
-#include "../mt_cmd.h"
-#include "../mt_error.h"
-#include "../mt_gate.h"
-#include "../mt_profile.h"
-#include "../mt_units.h"
+#include "../cmd/mt_cmd.h"
+#include "../base/mt_error.h"
+#include "../gates/mt_gate.h"
+#include "../gates/mt_profile.h"
+#include "../base/mt_units.h"
 
 #define GATE_FAILED 1
 

@@ -7,9 +7,9 @@
  */
 #include <string.h>
 
-#include "../mt_cmd.h"
-#include "../mt_html.h"
-#include "../mt_mem.h"
+#include "../cmd/mt_cmd.h"
+#include "../render/mt_html.h"
+#include "../base/mt_mem.h"
 
 static const char usage[] =
 	"usage: memtrace html TRACE [-o FILE] [--strict] [--allocator NAME]\n"

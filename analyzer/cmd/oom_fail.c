@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../mt_cmd.h"
-#include "../mt_error.h"
-#include "../mt_runs.h"
-#include "../mt_units.h"
+#include "../cmd/mt_cmd.h"
+#include "../base/mt_error.h"
+#include "../gates/mt_runs.h"
+#include "../base/mt_units.h"
 
 #define NO_SUCH_ALLOCATION 1
 

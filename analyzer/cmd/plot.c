@@ -6,9 +6,9 @@
  */
 #include <string.h>
 
-#include "../mt_cmd.h"
-#include "../mt_mem.h"
-#include "../mt_plot.h"
+#include "../cmd/mt_cmd.h"
+#include "../base/mt_mem.h"
+#include "../render/mt_plot.h"
 
 static const char usage[] =
 	"usage: memtrace plot TRACE [-o FILE] [--strict]\n"

@@ -4,9 +4,9 @@
  * (format.md section 6): run 1 replaces FILE, the others append to it.
  * It must write a row for every run, a failed workload's too.
  */
-#include "../mt_cmd.h"
-#include "../mt_error.h"
-#include "../mt_rows.h"
+#include "../cmd/mt_cmd.h"
+#include "../base/mt_error.h"
+#include "../rows/mt_rows.h"
 
 static const char usage[] =
 	"usage: memtrace repetition --capture TRACE --out FILE --index I\n"

@@ -5,9 +5,9 @@
  */
 #include <stdio.h>
 
-#include "../mt_cmd.h"
-#include "../mt_error.h"
-#include "../mt_repetitions.h"
+#include "../cmd/mt_cmd.h"
+#include "../base/mt_error.h"
+#include "../gates/mt_repetitions.h"
 
 #define VARIES 1
 

@@ -6,9 +6,9 @@
  */
 #include <string.h>
 
-#include "../mt_cmd.h"
-#include "../mt_units.h"
-#include "../mt_report.h"
+#include "../cmd/mt_cmd.h"
+#include "../base/mt_units.h"
+#include "../render/mt_report.h"
 
 #define DEFAULT_TOP 10
 

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../mt_cmd.h"
-#include "../mt_error.h"
+#include "../cmd/mt_cmd.h"
+#include "../base/mt_error.h"
 
 static const char usage[] =
 	"usage: memtrace run-dir DIR\n"

@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../mt_cmd.h"
-#include "../mt_error.h"
-#include "../mt_runs.h"
-#include "../mt_tree.h"
-#include "../mt_units.h"
+#include "../cmd/mt_cmd.h"
+#include "../base/mt_error.h"
+#include "../gates/mt_runs.h"
+#include "../rows/mt_tree.h"
+#include "../base/mt_units.h"
 
 static const char usage[] =
 	"usage: memtrace run-line --index I --runs N --exit STATUS [--signal NAME]\n"

@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../mt_cmd.h"
-#include "../mt_error.h"
-#include "../mt_units.h"
+#include "../cmd/mt_cmd.h"
+#include "../base/mt_error.h"
+#include "../base/mt_units.h"
 
 static const char usage[] =
 	"usage: memtrace run-options -- ARGS...\n"

@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../mt_cmd.h"
-#include "../mt_error.h"
-#include "../mt_runs.h"
+#include "../cmd/mt_cmd.h"
+#include "../base/mt_error.h"
+#include "../gates/mt_runs.h"
 
 static const char usage[] =
 	"usage: memtrace run-table --command CMD --rows REPS\n"

@@ -4,9 +4,9 @@
  * section 4).  It must never write a summary of a trace that is not
  * evidence, nor a line past its size limit.
  */
-#include "../mt_cmd.h"
-#include "../mt_error.h"
-#include "../mt_summary.h"
+#include "../cmd/mt_cmd.h"
+#include "../base/mt_error.h"
+#include "../rows/mt_summary.h"
 
 #include <stdio.h>
 

@@ -19,12 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../mt_cmd.h"
-#include "../mt_error.h"
-#include "../mt_follow.h"
-#include "../mt_output.h"
-#include "../mt_top.h"
-#include "../mt_units.h"
+#include "../cmd/mt_cmd.h"
+#include "../base/mt_error.h"
+#include "../read/mt_follow.h"
+#include "../base/mt_output.h"
+#include "../render/mt_top.h"
+#include "../base/mt_units.h"
 
 #define DEFAULT_TOP 10
 #define DEFAULT_INTERVAL_NS 1000000000ull

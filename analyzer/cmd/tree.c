@@ -4,9 +4,9 @@
  * memtrace.process/v1 line per trace.  It must hold one trace's analysis
  * at a time, whatever the size of the tree.
  */
-#include "../mt_cmd.h"
-#include "../mt_error.h"
-#include "../mt_tree.h"
+#include "../cmd/mt_cmd.h"
+#include "../base/mt_error.h"
+#include "../rows/mt_tree.h"
 
 static const char usage[] =
 	"usage: memtrace tree TRACE... [--strict] [-o FILE]\n"

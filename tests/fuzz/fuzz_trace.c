@@ -26,16 +26,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../../analyzer/mt_analysis.h"
-#include "../../analyzer/mt_buf.h"
-#include "../../analyzer/mt_error.h"
-#include "../../analyzer/mt_fast.h"
-#include "../../analyzer/mt_jsonc.h"
-#include "../../analyzer/mt_mem.h"
-#include "../../analyzer/mt_parse.h"
-#include "../../analyzer/mt_reader.h"
-#include "../../analyzer/mt_rows.h"
-#include "../../analyzer/mt_summary.h"
+#include "../../analyzer/model/mt_analysis.h"
+#include "../../analyzer/base/mt_buf.h"
+#include "../../analyzer/base/mt_error.h"
+#include "../../analyzer/parse/mt_fast.h"
+#include "../../analyzer/parse/mt_jsonc.h"
+#include "../../analyzer/base/mt_mem.h"
+#include "../../analyzer/parse/mt_parse.h"
+#include "../../analyzer/read/mt_reader.h"
+#include "../../analyzer/rows/mt_rows.h"
+#include "../../analyzer/rows/mt_summary.h"
 
 static int trace_fd = -1;
 static char trace_path[64];

@@ -1,0 +1,21 @@
+/*
+ * mt_commands: the table of memtrace's commands, in the order
+ * `memtrace --help` lists them.  A command is one file, cmd/NAME.c,
+ * defining `const mt_cmd_t mt_cmd_NAME`, and one line in MT_COMMANDS
+ * (mt_commands.c).
+ */
+#ifndef MT_COMMANDS_H
+#define MT_COMMANDS_H
+
+#include <stddef.h>
+
+#include "../cmd/mt_cmd.h"
+
+/* Every command, mt_ncommands of them. */
+extern const mt_cmd_t *const mt_commands[];
+extern const size_t mt_ncommands;
+
+/* The command named name, or NULL. */
+const mt_cmd_t *mt_commands_find(const char *name);
+
+#endif

@@ -1,0 +1,506 @@
+/*
+ * mt_export: the speedscope and DHAT exports, the folded one through
+ * mt_flame and the pprof one through mt_pprof.  It must never name a
+ * frame otherwise than the flame graph does, write a total that disagrees
+ * with the summary's, nor leave half a document in its output.
+ */
+#include "../export/mt_export.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/mt_error.h"
+#include "../export/mt_flame.h"
+#include "../base/mt_map.h"
+#include "../base/mt_mem.h"
+#include "../export/mt_pprof.h"
+#include "../model/mt_sites.h"
+#include "../model/mt_srcline.h"
+
+#ifndef MT_VERSION
+#define MT_VERSION "0.1.0"
+#endif
+
+#define ADD(expr)                     \
+	do {                          \
+		if ((rc = (expr)))    \
+			goto cleanup; \
+	} while (0)
+
+/* DHAT's "short-lived" threshold, in its time unit (ns here): 1 us. */
+#define DHAT_TUTH_NS 1000
+
+int mt_export_format_parse(const char *name, mt_export_format_t *out)
+{
+	static const char *const names[] = {
+		[MT_EXPORT_FOLDED] = "folded",
+		[MT_EXPORT_SPEEDSCOPE] = "speedscope",
+		[MT_EXPORT_DHAT] = "dhat",
+		[MT_EXPORT_PPROF] = "pprof",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i])) {
+			*out = (mt_export_format_t)i;
+			return 0;
+		}
+	return -1;
+}
+
+void mt_export_observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev)
+{
+	mt_export_times_t *t = ctx;
+
+	/* The event that made the first highest peak (peak_seq) is the one
+	 * DHAT's t-gmax names. */
+	if (ev->seq == h->peak_seq && (ev->has & MT_HAS_T))
+		t->peak_t = ev->t;
+}
+
+/* Where an entry's text is in the table, by the hash of its text. */
+struct entry_pos {
+	uint64_t index;
+	size_t off, len;
+};
+
+/* The frame table both JSON formats build: each frame once, by frame id,
+ * its entry appended to table as it is first met. */
+typedef struct {
+	const mt_heap_t *h;
+	mt_export_format_t fmt;
+	mt_srcline_t lines;
+	mt_map_t index;  /* frame id -> uint64_t, its index */
+	mt_map_t by_text; /* hash of an entry's text -> entry_t */
+	mt_buf_t entry;  /* scratch: an entry's text */
+	mt_buf_t table;  /* the entries, ',' between them */
+	mt_buf_t name;   /* scratch: a frame's flame graph name */
+	uint64_t n;      /* entries so far */
+	uint64_t no_stack, truncated; /* index + 1 of the pseudo-frames, or 0 */
+} frames_t;
+
+static void frames_init(frames_t *t, const mt_heap_t *h,
+			mt_export_format_t fmt)
+{
+	memset(t, 0, sizeof(*t));
+	t->h = h;
+	t->fmt = fmt;
+	mt_srcline_init(&t->lines);
+	/* A speedscope or DHAT frame is one name at one line. */
+	t->lines.inlines = 0;
+	mt_map_init(&t->index, sizeof(uint64_t));
+	mt_map_init(&t->by_text, sizeof(struct entry_pos));
+	mt_buf_init(&t->entry, 0);
+	mt_buf_init(&t->table, 0);
+	mt_buf_init(&t->name, 0);
+	/* DHAT's frame 0 is "[root]", which no program point names. */
+	if (fmt == MT_EXPORT_DHAT)
+		t->n = 1;
+}
+
+static void frames_release(frames_t *t)
+{
+	mt_buf_release(&t->name);
+	mt_buf_release(&t->table);
+	mt_map_release(&t->index);
+	mt_map_release(&t->by_text);
+	mt_buf_release(&t->entry);
+	mt_srcline_release(&t->lines);
+}
+
+typedef struct entry_pos entry_t;
+
+static uint64_t hash_text(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/*
+ * The index of the entry named name[0..len), with file:line when known:
+ * an entry already in the table with the same text (two frames the flame
+ * graph names alike, at one line or none, are one frame, as they are one
+ * name in a folded stack), else a new one.
+ */
+static int add_entry(frames_t *t, const char *name, size_t len, uint64_t ip,
+		     int has_ip, const mt_srcline_loc_t *loc,
+		     const mt_frame_t *f, uint64_t *out)
+{
+	mt_buf_t *e = &t->entry, text = MT_BUF_INIT;
+	size_t mark = t->table.len;
+	uint64_t key = 0;
+	entry_t *found;
+	void *v;
+	int created = 0, rc;
+
+	mt_buf_reset(e);
+	if (t->fmt == MT_EXPORT_SPEEDSCOPE) {
+		ADD(mt_buf_add_str(e, "{\"name\":"));
+		ADD(mt_buf_add_json_str(e, name, len));
+		if (loc && loc->file) {
+			ADD(mt_buf_add_str(e, ",\"file\":"));
+			ADD(mt_buf_add_json_str(e, loc->file, strlen(loc->file)));
+			if (loc->line) {
+				ADD(mt_buf_add_str(e, ",\"line\":"));
+				ADD(mt_buf_add_u64(e, loc->line));
+			}
+		}
+		ADD(mt_buf_add_str(e, "}"));
+	} else {
+		/* Valgrind's describe_IP: "0xIP: NAME (FILE:LINE)", else
+		 * "(in MODULE)", which the Firefox Profiler's importer
+		 * reads apart. */
+		if (has_ip) {
+			ADD(mt_buf_add_hex(&text, ip));
+			ADD(mt_buf_add_str(&text, ": "));
+		}
+		ADD(mt_buf_add(&text, name, len));
+		if (loc && loc->file) {
+			ADD(mt_buf_add_str(&text, " ("));
+			ADD(mt_srcline_add_clean(&text, loc->file));
+			ADD(mt_buf_add_str(&text, ":"));
+			ADD(mt_buf_add_u64(&text, loc->line));
+			ADD(mt_buf_add_str(&text, ")"));
+		} else if (f && (f->has & MT_HAS_MODULE) && f->module[0]) {
+			ADD(mt_buf_add_str(&text, " (in "));
+			ADD(mt_srcline_add_clean(&text, f->module));
+			ADD(mt_buf_add_str(&text, ")"));
+		}
+		ADD(mt_buf_add_json_str(e, text.data ? text.data : "", text.len));
+	}
+	/* Probe past entries whose text only shares the hash. */
+	for (key = hash_text(e->data, e->len);
+	     (found = mt_map_find(&t->by_text, key)); key++)
+		if (found->len == e->len &&
+		    !memcmp(t->table.data + found->off, e->data, e->len)) {
+			*out = found->index;
+			goto cleanup;
+		}
+	if (t->n > (t->fmt == MT_EXPORT_DHAT))
+		ADD(mt_buf_add_str(&t->table, ","));
+	ADD(mt_map_upsert(&t->by_text, key, &v, &created));
+	*(entry_t *)v = (entry_t){ t->n, t->table.len, e->len };
+	ADD(mt_buf_add(&t->table, e->data, e->len));
+	*out = t->n++;
+cleanup:
+	if (rc) {
+		if (created)
+			mt_map_remove(&t->by_text, key, NULL);
+		mt_buf_truncate(&t->table, mark);
+	}
+	mt_buf_release(&text);
+	return rc;
+}
+
+/* The index of a pseudo-frame ("[no stack]", "[truncated]"), *slot its
+ * index + 1 once it has one. */
+static int pseudo_index(frames_t *t, uint64_t *slot, const char *name,
+			uint64_t *out)
+{
+	int rc;
+
+	if (!*slot) {
+		if ((rc = add_entry(t, name, strlen(name), 0, 0, NULL, NULL,
+				    out)))
+			return rc;
+		*slot = *out + 1;
+	}
+	*out = *slot - 1;
+	return MT_OK;
+}
+
+static int frame_index(frames_t *t, uint64_t id, uint64_t *out)
+{
+	const mt_frame_t *f = mt_map_find(&t->h->frames, id);
+	mt_srcline_loc_t loc;
+	void *v;
+	int created, rc;
+	uint64_t *found = mt_map_find(&t->index, id);
+
+	if (found) {
+		*out = *found;
+		return MT_OK;
+	}
+	mt_buf_reset(&t->name);
+	if ((rc = mt_flame_add_frame(&t->name, &t->lines, id, f)) ||
+	    (rc = mt_srcline_resolve(&t->lines, id, f, &loc)))
+		return rc;
+	if ((rc = add_entry(t, t->name.data ? t->name.data : "", t->name.len,
+			    f ? f->ip : 0, f != NULL, &loc, f, out)))
+		return rc;
+	if ((rc = mt_map_upsert(&t->index, id, &v, &created)))
+		return rc;
+	*(uint64_t *)v = *out;
+	return MT_OK;
+}
+
+/* Append site s's frame indices as a JSON array: root first for
+ * speedscope, innermost first for DHAT. */
+static int add_stack(frames_t *t, const mt_analysis_t *a,
+		     const mt_site_ref_t *s, mt_buf_t *b)
+{
+	const mt_stack_t *st = s->stack;
+	int cut = st && st->nframes && a->has_stack_depth &&
+		  st->nframes == a->stack_depth;
+	int root_first = t->fmt == MT_EXPORT_SPEEDSCOPE;
+	size_t mark = b->len, n = st ? st->nframes : 0;
+	uint64_t idx;
+	int rc;
+
+	ADD(mt_buf_add_str(b, "["));
+	if (!n) {
+		ADD(pseudo_index(t, &t->no_stack, "[no stack]", &idx));
+		ADD(mt_buf_add_u64(b, idx));
+	}
+	if (cut && root_first) {
+		ADD(pseudo_index(t, &t->truncated, "[truncated]", &idx));
+		ADD(mt_buf_add_u64(b, idx));
+		ADD(mt_buf_add_str(b, ","));
+	}
+	for (size_t i = 0; i < n; i++) {
+		ADD(frame_index(t, st->frames[root_first ? n - 1 - i : i], &idx));
+		if (i)
+			ADD(mt_buf_add_str(b, ","));
+		ADD(mt_buf_add_u64(b, idx));
+	}
+	if (cut && !root_first) {
+		ADD(pseudo_index(t, &t->truncated, "[truncated]", &idx));
+		ADD(mt_buf_add_str(b, ","));
+		ADD(mt_buf_add_u64(b, idx));
+	}
+	rc = mt_buf_add_str(b, "]");
+cleanup:
+	if (rc)
+		mt_buf_truncate(b, mark);
+	return rc;
+}
+
+static int cmp_stack_id(const void *x, const void *y)
+{
+	const mt_site_ref_t *a = x, *b = y;
+
+	return (a->stack_id > b->stack_id) - (a->stack_id < b->stack_id);
+}
+
+/* The sites, in stack id order. */
+static int sorted_sites(const mt_heap_t *h, mt_site_ref_t **sites, size_t *n)
+{
+	int rc = mt_sites_list(h, sites, n);
+
+	if (!rc && *n)
+		qsort(*sites, *n, sizeof(**sites), cmp_stack_id);
+	return rc;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* The speedscope document around its frame table and its two profiles'
+ * samples and weights. */
+static int add_speedscope(mt_buf_t *out, const mt_buf_t *table,
+			  const mt_buf_t samples[2], const mt_buf_t weights[2],
+			  const uint64_t total[2], const char *path)
+{
+	static const char *const head[2] = {
+		"{\"type\":\"sampled\",\"name\":\"bytes allocated\","
+		"\"unit\":\"bytes\",\"startValue\":0,\"endValue\":",
+		"{\"type\":\"sampled\",\"name\":\"allocation calls\","
+		"\"unit\":\"none\",\"startValue\":0,\"endValue\":",
+	};
+	const char *name = base_name(path);
+	size_t mark = out->len;
+	int rc;
+
+	ADD(mt_buf_add_str(out, "{\"$schema\":\"https://www.speedscope.app/"
+			   "file-format-schema.json\",\"shared\":"
+			   "{\"frames\":["));
+	ADD(mt_buf_add(out, table->data, table->len));
+	ADD(mt_buf_add_str(out, "]},\"profiles\":["));
+	for (int p = 0; p < 2; p++) {
+		if (p)
+			ADD(mt_buf_add_str(out, ","));
+		ADD(mt_buf_add_str(out, head[p]));
+		ADD(mt_buf_add_u64(out, total[p]));
+		ADD(mt_buf_add_str(out, ",\"samples\":["));
+		ADD(mt_buf_add(out, samples[p].data, samples[p].len));
+		ADD(mt_buf_add_str(out, "],\"weights\":["));
+		ADD(mt_buf_add(out, weights[p].data, weights[p].len));
+		ADD(mt_buf_add_str(out, "]}"));
+	}
+	ADD(mt_buf_add_str(out, "],\"name\":"));
+	ADD(mt_buf_add_json_str(out, name, strlen(name)));
+	ADD(mt_buf_add_str(out, ",\"activeProfileIndex\":0,"
+			   "\"exporter\":\"memtrace " MT_VERSION "\"}\n"));
+cleanup:
+	if (rc)
+		mt_buf_truncate(out, mark);
+	return rc;
+}
+
+static int render_speedscope(const mt_analysis_t *a, const char *path,
+			     mt_buf_t *out)
+{
+	const mt_heap_t *h = &a->heap;
+	frames_t t;
+	mt_site_ref_t *sites = NULL;
+	size_t nsites = 0;
+	/* Samples and weights of the two profiles: bytes, calls. */
+	mt_buf_t samples[2] = { MT_BUF_INIT, MT_BUF_INIT };
+	mt_buf_t weights[2] = { MT_BUF_INIT, MT_BUF_INIT };
+	mt_buf_t stack = MT_BUF_INIT;
+	uint64_t total[2] = { 0, 0 };
+	int rc;
+
+	frames_init(&t, h, MT_EXPORT_SPEEDSCOPE);
+	ADD(sorted_sites(h, &sites, &nsites));
+	for (size_t i = 0; i < nsites; i++) {
+		uint64_t value[2] = { sites[i].site->bytes_allocated,
+				      sites[i].calls };
+
+		if (!value[0] && !value[1])
+			continue;
+		mt_buf_reset(&stack);
+		ADD(add_stack(&t, a, &sites[i], &stack));
+		for (int p = 0; p < 2; p++) {
+			if (!value[p])
+				continue;
+			if (samples[p].len) {
+				ADD(mt_buf_add_str(&samples[p], ","));
+				ADD(mt_buf_add_str(&weights[p], ","));
+			}
+			ADD(mt_buf_add(&samples[p], stack.data, stack.len));
+			ADD(mt_buf_add_u64(&weights[p], value[p]));
+			total[p] += value[p];
+		}
+	}
+	rc = add_speedscope(out, &t.table, samples, weights, total, path);
+cleanup:
+	for (int p = 0; p < 2; p++) {
+		mt_buf_release(&samples[p]);
+		mt_buf_release(&weights[p]);
+	}
+	mt_buf_release(&stack);
+	mt_mem_free(sites);
+	frames_release(&t);
+	return rc;
+}
+
+/* One program point: "name":value pairs of a site's figures. */
+static int add_pp(mt_buf_t *b, const mt_heap_t *h, const mt_site_ref_t *s,
+		  const mt_buf_t *fs)
+{
+	const mt_site_t *site = s->site;
+	const struct {
+		const char *key;
+		uint64_t value;
+	} fields[] = {
+		{ "{\"tb\":", site->bytes_allocated },
+		{ ",\"tbk\":", site->allocations },
+		{ ",\"tl\":", 0 },
+		{ ",\"mb\":", site->peak_live_bytes },
+		{ ",\"mbk\":", 0 },
+		{ ",\"gb\":", mt_heap_site_at_peak(h, site) },
+		{ ",\"gbk\":", 0 },
+		{ ",\"eb\":", site->live_bytes },
+		{ ",\"ebk\":", site->live_allocations },
+	};
+	int rc;
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if ((rc = mt_buf_add_str(b, fields[i].key)) ||
+		    (rc = mt_buf_add_u64(b, fields[i].value)))
+			return rc;
+	if ((rc = mt_buf_add_str(b, ",\"fs\":")) ||
+	    (rc = mt_buf_add(b, fs->data, fs->len)))
+		return rc;
+	return mt_buf_add_str(b, "}");
+}
+
+static int render_dhat(const mt_analysis_t *a, const char *path,
+		       const mt_export_times_t *times, mt_buf_t *out)
+{
+	const mt_heap_t *h = &a->heap;
+	frames_t t;
+	mt_site_ref_t *sites = NULL;
+	size_t nsites = 0, npps = 0, mark = out->len;
+	mt_buf_t pps = MT_BUF_INIT, fs = MT_BUF_INIT;
+	int rc;
+
+	frames_init(&t, h, MT_EXPORT_DHAT);
+	ADD(sorted_sites(h, &sites, &nsites));
+	for (size_t i = 0; i < nsites; i++) {
+		/* A program point is where blocks were allocated: a site
+		 * that only resized others' blocks has none of its own. */
+		if (!sites[i].site->allocations && !sites[i].site->bytes_allocated &&
+		    !sites[i].site->live_bytes)
+			continue;
+		mt_buf_reset(&fs);
+		ADD(add_stack(&t, a, &sites[i], &fs));
+		if (npps++)
+			ADD(mt_buf_add_str(&pps, ","));
+		ADD(add_pp(&pps, h, &sites[i], &fs));
+	}
+	ADD(mt_buf_add_str(out, "{\"dhatFileVersion\":2,\"mode\":\"heap\","
+			   "\"verb\":\"Allocated\",\"bklt\":true,"
+			   "\"bkacc\":false,\"tu\":\"ns\",\"Mtu\":\"ms\","
+			   "\"tuth\":"));
+	ADD(mt_buf_add_u64(out, DHAT_TUTH_NS));
+	ADD(mt_buf_add_str(out, ",\"cmd\":"));
+	ADD(mt_buf_add_json_str(out, path, strlen(path)));
+	ADD(mt_buf_add_str(out, ",\"pid\":0,\"te\":"));
+	ADD(mt_buf_add_u64(out, h->duration_ns));
+	ADD(mt_buf_add_str(out, ",\"tg\":"));
+	ADD(mt_buf_add_u64(out, times && h->peak_live_bytes ? times->peak_t : 0));
+	ADD(mt_buf_add_str(out, ",\"pps\":["));
+	ADD(mt_buf_add(out, pps.data, pps.len));
+	ADD(mt_buf_add_str(out, "],\"ftbl\":[\"[root]\""));
+	if (t.table.len) {
+		ADD(mt_buf_add_str(out, ","));
+		ADD(mt_buf_add(out, t.table.data, t.table.len));
+	}
+	ADD(mt_buf_add_str(out, "]}\n"));
+cleanup:
+	if (rc)
+		mt_buf_truncate(out, mark);
+	mt_buf_release(&fs);
+	mt_buf_release(&pps);
+	mt_mem_free(sites);
+	frames_release(&t);
+	return rc;
+}
+
+/* profile.proto, then gzip: the raw profile is built whole first, so the
+ * compressed one is whole or absent. */
+static int render_pprof(const mt_analysis_t *a, mt_buf_t *out)
+{
+	mt_buf_t raw = MT_BUF_INIT;
+	int rc = mt_pprof_render(a, &raw);
+
+	if (!rc)
+		rc = mt_pprof_gzip(raw.data, raw.len, out);
+	mt_buf_release(&raw);
+	return rc;
+}
+
+int mt_export_render(const mt_analysis_t *a, mt_export_format_t fmt,
+		     const char *path, const mt_export_times_t *times,
+		     mt_buf_t *out)
+{
+	switch (fmt) {
+	case MT_EXPORT_PPROF:
+		return render_pprof(a, out);
+	case MT_EXPORT_SPEEDSCOPE:
+		return render_speedscope(a, path, out);
+	case MT_EXPORT_DHAT:
+		return render_dhat(a, path, times, out);
+	default:
+		/* The flame graph's own code path, its default metric. */
+		return mt_flame_render(a, MT_FLAME_ALLOCATIONS, out);
+	}
+}

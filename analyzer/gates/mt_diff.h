@@ -1,0 +1,53 @@
+/*
+ * mt_diff: run-to-run comparison of two traces or summary files (any
+ * mix), as `memtrace diff BASE NEW [--threshold PCT] [--top N] [--json]`
+ * runs it (cmd/diff.c).
+ *
+ * Totals are compared field by field.  Sites are matched by their
+ * symbolized stack, never by stack id or address (both change from run to
+ * run): the sequence, innermost first, of each frame's symbol and the file
+ * name of its module.  Sites of one run whose stacks read the same are
+ * added together first.  The changed sites are listed by growth: the
+ * change in live bytes, then in bytes allocated, then in allocations,
+ * largest first.
+ *
+ * Returns the exit status: 0 when neither peak_live_bytes nor live_bytes
+ * (leaked at exit) grew beyond PCT percent of BASE's (default 0: any
+ * growth), 1 when one did, 2 either input is not valid evidence, 3 one is
+ * missing or unreadable, 4 out of memory, 64 usage.  The report is text
+ * for people on stdout, or with --json one JSON object on one line;
+ * nothing is printed before everything is computed.
+ */
+#ifndef MT_DIFF_H
+#define MT_DIFF_H
+
+#include <stdint.h>
+
+#include "../base/mt_buf.h"
+#include "../gates/mt_profile.h"
+#include "../gates/mt_suppress.h"
+
+/* What to compare and how to show it. */
+typedef struct {
+	const char *base_path, *new_path; /* the runs' names in the report */
+	uint64_t threshold; /* growth allowed: thousandths of a percent */
+	uint64_t top;       /* changed sites to list */
+	int json;           /* one JSON object instead of text */
+	/* What suppressions left out of each run's live figures
+	 * (mt_suppress_profile()): BASE, NEW; a line each in the text when
+	 * not nothing. */
+	mt_suppress_left_t left[2];
+} mt_diff_t;
+
+/*
+ * Append the comparison of base and now (both evidence) to out, and set
+ * *regressed when peak_live_bytes or live_bytes grew beyond the
+ * threshold.  MT_OK or MT_ENOMEM.
+ */
+int mt_diff_render(mt_buf_t *out, const mt_diff_t *o, const mt_profile_t *base,
+		   const mt_profile_t *now, int *regressed);
+
+/* The command (cmd/diff.c); argv[0] is "diff".  Returns the exit status. */
+int mt_diff_cmd(int argc, char **argv);
+
+#endif
