@@ -14,7 +14,10 @@
  * segments), so a report can tell a module rebuilt since the run.
  *
  * The module table is read from /proc/self/maps, never from the dynamic
- * loader, and is re-read when an address falls outside it (a dlopen).
+ * loader, and is re-read when an address falls outside it and the loader
+ * has loaded or unloaded an object since (a dlopen), never for JIT code.
+ * Every file is opened in a child with a descriptor table of its own
+ * (mt_nofd), never in the program's.
  * Callers must hold no lock of the tracer while calling in: libunwind may
  * take the loader's lock (prior-art: loader-lock deadlocks).  The module
  * lock taken inside never waits for the loader.  Never allocates through
@@ -47,6 +50,11 @@ typedef struct {
  * bytes), the symbol to symbol (cap bytes); both NUL-terminated. */
 void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 		       size_t module_cap, char *symbol, size_t symbol_cap);
+
+/* Read the module table and map every module's file now (at start), so
+ * that naming a frame later opens no file unless the loader has loaded
+ * something since.  Call with no lock of the tracer held. */
+void mt_symbol_load(void);
 
 /* What naming cost so far, for tests: how often /proc/self/maps was read,
  * how many lookups went to libunwind (which reads the maps and maps the
