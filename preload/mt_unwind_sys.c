@@ -9,13 +9,18 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <limits.h>
 #include <link.h>
 #include <stdint.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 
+#include "mt_nofd.h"
 #include "mt_real.h"
 
 /* Two descriptor numbers no descriptor can have (they are negative and
@@ -73,6 +78,165 @@ int mt_unwind_sys_readable(const void *addr, size_t len)
 	return 1;
 }
 
+/*
+ * The files libunwind opens itself, to name a frame of a module the
+ * tracer cannot read (mt_symbol's fallback): /proc/PID/maps, then the
+ * module's file, which it maps.  Each is read whole in mt_nofd's child
+ * (a regular file mapped, anything else read into an anonymous buffer) and
+ * handed to libunwind as a descriptor number no descriptor can have;
+ * read, fstat, mmap and close know it.  A file's mapping passes to
+ * libunwind when it maps the file whole, and it unmaps it itself.
+ */
+#define FILES 8
+/* libunwind takes a negative number for a failed open: these are above
+ * the largest descriptor the kernel can give (fs.nr_open is at most
+ * 2^31 - 64). */
+#define FAKE_FILE0 INT_MAX
+#define READ_MAX (16u << 20)
+
+typedef struct {
+	atomic_int used;
+	unsigned char *data;
+	size_t size, pos, map_len;
+	int is_file; /* data maps the file itself */
+	int owned;   /* data is ours to unmap (not given to libunwind) */
+} file_t;
+
+static file_t files[FILES];
+
+static file_t *fake_file(long fd)
+{
+	long i = FAKE_FILE0 - fd;
+
+	if (i < 0 || i >= FILES || !atomic_load(&files[i].used))
+		return NULL;
+	return &files[i];
+}
+
+typedef struct {
+	const char *path;
+	file_t *f;
+} open_t;
+
+/* In mt_nofd's child: map the regular file, or read the rest. */
+static long open_child(void *arg)
+{
+	open_t *o = arg;
+	file_t *f = o->f;
+	long fd, rc, n;
+
+	rc = mt_nofd_map_here(o->path, (const void **)&f->data, &f->size);
+	if (rc == 0) {
+		f->map_len = f->size;
+		f->is_file = 1;
+		f->owned = 1;
+		return 0;
+	}
+	if (rc != -EINVAL)
+		return rc;
+	do
+		fd = sys(SYS_openat, AT_FDCWD, (long)o->path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	while (fd == -EINTR);
+	if (fd < 0)
+		return fd;
+	f->map_len = 64u << 10;
+	rc = sys(SYS_mmap, 0, (long)f->map_len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rc < 0 && rc > -4096)
+		goto out;
+	f->data = (unsigned char *)rc;
+	f->owned = 1;
+	f->size = 0;
+	for (;;) {
+		if (f->size == f->map_len) {
+			if (f->map_len >= READ_MAX)
+				break;
+			rc = sys(SYS_mremap, (long)f->data, (long)f->map_len,
+				 (long)(2 * f->map_len), MREMAP_MAYMOVE, 0, 0);
+			if (rc < 0 && rc > -4096)
+				break;
+			f->data = (unsigned char *)rc;
+			f->map_len *= 2;
+		}
+		n = sys(SYS_read, fd, (long)(f->data + f->size), (long)(f->map_len - f->size),
+			0, 0, 0);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		f->size += (size_t)n;
+	}
+	rc = 0;
+out:
+	sys(SYS_close, fd, 0, 0, 0, 0, 0);
+	return rc;
+}
+
+static int u_open(const char *path, int flags, ...)
+{
+	open_t o = { path, NULL };
+	long rc;
+	int i;
+
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT)) {
+		errno = EACCES; /* libunwind only reads */
+		return -1;
+	}
+	for (i = 0; i < FILES; i++) {
+		int free_ = 0;
+
+		if (atomic_compare_exchange_strong(&files[i].used, &free_, 1))
+			break;
+	}
+	if (i == FILES) {
+		errno = EMFILE;
+		return -1;
+	}
+	o.f = &files[i];
+	o.f->data = NULL;
+	o.f->size = o.f->pos = o.f->map_len = 0;
+	o.f->is_file = o.f->owned = 0;
+	rc = mt_nofd_run(open_child, &o);
+	if (rc < 0) {
+		if (o.f->owned)
+			sys(SYS_munmap, (long)o.f->data, (long)o.f->map_len, 0, 0, 0, 0);
+		atomic_store(&files[i].used, 0);
+		errno = (int)-rc;
+		return -1;
+	}
+	return FAKE_FILE0 - i;
+}
+
+static int u_fstat(int fd, struct stat *st)
+{
+	file_t *f = fake_file(fd);
+
+	if (!f)
+		return (int)libc_answer(sys(SYS_fstat, fd, (long)st, 0, 0, 0, 0));
+	memset(st, 0, sizeof(*st));
+	st->st_mode = S_IFREG | 0444;
+	st->st_size = (off_t)f->size;
+	return 0;
+}
+
+static void *u_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	file_t *f = fd > FAKE_FILE0 - FILES ? fake_file(fd) : NULL;
+
+	if (f) {
+		/* The file mapped whole, read-only: the mapping is the
+		 * caller's now. */
+		if (!f->is_file || !f->owned || off || len != f->size ||
+		    (prot & PROT_WRITE)) {
+			errno = ENODEV;
+			return MAP_FAILED;
+		}
+		f->owned = 0;
+		return f->data;
+	}
+	return (void *)libc_answer(sys(SYS_mmap, (long)addr, (long)len, prot, flags, fd, off));
+}
+
 static int u_pipe2(int fds[2], int flags)
 {
 	(void)flags;
@@ -89,9 +253,18 @@ static int u_pipe(int fds[2])
 /* The pipe is always empty: libunwind drains it before each write. */
 static ssize_t u_read(int fd, void *buf, size_t n)
 {
+	file_t *f;
+
 	if (fake(fd)) {
 		errno = EAGAIN;
 		return -1;
+	}
+	if ((f = fake_file(fd)) != NULL) {
+		size_t k = f->size - f->pos < n ? f->size - f->pos : n;
+
+		memcpy(buf, f->data + f->pos, k);
+		f->pos += k;
+		return (ssize_t)k;
 	}
 	return libc_answer(sys(SYS_read, fd, (long)buf, (long)n, 0, 0, 0));
 }
@@ -115,8 +288,16 @@ static ssize_t u_write(int fd, const void *buf, size_t n)
 
 static int u_close(int fd)
 {
+	file_t *f;
+
 	if (fake(fd))
 		return 0;
+	if ((f = fake_file(fd)) != NULL) {
+		if (f->owned)
+			sys(SYS_munmap, (long)f->data, (long)f->map_len, 0, 0, 0, 0);
+		atomic_store(&f->used, 0);
+		return 0;
+	}
 	return (int)libc_answer(sys(SYS_close, fd, 0, 0, 0, 0, 0));
 }
 
@@ -169,6 +350,8 @@ static const struct {
 	{ "read", (void *)u_read },	  { "write", (void *)u_write },
 	{ "close", (void *)u_close },	  { "syscall", (void *)u_syscall },
 	{ "mincore", (void *)u_mincore }, { "msync", (void *)u_msync },
+	{ "open", (void *)u_open },	  { "fstat", (void *)u_fstat },
+	{ "mmap", (void *)u_mmap },
 };
 
 static int state; /* 0: not tried; 1: routed; -1: failed */

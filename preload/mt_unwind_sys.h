@@ -12,14 +12,19 @@
  * calls a locked-down program may refuse.
  *
  * mt_unwind_sys_install() points libunwind's GOT entries for pipe2, read,
- * close, syscall, mincore and msync at functions of this module: pipe2
+ * close, syscall, mincore, msync, open, fstat and mmap at functions of
+ * this module: pipe2
  * hands out two descriptor numbers that no descriptor can have; a read of
  * one finds nothing (EAGAIN), a close of one does nothing, a write of a
  * byte to the other, mincore and msync answer whether the pages are
  * readable with a system call that needs no descriptor and changes
  * nothing (rt_sigprocmask with an invalid how: the kernel copies the set,
- * so EFAULT means unreadable).  Anything else passes through as a raw
- * system call, never a cancellation point.  It must never call a hooked
+ * so EFAULT means unreadable).  To name a frame itself (a module the
+ * tracer cannot read) libunwind opens /proc/PID/maps and the module's
+ * file: open reads the file whole in a child with a descriptor table of
+ * its own (mt_nofd) and hands out a number above any the kernel gives,
+ * which read, fstat, mmap and close know.  Anything else passes through
+ * as a raw system call, never a cancellation point.  It must never call a hooked
  * or cancellable libc function, nor leave a page's protection changed.
  */
 #ifndef MT_UNWIND_SYS_H

@@ -7,7 +7,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <fcntl.h>
+#include <stdint.h>
 #include <sys/mman.h>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 #include <unistd.h>
 
 #include "../preload/mt_unwind_sys.h"
@@ -124,6 +128,39 @@ START_TEST(test_memory_is_validated_without_a_descriptor)
 }
 END_TEST
 
+/* What libunwind's own get_proc_name says of ip. */
+static void libunwind_names(uint64_t ip, char *symbol, size_t cap, uint64_t *off)
+{
+	unw_accessors_t *acc = unw_get_accessors(unw_local_addr_space);
+	unw_word_t o = 0;
+
+	symbol[0] = '\0';
+	ck_assert_int_eq(acc->get_proc_name(unw_local_addr_space, (unw_word_t)ip, symbol,
+					    cap, &o, NULL), 0);
+	*off = o;
+}
+
+/* libunwind names a frame itself (the tracer's fallback) by opening the
+ * maps and the module's file: routed, it reads them in a child of its
+ * own, and names what it named before. */
+START_TEST(test_libunwind_names_frames_the_same_when_its_files_are_read_elsewhere)
+{
+	char before[256], after[256];
+	uint64_t ip = (uint64_t)(uintptr_t)&printf + 3, off_before, off_after;
+	int fd;
+
+	libunwind_names(ip, before, sizeof(before), &off_before);
+	ck_assert_int_eq(mt_unwind_sys_install(), 0);
+	libunwind_names(ip, after, sizeof(after), &off_after);
+	ck_assert_str_eq(after, before);
+	ck_assert_uint_eq(off_after, off_before);
+	/* Nothing was left open. */
+	fd = open("/dev/null", O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+}
+END_TEST
+
 Suite *mt_suite_fds(void)
 {
 	Suite *s = suite_create("fds");
@@ -131,6 +168,7 @@ Suite *mt_suite_fds(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_memory_is_validated_without_a_descriptor);
+	tcase_add_test(tc, test_libunwind_names_frames_the_same_when_its_files_are_read_elsewhere);
 	tcase_add_test(tc, test_a_traced_program_gets_the_descriptor_numbers_it_gets_bare);
 	tcase_add_test(tc, test_a_daemon_that_closes_every_descriptor_keeps_its_files);
 	suite_add_tcase(s, tc);
