@@ -20,6 +20,8 @@
 
 #define STACK_LEN (64u << 10)
 
+_Atomic int mt_nofd_refused;
+
 static long sys(long n, long a, long b, long c, long d, long e, long f)
 {
 	return mt_real_syscall6(n, a, b, c, d, e, f);
@@ -59,6 +61,8 @@ long mt_nofd_run(long (*fn)(void *), void *arg)
 	pid = clone(child, (char *)stack + STACK_LEN, CLONE_VM | CLONE_VFORK, &r);
 	if (pid < 0) {
 		r.result = -errno;
+		if (errno == EPERM || errno == ENOSYS)
+			atomic_store(&mt_nofd_refused, errno);
 	} else {
 		do
 			got = sys(SYS_wait4, pid, (long)&st, __WALL, 0, 0, 0);

@@ -17,6 +17,7 @@
 #ifndef MT_NOFD_H
 #define MT_NOFD_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 /*
@@ -28,6 +29,11 @@
  * takes a lock or allocates, and keep its results in memory.
  */
 long mt_nofd_run(long (*fn)(void *), void *arg);
+
+/* The errno of the first clone refused with EPERM or ENOSYS (a seccomp
+ * filter the program installed), 0 while none was: the caller stops
+ * tracing (it cannot read a file the way it must). */
+extern _Atomic int mt_nofd_refused;
 
 /* Map the regular file at path whole, read-only and private: *addr and
  * *size.  Returns 0, or -errno (EINVAL: not a regular file, or empty). */

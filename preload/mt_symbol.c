@@ -286,20 +286,24 @@ static long map_all(void *arg)
  * program's table; then the files of every module are mapped at once (one
  * child for all), so that a new frame later, even after the program has
  * locked its system calls down, opens nothing. */
-static void reload(void)
+static int reload(void)
 {
+	long rc;
+
 	memcpy(old_modules, modules, nmodules * sizeof(modules[0]));
 	nold = nmodules;
 	nmodules = 0;
 	hdr_len = 0;
 	pool_used = 0;
 	maps_reads++;
-	mt_nofd_read_each("/proc/self/maps", maps_buf, sizeof(maps_buf), maps_lines, NULL);
+	rc = mt_nofd_read_each("/proc/self/maps", maps_buf, sizeof(maps_buf), maps_lines,
+			       NULL);
 	drop_old();
 	mt_nofd_run(map_all, NULL);
 	for (size_t i = 0; i < nmodules; i++)
 		if (modules[i].view == VIEW_UNTRIED)
 			view_open(&modules[i]);
+	return rc < 0 ? -1 : 0;
 }
 
 static int in_file(uint64_t off, uint64_t len, size_t size)
@@ -791,9 +795,10 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 		pthread_mutex_lock(&lock);
 		m = find(ip - 1);
 		if (!m && (!loaded || gen != loaded_gen)) {
-			loaded = 1;
+			/* A table that could not be read is read again at
+			 * the next address it lacks. */
+			loaded = reload() == 0;
 			loaded_gen = gen;
-			reload();
 			m = find(ip - 1);
 		}
 	}
@@ -854,9 +859,8 @@ void mt_symbol_load(void)
 
 	pthread_mutex_lock(&lock);
 	if (!loaded || gen != loaded_gen) {
-		loaded = 1;
+		loaded = reload() == 0;
 		loaded_gen = gen;
-		reload();
 	}
 	pthread_mutex_unlock(&lock);
 }

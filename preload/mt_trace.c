@@ -412,6 +412,21 @@ static void lost_collector(void)
 		    NULL, NULL);
 }
 
+/* A system call the tracer cannot do without was refused (a seccomp
+ * filter of the program's: EPERM or ENOSYS): tracing stops, with one
+ * line, and the program runs on as it would bare. */
+static void refused_clone(int err)
+{
+	int expected = ON;
+
+	if (!atomic_compare_exchange_strong(&active, &expected, OFF))
+		return;
+	if (!atomic_exchange(&warned, 1))
+		say("a system call the tracer needs was refused (clone: ",
+		    err == EPERM ? "Operation not permitted" : "Function not implemented",
+		    "); tracing stops, the program runs on");
+}
+
 /* A declaration's line (made with seq 0) as a text record. */
 static void record_line(size_t len)
 {
@@ -599,6 +614,8 @@ static void declare_frame(uint64_t ip)
 	mt_symbol_resolve(ip, &info, module, sizeof(module), symbol,
 			  sizeof(symbol));
 	pthread_setcancelstate(cancel, NULL);
+	if (__builtin_expect(atomic_load(&mt_nofd_refused) != 0, 0))
+		refused_clone(atomic_load(&mt_nofd_refused));
 	lock_take();
 	if (atomic_load(&active) != OFF && !mt_stack_frame_find(ip)) {
 		mt_jsonl_begin(&l, line, sizeof(line), 0, "frame");

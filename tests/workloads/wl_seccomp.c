@@ -5,13 +5,20 @@
  * process), allocates from call sites it has not used yet (1,000 blocks
  * of 555 bytes, from new frames), prints 100 lines into stdout's buffer
  * and exits 5: the buffer is written at exit.  Exits 77 with one line
- * when seccomp cannot be installed here.  Usage: wl_seccomp.
+ * when seccomp cannot be installed here.  Usage: wl_seccomp [LIB].
+ *
+ * With LIB, every other system call fails with EPERM instead, the calls a
+ * dlopen needs are allowed too (openat, fstat, newfstatat, pread64,
+ * close), and after the lock-down the program loads LIB and allocates
+ * 4,444 bytes through its wl_strippable_run().
  *
  * The allowlist is what such a program needs bare (read, write, exit,
  * exit_group, brk, mmap, munmap, mprotect, madvise, rt_sigreturn,
  * rt_sigprocmask, futex, clock_gettime, gettid, getpid): the tracer must
  * need no more.
  */
+#include <dlfcn.h>
+#include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -38,8 +45,11 @@ static __attribute__((noinline)) void *after_b(size_t n) { return after_a(n); }
 
 static void *keep[2000];
 
-int main(void)
+int main(int argc, char **argv)
 {
+	const char *lib = argc > 1 ? argv[1] : NULL;
+	unsigned deny = lib ? SECCOMP_RET_ERRNO | EPERM : SECCOMP_RET_KILL_PROCESS;
+	unsigned load = lib ? SECCOMP_RET_ALLOW : deny;
 	struct sock_filter filter[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
@@ -50,9 +60,17 @@ int main(void)
 		ALLOW(SYS_mprotect), ALLOW(SYS_madvise), ALLOW(SYS_rt_sigreturn),
 		ALLOW(SYS_rt_sigprocmask), ALLOW(SYS_clock_gettime), ALLOW(SYS_gettid),
 		ALLOW(SYS_getpid),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fstat, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_newfstatat, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pread64, 1, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_close, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, load),
+		BPF_STMT(BPF_RET | BPF_K, deny),
 	};
 	struct sock_fprog prog = { sizeof(filter) / sizeof(filter[0]), filter };
+	void *(*run)(size_t);
+	void *h;
 
 	for (int i = 0; i < 1000; i++)
 		keep[i] = nest(i % 3, 111);
@@ -64,6 +82,16 @@ int main(void)
 	}
 	for (size_t i = 0; i < 1000; i++)
 		keep[1000 + i] = i % 2 ? after_a(i) : after_b(i);
+	if (lib) {
+		h = dlopen(lib, RTLD_NOW);
+		*(void **)&run = h ? dlsym(h, "wl_strippable_run") : NULL;
+		if (!run) {
+			printf("cannot load %s\n", lib);
+			exit(6);
+		}
+		free(run(4444));
+		printf("loaded\n");
+	}
 	for (int i = 0; i < 100; i++)
 		printf("line %d\n", i);
 	for (int i = 0; i < 2000; i++)
