@@ -70,7 +70,7 @@ typedef struct {
 	uint64_t bias;       /* the module's load bias */
 	uint32_t path;       /* offset in the path pool */
 	uint32_t path_len;
-	/* The whole file, mapped once on the first lookup; owned by this
+	/* The whole file, mapped once when the table is read; owned by this
 	 * entry, handed on by a reload only to the same mapping of the
 	 * same file. */
 	int view;

@@ -3,11 +3,11 @@
  * offset from the module's load bias, as addr2line wants it) and the
  * symbol containing it (static functions of a non-stripped binary too).
  * Symbols come from the module file's .symtab and .dynsym, mapped once per
- * module on its first lookup and chosen with libunwind 1.6.2's rule, so the
- * names and offsets are what libunwind's get_proc_name gives, except that
- * a symbol with a size names only the addresses inside it: a frame past
- * the end of the nearest symbol (a static function of a stripped module)
- * gets no symbol, only its module and offset.  A module whose file cannot
+ * module when the module table is read, and chosen with libunwind 1.6.2's
+ * rule, so the names and offsets are what libunwind's get_proc_name gives,
+ * except that a symbol with a size names only the addresses inside it: a
+ * frame past the end of the nearest symbol (a static function of a
+ * stripped module) gets no symbol, only its module and offset.  A module whose file cannot
  * be mapped and parsed (deleted, [vdso], not ELF, MiniDebugInfo) is named
  * by libunwind itself, nearest symbol and all.  A module read that way
  * also gives its build id (the NT_GNU_BUILD_ID note of its PT_NOTE
