@@ -604,7 +604,6 @@ static void declare_frame(uint64_t ip)
 	mt_symbol_info_t info;
 	mt_jsonl_t l;
 	uint64_t id;
-
 	int cancel;
 
 	/* Naming a new frame is the tracer's slowest path, and libunwind's
