@@ -34,6 +34,25 @@
 #define RING_FD 3
 #define PIDFD 4
 
+/* This process's robust futex list: one entry, the ring's drainer word
+ * (common/mt_ring.h), so that the kernel marks it when the collector
+ * ends, however it ends, and the program learns it without a system
+ * call.  The list replaces libc's own: the collector has no robust
+ * mutex. */
+static struct robust_list_head robust;
+static struct robust_list robust_entry;
+
+static void own_drainer_word(mt_ring_hdr_t *h)
+{
+	atomic_store(&h->drainer, (uint32_t)syscall(SYS_gettid) & FUTEX_TID_MASK);
+	robust_entry.next = &robust.list;
+	robust.list.next = &robust_entry;
+	robust.futex_offset = (long)((char *)&h->drainer - (char *)&robust_entry);
+	robust.list_op_pending = NULL;
+	if (syscall(SYS_set_robust_list, &robust, sizeof(robust)) < 0)
+		atomic_store(&h->drainer, 0); /* the program asks kill(2) */
+}
+
 static void wake(_Atomic uint32_t *word)
 {
 	syscall(SYS_futex, word, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
@@ -121,6 +140,7 @@ int main(int argc, char **argv)
 	c.slots = (mt_ring_slot_t *)((char *)map + MT_RING_HDR_SIZE);
 	c.program = (pid_t)atoi(argv[3]);
 	atomic_store(&h->collector_pid, (int32_t)getpid());
+	own_drainer_word(h);
 	rc = mt_out_open(&c.out, argv[1], argv[2][0] == '1', path, sizeof(path));
 	memcpy(h->path, path, strlen(path) + 1);
 	c.path = h->path;

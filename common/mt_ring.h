@@ -99,6 +99,11 @@ typedef struct {
 _Static_assert(sizeof(mt_ring_slot_t) == MT_RING_SLOT, "a slot is 64 bytes");
 _Static_assert(sizeof(mt_ring_block_t) == MT_RING_SLOT, "a block is a slot");
 
+/* linux/futex.h's FUTEX_OWNER_DIED and FUTEX_WAITERS, in the drainer
+ * word. */
+#define MT_RING_DRAINER_DIED 0x40000000u
+#define MT_RING_DRAINER_WAITERS 0x80000000u
+
 /* The collector's states (mt_ring_hdr_t.state). */
 enum {
 	MT_RING_STARTING = 0, /* not yet told whether the trace opened */
@@ -131,6 +136,17 @@ typedef struct {
 	_Atomic uint64_t acked;
 	_Atomic uint32_t acks;  /* futex word: bumped with acked */
 	_Atomic int32_t collector_pid;
+	/*
+	 * Whether the ring's drainer lives, with no system call: whoever
+	 * drains a ring owns this word through its robust futex list
+	 * (set_robust_list), holding its thread id (gettid, in its own pid
+	 * namespace).  When that thread ends, however it ends (SIGKILL
+	 * included), the kernel sets MT_RING_DRAINER_DIED in the word and
+	 * wakes waiters on it; a zombie nobody reaps has ended too.  Zero
+	 * until the drainer has taken it.  A process that drains several
+	 * rings puts each ring's word in its list.
+	 */
+	_Atomic uint32_t drainer;
 	/* Events lost on the program's side (a stack that did not fit in
 	 * memory), for trace.stop. */
 	_Atomic uint64_t dropped;

@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../common/mt_jsonl.h"
+#include "mt_real.h"
 #include "mt_stack.h"
 #include "mt_trace.h"
 
@@ -66,7 +68,8 @@ static int usable(uint32_t id)
 	return 1;
 }
 
-/* Said once, through write(2): stdio could allocate. */
+/* Said once, through the write system call: stdio could allocate, and
+ * libc's write is a cancellation point. */
 static void say_full(void)
 {
 	static const char msg[] = "memtrace: more than 256 allocators named "
@@ -75,7 +78,7 @@ static void say_full(void)
 	int saved = errno;
 
 	if (!atomic_exchange(&warned_full, 1) &&
-	    write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+	    mt_real_syscall6(SYS_write, STDERR_FILENO, (long)msg, sizeof(msg) - 1, 0, 0, 0) < 0)
 		(void)0; /* nowhere to say it */
 	errno = saved;
 }

@@ -5,6 +5,7 @@
 #include "mt_clock.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -16,19 +17,37 @@
  * yet, or asked before its last prctl(PR_SET_TSC)), 1 yes, -1 no. */
 static __thread __attribute__((tls_model("initial-exec"))) int thread_tsc;
 
+/*
+ * A thread inherits its creator's setting, so while no thread of the
+ * process has changed its own (every prctl(PR_SET_TSC) through libc is
+ * seen), every thread has the answer the first thread got, and a new
+ * thread takes it without asking: a program that has locked its system
+ * calls down, prctl refused and fatal, may start threads.
+ */
+static _Atomic int process_tsc; /* the first answer, 1 or -1; 0: none yet */
+static _Atomic int tsc_changed;
+
 int mt_clock_thread_tsc_ok(void)
 {
 	if (__builtin_expect(!thread_tsc, 0)) {
-		int how = 0;
-		long rc = mt_real_syscall6(SYS_prctl, PR_GET_TSC, (long)&how, 0, 0, 0, 0);
+		int how = 0, known = atomic_load(&process_tsc);
+		long rc;
 
-		thread_tsc = rc == 0 && how == PR_TSC_ENABLE ? 1 : -1;
+		if (known && !atomic_load(&tsc_changed)) {
+			thread_tsc = known;
+		} else {
+			rc = mt_real_syscall6(SYS_prctl, PR_GET_TSC, (long)&how, 0, 0, 0, 0);
+			thread_tsc = rc == 0 && how == PR_TSC_ENABLE ? 1 : -1;
+			if (!known && !atomic_load(&tsc_changed))
+				atomic_store(&process_tsc, thread_tsc);
+		}
 	}
 	return thread_tsc > 0;
 }
 
 void mt_clock_thread_tsc_changed(void)
 {
+	atomic_store(&tsc_changed, 1);
 	thread_tsc = 0;
 }
 #else

@@ -25,8 +25,10 @@ uint64_t mt_clock_now(void);
 uint64_t mt_clock_realtime(void);
 
 /* 1 when the calling thread may execute RDTSC: on x86-64, unless it asked
- * prctl(PR_SET_TSC, PR_TSC_SIGSEGV).  The kernel is asked once per thread
- * and again after each mt_clock_thread_tsc_changed().  In a thread that
+ * prctl(PR_SET_TSC, PR_TSC_SIGSEGV).  The kernel is asked once, by the
+ * first thread; again by each thread once any thread has changed its
+ * setting (mt_clock_thread_tsc_changed()), and by that thread after each
+ * change.  In a thread that
  * may not, mt_clock_now() and mt_clock_realtime() make the clock_gettime
  * system call, never the vDSO's. */
 int mt_clock_thread_tsc_ok(void);

@@ -61,21 +61,38 @@ static int zombie(pid_t pid)
 	return p && p[1] == ' ' && p[2] == 'Z';
 }
 
-/* A collector stopped or slow (a write to a slow disk) is waited for:
- * that is backpressure.  One that has ended is not. */
-/* Whether the collector has finished, failed, or is no more: one system
- * call, cheap enough for the periodic check. */
+/*
+ * A collector stopped or slow (a write to a slow disk) is waited for:
+ * that is backpressure.  One that has ended is not.  The collector owns
+ * the ring's drainer word through its robust futex list (mt_ring.h): the
+ * kernel marks it when the collector ends, zombie or reaped, so the
+ * program learns it with a load and no system call, which a program that
+ * has locked its system calls down may refuse.  A collector that could
+ * not take the word (zero) is asked with kill(2) and /proc.
+ */
+static int drainer_gone(void)
+{
+	mt_ring_hdr_t *h = mt_record_ring.hdr;
+	uint32_t w = atomic_load(&h->drainer);
+
+	if (w)
+		return (w & MT_RING_DRAINER_DIED) != 0;
+	return mt_real_syscall6(SYS_kill, mt_record_ring.collector, 0, 0, 0, 0, 0) == -ESRCH ||
+	       zombie(mt_record_ring.collector);
+}
+
+/* Whether the collector has finished, failed, or is no more: a load or
+ * two while it has its word, cheap enough for the periodic check. */
 static int collector_ended(void)
 {
 	uint32_t st = atomic_load(&mt_record_ring.hdr->state);
 
-	return st == MT_RING_DONE || st == MT_RING_FAILED ||
-	       mt_real_syscall6(SYS_kill, mt_record_ring.collector, 0, 0, 0, 0, 0) == -ESRCH;
+	return st == MT_RING_DONE || st == MT_RING_FAILED || drainer_gone();
 }
 
 int mt_record_collector_alive(void)
 {
-	return !collector_ended() && !zombie(mt_record_ring.collector);
+	return !collector_ended();
 }
 
 /* Ring the doorbell of a collector napping on an empty ring (its nap is
@@ -230,8 +247,7 @@ int mt_record_wait_open(void)
 			rc = st == MT_RING_DONE ? MT_RING_FAILED : (int)st;
 			break;
 		}
-		if (mt_real_syscall6(SYS_kill, mt_record_ring.collector, 0, 0, 0, 0,
-				     0) == -ESRCH) {
+		if (drainer_gone()) {
 			rc = -1;
 			break;
 		}

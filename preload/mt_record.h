@@ -38,8 +38,9 @@ extern __thread uint64_t mt_record_seen_tail
 int mt_record_wait_room(uint64_t pos, unsigned n);
 
 /* Every 2^MT_RECORD_CHECK_SHIFT slots a writer asks whether the collector
- * still runs (one kill(2)): a program whose ring never fills would
- * otherwise record into a ring no one reads, and never say so. */
+ * still runs (a load of the ring's drainer word): a program whose ring
+ * never fills would otherwise record into a ring no one reads, and never
+ * say so. */
 #define MT_RECORD_CHECK_SHIFT 16
 
 /* The check, then the room: as mt_record_wait_room(). */

@@ -14,9 +14,13 @@
  */
 #include "mt_symbol.h"
 
+#include "mt_nofd.h"
+
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
+#include <stddef.h>
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <pthread.h>
@@ -66,7 +70,7 @@ typedef struct {
 	uint64_t bias;       /* the module's load bias */
 	uint32_t path;       /* offset in the path pool */
 	uint32_t path_len;
-	/* The whole file, mapped once on the first lookup; owned by this
+	/* The whole file, mapped once when the table is read; owned by this
 	 * entry, handed on by a reload only to the same mapping of the
 	 * same file. */
 	int view;
@@ -248,10 +252,43 @@ static void drop_old(void)
 	nold = 0;
 }
 
-static void reload(void)
+/* mt_nofd_read_each's consumer, in its child: whole lines of the maps. */
+static size_t maps_lines(void *arg, char *buf, size_t have)
 {
-	size_t have = 0;
-	int fd;
+	char *line = buf, *nl, *end = buf + have;
+
+	(void)arg;
+	while ((nl = memchr(line, '\n', (size_t)(end - line)))) {
+		add_line(line, nl);
+		line = nl + 1;
+	}
+	return (size_t)(line - buf);
+}
+
+static void view_open(module_t *m);
+
+/* In mt_nofd's child: map the file of every module that has no view yet
+ * (image and size; view_open() checks them). */
+static long map_all(void *arg)
+{
+	(void)arg;
+	for (size_t i = 0; i < nmodules; i++) {
+		module_t *m = &modules[i];
+
+		if (m->view == VIEW_UNTRIED && pool[m->path] == '/' &&
+		    mt_nofd_map_here(pool + m->path, (const void **)&m->image, &m->size) < 0)
+			m->image = NULL;
+	}
+	return 0;
+}
+
+/* The module table from /proc/self/maps, read with no descriptor in the
+ * program's table; then the files of every module are mapped at once (one
+ * child for all), so that a new frame later, even after the program has
+ * locked its system calls down, opens nothing. */
+static int reload(void)
+{
+	long rc;
 
 	memcpy(old_modules, modules, nmodules * sizeof(modules[0]));
 	nold = nmodules;
@@ -259,35 +296,14 @@ static void reload(void)
 	hdr_len = 0;
 	pool_used = 0;
 	maps_reads++;
-	do
-		fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
-	if (fd < 0) {
-		drop_old();
-		return;
-	}
-	for (;;) {
-		ssize_t n = read(fd, maps_buf + have, sizeof(maps_buf) - have);
-		char *line, *nl, *end;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		end = maps_buf + have;
-		line = maps_buf;
-		while ((nl = memchr(line, '\n', (size_t)(end - line)))) {
-			add_line(line, nl);
-			line = nl + 1;
-		}
-		have = (size_t)(end - line);
-		memmove(maps_buf, line, have);
-		if (have == sizeof(maps_buf))
-			have = 0; /* an absurd line: drop it */
-	}
-	close(fd);
+	rc = mt_nofd_read_each("/proc/self/maps", maps_buf, sizeof(maps_buf), maps_lines,
+			       NULL);
 	drop_old();
+	mt_nofd_run(map_all, NULL);
+	for (size_t i = 0; i < nmodules; i++)
+		if (modules[i].view == VIEW_UNTRIED)
+			view_open(&modules[i]);
+	return rc < 0 ? -1 : 0;
 }
 
 static int in_file(uint64_t off, uint64_t len, size_t size)
@@ -369,39 +385,31 @@ static int usable(const unsigned char *img, size_t size)
 	return !has_minidebuginfo(img, size);
 }
 
-/* Map the module's file once: open, fstat, one private read-only mapping
- * (never malloc), kept until a reload finds the mapping gone. */
+/* Map the module's file once: one private read-only mapping made with no
+ * descriptor in the program's table (mt_nofd), never malloc; kept until a
+ * reload finds the mapping gone. */
 static void view_open(module_t *m)
 {
 	const char *path = pool + m->path;
 	const Elf64_Ehdr *eh;
 	const Elf64_Phdr *ph;
-	struct stat st;
-	void *img;
-	int fd;
+	const void *img;
+	size_t size;
 
 	m->view = VIEW_FALLBACK;
 	if (path[0] != '/')
 		return; /* [vdso], [heap], anonymous memory */
-	do
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	while (fd < 0 && errno == EINTR);
-	if (fd < 0)
+	img = m->image; /* mapped by reload() */
+	size = m->size;
+	m->image = NULL;
+	if (!img && mt_nofd_map(path, &img, &size) < 0)
 		return;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0) {
-		close(fd);
-		return;
-	}
-	img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (img == MAP_FAILED)
-		return;
-	if (!usable(img, (size_t)st.st_size)) {
-		munmap(img, (size_t)st.st_size);
+	if (!usable(img, size)) {
+		munmap((void *)img, size);
 		return;
 	}
 	m->image = img;
-	m->size = (size_t)st.st_size;
+	m->size = size;
 	m->view = VIEW_OK;
 	/* libunwind's load offset: from the PT_LOAD whose file offset is the
 	 * mapping's, 0 when none is; the same for every lookup. */
@@ -732,6 +740,30 @@ static size_t build_id_of(const module_t *m, unsigned char *out)
 	return 0;
 }
 
+/* The loader's count of objects loaded and unloaded: the module table is
+ * read again only when it has changed (a dlopen or dlclose), never for an
+ * address in no module (JIT code), so that a program that has locked its
+ * system calls down never makes the tracer open a file for a new frame. */
+static int loaded;
+static uint64_t loaded_gen;
+
+static int count_loads(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uint64_t *gen = arg;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+		*gen = (uint64_t)info->dlpi_adds * 0x100000001ull + info->dlpi_subs;
+	return 1;
+}
+
+static uint64_t loader_generation(void)
+{
+	uint64_t gen = 0;
+
+	dl_iterate_phdr(count_loads, &gen);
+	return gen;
+}
+
 static module_t *find(uint64_t ip)
 {
 	for (size_t i = 0; i < nmodules; i++)
@@ -747,6 +779,7 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 	unw_word_t off = 0;
 	unw_accessors_t *acc;
 	int rc, fallback = 1;
+	uint64_t gen;
 
 	memset(info, 0, sizeof(*info));
 	module[0] = '\0';
@@ -756,9 +789,21 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 	 * after a call that does not return: look up the call itself. */
 	m = find(ip - 1);
 	if (!m) {
-		reload();
+		/* The loader is asked with no lock of ours held. */
+		pthread_mutex_unlock(&lock);
+		gen = loader_generation();
+		pthread_mutex_lock(&lock);
 		m = find(ip - 1);
+		if (!m && (!loaded || gen != loaded_gen)) {
+			/* A table that could not be read is read again at
+			 * the next address it lacks. */
+			loaded = reload() == 0;
+			loaded_gen = gen;
+			m = find(ip - 1);
+		}
 	}
+	if (!m)
+		fallback = 0; /* in no file: JIT code, anonymous memory */
 	if (m) {
 		size_t n = m->path_len < module_cap - 1 ? m->path_len : module_cap - 1;
 		const char *name = NULL;
@@ -806,6 +851,18 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 		info->symbol_len = strlen(symbol);
 		info->offset = off + 1;
 	}
+}
+
+void mt_symbol_load(void)
+{
+	uint64_t gen = loader_generation();
+
+	pthread_mutex_lock(&lock);
+	if (!loaded || gen != loaded_gen) {
+		loaded = reload() == 0;
+		loaded_gen = gen;
+	}
+	pthread_mutex_unlock(&lock);
 }
 
 void mt_symbol_stats(mt_symbol_stats_t *stats)
@@ -856,6 +913,7 @@ void mt_symbol_reset(void)
 		drop_view(&modules[i]);
 	nmodules = 0;
 	pool_used = 0;
+	loaded = 0;
 	pthread_mutex_unlock(&lock);
 }
 

@@ -3,18 +3,21 @@
  * offset from the module's load bias, as addr2line wants it) and the
  * symbol containing it (static functions of a non-stripped binary too).
  * Symbols come from the module file's .symtab and .dynsym, mapped once per
- * module on its first lookup and chosen with libunwind 1.6.2's rule, so the
- * names and offsets are what libunwind's get_proc_name gives, except that
- * a symbol with a size names only the addresses inside it: a frame past
- * the end of the nearest symbol (a static function of a stripped module)
- * gets no symbol, only its module and offset.  A module whose file cannot
+ * module when the module table is read, and chosen with libunwind 1.6.2's
+ * rule, so the names and offsets are what libunwind's get_proc_name gives,
+ * except that a symbol with a size names only the addresses inside it: a
+ * frame past the end of the nearest symbol (a static function of a
+ * stripped module) gets no symbol, only its module and offset.  A module whose file cannot
  * be mapped and parsed (deleted, [vdso], not ELF, MiniDebugInfo) is named
  * by libunwind itself, nearest symbol and all.  A module read that way
  * also gives its build id (the NT_GNU_BUILD_ID note of its PT_NOTE
  * segments), so a report can tell a module rebuilt since the run.
  *
  * The module table is read from /proc/self/maps, never from the dynamic
- * loader, and is re-read when an address falls outside it (a dlopen).
+ * loader, and is re-read when an address falls outside it and the loader
+ * has loaded or unloaded an object since (a dlopen), never for JIT code.
+ * Every file is opened in a child with a descriptor table of its own
+ * (mt_nofd), never in the program's.
  * Callers must hold no lock of the tracer while calling in: libunwind may
  * take the loader's lock (prior-art: loader-lock deadlocks).  The module
  * lock taken inside never waits for the loader.  Never allocates through
@@ -47,6 +50,11 @@ typedef struct {
  * bytes), the symbol to symbol (cap bytes); both NUL-terminated. */
 void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 		       size_t module_cap, char *symbol, size_t symbol_cap);
+
+/* Read the module table and map every module's file now (at start), so
+ * that naming a frame later opens no file unless the loader has loaded
+ * something since.  Call with no lock of the tracer held. */
+void mt_symbol_load(void);
 
 /* What naming cost so far, for tests: how often /proc/self/maps was read,
  * how many lookups went to libunwind (which reads the maps and maps the

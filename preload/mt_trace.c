@@ -35,6 +35,8 @@
 #include "mt_spawn.h"
 #include "mt_stack.h"
 #include "mt_symbol.h"
+#include "mt_nofd.h"
+#include "mt_unwind_sys.h"
 
 #ifndef MT_VERSION
 #define MT_VERSION "0.1.0"
@@ -149,7 +151,7 @@ static pid_t current_tid(void)
 	return tid_cache;
 }
 
-/* A message and and its prefix; a longer one is cut. */
+/* A message with its prefix; a longer one is cut. */
 #define SAY_MAX (PATH_CAP + 512)
 
 /*
@@ -272,28 +274,28 @@ static int derive_child_pattern(const char *pattern)
 				 sizeof(child_pattern));
 }
 
-/* /proc/self/cmdline as argv strings, in a caller's buffer. */
+/* /proc/self/cmdline as argv strings, in a caller's buffer (read with
+ * no descriptor in the program's table). */
 static size_t read_argv(char *buf, size_t cap, const char **argv, size_t max)
 {
-	size_t have = 0, n = 0;
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	long got = mt_nofd_read("/proc/self/cmdline", buf, cap - 1);
+	size_t have = got > 0 ? (size_t)got : 0, n = 0;
 
-	if (fd < 0)
-		return 0;
-	while (have < cap - 1) {
-		ssize_t got = read(fd, buf + have, cap - 1 - have);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		have += (size_t)got;
-	}
-	close(fd);
 	buf[have] = '\0';
 	for (size_t i = 0; i < have && n < max; i += strlen(buf + i) + 1)
 		argv[n++] = buf + i;
 	return n;
+}
+
+/* libunwind's pipe must never be in the program's table: without the
+ * routing (mt_unwind_sys.h) there is no tracing. */
+static int route_unwinder(void)
+{
+	if (mt_unwind_sys_install() == 0)
+		return 0;
+	say("cannot route libunwind's system calls away from the program's "
+	    "descriptors; the program runs untraced", NULL, NULL);
+	return -1;
 }
 
 static void self_range(void)
@@ -475,6 +477,21 @@ static void lost_collector(void)
 		    NULL, NULL);
 }
 
+/* A system call the tracer cannot do without was refused (a seccomp
+ * filter of the program's: EPERM or ENOSYS): tracing stops, with one
+ * line, and the program runs on as it would bare. */
+static void refused_clone(int err)
+{
+	int expected = ON;
+
+	if (!atomic_compare_exchange_strong(&active, &expected, OFF))
+		return;
+	if (!atomic_exchange(&warned, 1))
+		say("a system call the tracer needs was refused (clone: ",
+		    err == EPERM ? "Operation not permitted" : "Function not implemented",
+		    "); tracing stops, the program runs on");
+}
+
 /* A declaration's line (made with seq 0) as a text record. */
 static void record_line(size_t len)
 {
@@ -600,6 +617,8 @@ int mt_trace_start(const char *path, int depth)
 
 	if (collector_found <= 0)
 		collector_found = find_collector();
+	if (route_unwinder() < 0)
+		return -ENOTSUP;
 	mt_stack_cache_init();
 	lock_take();
 	if (atomic_load(&active) != OFF) {
@@ -686,9 +705,17 @@ static void declare_frame(uint64_t ip)
 	mt_symbol_info_t info;
 	mt_jsonl_t l;
 	uint64_t id;
+	int cancel;
 
+	/* Naming a new frame is the tracer's slowest path, and libunwind's
+	 * own naming (a module it reads itself) opens files: no cancel may
+	 * act inside it. */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
 	mt_symbol_resolve(ip, &info, module, sizeof(module), symbol,
 			  sizeof(symbol));
+	pthread_setcancelstate(cancel, NULL);
+	if (__builtin_expect(atomic_load(&mt_nofd_refused) != 0, 0))
+		refused_clone(atomic_load(&mt_nofd_refused));
 	lock_take();
 	if (atomic_load(&active) != OFF && !mt_stack_frame_find(ip)) {
 		mt_jsonl_begin(&l, line, sizeof(line), 0, "frame");
@@ -886,6 +913,10 @@ void mt_trace_init(void)
 	arm_sampling();
 	stats = getenv("MEMTRACE_STATS") && !strcmp(getenv("MEMTRACE_STATS"), "1");
 	collector_found = find_collector();
+	if (route_unwinder() < 0) {
+		untrace_tree();
+		goto done;
+	}
 	lock_take();
 	rc = begin_trace_locked(name, root, parse_depth(getenv("MEMTRACE_STACK_DEPTH")),
 				getppid());
@@ -897,6 +928,9 @@ void mt_trace_init(void)
 			untrace_tree();
 		goto done;
 	}
+	/* Every module's symbols now: a program that locks its system
+	 * calls down later must not see the tracer open a file. */
+	mt_symbol_load();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	mt_signal_install(end_on_signal, mt_real.sigaction);
 	arm_fail_at();

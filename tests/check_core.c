@@ -303,6 +303,7 @@ static void *no_tsc_thread_main(void *arg)
 {
 	if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV) != 0)
 		_exit(3);
+	mt_clock_thread_tsc_changed(); /* what the preload's prctl hook does */
 	if (mt_clock_thread_tsc_ok())
 		_exit(4);
 	return thread_main(arg);
