@@ -366,9 +366,12 @@ int mt_ci_github(mt_buf_t *b, const mt_ci_t *c)
 		const char *nl = memchr(line, '\n', c->notes.len - at);
 		size_t len = nl ? (size_t)(nl - line) : c->notes.len - at;
 
+		size_t skip = len >= 6 && !memcmp(line, "note: ", 6) ? 6 : 0;
+
+		/* A warning says it is a note. */
 		ADD(mt_buf_add_str(b, "::warning "));
 		ADD(add_title(b, c, NULL));
-		ADD(mt_ci_add_github(b, line, len, 0));
+		ADD(mt_ci_add_github(b, line + skip, len - skip, 0));
 		ADD(mt_buf_add_str(b, "\n"));
 		at += len + 1;
 	}
