@@ -901,6 +901,29 @@ START_TEST(gate_junit_of_budgets_that_hold_has_no_failure)
 }
 END_TEST
 
+/* A caveated trace's note, which the text report prints above its
+ * verdict, is the suite's own output. */
+START_TEST(gate_junit_carries_the_notes_as_the_suites_output)
+{
+	char *dir = scratch(), *xml;
+	mt_test_run_t r;
+
+	MT(&r, dir, "gate", "killed.jsonl", "--max-live", "100", "--junit", "gate.xml");
+	assert_status(&r, 0);
+	mt_test_run_release(&r);
+	assert_valid_junit(dir, "gate.xml");
+	xml = junit_of(dir, "gate.xml");
+	mt_quiet(strstr(xml, "    </testcase>\n    <system-out>note: the trace is "
+			"missing_stop_event: its figures cover only the events it "
+			"holds (--require-complete fails on it)\n</system-out>\n"
+			"  </testsuite>\n"),
+		 "no note as the suite's system-out:\n%.3000s", xml);
+	free(xml);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* A site's symbol with markup, quotes and a control character, and a
  * trace whose name has them and a byte that is not UTF-8: the file is
  * still well-formed, valid, and says each of them. */
@@ -1703,6 +1726,7 @@ Suite *mt_suite_gate(void)
 	tcase_add_test(diff, diff_counts_a_sites_reallocs_as_calls);
 	tcase_add_test(ci, gate_junit_has_a_test_case_per_budget_and_validates);
 	tcase_add_test(ci, gate_junit_of_budgets_that_hold_has_no_failure);
+	tcase_add_test(ci, gate_junit_carries_the_notes_as_the_suites_output);
 	tcase_add_test(ci, gate_junit_escapes_markup_quotes_controls_and_bad_utf8);
 	tcase_add_test(ci, xml_escaping_leaves_no_byte_xml_cannot_hold);
 	tcase_add_test(ci, github_escaping_follows_the_workflow_command_rules);
