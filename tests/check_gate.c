@@ -18,9 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mt_test.h"
+#include "../analyzer/gates/mt_ci.h"
 #include "../analyzer/gates/mt_diff.h"
 #include "../analyzer/base/mt_error.h"
 #include "../analyzer/gates/mt_gate.h"
@@ -784,6 +786,537 @@ START_TEST(diff_bad_input_has_its_own_exit_status)
 }
 END_TEST
 
+/* ================= CI outputs: --junit and --format github ================= */
+
+/* The file at dir/name, its suite's and cases' times made "0.000" (the
+ * command's own time varies), for a golden; each time must be seconds
+ * with three decimals. */
+static char *junit_of(const char *dir, const char *name)
+{
+	char *path = mt_test_path(dir, name), *text = mt_test_read(path, NULL);
+	char *at;
+
+	mt_quiet(text != NULL, "no JUnit file %s", path);
+	for (at = text; (at = strstr(at, " time=\"")) != NULL;) {
+		char *v = at + strlen(" time=\""), *e = v;
+
+		while (*e >= '0' && *e <= '9')
+			e++;
+		mt_quiet(e > v && e[0] == '.' && e[1] >= '0' && e[1] <= '9' &&
+			 e[2] >= '0' && e[2] <= '9' && e[3] >= '0' && e[3] <= '9' &&
+			 e[4] == '"', "a time is not seconds with three decimals: %.20s", at);
+		/* "0.000" is never longer than what it replaces. */
+		memmove(v + 5, e + 4, strlen(e + 4) + 1);
+		memcpy(v, "0.000", 5);
+		at = v + 5;
+	}
+	free(path);
+	return text;
+}
+
+/* xmllint --schema fixtures/junit.xsd dir/name must say it validates. */
+static void assert_valid_junit(const char *dir, const char *name)
+{
+	char *xsd = mt_test_fixture("junit.xsd"), *path = mt_test_path(dir, name);
+	char *argv[] = { "/bin/sh", "-c", "exec xmllint --noout --schema \"$0\" \"$1\"",
+			 xsd, path, NULL };
+	mt_test_run_t r;
+
+	mt_test_run(&r, argv, NULL);
+	mt_quiet(r.status != 127, "xmllint is missing (scripts/install-deps "
+		 "installs libxml2-utils): %s", r.err);
+	/* Check's messages are short: xmllint's first lines say enough. */
+	mt_quiet(r.status == 0, "%s does not validate against junit.xsd "
+		 "(exit %d):\n%.1500s", name, r.status, r.err);
+	mt_test_run_release(&r);
+	free(xsd);
+	free(path);
+}
+
+static size_t count_of(const char *text, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *at = text; (at = strstr(at, needle)) != NULL; at++)
+		n++;
+	return n;
+}
+
+/* dir holds nothing but the scratch copies and what names lists. */
+static void assert_nothing_left(const char *dir)
+{
+	char *argv[] = { "/bin/sh", "-c", "cd \"$0\" && ls -A", (char *)dir, NULL };
+	mt_test_run_t r;
+
+	mt_test_run(&r, argv, NULL);
+	assert_status(&r, 0);
+	mt_quiet(!strstr(r.out, ".tmp.") && !strstr(r.out, ".xml"),
+		 "a file was left behind:\n%s", r.out);
+	mt_test_run_release(&r);
+}
+
+START_TEST(gate_junit_has_a_test_case_per_budget_and_validates)
+{
+	char *dir = scratch(), *xml;
+	mt_test_run_t r;
+
+	MT(&r, dir, "gate", "new.jsonl", "--max-peak", "8K", "--max-live", "4K",
+	   "--max-allocations", "10", "--max-temporary", "2",
+	   "--require-complete", "--junit", "gate.xml");
+	/* The option changes neither the status nor the report. */
+	assert_status(&r, 1);
+	ck_assert_str_eq(r.err, "");
+	mt_test_assert_golden(r.out, r.out_len, "gate/gate_fail.txt");
+	mt_test_run_release(&r);
+	assert_valid_junit(dir, "gate.xml");
+	xml = junit_of(dir, "gate.xml");
+	mt_test_assert_golden(xml, strlen(xml), "gate/gate_fail.junit.xml");
+	free(xml);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(gate_junit_of_budgets_that_hold_has_no_failure)
+{
+	char *dir = scratch(), *xml;
+	mt_test_run_t r;
+
+	MT(&r, dir, "gate", "new.jsonl", "--max-peak", "7192", "--max-live",
+	   "6.1K", "--max-allocations", "7", "--junit", "gate.xml");
+	assert_status(&r, 0);
+	mt_test_assert_golden(r.out, r.out_len, "gate/gate_hold.txt");
+	mt_test_run_release(&r);
+	assert_valid_junit(dir, "gate.xml");
+	xml = junit_of(dir, "gate.xml");
+	mt_quiet(strstr(xml, "<testsuite name=\"memtrace gate new.jsonl\" tests=\"3\" "
+			"failures=\"0\" errors=\"0\" skipped=\"0\" time=\"0.000\">") &&
+		 count_of(xml, "<testcase ") == 3 && !strstr(xml, "<failure") &&
+		 strstr(xml, "<system-out>--max-peak 7192 (7.0 KiB): "
+			"peak_live_bytes is 7192 (7.0 KiB)</system-out>"),
+		 "not three passed cases:\n%.3000s", xml);
+	free(xml);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* A caveated trace's note, which the text report prints above its
+ * verdict, is the suite's own output. */
+START_TEST(gate_junit_carries_the_notes_as_the_suites_output)
+{
+	char *dir = scratch(), *xml;
+	mt_test_run_t r;
+
+	MT(&r, dir, "gate", "killed.jsonl", "--max-live", "100", "--junit", "gate.xml");
+	assert_status(&r, 0);
+	mt_test_run_release(&r);
+	assert_valid_junit(dir, "gate.xml");
+	xml = junit_of(dir, "gate.xml");
+	mt_quiet(strstr(xml, "    </testcase>\n    <system-out>note: the trace is "
+			"missing_stop_event: its figures cover only the events it "
+			"holds (--require-complete fails on it)\n</system-out>\n"
+			"  </testsuite>\n"),
+		 "no note as the suite's system-out:\n%.3000s", xml);
+	free(xml);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* A site's symbol with markup, quotes and a control character, and a
+ * trace whose name has them and a byte that is not UTF-8: the file is
+ * still well-formed, valid, and says each of them. */
+START_TEST(gate_junit_escapes_markup_quotes_controls_and_bad_utf8)
+{
+	char *dir = scratch(), *path, *text, *at, *xml;
+	static const char weird[] = "w<&\"'\xff.jsonl";
+	mt_test_run_t r;
+	size_t len;
+
+	path = mt_test_path(dir, "new.jsonl");
+	text = mt_test_read(path, &len);
+	at = strstr(text, "\"symbol\":\"parse_config\"");
+	mt_quiet_ptr_nonnull(at);
+	{
+		static const char sym[] = "\"symbol\":\"operator<<&\\\"x\\\"'\\u0001\"";
+		size_t head = (size_t)(at - text), old = strlen("\"symbol\":\"parse_config\"");
+		char *edited = malloc(len + sizeof(sym));
+
+		mt_quiet_ptr_nonnull(edited);
+		memcpy(edited, text, head);
+		memcpy(edited + head, sym, sizeof(sym) - 1);
+		memcpy(edited + head + sizeof(sym) - 1, at + old, len - head - old);
+		free(path);
+		path = mt_test_path(dir, weird);
+		mt_test_write(path, edited, len - old + sizeof(sym) - 1);
+		free(edited);
+	}
+	MT(&r, dir, "gate", weird, "--max-live", "4K", "--junit", "gate.xml");
+	assert_status(&r, 1);
+	mt_quiet(strstr(r.out, "from operator<<&\"x\"'"), "the site is not the "
+		 "edited one:\n%s", r.out);
+	mt_test_run_release(&r);
+	assert_valid_junit(dir, "gate.xml");
+	xml = junit_of(dir, "gate.xml");
+	/* In an attribute: every markup character and quote a reference,
+	 * the control character '?', the stray byte U+FFFD. */
+	mt_quiet(strstr(xml, "<testsuite name=\"memtrace gate w&lt;&amp;&quot;&apos;"
+			"\xef\xbf\xbd.jsonl\"") &&
+		 strstr(xml, "message=\"--max-live 4096 (4.0 KiB): live_bytes is 6192 "
+			"(6.0 KiB), 2096 (2.0 KiB) over; most live bytes: 4.0 KiB "
+			"in 1 block from operator&lt;&lt;&amp;&quot;x&quot;&apos;? "
+			"(app) &lt; main (app)\"") &&
+		 /* In text, quotes need no reference. */
+		 strstr(xml, ">--max-live 4096 (4.0 KiB): live_bytes is 6192 "
+			"(6.0 KiB), 2096 (2.0 KiB) over; most live bytes: 4.0 KiB "
+			"in 1 block from operator&lt;&lt;&amp;\"x\"'? (app) &lt; "
+			"main (app)</failure>"),
+		 "not escaped as XML:\n%.3000s", xml);
+	free(xml);
+	free(text);
+	free(path);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(xml_escaping_leaves_no_byte_xml_cannot_hold)
+{
+	static const struct {
+		const char *in;
+		int attr;
+		const char *out;
+	} cases[] = {
+		{ "a<b>&c", 0, "a&lt;b&gt;&amp;c" },
+		{ "\"q\" 'a'", 0, "\"q\" 'a'" },
+		{ "\"q\" 'a'", 1, "&quot;q&quot; &apos;a&apos;" },
+		{ "l1\nl2\tx\ry", 0, "l1\nl2\tx&#13;y" },
+		{ "l1\nl2\tx\ry", 1, "l1&#10;l2&#9;x&#13;y" },
+		{ "\x01\x1b\x7f", 0, "???" },
+		{ "bad \xff \xc0\xaf end", 0, "bad \xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd end" },
+		{ "cut \xe2\x82", 1, "cut \xef\xbf\xbd\xef\xbf\xbd" },
+		{ "\xef\xbf\xbe", 0, "\xef\xbf\xbd" },
+		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", 1,
+		  "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		mt_buf_t b = MT_BUF_INIT;
+
+		mt_quiet_int_eq(mt_ci_add_xml(&b, cases[i].in, strlen(cases[i].in),
+					      cases[i].attr), MT_OK);
+		mt_quiet(b.len == strlen(cases[i].out) &&
+			 !memcmp(b.data, cases[i].out, b.len),
+			 "case %zu: '%.*s', want '%s'", i, (int)b.len, b.data,
+			 cases[i].out);
+		mt_buf_release(&b);
+	}
+}
+END_TEST
+
+START_TEST(github_escaping_follows_the_workflow_command_rules)
+{
+	static const struct {
+		const char *in;
+		int prop;
+		const char *out;
+	} cases[] = {
+		{ "50% of a:b,c", 0, "50%25 of a:b,c" },
+		{ "50% of a:b,c", 1, "50%25 of a%3Ab%2Cc" },
+		{ "l1\r\nl2", 0, "l1%0D%0Al2" },
+		{ "l1\r\nl2", 1, "l1%0D%0Al2" },
+		{ "::error::x", 0, "::error::x" },
+		{ "\x1b[31m", 0, "?[31m" },
+		{ "bad \xff", 1, "bad \xef\xbf\xbd" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		mt_buf_t b = MT_BUF_INIT;
+
+		mt_quiet_int_eq(mt_ci_add_github(&b, cases[i].in, strlen(cases[i].in),
+						 cases[i].prop), MT_OK);
+		mt_quiet(b.len == strlen(cases[i].out) &&
+			 !memcmp(b.data, cases[i].out, b.len),
+			 "case %zu: '%.*s', want '%s'", i, (int)b.len, b.data,
+			 cases[i].out);
+		mt_buf_release(&b);
+	}
+}
+END_TEST
+
+START_TEST(gate_junit_write_that_fails_leaves_no_file)
+{
+	char *dir = scratch(), *sub;
+	mt_test_run_t r;
+
+	/* A directory that does not exist: the temporary file cannot be
+	 * made. */
+	MT(&r, dir, "gate", "new.jsonl", "--max-live", "4K", "--junit",
+	   "absent/gate.xml");
+	assert_refused(&r, MT_EXIT_CANTCREAT,
+		       "cannot write 'absent/gate.xml': No such file or directory");
+	mt_test_run_release(&r);
+	/* A directory in the way: the rename is refused, the temporary file
+	 * removed, the directory left as it was. */
+	sub = mt_test_path(dir, "report.xml");
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	MT(&r, dir, "gate", "new.jsonl", "--max-live", "8K", "--junit",
+	   "report.xml");
+	assert_refused(&r, MT_EXIT_CANTCREAT, "cannot write 'report.xml': Is a directory");
+	mt_test_run_release(&r);
+	ck_assert_int_eq(rmdir(sub), 0);
+	assert_nothing_left(dir);
+	free(sub);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(gate_format_github_prints_an_error_per_failed_budget)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "gate", "new.jsonl", "--max-peak", "8K", "--max-live", "4K",
+	   "--max-allocations", "10", "--max-temporary", "2",
+	   "--require-complete", "--format", "github");
+	assert_status(&r, 1);
+	ck_assert_str_eq(r.err, "");
+	mt_test_assert_golden(r.out, r.out_len, "gate/gate_fail.github.txt");
+	mt_test_run_release(&r);
+	/* A caveated trace: its note is a warning; the verdict of budgets
+	 * that hold, a notice. */
+	MT(&r, dir, "gate", "killed.jsonl", "--max-live", "100", "--format", "github");
+	assert_status(&r, 0);
+	mt_test_assert_golden(r.out, r.out_len, "gate/gate_caveated.github.txt");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(gate_format_github_prints_a_notice_when_every_budget_holds)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "gate", "new.jsonl", "--max-peak", "7192", "--max-live",
+	   "6.1K", "--max-allocations", "7", "--format", "github");
+	assert_status(&r, 0);
+	ck_assert_str_eq(r.out, "::notice title=memtrace gate::memtrace gate: "
+			 "new.jsonl: 3 budgets hold\n");
+	mt_test_run_release(&r);
+	/* --format text is the report, byte for byte. */
+	MT(&r, dir, "gate", "new.jsonl", "--max-peak", "7192", "--max-live",
+	   "6.1K", "--max-allocations", "7", "--format", "text");
+	assert_status(&r, 0);
+	mt_test_assert_golden(r.out, r.out_len, "gate/gate_hold.txt");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(gate_format_is_text_or_github)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "gate", "new.jsonl", "--max-live", "4K", "--format", "junit");
+	assert_refused(&r, MT_EXIT_USAGE, "--format needs text or github, not 'junit'");
+	mt_test_run_release(&r);
+	MT(&r, dir, "gate", "new.jsonl", "--max-live", "4K", "--junit");
+	assert_refused(&r, MT_EXIT_USAGE, "option '--junit' needs a value");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* The line of wl_demo.c that holds needle, from 1. */
+static unsigned line_of(const char *needle)
+{
+	char *path = mt_test_path(mt_test_source_dir(), "tests/workloads/wl_demo.c");
+	char *text = mt_test_read(path, NULL), *at;
+	unsigned line = 1;
+
+	mt_quiet_ptr_nonnull(text);
+	at = strstr(text, needle);
+	mt_quiet(at != NULL, "no '%s' in wl_demo.c", needle);
+	for (char *c = text; c < at; c++)
+		line += *c == '\n';
+	free(text);
+	free(path);
+	return line;
+}
+
+/* A real run: the heaviest site's file, relative to the directory gate
+ * runs in (a CI job's checkout), and the line of its allocation. */
+START_TEST(gate_names_the_heaviest_sites_file_and_line)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *junit = mt_test_path(dir, "gate.xml");
+	char want[512], *xml;
+	mt_test_run_t r;
+
+	traced(dir, "demo.jsonl", "wl_demo", "100");
+	MT(&r, mt_test_source_dir(), "gate", trace, "--max-live", "0",
+	   "--format", "github", "--junit", junit);
+	assert_status(&r, 1);
+	snprintf(want, sizeof(want), "::error file=tests/workloads/wl_demo.c,"
+		 "line=%u,title=memtrace gate --max-live::--max-live 0 (0 B): "
+		 "live_bytes is ", line_of("table = calloc(1024"));
+	mt_quiet(!strncmp(r.out, want, strlen(want)), "want %s...\ngot %s",
+		 want, r.out);
+	snprintf(want, sizeof(want), "from parse_config (wl_demo) < main "
+		 "(wl_demo)");
+	mt_quiet_ptr_nonnull(strstr(r.out, want));
+	mt_test_run_release(&r);
+	assert_valid_junit(dir, "gate.xml");
+	xml = junit_of(dir, "gate.xml");
+	snprintf(want, sizeof(want), ", at tests/workloads/wl_demo.c:%u\" type=\"budget\">",
+		 line_of("table = calloc(1024"));
+	mt_quiet(strstr(xml, want), "no '%s' in\n%.3000s", want, xml);
+	free(xml);
+	free(trace);
+	free(junit);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(diff_junit_has_a_test_case_per_deciding_figure)
+{
+	char *dir = scratch(), *xml;
+	mt_test_run_t r;
+
+	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--junit", "diff.xml");
+	assert_status(&r, 1);
+	ck_assert_str_eq(r.err, "");
+	mt_test_assert_golden(r.out, r.out_len, "gate/diff.txt");
+	mt_test_run_release(&r);
+	assert_valid_junit(dir, "diff.xml");
+	xml = junit_of(dir, "diff.xml");
+	mt_test_assert_golden(xml, strlen(xml), "gate/diff.junit.xml");
+	free(xml);
+	/* --json and --junit together: each output whole. */
+	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--json", "--junit", "diff.xml");
+	assert_status(&r, 1);
+	mt_test_assert_golden(r.out, r.out_len, "gate/diff.json");
+	mt_test_run_release(&r);
+	assert_valid_junit(dir, "diff.xml");
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(diff_junit_of_runs_within_the_threshold_has_no_failure)
+{
+	char *dir = scratch(), *xml;
+	mt_test_run_t r;
+
+	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--threshold", "50",
+	   "--junit", "diff.xml");
+	assert_status(&r, 0);
+	mt_test_run_release(&r);
+	assert_valid_junit(dir, "diff.xml");
+	xml = junit_of(dir, "diff.xml");
+	mt_quiet(count_of(xml, "<testcase ") == 2 && !strstr(xml, "<failure") &&
+		 strstr(xml, "failures=\"0\"") &&
+		 strstr(xml, "<system-out>live_bytes went from 4.0 KiB to 6.0 KiB "
+			"(+49.4%), within the threshold of 50%</system-out>"),
+		 "not two passed cases:\n%.3000s", xml);
+	free(xml);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(diff_format_github_names_the_site_that_grew_most)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--format", "github");
+	assert_status(&r, 1);
+	ck_assert_str_eq(r.err, "");
+	mt_test_assert_golden(r.out, r.out_len, "gate/diff.github.txt");
+	mt_test_run_release(&r);
+	MT(&r, dir, "diff", "base.jsonl", "base.jsonl", "--format", "github");
+	assert_status(&r, 0);
+	ck_assert_str_eq(r.out, "::notice title=memtrace diff::memtrace diff: "
+			 "neither peak_live_bytes nor live_bytes grew beyond the "
+			 "threshold of 0%25\n");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/* Two real runs: the site whose own peak grew most, with its line. */
+START_TEST(diff_format_github_of_real_runs_names_file_and_line)
+{
+	char *dir = mt_test_tmpdir(), *small = mt_test_path(dir, "small.jsonl");
+	char *big = mt_test_path(dir, "big.jsonl");
+	char want[512];
+	mt_test_run_t r;
+
+	traced(dir, "small.jsonl", "wl_demo", "100");
+	traced(dir, "big.jsonl", "wl_demo", "3000");
+	MT(&r, mt_test_source_dir(), "diff", small, big, "--format", "github");
+	assert_status(&r, 1);
+	snprintf(want, sizeof(want), "::error file=tests/workloads/wl_demo.c,"
+		 "line=%u,title=memtrace diff peak_live_bytes::peak_live_bytes grew from ",
+		 line_of("grown = realloc(records"));
+	mt_quiet(!strncmp(r.out, want, strlen(want)), "want %s...\ngot %s",
+		 want, r.out);
+	mt_test_run_release(&r);
+	free(small);
+	free(big);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(diff_json_and_format_github_are_refused_together)
+{
+	char *dir = scratch();
+	mt_test_run_t r;
+
+	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--json", "--format", "github");
+	assert_refused(&r, MT_EXIT_USAGE, "--json and --format github are two outputs");
+	mt_test_run_release(&r);
+	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--format", "xml");
+	assert_refused(&r, MT_EXIT_USAGE, "--format needs text or github, not 'xml'");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(diff_junit_write_that_fails_leaves_no_file)
+{
+	char *dir = scratch(), *sub;
+	mt_test_run_t r;
+
+	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--junit", "absent/diff.xml");
+	assert_refused(&r, MT_EXIT_CANTCREAT,
+		       "cannot write 'absent/diff.xml': No such file or directory");
+	mt_test_run_release(&r);
+	sub = mt_test_path(dir, "report.xml");
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	MT(&r, dir, "diff", "base.jsonl", "base.jsonl", "--junit", "report.xml");
+	assert_refused(&r, MT_EXIT_CANTCREAT, "cannot write 'report.xml': Is a directory");
+	mt_test_run_release(&r);
+	ck_assert_int_eq(rmdir(sub), 0);
+	assert_nothing_left(dir);
+	free(sub);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 /* ================= repetitions ================= */
 
 START_TEST(repetitions_of_steady_runs_flag_nothing)
@@ -1086,6 +1619,23 @@ START_TEST(diff_json_survives_every_allocation_failure)
 }
 END_TEST
 
+/* A JUnit file and workflow commands: each failed run leaves no file
+ * (sweep() sees stdout empty; the file is replaced whole or not at all). */
+START_TEST(gate_ci_outputs_survive_every_allocation_failure)
+{
+	SWEEP_IN_SCRATCH(mt_gate_cmd, 1, "gate", "new.jsonl", "--max-live", "4K",
+			 "--max-allocations", "6", "--require-complete",
+			 "--junit", "gate.xml", "--format", "github");
+}
+END_TEST
+
+START_TEST(diff_ci_outputs_survive_every_allocation_failure)
+{
+	SWEEP_IN_SCRATCH(mt_diff_cmd, 1, "diff", "base.jsonl", "new.jsonl",
+			 "--junit", "diff.xml", "--format", "github");
+}
+END_TEST
+
 START_TEST(repetitions_survive_every_allocation_failure)
 {
 	SWEEP_IN_SCRATCH(mt_repetitions_cmd, 1, "repetitions", "reps_varying.jsonl");
@@ -1153,6 +1703,7 @@ Suite *mt_suite_gate(void)
 	TCase *gate = tcase_create("gate");
 	TCase *diff = tcase_create("diff");
 	TCase *reps = tcase_create("repetitions");
+	TCase *ci = tcase_create("ci_outputs");
 	TCase *oom = tcase_create("every_allocation_failure");
 
 	tcase_add_test(units, sizes_are_1024_based_with_k_m_g_suffixes);
@@ -1173,6 +1724,23 @@ Suite *mt_suite_gate(void)
 	tcase_add_test(diff, diff_of_real_runs_names_the_site_that_grew);
 	tcase_add_test(diff, diff_bad_input_has_its_own_exit_status);
 	tcase_add_test(diff, diff_counts_a_sites_reallocs_as_calls);
+	tcase_add_test(ci, gate_junit_has_a_test_case_per_budget_and_validates);
+	tcase_add_test(ci, gate_junit_of_budgets_that_hold_has_no_failure);
+	tcase_add_test(ci, gate_junit_carries_the_notes_as_the_suites_output);
+	tcase_add_test(ci, gate_junit_escapes_markup_quotes_controls_and_bad_utf8);
+	tcase_add_test(ci, xml_escaping_leaves_no_byte_xml_cannot_hold);
+	tcase_add_test(ci, github_escaping_follows_the_workflow_command_rules);
+	tcase_add_test(ci, gate_junit_write_that_fails_leaves_no_file);
+	tcase_add_test(ci, gate_format_github_prints_an_error_per_failed_budget);
+	tcase_add_test(ci, gate_format_github_prints_a_notice_when_every_budget_holds);
+	tcase_add_test(ci, gate_format_is_text_or_github);
+	tcase_add_test(ci, gate_names_the_heaviest_sites_file_and_line);
+	tcase_add_test(ci, diff_junit_has_a_test_case_per_deciding_figure);
+	tcase_add_test(ci, diff_junit_of_runs_within_the_threshold_has_no_failure);
+	tcase_add_test(ci, diff_format_github_names_the_site_that_grew_most);
+	tcase_add_test(ci, diff_format_github_of_real_runs_names_file_and_line);
+	tcase_add_test(ci, diff_json_and_format_github_are_refused_together);
+	tcase_add_test(ci, diff_junit_write_that_fails_leaves_no_file);
 	tcase_add_test(reps, repetitions_of_steady_runs_flag_nothing);
 	tcase_add_test(reps, repetitions_flag_each_field_that_varies);
 	tcase_add_test(reps, repetitions_json_is_one_json_object);
@@ -1183,11 +1751,14 @@ Suite *mt_suite_gate(void)
 	tcase_add_test(oom, gate_on_a_summary_survives_every_allocation_failure);
 	tcase_add_test(oom, diff_survives_every_allocation_failure);
 	tcase_add_test(oom, diff_json_survives_every_allocation_failure);
+	tcase_add_test(oom, gate_ci_outputs_survive_every_allocation_failure);
+	tcase_add_test(oom, diff_ci_outputs_survive_every_allocation_failure);
 	tcase_add_test(oom, repetitions_survive_every_allocation_failure);
 	tcase_add_test(oom, repetitions_json_survive_every_allocation_failure);
 	suite_add_tcase(s, units);
 	suite_add_tcase(s, gate);
 	suite_add_tcase(s, diff);
+	suite_add_tcase(s, ci);
 	suite_add_tcase(s, reps);
 	suite_add_tcase(s, oom);
 	return s;

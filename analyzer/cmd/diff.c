@@ -1,5 +1,6 @@
 /*
- * diff: `memtrace diff BASE NEW [--threshold PCT] [--top N] [--json]`,
+ * diff: `memtrace diff BASE NEW [--threshold PCT] [--top N] [--json]
+ * [--junit FILE] [--format FORMAT]`,
  * two runs side by side (mt_diff).  It must never call a regression on
  * input it could not read: bad input is its own exit status.
  */
@@ -15,6 +16,7 @@
 static const char usage[] =
 	"usage: memtrace diff BASE NEW [--threshold PCT] [--top N] [--json]\n"
 	"                     [--suppressions FILE] [--no-default-suppressions]\n"
+	"                     [--junit FILE] [--format FORMAT]\n"
 	"\n"
 	"Compare two runs, each a trace or a summary file: the totals, then the\n"
 	"sites (matched by their symbolized stacks) that changed, by growth.\n"
@@ -24,9 +26,11 @@ static const char usage[] =
 	"  --top N          changed sites to list (default 10; 0: none)\n"
 	"  --json           one JSON object instead of text\n"
 	MT_CMD_SUPPRESS_USAGE
+	MT_CMD_CI_USAGE
 	"\n"
 	"Exit 0 when neither grew beyond PCT, 1 when one did, 2 not valid\n"
-	"evidence, 3 missing, 4 out of memory, 64 usage.\n";
+	"evidence, 3 missing, 4 out of memory, 64 usage, 73 an output cannot\n"
+	"be written.\n";
 
 enum { OPT_THRESHOLD = MT_CMD_OPT_OWN, OPT_JSON };
 
@@ -35,6 +39,7 @@ static const struct option options[] = {
 	{ "top", required_argument, NULL, MT_CMD_OPT_TOP },
 	{ "json", no_argument, NULL, OPT_JSON },
 	MT_CMD_SUPPRESS_OPTIONS,
+	MT_CMD_CI_OPTIONS,
 	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -42,15 +47,19 @@ static const struct option options[] = {
 typedef struct {
 	mt_diff_t d;
 	mt_cmd_suppress_opts_t supp;
+	mt_cmd_ci_opts_t ci;
 } diff_opts_t;
 
 static int option(void *ctx, int c, const char *arg)
 {
 	diff_opts_t *opts = ctx;
 	mt_diff_t *o = &opts->d;
+	int taken;
 
 	if (mt_cmd_suppress_option(&opts->supp, c, arg) == -1)
 		return -1;
+	if ((taken = mt_cmd_ci_option(&opts->ci, usage, c, arg)) != MT_CMD_NOT_HERE)
+		return taken;
 	switch (c) {
 	case OPT_JSON:
 		o->json = 1;
@@ -85,10 +94,19 @@ int mt_diff_cmd(int argc, char **argv)
 	mt_suppress_t supp = MT_SUPPRESS_INIT;
 	mt_profile_t base, now;
 	mt_buf_t out = MT_BUF_INIT;
+	mt_ci_t ci;
 	int status, first, have_base = 0, have_now = 0, regressed;
 
+	mt_cmd_ci_start(&opts.ci);
+	mt_ci_init(&ci, "diff");
 	if ((status = mt_cmd_parse(&spec, &opts, argc, argv, &first)) >= 0)
-		return status;
+		goto cleanup;
+	if (o->json && opts.ci.format == MT_CMD_FORMAT_GITHUB) {
+		status = mt_cmd_usage_error(usage, "%s", "--json and --format "
+					    "github are two outputs for standard "
+					    "output: give one");
+		goto cleanup;
+	}
 	o->base_path = argv[first];
 	o->new_path = argv[first + 1];
 	if ((status = mt_cmd_suppress_load(&supp, &opts.supp, usage)) >= 0)
@@ -101,11 +119,24 @@ int mt_diff_cmd(int argc, char **argv)
 		goto cleanup;
 	mt_suppress_profile(&supp, &base, &o->left[0]);
 	mt_suppress_profile(&supp, &now, &o->left[1]);
-	if (mt_diff_render(&out, o, &base, &now, &regressed)) {
+	if (mt_cmd_ci_wanted(&opts.ci) && mt_diff_ci(&ci, o, &base, &now)) {
 		status = mt_cmd_nomem();
 		goto cleanup;
 	}
-	if ((status = mt_cmd_write(NULL, &out, 0)))
+	if (opts.ci.format == MT_CMD_FORMAT_GITHUB) {
+		regressed = mt_ci_failed(&ci) != 0;
+		if (mt_ci_github(&out, &ci)) {
+			status = mt_cmd_nomem();
+			goto cleanup;
+		}
+	} else if (mt_diff_render(&out, o, &base, &now, &regressed)) {
+		status = mt_cmd_nomem();
+		goto cleanup;
+	}
+	/* The JUnit file first: when it cannot be written, the command
+	 * fails before it prints anything, as on any other error. */
+	if ((status = mt_cmd_ci_write(&opts.ci, &ci)) ||
+	    (status = mt_cmd_write(NULL, &out, 0)))
 		goto cleanup;
 	status = regressed ? DIFF_REGRESSED : MT_EXIT_OK;
 cleanup:
@@ -115,6 +146,7 @@ cleanup:
 	if (have_base)
 		mt_profile_release(&base);
 	mt_suppress_release(&supp);
+	mt_ci_release(&ci);
 	return status;
 }
 

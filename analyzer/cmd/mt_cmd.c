@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../base/mt_units.h"
 #include "../base/mt_error.h"
@@ -489,3 +490,60 @@ cleanup:
 	return status;
 }
 
+
+/* ---- CI outputs (gate, diff) ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void mt_cmd_ci_start(mt_cmd_ci_opts_t *o)
+{
+	o->start_ns = now_ns();
+}
+
+int mt_cmd_ci_option(mt_cmd_ci_opts_t *o, const char *usage, int c,
+		     const char *arg)
+{
+	switch (c) {
+	case MT_CMD_OPT_JUNIT:
+		o->junit = arg;
+		return -1;
+	case MT_CMD_OPT_FORMAT:
+		if (!strcmp(arg, "text"))
+			o->format = MT_CMD_FORMAT_TEXT;
+		else if (!strcmp(arg, "github"))
+			o->format = MT_CMD_FORMAT_GITHUB;
+		else
+			return mt_cmd_usage_error(usage, "--format needs text or "
+						  "github, not '%s'", arg);
+		return -1;
+	default:
+		return MT_CMD_NOT_HERE;
+	}
+}
+
+int mt_cmd_ci_wanted(const mt_cmd_ci_opts_t *o)
+{
+	return o->junit || o->format == MT_CMD_FORMAT_GITHUB;
+}
+
+int mt_cmd_ci_write(const mt_cmd_ci_opts_t *o, mt_ci_t *c)
+{
+	mt_buf_t xml = MT_BUF_INIT;
+	int status;
+
+	if (!o->junit)
+		return MT_EXIT_OK;
+	c->duration_ns = now_ns() - o->start_ns;
+	if (mt_ci_junit(&xml, c))
+		status = mt_cmd_nomem();
+	else
+		status = mt_cmd_write(o->junit, &xml, 0);
+	mt_buf_release(&xml);
+	return status;
+}

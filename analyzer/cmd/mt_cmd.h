@@ -33,6 +33,7 @@
 #include "../gates/mt_profile.h"
 #include "../rows/mt_rows.h"
 #include "../gates/mt_suppress.h"
+#include "../gates/mt_ci.h"
 
 /* A command of the table (mt_commands.h). */
 typedef struct {
@@ -64,6 +65,8 @@ enum {
 	MT_CMD_OPT_SUPPRESSIONS,    /* --suppressions FILE */
 	MT_CMD_OPT_NO_DEFAULT_SUPP, /* --no-default-suppressions */
 	MT_CMD_OPT_ALLOCATOR,       /* --allocator NAME */
+	MT_CMD_OPT_JUNIT,           /* --junit FILE */
+	MT_CMD_OPT_FORMAT,          /* --format FORMAT */
 	MT_CMD_OPT_OWN,
 };
 
@@ -128,6 +131,51 @@ int mt_cmd_suppress_option(mt_cmd_suppress_opts_t *o, int c, const char *arg);
  */
 int mt_cmd_suppress_load(mt_suppress_t *s, const mt_cmd_suppress_opts_t *o,
 			 const char *usage);
+
+/*
+ * The CI outputs of gate and diff (mt_ci): --junit FILE writes the checks
+ * as JUnit XML to FILE besides the report, --format github prints GitHub
+ * Actions workflow commands instead of the text.  Each puts
+ * MT_CMD_CI_OPTIONS in its table and MT_CMD_CI_USAGE in its usage.
+ */
+typedef enum {
+	MT_CMD_FORMAT_TEXT,
+	MT_CMD_FORMAT_GITHUB,
+} mt_cmd_format_t;
+
+typedef struct {
+	const char *junit;      /* --junit FILE, or NULL */
+	mt_cmd_format_t format; /* --format */
+	uint64_t start_ns;      /* set by mt_cmd_ci_start() */
+} mt_cmd_ci_opts_t;
+
+#define MT_CMD_CI_OPTIONS                                          \
+	{ "junit", required_argument, NULL, MT_CMD_OPT_JUNIT },    \
+	{ "format", required_argument, NULL, MT_CMD_OPT_FORMAT }
+
+#define MT_CMD_CI_USAGE                                                        \
+	"  --junit FILE         also write the checks to FILE as JUnit XML (one\n" \
+	"                       test case each), whole or not at all\n"          \
+	"  --format FORMAT      text (the default), or github: GitHub Actions\n" \
+	"                       workflow commands (::error:: per failed check)\n"
+
+/* Note when the command began, for the JUnit suite's time. */
+void mt_cmd_ci_start(mt_cmd_ci_opts_t *o);
+
+/* Take option c into o: -1 when it is a CI option, the usage error's
+ * status for a FORMAT that is neither text nor github, else
+ * MT_CMD_NOT_HERE. */
+int mt_cmd_ci_option(mt_cmd_ci_opts_t *o, const char *usage, int c,
+		     const char *arg);
+
+/* Whether the command must fill an mt_ci_t: --junit or --format github. */
+int mt_cmd_ci_wanted(const mt_cmd_ci_opts_t *o);
+
+/* With --junit, write c's JUnit XML to FILE through a temporary file and
+ * rename(2) (mt_output_replace()), c's time the command's so far.
+ * Returns 0 (also without --junit), or 73 ("cannot write 'FILE'") or 4
+ * after saying so; FILE is then as it was. */
+int mt_cmd_ci_write(const mt_cmd_ci_opts_t *o, mt_ci_t *c);
 
 /* An option callback's answer for an option the command knows of but
  * does not take. */

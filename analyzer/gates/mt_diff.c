@@ -51,6 +51,9 @@ typedef struct {
 	size_t key_len;
 	const mt_profile_site_t *site; /* the first, for its frames */
 	uint64_t count[NCOUNTS];
+	/* The sites' own peaks, added up: only for naming the site whose
+	 * peak grew most (mt_diff_ci()), never compared. */
+	uint64_t peak;
 } group_t;
 
 typedef struct {
@@ -156,6 +159,7 @@ static int build_side(side_t *sd, const mt_profile_t *p, int calls)
 		g->count[C_BYTES_ALLOCATED] = s->bytes_allocated;
 		g->count[C_LIVE_ALLOCATIONS] = s->live_allocations;
 		g->count[C_LIVE_BYTES] = s->live_bytes;
+		g->peak = s->peak_live_bytes;
 	}
 	qsort(sd->groups, n, sizeof(*sd->groups), cmp_group);
 	for (size_t i = 0; i < n; i++) {
@@ -166,6 +170,7 @@ static int build_side(side_t *sd, const mt_profile_t *p, int calls)
 				    g->key_len)) {
 			for (int c = 0; c < NCOUNTS; c++)
 				sd->groups[out - 1].count[c] += g->count[c];
+			sd->groups[out - 1].peak += g->peak;
 			continue;
 		}
 		sd->groups[out++] = *g;
@@ -384,6 +389,43 @@ cleanup:
 	return rc;
 }
 
+/* "memtrace diff: live_bytes grew from ... beyond the threshold of 0%",
+ * no newline. */
+static int add_verdict(mt_buf_t *b, const diff_t *d)
+{
+	const mt_diff_t *o = d->o;
+	int rc = MT_OK;
+
+	ADD(mt_buf_add_str(b, "memtrace diff: "));
+	if (d->regressed[0] || d->regressed[1]) {
+		for (int i = 0, first = 1; i < NDECIDING; i++) {
+			mt_profile_field_t f = shown[i].field;
+
+			if (!d->regressed[i])
+				continue;
+			ADD(mt_buf_add_str(b, first ? "" : " and "));
+			ADD(mt_buf_add_str(b, mt_profile_field_name(f)));
+			ADD(mt_buf_add_str(b, " grew from "));
+			ADD(mt_units_add_size(b, d->base->total[f]));
+			ADD(mt_buf_add_str(b, " to "));
+			ADD(mt_units_add_size(b, d->now->total[f]));
+			ADD(mt_buf_add_str(b, " ("));
+			ADD(mt_units_add_pct_change(b, d->base->total[f],
+						    d->now->total[f]));
+			ADD(mt_buf_add_str(b, ")"));
+			first = 0;
+		}
+		ADD(mt_buf_add_str(b, ", beyond the threshold of "));
+	} else {
+		ADD(mt_buf_add_str(b, "neither peak_live_bytes nor live_bytes "
+				      "grew beyond the threshold of "));
+	}
+	ADD(mt_units_add_milli(b, o->threshold));
+	ADD(mt_buf_add_str(b, "%"));
+cleanup:
+	return rc;
+}
+
 static int render_text(mt_buf_t *b, const diff_t *d)
 {
 	const mt_diff_t *o = d->o;
@@ -470,32 +512,8 @@ static int render_text(mt_buf_t *b, const diff_t *d)
 		ADD(mt_profile_add_frames(b, either(pr)->site, SITE_FRAMES));
 		ADD(mt_buf_add_str(b, "\n"));
 	}
-	ADD(mt_buf_add_str(b, "memtrace diff: "));
-	if (d->regressed[0] || d->regressed[1]) {
-		for (int i = 0, first = 1; i < NDECIDING; i++) {
-			mt_profile_field_t f = shown[i].field;
-
-			if (!d->regressed[i])
-				continue;
-			ADD(mt_buf_add_str(b, first ? "" : " and "));
-			ADD(mt_buf_add_str(b, mt_profile_field_name(f)));
-			ADD(mt_buf_add_str(b, " grew from "));
-			ADD(mt_units_add_size(b, d->base->total[f]));
-			ADD(mt_buf_add_str(b, " to "));
-			ADD(mt_units_add_size(b, d->now->total[f]));
-			ADD(mt_buf_add_str(b, " ("));
-			ADD(mt_units_add_pct_change(b, d->base->total[f],
-						    d->now->total[f]));
-			ADD(mt_buf_add_str(b, ")"));
-			first = 0;
-		}
-		ADD(mt_buf_add_str(b, ", beyond the threshold of "));
-	} else {
-		ADD(mt_buf_add_str(b, "neither peak_live_bytes nor live_bytes "
-				      "grew beyond the threshold of "));
-	}
-	ADD(mt_units_add_milli(b, o->threshold));
-	ADD(mt_buf_add_str(b, "%\n"));
+	ADD(add_verdict(b, d));
+	ADD(mt_buf_add_str(b, "\n"));
 cleanup:
 	return rc;
 }
@@ -616,37 +634,148 @@ cleanup:
 	return rc;
 }
 
-int mt_diff_render(mt_buf_t *out, const mt_diff_t *o, const mt_profile_t *base,
-		   const mt_profile_t *now, int *regressed)
+/* Compare base and now into d, with the sides' groups in sb and sn:
+ * release with finish() whatever it returns.  MT_OK or MT_ENOMEM. */
+static int compare(diff_t *d, side_t *sb, side_t *sn, const mt_diff_t *o,
+		   const mt_profile_t *base, const mt_profile_t *now)
 {
-	side_t sb = { 0 }, sn = { 0 }; /* empty sides need no release */
-	diff_t d;
-	int rc = MT_OK, calls;
+	int calls;
 
-	memset(&d, 0, sizeof(d));
-	d.o = o;
-	d.base = base;
-	d.now = now;
+	memset(d, 0, sizeof(*d));
+	memset(sb, 0, sizeof(*sb)); /* empty sides need no release */
+	memset(sn, 0, sizeof(*sn));
+	d->o = o;
+	d->base = base;
+	d->now = now;
 	/* A summary without site lines says nothing of its sites. */
-	d.compare_sites = !(base->source == MT_PROFILE_SUMMARY && !base->nsites) &&
-			  !(now->source == MT_PROFILE_SUMMARY && !now->nsites);
+	d->compare_sites = !(base->source == MT_PROFILE_SUMMARY && !base->nsites) &&
+			   !(now->source == MT_PROFILE_SUMMARY && !now->nsites);
 	for (int i = 0; i < NDECIDING; i++)
-		d.regressed[i] = mt_units_grew_beyond(base->total[shown[i].field],
-						      now->total[shown[i].field],
-						      o->threshold);
+		d->regressed[i] = mt_units_grew_beyond(base->total[shown[i].field],
+						       now->total[shown[i].field],
+						       o->threshold);
 	/* A site's reallocs are calls, as the report counts them; but a
 	 * summary file's site line counts alloc events only, and a site must
 	 * be counted alike in both runs, or every realloc would read as a
 	 * change. */
 	calls = base->source == MT_PROFILE_TRACE && now->source == MT_PROFILE_TRACE;
-	if (build_side(&sb, base, calls) || build_side(&sn, now, calls) ||
-	    (d.compare_sites &&
-	     pair_sites(&sb, &sn, &d.pairs, &d.npairs, &d.unchanged)) ||
-	    (o->json ? render_json(out, &d) : render_text(out, &d)))
+	if (build_side(sb, base, calls) || build_side(sn, now, calls) ||
+	    (d->compare_sites &&
+	     pair_sites(sb, sn, &d->pairs, &d->npairs, &d->unchanged)))
+		return MT_ENOMEM;
+	return MT_OK;
+}
+
+static void finish(diff_t *d, side_t *sb, side_t *sn)
+{
+	mt_mem_free(d->pairs);
+	side_release(sb);
+	side_release(sn);
+}
+
+int mt_diff_render(mt_buf_t *out, const mt_diff_t *o, const mt_profile_t *base,
+		   const mt_profile_t *now, int *regressed)
+{
+	side_t sb, sn;
+	diff_t d;
+	int rc = compare(&d, &sb, &sn, o, base, now);
+
+	if (!rc && (o->json ? render_json(out, &d) : render_text(out, &d)))
 		rc = MT_ENOMEM;
 	*regressed = d.regressed[0] || d.regressed[1];
-	mt_mem_free(d.pairs);
-	side_release(&sb);
-	side_release(&sn);
+	finish(&d, &sb, &sn);
+	return rc;
+}
+
+/* ---- CI cases ---- */
+
+/* Deciding figure i's growth at a site: the sites' own peaks for
+ * peak_live_bytes, live bytes for live_bytes. */
+static i128 figure_change(const pair_t *pr, int i)
+{
+	if (i == 0)
+		return (i128)(pr->now ? pr->now->peak : 0) -
+		       (i128)(pr->base ? pr->base->peak : 0);
+	return change(pr, C_LIVE_BYTES);
+}
+
+/* The changed site that grew most in deciding figure i; NULL when none
+ * grew in it. */
+static const pair_t *grew_most(const diff_t *d, int i)
+{
+	const pair_t *best = NULL;
+	i128 most = 0;
+
+	for (size_t k = 0; k < d->npairs; k++) {
+		i128 c = figure_change(&d->pairs[k], i);
+
+		/* Pairs come by growth: the first of equals is kept. */
+		if (c > most) {
+			most = c;
+			best = &d->pairs[k];
+		}
+	}
+	return best;
+}
+
+static int add_case(mt_ci_t *c, const diff_t *d, int i)
+{
+	mt_profile_field_t f = shown[i].field;
+	uint64_t bv = d->base->total[f], nv = d->now->total[f];
+	mt_ci_case_t *k = mt_ci_add(c);
+	const pair_t *pr;
+	int rc = MT_OK;
+
+	k->failed = d->regressed[i];
+	ADD(mt_buf_add_str(&k->name, mt_profile_field_name(f)));
+	ADD(mt_buf_add_str(&k->message, mt_profile_field_name(f)));
+	ADD(mt_buf_add_str(&k->message, k->failed ? " grew from " : " went from "));
+	ADD(mt_units_add_size(&k->message, bv));
+	ADD(mt_buf_add_str(&k->message, " to "));
+	ADD(mt_units_add_size(&k->message, nv));
+	ADD(mt_buf_add_str(&k->message, " ("));
+	ADD(mt_units_add_pct_change(&k->message, bv, nv));
+	ADD(mt_buf_add_str(&k->message, k->failed ?
+				"), beyond the threshold of " :
+				"), within the threshold of "));
+	ADD(mt_units_add_milli(&k->message, d->o->threshold));
+	ADD(mt_buf_add_str(&k->message, "%"));
+	if (!k->failed || !(pr = grew_most(d, i)))
+		goto cleanup;
+	/* It grew, so NEW has it. */
+	ADD(add_site_counts(&k->site, i == 0 ? "site peak grew most: " :
+					       "live grew most: ",
+			    i == 0 ? (pr->base ? pr->base->peak : 0) :
+				     count(pr->base, C_LIVE_BYTES),
+			    i == 0 ? pr->now->peak : count(pr->now, C_LIVE_BYTES),
+			    1));
+	ADD(mt_buf_add_str(&k->site, " from "));
+	ADD(mt_profile_add_frames(&k->site, pr->now->site, SITE_FRAMES));
+	ADD(mt_ci_set_site(c, k, d->now, pr->now->site));
+cleanup:
+	return rc;
+}
+
+int mt_diff_ci(mt_ci_t *c, const mt_diff_t *o, const mt_profile_t *base,
+	       const mt_profile_t *now)
+{
+	side_t sb, sn;
+	diff_t d;
+	int rc = compare(&d, &sb, &sn, o, base, now);
+
+	_Static_assert(NDECIDING <= MT_CI_CASES_MAX, "a case per figure");
+	if (rc)
+		goto cleanup;
+	ADD(mt_buf_add_str(&c->suite, "memtrace diff "));
+	ADD(mt_buf_add_str(&c->suite, o->base_path));
+	ADD(mt_buf_add_str(&c->suite, " "));
+	ADD(mt_buf_add_str(&c->suite, o->new_path));
+	for (int i = 0; i < NDECIDING; i++)
+		ADD(add_case(c, &d, i));
+	ADD(add_note(&c->notes, "BASE", base, d.compare_sites));
+	ADD(add_note(&c->notes, "NEW", now, d.compare_sites));
+	ADD(add_verdict(&c->verdict, &d));
+cleanup:
+	finish(&d, &sb, &sn);
 	return rc;
 }

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "../base/mt_buf.h"
+#include "../gates/mt_ci.h"
 #include "../gates/mt_profile.h"
 #include "../gates/mt_suppress.h"
 
@@ -46,6 +47,18 @@ typedef struct {
  */
 int mt_diff_render(mt_buf_t *out, const mt_diff_t *o, const mt_profile_t *base,
 		   const mt_profile_t *now, int *regressed);
+
+/*
+ * The verdict as cases of c (mt_ci), for --junit and --format github: one
+ * per deciding figure (peak_live_bytes, live_bytes), failed when it grew
+ * beyond the threshold, with the site that grew most in it (the sites' own
+ * peaks for peak_live_bytes, live bytes for live_bytes) and that site's
+ * source line in NEW; the suite's name ("memtrace diff BASE NEW"), the
+ * note lines and the verdict line.  The other totals are shown, never
+ * judged, so they are no cases.  MT_OK or MT_ENOMEM.
+ */
+int mt_diff_ci(mt_ci_t *c, const mt_diff_t *o, const mt_profile_t *base,
+	       const mt_profile_t *now);
 
 /* The command (cmd/diff.c); argv[0] is "diff".  Returns the exit status. */
 int mt_diff_cmd(int argc, char **argv);

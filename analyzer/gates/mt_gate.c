@@ -74,16 +74,22 @@ static const mt_profile_site_t *heaviest(const mt_profile_t *p,
 	return best;
 }
 
-static int add_hint(mt_buf_t *out, const mt_profile_t *p, mt_gate_budget_t b)
+/* "most live bytes: 4.0 KiB in 1 block from f (app) < main (app)": the
+ * site that weighs most in failed budget b; nothing (and *site NULL) when
+ * none does. */
+static int add_hint(mt_buf_t *out, const mt_profile_t *p, mt_gate_budget_t b,
+		    const mt_profile_site_t **site)
 {
 	const mt_profile_site_t *s = heaviest(p, b);
 	int rc = MT_OK;
 
+	*site = NULL;
 	if (!s || b == MT_GATE_TEMPORARY)
 		return MT_OK;
+	*site = s;
 	switch (b) {
 	case MT_GATE_LIVE:
-		ADD(mt_buf_add_str(out, "     most live bytes: "));
+		ADD(mt_buf_add_str(out, "most live bytes: "));
 		ADD(mt_units_add_size(out, s->live_bytes));
 		ADD(mt_buf_add_str(out, " in "));
 		ADD(mt_buf_add_u64(out, s->live_allocations));
@@ -91,75 +97,76 @@ static int add_hint(mt_buf_t *out, const mt_profile_t *p, mt_gate_budget_t b)
 					" block from " : " blocks from "));
 		break;
 	case MT_GATE_PEAK:
-		ADD(mt_buf_add_str(out, "     highest site peak: "));
+		ADD(mt_buf_add_str(out, "highest site peak: "));
 		ADD(mt_units_add_size(out, s->peak_live_bytes));
 		ADD(mt_buf_add_str(out, " from "));
 		break;
 	default:
 		/* Calls, not allocations: a site's reallocs may take its
 		 * calls past the allocations total on the line above. */
-		ADD(mt_buf_add_str(out, "     most calls: "));
+		ADD(mt_buf_add_str(out, "most calls: "));
 		ADD(mt_buf_add_u64(out, s->calls));
 		ADD(mt_buf_add_str(out, " from "));
 		break;
 	}
 	ADD(mt_profile_add_frames(out, s, HINT_FRAMES));
-	ADD(mt_buf_add_str(out, "\n"));
 cleanup:
 	return rc;
 }
 
-int mt_gate_render(mt_buf_t *out, const mt_gate_t *o, const mt_profile_t *p,
-		   int *failed, int *checked)
+/* "--max-live 4096 (4.0 KiB): live_bytes is 6192 (6.0 KiB), 2096 (2.0
+ * KiB) over": budget b, given, over p; *fail says whether it failed. */
+static int add_budget(mt_buf_t *out, const mt_gate_t *o, const mt_profile_t *p,
+		      mt_gate_budget_t b, int *fail)
 {
-	int complete = !strcmp(p->status, "complete");
+	uint64_t v = p->total[budgets[b].field];
 	int rc = MT_OK;
 
-	*failed = *checked = 0;
-	for (int i = 0; i < MT_GATE_BUDGETS; i++) {
-		mt_gate_budget_t b = (mt_gate_budget_t)i;
-		uint64_t v = p->total[budgets[b].field];
-		int fail;
-
-		if (!o->given[b])
-			continue;
-		fail = v > o->limit[b];
-		++*checked;
-		*failed += fail;
-		ADD(mt_buf_add_str(out, fail ? "FAIL " : "ok   "));
-		ADD(mt_buf_add_str(out, budgets[b].option));
-		ADD(mt_buf_add_str(out, " "));
-		ADD(add_value(out, o->limit[b], budgets[b].is_size));
-		ADD(mt_buf_add_str(out, ": "));
-		ADD(mt_buf_add_str(out, mt_profile_field_name(budgets[b].field)));
-		ADD(mt_buf_add_str(out, " is "));
-		ADD(add_value(out, v, budgets[b].is_size));
-		if (fail) {
-			ADD(mt_buf_add_str(out, ", "));
-			ADD(add_value(out, v - o->limit[b], budgets[b].is_size));
-			ADD(mt_buf_add_str(out, " over"));
-		}
-		if (b == MT_GATE_LIVE && o->left.sites) {
-			ADD(mt_buf_add_str(out, " ("));
-			ADD(mt_suppress_add_left_out(out, &o->left));
-			ADD(mt_buf_add_str(out, ")"));
-		}
-		ADD(mt_buf_add_str(out, "\n"));
-		if (fail)
-			ADD(add_hint(out, p, b));
+	*fail = v > o->limit[b];
+	ADD(mt_buf_add_str(out, budgets[b].option));
+	ADD(mt_buf_add_str(out, " "));
+	ADD(add_value(out, o->limit[b], budgets[b].is_size));
+	ADD(mt_buf_add_str(out, ": "));
+	ADD(mt_buf_add_str(out, mt_profile_field_name(budgets[b].field)));
+	ADD(mt_buf_add_str(out, " is "));
+	ADD(add_value(out, v, budgets[b].is_size));
+	if (*fail) {
+		ADD(mt_buf_add_str(out, ", "));
+		ADD(add_value(out, v - o->limit[b], budgets[b].is_size));
+		ADD(mt_buf_add_str(out, " over"));
 	}
-	if (o->require_complete) {
-		++*checked;
-		*failed += !complete;
-		ADD(mt_buf_add_str(out, complete ? "ok   " : "FAIL "));
-		ADD(mt_buf_add_str(out, "--require-complete: status is "));
-		ADD(mt_buf_add_str(out, p->status));
-		if (!complete && p->message) {
-			ADD(mt_buf_add_str(out, ": "));
-			ADD(mt_buf_add_str(out, p->message));
-		}
-		ADD(mt_buf_add_str(out, "\n"));
-	} else if (!complete) {
+	if (b == MT_GATE_LIVE && o->left.sites) {
+		ADD(mt_buf_add_str(out, " ("));
+		ADD(mt_suppress_add_left_out(out, &o->left));
+		ADD(mt_buf_add_str(out, ")"));
+	}
+cleanup:
+	return rc;
+}
+
+/* "--require-complete: status is complete"; *fail when it is not. */
+static int add_complete(mt_buf_t *out, const mt_profile_t *p, int *fail)
+{
+	int rc = MT_OK;
+
+	*fail = strcmp(p->status, "complete") != 0;
+	ADD(mt_buf_add_str(out, "--require-complete: status is "));
+	ADD(mt_buf_add_str(out, p->status));
+	if (*fail && p->message) {
+		ADD(mt_buf_add_str(out, ": "));
+		ADD(mt_buf_add_str(out, p->message));
+	}
+cleanup:
+	return rc;
+}
+
+/* The note lines: a caveated trace judged without --require-complete, a
+ * sampled one. */
+static int add_notes(mt_buf_t *out, const mt_gate_t *o, const mt_profile_t *p)
+{
+	int rc = MT_OK;
+
+	if (!o->require_complete && strcmp(p->status, "complete")) {
 		ADD(mt_buf_add_str(out, "note: the "));
 		ADD(mt_buf_add_str(out, p->source == MT_PROFILE_TRACE ?
 					"trace" : "summarized trace"));
@@ -170,6 +177,16 @@ int mt_gate_render(mt_buf_t *out, const mt_gate_t *o, const mt_profile_t *p,
 	}
 	ADD(mt_profile_add_sampled_note(out, p->source == MT_PROFILE_TRACE ?
 				"the trace" : "the summarized trace", p->sample_bytes));
+cleanup:
+	return rc;
+}
+
+/* "memtrace gate: new.jsonl: 2 of 5 budgets failed", no newline. */
+static int add_verdict(mt_buf_t *out, const mt_gate_t *o, int failed,
+		       int checked)
+{
+	int rc = MT_OK;
+
 	ADD(mt_buf_add_str(out, "memtrace gate: "));
 	ADD(mt_buf_add_str(out, o->path));
 	if (o->allocator) {
@@ -178,17 +195,112 @@ int mt_gate_render(mt_buf_t *out, const mt_gate_t *o, const mt_profile_t *p,
 		ADD(mt_buf_add_str(out, ")"));
 	}
 	ADD(mt_buf_add_str(out, ": "));
-	if (*failed) {
-		ADD(mt_buf_add_u64(out, (uint64_t)*failed));
+	if (failed) {
+		ADD(mt_buf_add_u64(out, (uint64_t)failed));
 		ADD(mt_buf_add_str(out, " of "));
-		ADD(mt_buf_add_u64(out, (uint64_t)*checked));
-		ADD(mt_buf_add_str(out, *checked == 1 ? " budget failed\n" :
-							" budgets failed\n"));
+		ADD(mt_buf_add_u64(out, (uint64_t)checked));
+		ADD(mt_buf_add_str(out, checked == 1 ? " budget failed" :
+						       " budgets failed"));
 	} else {
-		ADD(mt_buf_add_u64(out, (uint64_t)*checked));
-		ADD(mt_buf_add_str(out, *checked == 1 ? " budget holds\n" :
-							" budgets hold\n"));
+		ADD(mt_buf_add_u64(out, (uint64_t)checked));
+		ADD(mt_buf_add_str(out, checked == 1 ? " budget holds" :
+						       " budgets hold"));
 	}
+cleanup:
+	return rc;
+}
+
+int mt_gate_render(mt_buf_t *out, const mt_gate_t *o, const mt_profile_t *p,
+		   int *failed, int *checked)
+{
+	const mt_profile_site_t *site;
+	int rc = MT_OK, fail;
+
+	*failed = *checked = 0;
+	for (int i = 0; i < MT_GATE_BUDGETS; i++) {
+		mt_gate_budget_t b = (mt_gate_budget_t)i;
+		size_t mark;
+
+		if (!o->given[b])
+			continue;
+		mark = out->len;
+		ADD(mt_buf_add_str(out, "ok   "));
+		ADD(add_budget(out, o, p, b, &fail));
+		if (fail)
+			memcpy(out->data + mark, "FAIL ", 5);
+		++*checked;
+		*failed += fail;
+		ADD(mt_buf_add_str(out, "\n"));
+		if (!fail)
+			continue;
+		mark = out->len;
+		ADD(mt_buf_add_str(out, "     "));
+		ADD(add_hint(out, p, b, &site));
+		if (site)
+			ADD(mt_buf_add_str(out, "\n"));
+		else
+			mt_buf_truncate(out, mark);
+	}
+	if (o->require_complete) {
+		size_t mark = out->len;
+
+		ADD(mt_buf_add_str(out, "ok   "));
+		ADD(add_complete(out, p, &fail));
+		if (fail)
+			memcpy(out->data + mark, "FAIL ", 5);
+		++*checked;
+		*failed += fail;
+		ADD(mt_buf_add_str(out, "\n"));
+	}
+	ADD(add_notes(out, o, p));
+	ADD(add_verdict(out, o, *failed, *checked));
+	ADD(mt_buf_add_str(out, "\n"));
+cleanup:
+	return rc;
+}
+
+int mt_gate_ci(mt_ci_t *c, const mt_gate_t *o, const mt_profile_t *p)
+{
+	const mt_profile_site_t *site;
+	int rc = MT_OK, fail, failed = 0, checked = 0;
+	mt_ci_case_t *k;
+
+	_Static_assert(MT_GATE_BUDGETS + 1 <= MT_CI_CASES_MAX,
+		       "a case for every budget and --require-complete");
+	ADD(mt_buf_add_str(&c->suite, "memtrace gate "));
+	ADD(mt_buf_add_str(&c->suite, o->path));
+	if (o->allocator) {
+		ADD(mt_buf_add_str(&c->suite, " (allocator "));
+		ADD(mt_buf_add_str(&c->suite, o->allocator));
+		ADD(mt_buf_add_str(&c->suite, ")"));
+	}
+	for (int i = 0; i < MT_GATE_BUDGETS; i++) {
+		mt_gate_budget_t b = (mt_gate_budget_t)i;
+
+		if (!o->given[b])
+			continue;
+		k = mt_ci_add(c);
+		ADD(mt_buf_add_str(&k->name, budgets[b].option));
+		ADD(add_budget(&k->message, o, p, b, &fail));
+		k->failed = fail;
+		++checked;
+		failed += fail;
+		if (!fail)
+			continue;
+		ADD(add_hint(&k->site, p, b, &site));
+		if (site)
+			ADD(mt_ci_set_site(c, k, p, site));
+	}
+	if (o->require_complete) {
+		k = mt_ci_add(c);
+		ADD(mt_buf_add_str(&k->name, "--require-complete"));
+		ADD(add_complete(&k->message, p, &fail));
+		k->failed = fail;
+		++checked;
+		failed += fail;
+	}
+	ADD(add_notes(&c->notes, o, p));
+	ADD(add_verdict(&c->verdict, o, failed, checked));
 cleanup:
 	return rc;
 }

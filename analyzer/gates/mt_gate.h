@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "../base/mt_buf.h"
+#include "../gates/mt_ci.h"
 #include "../gates/mt_profile.h"
 #include "../gates/mt_suppress.h"
 
@@ -60,6 +61,15 @@ int mt_gate_budget_is_size(mt_gate_budget_t b);
  */
 int mt_gate_render(mt_buf_t *out, const mt_gate_t *g, const mt_profile_t *p,
 		   int *failed, int *checked);
+
+/*
+ * The same checks as cases of c (mt_ci), for --junit and --format github:
+ * one per budget given, in the report's order, a failed one with the
+ * report's hint as its site and that site's source line; the suite's
+ * name ("memtrace gate PATH"), the note lines and the verdict line.
+ * MT_OK or MT_ENOMEM.
+ */
+int mt_gate_ci(mt_ci_t *c, const mt_gate_t *g, const mt_profile_t *p);
 
 /* The command (cmd/gate.c); argv[0] is "gate".  Returns the exit status. */
 int mt_gate_cmd(int argc, char **argv);
