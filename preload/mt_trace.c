@@ -593,6 +593,9 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid)
 	}
 	mt_record_seen_tail = 0;
 	h = mt_record_ring.hdr;
+	/* The header goes into the ring before the wait: a process killed
+	 * while its collector opens the trace still gets a trace.start. */
+	write_header(ppid);
 	rc = mt_record_wait_open();
 	if (rc != MT_RING_WRITING) {
 		int err = rc == MT_RING_FAILED ? atomic_load(&h->open_error) : ECHILD;
@@ -607,7 +610,6 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid)
 	}
 	atomic_store(&warned, 0);
 	atomic_store(&active, ON);
-	write_header(ppid);
 	return 0;
 }
 

@@ -332,6 +332,48 @@ START_TEST(test_bash_script_that_forks_and_pipes_runs_unchanged_and_every_trace_
 }
 END_TEST
 
+/*
+ * A real project's own test suite: CPython's tests of os, posix (spawn
+ * with file actions that close descriptors 0 to 2), fork, wait4 and json
+ * pass traced as they pass bare.  They look at what a tracer could change:
+ * descriptor numbers, which descriptors are open, children and their wait
+ * results, signals.  Output differs run to run (timings), so only the
+ * verdict is compared.
+ */
+START_TEST(test_pythons_own_os_posix_and_fork_tests_pass_traced)
+{
+	real_t t;
+	char *py = find_program("/usr/bin/python3"), *tests, *sh = find_program("sh");
+	char script[4096];
+	char *argv[] = { sh, "-c", script, NULL };
+	char preload[4096], output[4096];
+	char *tenv[] = { preload, output, NULL };
+	mt_test_run_t a, b;
+
+	real_init(&t);
+	tests = mt_test_path(t.dir, "run");
+	mt_quiet_int_eq(mkdir(tests, 0700), 0);
+	snprintf(script, sizeof(script),
+		 "cd '%s' && exec %s -m test test_os test_posix test_fork1 test_wait4 test_json",
+		 tests, py);
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libmtpreload.so", mt_test_build_dir());
+	snprintf(output, sizeof(output), "MEMTRACE_OUTPUT=%s/py.%%p.jsonl.zst", t.traces);
+	mt_test_run(&a, argv, NULL);
+	mt_quiet(a.status == 0 && strstr(a.out, "Tests result: SUCCESS"),
+		 "bare, python's tests fail (exit %d):\n%s%s", a.status, a.out, a.err);
+	mt_test_run(&b, argv, tenv);
+	mt_quiet(b.status == 0 && strstr(b.out, "Tests result: SUCCESS"),
+		 "traced, python's tests fail (exit %d):\n%s%s", b.status, b.out, b.err);
+	ck_assert_int_ge(assert_traces_complete(t.traces, "python's tests"), 5);
+	mt_test_run_release(&a);
+	mt_test_run_release(&b);
+	free(tests);
+	real_done(&t);
+	free(py);
+	free(sh);
+}
+END_TEST
+
 Suite *mt_suite_real(void)
 {
 	Suite *s = suite_create("real");
@@ -344,6 +386,10 @@ Suite *mt_suite_real(void)
 	tcase_add_test(tc, test_gcc_compiles_the_same_object_and_every_trace_is_complete);
 	tcase_add_test(tc, test_git_commits_the_same_history_and_every_trace_is_complete);
 	tcase_add_test(tc, test_bash_script_that_forks_and_pipes_runs_unchanged_and_every_trace_is_complete);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("test suites");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_pythons_own_os_posix_and_fork_tests_pass_traced);
 	suite_add_tcase(s, tc);
 	return s;
 }
