@@ -4,6 +4,10 @@
  *
  *   memtrace-collector NAME ROOT PID    (fd 3: the ring, fd 4: PID's pidfd)
  *
+ * or `memtrace record` starts it as the command's parent (mt_server.h):
+ *
+ *   memtrace-collector --record PRELOAD PATTERN -- CMD [ARGS]
+ *
  * and never a person: it opens the trace (mt_out), says how that went in
  * the ring's header, drains the ring (mt_collect) and exits once the trace
  * is finished.  It must never signal or wait for the program, and never
@@ -25,6 +29,7 @@
 #include "../common/mt_ring.h"
 #include "mt_collect.h"
 #include "mt_out.h"
+#include "mt_server.h"
 
 #define RING_FD 3
 #define PIDFD 4
@@ -44,13 +49,18 @@ int main(int argc, char **argv)
 	void *map;
 	int rc;
 
+	/* memtrace record: the command's signals and descriptors are the
+	 * user's, untouched until the command is started. */
+	if (argc >= 6 && !strcmp(argv[1], "--record") && !strcmp(argv[4], "--"))
+		return mt_server_run(argv[2], argv[3], argv + 5);
 	/* The program's blocked signals came along through the exec. */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
 	if (argc != 4) {
-		fprintf(stderr, "usage: memtrace-collector NAME ROOT PID (started by libmtpreload.so)\n");
+		fprintf(stderr, "usage: memtrace-collector NAME ROOT PID (started by libmtpreload.so)\n"
+				"       memtrace-collector --record PRELOAD PATTERN -- CMD [ARGS] (started by memtrace record)\n");
 		return 64;
 	}
 	if (fstat(RING_FD, &st) < 0 || (size_t)st.st_size < MT_RING_HDR_SIZE) {
