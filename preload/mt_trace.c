@@ -548,8 +548,11 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid)
 		if (rc == -EPERM)
 			say("memtrace record's collector does not serve this process "
 			    "(another user's); the program runs untraced", NULL, NULL);
-		else if (rc < 0)
+		else if (rc == -ECONNREFUSED)
 			say("cannot reach memtrace record's collector '", record_sock,
+			    "'; the program runs untraced");
+		else if (rc < 0)
+			say("cannot hand the ring to memtrace record's collector '", record_sock,
 			    "'; the program runs untraced");
 		if (rc < 0)
 			return rc;
