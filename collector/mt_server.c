@@ -199,11 +199,14 @@ static ring_t *take(int fd)
 	    MT_RING_HDR_SIZE + h->nslots * MT_RING_SLOT > (uint64_t)st.st_size)
 		goto refuse;
 	/* The program's pid as this process sees it: the pidfd knows it
-	 * whatever pid namespace the program is in; without one, the
-	 * go-between that connected is the program's child, and the program
-	 * waits for it, so its pid is still the program's when a pidfd of
-	 * it is opened here. */
-	r->c.program = r->pidfd >= 0 ? pidfd_pid(r->pidfd) : parent_of(cr.pid);
+	 * whatever pid namespace the program is in; without one, the peer is
+	 * the program or its go-between child, and the program waits for the
+	 * answer, so its pid is still the program's when a pidfd of it is
+	 * opened here. */
+	if (r->pidfd >= 0)
+		r->c.program = pidfd_pid(r->pidfd);
+	else
+		r->c.program = msg->via_child ? parent_of(cr.pid) : cr.pid;
 	if (r->c.program <= 0)
 		goto refuse;
 	if (r->pidfd < 0)

@@ -31,7 +31,8 @@ typedef struct {
 	int32_t pid;        /* the program's, in its own pid namespace */
 	uint32_t root;      /* name is the user's own (mt_out_open) */
 	uint32_t has_pidfd; /* a pidfd of the program follows the memfd */
-	uint32_t pad;
+	uint32_t via_child; /* the sender is a child of the program's (the
+			     * go-between), not the program itself */
 	char name[4096];    /* the trace's name, %p expanded */
 } mt_register_msg_t;
 

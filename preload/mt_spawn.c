@@ -94,6 +94,7 @@ typedef struct {
 	const char *sock;
 	const char *name;
 	int root;
+	int alone; /* registers from the program's own table */
 	/* Results, written by the children into the shared memory. */
 	void *map;
 	pid_t collector_pid;
@@ -245,6 +246,7 @@ static void register_ring(spawn_t *s)
 	msg.pid = s->program;
 	msg.root = (uint32_t)s->root;
 	msg.has_pidfd = s->pidfd >= 0;
+	msg.via_child = !s->alone;
 	memcpy(msg.name, s->name, strlen(s->name) + 1);
 	nfds = s->pidfd >= 0 ? 2 : 1;
 	mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
@@ -352,8 +354,8 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
 int mt_spawn_register(const char *sock, const char *name, int root,
 		      uint64_t nslots, uint64_t t0, int alone, mt_spawn_ring_t *r)
 {
-	spawn_t s = { .sock = sock, .name = name, .root = root, .nslots = nslots,
-		      .t0 = t0, .memfd = -1, .pidfd = -1 };
+	spawn_t s = { .sock = sock, .name = name, .root = root, .alone = alone,
+		      .nslots = nslots, .t0 = t0, .memfd = -1, .pidfd = -1 };
 	sigset_t all, old;
 	int saved = errno, st;
 	long stack = 0, got;
