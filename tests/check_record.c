@@ -262,6 +262,36 @@ START_TEST(test_a_subreaper_under_plain_preload_says_so_and_runs_untraced)
 }
 END_TEST
 
+/* 4b. Likewise pid 1 of a pid namespace under plain LD_PRELOAD: one line,
+ * and it reaps its own 5 children, no collector. */
+START_TEST(test_a_pid_namespace_init_under_plain_preload_says_so_and_runs_untraced)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.%p.jsonl");
+	char *launch = mt_test_workload("wl_launch"), *prog = mt_test_workload("wl_reaper");
+	char *argv[] = { launch, "--newpid", "--", prog, "reap", "5", NULL };
+	mt_test_run_t r;
+
+	mt_test_run_traced(&r, argv, trace, NULL);
+	if (r.status == 77) {
+		MT_TEST_SKIP("no pid namespace can be made here (%s)", r.err);
+		goto done;
+	}
+	mt_quiet(r.status == 0, "exited %d (142: it hung): %s", r.status, r.err);
+	ck_assert_str_eq(r.out, "pid 1 reaped 5\n");
+	ck_assert_str_eq(r.err, "memtrace: this process is pid 1 of its namespace: its "
+				"collectors would be its children; trace it with memtrace record\n");
+	/* The launcher's own trace, and no other. */
+	mt_quiet_uint_eq(mt_test_assert_traces_complete(dir), 1);
+done:
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(launch);
+	free(prog);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
 /* 5. A pid namespace's init traced under record: its reap-until-ECHILD
  * loop ends, and a SIGKILL of it loses no event it finished. */
 START_TEST(test_a_pid_namespace_init_under_record_reaps_and_keeps_its_events)
@@ -349,7 +379,8 @@ done:
 END_TEST
 
 /* 7. SIGTERM sent to record reaches the command, which dies of it as it
- * would bare: record exits 143, and the command's trace is complete. */
+ * would bare: record exits 143, and the command's trace is complete.
+ * SIGINT sent to record alone does not end it. */
 START_TEST(test_sigterm_to_record_reaches_the_command)
 {
 	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
@@ -376,6 +407,11 @@ START_TEST(test_sigterm_to_record_reaches_the_command)
 	while (!mt_test_exists(ready) && tries++ < 3000)
 		nanosleep(&nap, NULL);
 	mt_quiet(mt_test_exists(ready), "the command never started");
+	/* A ^C reaches the command from the terminal itself: record, sent
+	 * SIGINT alone, waits on. */
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+	ck_assert_int_eq(waitpid(pid, &st, WNOHANG), 0);
 	ck_assert_int_eq(kill(pid, SIGTERM), 0);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	mt_quiet(WIFEXITED(st) && WEXITSTATUS(st) == 143, "record ended with %#x", st);
@@ -406,6 +442,7 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_every_process_of_a_tree_has_its_trace_and_one_collector);
 	tcase_add_test(tc, test_a_subreaper_under_record_reaps_only_its_children);
 	tcase_add_test(tc, test_a_subreaper_under_plain_preload_says_so_and_runs_untraced);
+	tcase_add_test(tc, test_a_pid_namespace_init_under_plain_preload_says_so_and_runs_untraced);
 	tcase_add_test(tc, test_a_pid_namespace_init_under_record_reaps_and_keeps_its_events);
 	tcase_add_test(tc, test_a_tree_under_record_costs_one_process);
 	tcase_add_test(tc, test_sigterm_to_record_reaches_the_command);
