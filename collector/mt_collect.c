@@ -375,6 +375,8 @@ static int drain(drain_t *d, int max, int gone)
  * one) it is no more. */
 static int program_gone(mt_collect_t *c)
 {
+	if (c->watched)
+		return c->ended;
 	if (c->pidfd >= 0) {
 		struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
 
@@ -489,7 +491,11 @@ int mt_collect_step(mt_collect_t *c)
 
 	if (!d || !d->batch)
 		return MT_COLLECT_DONE;
-	if (!c->shared)
+	/* A ring with nothing to read costs no system call: a shared
+	 * collector looks at every ring it serves each time it wakes. */
+	if (!c->shared ||
+	    (!atomic_load_explicit(&c->slots[d->tail & d->mask].word, memory_order_acquire) &&
+	     !d->gone && !d->exec_pending && !d->dirty && !program_gone(c)))
 		return step(d);
 	cpu = thread_cpu_ns();
 	rc = step(d);

@@ -34,6 +34,9 @@ typedef struct {
 	/* One of many rings a process serves (memtrace record): each is
 	 * charged the CPU time spent on it, not the process's. */
 	int shared;
+	/* The caller polls pidfd itself, with the other rings' (a shared
+	 * collector), and sets ended once it is readable. */
+	int watched, ended;
 	struct mt_collect_drain *drain; /* mt_collect's own, from open */
 } mt_collect_t;
 

@@ -213,6 +213,7 @@ static ring_t *take(int fd)
 		r->pidfd = (int)syscall(SYS_pidfd_open, r->c.program, 0);
 	if (r->pidfd >= 0)
 		fcntl(r->pidfd, F_SETFD, FD_CLOEXEC);
+	r->c.watched = r->pidfd >= 0; /* in the serve loop's poll */
 	r->c.hdr = h;
 	r->c.slots = (mt_ring_slot_t *)((char *)r->map + MT_RING_HDR_SIZE);
 	r->c.pidfd = r->pidfd;
@@ -303,6 +304,7 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 	ring_t *rings = NULL;
 	size_t nrings = 0, cap = 0;
 	struct pollfd *pfd = NULL;
+	ring_t **polled = NULL;
 	int lfd = -1, status = 0, ended = 0;
 	uint64_t rnd = 0;
 	pid_t pid;
@@ -405,26 +407,44 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 		}
 		if (cap < nrings + 1) {
 			struct pollfd *q = realloc(pfd, (nrings + 16) * sizeof(*q));
+			ring_t **qr = q ? realloc(polled, (nrings + 16) * sizeof(*qr)) : NULL;
 
-			if (q) {
+			if (q)
 				pfd = q;
+			if (qr) {
+				polled = qr;
 				cap = nrings + 16;
 			}
 		}
-		if (pfd && cap >= nrings + 1) {
+		if (pfd && polled && cap >= nrings + 1) {
 			pfd[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 			for (ring_t *r = rings; r; r = r->next)
-				if (r->pidfd >= 0)
+				if (r->c.watched && !r->c.ended) {
+					polled[n] = r;
 					pfd[n++] = (struct pollfd){ .fd = r->pidfd, .events = POLLIN };
-			poll(pfd, (nfds_t)n, busy ? 0 : NAP_MS);
-		} else if (!busy) {
-			struct timespec ts = { 0, NAP_MS * 1000000L };
+				}
+			if (poll(pfd, (nfds_t)n, busy ? 0 : NAP_MS) > 0)
+				for (size_t i = 1; i < n; i++)
+					if (pfd[i].revents)
+						polled[i]->c.ended = 1;
+		} else {
+			/* No memory for the arrays: each ring on its own. */
+			for (ring_t *r = rings; r; r = r->next)
+				if (r->c.watched && !r->c.ended) {
+					struct pollfd one = { .fd = r->pidfd, .events = POLLIN };
 
-			nanosleep(&ts, NULL);
+					r->c.ended = poll(&one, 1, 0) > 0;
+				}
+			if (!busy) {
+				struct timespec ts = { 0, NAP_MS * 1000000L };
+
+				nanosleep(&ts, NULL);
+			}
 		}
 		take_all(lfd, &rings, &nrings);
 	}
 	close(lfd);
 	free(pfd);
+	free(polled);
 	return status;
 }
