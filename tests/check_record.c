@@ -161,6 +161,30 @@ START_TEST(test_record_exits_with_the_commands_status_and_keeps_its_streams)
 }
 END_TEST
 
+/* 1b. A command line without CMD is a usage error, and a CMD that cannot
+ * be run is 127, as a shell says. */
+START_TEST(test_record_without_a_runnable_command_says_why)
+{
+	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *none[] = { NULL };
+	char *missing[] = { "/nonexistent/program", NULL };
+	mt_test_run_t r;
+
+	record(&r, out, none);
+	mt_quiet_int_eq(r.status, 64);
+	mt_quiet(strstr(r.err, "missing CMD argument") != NULL, "stderr: %s", r.err);
+	mt_test_run_release(&r);
+	record(&r, out, missing);
+	mt_quiet_int_eq(r.status, 127);
+	ck_assert_str_eq(r.err, "memtrace: record: cannot run '/nonexistent/program': "
+				"No such file or directory\n");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(out);
+	free(dir);
+}
+END_TEST
+
 /* 2. A tree of processes (fork, exec, a shell pipeline): each has its
  * complete trace in DIR, written by the one collector there is. */
 START_TEST(test_every_process_of_a_tree_has_its_trace_and_one_collector)
@@ -439,6 +463,7 @@ Suite *mt_suite_record(void)
 	TCase *tc = tcase_create("record");
 
 	tcase_add_test(tc, test_record_exits_with_the_commands_status_and_keeps_its_streams);
+	tcase_add_test(tc, test_record_without_a_runnable_command_says_why);
 	tcase_add_test(tc, test_every_process_of_a_tree_has_its_trace_and_one_collector);
 	tcase_add_test(tc, test_a_subreaper_under_record_reaps_only_its_children);
 	tcase_add_test(tc, test_a_subreaper_under_plain_preload_says_so_and_runs_untraced);
