@@ -274,21 +274,40 @@ static void take_all(int lfd, ring_t **rings, size_t *nrings)
 	}
 }
 
-/* Prepend preload to LD_PRELOAD; set MEMTRACE_OUTPUT and MEMTRACE_RECORD. */
+/* Prepend preload to LD_PRELOAD, leaving out any libmtpreload.so the
+ * list already names (two copies of the preload in one process would
+ * trace each other); set MEMTRACE_OUTPUT and MEMTRACE_RECORD. */
 static int command_env(const char *preload, const char *pattern, const char *sock)
 {
 	const char *old = getenv("LD_PRELOAD");
-	char *v;
+	size_t len = strlen(preload) + (old ? strlen(old) : 0) + 2;
+	char *v = malloc(len), *w;
 	int rc;
 
-	if (old && *old) {
-		if (asprintf(&v, "%s:%s", preload, old) < 0)
-			return -1;
-		rc = setenv("LD_PRELOAD", v, 1);
-		free(v);
-	} else {
-		rc = setenv("LD_PRELOAD", preload, 1);
+	if (!v)
+		return -1;
+	w = stpcpy(v, preload);
+	for (const char *p = old ? old : ""; *p;) {
+		size_t n, skip = strspn(p, ": ");
+		const char *base;
+
+		p += skip;
+		n = strcspn(p, ": ");
+		if (!n)
+			break;
+		base = memrchr(p, '/', n);
+		base = base ? base + 1 : p;
+		if ((size_t)(p + n - base) != strlen("libmtpreload.so") ||
+		    memcmp(base, "libmtpreload.so", n - (size_t)(base - p))) {
+			*w++ = ':';
+			memcpy(w, p, n);
+			w += n;
+		}
+		p += n;
 	}
+	*w = '\0';
+	rc = setenv("LD_PRELOAD", v, 1);
+	free(v);
 	if (rc < 0 || setenv("MEMTRACE_OUTPUT", pattern, 1) < 0 ||
 	    setenv(MT_REGISTER_ENV, sock, 1) < 0)
 		return -1;
