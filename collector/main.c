@@ -6,12 +6,16 @@
  *
  * PIDFD is 4 when fd 4 is PID's pidfd, - when the program has none
  * (pidfd_open refused by an old kernel or a seccomp filter): the collector
- * then watches the program by its /proc entry.  Started by the preload and
- * never a person: it opens the trace (mt_out), says how that went in the
- * ring's header, drains the ring (mt_collect) and exits once the trace is
- * finished.  It must never signal or wait for the program, never exit
- * before every record the program published is written, unless it cannot
- * write, and never take a descriptor that is not a pidfd for the
+ * then watches the program by its /proc entry.  Or `memtrace record`
+ * starts it as the command's parent (mt_server.h):
+ *
+ *   memtrace-collector --record PRELOAD PATTERN -- CMD [ARGS]
+ *
+ * Never started by a person: it opens the trace (mt_out), says how that
+ * went in the ring's header, drains the ring (mt_collect) and exits once
+ * the trace is finished.  It must never signal or wait for the program,
+ * never exit before every record the program published is written, unless
+ * it cannot write, and never take a descriptor that is not a pidfd for the
  * program's: an operator's SIGTERM to the whole service (systemctl stop)
  * must not end it, only the program's end does.
  */
@@ -29,29 +33,12 @@
 
 #include "../common/mt_ring.h"
 #include "mt_collect.h"
+#include "mt_drainer.h"
 #include "mt_out.h"
+#include "mt_server.h"
 
 #define RING_FD 3
 #define PIDFD 4
-
-/* This process's robust futex list: one entry, the ring's drainer word
- * (common/mt_ring.h), so that the kernel marks it when the collector
- * ends, however it ends, and the program learns it without a system
- * call.  The list replaces libc's own: the collector has no robust
- * mutex. */
-static struct robust_list_head robust;
-static struct robust_list robust_entry;
-
-static void own_drainer_word(mt_ring_hdr_t *h)
-{
-	atomic_store(&h->drainer, (uint32_t)syscall(SYS_gettid) & FUTEX_TID_MASK);
-	robust_entry.next = &robust.list;
-	robust.list.next = &robust_entry;
-	robust.futex_offset = (long)((char *)&h->drainer - (char *)&robust_entry);
-	robust.list_op_pending = NULL;
-	if (syscall(SYS_set_robust_list, &robust, sizeof(robust)) < 0)
-		atomic_store(&h->drainer, 0); /* the program asks kill(2) */
-}
 
 static void wake(_Atomic uint32_t *word)
 {
@@ -100,6 +87,11 @@ int main(int argc, char **argv)
 	void *map;
 	int rc;
 
+	/* memtrace record: the command's signals and descriptors are the
+	 * user's, untouched until the command is started (mt_server.c sets
+	 * the server's own). */
+	if (argc >= 6 && !strcmp(argv[1], "--record") && !strcmp(argv[4], "--"))
+		return mt_server_run(argv[2], argv[3], argv + 5);
 	/* An operator stops a service by signalling each of its processes
 	 * (systemctl stop: SIGTERM to the cgroup), a terminal each of a
 	 * session's: the collector ends when the program does, after
@@ -114,7 +106,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGXFSZ, SIG_IGN);
 	if (argc != 5) {
-		fprintf(stderr, "usage: memtrace-collector NAME ROOT PID PIDFD (started by libmtpreload.so)\n");
+		fprintf(stderr, "usage: memtrace-collector NAME ROOT PID PIDFD (started by libmtpreload.so)\n"
+				"       memtrace-collector --record PRELOAD PATTERN -- CMD [ARGS] (started by memtrace record)\n");
 		return 64;
 	}
 	if (fstat(RING_FD, &st) < 0 || (size_t)st.st_size < MT_RING_HDR_SIZE) {
@@ -140,7 +133,8 @@ int main(int argc, char **argv)
 	c.slots = (mt_ring_slot_t *)((char *)map + MT_RING_HDR_SIZE);
 	c.program = (pid_t)atoi(argv[3]);
 	atomic_store(&h->collector_pid, (int32_t)getpid());
-	own_drainer_word(h);
+	/* Without it the program asks the kernel whether we live. */
+	mt_drainer_take(h);
 	rc = mt_out_open(&c.out, argv[1], argv[2][0] == '1', path, sizeof(path));
 	memcpy(h->path, path, strlen(path) + 1);
 	c.path = h->path;

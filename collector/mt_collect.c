@@ -35,7 +35,7 @@
 /* Slots read between two moves of the tail the writers see. */
 #define PUBLISH_EVERY 1024
 
-typedef struct {
+typedef struct mt_collect_drain {
 	mt_collect_t *c;
 	uint64_t mask, tail, published, publish_every, seq, last_t;
 	char *batch;
@@ -50,6 +50,13 @@ typedef struct {
 	char tail_buf[MT_JSONL_BLOCK_TAIL_MAX];
 	size_t tail_len;
 	uint64_t tail_tid;
+	/* The program has ended: one more drain, then the end. */
+	int gone;
+	uint64_t last_exec_look;
+	/* The program's start time in its /proc/PID/stat (program_gone). */
+	uint64_t start_time;
+	/* CPU time spent on this ring (a shared collector's). */
+	uint64_t cpu_ns;
 } drain_t;
 
 static uint64_t now_ns(void)
@@ -399,6 +406,8 @@ static int stat_gone(int fd, uint64_t *start)
  * one) its /proc entry says so, or (without /proc) it is no more. */
 static int program_gone(mt_collect_t *c, uint64_t *start)
 {
+	if (c->watched)
+		return c->ended;
 	if (c->pidfd >= 0) {
 		struct pollfd p = { .fd = c->pidfd, .events = POLLIN };
 
@@ -454,51 +463,97 @@ static int ring_still_mapped(mt_collect_t *c)
 	return found;
 }
 
-int mt_collect_run(mt_collect_t *c)
+int mt_collect_open(mt_collect_t *c)
 {
 	mt_ring_hdr_t *h = c->hdr;
 	drain_t *d = calloc(1, sizeof(*d));
-	int rc = 0, got, gone = 0;
-	uint64_t last_exec_look = 0, out_length, start_time = 0;
 
+	c->drain = d;
 	if (!d || !(d->batch = malloc(BATCH))) {
-		rc = -ENOMEM;
 		snprintf(h->message, sizeof(h->message), "cannot write the trace: %s",
 			 strerror(ENOMEM));
-		goto done;
+		return -ENOMEM;
 	}
 	d->c = c;
 	d->mask = h->nslots - 1;
 	d->publish_every = h->nslots / 4 < PUBLISH_EVERY ? h->nslots / 4 : PUBLISH_EVERY;
 	d->tail = d->published = atomic_load(&h->tail);
 	d->last_flush = now_ns();
-	for (;;) {
-		got = drain(d, 4096, gone);
-		if (got == GOT_END || d->error)
-			break;
-		if (got == GOT_SOME && now_ns() - d->last_flush < FLUSH_NS)
-			continue;
-		if (d->dirty && now_ns() - d->last_flush >= FLUSH_NS)
-			flush(d);
-		if (got == GOT_SOME)
-			continue;
-		if (gone)
-			break; /* everything published is written */
-		nap(d);
-		if (program_gone(c, &start_time)) {
-			gone = 1; /* one more drain, stepping over what is half made */
-			continue;
-		}
-		if (d->exec_pending && now_ns() - last_exec_look > EXEC_POLL_MS * 1000000ull) {
-			last_exec_look = now_ns();
-			if (!ring_still_mapped(c))
-				break; /* the exec succeeded: the trace ends with its stop */
-		}
-	}
-	if (!d->error)
+	return 0;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int step(drain_t *d)
+{
+	mt_collect_t *c = d->c;
+	int got = drain(d, 4096, d->gone);
+
+	if (got == GOT_END || d->error)
+		return MT_COLLECT_DONE;
+	if (d->dirty && now_ns() - d->last_flush >= FLUSH_NS)
 		flush(d);
-	rc = d->error ? -d->error : 0;
-done:
+	if (got == GOT_SOME)
+		return MT_COLLECT_BUSY;
+	if (d->gone)
+		return MT_COLLECT_DONE; /* everything published is written */
+	if (program_gone(c, &d->start_time)) {
+		d->gone = 1; /* one more drain, stepping over what is half made */
+		return MT_COLLECT_BUSY;
+	}
+	if (d->exec_pending && now_ns() - d->last_exec_look > EXEC_POLL_MS * 1000000ull) {
+		d->last_exec_look = now_ns();
+		if (!ring_still_mapped(c))
+			return MT_COLLECT_DONE; /* the exec succeeded: the trace ends with its stop */
+	}
+	return MT_COLLECT_IDLE;
+}
+
+int mt_collect_step(mt_collect_t *c)
+{
+	drain_t *d = c->drain;
+	uint64_t cpu;
+	int rc;
+
+	if (!d || !d->batch)
+		return MT_COLLECT_DONE;
+	/* A ring with nothing to read costs no system call: a shared
+	 * collector looks at every ring it serves each time it wakes. */
+	if (!c->shared ||
+	    (!atomic_load_explicit(&c->slots[d->tail & d->mask].word, memory_order_acquire) &&
+	     !d->gone && !d->exec_pending && !d->dirty && !program_gone(c, &d->start_time)))
+		return step(d);
+	cpu = thread_cpu_ns();
+	rc = step(d);
+	d->cpu_ns += thread_cpu_ns() - cpu;
+	return rc;
+}
+
+void mt_collect_nap(mt_collect_t *c)
+{
+	if (c->drain && c->drain->batch)
+		nap(c->drain);
+}
+
+int mt_collect_close(mt_collect_t *c)
+{
+	mt_ring_hdr_t *h = c->hdr;
+	drain_t *d = c->drain;
+	uint64_t out_length, cpu = c->shared ? thread_cpu_ns() : 0;
+	int rc = -ENOMEM;
+
+	if (d && d->batch) {
+		if (!d->error)
+			flush(d);
+		rc = d->error ? -d->error : 0;
+	}
 	out_length = mt_out_length(c->out);
 	{
 		int crc = mt_out_close(c->out);
@@ -508,7 +563,11 @@ done:
 			rc = crc;
 		}
 	}
-	{
+	if (c->shared) {
+		/* One process serves many rings: each is charged the time
+		 * spent on it. */
+		h->collector_cpu_ns = (d ? d->cpu_ns : 0) + thread_cpu_ns() - cpu;
+	} else {
 		struct rusage ru;
 
 		if (getrusage(RUSAGE_SELF, &ru) == 0)
@@ -516,9 +575,9 @@ done:
 				((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) *
 					1000000000ull +
 				((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000;
-		h->collector_lines = d ? d->seq : 0;
-		h->collector_bytes = out_length;
 	}
+	h->collector_lines = d ? d->seq : 0;
+	h->collector_bytes = out_length;
 	atomic_store(&h->state, MT_RING_DONE);
 	wake(&h->state);
 	/* Nothing more will be read: no exec may wait for it. */
@@ -528,5 +587,17 @@ done:
 	if (d)
 		free(d->batch);
 	free(d);
+	c->drain = NULL;
 	return rc;
+}
+
+int mt_collect_run(mt_collect_t *c)
+{
+	int st;
+
+	if (mt_collect_open(c) == 0)
+		while ((st = mt_collect_step(c)) != MT_COLLECT_DONE)
+			if (st == MT_COLLECT_IDLE)
+				mt_collect_nap(c);
+	return mt_collect_close(c);
 }

@@ -32,11 +32,42 @@ typedef struct {
 	int statfd;     /* without one: its /proc/PID/stat, or -1 (kill(2)) */
 	int ring_fd;    /* the memfd: an exec is known by its mapping's end */
 	const char *path; /* the trace's name, for messages */
+	/* One of many rings a process serves (memtrace record): each is
+	 * charged the CPU time spent on it, not the process's. */
+	int shared;
+	/* The caller polls pidfd itself, with the other rings' (a shared
+	 * collector), and sets ended once it is readable. */
+	int watched, ended;
+	struct mt_collect_drain *drain; /* mt_collect's own, from open */
 } mt_collect_t;
 
-/* Drain until the trace ends (a stop, the program's end, an exec, a
- * write error); close the trace and set hdr->state to MT_RING_DONE.
- * Returns 0, or -errno of a write error (already reported on stderr). */
+/*
+ * A ring is drained in steps, so that one process can serve many:
+ * mt_collect_open, then mt_collect_step until it says MT_COLLECT_DONE
+ * (napping, with mt_collect_nap or otherwise, only when every ring it
+ * serves says MT_COLLECT_IDLE), then mt_collect_close.
+ */
+enum {
+	MT_COLLECT_IDLE, /* nothing to read now */
+	MT_COLLECT_BUSY, /* it read some: step again soon */
+	MT_COLLECT_DONE, /* the trace has ended (a stop, the program's end,
+			  * an exec, a write error): close it */
+};
+
+/* Ready c to be stepped: 0, or -ENOMEM (the message is in the header;
+ * mt_collect_close must follow either way). */
+int mt_collect_open(mt_collect_t *c);
+int mt_collect_step(mt_collect_t *c);
+/* Sleep up to a millisecond, or until a writer that finds the ring full
+ * rings its doorbell. */
+void mt_collect_nap(mt_collect_t *c);
+/* Close the trace, set hdr->state to MT_RING_DONE and let every waiter
+ * go.  Returns 0, or -errno of a write error (already in the header's
+ * message). */
+int mt_collect_close(mt_collect_t *c);
+
+/* The one-ring collector: open, step (napping when idle) and close.
+ * Returns as mt_collect_close. */
 int mt_collect_run(mt_collect_t *c);
 
 #endif

@@ -144,8 +144,10 @@ typedef struct {
 	 * included), the kernel sets MT_RING_DRAINER_DIED in the word and
 	 * wakes waiters on it; a zombie nobody reaps has ended too.  Zero
 	 * until the drainer has taken it.  A process that drains several
-	 * rings puts each ring's word in its list.
+	 * rings puts each ring's word in its list; the list's entry for
+	 * this ring is drainer_link, the drainer's own (collector/mt_drainer.h).
 	 */
+	uint64_t drainer_link;
 	_Atomic uint32_t drainer;
 	/* Events lost on the program's side (a stack that did not fit in
 	 * memory), for trace.stop. */

@@ -15,11 +15,14 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../common/mt_fmt.h"
+#include "../common/mt_register.h"
 #include "mt_real.h"
 
 #ifndef SYS_pidfd_open
@@ -87,10 +90,16 @@ typedef struct {
 	uint64_t nslots, t0;
 	size_t map_len;
 	char *stack2;
+	/* Registration with memtrace record's collector instead. */
+	const char *sock;
+	const char *name;
+	int root;
+	int alone; /* registers from the program's own table */
 	/* Results, written by the children into the shared memory. */
 	void *map;
 	pid_t collector_pid;
 	int err; /* -errno */
+	int memfd, pidfd;
 } spawn_t;
 
 /* The collector: out of the session, then the exec with the descriptors
@@ -161,23 +170,12 @@ static long collector_table(pid_t program, int *pidfd)
 	return fd;
 }
 
-/* The go-between: the memfd and the pidfd in its own table, the mapping
- * in the shared memory, then the collector as its vfork child. */
-static int middle_child(void *arg)
+/* The ring on the memfd fd: sized, mapped into the (shared) memory, its
+ * header set.  Returns the mapping, or 0 with s->err set. */
+static long map_ring(spawn_t *s, long fd)
 {
-	spawn_t *s = arg;
-	long fd, map;
-	pid_t pid;
-	int pidfd = 0;
+	long map;
 
-	fd = collector_table(s->program, &pidfd);
-	if (fd < 0) {
-		s->err = (int)fd;
-		goto out;
-	}
-	/* The collector is told whether 4 is the program's pidfd: it must
-	 * never take anything else for one. */
-	s->argv[4] = pidfd ? "4" : "-";
 	/* RLIMIT_FSIZE bounds a memfd's size too (and a program may have set
 	 * it small): this process's own soft limit is raised as far as the
 	 * hard one for the ftruncate, then put back, so the collector writes
@@ -196,12 +194,12 @@ static int middle_child(void *arg)
 		}
 	}
 	if (s->err < 0)
-		goto out;
+		return 0;
 	map = sys(SYS_mmap, 0, (long)s->map_len, PROT_READ | PROT_WRITE,
 		  MAP_SHARED, fd, 0);
 	if (map < 0 && map > -4096) {
 		s->err = (int)map;
-		goto out;
+		return 0;
 	}
 	{
 		mt_ring_hdr_t *h = (mt_ring_hdr_t *)map;
@@ -210,6 +208,31 @@ static int middle_child(void *arg)
 		h->nslots = s->nslots;
 		h->t0 = s->t0;
 	}
+	return map;
+}
+
+/* The go-between: the memfd and the pidfd in its own table, the mapping
+ * in the shared memory, then the collector as its vfork child. */
+static int middle_child(void *arg)
+{
+	spawn_t *s = arg;
+	long fd, map;
+	pid_t pid;
+	int pidfd = 0;
+
+	fd = collector_table(s->program, &pidfd);
+	if (fd < 0) {
+		s->err = (int)fd;
+		goto out;
+	}
+	s->memfd = (int)fd;
+	s->pidfd = pidfd ? 4 : -1;
+	/* The collector is told whether 4 is the program's pidfd: it must
+	 * never take anything else for one. */
+	s->argv[4] = pidfd ? "4" : "-";
+	map = map_ring(s, fd);
+	if (!map)
+		goto out;
 	pid = clone(collector_child, s->stack2 + STACK_LEN, CLONE_VM | CLONE_VFORK, s);
 	if (pid < 0 || s->err < 0) {
 		if (!s->err)
@@ -224,6 +247,105 @@ out:
 	return 0;
 }
 
+/*
+ * The registration with memtrace record's collector (common/mt_register.h),
+ * in a table of descriptors no thread of the program uses: the go-between's
+ * own, or a forked child's before fork() returns in it (it has one thread
+ * then).  Every descriptor it opens is closed before it returns.
+ */
+static void register_ring(spawn_t *s)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	mt_register_msg_t msg = { .magic = MT_REGISTER_MAGIC };
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { &msg, sizeof(msg) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = control.buf };
+	struct cmsghdr *cm;
+	struct ucred cr = { 0 };
+	socklen_t crlen = sizeof(cr);
+	size_t k = strlen(s->sock), nfds;
+	long map = 0, sk = -1, n;
+	char a = 0;
+
+	s->memfd = s->pidfd = -1;
+	n = sys(SYS_memfd_create, (long)"memtrace-ring", MFD_CLOEXEC, 0, 0, 0, 0);
+	if (n < 0) {
+		s->err = (int)n;
+		goto out;
+	}
+	s->memfd = (int)n;
+	map = map_ring(s, n);
+	if (!map)
+		goto out;
+	s->pidfd = (int)sys(SYS_pidfd_open, s->program, 0, 0, 0, 0, 0);
+	msg.pid = s->program;
+	msg.root = (uint32_t)s->root;
+	msg.has_pidfd = s->pidfd >= 0;
+	msg.via_child = !s->alone;
+	memcpy(msg.name, s->name, strlen(s->name) + 1);
+	nfds = s->pidfd >= 0 ? 2 : 1;
+	mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(cm), &s->memfd, sizeof(int));
+	if (nfds == 2)
+		memcpy(CMSG_DATA(cm) + sizeof(int), &s->pidfd, sizeof(int));
+	memcpy(addr.sun_path + 1, s->sock, k);
+	sk = sys(SYS_socket, AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, 0, 0, 0);
+	if (sk < 0) {
+		s->err = (int)sk;
+		goto out;
+	}
+	n = sys(SYS_connect, sk, (long)&addr,
+		(long)(offsetof(struct sockaddr_un, sun_path) + 1 + k), 0, 0, 0);
+	if (n < 0) {
+		s->err = -ECONNREFUSED;
+		goto out;
+	}
+	/* The collector's pid as this process sees it (0 when it is outside
+	 * the program's pid namespace): whether it still runs. */
+	sys(SYS_getsockopt, sk, SOL_SOCKET, SO_PEERCRED, (long)&cr, (long)&crlen, 0);
+	do
+		n = sys(SYS_sendmsg, sk, (long)&mh, MSG_NOSIGNAL, 0, 0, 0);
+	while (n == -EINTR);
+	if (n != (long)sizeof(msg)) {
+		s->err = -ECONNREFUSED;
+		goto out;
+	}
+	do
+		n = sys(SYS_recvfrom, sk, (long)&a, 1, 0, 0, 0);
+	while (n == -EINTR);
+	if (n != 1 || a != MT_REGISTER_TAKEN) {
+		s->err = n == 1 ? -EPERM : -ECONNREFUSED;
+		goto out;
+	}
+	s->map = (void *)map;
+	s->collector_pid = cr.pid;
+	map = 0;
+out:
+	if (map)
+		sys(SYS_munmap, map, (long)s->map_len, 0, 0, 0, 0);
+	if (sk >= 0)
+		sys(SYS_close, sk, 0, 0, 0, 0, 0);
+	if (s->memfd >= 0)
+		sys(SYS_close, s->memfd, 0, 0, 0, 0, 0);
+	if (s->pidfd >= 0)
+		sys(SYS_close, s->pidfd, 0, 0, 0, 0, 0);
+}
+
+static int register_child(void *arg)
+{
+	register_ring(arg);
+	sys(SYS_exit, 0, 0, 0, 0, 0, 0);
+	return 0;
+}
+
 int mt_spawn_collector(const char *collector, const char *name, int root,
 		       uint64_t nslots, uint64_t t0, mt_spawn_ring_t *r)
 {
@@ -231,7 +353,7 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
 	char *argv[] = { MT_SPAWN_COLLECTOR, (char *)name, root ? "1" : "0",
 			 pid_s, "-", NULL };
 	spawn_t s = { .collector = collector, .argv = argv, .nslots = nslots,
-		      .t0 = t0 };
+		      .t0 = t0, .memfd = -1, .pidfd = -1 };
 	sigset_t all, old;
 	int saved = errno, st;
 	long stacks, got;
@@ -261,6 +383,57 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
 	errno = saved;
 	if (!s.map)
 		return s.err ? s.err : -EAGAIN;
+	r->hdr = s.map;
+	r->slots = (mt_ring_slot_t *)((char *)s.map + MT_RING_HDR_SIZE);
+	r->map_len = s.map_len;
+	r->collector = s.collector_pid;
+	return 0;
+}
+
+int mt_spawn_register(const char *sock, const char *name, int root,
+		      uint64_t nslots, uint64_t t0, int alone, mt_spawn_ring_t *r)
+{
+	spawn_t s = { .sock = sock, .name = name, .root = root, .alone = alone,
+		      .nslots = nslots, .t0 = t0, .memfd = -1, .pidfd = -1 };
+	sigset_t all, old;
+	int saved = errno, st;
+	long stack = 0, got;
+	pid_t mid;
+
+	if (strlen(sock) > MT_REGISTER_SOCKET_MAX ||
+	    strlen(name) >= sizeof(((mt_register_msg_t *)0)->name))
+		return -ENAMETOOLONG;
+	s.program = (pid_t)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	s.map_len = MT_RING_HDR_SIZE + nslots * MT_RING_SLOT;
+	/* No handler of the program may run in the middle of it. */
+	sigfillset(&all);
+	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
+	if (alone) {
+		register_ring(&s);
+	} else {
+		stack = sys(SYS_mmap, 0, STACK_LEN, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		if (stack < 0 && stack > -4096) {
+			s.err = (int)stack;
+			stack = 0;
+		} else {
+			mid = clone(register_child, (char *)stack + STACK_LEN,
+				    CLONE_VM | CLONE_VFORK, &s);
+			if (mid < 0) {
+				s.err = -errno;
+			} else {
+				do
+					got = sys(SYS_wait4, mid, (long)&st, __WALL, 0, 0, 0);
+				while (got == -EINTR);
+			}
+		}
+	}
+	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+	if (stack)
+		sys(SYS_munmap, stack, STACK_LEN, 0, 0, 0, 0);
+	errno = saved;
+	if (!s.map)
+		return s.err ? s.err : -ECONNREFUSED;
 	r->hdr = s.map;
 	r->slots = (mt_ring_slot_t *)((char *)s.map + MT_RING_HDR_SIZE);
 	r->map_len = s.map_len;

@@ -60,6 +60,23 @@ typedef struct {
 int mt_spawn_collector(const char *collector, const char *name, int root,
 		       uint64_t nslots, uint64_t t0, mt_spawn_ring_t *r);
 
+/*
+ * Under `memtrace record` (MEMTRACE_RECORD names its socket, sock): map a
+ * ring as mt_spawn_collector does and hand it to record's collector
+ * instead of starting one (common/mt_register.h), from a child that
+ * shares the program's memory but not its descriptors, as above; alone:
+ * the caller is the process's only thread (a forked child, before fork()
+ * returns in it), and registers from its own table, every descriptor
+ * closed again before it returns, so that no process more than the
+ * program's own is needed (RLIMIT_NPROC).  Returns 0 with r filled
+ * (r->collector: the collector's pid in the program's pid namespace, 0
+ * when it is outside it), -ECONNREFUSED when no collector answered,
+ * -EPERM when it refused, or another -errno.  The caller then waits for
+ * r->hdr->state to leave MT_RING_STARTING.
+ */
+int mt_spawn_register(const char *sock, const char *name, int root,
+		      uint64_t nslots, uint64_t t0, int alone, mt_spawn_ring_t *r);
+
 /* Unmap a ring (a forked child lets go of its parent's). */
 void mt_spawn_unmap(mt_spawn_ring_t *r);
 

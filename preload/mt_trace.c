@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -27,6 +28,7 @@
 #include "../common/mt_cpu.h"
 #include "../common/mt_fmt.h"
 #include "../common/mt_jsonl.h"
+#include "../common/mt_register.h"
 #include "../common/mt_ring.h"
 #include "mt_clock.h"
 #include "mt_real.h"
@@ -133,6 +135,16 @@ static int find_collector(void)
 	return rc == 0 ? 1 : rc;
 }
 static atomic_int warned;
+/* MEMTRACE_RECORD: the socket of memtrace record's collector, which
+ * serves this process's ring; empty: each process starts its own. */
+static char record_sock[MT_REGISTER_SOCKET_MAX + 1];
+/* A forked child registers from its own table (mt_spawn_register). */
+static int forked_alone;
+/* The process cannot be traced invisibly without memtrace record (it is
+ * pid 1, or a child subreaper): neither it nor its tree is traced, and
+ * libmtpreload.so leaves LD_PRELOAD (mt_trace_publish_env). */
+static int unpreload;
+static char **main_envp;
 /* The process the trace is this image's: a vfork child shares our
  * memory, and must never end or write the trace (mt_trace_owned). */
 static pid_t owner;
@@ -384,67 +396,106 @@ static int parse_depth(const char *s)
 	return v > MT_STACK_MAX_DEPTH ? MT_STACK_MAX_DEPTH : (int)v;
 }
 
+/* Replace the MEMTRACE_OUTPUT entry of env in place with env_entry. */
+static void publish_in(char **env)
+{
+	for (; env && *env; env++)
+		if (!strncmp(*env, "MEMTRACE_OUTPUT=", 16))
+			*env = env_entry;
+}
+
+/* Take libmtpreload.so out of the LD_PRELOAD entry of env, in place:
+ * the list only shrinks. */
+static void unpreload_in(char **env)
+{
+	static const char self[] = "libmtpreload.so";
+
+	for (; env && *env; env++) {
+		char *start = *env + 11, *v = start, *w = start;
+
+		if (strncmp(*env, "LD_PRELOAD=", 11))
+			continue;
+		while (*v) {
+			char *elem, *base;
+			size_t n;
+
+			while (*v == ':' || *v == ' ')
+				v++;
+			elem = v;
+			while (*v && *v != ':' && *v != ' ')
+				v++;
+			n = (size_t)(v - elem);
+			if (!n)
+				break;
+			base = memrchr(elem, '/', n);
+			base = base ? base + 1 : elem;
+			if ((size_t)(elem + n - base) == sizeof(self) - 1 &&
+			    !memcmp(base, self, sizeof(self) - 1))
+				continue;
+			if (w != start)
+				*w++ = ':';
+			memmove(w, elem, n);
+			w += n;
+		}
+		*w = '\0';
+	}
+}
+
+static void unpreload_env(void)
+{
+	unpreload_in(main_envp);
+	if (environ != main_envp)
+		unpreload_in(environ);
+}
+
 /*
  * A tree whose first traced process could not start its trace (its
  * output refused, no collector, no room for a ring) runs untraced whole:
  * its descendants would fail the same way, each with its own line, or
  * worse succeed where the first was refused (a refused /dev/null became
  * /dev/null.PID files for the children).  So the refused process takes
- * this library out of the LD_PRELOAD its descendants inherit:
- * preload_entry is "LD_PRELOAD=" and the other objects of the value, or
- * empty while the tree is traced.
+ * this library out of the LD_PRELOAD its descendants inherit, the
+ * program's other preloads kept in order: now when the constructor has
+ * run, else when it does (mt_trace_publish_env).
  */
-static char preload_entry[PATH_CAP + 16];
-
-/* Whether the LD_PRELOAD item word[0..n) names this library. */
-static int names_this_library(const char *word, size_t n)
-{
-	static const char base[] = "libmtpreload.so";
-	size_t k = sizeof(base) - 1;
-
-	return n >= k && !memcmp(word + n - k, base, k) &&
-	       (n == k || word[n - k - 1] == '/');
-}
-
-/* Fill preload_entry from LD_PRELOAD: its items less this library, in
- * order, ':'-separated (ld.so splits on ':' and ' '). */
 static void untrace_tree(void)
 {
-	const char *v = getenv("LD_PRELOAD");
-	size_t n = 11;
-
-	memcpy(preload_entry, "LD_PRELOAD=", 11);
-	for (const char *p = v ? v : ""; *p;) {
-		size_t k = strcspn(p, ": ");
-
-		if (k && !names_this_library(p, k) &&
-		    n + k + 2 < sizeof(preload_entry)) {
-			if (n > 11)
-				preload_entry[n++] = ':';
-			memcpy(preload_entry + n, p, k);
-			n += k;
-		}
-		p += k;
-		p += strspn(p, ": ");
-	}
-	preload_entry[n] = '\0';
+	unpreload = 1;
+	if (main_envp)
+		unpreload_env();
 }
 
-/* Replace the MEMTRACE_OUTPUT and LD_PRELOAD entries of env in place
- * with env_entry and preload_entry, where those are set. */
-static void publish_in(char **env)
+/* Whether a collector this process starts would be its own child, to be
+ * reaped by it: pid 1 of its namespace adopts every orphan in it, and a
+ * child subreaper its descendants' (PR_SET_CHILD_SUBREAPER survives
+ * exec).  Says so, once, and returns 1. */
+static int collectors_would_be_children(void)
 {
-	for (; env && *env; env++) {
-		if (env_entry[0] && !strncmp(*env, "MEMTRACE_OUTPUT=", 16))
-			*env = env_entry;
-		else if (preload_entry[0] && !strncmp(*env, "LD_PRELOAD=", 11))
-			*env = preload_entry;
-	}
+	static atomic_int said;
+	int sub = 0;
+	const char *what = NULL;
+
+	if (record_sock[0])
+		return 0;
+	if (mt_real_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0) == 1)
+		what = "pid 1 of its namespace";
+	else if (mt_real_syscall6(SYS_prctl, PR_GET_CHILD_SUBREAPER, (long)&sub, 0, 0, 0, 0) == 0 &&
+		 sub)
+		what = "a child subreaper";
+	if (!what)
+		return 0;
+	if (!atomic_exchange(&said, 1))
+		say("this process is ", what,
+		    ": its collectors would be its children; trace it with memtrace record");
+	return 1;
 }
 
 void mt_trace_publish_env(char **envp)
 {
-	if (!env_entry[0] && !preload_entry[0])
+	main_envp = envp;
+	if (unpreload)
+		unpreload_env();
+	if (!env_entry[0])
 		return;
 	publish_in(envp);
 	if (environ != envp)
@@ -570,6 +621,25 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid)
 	stack_depth = depth < 0 ? 0 : depth > MT_STACK_MAX_DEPTH ? MT_STACK_MAX_DEPTH : depth;
 	mt_stack_reset();
 	owner = getpid();
+	slots = fit_ring(ring_slots);
+	if (!slots)
+		return -EFBIG;
+	if (record_sock[0]) {
+		rc = mt_spawn_register(record_sock, name, root, slots, mt_clock_now(),
+				       forked_alone, &mt_record_ring);
+		if (rc == -EPERM)
+			say("memtrace record's collector does not serve this process "
+			    "(another user's); the program runs untraced", NULL, NULL);
+		else if (rc == -ECONNREFUSED)
+			say("cannot reach memtrace record's collector '", record_sock,
+			    "'; the program runs untraced");
+		else if (rc < 0)
+			say("cannot hand the ring to memtrace record's collector '", record_sock,
+			    "'; the program runs untraced");
+		if (rc < 0)
+			return rc;
+		goto started;
+	}
 	if (collector_found <= 0) {
 		say("cannot start the collector '", collector,
 		    collector_found == -ENAMETOOLONG ?
@@ -577,9 +647,6 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid)
 			    "': No such file or directory; the program runs untraced");
 		return -ENOENT;
 	}
-	slots = fit_ring(ring_slots);
-	if (!slots)
-		return -EFBIG;
 	rc = mt_spawn_collector(collector, name, root, slots, mt_clock_now(),
 				&mt_record_ring);
 	if (rc < 0) {
@@ -591,6 +658,7 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid)
 		say("cannot start the collector '", collector, why);
 		return rc;
 	}
+started:
 	mt_record_seen_tail = 0;
 	h = mt_record_ring.hdr;
 	/* The header goes into the ring before the wait: a process killed
@@ -795,9 +863,17 @@ static uint64_t stack_id_of(const uint64_t *ips, int n)
 
 /* ---- fork ---- */
 
+/* The process became a child subreaper after it started: its children's
+ * collectors would be its own orphans, so its children run untraced, and
+ * so does what they exec. */
+static int fork_untraced;
+
 static void atfork_prepare(void)
 {
 	guard++;
+	fork_untraced = collectors_would_be_children();
+	if (fork_untraced)
+		unpreload_env();
 	mt_stack_fork_prepare();
 	mt_symbol_fork_prepare();
 	lock_take();
@@ -826,10 +902,15 @@ static void atfork_child(void)
 		 * writing a record, and start a collector of our own. */
 		atomic_store(&active, OFF);
 		mt_spawn_unmap(&mt_record_ring);
-		if (expand(child_pattern, getpid(), name, sizeof(name)) < 0)
+		if (fork_untraced || collectors_would_be_children()) {
+			unpreload_env();
+		} else if (expand(child_pattern, getpid(), name, sizeof(name)) < 0) {
 			say("the trace name is too long; the child runs untraced", NULL, NULL);
-		else
+		} else {
+			forked_alone = 1;
 			begin_trace_locked(name, 0, stack_depth, ppid);
+			forked_alone = 0;
+		}
 	}
 	guard--;
 }
@@ -894,6 +975,19 @@ void mt_trace_init(void)
 	 * let its environment choose a file to write. */
 	if (getauxval(AT_SECURE))
 		goto done;
+	env = getenv(MT_REGISTER_ENV);
+	if (env && *env) {
+		if (strlen(env) < sizeof(record_sock))
+			memcpy(record_sock, env, strlen(env) + 1);
+		else
+			say("MEMTRACE_RECORD is too long: '", env, "'; the program runs untraced");
+		if (!record_sock[0])
+			goto done;
+	}
+	if (collectors_would_be_children()) {
+		untrace_tree();
+		goto done;
+	}
 	env = getenv("MEMTRACE_OUTPUT");
 	pattern = env && *env ? env : MT_TRACE_DEFAULT_OUTPUT;
 	if (derive_child_pattern(pattern) < 0 ||

@@ -257,7 +257,7 @@ START_TEST(test_help_lists_the_commands_of_the_table)
 	}
 	mt_quiet(n == mt_ncommands, "--help lists %zu commands, the table %zu",
 		 n, mt_ncommands);
-	mt_quiet(mt_ncommands == 19, "the table has %zu commands", mt_ncommands);
+	mt_quiet(mt_ncommands == 20, "the table has %zu commands", mt_ncommands);
 	mt_test_run_release(&r);
 	mt_test_rmdir(dir);
 	free(dir);

@@ -8,6 +8,7 @@
 
 /* One line a command, in the order of `memtrace --help`. */
 #define MT_COMMANDS(X)   \
+	X(record)        \
 	X(check)         \
 	X(summary)       \
 	X(tree)          \

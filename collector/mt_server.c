@@ -1,0 +1,476 @@
+/*
+ * mt_server: `memtrace record`'s collector (mt_server.h).  It must never
+ * reap a process but its command, never block on a traced process for
+ * longer than a registration's message takes to arrive, and never end
+ * while a ring it serves may still get records.
+ */
+#include "mt_server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/mt_register.h"
+#include "../common/mt_ring.h"
+#include "mt_collect.h"
+#include "mt_drainer.h"
+#include "mt_out.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+/* How long the registration's message may take once a process has
+ * connected: it sends it at once. */
+#define REGISTER_TIMEOUT_S 2
+#define NAP_MS 1
+
+typedef struct ring {
+	mt_collect_t c;
+	int taken; /* its drainer word is in our robust list */
+	void *map;
+	size_t map_len;
+	int memfd, pidfd;
+	struct ring *next;
+} ring_t;
+
+/* Signals sent to record that go on to the command. */
+static const int forwarded[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM,
+				 SIGWINCH };
+
+static volatile sig_atomic_t command_pid;
+
+static void forward(int sig)
+{
+	int saved = errno;
+
+	if (command_pid > 0)
+		kill(command_pid, sig);
+	errno = saved;
+}
+
+static void wake(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, 0x7fffffff, NULL, NULL, 0);
+}
+
+static void ring_free(ring_t *r)
+{
+	if (r->taken)
+		mt_drainer_release(r->map);
+	if (r->map)
+		munmap(r->map, r->map_len);
+	if (r->memfd >= 0)
+		close(r->memfd);
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	free(r);
+}
+
+/* The pid, in this process's namespace, of the process a pidfd refers to
+ * (its fdinfo's Pid line), or -1. */
+static pid_t pidfd_pid(int pidfd)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "\nPid:\t");
+	return p ? (pid_t)atoi(p + 6) : -1;
+}
+
+/* The parent of pid (the program that made the registering go-between),
+ * or -1. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd, ppid;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return (pid_t)ppid;
+}
+
+static void answer(int fd, char a)
+{
+	ssize_t w;
+
+	do
+		w = send(fd, &a, 1, MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+}
+
+/*
+ * Take the registration on fd, a connection just accepted: the ring
+ * mapped and its trace opened, its state set; NULL when there is nothing
+ * to serve (refused, malformed, or the trace could not be opened: the
+ * ring's header says so then).
+ */
+static ring_t *take(int fd)
+{
+	mt_register_msg_t *msg = calloc(1, sizeof(*msg));
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { msg, sizeof(*msg) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf) };
+	struct timeval tv = { REGISTER_TIMEOUT_S, 0 };
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+	int fds[2] = { -1, -1 }, nfds = 0, rc;
+	ring_t *r = NULL;
+	mt_ring_hdr_t *h;
+	struct stat st;
+	ssize_t n;
+
+	if (!msg)
+		goto refuse;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0 ||
+	    (cr.uid != geteuid() && cr.uid != 0))
+		goto refuse;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	do
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+			for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+				int got;
+
+				memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+				if (nfds < 2)
+					fds[nfds++] = got;
+				else
+					close(got);
+			}
+	if (n != (ssize_t)sizeof(*msg) || msg->magic != MT_REGISTER_MAGIC || nfds < 1 ||
+	    memchr(msg->name, '\0', sizeof(msg->name)) == NULL)
+		goto refuse;
+	if (!(r = calloc(1, sizeof(*r))))
+		goto refuse;
+	r->memfd = fds[0];
+	r->c.statfd = -1; /* the serve loop polls the pidfd, or kill(2) */
+	r->pidfd = msg->has_pidfd && nfds > 1 ? fds[1] : -1;
+	if (!msg->has_pidfd && nfds > 1)
+		close(fds[1]);
+	fds[0] = fds[1] = -1;
+	if (fstat(r->memfd, &st) < 0 || (size_t)st.st_size < MT_RING_HDR_SIZE)
+		goto refuse;
+	r->map_len = (size_t)st.st_size;
+	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->memfd, 0);
+	if (r->map == MAP_FAILED) {
+		r->map = NULL;
+		goto refuse;
+	}
+	h = r->map;
+	if (h->magic != MT_RING_MAGIC || !h->nslots || (h->nslots & (h->nslots - 1)) ||
+	    MT_RING_HDR_SIZE + h->nslots * MT_RING_SLOT > (uint64_t)st.st_size)
+		goto refuse;
+	/* The program's pid as this process sees it: the pidfd knows it
+	 * whatever pid namespace the program is in; without one, the peer is
+	 * the program or its go-between child, and the program waits for the
+	 * answer, so its pid is still the program's when a pidfd of it is
+	 * opened here. */
+	if (r->pidfd >= 0)
+		r->c.program = pidfd_pid(r->pidfd);
+	else
+		r->c.program = msg->via_child ? parent_of(cr.pid) : cr.pid;
+	if (r->c.program <= 0)
+		goto refuse;
+	if (r->pidfd < 0)
+		r->pidfd = (int)syscall(SYS_pidfd_open, r->c.program, 0);
+	if (r->pidfd >= 0)
+		fcntl(r->pidfd, F_SETFD, FD_CLOEXEC);
+	r->c.watched = r->pidfd >= 0; /* in the serve loop's poll */
+	r->c.hdr = h;
+	r->c.slots = (mt_ring_slot_t *)((char *)r->map + MT_RING_HDR_SIZE);
+	r->c.pidfd = r->pidfd;
+	r->c.ring_fd = r->memfd;
+	r->c.shared = 1;
+	atomic_store(&h->collector_pid, (int32_t)getpid());
+	/* Without it the program asks the kernel whether we live. */
+	r->taken = mt_drainer_take(h) == 0;
+	rc = mt_out_open(&r->c.out, msg->name, msg->root != 0, h->path, sizeof(h->path));
+	r->c.path = h->path;
+	if (rc < 0) {
+		atomic_store(&h->open_error, -rc);
+		atomic_store(&h->state, MT_RING_FAILED);
+		wake(&h->state);
+		answer(fd, MT_REGISTER_TAKEN);
+		ring_free(r);
+		free(msg);
+		return NULL;
+	}
+	atomic_store(&h->state, MT_RING_WRITING);
+	wake(&h->state);
+	if (mt_collect_open(&r->c) < 0) {
+		mt_collect_close(&r->c);
+		answer(fd, MT_REGISTER_TAKEN);
+		ring_free(r);
+		free(msg);
+		return NULL;
+	}
+	answer(fd, MT_REGISTER_TAKEN);
+	free(msg);
+	return r;
+refuse:
+	answer(fd, MT_REGISTER_REFUSED);
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (r)
+		ring_free(r);
+	free(msg);
+	return NULL;
+}
+
+/* Take every connection waiting on the listening socket. */
+static void take_all(int lfd, ring_t **rings, size_t *nrings)
+{
+	int fd;
+
+	while ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0 || errno == EINTR) {
+		ring_t *r;
+
+		if (fd < 0)
+			continue;
+		r = take(fd);
+		close(fd);
+		if (r) {
+			r->next = *rings;
+			*rings = r;
+			(*nrings)++;
+		}
+	}
+}
+
+/* Prepend preload to LD_PRELOAD, leaving out any libmtpreload.so the
+ * list already names (two copies of the preload in one process would
+ * trace each other); set MEMTRACE_OUTPUT and MEMTRACE_RECORD. */
+static int command_env(const char *preload, const char *pattern, const char *sock)
+{
+	const char *old = getenv("LD_PRELOAD");
+	size_t len = strlen(preload) + (old ? strlen(old) : 0) + 2;
+	char *v = malloc(len), *w;
+	int rc;
+
+	if (!v)
+		return -1;
+	w = stpcpy(v, preload);
+	for (const char *p = old ? old : ""; *p;) {
+		size_t n, skip = strspn(p, ": ");
+		const char *base;
+
+		p += skip;
+		n = strcspn(p, ": ");
+		if (!n)
+			break;
+		base = memrchr(p, '/', n);
+		base = base ? base + 1 : p;
+		if ((size_t)(p + n - base) != strlen("libmtpreload.so") ||
+		    memcmp(base, "libmtpreload.so", n - (size_t)(base - p))) {
+			*w++ = ':';
+			memcpy(w, p, n);
+			w += n;
+		}
+		p += n;
+	}
+	*w = '\0';
+	rc = setenv("LD_PRELOAD", v, 1);
+	free(v);
+	if (rc < 0 || setenv("MEMTRACE_OUTPUT", pattern, 1) < 0 ||
+	    setenv(MT_REGISTER_ENV, sock, 1) < 0)
+		return -1;
+	return 0;
+}
+
+int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
+{
+	struct sigaction sa;
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char sock[MT_REGISTER_SOCKET_MAX + 1];
+	sigset_t block, mask;
+	ring_t *rings = NULL;
+	size_t nrings = 0, cap = 0;
+	struct pollfd *pfd = NULL;
+	ring_t **polled = NULL;
+	int lfd = -1, status = 0, ended = 0;
+	uint64_t rnd = 0;
+	pid_t pid;
+
+	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+		rnd = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
+	snprintf(sock, sizeof(sock), "memtrace-record-%d-%016llx", (int)getpid(),
+		 (unsigned long long)rnd);
+	memcpy(addr.sun_path + 1, sock, strlen(sock));
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (lfd < 0 ||
+	    bind(lfd, (struct sockaddr *)&addr,
+		 (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(sock))) < 0 ||
+	    listen(lfd, 128) < 0) {
+		fprintf(stderr, "memtrace: record: cannot listen on a UNIX socket: %s\n",
+			strerror(errno));
+		if (lfd >= 0)
+			close(lfd);
+		return 70;
+	}
+	if (command_env(preload, pattern, sock) < 0) {
+		fprintf(stderr, "memtrace: record: %s\n", strerror(ENOMEM));
+		close(lfd);
+		return 70;
+	}
+	/* The forwarded signals wait until the command's pid is known. */
+	sigemptyset(&block);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&block, forwarded[i]);
+	sigprocmask(SIG_BLOCK, &block, &mask);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "memtrace: record: cannot start '%s': %s\n", cmd[0],
+			strerror(errno));
+		close(lfd);
+		return 70;
+	}
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &mask, NULL);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "memtrace: record: cannot run '%s': %s\n", cmd[0],
+			strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	command_pid = pid;
+	/* A terminal's ^C and ^\ reach the command itself (it is in the
+	 * foreground process group too); record waits for it to end. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGXFSZ, &sa, NULL);
+	sa.sa_handler = forward;
+	sa.sa_flags = SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &sa, NULL);
+	sigprocmask(SIG_SETMASK, &mask, NULL);
+	sigprocmask(SIG_UNBLOCK, &block, NULL);
+
+	for (;;) {
+		int busy = 0;
+		size_t n = 0;
+
+		for (ring_t **p = &rings; *p;) {
+			ring_t *r = *p;
+			int st = mt_collect_step(&r->c);
+
+			if (st == MT_COLLECT_DONE) {
+				mt_collect_close(&r->c);
+				*p = r->next;
+				ring_free(r);
+				nrings--;
+				continue;
+			}
+			busy |= st == MT_COLLECT_BUSY;
+			p = &r->next;
+		}
+		if (!ended) {
+			int ws;
+			pid_t got = waitpid(pid, &ws, WNOHANG);
+
+			if (got == pid) {
+				ended = 1;
+				command_pid = 0;
+				status = WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : WEXITSTATUS(ws);
+			} else if (got < 0 && errno == ECHILD) {
+				ended = 1;
+				command_pid = 0;
+				status = 70;
+			}
+		}
+		if (ended && !nrings) {
+			/* One last look for a registration under way. */
+			take_all(lfd, &rings, &nrings);
+			if (!nrings)
+				break;
+		}
+		if (cap < nrings + 1) {
+			struct pollfd *q = realloc(pfd, (nrings + 16) * sizeof(*q));
+			ring_t **qr = q ? realloc(polled, (nrings + 16) * sizeof(*qr)) : NULL;
+
+			if (q)
+				pfd = q;
+			if (qr) {
+				polled = qr;
+				cap = nrings + 16;
+			}
+		}
+		if (pfd && polled && cap >= nrings + 1) {
+			pfd[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+			for (ring_t *r = rings; r; r = r->next)
+				if (r->c.watched && !r->c.ended) {
+					polled[n] = r;
+					pfd[n++] = (struct pollfd){ .fd = r->pidfd, .events = POLLIN };
+				}
+			if (poll(pfd, (nfds_t)n, busy ? 0 : NAP_MS) > 0)
+				for (size_t i = 1; i < n; i++)
+					if (pfd[i].revents)
+						polled[i]->c.ended = 1;
+		} else {
+			/* No memory for the arrays: each ring on its own. */
+			for (ring_t *r = rings; r; r = r->next)
+				if (r->c.watched && !r->c.ended) {
+					struct pollfd one = { .fd = r->pidfd, .events = POLLIN };
+
+					r->c.ended = poll(&one, 1, 0) > 0;
+				}
+			if (!busy) {
+				struct timespec ts = { 0, NAP_MS * 1000000L };
+
+				nanosleep(&ts, NULL);
+			}
+		}
+		take_all(lfd, &rings, &nrings);
+	}
+	close(lfd);
+	free(pfd);
+	free(polled);
+	return status;
+}

@@ -1,0 +1,39 @@
+/*
+ * mt_register: the message a traced process sends `memtrace record`'s
+ * collector to have its ring drained (docs/record.md).  Only the layout
+ * lives here, which both sides include: the preload (preload/mt_spawn.c)
+ * sends it, the collector in record mode (collector/mt_server.c) takes
+ * it.  It must never hold code.
+ *
+ * The preload connects to the abstract UNIX socket named by
+ * MEMTRACE_RECORD (SOCK_SEQPACKET, the name without its leading NUL),
+ * sends one mt_register_msg_t with the ring's memfd and, when it has one,
+ * a pidfd of the program (SCM_RIGHTS, in that order), and reads one byte
+ * of answer: MT_REGISTER_TAKEN once the collector has set the ring's
+ * state (WRITING or FAILED, common/mt_ring.h), MT_REGISTER_REFUSED when
+ * it will not serve the sender (another user).  Any other end (no byte)
+ * is a collector that is gone.
+ */
+#ifndef MT_REGISTER_H
+#define MT_REGISTER_H
+
+#include <stdint.h>
+
+#define MT_REGISTER_ENV "MEMTRACE_RECORD"
+#define MT_REGISTER_MAGIC 0x676572746d000001ull /* "mtreg", version 1 */
+/* The socket's name, its leading NUL not counted. */
+#define MT_REGISTER_SOCKET_MAX 100
+
+enum { MT_REGISTER_TAKEN = 'y', MT_REGISTER_REFUSED = 'n' };
+
+typedef struct {
+	uint64_t magic;
+	int32_t pid;        /* the program's, in its own pid namespace */
+	uint32_t root;      /* name is the user's own (mt_out_open) */
+	uint32_t has_pidfd; /* a pidfd of the program follows the memfd */
+	uint32_t via_child; /* the sender is a child of the program's (the
+			     * go-between), not the program itself */
+	char name[4096];    /* the trace's name, %p expanded */
+} mt_register_msg_t;
+
+#endif

@@ -1,0 +1,476 @@
+/*
+ * check_record: `memtrace record -- CMD` (docs/record.md): one collector,
+ * the command's parent, serves every process of the command's tree, so no
+ * collector is ever inside the tree: a subreaper or a pid namespace's init
+ * waits for and counts only its own children, and a tree costs one process
+ * more, not one per process.  Record is as transparent as a parent can be:
+ * the command's status, its standard streams, the signals sent to record.
+ * Plain LD_PRELOAD where it cannot be invisible says so and leaves the
+ * tree untraced.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mt_test.h"
+#include "mt_test_trace.h"
+
+#define SUBREAPER_LINE                                                        \
+	"memtrace: this process is a child subreaper: its collectors would be " \
+	"its children; trace it with memtrace record\n"
+
+/* The *.jsonl.zst files in dir, sorted (malloc'd names). */
+static char **zst_traces(const char *dir, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL;
+
+	mt_quiet(d != NULL, "cannot open '%s'", dir);
+	*n = 0;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (len < 10 || strcmp(e->d_name + len - 10, ".jsonl.zst"))
+			continue;
+		names = realloc(names, (*n + 1) * sizeof(*names));
+		mt_quiet_ptr_nonnull(names);
+		names[(*n)++] = strdup(e->d_name);
+	}
+	closedir(d);
+	for (size_t i = 0; i + 1 < *n; i++)
+		for (size_t j = i + 1; j < *n; j++)
+			if (strcmp(names[i], names[j]) > 0) {
+				char *t = names[i];
+
+				names[i] = names[j];
+				names[j] = t;
+			}
+	return names;
+}
+
+/* Every trace in dir is complete and ends whole; returns how many. */
+static size_t assert_complete(const char *dir)
+{
+	size_t n;
+	char **names = zst_traces(dir, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		char *path = mt_test_path(dir, names[i]);
+		char *status = mt_test_check_status(path);
+
+		mt_quiet(!strcmp(status, "complete"), "%s: memtrace check says %s",
+			 names[i], status);
+		mt_test_assert_trace_whole(path, NULL);
+		free(status);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	return n;
+}
+
+/* The allocations of size bytes over every trace in dir. */
+static int count_all(const char *dir, long size)
+{
+	size_t n;
+	char **names = zst_traces(dir, &n);
+	int sum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char *path = mt_test_path(dir, names[i]);
+
+		sum += mt_test_trace_count(path, "alloc", size);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	return sum;
+}
+
+/* The trace in dir whose trace.start says pid (malloc'd path), or NULL. */
+static char *trace_of_pid(const char *dir, long pid)
+{
+	size_t n;
+	char **names = zst_traces(dir, &n), *found = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		char *path = mt_test_path(dir, names[i]);
+		json_object *start = mt_test_trace_start(path);
+
+		if (!found && mt_test_json_i64(start, "pid") == pid)
+			found = strdup(path);
+		json_object_put(start);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	return found;
+}
+
+/* Run `memtrace record -o out -- args...` (args NULL-terminated). */
+static void record(mt_test_run_t *r, const char *out, char *const args[])
+{
+	char *argv[32];
+	size_t n = 0;
+
+	argv[n++] = mt_test_memtrace();
+	argv[n++] = "record";
+	argv[n++] = "-o";
+	argv[n++] = (char *)out;
+	argv[n++] = "--";
+	for (size_t i = 0; args[i]; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	mt_test_run(r, argv, NULL);
+	free(argv[0]);
+}
+
+/* 1. Record exits with the command's status, 128 + N for a death by
+ * signal N, and the command's streams are record's. */
+START_TEST(test_record_exits_with_the_commands_status_and_keeps_its_streams)
+{
+	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *exits[] = { "sh", "-c",
+			  "echo out; echo err >&2; readlink /proc/$$/fd/0; exit 3",
+			  NULL };
+	char *dies[] = { "sh", "-c", "kill -USR1 $$", NULL };
+	mt_test_run_t r;
+
+	record(&r, out, exits);
+	mt_quiet_int_eq(r.status, 3);
+	ck_assert_str_eq(r.out, "out\n/dev/null\n");
+	ck_assert_str_eq(r.err, "err\n");
+	mt_test_run_release(&r);
+	record(&r, out, dies);
+	mt_quiet(r.status == 128 + SIGUSR1, "record exited %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.err, "");
+	mt_test_run_release(&r);
+	mt_quiet(assert_complete(out) >= 2, "fewer traces than commands in %s", out);
+	mt_test_rmdir(dir);
+	free(out);
+	free(dir);
+}
+END_TEST
+
+/* 1b. A command line without CMD is a usage error, and a CMD that cannot
+ * be run is 127, as a shell says. */
+START_TEST(test_record_without_a_runnable_command_says_why)
+{
+	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *none[] = { NULL };
+	char *missing[] = { "/nonexistent/program", NULL };
+	mt_test_run_t r;
+
+	record(&r, out, none);
+	mt_quiet_int_eq(r.status, 64);
+	mt_quiet(strstr(r.err, "missing CMD argument") != NULL, "stderr: %s", r.err);
+	mt_test_run_release(&r);
+	record(&r, out, missing);
+	mt_quiet_int_eq(r.status, 127);
+	ck_assert_str_eq(r.err, "memtrace: record: cannot run '/nonexistent/program': "
+				"No such file or directory\n");
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(out);
+	free(dir);
+}
+END_TEST
+
+/* 2. A tree of processes (fork, exec, a shell pipeline): each has its
+ * complete trace in DIR, written by the one collector there is. */
+START_TEST(test_every_process_of_a_tree_has_its_trace_and_one_collector)
+{
+	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *fork_prog = mt_test_workload("wl_fork");
+	char *count = mt_test_workload("wl_collectors");
+	char script[8192];
+	char *args[] = { "sh", "-c", script, NULL };
+	mt_test_run_t r;
+
+	snprintf(script, sizeof(script), "%s && %s %s | cat", fork_prog, count, out);
+	record(&r, out, args);
+	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.out, "fork done\ncollectors 1\n");
+	ck_assert_str_eq(r.err, "");
+	/* sh and its children before they exec, wl_fork, its forked child,
+	 * its exec'd self, wl_collectors, cat. */
+	mt_quiet(assert_complete(out) >= 7, "too few traces in %s", out);
+	mt_quiet_int_eq(count_all(out, 3333), 3);
+	mt_quiet_int_eq(count_all(out, 4444), 4);
+	mt_quiet_int_eq(count_all(out, 6363), 1);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(fork_prog);
+	free(count);
+	free(out);
+	free(dir);
+}
+END_TEST
+
+/* 3. A child subreaper under record reaps its own 5 children and ends,
+ * as it does bare, each of them traced. */
+START_TEST(test_a_subreaper_under_record_reaps_only_its_children)
+{
+	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *prog = mt_test_workload("wl_reaper"), *sub = mt_test_workload("wl_subreaper");
+	char *args[] = { prog, "reap", "5", "subreaper", NULL };
+	char *grand[] = { sub, "3", "2", NULL };
+	char want[64];
+	int pid, reaped, forked;
+	mt_test_run_t r;
+
+	record(&r, out, args);
+	mt_quiet(r.status == 0, "record exited %d (142: it hung): %s", r.status, r.err);
+	mt_quiet(sscanf(r.out, "pid %d reaped %d", &pid, &reaped) == 2, "printed %s", r.out);
+	mt_quiet_int_eq(reaped, 5);
+	ck_assert_str_eq(r.err, "");
+	mt_quiet_int_eq(assert_complete(out), 6);
+	mt_quiet_int_eq(count_all(out, 5151), 5);
+	mt_test_run_release(&r);
+	/* With orphaned grandchildren too: its 9 processes, no more. */
+	mt_test_rmdir(out);
+	record(&r, out, grand);
+	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
+	mt_quiet(sscanf(r.out, "forked %d reaped %d", &forked, &reaped) == 2,
+		 "printed %s", r.out);
+	snprintf(want, sizeof(want), "forked 9 reaped 9\n");
+	ck_assert_str_eq(r.out, want);
+	mt_quiet_int_eq(assert_complete(out), 10);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(prog);
+	free(sub);
+	free(out);
+	free(dir);
+}
+END_TEST
+
+/* 4. Under plain LD_PRELOAD a process that starts a child subreaper says
+ * in one line that it cannot be traced invisibly, and it and its tree run
+ * untraced: it reaps its own 5 children, no collector. */
+START_TEST(test_a_subreaper_under_plain_preload_says_so_and_runs_untraced)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.%p.jsonl");
+	char *launch = mt_test_workload("wl_shape"), *prog = mt_test_workload("wl_reaper");
+	char *argv[] = { launch, "--subreaper", "--", prog, "reap", "5", NULL };
+	char *name;
+	int pid, reaped;
+	mt_test_run_t r;
+
+	mt_test_run_traced(&r, argv, trace, NULL);
+	mt_quiet(r.status == 0, "exited %d (142: it hung): %s", r.status, r.err);
+	mt_quiet(sscanf(r.out, "pid %d reaped %d", &pid, &reaped) == 2, "printed %s", r.out);
+	mt_quiet_int_eq(reaped, 5);
+	ck_assert_str_eq(r.err, SUBREAPER_LINE);
+	/* The launcher's trace, which ends at its exec, and no other. */
+	mt_quiet_uint_eq(mt_test_assert_traces_complete(dir), 1);
+	if (asprintf(&name, "%s/t.%d.jsonl", dir, pid) < 0)
+		ck_abort();
+	mt_test_assert_trace_whole(name, "exec");
+	free(name);
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(launch);
+	free(prog);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+/* 4b. Likewise pid 1 of a pid namespace under plain LD_PRELOAD: one line,
+ * and it reaps its own 5 children, no collector. */
+START_TEST(test_a_pid_namespace_init_under_plain_preload_says_so_and_runs_untraced)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.%p.jsonl");
+	char *launch = mt_test_workload("wl_shape"), *prog = mt_test_workload("wl_reaper");
+	char *argv[] = { launch, "--newpid", "--", prog, "reap", "5", NULL };
+	mt_test_run_t r;
+
+	mt_test_run_traced(&r, argv, trace, NULL);
+	if (r.status == 77) {
+		MT_TEST_SKIP("no pid namespace can be made here (%s)", r.err);
+		goto done;
+	}
+	mt_quiet(r.status == 0, "exited %d (142: it hung): %s", r.status, r.err);
+	ck_assert_str_eq(r.out, "pid 1 reaped 5\n");
+	ck_assert_str_eq(r.err, "memtrace: this process is pid 1 of its namespace: its "
+				"collectors would be its children; trace it with memtrace record\n");
+	/* The launcher's own trace, and no other. */
+	mt_quiet_uint_eq(mt_test_assert_traces_complete(dir), 1);
+done:
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(launch);
+	free(prog);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+/* 5. A pid namespace's init traced under record: its reap-until-ECHILD
+ * loop ends, and a SIGKILL of it loses no event it finished. */
+START_TEST(test_a_pid_namespace_init_under_record_reaps_and_keeps_its_events)
+{
+	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *launch = mt_test_workload("wl_shape"), *prog = mt_test_workload("wl_reaper");
+	char *reap[] = { launch, "--newpid", "--", prog, "reap", "5", NULL };
+	char *spin[] = { launch, "--newpid", "--kill-on", "allocated", "--", prog,
+			 "spin", "100000", NULL };
+	char *init;
+	mt_test_run_t r;
+
+	record(&r, out, reap);
+	if (r.status == 77) {
+		MT_TEST_SKIP("no pid namespace can be made here (%s)", r.err);
+		goto done;
+	}
+	mt_quiet(r.status == 0, "record exited %d (142: it hung): %s", r.status, r.err);
+	ck_assert_str_eq(r.out, "pid 1 reaped 5\n");
+	ck_assert_str_eq(r.err, "");
+	mt_quiet(assert_complete(out) >= 7, "too few traces in %s", out);
+	mt_quiet_int_eq(count_all(out, 5151), 5);
+	mt_test_run_release(&r);
+
+	mt_test_rmdir(out);
+	record(&r, out, spin);
+	mt_quiet(r.status == 128 + SIGKILL, "record exited %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.out, "allocated 100000\n");
+	init = trace_of_pid(out, 1);
+	mt_quiet_ptr_nonnull(init);
+	mt_test_assert_trace_cut(init);
+	mt_quiet_int_eq(mt_test_trace_count(init, "alloc", 4243), 100000);
+	free(init);
+done:
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(launch);
+	free(prog);
+	free(out);
+	free(dir);
+}
+END_TEST
+
+/* 6. RLIMIT_NPROC: a program that forks one child, under a user with one
+ * process to spare, still forks under record, and both its traces are
+ * complete: the tree costs one process more, not one per process. */
+START_TEST(test_a_tree_under_record_costs_one_process)
+{
+	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *launch = mt_test_workload("wl_shape"), *prog = mt_test_workload("wl_forkone");
+	char *mt = mt_test_memtrace(), uid[32];
+	char *bare[] = { launch, "--nproc", "3", "--uid", uid, "--", prog, NULL };
+	char *rec[] = { launch, "--nproc", "3", "--uid", uid, "--", mt, "record",
+			"-o", out, "--", prog, NULL };
+	mt_test_run_t r;
+
+	if (geteuid() != 0) {
+		MT_TEST_SKIP("switching to a fresh user needs root (euid %d)", (int)geteuid());
+		goto done;
+	}
+	snprintf(uid, sizeof(uid), "%d", 54321 + (int)(getpid() % 1000));
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	ck_assert_int_eq(mkdir(out, 0777), 0);
+	ck_assert_int_eq(chmod(out, 0777), 0);
+	/* Bare, the program forks with a process to spare (2 of 3). */
+	mt_test_run(&r, bare, NULL);
+	mt_quiet(r.status == 0, "bare: exited %d: %s %s", r.status, r.out, r.err);
+	mt_test_run_release(&r);
+	mt_test_run(&r, rec, NULL);
+	mt_quiet(r.status == 0, "record exited %d: %s %s", r.status, r.out, r.err);
+	ck_assert_str_eq(r.out, "forked\n");
+	ck_assert_str_eq(r.err, "");
+	mt_quiet_int_eq(assert_complete(out), 2);
+	mt_quiet_int_eq(count_all(out, 3030), 1);
+	mt_quiet_int_eq(count_all(out, 3131), 1);
+done:
+	mt_test_run_release(&r);
+	mt_test_rmdir(dir);
+	free(launch);
+	free(prog);
+	free(mt);
+	free(out);
+	free(dir);
+}
+END_TEST
+
+/* 7. SIGTERM sent to record reaches the command, which dies of it as it
+ * would bare: record exits 143, and the command's trace is complete.
+ * SIGINT sent to record alone does not end it. */
+START_TEST(test_sigterm_to_record_reaches_the_command)
+{
+	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *ready = mt_test_path(dir, "ready"), *prog = mt_test_workload("wl_waitterm");
+	char *mt = mt_test_memtrace();
+	char *argv[] = { mt, "record", "-o", out, "--", prog, ready, NULL };
+	struct timespec nap = { 0, 10 * 1000 * 1000 };
+	int st, tries = 0;
+	size_t n;
+	char **names;
+	char *path;
+	pid_t pid;
+
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, 0);
+		dup2(null, 1);
+		execv(mt, argv);
+		_exit(127);
+	}
+	while (!mt_test_exists(ready) && tries++ < 3000)
+		nanosleep(&nap, NULL);
+	mt_quiet(mt_test_exists(ready), "the command never started");
+	/* A ^C reaches the command from the terminal itself: record, sent
+	 * SIGINT alone, waits on. */
+	ck_assert_int_eq(kill(pid, SIGINT), 0);
+	nanosleep(&(struct timespec){ 0, 100 * 1000 * 1000 }, NULL);
+	ck_assert_int_eq(waitpid(pid, &st, WNOHANG), 0);
+	ck_assert_int_eq(kill(pid, SIGTERM), 0);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	mt_quiet(WIFEXITED(st) && WEXITSTATUS(st) == 143, "record ended with %#x", st);
+	names = zst_traces(out, &n);
+	mt_quiet_uint_eq(n, 1);
+	path = mt_test_path(out, names[0]);
+	mt_test_assert_trace_whole(path, "signal");
+	mt_quiet_int_eq(mt_test_trace_count(path, "alloc", 2727), 10);
+	mt_quiet_int_eq(assert_complete(out), 1);
+	free(path);
+	free(names[0]);
+	free(names);
+	mt_test_rmdir(dir);
+	free(ready);
+	free(prog);
+	free(mt);
+	free(out);
+	free(dir);
+}
+END_TEST
+
+Suite *mt_suite_record(void)
+{
+	Suite *s = suite_create("record");
+	TCase *tc = tcase_create("record");
+
+	tcase_add_test(tc, test_record_exits_with_the_commands_status_and_keeps_its_streams);
+	tcase_add_test(tc, test_record_without_a_runnable_command_says_why);
+	tcase_add_test(tc, test_every_process_of_a_tree_has_its_trace_and_one_collector);
+	tcase_add_test(tc, test_a_subreaper_under_record_reaps_only_its_children);
+	tcase_add_test(tc, test_a_subreaper_under_plain_preload_says_so_and_runs_untraced);
+	tcase_add_test(tc, test_a_pid_namespace_init_under_plain_preload_says_so_and_runs_untraced);
+	tcase_add_test(tc, test_a_pid_namespace_init_under_record_reaps_and_keeps_its_events);
+	tcase_add_test(tc, test_a_tree_under_record_costs_one_process);
+	tcase_add_test(tc, test_sigterm_to_record_reaches_the_command);
+	suite_add_tcase(s, tc);
+	return s;
+}
