@@ -138,6 +138,7 @@ int main(int argc, char **argv)
 	rc = mt_out_open(&c.out, argv[1], argv[2][0] == '1', path, sizeof(path));
 	memcpy(h->path, path, strlen(path) + 1);
 	c.path = h->path;
+	c.made = argv[2][0] != '1';
 	if (rc < 0) {
 		atomic_store(&h->open_error, -rc);
 		atomic_store(&h->state, MT_RING_FAILED);

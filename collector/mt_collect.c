@@ -563,6 +563,12 @@ int mt_collect_close(mt_collect_t *c)
 			rc = crc;
 		}
 	}
+	/* A program killed before its first record was in the ring (while
+	 * its collector started) recorded nothing: an empty file would be
+	 * an invalid trace of a process that finished nothing, so the file
+	 * this collector made goes. */
+	if (!rc && d && !d->seq && !out_length && c->made && c->path)
+		unlink(c->path);
 	if (c->shared) {
 		/* One process serves many rings: each is charged the time
 		 * spent on it. */

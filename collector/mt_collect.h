@@ -32,6 +32,9 @@ typedef struct {
 	int statfd;     /* without one: its /proc/PID/stat, or -1 (kill(2)) */
 	int ring_fd;    /* the memfd: an exec is known by its mapping's end */
 	const char *path; /* the trace's name, for messages */
+	/* The file is one the collector made (not the user's own name
+	 * reused): removed when the program ended before recording a line. */
+	int made;
 	/* One of many rings a process serves (memtrace record): each is
 	 * charged the CPU time spent on it, not the process's. */
 	int shared;

@@ -229,6 +229,7 @@ static ring_t *take(int fd)
 	r->taken = mt_drainer_take(h) == 0;
 	rc = mt_out_open(&r->c.out, msg->name, msg->root != 0, h->path, sizeof(h->path));
 	r->c.path = h->path;
+	r->c.made = !msg->root;
 	if (rc < 0) {
 		atomic_store(&h->open_error, -rc);
 		atomic_store(&h->state, MT_RING_FAILED);

@@ -220,6 +220,59 @@ START_TEST(test_the_collector_takes_only_a_pidfd_for_one_and_sees_an_unreaped_en
 END_TEST
 
 /*
+ * A process killed while its collector starts (before its trace.start is
+ * in the ring) recorded nothing: the collector removes the file it made
+ * rather than leave an empty, invalid trace.  The program here records
+ * nothing and ends; its trace name is a derived one (ROOT 0).
+ */
+START_TEST(test_a_program_that_ends_before_its_first_record_leaves_no_file)
+{
+	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.9.jsonl");
+	char collector[4096], pid_s[24];
+	size_t len = MT_RING_HDR_SIZE + 64 * MT_RING_SLOT;
+	int ring, st;
+	mt_ring_hdr_t *h;
+	pid_t program, pid;
+	time_t end;
+
+	snprintf(collector, sizeof(collector), "%s/memtrace-collector", mt_test_build_dir());
+	ring = memfd_create("memtrace-ring", MFD_CLOEXEC);
+	mt_quiet(ring >= 0 && ftruncate(ring, (off_t)len) == 0, "memfd: %s", strerror(errno));
+	h = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, ring, 0);
+	mt_quiet(h != MAP_FAILED, "mmap: %s", strerror(errno));
+	h->magic = MT_RING_MAGIC;
+	h->nslots = 64;
+	program = fork();
+	ck_assert_int_ge(program, 0);
+	if (program == 0)
+		_exit(0);
+	snprintf(pid_s, sizeof(pid_s), "%d", (int)program);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (dup2(ring, 3) < 0)
+			_exit(125);
+		execl(collector, "memtrace-collector", trace, "0", pid_s, "-", (char *)NULL);
+		_exit(126);
+	}
+	end = time(NULL) + 10;
+	while (!exited(pid, &st)) {
+		mt_quiet(time(NULL) < end, "the collector never saw the program's end");
+		usleep(1000);
+	}
+	mt_quiet(WIFEXITED(st) && WEXITSTATUS(st) == 0, "collector status %#x", st);
+	mt_quiet_int_eq(atomic_load(&h->state), MT_RING_DONE);
+	ck_assert_msg(!mt_test_exists(trace), "%s was left behind", trace);
+	mt_quiet_int_eq(waitpid(program, &st, 0), program);
+	munmap(h, len);
+	close(ring);
+	free(trace);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
+/*
  * The collector of program pid: a process named memtrace-collector (comm
  * "memtrace-collec") whose argv[3] is pid.  Returns its pid, or 0.
  */
@@ -441,6 +494,7 @@ Suite *mt_suite_deploy(void)
 	tcase_add_test(pidfd, test_under_ulimit_n_6_a_long_trace_keeps_every_event);
 	tcase_add_test(pidfd, test_under_ulimit_n_6_a_short_trace_is_complete);
 	tcase_add_test(pidfd, test_the_collector_takes_only_a_pidfd_for_one_and_sees_an_unreaped_end);
+	tcase_add_test(pidfd, test_a_program_that_ends_before_its_first_record_leaves_no_file);
 	suite_add_tcase(s, pidfd);
 	tcase_add_test(signals, test_sigterm_to_the_program_and_its_collector_keeps_the_trace_whole);
 	tcase_add_test(signals, test_sigterm_to_a_namespace_init_leaves_its_trace_running);
