@@ -457,6 +457,45 @@ START_TEST(test_sigterm_to_record_reaches_the_command)
 }
 END_TEST
 
+/*
+ * A process that leaves record's network namespace cannot reach its
+ * collector (an abstract socket): it says so in one line and runs
+ * untraced, as it runs bare; the process before it keeps its trace.
+ */
+START_TEST(test_a_process_in_another_network_namespace_says_so_and_runs_untraced)
+{
+	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *fill = mt_test_workload("wl_fill");
+	char *probe[] = { "/bin/sh", "-c", "unshare -rn true", NULL };
+	char *args[] = { "unshare", "-rn", fill, "10", NULL };
+	mt_test_run_t r;
+
+	mt_test_run(&r, probe, NULL);
+	if (r.status != 0) {
+		r.err[strcspn(r.err, "\n")] = '\0';
+		MT_TEST_SKIP("unshare -rn cannot make a network namespace here (%s)", r.err);
+		mt_test_run_release(&r);
+		goto done;
+	}
+	mt_test_run_release(&r);
+	record(&r, out, args);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "fill: 10\n");
+	ck_assert_msg(strstr(r.err, "memtrace: cannot reach memtrace record's collector '") &&
+			      strstr(r.err, "'; the program runs untraced\n") &&
+			      strchr(r.err, '\n') == r.err + r.err_len - 1,
+		      "stderr: %s", r.err);
+	/* unshare's own trace, ended by its exec, and no other. */
+	ck_assert_int_eq(assert_complete(out), 1);
+	mt_test_run_release(&r);
+done:
+	free(fill);
+	free(out);
+	mt_test_rmdir(dir);
+	free(dir);
+}
+END_TEST
+
 Suite *mt_suite_record(void)
 {
 	Suite *s = suite_create("record");
@@ -471,6 +510,7 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_a_pid_namespace_init_under_record_reaps_and_keeps_its_events);
 	tcase_add_test(tc, test_a_tree_under_record_costs_one_process);
 	tcase_add_test(tc, test_sigterm_to_record_reaches_the_command);
+	tcase_add_test(tc, test_a_process_in_another_network_namespace_says_so_and_runs_untraced);
 	suite_add_tcase(s, tc);
 	return s;
 }
