@@ -281,11 +281,14 @@ static void parse_usage(usage_t *u, const char *text)
 				push_line(&b->lines, &b->nlines,
 					  xstrdup(lines[i] + indent_of(lines[i])));
 		} else {
-			/* Deeper lines with no item above: a paragraph. */
+			/* Lines indented otherwise, with no item above: a
+			 * paragraph, of one line at least. */
 			b = new_block(u, B_PARA, section);
-			for (; i < n && indent_of(lines[i]) > 2; i++)
+			do {
 				push_line(&b->lines, &b->nlines,
 					  xstrdup(lines[i] + indent_of(lines[i])));
+				i++;
+			} while (i < n && indent_of(lines[i]) > 2);
 		}
 	}
 	for (i = 0; i < n; i++)
