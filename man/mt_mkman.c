@@ -5,7 +5,8 @@
  *
  *   mt-mkman pages DIR SOURCE...  DIR/memtrace-NAME.1 for each command a
  *                                 user runs (the table's usage), and a
- *                                 page for each SOURCE (man/NAME.S.txt)
+ *                                 page for each SOURCE (man/NAME.S.txt),
+ *                                 which replaces a command's of its name
  *   mt-mkman completion RUNHELP   the bash completion of memtrace (from
  *                                 the table) and of memtrace-run (from
  *                                 the text the shell command RUNHELP
@@ -859,15 +860,21 @@ static void write_file_page(const char *dir, const char *src)
 	}
 	str_add(&body, "", 0);
 	parse_usage(&u, body.s);
-	/* memtrace(1) sends its reader on to each command's page. */
+	/* memtrace(1) sends its reader on to each command's page (once:
+	 * memtrace-run(1) may be a command's and its own see-also's). */
 	if (!strcmp(p.name, "memtrace")) {
 		str_t see = { 0 };
 
 		str_adds(&see, p.see_also ? p.see_also : "");
 		for (i = 0; i < mt_nuser_commands; i++) {
-			str_adds(&see, see.len ? ", memtrace-" : "memtrace-");
-			str_adds(&see, mt_commands[i]->name);
-			str_adds(&see, "(1)");
+			char page[128];
+
+			snprintf(page, sizeof(page), "memtrace-%s(1)",
+				 mt_commands[i]->name);
+			if (see.len && strstr(see.s, page))
+				continue;
+			str_adds(&see, see.len ? ", " : "");
+			str_adds(&see, page);
 		}
 		p.see_also = see.s;
 	}
