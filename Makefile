@@ -178,7 +178,7 @@ RUN_HELP = MEMTRACE_ANALYZER=$(abspath $(MEMTRACE)) scripts/memtrace-run --help
 # under make sanitize, LeakSanitizer is told so.
 MKMAN_RUN = ASAN_OPTIONS=detect_leaks=0 $(MKMAN)
 
-$(MKMAN): $(OBJ)/man/mt_mkman.o $(LIBANALYZER)
+$(MKMAN): $(patsubst %.c,$(OBJ)/%.o,$(wildcard man/*.c)) $(LIBANALYZER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) $(DEMANGLE_LIBS) \
 		$(COMPRESS_LIBS) -lpthread -lm
 
