@@ -5,7 +5,8 @@
 #   make sanitize   the suite again under AddressSanitizer and UBSan
 #   make fuzz       the libFuzzer target for FUZZ_SECONDS (default 60)
 #   make bench      the benchmarks (by hand, never in check)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local   (also the man pages, the bash
+#                   completion, the docs and examples under share/)
 #   make V=1 ...    show the commands
 
 PREFIX ?= /usr/local
@@ -106,6 +107,12 @@ CORE_OBJ = $(patsubst %.c,$(OBJ)/%.o,$(filter-out preload/mt_hooks.c preload/mt_
 LIBANALYZER = $(BUILD)/libmtanalyzer.a
 TESTS = $(BUILD)/mt-tests
 BENCH_GEN = $(BUILD)/mt-gen-trace
+# The man pages and the bash completion, and their maker (below).
+MKMAN = $(BUILD)/mt-mkman
+MAN_SRC = $(wildcard man/*.txt)
+MAN_DIR = $(BUILD)/man
+MAN_STAMP = $(MAN_DIR)/.made
+COMPLETION = $(BUILD)/completion/memtrace
 
 # Small programs the tests run under the preload: plain -O0 -g builds so
 # their stacks and symbols are what the source says.
@@ -158,8 +165,34 @@ deps:
 	$(Q)sh scripts/install-deps
 
 .PHONY: build-all
-build-all: $(MEMTRACE) $(PRELOAD) $(COLLECTOR)
+build-all: $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(MAN_STAMP) $(COMPLETION)
 	@:
+
+# The man pages and the bash completion, made by mt-mkman (man/mt_mkman.c)
+# from the texts --help prints: each command's usage in the table, the
+# page sources of man/ (memtrace(1), memtrace-run(1) with the script's
+# --help, libmtpreload(7) with docs/preload.md's Environment table), so
+# they cannot disagree.  The pages are remade together: which there are
+# is the command table's to say.
+# The memtrace-run whose --help mt-mkman reads, told which analyzer to use.
+RUN_HELP = MEMTRACE_ANALYZER=$(abspath $(MEMTRACE)) scripts/memtrace-run --help
+# mt-mkman, a build tool that ends as soon as it is done, frees nothing:
+# under make sanitize, LeakSanitizer is told so.
+MKMAN_RUN = ASAN_OPTIONS=detect_leaks=0 $(MKMAN)
+
+$(MKMAN): $(patsubst %.c,$(OBJ)/%.o,$(wildcard man/*.c)) $(LIBANALYZER)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) $(DEMANGLE_LIBS) \
+		$(COMPRESS_LIBS) -lpthread -lm
+
+$(MAN_STAMP): $(MKMAN) $(MEMTRACE) $(MAN_SRC) docs/preload.md scripts/memtrace-run
+	$(Q)rm -rf $(MAN_DIR) && mkdir -p $(MAN_DIR)
+	$(call say,MKMAN,$(MAN_DIR))MEMTRACE=$(abspath $(MEMTRACE)) \
+		MEMTRACE_ANALYZER=$(abspath $(MEMTRACE)) $(MKMAN_RUN) pages $(MAN_DIR) $(MAN_SRC)
+	$(Q)touch $@
+
+$(COMPLETION): $(MKMAN) $(MEMTRACE) scripts/memtrace-run
+	@mkdir -p $(dir $@)
+	$(call say,MKMAN,$@)$(MKMAN_RUN) completion '$(RUN_HELP)' > $@.tmp && mv $@.tmp $@
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -220,7 +253,7 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory $(SUBJOBS) run-tests
 
 .PHONY: run-tests
-run-tests: $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(WORKLOADS) $(TESTS)
+run-tests: $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(MAN_STAMP) $(COMPLETION) $(WORKLOADS) $(TESTS)
 	$(call say,TEST,$(TESTS))$(TEST_ENV) $(TESTS)
 
 # The same suite in its own build tree, with the sanitizers on.  ASan's leak
@@ -308,6 +341,12 @@ ifneq ($(filter $(BENCH),all sample),)
 	$(Q)sh bench/run-sample-bench $(BUILD)
 endif
 
+# What make install puts under share/doc/memtrace: the README, docs/ (its
+# pictures too, so the pages' links hold), and the example of memtrace.h,
+# a program's own pool reported through it.
+DOC_FILES = $(wildcard docs/*.md docs/*.png docs/*.svg)
+EXAMPLES = tests/workloads/mt_pool.c
+
 install: all
 	$(call say,INSTALL,$(PREFIX))install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib
 	$(Q)install -m 755 $(MEMTRACE) $(DESTDIR)$(PREFIX)/bin/memtrace
@@ -317,6 +356,17 @@ install: all
 	$(Q)install -m 755 scripts/memtrace-run $(DESTDIR)$(PREFIX)/bin/memtrace-run
 	$(Q)install -d $(DESTDIR)$(PREFIX)/include
 	$(Q)install -m 644 include/memtrace.h $(DESTDIR)$(PREFIX)/include/memtrace.h
+	$(Q)install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
+	$(Q)install -m 644 $(MAN_DIR)/*.1 $(DESTDIR)$(PREFIX)/share/man/man1
+	$(Q)install -m 644 $(MAN_DIR)/*.7 $(DESTDIR)$(PREFIX)/share/man/man7
+	$(Q)install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	$(Q)install -m 644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/memtrace
+	$(Q)install -m 644 $(COMPLETION) $(DESTDIR)$(PREFIX)/share/bash-completion/completions/memtrace-run
+	$(Q)install -d $(DESTDIR)$(PREFIX)/share/doc/memtrace/docs \
+		$(DESTDIR)$(PREFIX)/share/doc/memtrace/examples
+	$(Q)install -m 644 README.md $(DESTDIR)$(PREFIX)/share/doc/memtrace/README.md
+	$(Q)install -m 644 $(DOC_FILES) $(DESTDIR)$(PREFIX)/share/doc/memtrace/docs
+	$(Q)install -m 644 $(EXAMPLES) $(DESTDIR)$(PREFIX)/share/doc/memtrace/examples
 
 clean:
 	$(call say,CLEAN,build)rm -rf build build-sanitize build-fuzz

@@ -30,6 +30,7 @@ Suite *mt_suite_cancel(void);    /* tests/check_cancel.c: cancelled threads leav
 Suite *mt_suite_deploy(void);    /* tests/check_deploy.c: daemons, containers, services, seccomp */
 Suite *mt_suite_limits(void);    /* tests/check_limits.c: resource limits and odd outputs */
 Suite *mt_suite_record(void);    /* tests/check_record.c: memtrace record, one collector for a tree */
+Suite *mt_suite_man(void);       /* tests/check_man.c: man pages, completion, version, install */
 /* Suites of work in progress: weak, so the runner links before their file
  * exists, and runs each one that is linked in. */
 Suite *mt_suite_hostile(void) __attribute__((weak)); /* tests/check_hostile.c */

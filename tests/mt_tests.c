@@ -27,6 +27,7 @@ int main(void)
 	srunner_add_suite(sr, mt_suite_deploy());
 	srunner_add_suite(sr, mt_suite_limits());
 	srunner_add_suite(sr, mt_suite_record());
+	srunner_add_suite(sr, mt_suite_man());
 	{
 		Suite *(*const more[])(void) = {
 			mt_suite_hostile, mt_suite_stress, mt_suite_real,

@@ -6,7 +6,9 @@
 
 #include <string.h>
 
-/* One line a command, in the order of `memtrace --help`. */
+/* One line a command, in the order of `memtrace --help`: first the ones
+ * a user runs (each has its page, memtrace-NAME(1), and its completion),
+ * then MT_PLUMBING, the steps of memtrace-run's script. */
 #define MT_COMMANDS(X)   \
 	X(record)        \
 	X(check)         \
@@ -22,7 +24,9 @@
 	X(plot)          \
 	X(html)          \
 	X(export)        \
-	X(top)           \
+	X(top)
+
+#define MT_PLUMBING(X)   \
 	X(run_line)      \
 	X(run_table)     \
 	X(oom_fail)      \
@@ -31,10 +35,14 @@
 
 #define DECLARE(name) extern const mt_cmd_t mt_cmd_##name;
 MT_COMMANDS(DECLARE)
+MT_PLUMBING(DECLARE)
 
 #define ENTRY(name) &mt_cmd_##name,
-const mt_cmd_t *const mt_commands[] = { MT_COMMANDS(ENTRY) };
+const mt_cmd_t *const mt_commands[] = { MT_COMMANDS(ENTRY) MT_PLUMBING(ENTRY) };
 const size_t mt_ncommands = sizeof(mt_commands) / sizeof(mt_commands[0]);
+
+#define ONE(name) +1
+const size_t mt_nuser_commands = 0 MT_COMMANDS(ONE);
 
 const mt_cmd_t *mt_commands_find(const char *name)
 {

@@ -53,6 +53,7 @@ static const char run_help[] =
 	"  -q, --quiet          no progress lines and no table on stderr\n"
 	"  -v, --verbose        also a line per process of each run's tree\n"
 	"  -h, --help           this text\n"
+	"  -V, --version        the version, as the first argument alone\n"
 	"\n"
 	"  --oom-sweep          instead: run CMD failing its allocation 1, then 2, ...\n"
 	"                       until a run makes fewer allocations; one line per run on\n"
