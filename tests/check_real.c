@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "mt_test.h"
+#include "mt_test_trace.h"
 
 /* The program's absolute path, looked up on PATH; the test fails when it
  * is missing (scripts/install-deps installs it). */
@@ -45,8 +46,10 @@ static char *find_program(const char *name)
 	return NULL;
 }
 
-/* Every trace in dir is complete; returns how many there are. */
-static int assert_traces_complete(const char *dir, const char *what)
+/* Every trace in dir is complete, but for at most killed traces of a
+ * process killed by SIGKILL (memtrace check: missing_stop_event, cut to
+ * whole lines); returns how many there are. */
+static int assert_traces_complete_but(const char *dir, const char *what, int killed)
 {
 	char *mt = mt_test_memtrace();
 	DIR *d = opendir(dir);
@@ -66,8 +69,13 @@ static int assert_traces_complete(const char *dir, const char *what)
 
 			mt_test_run(&r, argv, NULL);
 		}
-		mt_quiet(r.status == 0, "%s: trace %s is not complete: %s%s", what,
-			 e->d_name, r.out, r.err);
+		if (r.status != 0 && killed > 0 && strstr(r.out, "\"missing_stop_event\"")) {
+			killed--;
+			mt_test_assert_trace_cut(trace);
+		} else {
+			mt_quiet(r.status == 0, "%s: trace %s is not complete: %s%s", what,
+				 e->d_name, r.out, r.err);
+		}
 		mt_test_run_release(&r);
 		free(trace);
 		n++;
@@ -75,6 +83,12 @@ static int assert_traces_complete(const char *dir, const char *what)
 	closedir(d);
 	free(mt);
 	return n;
+}
+
+/* Every trace in dir is complete; returns how many there are. */
+static int assert_traces_complete(const char *dir, const char *what)
+{
+	return assert_traces_complete_but(dir, what, 0);
 }
 
 typedef struct {
@@ -364,7 +378,9 @@ START_TEST(test_pythons_own_os_posix_and_fork_tests_pass_traced)
 	mt_test_run(&b, argv, tenv);
 	mt_quiet(b.status == 0 && strstr(b.out, "Tests result: SUCCESS"),
 		 "traced, python's tests fail (exit %d):\n%s%s", b.status, b.out, b.err);
-	ck_assert_int_ge(assert_traces_complete(t.traces, "python's tests"), 5);
+	/* test_os SIGKILLs a child it has just spawned: that one child's
+	 * trace, if the kill came after its start, is cut without its stop. */
+	ck_assert_int_ge(assert_traces_complete_but(t.traces, "python's tests", 1), 5);
 	mt_test_run_release(&a);
 	mt_test_run_release(&b);
 	free(tests);
