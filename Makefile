@@ -148,14 +148,23 @@ $(BUILD)/workloads/%: tests/workloads/%.cpp
 .PHONY: all deps check sanitize install clean bench demo
 
 # The README's main job: three runs of the demo workload with memtrace-run
-# (told which build to use), then run 1's summary and its top three sites.
+# (told which build to use), then run 1's report, its HTML report and its
+# folded stacks, and the commands that open them.
 DEMO_DIR = $(BUILD)/demo
+DEMO_TRACE = $(DEMO_DIR)/allocations.1.jsonl.zst
 demo: all
 	$(Q)$(MAKE) --no-print-directory $(SUBJOBS) $(BUILD)/workloads/wl_demo
 	$(Q)MEMTRACE_ANALYZER=$(abspath $(MEMTRACE)) MEMTRACE_PRELOAD=$(abspath $(PRELOAD)) \
 		scripts/memtrace-run -n 3 -o $(DEMO_DIR) -- $(BUILD)/workloads/wl_demo
-	$(Q)cat $(DEMO_DIR)/summary.jsonl
-	$(Q)$(MEMTRACE) summary $(DEMO_DIR)/allocations.1.jsonl.zst --top 3 | tail -n +2
+	$(Q)echo
+	$(Q)$(MEMTRACE) report $(DEMO_TRACE) --top 1
+	$(Q)$(MEMTRACE) html $(DEMO_TRACE) -o $(DEMO_DIR)/report.html
+	$(Q)$(MEMTRACE) flamegraph $(DEMO_TRACE) --metric peak -o $(DEMO_DIR)/peak.folded
+	$(Q)printf '\n%s\n  %s\n  %s\n  %s\n' \
+		"Next:" \
+		"xdg-open $(DEMO_DIR)/report.html      # the HTML report: heap over time, flame graph, sites" \
+		"flamegraph.pl $(DEMO_DIR)/peak.folded > peak.svg   # a flame graph of the peak's stacks" \
+		"$(MEMTRACE) report $(DEMO_TRACE)   # every site"
 .DEFAULT_GOAL := all
 
 all: deps

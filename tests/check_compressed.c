@@ -1,6 +1,6 @@
 /*
- * check_compressed: compressed traces (format.md section 2.1; README, "The
- * analyzer"; docs/decisions.md, "Reading traces").
+ * check_compressed: compressed traces (format.md section 2.1;
+ * docs/commands.md, "Reading traces"; docs/decisions.md, "Reading traces").
  *
  * Every command tells a zstd or gzip trace by its first bytes, whatever
  * its name, and reads it in the one streaming pass it reads a plain one
