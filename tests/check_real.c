@@ -381,8 +381,22 @@ START_TEST(test_pythons_own_os_posix_and_fork_tests_pass_traced)
 	/* test_os SIGKILLs a child it has just spawned: that one child's
 	 * trace, if the kill came after its start, is cut without its stop. */
 	ck_assert_int_ge(assert_traces_complete_but(t.traces, "python's tests", 1), 5);
-	mt_test_run_release(&a);
 	mt_test_run_release(&b);
+	/* And under memtrace record, one collector the parent of the tree. */
+	{
+		char *mt = mt_test_memtrace(), *rec = mt_test_path(t.dir, "record");
+		char *rargv[] = { mt, "record", "-o", rec, "--", sh, "-c", script, NULL };
+
+		mt_test_run(&b, rargv, NULL);
+		mt_quiet(b.status == 0 && strstr(b.out, "Tests result: SUCCESS"),
+			 "under record, python's tests fail (exit %d):\n%s%s", b.status,
+			 b.out, b.err);
+		ck_assert_int_ge(assert_traces_complete_but(rec, "python's tests, recorded", 1), 5);
+		mt_test_run_release(&b);
+		free(rec);
+		free(mt);
+	}
+	mt_test_run_release(&a);
 	free(tests);
 	real_done(&t);
 	free(py);
