@@ -30,52 +30,13 @@
 /* The *.jsonl.zst files in dir, sorted (malloc'd names). */
 static char **zst_traces(const char *dir, size_t *n)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char **names = NULL;
-
-	mt_quiet(d != NULL, "cannot open '%s'", dir);
-	*n = 0;
-	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-
-		if (len < 10 || strcmp(e->d_name + len - 10, ".jsonl.zst"))
-			continue;
-		names = realloc(names, (*n + 1) * sizeof(*names));
-		mt_quiet_ptr_nonnull(names);
-		names[(*n)++] = strdup(e->d_name);
-	}
-	closedir(d);
-	for (size_t i = 0; i + 1 < *n; i++)
-		for (size_t j = i + 1; j < *n; j++)
-			if (strcmp(names[i], names[j]) > 0) {
-				char *t = names[i];
-
-				names[i] = names[j];
-				names[j] = t;
-			}
-	return names;
+	return mt_test_traces_ending(dir, ".jsonl.zst", n);
 }
 
 /* Every trace in dir is complete and ends whole; returns how many. */
 static size_t assert_complete(const char *dir)
 {
-	size_t n;
-	char **names = zst_traces(dir, &n);
-
-	for (size_t i = 0; i < n; i++) {
-		char *path = mt_test_path(dir, names[i]);
-		char *status = mt_test_check_status(path);
-
-		mt_quiet(!strcmp(status, "complete"), "%s: memtrace check says %s",
-			 names[i], status);
-		mt_test_assert_trace_whole(path, NULL);
-		free(status);
-		free(path);
-		free(names[i]);
-	}
-	free(names);
-	return n;
+	return mt_test_assert_traces_complete_ending(dir, ".jsonl.zst");
 }
 
 /* The allocations of size bytes over every trace in dir. */

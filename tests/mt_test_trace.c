@@ -36,17 +36,22 @@ static int by_name(const void *a, const void *b)
 
 char **mt_test_traces(const char *dir, size_t *n)
 {
+	return mt_test_traces_ending(dir, ".jsonl", n);
+}
+
+char **mt_test_traces_ending(const char *dir, const char *ext, size_t *n)
+{
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	char **names = NULL;
-	size_t cap = 0;
+	size_t cap = 0, k = strlen(ext);
 
 	mt_quiet(d != NULL, "cannot open '%s'", dir);
 	*n = 0;
 	while ((e = readdir(d))) {
 		size_t len = strlen(e->d_name);
 
-		if (len < 6 || strcmp(e->d_name + len - 6, ".jsonl"))
+		if (len < k || strcmp(e->d_name + len - k, ext))
 			continue;
 		if (*n == cap) {
 			cap = cap ? 2 * cap : 16;
@@ -222,8 +227,13 @@ char *mt_test_check_status(const char *path)
 
 size_t mt_test_assert_traces_complete(const char *dir)
 {
+	return mt_test_assert_traces_complete_ending(dir, ".jsonl");
+}
+
+size_t mt_test_assert_traces_complete_ending(const char *dir, const char *ext)
+{
 	size_t n;
-	char **names = mt_test_traces(dir, &n);
+	char **names = mt_test_traces_ending(dir, ext, &n);
 
 	for (size_t i = 0; i < n; i++) {
 		char *path = mt_test_path(dir, names[i]);

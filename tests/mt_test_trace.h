@@ -25,6 +25,8 @@ void mt_test_run_traced(mt_test_run_t *r, char *const argv[], const char *output
 /* The names (not paths) of the *.jsonl files in dir, sorted, in a
  * malloc'd array of *n malloc'd strings; mt_test_traces_release frees. */
 char **mt_test_traces(const char *dir, size_t *n);
+/* The same for the files whose names end in ext (".jsonl.zst"). */
+char **mt_test_traces_ending(const char *dir, const char *ext, size_t *n);
 void mt_test_traces_release(char **names, size_t n);
 
 /* The text of the trace at path, NUL-terminated, *len its length (len
@@ -59,6 +61,8 @@ char *mt_test_check_status(const char *path);
 /* Every *.jsonl trace in dir is complete (memtrace check) and ends whole;
  * returns how many there are. */
 size_t mt_test_assert_traces_complete(const char *dir);
+/* The same for the files whose names end in ext (".jsonl.zst"). */
+size_t mt_test_assert_traces_complete_ending(const char *dir, const char *ext);
 
 /* How many lines of the trace at path have "kind":kind and, when size is
  * not 0, "size":size. */
