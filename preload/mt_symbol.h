@@ -29,9 +29,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The longest build id kept: GNU ld's are 20 bytes (SHA-1), 16 (md5 or
- * uuid), or what --build-id=0xHEX gave; a longer one is left out. */
-#define MT_SYMBOL_BUILD_ID_MAX 64
+#include "mt_elf.h"
+
+/* The longest build id kept (mt_elf.h). */
+#define MT_SYMBOL_BUILD_ID_MAX MT_ELF_BUILD_ID_MAX
 
 typedef struct {
 	int has_module;
@@ -73,12 +74,7 @@ void mt_symbol_stats(mt_symbol_stats_t *stats);
  * builds now if the module has none, whatever its size or lookup count;
  * the module keeps it for mt_symbol_resolve.  Returns 0 when at lies in
  * no module, or its file has no view or no candidate symbol. */
-typedef struct {
-	uint64_t distance; /* ip minus the symbol's address; UINT64_MAX: none */
-	const char *name;  /* in the module's mapped file, until a reload */
-	size_t name_max;   /* bytes of its string table from name on */
-	uint64_t size;     /* the symbol's st_size; 0: none or unknown */
-} mt_symbol_probe_t;
+typedef mt_elf_sym_t mt_symbol_probe_t;
 
 int mt_symbol_probe(uint64_t at, uint64_t ip, mt_symbol_probe_t *scan,
 		    mt_symbol_probe_t *indexed);

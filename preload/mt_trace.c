@@ -1,6 +1,8 @@
 /*
- * mt_trace: the preload core: state, events, the ring's records, fork,
- * exec and fatal signals.  It must never call malloc itself while
+ * mt_trace: the preload core: its state, start and stop, events and the
+ * ring's records, fork, exec, the untraced tree and fatal signals (the
+ * settings, the trace names and the frame and stack declarations are
+ * modules of their own).  It must never call malloc itself while
  * recording, never call into the loader with the table lock held, never
  * kill or stop the program: on an error it warns once and stops tracing.
  */
@@ -8,10 +10,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <linux/futex.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -25,14 +25,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/mt_cpu.h"
 #include "../common/mt_fmt.h"
 #include "../common/mt_jsonl.h"
 #include "../common/mt_register.h"
 #include "../common/mt_ring.h"
 #include "mt_clock.h"
+#include "mt_declare.h"
+#include "mt_lock.h"
+#include "mt_name.h"
 #include "mt_real.h"
 #include "mt_record.h"
+#include "mt_say.h"
+#include "mt_settings.h"
 #include "mt_signal.h"
 #include "mt_spawn.h"
 #include "mt_stack.h"
@@ -46,11 +50,6 @@
 
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 #define PATH_CAP 4096
-#define SYMBOL_CAP 2048
-#define MODULE_CAP 1024
-#define LINE_CAP (SYMBOL_CAP + MODULE_CAP + MT_JSONL_FIXED_MAX + 64 + \
-		  2 * MT_SYMBOL_BUILD_ID_MAX + 16)
-_Static_assert(LINE_CAP <= MT_RING_TEXT_MAX, "a frame's line fits a record");
 
 /* 0: not yet, 1: starting, 2: done (tracing or not). */
 static atomic_int init_state;
@@ -62,58 +61,11 @@ static atomic_int active;
  * up by mt_trace_init() so that the exit calls no dlsym. */
 static _Atomic(void (*)(void)) cxx_freeres;
 
-/*
- * The table lock: a futex word, 0 free, 1 held, 2 held with sleepers
- * (Drepper, "Futexes Are Tricky", mutex 3).  It guards the frame and stack
- * tables and orders the records that declare them: a frame or stack is
- * published in the tables only after its record is reserved, so any event
- * that finds its id is reserved after the declaration.  Events whose stack
- * the thread's cache knows never take it.
- */
-static atomic_int tlock;
-
-static void futex(atomic_int *word, int op, int val)
-{
-	int saved = errno;
-
-	mt_real_syscall6(SYS_futex, (long)word, op | FUTEX_PRIVATE_FLAG, val, 0, 0, 0);
-	errno = saved;
-}
-
-static void lock_take(void)
-{
-	int c = 0;
-
-	if (atomic_compare_exchange_strong_explicit(&tlock, &c, 1, memory_order_acquire,
-						    memory_order_relaxed))
-		return;
-	for (int i = 0; i < 100; i++) {
-		mt_cpu_relax();
-		c = 0;
-		if (atomic_load_explicit(&tlock, memory_order_relaxed) == 0 &&
-		    atomic_compare_exchange_strong_explicit(&tlock, &c, 1,
-							    memory_order_acquire,
-							    memory_order_relaxed))
-			return;
-	}
-	c = atomic_exchange_explicit(&tlock, 2, memory_order_acquire);
-	while (c) {
-		futex(&tlock, FUTEX_WAIT, 2);
-		c = atomic_exchange_explicit(&tlock, 2, memory_order_acquire);
-	}
-}
-
-static void lock_give(void)
-{
-	if (atomic_exchange_explicit(&tlock, 0, memory_order_release) == 2)
-		futex(&tlock, FUTEX_WAKE, 1);
-}
-
 static int stack_depth = MT_TRACE_DEFAULT_DEPTH;
 /* The ring's size in slots (MEMTRACE_RING_SLOTS, for tests). */
 static uint64_t ring_slots = MT_RING_DEFAULT_SLOTS;
-/* Declarations' lines, made under the table lock. */
-static char line[LINE_CAP];
+/* The header's lines, made under the table lock. */
+static char line[MT_DECLARE_LINE_CAP];
 /* The output pattern of descendants (forked children, and every process
  * started below this one): %p is their pid. */
 static char child_pattern[PATH_CAP];
@@ -163,129 +115,6 @@ static pid_t current_tid(void)
 	return tid_cache;
 }
 
-/* A message with its prefix; a longer one is cut. */
-#define SAY_MAX (PATH_CAP + 512)
-
-/*
- * One line on stderr, "memtrace: " a b c, in one write(2): processes of a
- * tree share their stderr, and a line written in parts interleaves with
- * theirs.  Through the system call: stdio could allocate or lock, and
- * write() is a cancellation point.
- */
-static void say(const char *a, const char *b, const char *c)
-{
-	const char *parts[] = { "memtrace: ", a, b, c };
-	char msg[SAY_MAX];
-	size_t n = 0;
-
-	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-		const char *p = parts[i] ? parts[i] : "";
-		size_t k = strlen(p);
-
-		if (k > sizeof(msg) - 1 - n)
-			k = sizeof(msg) - 1 - n;
-		memcpy(msg + n, p, k);
-		n += k;
-	}
-	msg[n++] = '\n';
-	for (const char *p = msg; n;) {
-		long w = mt_real_syscall6(SYS_write, STDERR_FILENO, (long)p, (long)n,
-					  0, 0, 0);
-
-		if (w == -EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
-/* Expand %p (pid) and %% in pattern into out; returns -1 when too long. */
-static int expand(const char *pattern, pid_t pid, char *out, size_t cap)
-{
-	size_t n = 0;
-
-	for (const char *s = pattern; *s; s++) {
-		char num[MT_FMT_U64_MAX];
-		const char *add = s;
-		size_t len = 1;
-
-		if (s[0] == '%' && s[1] == 'p') {
-			len = mt_fmt_u64(num, (uint64_t)pid);
-			add = num;
-			s++;
-		} else if (s[0] == '%' && s[1] == '%') {
-			s++;
-		}
-		if (n + len >= cap)
-			return -1;
-		memcpy(out + n, add, len);
-		n += len;
-	}
-	out[n] = '\0';
-	return 0;
-}
-
-/* Whether the pattern has a %p that expand() replaces ("%%p" is a
- * literal "%p"). */
-static int names_pid(const char *pattern)
-{
-	for (const char *s = pattern; *s; s++) {
-		if (s[0] != '%')
-			continue;
-		if (s[1] == 'p')
-			return 1;
-		if (s[1] == '%')
-			s++;
-	}
-	return 0;
-}
-
-/* Copy name into out with ins put before the extension of its last
- * component (out.jsonl, ".%p" -> out.%p.jsonl; a name without one gets
- * ins at its end; .jsonl.zst counts as one extension).  Returns -1
- * when it does not fit. */
-static int insert_before_ext(const char *name, const char *ins, char *out,
-			     size_t cap)
-{
-	const char *slash = strrchr(name, '/');
-	const char *base = slash ? slash + 1 : name;
-	const char *dot = strrchr(base, '.');
-	size_t blen = strlen(base);
-
-	/* A compressed trace's two extensions stay together:
-	 * out.jsonl.zst -> out.%p.jsonl.zst. */
-	if (blen > 10 && !strcmp(base + blen - 10, ".jsonl.zst"))
-		dot = base + blen - 10;
-	size_t n = strlen(name), k = strlen(ins), at;
-
-	if (n + k + 1 > cap)
-		return -1;
-	at = dot && dot != base ? (size_t)(dot - name) : n;
-	memmove(out, name, at);
-	memcpy(out + at, ins, k);
-	memcpy(out + at + k, name + at, n - at + 1);
-	return 0;
-}
-
-/* The pattern a descendant uses: the same when it names %p, else the
- * name with ".%p" before its extension (out.jsonl -> out.%p.jsonl), so
- * a child never writes over its parent's trace.  Returns -1 when that
- * pattern does not fit: the caller must not trace then, or its children
- * would truncate its trace. */
-static int derive_child_pattern(const char *pattern)
-{
-	if (names_pid(pattern)) {
-		if (strlen(pattern) + 1 > sizeof(child_pattern))
-			return -1;
-		memcpy(child_pattern, pattern, strlen(pattern) + 1);
-		return 0;
-	}
-	return insert_before_ext(pattern, ".%p", child_pattern,
-				 sizeof(child_pattern));
-}
-
 /* /proc/self/cmdline as argv strings, in a caller's buffer (read with
  * no descriptor in the program's table). */
 static size_t read_argv(char *buf, size_t cap, const char **argv, size_t max)
@@ -305,8 +134,8 @@ static int route_unwinder(void)
 {
 	if (mt_unwind_sys_install() == 0)
 		return 0;
-	say("cannot route libunwind's system calls away from the program's "
-	    "descriptors; the program runs untraced", NULL, NULL);
+	mt_say_line("cannot route libunwind's system calls away from the program's "
+		    "descriptors; the program runs untraced", NULL, NULL);
 	return -1;
 }
 
@@ -348,18 +177,13 @@ static _Atomic uint64_t fail_calls;
 static void arm_fail_at(void)
 {
 	const char *s = getenv("MEMTRACE_FAIL_AT");
-	char *end;
-	unsigned long long n;
+	uint64_t n;
 
 	if (!s)
 		return;
-	errno = 0;
-	n = strtoull(s, &end, 10);
-	if (*s && (errno || *end || *s == '-' || *s == '+'))
-		say("MEMTRACE_FAIL_AT is not a number of allocations: '", s,
-		    "'; no allocation is made to fail");
-	else if (*s)
-		atomic_store(&mt_trace_fail_at, (uint64_t)n);
+	n = mt_settings_fail_at(s);
+	if (n)
+		atomic_store(&mt_trace_fail_at, n);
 	unsetenv("MEMTRACE_FAIL_AT");
 }
 
@@ -367,33 +191,8 @@ static void arm_fail_at(void)
  * bytes (mt_sample.h); empty or unset is every allocation. */
 static void arm_sampling(void)
 {
-	const char *s = getenv("MEMTRACE_SAMPLE");
-	uint64_t bytes = 0;
-
-	if (s && *s) {
-		bytes = mt_sample_parse(s);
-		if (!bytes)
-			say("MEMTRACE_SAMPLE is not a number of bytes: '", s,
-			    "'; every allocation is recorded");
-	}
-	mt_sample_init(bytes, mt_clock_now() ^ (uint64_t)getpid() << 32);
-}
-
-static int parse_depth(const char *s)
-{
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return MT_TRACE_DEFAULT_DEPTH;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < 0) {
-		say("MEMTRACE_STACK_DEPTH is not a number of frames: '", s,
-		    "'; using 32");
-		return MT_TRACE_DEFAULT_DEPTH;
-	}
-	return v > MT_STACK_MAX_DEPTH ? MT_STACK_MAX_DEPTH : (int)v;
+	mt_sample_init(mt_settings_sample_bytes(getenv("MEMTRACE_SAMPLE")),
+		       mt_clock_now() ^ (uint64_t)getpid() << 32);
 }
 
 /* Replace the MEMTRACE_OUTPUT entry of env in place with env_entry. */
@@ -485,8 +284,8 @@ static int collectors_would_be_children(void)
 	if (!what)
 		return 0;
 	if (!atomic_exchange(&said, 1))
-		say("this process is ", what,
-		    ": its collectors would be its children; trace it with memtrace record");
+		mt_say_line("this process is ", what,
+			    ": its collectors would be its children; trace it with memtrace record");
 	return 1;
 }
 
@@ -511,12 +310,12 @@ static void say_collector_message(void)
 
 	if (h && atomic_load(&h->state) == MT_RING_DONE && h->message[0] &&
 	    !atomic_exchange(&warned, 1))
-		say(h->message, NULL, NULL);
+		mt_say_line(h->message, NULL, NULL);
 }
 
 /* Tracing stops for good: the collector is gone, or finished because it
  * could not write (its message says why). */
-static void lost_collector(void)
+void mt_trace_collector_lost(void)
 {
 	int expected = ON;
 
@@ -524,30 +323,30 @@ static void lost_collector(void)
 		return;
 	say_collector_message();
 	if (!atomic_exchange(&warned, 1))
-		say("the collector has stopped; tracing stops, the program runs on",
-		    NULL, NULL);
+		mt_say_line("the collector has stopped; tracing stops, the program runs on",
+			    NULL, NULL);
 }
 
 /* A system call the tracer cannot do without was refused (a seccomp
  * filter of the program's: EPERM or ENOSYS): tracing stops, with one
  * line, and the program runs on as it would bare. */
-static void refused_clone(int err)
+void mt_trace_clone_refused(int err)
 {
 	int expected = ON;
 
 	if (!atomic_compare_exchange_strong(&active, &expected, OFF))
 		return;
 	if (!atomic_exchange(&warned, 1))
-		say("a system call the tracer needs was refused (clone: ",
-		    err == EPERM ? "Operation not permitted" : "Function not implemented",
-		    "); tracing stops, the program runs on");
+		mt_say_line("a system call the tracer needs was refused (clone: ",
+			    err == EPERM ? "Operation not permitted" : "Function not implemented",
+			    "); tracing stops, the program runs on");
 }
 
 /* A declaration's line (made with seq 0) as a text record. */
 static void record_line(size_t len)
 {
 	if (mt_record_text(line, len) < 0)
-		lost_collector();
+		mt_trace_collector_lost();
 }
 
 static void write_header(pid_t ppid)
@@ -602,7 +401,7 @@ static uint64_t fit_ring(uint64_t want)
 	n += (size_t)(stpcpy(rest + n, " bytes, below the ") - (rest + n));
 	n += mt_fmt_u64(rest + n, least);
 	strcpy(rest + n, " bytes the smallest ring needs; the program runs untraced");
-	say("cannot make the ring: the file size limit (ulimit -f) is ", rest, NULL);
+	mt_say_line("cannot make the ring: the file size limit (ulimit -f) is ", rest, NULL);
 	return 0;
 }
 
@@ -628,21 +427,21 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid)
 		rc = mt_spawn_register(record_sock, name, root, slots, mt_clock_now(),
 				       forked_alone, &mt_record_ring);
 		if (rc == -EPERM)
-			say("memtrace record's collector does not serve this process "
-			    "(another user's); the program runs untraced", NULL, NULL);
+			mt_say_line("memtrace record's collector does not serve this process "
+				    "(another user's); the program runs untraced", NULL, NULL);
 		else if (rc == -ECONNREFUSED)
-			say("cannot reach memtrace record's collector '", record_sock,
-			    "'; the program runs untraced");
+			mt_say_line("cannot reach memtrace record's collector '", record_sock,
+				    "'; the program runs untraced");
 		else if (rc < 0)
-			say("cannot hand the ring to memtrace record's collector '", record_sock,
-			    "'; the program runs untraced");
+			mt_say_line("cannot hand the ring to memtrace record's collector '", record_sock,
+				    "'; the program runs untraced");
 		if (rc < 0)
 			return rc;
 		goto started;
 	}
 	if (collector_found <= 0) {
-		say("cannot start the collector '", collector,
-		    collector_found == -ENAMETOOLONG ?
+		mt_say_line("cannot start the collector '", collector,
+			    collector_found == -ENAMETOOLONG ?
 			    "': File name too long; the program runs untraced" :
 			    "': No such file or directory; the program runs untraced");
 		return -ENOENT;
@@ -655,7 +454,7 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid)
 
 		strncat(why, desc ? desc : "unknown error", 100);
 		strcat(why, "; the program runs untraced");
-		say("cannot start the collector '", collector, why);
+		mt_say_line("cannot start the collector '", collector, why);
 		return rc;
 	}
 started:
@@ -669,10 +468,10 @@ started:
 		int err = rc == MT_RING_FAILED ? atomic_load(&h->open_error) : ECHILD;
 
 		if (err == ENAMETOOLONG)
-			say("the trace name is too long; the program runs untraced", NULL, NULL);
+			mt_say_line("the trace name is too long; the program runs untraced", NULL, NULL);
 		else
-			say("cannot open trace '", h->path[0] ? h->path : name,
-			    "'; the program runs untraced");
+			mt_say_line("cannot open trace '", h->path[0] ? h->path : name,
+				    "'; the program runs untraced");
 		mt_spawn_unmap(&mt_record_ring);
 		return -(err ? err : EIO);
 	}
@@ -690,16 +489,16 @@ int mt_trace_start(const char *path, int depth)
 	if (route_unwinder() < 0)
 		return -ENOTSUP;
 	mt_stack_cache_init();
-	lock_take();
+	mt_lock_take();
 	if (atomic_load(&active) != OFF) {
-		lock_give();
+		mt_lock_give();
 		return -EBUSY;
 	}
 	/* The old ring's collector is done: nothing writes to it now. */
 	if (mt_record_ring.hdr)
 		mt_spawn_unmap(&mt_record_ring);
 	rc = begin_trace_locked(path, 1, depth, getppid());
-	lock_give();
+	mt_lock_give();
 	return rc;
 }
 
@@ -736,7 +535,7 @@ static void say_stats(void)
 	n += (size_t)(stpcpy(msg + n, lines) - (msg + n));
 	n += (size_t)(stpcpy(msg + n, " bytes ") - (msg + n));
 	stpcpy(msg + n, bytes);
-	say(msg, NULL, NULL);
+	mt_say_line(msg, NULL, NULL);
 }
 
 static unsigned reason_code(const char *reason)
@@ -748,117 +547,6 @@ static unsigned reason_code(const char *reason)
 	if (!strcmp(reason, "api"))
 		return MT_STOP_API;
 	return MT_STOP_EXIT;
-}
-
-/* ---- stacks ---- */
-
-/* "build_id":"HEX", the module's build id in lower-case hex, as
- * readelf -n and the debug file paths under /usr/lib/debug/.build-id
- * spell it. */
-static void add_build_id(mt_jsonl_t *l, const mt_symbol_info_t *info)
-{
-	static const char digits[] = "0123456789abcdef";
-	char hex[2 * MT_SYMBOL_BUILD_ID_MAX];
-
-	for (size_t i = 0; i < info->build_id_len; i++) {
-		hex[2 * i] = digits[info->build_id[i] >> 4];
-		hex[2 * i + 1] = digits[info->build_id[i] & 15];
-	}
-	mt_jsonl_str(l, "build_id", hex, 2 * info->build_id_len, 0);
-}
-
-/* Declare ip as a frame: resolve it with no lock held, then record the
- * frame unless another thread did meanwhile. */
-static void declare_frame(uint64_t ip)
-{
-	char module[MODULE_CAP], symbol[SYMBOL_CAP];
-	mt_symbol_info_t info;
-	mt_jsonl_t l;
-	uint64_t id;
-	int cancel;
-
-	/* Naming a new frame is the tracer's slowest path, and libunwind's
-	 * own naming (a module it reads itself) opens files: no cancel may
-	 * act inside it. */
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-	mt_symbol_resolve(ip, &info, module, sizeof(module), symbol,
-			  sizeof(symbol));
-	pthread_setcancelstate(cancel, NULL);
-	if (__builtin_expect(atomic_load(&mt_nofd_refused) != 0, 0))
-		refused_clone(atomic_load(&mt_nofd_refused));
-	lock_take();
-	if (atomic_load(&active) != OFF && !mt_stack_frame_find(ip)) {
-		mt_jsonl_begin(&l, line, sizeof(line), 0, "frame");
-		/* The id the table will give it: reserved before it is
-		 * published there. */
-		id = mt_stack_frame_add(ip);
-		if (id) {
-			mt_jsonl_u64(&l, "frame_id", id);
-			mt_jsonl_hex(&l, "ip", ip);
-			if (info.has_symbol) {
-				mt_jsonl_str(&l, "symbol", symbol, info.symbol_len, 0);
-				mt_jsonl_hex(&l, "offset", info.offset);
-			}
-			if (info.has_module) {
-				mt_jsonl_str(&l, "module", module, info.module_len, 0);
-				mt_jsonl_hex(&l, "module_offset", info.module_offset);
-			}
-			if (info.build_id_len)
-				add_build_id(&l, &info);
-			record_line(mt_jsonl_end(&l));
-		}
-	}
-	lock_give();
-}
-
-/*
- * The id of the stack ips[0..n), declaring it (and its new frames) first
- * when it is new; 0 when it has none (no memory: the loss is counted).
- * Other threads learn an id only from the tables, under the table lock,
- * after its declaration is reserved, so their events come after it.
- */
-static uint64_t stack_id_of(const uint64_t *ips, int n)
-{
-	uint64_t gen = 0, id;
-
-	if (!n)
-		return 0;
-	id = mt_stack_cached(ips, n, &gen);
-	if (__builtin_expect(id && gen == mt_stack_generation(), 1))
-		return id;
-	for (;;) {
-		int missing = -1;
-
-		lock_take();
-		id = mt_stack_find(ips, n);
-		if (id || atomic_load(&active) == OFF)
-			break;
-		for (int i = 0; i < n && missing < 0; i++)
-			if (!mt_stack_frame_find(ips[i]))
-				missing = i;
-		if (missing < 0) {
-			uint64_t ids[MT_STACK_MAX_DEPTH];
-			mt_jsonl_t l;
-
-			id = mt_stack_add(ips, n);
-			if (!id)
-				break;
-			mt_stack_frame_ids(ips, n, ids);
-			mt_jsonl_begin(&l, line, sizeof(line), 0, "stack");
-			mt_jsonl_u64(&l, "stack_id", id);
-			mt_jsonl_u64_array(&l, "frames", ids, (size_t)n);
-			record_line(mt_jsonl_end(&l));
-			break;
-		}
-		lock_give();
-		declare_frame(ips[missing]);
-	}
-	if (id)
-		mt_stack_remember(ips, n, id);
-	else if (atomic_load(&active) != OFF)
-		atomic_fetch_add(&mt_record_ring.hdr->dropped, 1);
-	lock_give();
-	return id;
 }
 
 /* ---- fork ---- */
@@ -876,12 +564,12 @@ static void atfork_prepare(void)
 		unpreload_env();
 	mt_stack_fork_prepare();
 	mt_symbol_fork_prepare();
-	lock_take();
+	mt_lock_take();
 }
 
 static void atfork_parent(void)
 {
-	lock_give();
+	mt_lock_give();
 	mt_symbol_fork_parent();
 	mt_stack_fork_parent();
 	guard--;
@@ -892,7 +580,7 @@ static void atfork_child(void)
 	char name[PATH_CAP];
 	pid_t ppid = getppid();
 
-	atomic_store(&tlock, 0);
+	mt_lock_reset();
 	atomic_store(&mt_trace_fail_at, 0); /* only the process it was set for */
 	mt_symbol_fork_child();
 	mt_stack_fork_child();
@@ -904,8 +592,8 @@ static void atfork_child(void)
 		mt_spawn_unmap(&mt_record_ring);
 		if (fork_untraced || collectors_would_be_children()) {
 			unpreload_env();
-		} else if (expand(child_pattern, getpid(), name, sizeof(name)) < 0) {
-			say("the trace name is too long; the child runs untraced", NULL, NULL);
+		} else if (mt_name_expand(child_pattern, getpid(), name, sizeof(name)) < 0) {
+			mt_say_line("the trace name is too long; the child runs untraced", NULL, NULL);
 		} else {
 			forked_alone = 1;
 			begin_trace_locked(name, 0, stack_depth, ppid);
@@ -938,23 +626,6 @@ static int end_on_signal(void)
 
 /* ---- start ---- */
 
-static uint64_t parse_slots(const char *s)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s)
-		return MT_RING_DEFAULT_SLOTS;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end || v < MT_RING_MIN_SLOTS || v > MT_RING_MAX_SLOTS || (v & (v - 1))) {
-		say("MEMTRACE_RING_SLOTS is not a power of two from 64 to 16777216: '", s,
-		    "'; using 262144");
-		return MT_RING_DEFAULT_SLOTS;
-	}
-	return v;
-}
-
 void mt_trace_init(void)
 {
 	int expected = 0;
@@ -976,47 +647,41 @@ void mt_trace_init(void)
 	if (getauxval(AT_SECURE))
 		goto done;
 	env = getenv(MT_REGISTER_ENV);
-	if (env && *env) {
-		if (strlen(env) < sizeof(record_sock))
-			memcpy(record_sock, env, strlen(env) + 1);
-		else
-			say("MEMTRACE_RECORD is too long: '", env, "'; the program runs untraced");
-		if (!record_sock[0])
-			goto done;
-	}
+	if (mt_settings_record_socket(env, record_sock, sizeof(record_sock)) < 0)
+		goto done;
 	if (collectors_would_be_children()) {
 		untrace_tree();
 		goto done;
 	}
 	env = getenv("MEMTRACE_OUTPUT");
 	pattern = env && *env ? env : MT_TRACE_DEFAULT_OUTPUT;
-	if (derive_child_pattern(pattern) < 0 ||
-	    expand(pattern, getpid(), name, sizeof(name)) < 0) {
-		say("MEMTRACE_OUTPUT is too long; the program runs untraced",
-		    NULL, NULL);
+	if (mt_name_child_pattern(pattern, child_pattern, sizeof(child_pattern)) < 0 ||
+	    mt_name_expand(pattern, getpid(), name, sizeof(name)) < 0) {
+		mt_say_line("MEMTRACE_OUTPUT is too long; the program runs untraced",
+			    NULL, NULL);
 		untrace_tree();
 		goto done;
 	}
 	/* A pattern without %p is the user's name for the first process of
 	 * the tree: the processes below it find the pattern that cannot
 	 * clash with it in their environment (mt_trace_publish_env). */
-	root = !names_pid(pattern);
+	root = !mt_name_has_pid(pattern);
 	if (root && env) {
 		memcpy(env_entry, "MEMTRACE_OUTPUT=", 16);
 		memcpy(env_entry + 16, child_pattern, strlen(child_pattern) + 1);
 	}
-	ring_slots = parse_slots(getenv("MEMTRACE_RING_SLOTS"));
+	ring_slots = mt_settings_ring_slots(getenv("MEMTRACE_RING_SLOTS"));
 	arm_sampling();
-	stats = getenv("MEMTRACE_STATS") && !strcmp(getenv("MEMTRACE_STATS"), "1");
+	stats = mt_settings_stats(getenv("MEMTRACE_STATS"));
 	collector_found = find_collector();
 	if (route_unwinder() < 0) {
 		untrace_tree();
 		goto done;
 	}
-	lock_take();
-	rc = begin_trace_locked(name, root, parse_depth(getenv("MEMTRACE_STACK_DEPTH")),
+	mt_lock_take();
+	rc = begin_trace_locked(name, root, mt_settings_depth(getenv("MEMTRACE_STACK_DEPTH")),
 				getppid());
-	lock_give();
+	mt_lock_give();
 	if (rc < 0) {
 		/* A process limit (EAGAIN) is the one refusal a descendant
 		 * may not meet: the others would repeat, line after line. */
@@ -1195,7 +860,7 @@ static inline void publish_block(uint64_t pos, mt_kind_t kind, mt_fn_t fn,
 static inline int reserve_block(uint64_t *pos)
 {
 	if (__builtin_expect(mt_record_reserve(1, pos) < 0, 0)) {
-		lost_collector();
+		mt_trace_collector_lost();
 		return -1;
 	}
 	return 0;
@@ -1204,7 +869,7 @@ static inline int reserve_block(uint64_t *pos)
 static void block_event(mt_kind_t kind, mt_fn_t fn, uint64_t ptr, uint64_t size,
 			uint64_t align, uint64_t fail_at, const uint64_t *ips, int n)
 {
-	uint64_t stack = stack_id_of(ips, n), pos, t;
+	uint64_t stack = mt_declare_stack(ips, n), pos, t;
 
 	if (atomic_load_explicit(&active, memory_order_relaxed) == OFF)
 		return;
@@ -1300,7 +965,7 @@ void *mt_trace_realloc_at(mt_fn_t fn, void *ptr, size_t size,
 			mt_trace_alloc_fail_at(fn, size, 0, ips, n);
 		return q;
 	}
-	stack = stack_id_of(ips, n);
+	stack = mt_declare_stack(ips, n);
 	t = mt_clock_now();
 	/* The slot is reserved before the real call: the old address may be
 	 * handed to another thread the moment realloc frees it, and that
@@ -1333,25 +998,25 @@ void *mt_trace_realloc_at(mt_fn_t fn, void *ptr, size_t size,
 
 void mt_trace_lock(void)
 {
-	lock_take();
+	mt_lock_take();
 }
 
 void mt_trace_unlock(void)
 {
-	lock_give();
+	mt_lock_give();
 }
 
 void mt_trace_declare_locked(const char *text, size_t len)
 {
 	if (atomic_load(&active) != OFF && mt_record_text(text, len) < 0)
-		lost_collector();
+		mt_trace_collector_lost();
 }
 
 void mt_trace_api_event(mt_kind_t kind, uint64_t allocator_id, uint64_t ptr,
 			uint64_t new_ptr, uint64_t size, const uint64_t *ips,
 			int n)
 {
-	uint64_t stack = stack_id_of(ips, n), pos, t;
+	uint64_t stack = mt_declare_stack(ips, n), pos, t;
 
 	if (atomic_load_explicit(&active, memory_order_relaxed) == OFF)
 		return;

@@ -1,9 +1,11 @@
 /*
  * mt_trace: the preload's core.  It turns what the hooks saw into trace
- * events (format.md section 2): configuration from MEMTRACE_* variables, the
- * trace's start and stop, stacks, the ordered write, the fork policy and
- * the fatal-signal handler.  The hooks (mt_hooks.c) are a thin layer over
- * it, so the Check tests drive this API directly without LD_PRELOAD.
+ * events (format.md section 2): the trace's start and stop, the ordered
+ * write, the fork and exec policy, the untraced tree and the fatal-signal
+ * handler.  Settings come from mt_settings.h, trace names from mt_name.h,
+ * the frame and stack declarations from mt_declare.h.  The hooks
+ * (mt_hooks.c) are a thin layer over it, so the Check tests drive this
+ * API directly without LD_PRELOAD.
  *
  * Invariants:
  * - Events become records in the ring (mt_record.h), which a collector
@@ -224,8 +226,19 @@ void mt_trace_api_event(mt_kind_t kind, uint64_t allocator_id, uint64_t ptr,
 			uint64_t new_ptr, uint64_t size, const uint64_t *ips,
 			int n);
 
-/* Whether tracing is on (for tests). */
+/* Whether tracing is on (for tests, and for the declarations of
+ * mt_declare.c, which stop once it is off). */
 int mt_trace_active(void);
+
+/* The ring refused a record: the collector is gone, or finished because
+ * it could not write.  Tracing stops for good, with the collector's
+ * message or one line of ours (once).  For mt_declare.c. */
+void mt_trace_collector_lost(void);
+
+/* A system call the tracer cannot do without was refused with err
+ * (EPERM or ENOSYS, a seccomp filter of the program's): tracing stops,
+ * with one line, and the program runs on.  For mt_declare.c. */
+void mt_trace_clone_refused(int err);
 
 /*
  * MEMTRACE_FAIL_AT=N, the out-of-memory sweep's way in: the Nth traced

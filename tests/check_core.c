@@ -2,7 +2,8 @@
  * check_core: the preload's core (preload/mt_trace.c and the modules under
  * it) driven directly, without LD_PRELOAD: event lines, stacks declared
  * once before use, ordering across threads, write failures, the mapped
- * writer's padding, symbol lookup and the line formatter's limits.
+ * writer's padding, symbol lookup, the line formatter's limits, trace
+ * names and the settings read from MEMTRACE_* values.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,13 +16,17 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../common/mt_jsonl.h"
+#include "../common/mt_ring.h"
 #include "../preload/mt_clock.h"
+#include "../preload/mt_name.h"
 #include "../preload/mt_real.h"
+#include "../preload/mt_settings.h"
 #include "../preload/mt_stack.h"
 #include "../preload/mt_symbol.h"
 #include "../preload/mt_trace.h"
@@ -810,11 +815,187 @@ START_TEST(test_stack_fork_child_forgets_the_parents_unwinds)
 }
 END_TEST
 
+/* ---- trace names (mt_name.h) ---- */
+
+/* The child pattern of name, expanded for pid 42. */
+static const char *child_name(const char *pattern)
+{
+	static char out[256];
+	char child[256];
+
+	ck_assert_int_eq(mt_name_child_pattern(pattern, child, sizeof(child)), 0);
+	ck_assert_int_eq(mt_name_expand(child, 42, out, sizeof(out)), 0);
+	return out;
+}
+
+START_TEST(test_name_puts_the_pid_before_a_two_part_extension)
+{
+	ck_assert_str_eq(child_name("out.jsonl.zst"), "out.42.jsonl.zst");
+	ck_assert_str_eq(child_name("/tmp/run/out.jsonl.zst"), "/tmp/run/out.42.jsonl.zst");
+}
+END_TEST
+
+START_TEST(test_name_puts_the_pid_before_the_last_components_extension)
+{
+	ck_assert_str_eq(child_name("out.jsonl"), "out.42.jsonl");
+	ck_assert_str_eq(child_name("run.d/out.json"), "run.d/out.42.json");
+	ck_assert_str_eq(child_name("run.d/trace"), "run.d/trace.42");
+	ck_assert_str_eq(child_name("run.d/.trace"), "run.d/.trace.42");
+}
+END_TEST
+
+START_TEST(test_name_keeps_a_pattern_that_names_the_pid)
+{
+	char child[64];
+
+	ck_assert_int_eq(mt_name_has_pid("t.%p.jsonl"), 1);
+	ck_assert_int_eq(mt_name_child_pattern("t.%p.jsonl", child, sizeof(child)), 0);
+	ck_assert_str_eq(child, "t.%p.jsonl");
+	ck_assert_str_eq(child_name("t.%p.jsonl"), "t.42.jsonl");
+}
+END_TEST
+
+START_TEST(test_name_reads_a_doubled_percent_as_a_literal_one)
+{
+	char out[64];
+
+	ck_assert_int_eq(mt_name_has_pid("a%%p.jsonl"), 0);
+	ck_assert_int_eq(mt_name_expand("a%%p.jsonl", 42, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "a%p.jsonl");
+	ck_assert_str_eq(child_name("a%%p.jsonl"), "a%p.42.jsonl");
+}
+END_TEST
+
+START_TEST(test_name_refuses_a_name_that_does_not_fit_rather_than_cut_it)
+{
+	char out[8];
+
+	ck_assert_int_eq(mt_name_expand("ab%p", 123456, out, sizeof(out)), -1);
+	ck_assert_int_eq(mt_name_expand("ab%p", 12345, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "ab12345");
+	ck_assert_int_eq(mt_name_child_pattern("abcd.j", out, sizeof(out)), -1);
+	ck_assert_int_eq(mt_name_child_pattern("abcd.%p", out, sizeof(out)), 0);
+	ck_assert_int_eq(mt_name_child_pattern("abcde.%p", out, sizeof(out)), -1);
+}
+END_TEST
+
+/* ---- settings (mt_settings.h) ---- */
+
+/* What a call wrote on stderr (fd 2, where mt_say_line writes), caught
+ * in a memfd: "" when it said nothing. */
+static char said[1024];
+
+static void catch_stderr(int *saved, int *fd)
+{
+	*fd = memfd_create("said", 0);
+	ck_assert_int_ge(*fd, 0);
+	*saved = dup(2);
+	ck_assert_int_ge(*saved, 0);
+	ck_assert_int_eq(dup2(*fd, 2), 2);
+}
+
+static void release_stderr(int saved, int fd)
+{
+	ssize_t n;
+
+	ck_assert_int_eq(dup2(saved, 2), 2);
+	close(saved);
+	n = pread(fd, said, sizeof(said) - 1, 0);
+	ck_assert_int_ge(n, 0);
+	said[n] = '\0';
+	close(fd);
+}
+
+#define SAYING(call) ({ int s_, f_; catch_stderr(&s_, &f_); __auto_type r_ = (call); \
+			release_stderr(s_, f_); r_; })
+
+START_TEST(test_settings_depth_is_a_number_of_frames_capped_at_the_most)
+{
+	ck_assert_int_eq(SAYING(mt_settings_depth(NULL)), MT_TRACE_DEFAULT_DEPTH);
+	ck_assert_int_eq(SAYING(mt_settings_depth("")), MT_TRACE_DEFAULT_DEPTH);
+	ck_assert_int_eq(SAYING(mt_settings_depth("0")), 0);
+	ck_assert_int_eq(SAYING(mt_settings_depth("8")), 8);
+	ck_assert_str_eq(said, "");
+	ck_assert_int_eq(SAYING(mt_settings_depth("100000")), MT_STACK_MAX_DEPTH);
+	ck_assert_int_eq(SAYING(mt_settings_depth("-1")), MT_TRACE_DEFAULT_DEPTH);
+	ck_assert_str_eq(said, "memtrace: MEMTRACE_STACK_DEPTH is not a number of frames: "
+			       "'-1'; using 32\n");
+	ck_assert_int_eq(SAYING(mt_settings_depth("8 frames")), MT_TRACE_DEFAULT_DEPTH);
+}
+END_TEST
+
+START_TEST(test_settings_ring_slots_are_a_power_of_two_from_64_to_16777216)
+{
+	ck_assert_uint_eq(SAYING(mt_settings_ring_slots(NULL)), MT_RING_DEFAULT_SLOTS);
+	ck_assert_uint_eq(SAYING(mt_settings_ring_slots("64")), 64);
+	ck_assert_uint_eq(SAYING(mt_settings_ring_slots("16777216")), 16777216);
+	ck_assert_str_eq(said, "");
+	ck_assert_uint_eq(SAYING(mt_settings_ring_slots("32")), MT_RING_DEFAULT_SLOTS);
+	ck_assert_uint_eq(SAYING(mt_settings_ring_slots("33554432")), MT_RING_DEFAULT_SLOTS);
+	ck_assert_uint_eq(SAYING(mt_settings_ring_slots("1000")), MT_RING_DEFAULT_SLOTS);
+	ck_assert_str_eq(said, "memtrace: MEMTRACE_RING_SLOTS is not a power of two from 64 "
+			       "to 16777216: '1000'; using 262144\n");
+}
+END_TEST
+
+START_TEST(test_settings_fail_at_is_a_plain_decimal_and_empty_is_unset)
+{
+	ck_assert_uint_eq(SAYING(mt_settings_fail_at(NULL)), 0);
+	ck_assert_uint_eq(SAYING(mt_settings_fail_at("")), 0);
+	ck_assert_uint_eq(SAYING(mt_settings_fail_at("3")), 3);
+	ck_assert_str_eq(said, "");
+	ck_assert_uint_eq(SAYING(mt_settings_fail_at("-3")), 0);
+	ck_assert_uint_eq(SAYING(mt_settings_fail_at("3x")), 0);
+	ck_assert_uint_eq(SAYING(mt_settings_fail_at("+3")), 0);
+	ck_assert_str_eq(said, "memtrace: MEMTRACE_FAIL_AT is not a number of allocations: "
+			       "'+3'; no allocation is made to fail\n");
+}
+END_TEST
+
+START_TEST(test_settings_sample_takes_bytes_with_a_binary_suffix)
+{
+	ck_assert_uint_eq(SAYING(mt_settings_sample_bytes(NULL)), 0);
+	ck_assert_uint_eq(SAYING(mt_settings_sample_bytes("")), 0);
+	ck_assert_uint_eq(SAYING(mt_settings_sample_bytes("4K")), 4096);
+	ck_assert_str_eq(said, "");
+	ck_assert_uint_eq(SAYING(mt_settings_sample_bytes("lots")), 0);
+	ck_assert_str_eq(said, "memtrace: MEMTRACE_SAMPLE is not a number of bytes: 'lots'; "
+			       "every allocation is recorded\n");
+}
+END_TEST
+
+START_TEST(test_settings_stats_are_on_only_for_1)
+{
+	ck_assert_int_eq(mt_settings_stats("1"), 1);
+	ck_assert_int_eq(mt_settings_stats("yes"), 0);
+	ck_assert_int_eq(mt_settings_stats(""), 0);
+	ck_assert_int_eq(mt_settings_stats(NULL), 0);
+}
+END_TEST
+
+START_TEST(test_settings_a_record_socket_too_long_leaves_the_program_untraced)
+{
+	char sock[8] = "";
+
+	ck_assert_int_eq(SAYING(mt_settings_record_socket(NULL, sock, sizeof(sock))), 0);
+	ck_assert_int_eq(SAYING(mt_settings_record_socket("", sock, sizeof(sock))), 0);
+	ck_assert_str_eq(sock, "");
+	ck_assert_int_eq(SAYING(mt_settings_record_socket("/r.sock", sock, sizeof(sock))), 1);
+	ck_assert_str_eq(sock, "/r.sock");
+	ck_assert_str_eq(said, "");
+	ck_assert_int_eq(SAYING(mt_settings_record_socket("/run.sock", sock, sizeof(sock))), -1);
+	ck_assert_str_eq(said, "memtrace: MEMTRACE_RECORD is too long: '/run.sock'; the "
+			       "program runs untraced\n");
+}
+END_TEST
+
 Suite *mt_suite_core(void)
 {
 	Suite *s = suite_create("core");
 	TCase *trace = tcase_create("trace");
 	TCase *parts = tcase_create("parts");
+	TCase *names = tcase_create("names");
+	TCase *settings = tcase_create("settings");
 
 	tcase_set_timeout(trace, 60);
 	tcase_add_test(trace, test_core_trace_of_nothing_is_the_smallest_complete_trace);
@@ -838,5 +1019,18 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_stack_fork_from_inside_an_unwind_waits_for_nothing);
 	tcase_add_test(parts, test_stack_fork_child_forgets_the_parents_unwinds);
 	suite_add_tcase(s, parts);
+	tcase_add_test(names, test_name_puts_the_pid_before_a_two_part_extension);
+	tcase_add_test(names, test_name_puts_the_pid_before_the_last_components_extension);
+	tcase_add_test(names, test_name_keeps_a_pattern_that_names_the_pid);
+	tcase_add_test(names, test_name_reads_a_doubled_percent_as_a_literal_one);
+	tcase_add_test(names, test_name_refuses_a_name_that_does_not_fit_rather_than_cut_it);
+	suite_add_tcase(s, names);
+	tcase_add_test(settings, test_settings_depth_is_a_number_of_frames_capped_at_the_most);
+	tcase_add_test(settings, test_settings_ring_slots_are_a_power_of_two_from_64_to_16777216);
+	tcase_add_test(settings, test_settings_fail_at_is_a_plain_decimal_and_empty_is_unset);
+	tcase_add_test(settings, test_settings_sample_takes_bytes_with_a_binary_suffix);
+	tcase_add_test(settings, test_settings_stats_are_on_only_for_1);
+	tcase_add_test(settings, test_settings_a_record_socket_too_long_leaves_the_program_untraced);
+	suite_add_tcase(s, settings);
 	return s;
 }
