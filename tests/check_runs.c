@@ -43,7 +43,7 @@ static void write_in(const char *dir, const char *name, const char *text)
 	free(path);
 }
 
-/* ---- run-table ---- */
+/* ---- the table over the runs ---- */
 
 /* The table of the figures given, for CMD wl, rows in rows, as flags
  * (MT_RUNS_*) say. */
