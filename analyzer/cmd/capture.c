@@ -18,34 +18,16 @@ static const char usage[] =
 	"failed: nothing is written.  Exits 0 once the row is written, whatever its\n"
 	"state; with --strict, the trace's status decides (0, 1, 2 or 3).\n";
 
-static int option(void *ctx, int c, const char *arg)
-{
-	switch (c) {
-	case MT_CMD_OPT_CAPTURE:
-	case MT_CMD_OPT_SUMMARY:
-	case MT_CMD_OPT_EXIT_CODE:
-	case MT_CMD_OPT_APPEND:
-	case MT_CMD_OPT_STRICT:
-		return mt_cmd_row_option(ctx, usage, c, arg);
-	default:
-		return MT_CMD_NOT_HERE;
-	}
-}
-
 static int run(int argc, char **argv)
 {
-	static const mt_cmd_spec_t spec = {
-		.usage = usage,
-		.shorts = "o:",
-		.options = mt_cmd_row_options,
-		.option = option,
-	};
-	mt_cmd_row_opts_t o = MT_CMD_ROW_OPTS_INIT;
+	mt_cmd_row_opts_t o = MT_CMD_ROW_OPTS_INIT(
+		usage, MT_CMD_ROW_CAPTURE | MT_CMD_ROW_SUMMARY |
+		MT_CMD_ROW_EXIT_CODE | MT_CMD_ROW_APPEND | MT_CMD_ROW_STRICT);
 	mt_row_judgement_t j;
 	mt_buf_t row = MT_BUF_INIT;
 	int status, first;
 
-	if ((status = mt_cmd_parse(&spec, &o, argc, argv, &first)) >= 0)
+	if ((status = mt_cmd_row_parse(&o, NULL, 0, argc, argv, &first)) >= 0)
 		return status;
 	if (!o.capture)
 		return mt_cmd_usage_error(usage, "%s", "--capture TRACE is required");

@@ -15,28 +15,14 @@ static const char usage[] =
 	"Exit 0 when complete, 1 when caveated, 2 when not valid evidence,\n"
 	"3 when missing or unreadable.\n";
 
-static int option(void *ctx, int c, const char *arg)
-{
-	(void)ctx;
-	(void)c;
-	(void)arg;
-	return MT_CMD_NOT_HERE; /* no option but --help */
-}
-
 static int run(int argc, char **argv)
 {
-	static const mt_cmd_spec_t spec = {
-		.usage = usage,
-		.shorts = "o:",
-		.options = mt_cmd_row_options,
-		.option = option,
-		.args = { "TRACE" },
-	};
+	mt_cmd_row_opts_t o = MT_CMD_ROW_OPTS_INIT(usage, 0);
 	mt_analysis_t a;
 	mt_buf_t out = MT_BUF_INIT;
 	int status, first;
 
-	if ((status = mt_cmd_parse(&spec, NULL, argc, argv, &first)) >= 0)
+	if ((status = mt_cmd_row_parse(&o, "TRACE", 0, argc, argv, &first)) >= 0)
 		return status;
 	if ((status = mt_cmd_analyze(&a, argv[first], NULL, NULL)) >= 0)
 		goto cleanup;

@@ -47,9 +47,34 @@ static int parse_i64(const char *s, int64_t *out)
 	return 0;
 }
 
-int mt_cmd_row_option(mt_cmd_row_opts_t *o, const char *usage, int c,
-		      const char *arg)
+/* Each row option's code and its bit of takes. */
+static const struct {
+	int code;
+	unsigned bit;
+} row_bits[] = {
+	{ MT_CMD_OPT_TOP, MT_CMD_ROW_TOP },
+	{ MT_CMD_OPT_ZERO, MT_CMD_ROW_ZERO },
+	{ MT_CMD_OPT_STRICT, MT_CMD_ROW_STRICT },
+	{ 'o', MT_CMD_ROW_OUTPUT },
+	{ MT_CMD_OPT_CAPTURE, MT_CMD_ROW_CAPTURE },
+	{ MT_CMD_OPT_SUMMARY, MT_CMD_ROW_SUMMARY },
+	{ MT_CMD_OPT_EXIT_CODE, MT_CMD_ROW_EXIT_CODE },
+	{ MT_CMD_OPT_APPEND, MT_CMD_ROW_APPEND },
+	{ MT_CMD_OPT_OUT, MT_CMD_ROW_OUT },
+	{ MT_CMD_OPT_INDEX, MT_CMD_ROW_INDEX },
+};
+
+int mt_cmd_row_option(void *ctx, int c, const char *arg)
 {
+	mt_cmd_row_opts_t *o = ctx;
+	const char *usage = o->usage;
+	unsigned bit = 0;
+
+	for (size_t i = 0; i < sizeof(row_bits) / sizeof(row_bits[0]); i++)
+		if (row_bits[i].code == c)
+			bit = row_bits[i].bit;
+	if (!(o->takes & bit))
+		return MT_CMD_NOT_HERE;
 	switch (c) {
 	case MT_CMD_OPT_TOP:
 		if (mt_units_parse_count(arg, &o->top))
@@ -95,6 +120,21 @@ int mt_cmd_row_option(mt_cmd_row_opts_t *o, const char *usage, int c,
 		return MT_CMD_NOT_HERE;
 	}
 	return -1;
+}
+
+int mt_cmd_row_parse(mt_cmd_row_opts_t *o, const char *arg, int more,
+		     int argc, char **argv, int *first)
+{
+	const mt_cmd_spec_t spec = {
+		.usage = o->usage,
+		.shorts = "o:",
+		.options = mt_cmd_row_options,
+		.option = mt_cmd_row_option,
+		.args = { arg },
+		.more = more,
+	};
+
+	return mt_cmd_parse(&spec, o, argc, argv, first);
 }
 
 int mt_cmd_usage_error(const char *usage, const char *fmt, ...)

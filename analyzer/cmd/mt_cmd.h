@@ -79,9 +79,26 @@ enum {
  */
 extern const struct option mt_cmd_row_options[];
 
+/* The row options, as bits of what a command takes
+ * (mt_cmd_row_opts_t's takes). */
+enum {
+	MT_CMD_ROW_TOP = 1 << 0,        /* --top N */
+	MT_CMD_ROW_ZERO = 1 << 1,       /* --include-zero-live */
+	MT_CMD_ROW_STRICT = 1 << 2,     /* --strict */
+	MT_CMD_ROW_OUTPUT = 1 << 3,     /* -o, --output FILE */
+	MT_CMD_ROW_CAPTURE = 1 << 4,    /* --capture TRACE */
+	MT_CMD_ROW_SUMMARY = 1 << 5,    /* --summary FILE */
+	MT_CMD_ROW_EXIT_CODE = 1 << 6,  /* --exit-code C */
+	MT_CMD_ROW_APPEND = 1 << 7,     /* --append FILE */
+	MT_CMD_ROW_OUT = 1 << 8,        /* --out FILE */
+	MT_CMD_ROW_INDEX = 1 << 9,      /* --index I */
+};
+
 /* What the row commands' options say, as mt_cmd_row_option() reads
- * them. */
+ * them; usage and takes (MT_CMD_ROW_*) are the command's. */
 typedef struct {
+	const char *usage;
+	unsigned takes;
 	uint64_t top; /* --top: 10 unless given */
 	int include_zero_live, strict;
 	const char *output, *capture, *summary, *append, *out;
@@ -90,12 +107,20 @@ typedef struct {
 	int have_index;
 } mt_cmd_row_opts_t;
 
-#define MT_CMD_ROW_OPTS_INIT { .top = 10 }
+#define MT_CMD_ROW_OPTS_INIT(u, t) { .usage = (u), .takes = (t), .top = 10 }
 
-/* Take option c of mt_cmd_row_options (its value arg) into o: -1, or the
- * usage error's status for a bad number. */
-int mt_cmd_row_option(mt_cmd_row_opts_t *o, const char *usage, int c,
-		      const char *arg);
+/* The option callback (mt_cmd_spec_t's) of every row command, ctx its
+ * mt_cmd_row_opts_t: option c into it when the command takes it, else
+ * MT_CMD_NOT_HERE; -1, or the usage error's status for a bad number. */
+int mt_cmd_row_option(void *ctx, int c, const char *arg);
+
+/*
+ * mt_cmd_parse() for a row command: mt_cmd_row_options (and -o) into o,
+ * those o->takes leaves out "does not apply here", then the argument
+ * named arg (NULL: none), again and again when more (TRACE...).
+ */
+int mt_cmd_row_parse(mt_cmd_row_opts_t *o, const char *arg, int more,
+		     int argc, char **argv, int *first);
 
 /*
  * The suppression options of report, gate and diff (mt_suppress): each

@@ -11,14 +11,15 @@
 
 #include "../cmd/mt_cmd.h"
 
-/* Every command, mt_ncommands of them.  The first mt_nuser_commands are
- * the ones a user runs, with a man page and a completion each; the rest
- * are plumbing for memtrace-run's script, documented by --help alone. */
+/* The commands of `memtrace --help`, mt_ncommands of them, each with a
+ * man page and a completion; mt_nuser_commands is the same count.  One
+ * more, `run`, is found by name alone: memtrace-run (scripts/) execs it,
+ * and its usage, page and completion are memtrace-run's. */
 extern const mt_cmd_t *const mt_commands[];
 extern const size_t mt_ncommands;
 extern const size_t mt_nuser_commands;
 
-/* The command named name, or NULL. */
+/* The command named name (run too), or NULL. */
 const mt_cmd_t *mt_commands_find(const char *name);
 
 #endif

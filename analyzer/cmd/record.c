@@ -1,9 +1,8 @@
 /*
  * record: `memtrace record [-o DIR] -- CMD [ARGS]`, run a command with
  * every process of its tree traced by one collector, the command's parent
- * (docs/record.md).  It finds the preload and the collector, makes the
- * directory of the traces and execs the collector in record mode
- * (collector/mt_server.h), which keeps this process's pid.  It must never
+ * (docs/record.md).  It makes the directory of the traces and execs the
+ * collector in record mode (mt_launch.h), which keeps this process's pid.  It must never
  * start the command itself, nor leave a descriptor of its own to it.
  */
 #include <errno.h>
@@ -15,9 +14,8 @@
 #include <unistd.h>
 
 #include "../cmd/mt_cmd.h"
+#include "../cmd/mt_launch.h"
 #include "../base/mt_error.h"
-
-#define EXIT_UNAVAILABLE 69 /* sysexits' EX_UNAVAILABLE: a part is missing */
 
 static const char usage[] =
 	"usage: memtrace record [-o DIR] -- CMD [ARGS]\n"
@@ -66,50 +64,6 @@ static int command_start(int argc, char **argv, int *dashdash)
 	return argc;
 }
 
-/* This binary's directory, into dir (cap bytes): 0, or -1. */
-static int self_dir(char *dir, size_t cap)
-{
-	ssize_t n = readlink("/proc/self/exe", dir, cap - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	dir[n] = '\0';
-	slash = strrchr(dir, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	return 0;
-}
-
-/*
- * A part beside this binary: env's value when set, else the first of
- * DIR/tails[i] that is there (DIR this binary's directory), into out.
- * 0, or -1 with out holding the first place looked at.
- */
-static int find_part(const char *env, const char *const tails[], size_t ntails,
-		     int exec, char *out, size_t cap)
-{
-	const char *given = getenv(env);
-	char dir[PATH_MAX];
-
-	if (given && *given) {
-		snprintf(out, cap, "%s", given);
-		return access(out, exec ? X_OK : R_OK) ? -1 : 0;
-	}
-	if (self_dir(dir, sizeof(dir)) < 0) {
-		snprintf(out, cap, "%s", tails[0] + 1);
-		return -1;
-	}
-	for (size_t i = 0; i < ntails; i++) {
-		snprintf(out, cap, "%s%s", dir, tails[i]);
-		if (!access(out, exec ? X_OK : R_OK))
-			return 0;
-	}
-	snprintf(out, cap, "%s%s", dir, tails[0]);
-	return -1;
-}
-
 /* path made absolute against the current directory (not resolved: a
  * pattern's file need not exist), into out. */
 static int absolute(const char *path, char *out, size_t cap)
@@ -125,11 +79,6 @@ static int absolute(const char *path, char *out, size_t cap)
 
 static int run(int argc, char **argv)
 {
-	static const char *const preload_tails[] = { "/libmtpreload.so",
-						     "/../lib/libmtpreload.so" };
-	static const char *const collector_tails[] = {
-		"/memtrace-collector", "/../libexec/memtrace/memtrace-collector"
-	};
 	const mt_cmd_spec_t spec = {
 		.usage = usage,
 		.shorts = "o:",
@@ -137,11 +86,11 @@ static int run(int argc, char **argv)
 		.option = option,
 		.help_at_once = 1,
 	};
-	char preload[PATH_MAX], collector[PATH_MAX], pattern[PATH_MAX], dir[PATH_MAX];
-	char real[PATH_MAX];
+	char pattern[PATH_MAX], dir[PATH_MAX], real[PATH_MAX];
 	const char *out = NULL, *env = getenv("MEMTRACE_OUTPUT");
 	int status, first, start, dashdash;
-	char **cmd, **args;
+	mt_launch_t l;
+	char **cmd;
 
 	start = command_start(argc, argv, &dashdash);
 	if ((status = mt_cmd_parse(&spec, &out, start, argv, &first)) >= 0)
@@ -149,23 +98,9 @@ static int run(int argc, char **argv)
 	cmd = argv + start + dashdash;
 	if (!*cmd)
 		return mt_cmd_usage_error(usage, "%s", "missing CMD argument");
-	if (find_part("MEMTRACE_PRELOAD", preload_tails, 2, 0, preload, sizeof(preload)) < 0) {
-		fprintf(stderr, "memtrace: cannot find the preload: no '%s' "
-			"(run make, or set MEMTRACE_PRELOAD)\n", preload);
-		return EXIT_UNAVAILABLE;
-	}
-	if (!realpath(preload, real) || strpbrk(real, ": ")) {
-		fprintf(stderr, "memtrace: the preload's path '%s' holds a space or a colon, "
-			"which LD_PRELOAD cannot carry\n", preload);
-		return EXIT_UNAVAILABLE;
-	}
-	memcpy(preload, real, strlen(real) + 1);
-	if (find_part("MEMTRACE_COLLECTOR", collector_tails, 2, 1, collector,
-		      sizeof(collector)) < 0) {
-		fprintf(stderr, "memtrace: cannot find the collector: no '%s' "
-			"(run make, or set MEMTRACE_COLLECTOR)\n", collector);
-		return EXIT_UNAVAILABLE;
-	}
+	if ((status = mt_launch_find_preload(&l, "memtrace")) >= 0 ||
+	    (status = mt_launch_find_collector(&l, "memtrace")) >= 0)
+		return status;
 	if (!out && env && *env) {
 		if (absolute(env, pattern, sizeof(pattern)) < 0)
 			goto too_long;
@@ -192,22 +127,7 @@ static int run(int argc, char **argv)
 			     strcmp(real, "/") ? real : "") >= (int)sizeof(pattern))
 			goto too_long;
 	}
-	args = calloc((size_t)(argc - start) + 6, sizeof(*args));
-	if (!args)
-		return mt_cmd_nomem();
-	args[0] = "memtrace-collector";
-	args[1] = "--record";
-	args[2] = preload;
-	args[3] = pattern;
-	args[4] = "--";
-	for (int i = 0; cmd[i]; i++)
-		args[5 + i] = cmd[i];
-	fflush(NULL);
-	execv(collector, args);
-	fprintf(stderr, "memtrace: cannot run the collector '%s': %s\n", collector,
-		strerror(errno));
-	free(args);
-	return EXIT_UNAVAILABLE;
+	return mt_launch_record(&l, pattern, cmd);
 too_long:
 	fprintf(stderr, "memtrace: the trace names are too long\n");
 	return MT_EXIT_USAGE;

@@ -16,34 +16,16 @@ static const char usage[] =
 	"FILE when I is 1 and is appended to it otherwise.  Exits 0 once the row\n"
 	"is written, whatever its state; with --strict, the trace's status decides.\n";
 
-static int option(void *ctx, int c, const char *arg)
-{
-	switch (c) {
-	case MT_CMD_OPT_CAPTURE:
-	case MT_CMD_OPT_OUT:
-	case MT_CMD_OPT_INDEX:
-	case MT_CMD_OPT_EXIT_CODE:
-	case MT_CMD_OPT_STRICT:
-		return mt_cmd_row_option(ctx, usage, c, arg);
-	default:
-		return MT_CMD_NOT_HERE;
-	}
-}
-
 static int run(int argc, char **argv)
 {
-	static const mt_cmd_spec_t spec = {
-		.usage = usage,
-		.shorts = "o:",
-		.options = mt_cmd_row_options,
-		.option = option,
-	};
-	mt_cmd_row_opts_t o = MT_CMD_ROW_OPTS_INIT;
+	mt_cmd_row_opts_t o = MT_CMD_ROW_OPTS_INIT(
+		usage, MT_CMD_ROW_CAPTURE | MT_CMD_ROW_OUT | MT_CMD_ROW_INDEX |
+		MT_CMD_ROW_EXIT_CODE | MT_CMD_ROW_STRICT);
 	mt_row_judgement_t j;
 	mt_buf_t row = MT_BUF_INIT;
 	int status, first, have_j = 0;
 
-	if ((status = mt_cmd_parse(&spec, &o, argc, argv, &first)) >= 0)
+	if ((status = mt_cmd_row_parse(&o, NULL, 0, argc, argv, &first)) >= 0)
 		return status;
 	if (!o.capture)
 		return mt_cmd_usage_error(usage, "%s", "--capture TRACE is required");

@@ -19,35 +19,17 @@ static const char usage[] =
 	"  --strict             exit 1 when the trace is not complete\n"
 	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
 
-static int option(void *ctx, int c, const char *arg)
-{
-	switch (c) {
-	case MT_CMD_OPT_TOP:
-	case MT_CMD_OPT_ZERO:
-	case MT_CMD_OPT_STRICT:
-	case 'o':
-		return mt_cmd_row_option(ctx, usage, c, arg);
-	default:
-		return MT_CMD_NOT_HERE;
-	}
-}
-
 static int run(int argc, char **argv)
 {
-	static const mt_cmd_spec_t spec = {
-		.usage = usage,
-		.shorts = "o:",
-		.options = mt_cmd_row_options,
-		.option = option,
-		.args = { "TRACE" },
-	};
-	mt_cmd_row_opts_t o = MT_CMD_ROW_OPTS_INIT;
+	mt_cmd_row_opts_t o = MT_CMD_ROW_OPTS_INIT(
+		usage, MT_CMD_ROW_TOP | MT_CMD_ROW_ZERO | MT_CMD_ROW_STRICT |
+		MT_CMD_ROW_OUTPUT);
 	mt_analysis_t a;
 	mt_buf_t out = MT_BUF_INIT;
 	const char *path;
 	int status, first, rc;
 
-	if ((status = mt_cmd_parse(&spec, &o, argc, argv, &first)) >= 0)
+	if ((status = mt_cmd_row_parse(&o, "TRACE", 0, argc, argv, &first)) >= 0)
 		return status;
 	path = argv[first];
 	if ((status = mt_cmd_load(&a, path, NULL, NULL)) >= 0)

@@ -19,33 +19,15 @@ static const char usage[] =
 	"                       not valid evidence\n"
 	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
 
-static int option(void *ctx, int c, const char *arg)
-{
-	switch (c) {
-	case MT_CMD_OPT_STRICT:
-	case 'o':
-		return mt_cmd_row_option(ctx, usage, c, arg);
-	default:
-		return MT_CMD_NOT_HERE;
-	}
-}
-
 static int run(int argc, char **argv)
 {
-	static const mt_cmd_spec_t spec = {
-		.usage = usage,
-		.shorts = "o:",
-		.options = mt_cmd_row_options,
-		.option = option,
-		.args = { "TRACE" },
-		.more = 1,
-	};
-	mt_cmd_row_opts_t o = MT_CMD_ROW_OPTS_INIT;
+	mt_cmd_row_opts_t o = MT_CMD_ROW_OPTS_INIT(
+		usage, MT_CMD_ROW_STRICT | MT_CMD_ROW_OUTPUT);
 	mt_tree_t t = MT_TREE_INIT;
 	mt_buf_t lines = MT_BUF_INIT, out = MT_BUF_INIT;
 	int status, first;
 
-	if ((status = mt_cmd_parse(&spec, &o, argc, argv, &first)) >= 0)
+	if ((status = mt_cmd_row_parse(&o, "TRACE", 1, argc, argv, &first)) >= 0)
 		return status;
 	/* One trace at a time: memory is one trace's, whatever the tree. */
 	for (int i = first; i < argc; i++) {

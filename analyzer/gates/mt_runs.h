@@ -1,18 +1,16 @@
 /*
- * mt_runs: what memtrace-run prints, computed here so that the script
- * keeps only process control (docs/memtrace-run.md): a run's figures as
- * its repetition row gives them (run-line), the min/median/max table and
- * the warning over the runs' figures (run-table), and the out-of-memory
- * sweep's failed allocation with its stack, or a sweep run's row and lines
- * (oom-fail).
+ * mt_runs: what memtrace-run (`memtrace run`, cmd/run.c) prints, apart
+ * from its process control (docs/memtrace-run.md): a run's figures as its
+ * repetition row gives them, the min/median/max table and the warning
+ * over the runs' figures, and the out-of-memory sweep's failed allocation
+ * with its stack, or a sweep run's row and lines.
  *
- * A run's figures pass from run-line to run-table as one line of words,
- * "EXIT STATE [STATUS ALLOCATIONS PEAK LIVE]", which memtrace-run keeps
- * and never reads but for STATE and STATUS (its --strict).  EXIT is the
- * shell's status as given; STATE the row's state ("-" when there is no
- * row); the rest only for summary_written: the row's own trace status and
- * the figures the run's line gives (the whole tree's, summed, when the run
- * left child traces).
+ * A run's figures pass to the table as one line of words, "EXIT STATE
+ * [STATUS ALLOCATIONS PEAK LIVE]", of which the table reads STATE and
+ * STATUS for --strict.  EXIT is the shell's status as given; STATE the
+ * row's state ("-" when there is no row); the rest only for
+ * summary_written: the row's own trace status and the figures the run's
+ * line gives (the whole tree's, summed, when the run left child traces).
  *
  * Invariants: the functions print nothing; they append whole lines to a
  * buffer or nothing, and return MT_OK or an MT_E* code.
