@@ -21,8 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../analyzer/parse/mt_fast.h"
-#include "../analyzer/parse/mt_jsonc.h"
+#include "../analyzer/parse/mt_flat.h"
+#include "../analyzer/parse/mt_any_json.h"
 #include "../analyzer/parse/mt_parse.h"
 #include "../analyzer/read/mt_reader.h"
 

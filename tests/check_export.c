@@ -23,7 +23,7 @@
 #include "mt_test_trace.h"
 #include "../analyzer/base/mt_buf.h"
 #include "../analyzer/base/mt_error.h"
-#include "../analyzer/export/mt_proto.h"
+#include "../analyzer/export/mt_protobuf.h"
 
 /* The summary line of the trace at path, parsed. */
 static json_object *summary_of(const char *path)

@@ -12,8 +12,8 @@
 
 #include "mt_test.h"
 #include "../analyzer/base/mt_error.h"
-#include "../analyzer/parse/mt_fast.h"
-#include "../analyzer/parse/mt_jsonc.h"
+#include "../analyzer/parse/mt_flat.h"
+#include "../analyzer/parse/mt_any_json.h"
 #include "../analyzer/base/mt_mem.h"
 #include "../analyzer/parse/mt_parse.h"
 

@@ -11,9 +11,9 @@
 
 #include "mt_test.h"
 #include "../analyzer/base/mt_error.h"
-#include "../analyzer/parse/mt_exact.h"
-#include "../analyzer/parse/mt_fast.h"
-#include "../analyzer/parse/mt_jsonc.h"
+#include "../analyzer/parse/mt_block_line.h"
+#include "../analyzer/parse/mt_flat.h"
+#include "../analyzer/parse/mt_any_json.h"
 
 uint64_t mt_test_below(uint64_t n)
 {

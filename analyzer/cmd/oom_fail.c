@@ -11,7 +11,7 @@
 
 #include "../cmd/mt_cmd.h"
 #include "../base/mt_error.h"
-#include "../gates/mt_runs.h"
+#include "../gates/mt_run_lines.h"
 #include "../base/mt_units.h"
 
 #define NO_SUCH_ALLOCATION 1

@@ -10,7 +10,7 @@
 
 #include "../cmd/mt_cmd.h"
 #include "../base/mt_error.h"
-#include "../gates/mt_runs.h"
+#include "../gates/mt_run_lines.h"
 #include "../rows/mt_tree.h"
 #include "../base/mt_units.h"
 

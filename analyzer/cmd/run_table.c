@@ -11,7 +11,7 @@
 
 #include "../cmd/mt_cmd.h"
 #include "../base/mt_error.h"
-#include "../gates/mt_runs.h"
+#include "../gates/mt_run_lines.h"
 
 static const char usage[] =
 	"usage: memtrace run-table --command CMD --rows REPS\n"

@@ -21,7 +21,7 @@
 
 #include "../cmd/mt_cmd.h"
 #include "../base/mt_error.h"
-#include "../read/mt_follow.h"
+#include "../read/mt_growing.h"
 #include "../base/mt_output.h"
 #include "../render/mt_top.h"
 #include "../base/mt_units.h"

@@ -15,7 +15,7 @@
 #include "../export/mt_flame.h"
 #include "../base/mt_map.h"
 #include "../base/mt_mem.h"
-#include "../export/mt_proto.h"
+#include "../export/mt_protobuf.h"
 #include "../model/mt_sites.h"
 #include "../model/mt_srcline.h"
 

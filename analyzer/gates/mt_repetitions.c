@@ -17,7 +17,7 @@
 #include "../base/mt_mem.h"
 #include "../gates/mt_profile.h"
 #include "../read/mt_reader.h"
-#include "../gates/mt_runs.h"
+#include "../gates/mt_run_lines.h"
 
 #define REPETITION_SCHEMA "tiny.profiling.allocation-repetition/v1"
 

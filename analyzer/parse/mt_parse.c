@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "../base/mt_error.h"
-#include "../parse/mt_exact.h"
-#include "../parse/mt_fast.h"
-#include "../parse/mt_jsonc.h"
+#include "../parse/mt_block_line.h"
+#include "../parse/mt_flat.h"
+#include "../parse/mt_any_json.h"
 #include "../base/mt_mem.h"
 
 const char *const mt_parse_field_names[MT_F_COUNT] = {

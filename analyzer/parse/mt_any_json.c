@@ -10,7 +10,7 @@
  * allocations are json-c's objects, alive until the next line, and the
  * parser's frames storage.
  */
-#include "../parse/mt_jsonc.h"
+#include "../parse/mt_any_json.h"
 
 #include <errno.h>
 #include <json-c/json.h>

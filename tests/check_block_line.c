@@ -17,7 +17,7 @@
 
 #include "mt_test.h"
 #include "mt_test_parse.h"
-#include "../analyzer/parse/mt_exact.h"
+#include "../analyzer/parse/mt_block_line.h"
 #include "../analyzer/parse/mt_parse.h"
 #include "../common/mt_event.h"
 

@@ -3,7 +3,7 @@
  * profile.proto uses, and its string table.  It must never leave half a
  * field in a buffer, nor give one string two indices.
  */
-#include "../export/mt_proto.h"
+#include "../export/mt_protobuf.h"
 
 #include <string.h>
 

@@ -2,7 +2,7 @@
  * mt_runs: memtrace-run's lines (mt_runs.h).  Each function reads what it
  * is given whole, renders into a buffer and prints nothing.
  */
-#include "../gates/mt_runs.h"
+#include "../gates/mt_run_lines.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  * doubt it declines, and json-c judges.  It allocates nothing per line but
  * the parser's frames storage.
  */
-#include "../parse/mt_fast.h"
+#include "../parse/mt_flat.h"
 
 #include <string.h>
 

@@ -9,7 +9,7 @@
  * declines anything else to the paths after it.  It never allocates and
  * never reads past MT_PARSE_EXACT_SPAN bytes from a line's start.
  */
-#include "../parse/mt_exact.h"
+#include "../parse/mt_block_line.h"
 
 #include <string.h>
 

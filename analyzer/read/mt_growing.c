@@ -3,7 +3,7 @@
  * (the pass is its one reader, and keeps its place), and never take a
  * trace that is still growing for ended.
  */
-#include "../read/mt_follow.h"
+#include "../read/mt_growing.h"
 
 #include <errno.h>
 #include <fcntl.h>
