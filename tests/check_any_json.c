@@ -1,5 +1,5 @@
 /*
- * check_jsonc: json-c's path (mt_jsonc), the only one that says a line is
+ * check_any_json: json-c's path (mt_any_json), the only one that says a line is
  * not JSON: what is not a JSON object, a NUL byte, and UTF-8 that RFC 3629
  * forbids though json-c's own check lets it through.  Every line is also
  * held to the other paths (mt_test_expect()).
@@ -78,9 +78,9 @@ START_TEST(verdict_not_event_for_utf8_json_c_lets_through)
 }
 END_TEST
 
-Suite *mt_suite_jsonc(void)
+Suite *mt_suite_any_json(void)
 {
-	Suite *s = suite_create("jsonc");
+	Suite *s = suite_create("any_json");
 	TCase *tc;
 
 	tc = tcase_create("verdicts");

@@ -1,12 +1,12 @@
 /*
- * check_exact: the exact-layout matcher (mt_exact) against json-c, the
- * reference.  mt_exact_parse() must say OK with json-c's event, or
+ * check_block_line: the exact-layout matcher (mt_block_line) against json-c, the
+ * reference.  mt_block_line_parse() must say OK with json-c's event, or
  * DECLINED, reading each line from a buffer of its exact length, and
- * mt_exact_parse_window() the same of the line as the reader's buffer
+ * mt_block_line_parse_window() the same of the line as the reader's buffer
  * holds it (mt_test_diff_line()): on tens of thousands of block events
  * written as the preload writes them, which it must take with the values
  * they were written with, and on every single-byte change of typical
- * ones.  check_fast holds it to json-c on the fast path's lines too.  The
+ * ones.  check_flat holds it to json-c on the fast path's lines too.  The
  * PRNG seed is fixed so a failure reproduces; a failure prints the line.
  */
 #include <inttypes.h>
@@ -147,7 +147,7 @@ START_TEST(exact_matcher_takes_preload_lines)
 		const char *field;
 
 		snprintf(what, sizeof(what), "preload line %d", i);
-		mt_quiet(mt_exact_parse(&d.exact, line, len, &ev) ==
+		mt_quiet(mt_block_line_parse(&d.exact, line, len, &ev) ==
 				      MT_PARSE_OK,
 			      "%s: the exact matcher declined %s", what,
 			      mt_test_show(line, len));
@@ -249,9 +249,9 @@ START_TEST(exact_matcher_single_byte_mutations_agree)
 	mt_test_diff_release(&d);
 }
 
-Suite *mt_suite_exact(void)
+Suite *mt_suite_block_line(void)
 {
-	Suite *s = suite_create("exact");
+	Suite *s = suite_create("block_line");
 	TCase *tc;
 
 	tc = tcase_create("differential");

@@ -6,7 +6,7 @@
  * compressed trace; pprof's profile is read back by `go tool pprof`
  * (Debian's golang-go, which `make deps` installs) with the summary's
  * totals, and its bytes on a tiny fixture are a golden file worked out by
- * hand; the encoder (mt_proto) writes the wire format's own examples;
+ * hand; the encoder (mt_protobuf) writes the wire format's own examples;
  * usage errors and --help.  The browser tests (tests/browser/, `make
  * browser-check`) open the speedscope and DHAT files in their viewers.
  */
@@ -593,19 +593,19 @@ START_TEST(proto_encodes_the_wire_formats_examples)
 	mt_buf_t b = MT_BUF_INIT;
 	mt_test_bytes_t got;
 
-	ck_assert_int_eq(mt_proto_add_uint(&b, 1, 150), MT_OK);
-	ck_assert_int_eq(mt_proto_add_bytes(&b, 2, "testing", 7), MT_OK);
-	ck_assert_int_eq(mt_proto_add_packed(&b, 4, packed, 3), MT_OK);
-	ck_assert_int_eq(mt_proto_add_int(&b, 2, -2), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_uint(&b, 1, 150), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_bytes(&b, 2, "testing", 7), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_packed(&b, 4, packed, 3), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_int(&b, 2, -2), MT_OK);
 	/* Defaults are not written: 0, false, an empty packed list. */
-	ck_assert_int_eq(mt_proto_add_uint(&b, 1, 0), MT_OK);
-	ck_assert_int_eq(mt_proto_add_int(&b, 1, 0), MT_OK);
-	ck_assert_int_eq(mt_proto_add_bool(&b, 7, 0), MT_OK);
-	ck_assert_int_eq(mt_proto_add_packed(&b, 4, packed, 0), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_uint(&b, 1, 0), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_int(&b, 1, 0), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_bool(&b, 7, 0), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_packed(&b, 4, packed, 0), MT_OK);
 	/* A field number past 15 takes a two-byte tag; an empty string is
 	 * still written. */
-	ck_assert_int_eq(mt_proto_add_bytes(&b, 16, "", 0), MT_OK);
-	ck_assert_int_eq(mt_proto_add_bool(&b, 7, 1), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_bytes(&b, 16, "", 0), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_bool(&b, 7, 1), MT_OK);
 	got = (mt_test_bytes_t){ 0 };
 	mt_test_bytes_add(&got, b.data, b.len);
 	assert_bytes_eq(&got,
@@ -624,27 +624,27 @@ END_TEST
 /* Each string once, "" at 0, in the order first asked for. */
 START_TEST(proto_string_table_gives_each_string_one_index)
 {
-	mt_proto_strtab_t t;
+	mt_protobuf_strtab_t t;
 	mt_buf_t b = MT_BUF_INIT;
 	mt_test_bytes_t got = { 0 };
 	int64_t i;
 
-	ck_assert_int_eq(mt_proto_strtab_init(&t), MT_OK);
-	ck_assert_int_eq(mt_proto_strtab_index(&t, "main", 4, &i), MT_OK);
+	ck_assert_int_eq(mt_protobuf_strtab_init(&t), MT_OK);
+	ck_assert_int_eq(mt_protobuf_strtab_index(&t, "main", 4, &i), MT_OK);
 	ck_assert_int_eq(i, 1);
-	ck_assert_int_eq(mt_proto_strtab_index(&t, "", 0, &i), MT_OK);
+	ck_assert_int_eq(mt_protobuf_strtab_index(&t, "", 0, &i), MT_OK);
 	ck_assert_int_eq(i, 0);
-	ck_assert_int_eq(mt_proto_strtab_index(&t, "mainly", 4, &i), MT_OK);
+	ck_assert_int_eq(mt_protobuf_strtab_index(&t, "mainly", 4, &i), MT_OK);
 	ck_assert_int_eq(i, 1);
-	ck_assert_int_eq(mt_proto_strtab_index(&t, "x", 1, &i), MT_OK);
+	ck_assert_int_eq(mt_protobuf_strtab_index(&t, "x", 1, &i), MT_OK);
 	ck_assert_int_eq(i, 2);
-	ck_assert_int_eq(mt_proto_strtab_add(&b, 6, &t), MT_OK);
+	ck_assert_int_eq(mt_protobuf_strtab_add(&b, 6, &t), MT_OK);
 	mt_test_bytes_add(&got, b.data, b.len);
 	assert_bytes_eq(&got, "\x32\x00\x32\x04main\x32\x01x", 11,
 			"string table");
 	free(got.data);
 	mt_buf_release(&b);
-	mt_proto_strtab_release(&t);
+	mt_protobuf_strtab_release(&t);
 }
 END_TEST
 

@@ -1,7 +1,7 @@
 /*
- * check_fast: the general fast path (mt_fast) against json-c, the
- * reference.  Whenever mt_fast_parse() accepts a line (returns anything
- * but DECLINED), mt_jsonc_parse() must return the same verdict, the same
+ * check_flat: the general fast path (mt_flat) against json-c, the
+ * reference.  Whenever mt_flat_parse() accepts a line (returns anything
+ * but DECLINED), mt_any_json_parse() must return the same verdict, the same
  * reason and an identical mt_event_t (mt_test_diff_line(), which holds
  * the exact matcher and the dispatch to json-c on the same lines).  The
  * lines are those of the fixture traces, a corpus written here, many
@@ -97,7 +97,7 @@ static size_t render(const gline_t *g, char *out, size_t cap)
 	return n;
 }
 
-/* The fast path may leave numbers of 20 digits to json-c (mt_fast.c:
+/* The fast path may leave numbers of 20 digits to json-c (mt_flat.c:
  * scan_digits); the preload's sizes, ids and times have fewer. */
 #define TWENTY_DIGITS 10000000000000000000ull
 
@@ -1008,9 +1008,9 @@ START_TEST(fixture_lines_agree)
 }
 END_TEST
 
-Suite *mt_suite_fast(void)
+Suite *mt_suite_flat(void)
 {
-	Suite *s = suite_create("fast");
+	Suite *s = suite_create("flat");
 	TCase *tc;
 
 	tc = tcase_create("differential");

@@ -4,7 +4,7 @@
  * path that finds no room for a line's frames says out of memory, never
  * malformed.  That the dispatch, mt_parser_parse(), gives json-c's verdict
  * on every line is held by the differential check of the other parser
- * suites (mt_test_parse.h: check_fast, check_exact, check_jsonc,
+ * suites (mt_test_parse.h: check_flat, check_block_line, check_any_json,
  * check_validate).
  */
 #include <stdint.h>
@@ -36,9 +36,9 @@ START_TEST(parser_release_frees_everything)
 	/* No room for the frames: out of memory, never malformed. */
 	mt_quiet_int_eq(mt_parser_init(&p), MT_OK);
 	mt_mem_fail_at(1, 1);
-	mt_quiet_int_eq(mt_jsonc_parse(&p, line, strlen(line), &ev),
+	mt_quiet_int_eq(mt_any_json_parse(&p, line, strlen(line), &ev),
 			MT_PARSE_NOMEM);
-	mt_quiet_int_eq(mt_fast_parse(&p, compact, strlen(compact), &ev),
+	mt_quiet_int_eq(mt_flat_parse(&p, compact, strlen(compact), &ev),
 			MT_PARSE_NOMEM);
 	mt_mem_fail_at(0, 0);
 	mt_parser_release(&p);

@@ -1,6 +1,6 @@
 /*
- * check_runs: the commands memtrace-run asks for what it prints
- * (analyzer/gates/mt_runs.h): run-line, a run's figures and its line from
+ * check_run_lines: the commands memtrace-run asks for what it prints
+ * (analyzer/gates/mt_run_lines.h): run-line, a run's figures and its line from
  * its repetition row or its tree of traces; run-table, the min/median/max
  * table and the warning over the runs' figures; oom-fail, the allocation
  * an out-of-memory sweep run failed and its stack, and with --exit the
@@ -865,9 +865,9 @@ START_TEST(runs_commands_fail_cleanly_at_every_allocation)
 }
 END_TEST
 
-Suite *mt_suite_runs(void)
+Suite *mt_suite_run_lines(void)
 {
-	Suite *s = suite_create("runs");
+	Suite *s = suite_create("run_lines");
 	TCase *line = tcase_create("run-line");
 	TCase *tab = tcase_create("run-table");
 	TCase *opts = tcase_create("run-options");

@@ -54,11 +54,11 @@ Suite *mt_suite_clock(void) __attribute__((weak));   /* tests/check_clock.c: the
 Suite *mt_suite_process(void) __attribute__((weak)); /* tests/check_process.c: process trees, endings, names */
 Suite *mt_suite_tree(void) __attribute__((weak));    /* tests/check_tree.c: memtrace tree, traces summed */
 Suite *mt_suite_compressed(void) __attribute__((weak)); /* tests/check_compressed.c: zstd and gzip traces */
-Suite *mt_suite_fast(void) __attribute__((weak));     /* tests/check_fast.c: the fast path against json-c */
-Suite *mt_suite_exact(void) __attribute__((weak));    /* tests/check_exact.c: the exact matcher against json-c */
-Suite *mt_suite_jsonc(void) __attribute__((weak));    /* tests/check_jsonc.c: not JSON, NUL bytes, bad UTF-8 */
+Suite *mt_suite_flat(void) __attribute__((weak));     /* tests/check_flat.c: the fast path against json-c */
+Suite *mt_suite_block_line(void) __attribute__((weak));    /* tests/check_block_line.c: the exact matcher against json-c */
+Suite *mt_suite_any_json(void) __attribute__((weak));    /* tests/check_any_json.c: not JSON, NUL bytes, bad UTF-8 */
 Suite *mt_suite_validate(void) __attribute__((weak)); /* tests/check_validate.c: the validator's verdicts */
-Suite *mt_suite_runs(void) __attribute__((weak)); /* tests/check_runs.c: run-line, run-table, oom-fail */
+Suite *mt_suite_run_lines(void) __attribute__((weak)); /* tests/check_run_lines.c: run-line, run-table, oom-fail */
 Suite *mt_suite_units(void) __attribute__((weak)); /* tests/check_units.c: the count parser */
 Suite *mt_suite_out(void) __attribute__((weak)); /* tests/check_out.c: the collector's trace file */
 Suite *mt_suite_collector(void) __attribute__((weak)); /* tests/check_collector.c: the write path, end to end */

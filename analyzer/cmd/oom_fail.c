@@ -1,7 +1,7 @@
 /*
  * oom-fail: `memtrace oom-fail TRACE N`, the allocation an out-of-memory
  * sweep run failed (MEMTRACE_FAIL_AT=N) and its stack, for
- * `memtrace-run --oom-sweep` (mt_runs.h).  A run that made fewer than N
+ * `memtrace-run --oom-sweep` (mt_run_lines.h).  A run that made fewer than N
  * allocations is an answer (exit 1), not an error.  With --exit, the
  * run's row and lines as the sweep prints them instead, whatever the run
  * did.
@@ -58,7 +58,7 @@ static const struct option options[] = {
 };
 
 typedef struct {
-	mt_runs_oom_run_t run;
+	mt_run_lines_oom_run_t run;
 	int have_exit, run_options;
 } opts_t;
 
@@ -127,9 +127,9 @@ static int run(int argc, char **argv)
 	if (o.have_exit) {
 		o.run.n = n;
 		o.run.trace = argv[first];
-		rc = mt_runs_oom_line(&o.run, &out, &err);
+		rc = mt_run_lines_oom_line(&o.run, &out, &err);
 	} else {
-		rc = mt_runs_oom(argv[first], n, &out, &found, &err);
+		rc = mt_run_lines_oom(argv[first], n, &out, &found, &err);
 	}
 	if (rc == MT_ENOMEM)
 		status = mt_cmd_nomem();

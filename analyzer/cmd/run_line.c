@@ -1,7 +1,7 @@
 /*
  * run-line: `memtrace run-line --index I --runs N --exit STATUS
  * [--signal NAME] [--verbose] REPS TRACE [CHILD...]`, memtrace-run's line
- * for run I (mt_runs.h): its figures from the last row of REPS, or summed
+ * for run I (mt_run_lines.h): its figures from the last row of REPS, or summed
  * over the run's traces when it left child traces.  It must hold one
  * trace's analysis at a time, as tree does.
  */
@@ -100,7 +100,7 @@ static int add_process(mt_buf_t *b, const char *path, const mt_analysis_t *a)
 	    (rc = mt_buf_add_str(b, ": ")) ||
 	    (rc = a->integrity.invalid ?
 			  mt_buf_add_str(b, "invalid") :
-			  mt_runs_add_figures(b, a->heap.allocations,
+			  mt_run_lines_add_figures(b, a->heap.allocations,
 					      a->heap.peak_live_bytes,
 					      mt_integrity_status(&a->integrity))) ||
 	    (rc = mt_buf_add_str(b, "\n")))
@@ -142,10 +142,10 @@ static int run(int argc, char **argv)
 		.more = 1,
 	};
 	opts_t o = { 0 };
-	mt_runs_row_t row;
+	mt_run_lines_row_t row;
 	mt_tree_t t = MT_TREE_INIT;
 	mt_buf_t out = MT_BUF_INIT, procs = MT_BUF_INIT;
-	char why[MT_RUNS_WHY_MAX];
+	char why[MT_RUN_LINES_WHY_MAX];
 	int status, first, err = 0, rc, children;
 	uint64_t fig[3];
 	const char *state;
@@ -155,7 +155,7 @@ static int run(int argc, char **argv)
 	if (!o.have_index || !o.have_runs || !o.have_exit)
 		return mt_cmd_usage_error(usage, "%s", "--index, --runs and "
 					  "--exit are required");
-	rc = mt_runs_last_row(argv[first], &row, &err, why, sizeof(why));
+	rc = mt_run_lines_last_row(argv[first], &row, &err, why, sizeof(why));
 	if (rc == MT_ENOMEM)
 		return mt_cmd_nomem();
 	if (rc == MT_EIO)
@@ -210,13 +210,13 @@ static int run(int argc, char **argv)
 					    "\n");
 	} else if (children <= 0) {
 		rc = mt_buf_add_str(&out, ", ") ||
-		     mt_runs_add_figures(&out, fig[0], fig[1], row.status) ||
+		     mt_run_lines_add_figures(&out, fig[0], fig[1], row.status) ||
 		     mt_buf_add_str(&out, "\n");
 	} else {
 		rc = mt_buf_add_str(&out, ", ") ||
 		     mt_buf_add_u64(&out, t.processes) ||
 		     mt_buf_add_str(&out, " processes: ") ||
-		     mt_runs_add_figures(&out, fig[0], fig[1],
+		     mt_run_lines_add_figures(&out, fig[0], fig[1],
 					 t.status ? t.status : "complete") ||
 		     (t.status && (mt_buf_add_str(&out, " in ") ||
 				   mt_buf_add_str(&out, base_name(t.trace)))) ||

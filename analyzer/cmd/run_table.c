@@ -1,6 +1,6 @@
 /*
  * run-table: `memtrace run-table --command CMD --rows REPS FIGURES`, the
- * lines memtrace-run ends with (mt_runs.h): how many runs were
+ * lines memtrace-run ends with (mt_run_lines.h): how many runs were
  * summarized, the table of min, median and max, and the warning when the
  * runs differ, from the figures run-line printed for each run; with
  * --verdict, first the status memtrace-run exits with, so that the
@@ -62,8 +62,8 @@ static int option(void *ctx, int c, const char *arg)
 	else if (c == OPT_ROWS)
 		o->rows = arg;
 	else
-		o->flags |= c == OPT_VERDICT ? MT_RUNS_VERDICT :
-			    c == 'q' ? MT_RUNS_QUIET : MT_RUNS_STRICT;
+		o->flags |= c == OPT_VERDICT ? MT_RUN_LINES_VERDICT :
+			    c == 'q' ? MT_RUN_LINES_QUIET : MT_RUN_LINES_STRICT;
 	return -1;
 }
 
@@ -78,7 +78,7 @@ static int run(int argc, char **argv)
 	};
 	opts_t o = { 0 };
 	mt_buf_t out = MT_BUF_INIT;
-	char why[MT_RUNS_WHY_MAX];
+	char why[MT_RUN_LINES_WHY_MAX];
 	const char *name, *slash;
 	int status, first, err = 0, rc;
 
@@ -87,12 +87,12 @@ static int run(int argc, char **argv)
 	if (!o.command || !o.rows)
 		return mt_cmd_usage_error(usage, "%s", "--command and --rows "
 					  "are required");
-	if (o.flags & ~MT_RUNS_VERDICT && !(o.flags & MT_RUNS_VERDICT))
+	if (o.flags & ~MT_RUN_LINES_VERDICT && !(o.flags & MT_RUN_LINES_VERDICT))
 		return mt_cmd_usage_error(usage, "%s", "--strict and --quiet "
 					  "need --verdict");
 	slash = strrchr(o.command, '/');
 	name = slash ? slash + 1 : o.command;
-	rc = mt_runs_table(argv[first], name, o.rows, o.flags, &out, &err, why,
+	rc = mt_run_lines_table(argv[first], name, o.rows, o.flags, &out, &err, why,
 			   sizeof(why));
 	if (rc == MT_ENOMEM)
 		status = mt_cmd_nomem();
