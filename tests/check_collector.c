@@ -1,5 +1,5 @@
 /*
- * check_collector: the write path of issue 22, as a program under the
+ * check_collector: the write path, as a program under the
  * preload meets it: records go to a shared ring, a collector process of
  * their own (not the program's child, outside its session) drains it and
  * writes the trace.  Each test runs a whole workload and holds it to what

@@ -1,5 +1,5 @@
 /*
- * check_fds: the tracer holds no descriptor of the program's (issue: descriptors).  Whatever the program closes, reopens or counts, its descriptor numbers and what it reads and writes through them are what they are bare.
+ * check_fds: the tracer holds no descriptor of the program's.  Whatever the program closes, reopens or counts, its descriptor numbers and what it reads and writes through them are what they are bare.
  */
 #include <signal.h>
 #include <stdio.h>

@@ -1649,7 +1649,7 @@ START_TEST(repetitions_json_survive_every_allocation_failure)
 }
 END_TEST
 
-/* One name for a frame wherever a line names it (issue 24, item 4): a
+/* One name for a frame wherever a line names it: a
  * frame of a stripped module, with no symbol, is "0xOFFSET in MODULE" in
  * gate (from the trace and from its summary), diff, flamegraph and report
  * (which gives the module's full path), and a C++ symbol is demangled in

@@ -4,7 +4,7 @@
  * readable, the names a trace takes, its lock, mark and rewind, a full
  * disk that leaves whole lines and whole frames only, and a zstd trace
  * cut anywhere in its last frame, judged by the analyzer as a cut-off
- * trace that keeps every event of its whole frames (issue 22).
+ * trace that keeps every event of its whole frames.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -533,7 +533,7 @@ START_TEST(out_a_small_disk_keeps_every_whole_frame_that_fits)
 END_TEST
 
 /*
- * Issue 22: a zstd trace cut at every byte of its last frame is judged
+ * A zstd trace cut at every byte of its last frame is judged
  * missing_stop_event with every whole event kept.  The trace: four frames
  * of events (a flush after each), the last one ending in trace.stop.  Cut
  * anywhere before the last frame's 4-byte checksum, the analyzer keeps

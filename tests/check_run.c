@@ -341,7 +341,7 @@ START_TEST(test_three_runs_write_three_rows_indexed_from_one_with_matching_count
 		mt_quiet_int_eq(num(s, "live_bytes"), 3000);
 		mt_quiet_int_eq(num(s, "peak_live_bytes"), 10000);
 	}
-	/* One trace per run, I from 1, zstd-compressed (issue 22). */
+	/* One trace per run, I from 1, zstd-compressed. */
 	ck_assert(in_dir(r.out, "allocations.1.jsonl.zst"));
 	ck_assert(in_dir(r.out, "allocations.2.jsonl.zst"));
 	ck_assert(in_dir(r.out, "allocations.3.jsonl.zst"));

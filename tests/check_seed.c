@@ -1,6 +1,7 @@
 /*
- * check_seed: the four tests of the seed (the Zig module this project
- * reimplements, ../shared/seed/000_9a252e3b39955b9d.txt), ported to run
+ * check_seed: the four tests of the seed (the Zig module whose capture
+ * and repetition rows memtrace reproduces: a capture's row from its
+ * trace, and a repetition's rows appended run by run), ported to run
  * the real build/memtrace in a scratch directory: a complete capture, a
  * truncated and a missing one, repetition rows that keep every run's
  * summary, and the repetition surviving every allocation failure (swept
