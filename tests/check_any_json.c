@@ -11,7 +11,7 @@
 #include "mt_test_parse.h"
 #include "../analyzer/parse/mt_parse.h"
 
-START_TEST(verdict_not_event_for_non_objects)
+START_TEST(test_verdict_not_event_for_non_objects)
 {
 	static const char *const lines[] = {
 		"", " ", "[]", "[{\"v\":1,\"seq\":1,\"kind\":\"trace.start\"}]",
@@ -49,7 +49,7 @@ END_TEST
 /* json-c's own UTF-8 check lets overlong forms and surrogates through;
  * the reader does not, whichever key or value holds them, so that no row
  * ever copies them out.  A valid sequence of each length is an event. */
-START_TEST(verdict_not_event_for_utf8_json_c_lets_through)
+START_TEST(test_verdict_not_event_for_utf8_json_c_lets_through)
 {
 	static const char *const bad[] = {
 		"\xc0\x80", "\xe0\x80\xaf", "\xf0\x80\x80\xaf", "\xed\xa0\x80",
@@ -85,8 +85,8 @@ Suite *mt_suite_any_json(void)
 
 	tc = tcase_create("verdicts");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, verdict_not_event_for_non_objects);
-	tcase_add_test(tc, verdict_not_event_for_utf8_json_c_lets_through);
+	tcase_add_test(tc, test_verdict_not_event_for_non_objects);
+	tcase_add_test(tc, test_verdict_not_event_for_utf8_json_c_lets_through);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -132,7 +132,7 @@ static const mt_kind_t block_kinds[] = {
 };
 #define NBLOCK_KINDS (sizeof(block_kinds) / sizeof(block_kinds[0]))
 
-START_TEST(exact_matcher_takes_preload_lines)
+START_TEST(test_exact_matcher_takes_preload_lines)
 {
 	static char line[1024];
 	mt_test_diff_t d;
@@ -214,7 +214,7 @@ static void mutate_each_byte(mt_test_diff_t *d, const char *orig, const char *wh
 	free(buf);
 }
 
-START_TEST(exact_matcher_single_byte_mutations_agree)
+START_TEST(test_exact_matcher_single_byte_mutations_agree)
 {
 	static char line[1024];
 	mt_test_diff_t d;
@@ -256,8 +256,8 @@ Suite *mt_suite_block_line(void)
 
 	tc = tcase_create("differential");
 	tcase_set_timeout(tc, 180); /* a few seconds; minutes under ASan */
-	tcase_add_test(tc, exact_matcher_takes_preload_lines);
-	tcase_add_test(tc, exact_matcher_single_byte_mutations_agree);
+	tcase_add_test(tc, test_exact_matcher_takes_preload_lines);
+	tcase_add_test(tc, test_exact_matcher_single_byte_mutations_agree);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1264,7 +1264,7 @@ static void write_named_allocator_trace(const char *dir, const char *file,
 	free(name);
 }
 
-START_TEST(test_summary_line_is_at_most_8_KiB)
+START_TEST(test_summary_line_is_at_most_8_kib)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
@@ -1672,7 +1672,7 @@ Suite *mt_suite_cli(void)
 	tcase_add_test(output, test_rows_escape_paths_as_json_strings);
 	suite_add_tcase(s, output);
 
-	tcase_add_test(limits, test_summary_line_is_at_most_8_KiB);
+	tcase_add_test(limits, test_summary_line_is_at_most_8_kib);
 	tcase_add_test(limits, test_rows_of_oversized_summary_are_summary_invalid);
 	tcase_add_test(limits, test_long_site_line_keeps_innermost_frames_and_counts_omitted);
 	tcase_add_test(limits, test_site_line_that_fits_has_no_frames_omitted);

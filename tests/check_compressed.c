@@ -318,7 +318,7 @@ static void assert_not_evidence(const char *dir, const char *name,
 
 /* ---- one command, every command ---- */
 
-START_TEST(summary_of_a_zstd_trace_is_the_plain_traces_byte_for_byte)
+START_TEST(test_summary_of_a_zstd_trace_is_the_plain_traces_byte_for_byte)
 {
 	char *dir = mt_test_tmpdir();
 	const char *names[] = { "traces/complete.jsonl", "demo.jsonl",
@@ -350,7 +350,7 @@ START_TEST(summary_of_a_zstd_trace_is_the_plain_traces_byte_for_byte)
 }
 END_TEST
 
-START_TEST(summary_of_a_gzip_trace_is_the_plain_traces_byte_for_byte)
+START_TEST(test_summary_of_a_gzip_trace_is_the_plain_traces_byte_for_byte)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_bytes_t plain = fixture("traces/complete.jsonl"), z = gzip_members(&plain, 0);
@@ -374,7 +374,7 @@ END_TEST
 /* Each command's output, exit status and files, run in a directory of
  * its own where the trace is named "t": plain in one, zstd in the other,
  * gzip in a third. */
-START_TEST(every_command_reads_a_compressed_trace_as_the_plain_one)
+START_TEST(test_every_command_reads_a_compressed_trace_as_the_plain_one)
 {
 	static const char *const cmds[][8] = {
 		{ "check", "t" },
@@ -477,7 +477,7 @@ static ssize_t source_read(void *ctx, void *p, size_t n)
  * full room may leave decoded bytes inside the decoder after it took all
  * its input, and they must still come out before the end.
  */
-START_TEST(the_decoders_give_every_byte_whatever_the_room)
+START_TEST(test_the_decoders_give_every_byte_whatever_the_room)
 {
 	mt_test_bytes_t plain = gen_trace(3000);
 	mt_test_bytes_t z = zstd_frames(&plain, 700, NULL, NULL), g = gzip_members(&plain, 900);
@@ -534,7 +534,7 @@ END_TEST
 
 /* ---- frames and members ---- */
 
-START_TEST(a_zstd_trace_of_many_frames_reads_whole)
+START_TEST(test_a_zstd_trace_of_many_frames_reads_whole)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_bytes_t big = gen_trace(60000);
@@ -558,7 +558,7 @@ START_TEST(a_zstd_trace_of_many_frames_reads_whole)
 }
 END_TEST
 
-START_TEST(a_gzip_trace_of_many_members_reads_whole)
+START_TEST(test_a_gzip_trace_of_many_members_reads_whole)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_bytes_t big = gen_trace(60000);
@@ -585,7 +585,7 @@ END_TEST
  * is missing_stop_event, even when the last frame's trace.stop was
  * decoded (docs/decisions.md).  In process, as the commands read it.
  */
-START_TEST(a_zstd_trace_cut_mid_frame_keeps_every_event_of_its_whole_frames)
+START_TEST(test_a_zstd_trace_cut_mid_frame_keeps_every_event_of_its_whole_frames)
 {
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "cut.jsonl.zst");
@@ -660,7 +660,7 @@ END_TEST
 /* A frame whose content ends inside a line (the preload flushes at line
  * ends, but a stream may be cut after any block): the part-line is the
  * cut-off last line, dropped as a plain trace's is. */
-START_TEST(a_zstd_trace_cut_inside_a_line_drops_that_line)
+START_TEST(test_a_zstd_trace_cut_inside_a_line_drops_that_line)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_bytes_t plain = fixture("traces/complete.jsonl");
@@ -686,7 +686,7 @@ END_TEST
 
 /* gzip decodes as it goes, inside a member too: a cut member keeps the
  * lines its bytes decode to, never more than the trace holds. */
-START_TEST(a_gzip_trace_cut_mid_member_is_missing_stop_event)
+START_TEST(test_a_gzip_trace_cut_mid_member_is_missing_stop_event)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_bytes_t plain = gen_trace(20000);
@@ -705,7 +705,7 @@ END_TEST
 
 /* ---- corrupt ---- */
 
-START_TEST(a_zstd_trace_with_a_bad_checksum_is_not_valid_evidence)
+START_TEST(test_a_zstd_trace_with_a_bad_checksum_is_not_valid_evidence)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_bytes_t plain = gen_trace(2000);
@@ -730,7 +730,7 @@ START_TEST(a_zstd_trace_with_a_bad_checksum_is_not_valid_evidence)
 }
 END_TEST
 
-START_TEST(a_gzip_trace_with_a_bad_crc_is_not_valid_evidence)
+START_TEST(test_a_gzip_trace_with_a_bad_crc_is_not_valid_evidence)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_bytes_t plain = fixture("demo.jsonl");
@@ -747,7 +747,7 @@ START_TEST(a_gzip_trace_with_a_bad_crc_is_not_valid_evidence)
 }
 END_TEST
 
-START_TEST(garbage_after_the_magic_is_not_valid_evidence)
+START_TEST(test_garbage_after_the_magic_is_not_valid_evidence)
 {
 	char *dir = mt_test_tmpdir();
 	static const char zstd_bad[] = "\x28\xb5\x2f\xfd" "this is no frame header at all\n";
@@ -762,7 +762,7 @@ START_TEST(garbage_after_the_magic_is_not_valid_evidence)
 }
 END_TEST
 
-START_TEST(bytes_after_the_last_whole_frame_that_begin_no_frame_are_not_valid_evidence)
+START_TEST(test_bytes_after_the_last_whole_frame_that_begin_no_frame_are_not_valid_evidence)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_bytes_t plain = fixture("demo.jsonl");
@@ -789,7 +789,7 @@ END_TEST
 
 /* As in a plain trace (decisions.md): NUL bytes after the last whole
  * frame are padding, and the verdict is the trace's. */
-START_TEST(nul_bytes_after_the_last_whole_frame_are_padding)
+START_TEST(test_nul_bytes_after_the_last_whole_frame_are_padding)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_bytes_t plain = fixture("traces/complete.jsonl");
@@ -814,7 +814,7 @@ END_TEST
 
 /* ---- stdin, names ---- */
 
-START_TEST(a_compressed_trace_on_stdin_reads_as_from_a_file)
+START_TEST(test_a_compressed_trace_on_stdin_reads_as_from_a_file)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_bytes_t big = gen_trace(50000);
@@ -857,7 +857,7 @@ START_TEST(a_compressed_trace_on_stdin_reads_as_from_a_file)
 }
 END_TEST
 
-START_TEST(a_plain_trace_named_zst_is_read_as_plain)
+START_TEST(test_a_plain_trace_named_zst_is_read_as_plain)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_bytes_t plain = fixture("demo.jsonl");
@@ -923,7 +923,7 @@ __attribute__((constructor)) static void compressed_rss_launcher(int argc,
  * below it (8 MB here, 17 under the sanitizers).  The lines repeat their
  * seq, so the verdict is sequence_gap; only the memory is asserted.
  */
-START_TEST(a_compressed_trace_is_read_in_bounded_memory)
+START_TEST(test_a_compressed_trace_is_read_in_bounded_memory)
 {
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "huge.zst"), *memtrace = mt_test_memtrace();
@@ -986,7 +986,7 @@ END_TEST
 
 /* Every allocation the pass makes over a gzip trace (zlib's go through
  * mt_mem too) may fail: MT_ENOMEM, nothing leaked, then the same verdict. */
-START_TEST(every_allocation_failure_on_a_compressed_trace_is_out_of_memory)
+START_TEST(test_every_allocation_failure_on_a_compressed_trace_is_out_of_memory)
 {
 	char *dir = mt_test_tmpdir();
 	char *gz = mt_test_path(dir, "t.gz"), *zs = mt_test_path(dir, "t.zst");
@@ -1041,24 +1041,24 @@ Suite *mt_suite_compressed(void)
 	TCase *bad = tcase_create("corrupt");
 	TCase *mem = tcase_create("memory");
 
-	tcase_add_test(same, summary_of_a_zstd_trace_is_the_plain_traces_byte_for_byte);
-	tcase_add_test(same, summary_of_a_gzip_trace_is_the_plain_traces_byte_for_byte);
-	tcase_add_test(same, every_command_reads_a_compressed_trace_as_the_plain_one);
-	tcase_add_test(same, the_decoders_give_every_byte_whatever_the_room);
-	tcase_add_test(same, a_zstd_trace_of_many_frames_reads_whole);
-	tcase_add_test(same, a_gzip_trace_of_many_members_reads_whole);
-	tcase_add_test(same, a_compressed_trace_on_stdin_reads_as_from_a_file);
-	tcase_add_test(same, a_plain_trace_named_zst_is_read_as_plain);
-	tcase_add_test(cut, a_zstd_trace_cut_mid_frame_keeps_every_event_of_its_whole_frames);
-	tcase_add_test(cut, a_zstd_trace_cut_inside_a_line_drops_that_line);
-	tcase_add_test(cut, a_gzip_trace_cut_mid_member_is_missing_stop_event);
-	tcase_add_test(bad, a_zstd_trace_with_a_bad_checksum_is_not_valid_evidence);
-	tcase_add_test(bad, a_gzip_trace_with_a_bad_crc_is_not_valid_evidence);
-	tcase_add_test(bad, garbage_after_the_magic_is_not_valid_evidence);
-	tcase_add_test(bad, bytes_after_the_last_whole_frame_that_begin_no_frame_are_not_valid_evidence);
-	tcase_add_test(bad, nul_bytes_after_the_last_whole_frame_are_padding);
-	tcase_add_test(mem, a_compressed_trace_is_read_in_bounded_memory);
-	tcase_add_test(mem, every_allocation_failure_on_a_compressed_trace_is_out_of_memory);
+	tcase_add_test(same, test_summary_of_a_zstd_trace_is_the_plain_traces_byte_for_byte);
+	tcase_add_test(same, test_summary_of_a_gzip_trace_is_the_plain_traces_byte_for_byte);
+	tcase_add_test(same, test_every_command_reads_a_compressed_trace_as_the_plain_one);
+	tcase_add_test(same, test_the_decoders_give_every_byte_whatever_the_room);
+	tcase_add_test(same, test_a_zstd_trace_of_many_frames_reads_whole);
+	tcase_add_test(same, test_a_gzip_trace_of_many_members_reads_whole);
+	tcase_add_test(same, test_a_compressed_trace_on_stdin_reads_as_from_a_file);
+	tcase_add_test(same, test_a_plain_trace_named_zst_is_read_as_plain);
+	tcase_add_test(cut, test_a_zstd_trace_cut_mid_frame_keeps_every_event_of_its_whole_frames);
+	tcase_add_test(cut, test_a_zstd_trace_cut_inside_a_line_drops_that_line);
+	tcase_add_test(cut, test_a_gzip_trace_cut_mid_member_is_missing_stop_event);
+	tcase_add_test(bad, test_a_zstd_trace_with_a_bad_checksum_is_not_valid_evidence);
+	tcase_add_test(bad, test_a_gzip_trace_with_a_bad_crc_is_not_valid_evidence);
+	tcase_add_test(bad, test_garbage_after_the_magic_is_not_valid_evidence);
+	tcase_add_test(bad, test_bytes_after_the_last_whole_frame_that_begin_no_frame_are_not_valid_evidence);
+	tcase_add_test(bad, test_nul_bytes_after_the_last_whole_frame_are_padding);
+	tcase_add_test(mem, test_a_compressed_trace_is_read_in_bounded_memory);
+	tcase_add_test(mem, test_every_allocation_failure_on_a_compressed_trace_is_out_of_memory);
 	suite_add_tcase(s, same);
 	suite_add_tcase(s, cut);
 	suite_add_tcase(s, bad);

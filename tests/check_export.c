@@ -244,7 +244,7 @@ static void assert_folded_is_flamegraph(const char *path)
 	mt_test_run_release(&f);
 }
 
-START_TEST(export_folded_is_the_flamegraph_output_byte_for_byte)
+START_TEST(test_export_folded_is_the_flamegraph_output_byte_for_byte)
 {
 	static const char *const names[] = { "demo.jsonl", "report/app.jsonl",
 					     "report/realloc.jsonl",
@@ -259,7 +259,7 @@ START_TEST(export_folded_is_the_flamegraph_output_byte_for_byte)
 }
 END_TEST
 
-START_TEST(export_speedscope_follows_the_schema_and_the_summary_totals)
+START_TEST(test_export_speedscope_follows_the_schema_and_the_summary_totals)
 {
 	char *path = mt_test_fixture("report/app.jsonl");
 	json_object *sum = summary_of(path), *d = export_of("speedscope", path);
@@ -280,7 +280,7 @@ END_TEST
 /* Samples are root first, named as the folded stacks name them: each
  * sample of the calls profile, its names joined by ';', is a line of the
  * folded output. */
-START_TEST(export_speedscope_stacks_are_the_folded_stacks_root_first)
+START_TEST(test_export_speedscope_stacks_are_the_folded_stacks_root_first)
 {
 	char *path = mt_test_fixture("report/app.jsonl");
 	json_object *d = export_of("speedscope", path);
@@ -320,7 +320,7 @@ START_TEST(export_speedscope_stacks_are_the_folded_stacks_root_first)
 }
 END_TEST
 
-START_TEST(export_dhat_has_the_fields_dh_view_reads_and_the_site_totals)
+START_TEST(test_export_dhat_has_the_fields_dh_view_reads_and_the_site_totals)
 {
 	static const char *const names[] = { "demo.jsonl", "report/app.jsonl",
 					     "report/realloc.jsonl" };
@@ -336,7 +336,7 @@ END_TEST
 
 /* DHAT's frames are innermost first, as Valgrind writes them; a frame
  * of the table reads "0xIP: NAME (...)". */
-START_TEST(export_dhat_frames_are_innermost_first)
+START_TEST(test_export_dhat_frames_are_innermost_first)
 {
 	char *path = mt_test_fixture("demo.jsonl");
 	json_object *d = export_of("dhat", path);
@@ -360,7 +360,7 @@ START_TEST(export_dhat_frames_are_innermost_first)
 END_TEST
 
 /* A real program's compressed trace: wl_demo under the preload. */
-START_TEST(export_of_a_real_workload_agrees_with_its_summary)
+START_TEST(test_export_of_a_real_workload_agrees_with_its_summary)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl.zst");
 	char *prog = mt_test_workload("wl_demo");
@@ -379,7 +379,7 @@ START_TEST(export_of_a_real_workload_agrees_with_its_summary)
 }
 END_TEST
 
-START_TEST(export_rejects_an_unknown_format)
+START_TEST(test_export_rejects_an_unknown_format)
 {
 	char *path = mt_test_fixture("demo.jsonl");
 	mt_test_run_t r;
@@ -397,7 +397,7 @@ START_TEST(export_rejects_an_unknown_format)
 }
 END_TEST
 
-START_TEST(export_usage_errors_exit_64)
+START_TEST(test_export_usage_errors_exit_64)
 {
 	char *path = mt_test_fixture("demo.jsonl");
 	struct {
@@ -426,7 +426,7 @@ START_TEST(export_usage_errors_exit_64)
 }
 END_TEST
 
-START_TEST(export_help_prints_the_usage)
+START_TEST(test_export_help_prints_the_usage)
 {
 	const char *const forms[][3] = { { "--help" }, { "dhat", "--help" },
 					 { "pprof", "x", "--help" } };
@@ -448,7 +448,7 @@ START_TEST(export_help_prints_the_usage)
 }
 END_TEST
 
-START_TEST(export_writes_its_output_file_and_refuses_what_is_not_evidence)
+START_TEST(test_export_writes_its_output_file_and_refuses_what_is_not_evidence)
 {
 	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "p.json");
 	char *path = mt_test_fixture("demo.jsonl");
@@ -479,7 +479,7 @@ END_TEST
 /* Every allocation of the analyzer failing in turn
  * (MEMTRACE_ANALYZER_FAIL_AT): each run is out of memory (4) with no
  * output, or the whole export. */
-START_TEST(export_survives_every_allocation_failure)
+START_TEST(test_export_survives_every_allocation_failure)
 {
 	static const char *const fmts[] = { "speedscope", "dhat", "pprof" };
 	char *path = mt_test_fixture("report/app.jsonl");
@@ -587,7 +587,7 @@ static void assert_bytes_eq(const mt_test_bytes_t *got, const char *want,
 
 /* The protocol buffers documentation's own examples of the wire format,
  * and what proto3 leaves out. */
-START_TEST(proto_encodes_the_wire_formats_examples)
+START_TEST(test_proto_encodes_the_wire_formats_examples)
 {
 	static const uint64_t packed[] = { 3, 270, 86942 };
 	mt_buf_t b = MT_BUF_INIT;
@@ -622,7 +622,7 @@ START_TEST(proto_encodes_the_wire_formats_examples)
 END_TEST
 
 /* Each string once, "" at 0, in the order first asked for. */
-START_TEST(proto_string_table_gives_each_string_one_index)
+START_TEST(test_proto_string_table_gives_each_string_one_index)
 {
 	mt_protobuf_strtab_t t;
 	mt_buf_t b = MT_BUF_INIT;
@@ -662,7 +662,7 @@ static mt_test_bytes_t pprof_of(const char *path)
 	return raw;
 }
 
-START_TEST(export_pprof_of_the_tiny_fixture_is_its_golden_bytes)
+START_TEST(test_export_pprof_of_the_tiny_fixture_is_its_golden_bytes)
 {
 	char *path = mt_test_fixture("export/tiny.jsonl");
 	mt_test_bytes_t got = pprof_of(path), want = read_hex("export/tiny.pprof.hex");
@@ -754,7 +754,7 @@ static char *assert_pprof_totals(const char *path)
 	return raw;
 }
 
-START_TEST(export_pprof_read_by_go_tool_pprof_has_the_summary_totals)
+START_TEST(test_export_pprof_read_by_go_tool_pprof_has_the_summary_totals)
 {
 	static const char *const names[] = { "demo.jsonl", "report/app.jsonl",
 					     "report/realloc.jsonl",
@@ -772,7 +772,7 @@ END_TEST
 /* `-top -sample_index=alloc_space` ranks functions by bytes: app.jsonl's
  * handle_request (calloc 4000, resized to 6000, and 2048 more) first, and
  * the stack without frames is "[no stack]". */
-START_TEST(export_pprof_top_ranks_functions_by_the_chosen_sample_type)
+START_TEST(test_export_pprof_top_ranks_functions_by_the_chosen_sample_type)
 {
 	char *path = mt_test_fixture("report/app.jsonl");
 	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "p.pb.gz");
@@ -808,7 +808,7 @@ END_TEST
 /* A real C++ program's trace: totals, names demangled as the other
  * exports name them, file:line from libdw, mappings with the modules and
  * their build ids. */
-START_TEST(export_pprof_of_a_real_cxx_program_names_its_frames)
+START_TEST(test_export_pprof_of_a_real_cxx_program_names_its_frames)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl.zst");
 	char *prog = mt_test_workload("wl_cxx_names");
@@ -873,7 +873,7 @@ static unsigned source_line_of(const char *rel, const char *marker)
  * its location has two lines, the inlined function at the malloc's line,
  * then main at the line that calls it, and the mapping says it has
  * inline frames. */
-START_TEST(export_pprof_unfolds_inlined_calls_into_lines_of_one_location)
+START_TEST(test_export_pprof_unfolds_inlined_calls_into_lines_of_one_location)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_inline");
@@ -916,7 +916,7 @@ END_TEST
 
 /* A sampled trace (MEMTRACE_SAMPLE=64): the profile's figures are the
  * summary's estimates, and its period the sampling's mean. */
-START_TEST(export_pprof_of_a_sampled_trace_has_its_period_and_estimates)
+START_TEST(test_export_pprof_of_a_sampled_trace_has_its_period_and_estimates)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_demo");
@@ -940,7 +940,7 @@ END_TEST
 
 /* A missing trace (3) and one that is not evidence (2): the export's own
  * errors, and no output file, not even an empty one. */
-START_TEST(export_pprof_of_a_missing_or_corrupt_trace_writes_nothing)
+START_TEST(test_export_pprof_of_a_missing_or_corrupt_trace_writes_nothing)
 {
 	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "p.pb.gz");
 	char *missing = mt_test_path(dir, "nothing.jsonl");
@@ -975,26 +975,26 @@ Suite *mt_suite_export(void)
 	TCase *tc = tcase_create("export");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, export_folded_is_the_flamegraph_output_byte_for_byte);
-	tcase_add_test(tc, export_speedscope_follows_the_schema_and_the_summary_totals);
-	tcase_add_test(tc, export_speedscope_stacks_are_the_folded_stacks_root_first);
-	tcase_add_test(tc, export_dhat_has_the_fields_dh_view_reads_and_the_site_totals);
-	tcase_add_test(tc, export_dhat_frames_are_innermost_first);
-	tcase_add_test(tc, export_of_a_real_workload_agrees_with_its_summary);
-	tcase_add_test(tc, export_rejects_an_unknown_format);
-	tcase_add_test(tc, export_usage_errors_exit_64);
-	tcase_add_test(tc, export_help_prints_the_usage);
-	tcase_add_test(tc, export_writes_its_output_file_and_refuses_what_is_not_evidence);
-	tcase_add_test(tc, export_survives_every_allocation_failure);
-	tcase_add_test(tc, proto_encodes_the_wire_formats_examples);
-	tcase_add_test(tc, proto_string_table_gives_each_string_one_index);
-	tcase_add_test(tc, export_pprof_of_the_tiny_fixture_is_its_golden_bytes);
-	tcase_add_test(tc, export_pprof_read_by_go_tool_pprof_has_the_summary_totals);
-	tcase_add_test(tc, export_pprof_top_ranks_functions_by_the_chosen_sample_type);
-	tcase_add_test(tc, export_pprof_of_a_real_cxx_program_names_its_frames);
-	tcase_add_test(tc, export_pprof_unfolds_inlined_calls_into_lines_of_one_location);
-	tcase_add_test(tc, export_pprof_of_a_sampled_trace_has_its_period_and_estimates);
-	tcase_add_test(tc, export_pprof_of_a_missing_or_corrupt_trace_writes_nothing);
+	tcase_add_test(tc, test_export_folded_is_the_flamegraph_output_byte_for_byte);
+	tcase_add_test(tc, test_export_speedscope_follows_the_schema_and_the_summary_totals);
+	tcase_add_test(tc, test_export_speedscope_stacks_are_the_folded_stacks_root_first);
+	tcase_add_test(tc, test_export_dhat_has_the_fields_dh_view_reads_and_the_site_totals);
+	tcase_add_test(tc, test_export_dhat_frames_are_innermost_first);
+	tcase_add_test(tc, test_export_of_a_real_workload_agrees_with_its_summary);
+	tcase_add_test(tc, test_export_rejects_an_unknown_format);
+	tcase_add_test(tc, test_export_usage_errors_exit_64);
+	tcase_add_test(tc, test_export_help_prints_the_usage);
+	tcase_add_test(tc, test_export_writes_its_output_file_and_refuses_what_is_not_evidence);
+	tcase_add_test(tc, test_export_survives_every_allocation_failure);
+	tcase_add_test(tc, test_proto_encodes_the_wire_formats_examples);
+	tcase_add_test(tc, test_proto_string_table_gives_each_string_one_index);
+	tcase_add_test(tc, test_export_pprof_of_the_tiny_fixture_is_its_golden_bytes);
+	tcase_add_test(tc, test_export_pprof_read_by_go_tool_pprof_has_the_summary_totals);
+	tcase_add_test(tc, test_export_pprof_top_ranks_functions_by_the_chosen_sample_type);
+	tcase_add_test(tc, test_export_pprof_of_a_real_cxx_program_names_its_frames);
+	tcase_add_test(tc, test_export_pprof_unfolds_inlined_calls_into_lines_of_one_location);
+	tcase_add_test(tc, test_export_pprof_of_a_sampled_trace_has_its_period_and_estimates);
+	tcase_add_test(tc, test_export_pprof_of_a_missing_or_corrupt_trace_writes_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -740,7 +740,7 @@ static void check_generated(mt_test_diff_t *d, const gline_t *g,
 		 what, field, mt_test_show(line, len));
 }
 
-START_TEST(generated_lines_take_the_fast_path)
+START_TEST(test_generated_lines_take_the_fast_path)
 {
 	static gline_t g;
 	static char line[MAX_FIELDS * 1700];
@@ -766,7 +766,7 @@ START_TEST(generated_lines_take_the_fast_path)
 }
 END_TEST
 
-START_TEST(mutated_lines_agree)
+START_TEST(test_mutated_lines_agree)
 {
 	static gline_t g, m;
 	static char line[MAX_FIELDS * 1700 + 4096];
@@ -909,7 +909,7 @@ static const char *const corpus_declined[] = {
 	"null",
 };
 
-START_TEST(corpus_lines_agree)
+START_TEST(test_corpus_lines_agree)
 {
 	mt_test_diff_t d;
 	mt_event_t ev;
@@ -972,7 +972,7 @@ static uint64_t diff_file(mt_test_diff_t *d, const char *path)
 	return n;
 }
 
-START_TEST(fixture_lines_agree)
+START_TEST(test_fixture_lines_agree)
 {
 	char *demo = mt_test_fixture("demo.jsonl");
 	char *dir = mt_test_fixture("traces");
@@ -1015,10 +1015,10 @@ Suite *mt_suite_flat(void)
 
 	tc = tcase_create("differential");
 	tcase_set_timeout(tc, 180); /* a few seconds; minutes under ASan */
-	tcase_add_test(tc, corpus_lines_agree);
-	tcase_add_test(tc, fixture_lines_agree);
-	tcase_add_test(tc, generated_lines_take_the_fast_path);
-	tcase_add_test(tc, mutated_lines_agree);
+	tcase_add_test(tc, test_corpus_lines_agree);
+	tcase_add_test(tc, test_fixture_lines_agree);
+	tcase_add_test(tc, test_generated_lines_take_the_fast_path);
+	tcase_add_test(tc, test_mutated_lines_agree);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -185,7 +185,7 @@ static int aslr_on(void)
 
 /* ================= units ================= */
 
-START_TEST(sizes_are_1024_based_with_k_m_g_suffixes)
+START_TEST(test_sizes_are_1024_based_with_k_m_g_suffixes)
 {
 	static const struct {
 		const char *s;
@@ -222,7 +222,7 @@ START_TEST(sizes_are_1024_based_with_k_m_g_suffixes)
 }
 END_TEST
 
-START_TEST(thresholds_compare_exactly)
+START_TEST(test_thresholds_compare_exactly)
 {
 	uint64_t m;
 
@@ -251,7 +251,7 @@ END_TEST
 
 /* ================= gate ================= */
 
-START_TEST(gate_budgets_that_hold_exit_0)
+START_TEST(test_gate_budgets_that_hold_exit_0)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -267,7 +267,7 @@ START_TEST(gate_budgets_that_hold_exit_0)
 }
 END_TEST
 
-START_TEST(gate_names_each_failed_budget_with_its_limit_and_value)
+START_TEST(test_gate_names_each_failed_budget_with_its_limit_and_value)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -298,7 +298,7 @@ END_TEST
 /* A failed budget's hint names C++ frames as report does, demangled: a
  * trace of one 64-byte block from operator new, called from
  * app::make_widget(int), by the mangled names the preload records. */
-START_TEST(gate_hint_demangles_cxx_names)
+START_TEST(test_gate_hint_demangles_cxx_names)
 {
 	static const char trace[] =
 		"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":7}\n"
@@ -343,7 +343,7 @@ static void copy_realloc_trace(const char *dir)
 /* Under a failed --max-allocations, the site with the most calls, its
  * reallocs included (heaptrack counts a realloc as a call), from a
  * trace; a summary file's site lines count their allocations alone. */
-START_TEST(gate_counts_a_sites_reallocs_as_calls)
+START_TEST(test_gate_counts_a_sites_reallocs_as_calls)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -369,7 +369,7 @@ START_TEST(gate_counts_a_sites_reallocs_as_calls)
 }
 END_TEST
 
-START_TEST(gate_require_complete_fails_on_a_caveated_trace)
+START_TEST(test_gate_require_complete_fails_on_a_caveated_trace)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -411,7 +411,7 @@ static char *golden_for(const char *golden, const char *from, const char *to)
 	return out;
 }
 
-START_TEST(gate_reads_a_summary_written_earlier_as_it_reads_the_trace)
+START_TEST(test_gate_reads_a_summary_written_earlier_as_it_reads_the_trace)
 {
 	char *dir = scratch();
 	char *want = golden_for("gate/gate_fail.txt", "gate: new.jsonl:",
@@ -445,7 +445,7 @@ START_TEST(gate_reads_a_summary_written_earlier_as_it_reads_the_trace)
 }
 END_TEST
 
-START_TEST(gate_sizes_print_as_read)
+START_TEST(test_gate_sizes_print_as_read)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -465,7 +465,7 @@ START_TEST(gate_sizes_print_as_read)
 }
 END_TEST
 
-START_TEST(gate_bad_input_has_its_own_exit_status)
+START_TEST(test_gate_bad_input_has_its_own_exit_status)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -529,7 +529,7 @@ END_TEST
 
 /* ================= diff ================= */
 
-START_TEST(diff_matches_sites_across_runs_at_different_addresses)
+START_TEST(test_diff_matches_sites_across_runs_at_different_addresses)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -549,7 +549,7 @@ END_TEST
  * make_buf and moved to grow by a realloc, so grow's calls go from 2 to 3
  * though it allocates nothing.  Against a summary file, whose site lines
  * count alloc events alone, both runs count alloc events. */
-START_TEST(diff_counts_a_sites_reallocs_as_calls)
+START_TEST(test_diff_counts_a_sites_reallocs_as_calls)
 {
 	static const char more[] =
 		"{\"v\":1,\"seq\":20,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x7000\",\"size\":32,\"fn\":\"malloc\",\"stack\":2,\"tid\":77,\"t\":2000}\n"
@@ -603,7 +603,7 @@ START_TEST(diff_counts_a_sites_reallocs_as_calls)
 }
 END_TEST
 
-START_TEST(diff_json_is_one_json_object)
+START_TEST(test_diff_json_is_one_json_object)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -646,7 +646,7 @@ static void regressed_at(const char *dir, const char *pct, int want_status,
 	mt_test_run_release(&r);
 }
 
-START_TEST(diff_threshold_is_the_growth_allowed)
+START_TEST(test_diff_threshold_is_the_growth_allowed)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -674,7 +674,7 @@ START_TEST(diff_threshold_is_the_growth_allowed)
 }
 END_TEST
 
-START_TEST(diff_of_two_runs_of_one_program_matches_every_site)
+START_TEST(test_diff_of_two_runs_of_one_program_matches_every_site)
 {
 	char *dir = mt_test_tmpdir();
 	char *ip1, *ip2;
@@ -710,7 +710,7 @@ START_TEST(diff_of_two_runs_of_one_program_matches_every_site)
 }
 END_TEST
 
-START_TEST(diff_of_real_runs_names_the_site_that_grew)
+START_TEST(test_diff_of_real_runs_names_the_site_that_grew)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
@@ -730,7 +730,7 @@ START_TEST(diff_of_real_runs_names_the_site_that_grew)
 }
 END_TEST
 
-START_TEST(diff_bad_input_has_its_own_exit_status)
+START_TEST(test_diff_bad_input_has_its_own_exit_status)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -855,7 +855,7 @@ static void assert_nothing_left(const char *dir)
 	mt_test_run_release(&r);
 }
 
-START_TEST(gate_junit_has_a_test_case_per_budget_and_validates)
+START_TEST(test_gate_junit_has_a_test_case_per_budget_and_validates)
 {
 	char *dir = scratch(), *xml;
 	mt_test_run_t r;
@@ -877,7 +877,7 @@ START_TEST(gate_junit_has_a_test_case_per_budget_and_validates)
 }
 END_TEST
 
-START_TEST(gate_junit_of_budgets_that_hold_has_no_failure)
+START_TEST(test_gate_junit_of_budgets_that_hold_has_no_failure)
 {
 	char *dir = scratch(), *xml;
 	mt_test_run_t r;
@@ -903,7 +903,7 @@ END_TEST
 
 /* A caveated trace's note, which the text report prints above its
  * verdict, is the suite's own output. */
-START_TEST(gate_junit_carries_the_notes_as_the_suites_output)
+START_TEST(test_gate_junit_carries_the_notes_as_the_suites_output)
 {
 	char *dir = scratch(), *xml;
 	mt_test_run_t r;
@@ -927,7 +927,7 @@ END_TEST
 /* A site's symbol with markup, quotes and a control character, and a
  * trace whose name has them and a byte that is not UTF-8: the file is
  * still well-formed, valid, and says each of them. */
-START_TEST(gate_junit_escapes_markup_quotes_controls_and_bad_utf8)
+START_TEST(test_gate_junit_escapes_markup_quotes_controls_and_bad_utf8)
 {
 	char *dir = scratch(), *path, *text, *at, *xml;
 	static const char weird[] = "w<&\"'\xff.jsonl";
@@ -981,7 +981,7 @@ START_TEST(gate_junit_escapes_markup_quotes_controls_and_bad_utf8)
 }
 END_TEST
 
-START_TEST(xml_escaping_leaves_no_byte_xml_cannot_hold)
+START_TEST(test_xml_escaping_leaves_no_byte_xml_cannot_hold)
 {
 	static const struct {
 		const char *in;
@@ -1015,7 +1015,7 @@ START_TEST(xml_escaping_leaves_no_byte_xml_cannot_hold)
 }
 END_TEST
 
-START_TEST(github_escaping_follows_the_workflow_command_rules)
+START_TEST(test_github_escaping_follows_the_workflow_command_rules)
 {
 	static const struct {
 		const char *in;
@@ -1045,7 +1045,7 @@ START_TEST(github_escaping_follows_the_workflow_command_rules)
 }
 END_TEST
 
-START_TEST(gate_junit_write_that_fails_leaves_no_file)
+START_TEST(test_gate_junit_write_that_fails_leaves_no_file)
 {
 	char *dir = scratch(), *sub;
 	mt_test_run_t r;
@@ -1073,7 +1073,7 @@ START_TEST(gate_junit_write_that_fails_leaves_no_file)
 }
 END_TEST
 
-START_TEST(gate_format_github_prints_an_error_per_failed_budget)
+START_TEST(test_gate_format_github_prints_an_error_per_failed_budget)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1096,7 +1096,7 @@ START_TEST(gate_format_github_prints_an_error_per_failed_budget)
 }
 END_TEST
 
-START_TEST(gate_format_github_prints_a_notice_when_every_budget_holds)
+START_TEST(test_gate_format_github_prints_a_notice_when_every_budget_holds)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1118,7 +1118,7 @@ START_TEST(gate_format_github_prints_a_notice_when_every_budget_holds)
 }
 END_TEST
 
-START_TEST(gate_format_is_text_or_github)
+START_TEST(test_gate_format_is_text_or_github)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1153,7 +1153,7 @@ static unsigned line_of(const char *needle)
 
 /* A real run: the heaviest site's file, relative to the directory gate
  * runs in (a CI job's checkout), and the line of its allocation. */
-START_TEST(gate_names_the_heaviest_sites_file_and_line)
+START_TEST(test_gate_names_the_heaviest_sites_file_and_line)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *junit = mt_test_path(dir, "gate.xml");
@@ -1186,7 +1186,7 @@ START_TEST(gate_names_the_heaviest_sites_file_and_line)
 }
 END_TEST
 
-START_TEST(diff_junit_has_a_test_case_per_deciding_figure)
+START_TEST(test_diff_junit_has_a_test_case_per_deciding_figure)
 {
 	char *dir = scratch(), *xml;
 	mt_test_run_t r;
@@ -1211,7 +1211,7 @@ START_TEST(diff_junit_has_a_test_case_per_deciding_figure)
 }
 END_TEST
 
-START_TEST(diff_junit_of_runs_within_the_threshold_has_no_failure)
+START_TEST(test_diff_junit_of_runs_within_the_threshold_has_no_failure)
 {
 	char *dir = scratch(), *xml;
 	mt_test_run_t r;
@@ -1233,7 +1233,7 @@ START_TEST(diff_junit_of_runs_within_the_threshold_has_no_failure)
 }
 END_TEST
 
-START_TEST(diff_format_github_names_the_site_that_grew_most)
+START_TEST(test_diff_format_github_names_the_site_that_grew_most)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1255,7 +1255,7 @@ START_TEST(diff_format_github_names_the_site_that_grew_most)
 END_TEST
 
 /* Two real runs: the site whose own peak grew most, with its line. */
-START_TEST(diff_format_github_of_real_runs_names_file_and_line)
+START_TEST(test_diff_format_github_of_real_runs_names_file_and_line)
 {
 	char *dir = mt_test_tmpdir(), *small = mt_test_path(dir, "small.jsonl");
 	char *big = mt_test_path(dir, "big.jsonl");
@@ -1279,7 +1279,7 @@ START_TEST(diff_format_github_of_real_runs_names_file_and_line)
 }
 END_TEST
 
-START_TEST(diff_json_and_format_github_are_refused_together)
+START_TEST(test_diff_json_and_format_github_are_refused_together)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1295,7 +1295,7 @@ START_TEST(diff_json_and_format_github_are_refused_together)
 }
 END_TEST
 
-START_TEST(diff_junit_write_that_fails_leaves_no_file)
+START_TEST(test_diff_junit_write_that_fails_leaves_no_file)
 {
 	char *dir = scratch(), *sub;
 	mt_test_run_t r;
@@ -1319,7 +1319,7 @@ END_TEST
 
 /* ================= repetitions ================= */
 
-START_TEST(repetitions_of_steady_runs_flag_nothing)
+START_TEST(test_repetitions_of_steady_runs_flag_nothing)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1333,7 +1333,7 @@ START_TEST(repetitions_of_steady_runs_flag_nothing)
 }
 END_TEST
 
-START_TEST(repetitions_flag_each_field_that_varies)
+START_TEST(test_repetitions_flag_each_field_that_varies)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1347,7 +1347,7 @@ START_TEST(repetitions_flag_each_field_that_varies)
 }
 END_TEST
 
-START_TEST(repetitions_json_is_one_json_object)
+START_TEST(test_repetitions_json_is_one_json_object)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1392,7 +1392,7 @@ static void run_three(mt_test_run_t *r, const char *dir, const char *name,
 	free(reps);
 }
 
-START_TEST(repetitions_read_what_memtrace_run_writes)
+START_TEST(test_repetitions_read_what_memtrace_run_writes)
 {
 	char *dir = mt_test_tmpdir();
 	char *counter = mt_test_path(dir, "counter");
@@ -1421,7 +1421,7 @@ START_TEST(repetitions_read_what_memtrace_run_writes)
 }
 END_TEST
 
-START_TEST(repetitions_bad_input_has_its_own_exit_status)
+START_TEST(test_repetitions_bad_input_has_its_own_exit_status)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1579,14 +1579,14 @@ static void sweep(cmd_fn cmd, int argc, char *const args[], int want, int sticky
 		free(dir_);                                                    \
 	} while (0)
 
-START_TEST(gate_survives_every_allocation_failure)
+START_TEST(test_gate_survives_every_allocation_failure)
 {
 	SWEEP_IN_SCRATCH(mt_gate_cmd, 1, "gate", "new.jsonl", "--max-live", "4K",
 			 "--max-allocations", "6", "--max-peak", "1K");
 }
 END_TEST
 
-START_TEST(gate_on_a_summary_survives_every_allocation_failure)
+START_TEST(test_gate_on_a_summary_survives_every_allocation_failure)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1607,13 +1607,13 @@ START_TEST(gate_on_a_summary_survives_every_allocation_failure)
 }
 END_TEST
 
-START_TEST(diff_survives_every_allocation_failure)
+START_TEST(test_diff_survives_every_allocation_failure)
 {
 	SWEEP_IN_SCRATCH(mt_diff_cmd, 1, "diff", "base.jsonl", "new.jsonl");
 }
 END_TEST
 
-START_TEST(diff_json_survives_every_allocation_failure)
+START_TEST(test_diff_json_survives_every_allocation_failure)
 {
 	SWEEP_IN_SCRATCH(mt_diff_cmd, 1, "diff", "base.jsonl", "new.jsonl", "--json");
 }
@@ -1621,7 +1621,7 @@ END_TEST
 
 /* A JUnit file and workflow commands: each failed run leaves no file
  * (sweep() sees stdout empty; the file is replaced whole or not at all). */
-START_TEST(gate_ci_outputs_survive_every_allocation_failure)
+START_TEST(test_gate_ci_outputs_survive_every_allocation_failure)
 {
 	SWEEP_IN_SCRATCH(mt_gate_cmd, 1, "gate", "new.jsonl", "--max-live", "4K",
 			 "--max-allocations", "6", "--require-complete",
@@ -1629,20 +1629,20 @@ START_TEST(gate_ci_outputs_survive_every_allocation_failure)
 }
 END_TEST
 
-START_TEST(diff_ci_outputs_survive_every_allocation_failure)
+START_TEST(test_diff_ci_outputs_survive_every_allocation_failure)
 {
 	SWEEP_IN_SCRATCH(mt_diff_cmd, 1, "diff", "base.jsonl", "new.jsonl",
 			 "--junit", "diff.xml", "--format", "github");
 }
 END_TEST
 
-START_TEST(repetitions_survive_every_allocation_failure)
+START_TEST(test_repetitions_survive_every_allocation_failure)
 {
 	SWEEP_IN_SCRATCH(mt_repetitions_cmd, 1, "repetitions", "reps_varying.jsonl");
 }
 END_TEST
 
-START_TEST(repetitions_json_survive_every_allocation_failure)
+START_TEST(test_repetitions_json_survive_every_allocation_failure)
 {
 	SWEEP_IN_SCRATCH(mt_repetitions_cmd, 1, "repetitions", "reps_varying.jsonl",
 			 "--json");
@@ -1654,7 +1654,7 @@ END_TEST
  * gate (from the trace and from its summary), diff, flamegraph and report
  * (which gives the module's full path), and a C++ symbol is demangled in
  * each. */
-START_TEST(a_frame_without_a_symbol_reads_the_same_in_every_command)
+START_TEST(test_a_frame_without_a_symbol_reads_the_same_in_every_command)
 {
 	static const char trace[] =
 		"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":1,\"stack_depth\":32}\n"
@@ -1706,55 +1706,55 @@ Suite *mt_suite_gate(void)
 	TCase *ci = tcase_create("ci_outputs");
 	TCase *oom = tcase_create("every_allocation_failure");
 
-	tcase_add_test(units, sizes_are_1024_based_with_k_m_g_suffixes);
-	tcase_add_test(units, thresholds_compare_exactly);
-	tcase_add_test(gate, gate_budgets_that_hold_exit_0);
-	tcase_add_test(gate, a_frame_without_a_symbol_reads_the_same_in_every_command);
-	tcase_add_test(gate, gate_names_each_failed_budget_with_its_limit_and_value);
-	tcase_add_test(gate, gate_require_complete_fails_on_a_caveated_trace);
-	tcase_add_test(gate, gate_hint_demangles_cxx_names);
-	tcase_add_test(gate, gate_reads_a_summary_written_earlier_as_it_reads_the_trace);
-	tcase_add_test(gate, gate_sizes_print_as_read);
-	tcase_add_test(gate, gate_bad_input_has_its_own_exit_status);
-	tcase_add_test(gate, gate_counts_a_sites_reallocs_as_calls);
-	tcase_add_test(diff, diff_matches_sites_across_runs_at_different_addresses);
-	tcase_add_test(diff, diff_json_is_one_json_object);
-	tcase_add_test(diff, diff_threshold_is_the_growth_allowed);
-	tcase_add_test(diff, diff_of_two_runs_of_one_program_matches_every_site);
-	tcase_add_test(diff, diff_of_real_runs_names_the_site_that_grew);
-	tcase_add_test(diff, diff_bad_input_has_its_own_exit_status);
-	tcase_add_test(diff, diff_counts_a_sites_reallocs_as_calls);
-	tcase_add_test(ci, gate_junit_has_a_test_case_per_budget_and_validates);
-	tcase_add_test(ci, gate_junit_of_budgets_that_hold_has_no_failure);
-	tcase_add_test(ci, gate_junit_carries_the_notes_as_the_suites_output);
-	tcase_add_test(ci, gate_junit_escapes_markup_quotes_controls_and_bad_utf8);
-	tcase_add_test(ci, xml_escaping_leaves_no_byte_xml_cannot_hold);
-	tcase_add_test(ci, github_escaping_follows_the_workflow_command_rules);
-	tcase_add_test(ci, gate_junit_write_that_fails_leaves_no_file);
-	tcase_add_test(ci, gate_format_github_prints_an_error_per_failed_budget);
-	tcase_add_test(ci, gate_format_github_prints_a_notice_when_every_budget_holds);
-	tcase_add_test(ci, gate_format_is_text_or_github);
-	tcase_add_test(ci, gate_names_the_heaviest_sites_file_and_line);
-	tcase_add_test(ci, diff_junit_has_a_test_case_per_deciding_figure);
-	tcase_add_test(ci, diff_junit_of_runs_within_the_threshold_has_no_failure);
-	tcase_add_test(ci, diff_format_github_names_the_site_that_grew_most);
-	tcase_add_test(ci, diff_format_github_of_real_runs_names_file_and_line);
-	tcase_add_test(ci, diff_json_and_format_github_are_refused_together);
-	tcase_add_test(ci, diff_junit_write_that_fails_leaves_no_file);
-	tcase_add_test(reps, repetitions_of_steady_runs_flag_nothing);
-	tcase_add_test(reps, repetitions_flag_each_field_that_varies);
-	tcase_add_test(reps, repetitions_json_is_one_json_object);
-	tcase_add_test(reps, repetitions_read_what_memtrace_run_writes);
-	tcase_add_test(reps, repetitions_bad_input_has_its_own_exit_status);
+	tcase_add_test(units, test_sizes_are_1024_based_with_k_m_g_suffixes);
+	tcase_add_test(units, test_thresholds_compare_exactly);
+	tcase_add_test(gate, test_gate_budgets_that_hold_exit_0);
+	tcase_add_test(gate, test_a_frame_without_a_symbol_reads_the_same_in_every_command);
+	tcase_add_test(gate, test_gate_names_each_failed_budget_with_its_limit_and_value);
+	tcase_add_test(gate, test_gate_require_complete_fails_on_a_caveated_trace);
+	tcase_add_test(gate, test_gate_hint_demangles_cxx_names);
+	tcase_add_test(gate, test_gate_reads_a_summary_written_earlier_as_it_reads_the_trace);
+	tcase_add_test(gate, test_gate_sizes_print_as_read);
+	tcase_add_test(gate, test_gate_bad_input_has_its_own_exit_status);
+	tcase_add_test(gate, test_gate_counts_a_sites_reallocs_as_calls);
+	tcase_add_test(diff, test_diff_matches_sites_across_runs_at_different_addresses);
+	tcase_add_test(diff, test_diff_json_is_one_json_object);
+	tcase_add_test(diff, test_diff_threshold_is_the_growth_allowed);
+	tcase_add_test(diff, test_diff_of_two_runs_of_one_program_matches_every_site);
+	tcase_add_test(diff, test_diff_of_real_runs_names_the_site_that_grew);
+	tcase_add_test(diff, test_diff_bad_input_has_its_own_exit_status);
+	tcase_add_test(diff, test_diff_counts_a_sites_reallocs_as_calls);
+	tcase_add_test(ci, test_gate_junit_has_a_test_case_per_budget_and_validates);
+	tcase_add_test(ci, test_gate_junit_of_budgets_that_hold_has_no_failure);
+	tcase_add_test(ci, test_gate_junit_carries_the_notes_as_the_suites_output);
+	tcase_add_test(ci, test_gate_junit_escapes_markup_quotes_controls_and_bad_utf8);
+	tcase_add_test(ci, test_xml_escaping_leaves_no_byte_xml_cannot_hold);
+	tcase_add_test(ci, test_github_escaping_follows_the_workflow_command_rules);
+	tcase_add_test(ci, test_gate_junit_write_that_fails_leaves_no_file);
+	tcase_add_test(ci, test_gate_format_github_prints_an_error_per_failed_budget);
+	tcase_add_test(ci, test_gate_format_github_prints_a_notice_when_every_budget_holds);
+	tcase_add_test(ci, test_gate_format_is_text_or_github);
+	tcase_add_test(ci, test_gate_names_the_heaviest_sites_file_and_line);
+	tcase_add_test(ci, test_diff_junit_has_a_test_case_per_deciding_figure);
+	tcase_add_test(ci, test_diff_junit_of_runs_within_the_threshold_has_no_failure);
+	tcase_add_test(ci, test_diff_format_github_names_the_site_that_grew_most);
+	tcase_add_test(ci, test_diff_format_github_of_real_runs_names_file_and_line);
+	tcase_add_test(ci, test_diff_json_and_format_github_are_refused_together);
+	tcase_add_test(ci, test_diff_junit_write_that_fails_leaves_no_file);
+	tcase_add_test(reps, test_repetitions_of_steady_runs_flag_nothing);
+	tcase_add_test(reps, test_repetitions_flag_each_field_that_varies);
+	tcase_add_test(reps, test_repetitions_json_is_one_json_object);
+	tcase_add_test(reps, test_repetitions_read_what_memtrace_run_writes);
+	tcase_add_test(reps, test_repetitions_bad_input_has_its_own_exit_status);
 	tcase_set_timeout(oom, 120);
-	tcase_add_test(oom, gate_survives_every_allocation_failure);
-	tcase_add_test(oom, gate_on_a_summary_survives_every_allocation_failure);
-	tcase_add_test(oom, diff_survives_every_allocation_failure);
-	tcase_add_test(oom, diff_json_survives_every_allocation_failure);
-	tcase_add_test(oom, gate_ci_outputs_survive_every_allocation_failure);
-	tcase_add_test(oom, diff_ci_outputs_survive_every_allocation_failure);
-	tcase_add_test(oom, repetitions_survive_every_allocation_failure);
-	tcase_add_test(oom, repetitions_json_survive_every_allocation_failure);
+	tcase_add_test(oom, test_gate_survives_every_allocation_failure);
+	tcase_add_test(oom, test_gate_on_a_summary_survives_every_allocation_failure);
+	tcase_add_test(oom, test_diff_survives_every_allocation_failure);
+	tcase_add_test(oom, test_diff_json_survives_every_allocation_failure);
+	tcase_add_test(oom, test_gate_ci_outputs_survive_every_allocation_failure);
+	tcase_add_test(oom, test_diff_ci_outputs_survive_every_allocation_failure);
+	tcase_add_test(oom, test_repetitions_survive_every_allocation_failure);
+	tcase_add_test(oom, test_repetitions_json_survive_every_allocation_failure);
 	suite_add_tcase(s, units);
 	suite_add_tcase(s, gate);
 	suite_add_tcase(s, diff);

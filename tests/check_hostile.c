@@ -470,7 +470,7 @@ static void gen_with_long_line(gen_t *g, uint64_t n)
 	gen_stop(g, &seq);
 }
 
-START_TEST(test_line_longer_than_1_MiB_is_malformed_and_costs_its_limit_not_its_length)
+START_TEST(test_line_longer_than_1_mib_is_malformed_and_costs_its_limit_not_its_length)
 {
 	piped_t shortl, longl;
 	json_object *s;
@@ -508,7 +508,7 @@ static void gen_one_endless_line(gen_t *g, uint64_t n)
 	gen_fill(g, 'y', 96u << 20);
 }
 
-START_TEST(test_first_line_longer_than_1_MiB_is_not_evidence)
+START_TEST(test_first_line_longer_than_1_mib_is_not_evidence)
 {
 	piped_t r;
 	json_object *o;
@@ -535,7 +535,7 @@ static void gen_cut_long_tail(gen_t *g, uint64_t n)
 	gen_fill(g, '{', 3u << 20);
 }
 
-START_TEST(test_cut_off_last_line_longer_than_1_MiB_is_a_missing_stop)
+START_TEST(test_cut_off_last_line_longer_than_1_mib_is_a_missing_stop)
 {
 	piped_t r;
 	json_object *s;
@@ -1373,10 +1373,10 @@ Suite *mt_suite_hostile(void)
 	TCase *env = tcase_create("environment");
 
 	tcase_set_timeout(lines, 120);
-	tcase_add_test(lines, test_line_longer_than_1_MiB_is_malformed_and_costs_its_limit_not_its_length);
+	tcase_add_test(lines, test_line_longer_than_1_mib_is_malformed_and_costs_its_limit_not_its_length);
 	tcase_add_test(lines, test_rows_stay_utf8_when_frame_names_are_not);
-	tcase_add_test(lines, test_first_line_longer_than_1_MiB_is_not_evidence);
-	tcase_add_test(lines, test_cut_off_last_line_longer_than_1_MiB_is_a_missing_stop);
+	tcase_add_test(lines, test_first_line_longer_than_1_mib_is_not_evidence);
+	tcase_add_test(lines, test_cut_off_last_line_longer_than_1_mib_is_a_missing_stop);
 	tcase_add_test(lines, test_nul_bytes_inside_lines_are_malformed);
 	tcase_add_test(lines, test_invalid_utf8_is_malformed_and_never_reaches_the_rows);
 	tcase_add_test(lines, test_deep_nesting_is_malformed_without_recursion);

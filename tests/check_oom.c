@@ -461,7 +461,7 @@ static void repetition_second_cmd(cmd_t *c)
 	free(path);
 }
 
-START_TEST(summary_survives_every_allocation_failure)
+START_TEST(test_summary_survives_every_allocation_failure)
 {
 	cmd_t c;
 
@@ -471,7 +471,7 @@ START_TEST(summary_survives_every_allocation_failure)
 }
 END_TEST
 
-START_TEST(summary_survives_sticky_allocation_failure)
+START_TEST(test_summary_survives_sticky_allocation_failure)
 {
 	cmd_t c;
 
@@ -481,7 +481,7 @@ START_TEST(summary_survives_sticky_allocation_failure)
 }
 END_TEST
 
-START_TEST(capture_survives_every_allocation_failure)
+START_TEST(test_capture_survives_every_allocation_failure)
 {
 	cmd_t c;
 
@@ -491,7 +491,7 @@ START_TEST(capture_survives_every_allocation_failure)
 }
 END_TEST
 
-START_TEST(capture_survives_sticky_allocation_failure)
+START_TEST(test_capture_survives_sticky_allocation_failure)
 {
 	cmd_t c;
 
@@ -501,7 +501,7 @@ START_TEST(capture_survives_sticky_allocation_failure)
 }
 END_TEST
 
-START_TEST(repetition_first_survives_every_allocation_failure)
+START_TEST(test_repetition_first_survives_every_allocation_failure)
 {
 	cmd_t c;
 
@@ -511,7 +511,7 @@ START_TEST(repetition_first_survives_every_allocation_failure)
 }
 END_TEST
 
-START_TEST(repetition_first_survives_sticky_allocation_failure)
+START_TEST(test_repetition_first_survives_sticky_allocation_failure)
 {
 	cmd_t c;
 
@@ -521,7 +521,7 @@ START_TEST(repetition_first_survives_sticky_allocation_failure)
 }
 END_TEST
 
-START_TEST(repetition_append_survives_every_allocation_failure)
+START_TEST(test_repetition_append_survives_every_allocation_failure)
 {
 	cmd_t c;
 
@@ -531,7 +531,7 @@ START_TEST(repetition_append_survives_every_allocation_failure)
 }
 END_TEST
 
-START_TEST(repetition_append_survives_sticky_allocation_failure)
+START_TEST(test_repetition_append_survives_sticky_allocation_failure)
 {
 	cmd_t c;
 
@@ -547,14 +547,14 @@ Suite *mt_suite_oom(void)
 	TCase *tc = tcase_create("every_allocation_failure");
 
 	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, summary_survives_every_allocation_failure);
-	tcase_add_test(tc, summary_survives_sticky_allocation_failure);
-	tcase_add_test(tc, capture_survives_every_allocation_failure);
-	tcase_add_test(tc, capture_survives_sticky_allocation_failure);
-	tcase_add_test(tc, repetition_first_survives_every_allocation_failure);
-	tcase_add_test(tc, repetition_first_survives_sticky_allocation_failure);
-	tcase_add_test(tc, repetition_append_survives_every_allocation_failure);
-	tcase_add_test(tc, repetition_append_survives_sticky_allocation_failure);
+	tcase_add_test(tc, test_summary_survives_every_allocation_failure);
+	tcase_add_test(tc, test_summary_survives_sticky_allocation_failure);
+	tcase_add_test(tc, test_capture_survives_every_allocation_failure);
+	tcase_add_test(tc, test_capture_survives_sticky_allocation_failure);
+	tcase_add_test(tc, test_repetition_first_survives_every_allocation_failure);
+	tcase_add_test(tc, test_repetition_first_survives_sticky_allocation_failure);
+	tcase_add_test(tc, test_repetition_append_survives_every_allocation_failure);
+	tcase_add_test(tc, test_repetition_append_survives_sticky_allocation_failure);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -113,7 +113,7 @@ static mt_out_t *open_out(const char *path, int root)
 	return o;
 }
 
-START_TEST(out_plain_lines_round_trip)
+START_TEST(test_out_plain_lines_round_trip)
 {
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "t.jsonl");
@@ -146,7 +146,7 @@ START_TEST(out_plain_lines_round_trip)
 }
 END_TEST
 
-START_TEST(out_zstd_round_trip_is_the_plain_trace)
+START_TEST(test_out_zstd_round_trip_is_the_plain_trace)
 {
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "t.jsonl.zst");
@@ -184,7 +184,7 @@ START_TEST(out_zstd_round_trip_is_the_plain_trace)
 }
 END_TEST
 
-START_TEST(out_zstd_flush_makes_every_line_readable_while_open)
+START_TEST(test_out_zstd_flush_makes_every_line_readable_while_open)
 {
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "t.zst");
@@ -220,7 +220,7 @@ START_TEST(out_zstd_flush_makes_every_line_readable_while_open)
 }
 END_TEST
 
-START_TEST(out_root_empties_an_existing_file)
+START_TEST(test_out_root_empties_an_existing_file)
 {
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "t.jsonl");
@@ -256,7 +256,7 @@ static void assert_takes(const char *dir, const char *name, const char *want)
 	free(wpath);
 }
 
-START_TEST(out_non_root_takes_the_first_free_name)
+START_TEST(test_out_non_root_takes_the_first_free_name)
 {
 	char *dir = mt_test_tmpdir();
 	static const char *const old[] = { "t.jsonl", "t.1.jsonl", "t.3.jsonl",
@@ -298,7 +298,7 @@ START_TEST(out_non_root_takes_the_first_free_name)
 }
 END_TEST
 
-START_TEST(out_jsonl_zst_names_get_the_number_before_jsonl_zst)
+START_TEST(test_out_jsonl_zst_names_get_the_number_before_jsonl_zst)
 {
 	char *dir = mt_test_tmpdir();
 	static const char *const old[] = { "t.5.jsonl.zst", "t.zst", ".jsonl.zst" };
@@ -318,7 +318,7 @@ START_TEST(out_jsonl_zst_names_get_the_number_before_jsonl_zst)
 }
 END_TEST
 
-START_TEST(out_flock_is_held_while_open_and_released_on_close)
+START_TEST(test_out_flock_is_held_while_open_and_released_on_close)
 {
 	char *dir = mt_test_tmpdir();
 	static const char *const names[] = { "root.jsonl", "new.jsonl.zst" };
@@ -344,7 +344,7 @@ START_TEST(out_flock_is_held_while_open_and_released_on_close)
 }
 END_TEST
 
-START_TEST(out_root_leaves_a_trace_locked_by_another_alone)
+START_TEST(test_out_root_leaves_a_trace_locked_by_another_alone)
 {
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "t.jsonl");
@@ -425,13 +425,13 @@ static void assert_rewind_forgets(const char *name)
 	free(dir);
 }
 
-START_TEST(out_mark_and_rewind_plain_forget_every_line_past_the_mark)
+START_TEST(test_out_mark_and_rewind_plain_forget_every_line_past_the_mark)
 {
 	assert_rewind_forgets("t.jsonl");
 }
 END_TEST
 
-START_TEST(out_mark_and_rewind_zstd_forget_every_frame_past_the_mark)
+START_TEST(test_out_mark_and_rewind_zstd_forget_every_frame_past_the_mark)
 {
 	assert_rewind_forgets("t.jsonl.zst");
 }
@@ -487,7 +487,7 @@ static void fill_small_disk(const char *path, int flush_every, mt_test_bytes_t *
 		 "the writer ended with status %#x", status);
 }
 
-START_TEST(out_a_small_disk_keeps_every_whole_line_that_fits)
+START_TEST(test_out_a_small_disk_keeps_every_whole_line_that_fits)
 {
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "t.jsonl");
@@ -509,7 +509,7 @@ START_TEST(out_a_small_disk_keeps_every_whole_line_that_fits)
 }
 END_TEST
 
-START_TEST(out_a_small_disk_keeps_every_whole_frame_that_fits)
+START_TEST(test_out_a_small_disk_keeps_every_whole_frame_that_fits)
 {
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "t.jsonl.zst");
@@ -542,7 +542,7 @@ END_TEST
  * block's events too, trace.stop among them, and the trace is still cut
  * off.  In process, as the commands read it.
  */
-START_TEST(out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_stop_event)
+START_TEST(test_out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_stop_event)
 {
 	char *dir = mt_test_tmpdir();
 	char *path = mt_test_path(dir, "t.jsonl.zst");
@@ -605,19 +605,19 @@ Suite *mt_suite_out(void)
 	TCase *tc = tcase_create("out");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, out_plain_lines_round_trip);
-	tcase_add_test(tc, out_zstd_round_trip_is_the_plain_trace);
-	tcase_add_test(tc, out_zstd_flush_makes_every_line_readable_while_open);
-	tcase_add_test(tc, out_root_empties_an_existing_file);
-	tcase_add_test(tc, out_non_root_takes_the_first_free_name);
-	tcase_add_test(tc, out_jsonl_zst_names_get_the_number_before_jsonl_zst);
-	tcase_add_test(tc, out_flock_is_held_while_open_and_released_on_close);
-	tcase_add_test(tc, out_root_leaves_a_trace_locked_by_another_alone);
-	tcase_add_test(tc, out_mark_and_rewind_plain_forget_every_line_past_the_mark);
-	tcase_add_test(tc, out_mark_and_rewind_zstd_forget_every_frame_past_the_mark);
-	tcase_add_test(tc, out_a_small_disk_keeps_every_whole_line_that_fits);
-	tcase_add_test(tc, out_a_small_disk_keeps_every_whole_frame_that_fits);
-	tcase_add_test(tc, out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_stop_event);
+	tcase_add_test(tc, test_out_plain_lines_round_trip);
+	tcase_add_test(tc, test_out_zstd_round_trip_is_the_plain_trace);
+	tcase_add_test(tc, test_out_zstd_flush_makes_every_line_readable_while_open);
+	tcase_add_test(tc, test_out_root_empties_an_existing_file);
+	tcase_add_test(tc, test_out_non_root_takes_the_first_free_name);
+	tcase_add_test(tc, test_out_jsonl_zst_names_get_the_number_before_jsonl_zst);
+	tcase_add_test(tc, test_out_flock_is_held_while_open_and_released_on_close);
+	tcase_add_test(tc, test_out_root_leaves_a_trace_locked_by_another_alone);
+	tcase_add_test(tc, test_out_mark_and_rewind_plain_forget_every_line_past_the_mark);
+	tcase_add_test(tc, test_out_mark_and_rewind_zstd_forget_every_frame_past_the_mark);
+	tcase_add_test(tc, test_out_a_small_disk_keeps_every_whole_line_that_fits);
+	tcase_add_test(tc, test_out_a_small_disk_keeps_every_whole_frame_that_fits);
+	tcase_add_test(tc, test_out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_stop_event);
 	suite_add_tcase(s, tc);
 	return s;
 }

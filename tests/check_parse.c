@@ -17,7 +17,7 @@
 #include "../analyzer/base/mt_mem.h"
 #include "../analyzer/parse/mt_parse.h"
 
-START_TEST(parser_release_frees_everything)
+START_TEST(test_parser_release_frees_everything)
 {
 	mt_parser_t p;
 	mt_event_t ev;
@@ -53,7 +53,7 @@ Suite *mt_suite_parse(void)
 
 	tc = tcase_create("parser");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, parser_release_frees_everything);
+	tcase_add_test(tc, test_parser_release_frees_everything);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -594,19 +594,19 @@ static char *plot_of(const char *trace, const char *dir, const char *name,
 
 /* ---- report ---- */
 
-START_TEST(report_golden_of_complete_trace)
+START_TEST(test_report_golden_of_complete_trace)
 {
 	GOLDEN(0, "app.report.txt", "report", "app.jsonl");
 }
 END_TEST
 
-START_TEST(report_top_limits_each_list)
+START_TEST(test_report_top_limits_each_list)
 {
 	GOLDEN(0, "app.report-top2.txt", "report", "app.jsonl", "--top", "2");
 }
 END_TEST
 
-START_TEST(report_says_caveated_before_any_figure)
+START_TEST(test_report_says_caveated_before_any_figure)
 {
 	char *dir = report_dir();
 	mt_test_run_t r;
@@ -631,13 +631,13 @@ START_TEST(report_says_caveated_before_any_figure)
 }
 END_TEST
 
-START_TEST(report_golden_of_trace_without_allocations)
+START_TEST(test_report_golden_of_trace_without_allocations)
 {
 	GOLDEN(0, "empty.report.txt", "report", "empty.jsonl");
 }
 END_TEST
 
-START_TEST(report_top_zero_gives_the_totals_alone)
+START_TEST(test_report_top_zero_gives_the_totals_alone)
 {
 	char *dir = report_dir(), *golden = mt_test_fixture("report/expected/app.report.txt");
 	char *full = mt_test_read(golden, NULL);
@@ -656,7 +656,7 @@ START_TEST(report_top_zero_gives_the_totals_alone)
 }
 END_TEST
 
-START_TEST(report_reads_standard_input)
+START_TEST(test_report_reads_standard_input)
 {
 	char *dir = report_dir(), *golden = mt_test_fixture("report/expected/app.report.txt");
 	char *full = mt_test_read(golden, NULL);
@@ -678,7 +678,7 @@ START_TEST(report_reads_standard_input)
 }
 END_TEST
 
-START_TEST(report_writes_its_output_file_whole)
+START_TEST(test_report_writes_its_output_file_whole)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_fixture("report/app.jsonl");
 	char *out = mt_test_path(dir, "report.txt");
@@ -717,7 +717,7 @@ START_TEST(report_writes_its_output_file_whole)
 }
 END_TEST
 
-START_TEST(report_refuses_what_is_not_evidence)
+START_TEST(test_report_refuses_what_is_not_evidence)
 {
 	char *invalid = mt_test_fixture("traces/invalid_not_json.jsonl");
 	mt_test_run_t r;
@@ -738,7 +738,7 @@ START_TEST(report_refuses_what_is_not_evidence)
 }
 END_TEST
 
-START_TEST(report_usage_errors_exit_64)
+START_TEST(test_report_usage_errors_exit_64)
 {
 	const char *const cases[][4] = {
 		{ "report", "app.jsonl", "--top", "x" },
@@ -771,7 +771,7 @@ START_TEST(report_usage_errors_exit_64)
 }
 END_TEST
 
-START_TEST(report_shows_source_lines_of_the_demo_workload)
+START_TEST(test_report_shows_source_lines_of_the_demo_workload)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program();
@@ -854,13 +854,13 @@ static void assert_fallback(const char *const *how)
 	free(dir);
 }
 
-START_TEST(report_falls_back_when_the_module_is_gone)
+START_TEST(test_report_falls_back_when_the_module_is_gone)
 {
 	assert_fallback(NULL);
 }
 END_TEST
 
-START_TEST(report_falls_back_when_the_module_is_stripped)
+START_TEST(test_report_falls_back_when_the_module_is_stripped)
 {
 	static const char *const strip[] = { "/usr/bin/strip", "--strip-debug", NULL };
 
@@ -880,7 +880,7 @@ static char *trace_cxx_names(const char *dir)
 	return trace;
 }
 
-START_TEST(report_demangles_cxx_names)
+START_TEST(test_report_demangles_cxx_names)
 {
 	char *dir = mt_test_tmpdir(), *trace = trace_cxx_names(dir);
 	mt_test_run_t r;
@@ -905,7 +905,7 @@ END_TEST
 /* wl_inline's malloc (line 19) is in app::dup_line(), always inlined
  * into main: the frame shows the inlined call at its line, then main at
  * the line that calls it (30), not "main at" the malloc's line. */
-START_TEST(report_shows_an_inlined_call_with_its_call_site)
+START_TEST(test_report_shows_an_inlined_call_with_its_call_site)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_inline");
@@ -950,7 +950,7 @@ static char *readelf_build_id(const char *path)
 
 /* Every frame event of the program's own module carries the build id of
  * the file that ran, as readelf prints it. */
-START_TEST(trace_frames_carry_their_modules_build_id)
+START_TEST(test_trace_frames_carry_their_modules_build_id)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *copy = mt_test_path(dir, "wl_demo_copy");
@@ -989,7 +989,7 @@ END_TEST
 /* The program traced, then replaced by another build (another program
  * with another build id): its frames keep the trace's names, with no
  * source line from the new file, flagged "(rebuilt since the run)". */
-START_TEST(report_flags_a_module_rebuilt_since_the_run)
+START_TEST(test_report_flags_a_module_rebuilt_since_the_run)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *copy = mt_test_path(dir, "wl_demo_copy");
@@ -1025,7 +1025,7 @@ START_TEST(report_flags_a_module_rebuilt_since_the_run)
 }
 END_TEST
 
-START_TEST(flamegraph_demangles_cxx_names)
+START_TEST(test_flamegraph_demangles_cxx_names)
 {
 	char *dir = mt_test_tmpdir(), *trace = trace_cxx_names(dir);
 	mt_test_run_t r;
@@ -1113,7 +1113,7 @@ static void assert_named_by_address(const char *trace, const char *lib)
 	mt_test_run_release(&r);
 }
 
-START_TEST(trace_names_no_symbol_that_ends_before_the_frame)
+START_TEST(test_trace_names_no_symbol_that_ends_before_the_frame)
 {
 	char *dir = mt_test_tmpdir(), *lib, *trace, *text, want[4096];
 	int found = 0;
@@ -1140,7 +1140,7 @@ START_TEST(trace_names_no_symbol_that_ends_before_the_frame)
 }
 END_TEST
 
-START_TEST(report_names_a_static_function_of_a_stripped_library_by_address)
+START_TEST(test_report_names_a_static_function_of_a_stripped_library_by_address)
 {
 	char *dir = mt_test_tmpdir(), *lib, *trace;
 
@@ -1157,7 +1157,7 @@ END_TEST
 /* A trace from a preload that named a frame by the nearest symbol below
  * it, however far (older memtrace, libunwind): the report drops that
  * name where the module's symbols show it ends before the frame. */
-START_TEST(report_drops_a_trace_symbol_that_ends_before_the_frame)
+START_TEST(test_report_drops_a_trace_symbol_that_ends_before_the_frame)
 {
 	char *dir = mt_test_tmpdir(), *lib, *trace, *text, *old;
 	char want[4096];
@@ -1202,7 +1202,7 @@ START_TEST(report_drops_a_trace_symbol_that_ends_before_the_frame)
 }
 END_TEST
 
-START_TEST(report_keeps_the_name_of_a_function_its_symbol_contains)
+START_TEST(test_report_keeps_the_name_of_a_function_its_symbol_contains)
 {
 	char *dir = mt_test_tmpdir(), *lib, *trace;
 	mt_test_run_t r;
@@ -1228,7 +1228,7 @@ END_TEST
  * summed, are the totals (the calls: allocations + resizes + remaps); and
  * the fixture's sites have the figures worked out by hand in
  * fixtures/report/README.md. */
-START_TEST(report_site_figures_sum_to_the_totals)
+START_TEST(test_report_site_figures_sum_to_the_totals)
 {
 	char *app = mt_test_fixture("report/app.jsonl");
 	char *dir = mt_test_tmpdir(), *demo = mt_test_path(dir, "demo.jsonl");
@@ -1294,7 +1294,7 @@ END_TEST
  * and grown (2 allocations, 1 resize, 2 remaps), and grow only reallocs
  * a block made elsewhere (0 allocations, 2 calls); fixtures/report/README.md
  * works them out. */
-START_TEST(report_counts_a_sites_reallocs_as_calls)
+START_TEST(test_report_counts_a_sites_reallocs_as_calls)
 {
 	char *dir = report_dir();
 	const char *calls;
@@ -1332,7 +1332,7 @@ END_TEST
 
 /* ---- flamegraph ---- */
 
-START_TEST(flamegraph_golden_for_each_metric)
+START_TEST(test_flamegraph_golden_for_each_metric)
 {
 	GOLDEN(0, "app.flamegraph-allocations.txt", "flamegraph", "app.jsonl");
 	GOLDEN(0, "app.flamegraph-allocations.txt", "flamegraph", "app.jsonl",
@@ -1368,7 +1368,7 @@ static uint64_t folded_total(const char *out)
 	return total;
 }
 
-START_TEST(flamegraph_totals_are_the_summary_totals)
+START_TEST(test_flamegraph_totals_are_the_summary_totals)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *summary;
@@ -1408,7 +1408,7 @@ END_TEST
 /* --metric allocations weighs a stack by its calls, reallocs included, as
  * the report's calls: grow, which only reallocs, is in the graph, and
  * read_line weighs its 2 allocations and 3 reallocs. */
-START_TEST(flamegraph_allocations_counts_a_sites_reallocs_as_calls)
+START_TEST(test_flamegraph_allocations_counts_a_sites_reallocs_as_calls)
 {
 	char *dir = report_dir();
 	mt_test_run_t r;
@@ -1422,7 +1422,7 @@ START_TEST(flamegraph_allocations_counts_a_sites_reallocs_as_calls)
 }
 END_TEST
 
-START_TEST(flamegraph_rejects_an_unknown_metric)
+START_TEST(test_flamegraph_rejects_an_unknown_metric)
 {
 	char *dir = report_dir();
 	mt_test_run_t r;
@@ -1437,7 +1437,7 @@ START_TEST(flamegraph_rejects_an_unknown_metric)
 }
 END_TEST
 
-START_TEST(flamegraph_of_trace_without_allocations_is_empty)
+START_TEST(test_flamegraph_of_trace_without_allocations_is_empty)
 {
 	GOLDEN(0, "empty.flamegraph-allocations.txt", "flamegraph", "empty.jsonl");
 }
@@ -1445,7 +1445,7 @@ END_TEST
 
 /* ---- plot ---- */
 
-START_TEST(plot_golden_of_each_trace)
+START_TEST(test_plot_golden_of_each_trace)
 {
 	GOLDEN(0, "app.plot.svg", "plot", "app.jsonl");
 	GOLDEN(0, "killed.plot.svg", "plot", "killed.jsonl");
@@ -1475,7 +1475,7 @@ static void assert_well_formed(const char *path)
 	free(svg);
 }
 
-START_TEST(plot_is_well_formed_xml)
+START_TEST(test_plot_is_well_formed_xml)
 {
 	static const char *const goldens[] = {
 		"report/expected/app.plot.svg", "report/expected/killed.plot.svg",
@@ -1510,7 +1510,7 @@ START_TEST(plot_is_well_formed_xml)
 }
 END_TEST
 
-START_TEST(plot_curve_peaks_at_peak_live_bytes)
+START_TEST(test_plot_curve_peaks_at_peak_live_bytes)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program();
@@ -1543,7 +1543,7 @@ START_TEST(plot_curve_peaks_at_peak_live_bytes)
 }
 END_TEST
 
-START_TEST(plot_is_self_contained)
+START_TEST(test_plot_is_self_contained)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *svg;
@@ -1574,7 +1574,7 @@ END_TEST
 /* A long trace: 100000 blocks in a ramp up to a peak in the middle, then
  * down, with churn.  The SVG's curves have a bounded number of points,
  * and the peak is still exact. */
-START_TEST(plot_series_is_bounded_on_a_long_trace)
+START_TEST(test_plot_series_is_bounded_on_a_long_trace)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "long.jsonl");
 	char *svg, *summary;
@@ -1625,7 +1625,7 @@ START_TEST(plot_series_is_bounded_on_a_long_trace)
 }
 END_TEST
 
-START_TEST(plot_axis_is_seq_without_times)
+START_TEST(test_plot_axis_is_seq_without_times)
 {
 	char *dir = report_dir();
 	mt_test_run_t r;
@@ -1738,7 +1738,7 @@ static unsigned char *png_rgb(const unsigned char *png, size_t len,
 	return rgb;
 }
 
-START_TEST(plot_renders_in_chromium)
+START_TEST(test_plot_renders_in_chromium)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *svg = NULL, *png = mt_test_path(dir, "heap.png");
@@ -1927,25 +1927,25 @@ static void sweep_both(const char *cmd)
 	free(fixture);
 }
 
-START_TEST(report_survives_every_allocation_failure)
+START_TEST(test_report_survives_every_allocation_failure)
 {
 	sweep_both("report");
 }
 END_TEST
 
-START_TEST(flamegraph_survives_every_allocation_failure)
+START_TEST(test_flamegraph_survives_every_allocation_failure)
 {
 	sweep_both("flamegraph");
 }
 END_TEST
 
-START_TEST(plot_survives_every_allocation_failure)
+START_TEST(test_plot_survives_every_allocation_failure)
 {
 	sweep_both("plot");
 }
 END_TEST
 
-START_TEST(commands_are_listed_in_the_usage)
+START_TEST(test_commands_are_listed_in_the_usage)
 {
 	mt_test_run_t r;
 	static const char *const cmds[] = { "report", "flamegraph", "plot" };
@@ -2039,7 +2039,7 @@ static int has_line(const char *out, const char *line)
  * (the preload keeps the innermost ones): its root-most frame is
  * "[truncated]".  Shorter stacks are whole; without a stack_depth no
  * stack is marked. */
-START_TEST(flamegraph_marks_stacks_cut_at_the_depth_limit)
+START_TEST(test_flamegraph_marks_stacks_cut_at_the_depth_limit)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "cut.jsonl");
 	static const unsigned lens[] = { 4, 3, 1 };
@@ -2073,7 +2073,7 @@ END_TEST
  * from 20,064 frames: each folds to its own line, in order, with its
  * mark.  At this scale work per stack that grows with the number of
  * stacks or frames (a search over all of them) would show. */
-START_TEST(flamegraph_folds_many_distinct_deep_stacks)
+START_TEST(test_flamegraph_folds_many_distinct_deep_stacks)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "deep.jsonl");
 	static const unsigned lens[] = { 32, 31 };
@@ -2110,7 +2110,7 @@ END_TEST
  * page's pixels, as the line is, and reaches the plot's right edge where
  * the line ends (Chromium stopped filling a path of raw nanoseconds at
  * 2.45 s of 4.1 s); no coordinate of either leaves the viewBox. */
-START_TEST(plot_area_fills_the_whole_run)
+START_TEST(test_plot_area_fills_the_whole_run)
 {
 	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "long.jsonl");
 	FILE *f = fopen(trace, "w");
@@ -2184,59 +2184,59 @@ Suite *mt_suite_report(void)
 	TCase *oom = tcase_create("every_allocation_failure");
 
 	tcase_set_timeout(report, 120);
-	tcase_add_test(report, report_golden_of_complete_trace);
-	tcase_add_test(report, report_top_limits_each_list);
-	tcase_add_test(report, report_says_caveated_before_any_figure);
-	tcase_add_test(report, report_golden_of_trace_without_allocations);
-	tcase_add_test(report, report_top_zero_gives_the_totals_alone);
-	tcase_add_test(report, report_reads_standard_input);
-	tcase_add_test(report, report_writes_its_output_file_whole);
-	tcase_add_test(report, report_refuses_what_is_not_evidence);
-	tcase_add_test(report, report_usage_errors_exit_64);
-	tcase_add_test(report, report_shows_source_lines_of_the_demo_workload);
-	tcase_add_test(report, report_falls_back_when_the_module_is_gone);
-	tcase_add_test(report, report_falls_back_when_the_module_is_stripped);
-	tcase_add_test(report, report_demangles_cxx_names);
-	tcase_add_test(report, report_shows_an_inlined_call_with_its_call_site);
-	tcase_add_test(report, trace_frames_carry_their_modules_build_id);
-	tcase_add_test(report, report_flags_a_module_rebuilt_since_the_run);
-	tcase_add_test(report, trace_names_no_symbol_that_ends_before_the_frame);
-	tcase_add_test(report, report_names_a_static_function_of_a_stripped_library_by_address);
-	tcase_add_test(report, report_drops_a_trace_symbol_that_ends_before_the_frame);
-	tcase_add_test(report, report_keeps_the_name_of_a_function_its_symbol_contains);
-	tcase_add_test(report, report_site_figures_sum_to_the_totals);
-	tcase_add_test(report, report_counts_a_sites_reallocs_as_calls);
-	tcase_add_test(report, commands_are_listed_in_the_usage);
+	tcase_add_test(report, test_report_golden_of_complete_trace);
+	tcase_add_test(report, test_report_top_limits_each_list);
+	tcase_add_test(report, test_report_says_caveated_before_any_figure);
+	tcase_add_test(report, test_report_golden_of_trace_without_allocations);
+	tcase_add_test(report, test_report_top_zero_gives_the_totals_alone);
+	tcase_add_test(report, test_report_reads_standard_input);
+	tcase_add_test(report, test_report_writes_its_output_file_whole);
+	tcase_add_test(report, test_report_refuses_what_is_not_evidence);
+	tcase_add_test(report, test_report_usage_errors_exit_64);
+	tcase_add_test(report, test_report_shows_source_lines_of_the_demo_workload);
+	tcase_add_test(report, test_report_falls_back_when_the_module_is_gone);
+	tcase_add_test(report, test_report_falls_back_when_the_module_is_stripped);
+	tcase_add_test(report, test_report_demangles_cxx_names);
+	tcase_add_test(report, test_report_shows_an_inlined_call_with_its_call_site);
+	tcase_add_test(report, test_trace_frames_carry_their_modules_build_id);
+	tcase_add_test(report, test_report_flags_a_module_rebuilt_since_the_run);
+	tcase_add_test(report, test_trace_names_no_symbol_that_ends_before_the_frame);
+	tcase_add_test(report, test_report_names_a_static_function_of_a_stripped_library_by_address);
+	tcase_add_test(report, test_report_drops_a_trace_symbol_that_ends_before_the_frame);
+	tcase_add_test(report, test_report_keeps_the_name_of_a_function_its_symbol_contains);
+	tcase_add_test(report, test_report_site_figures_sum_to_the_totals);
+	tcase_add_test(report, test_report_counts_a_sites_reallocs_as_calls);
+	tcase_add_test(report, test_commands_are_listed_in_the_usage);
 	suite_add_tcase(s, report);
 
 	tcase_set_timeout(flame, 120);
-	tcase_add_test(flame, flamegraph_golden_for_each_metric);
-	tcase_add_test(flame, flamegraph_totals_are_the_summary_totals);
-	tcase_add_test(flame, flamegraph_allocations_counts_a_sites_reallocs_as_calls);
-	tcase_add_test(flame, flamegraph_demangles_cxx_names);
-	tcase_add_test(flame, flamegraph_rejects_an_unknown_metric);
-	tcase_add_test(flame, flamegraph_of_trace_without_allocations_is_empty);
-	tcase_add_test(flame, flamegraph_marks_stacks_cut_at_the_depth_limit);
-	tcase_add_test(flame, flamegraph_folds_many_distinct_deep_stacks);
+	tcase_add_test(flame, test_flamegraph_golden_for_each_metric);
+	tcase_add_test(flame, test_flamegraph_totals_are_the_summary_totals);
+	tcase_add_test(flame, test_flamegraph_allocations_counts_a_sites_reallocs_as_calls);
+	tcase_add_test(flame, test_flamegraph_demangles_cxx_names);
+	tcase_add_test(flame, test_flamegraph_rejects_an_unknown_metric);
+	tcase_add_test(flame, test_flamegraph_of_trace_without_allocations_is_empty);
+	tcase_add_test(flame, test_flamegraph_marks_stacks_cut_at_the_depth_limit);
+	tcase_add_test(flame, test_flamegraph_folds_many_distinct_deep_stacks);
 	suite_add_tcase(s, flame);
 
 	tcase_set_timeout(plot, 180);
-	tcase_add_test(plot, plot_golden_of_each_trace);
-	tcase_add_test(plot, plot_is_well_formed_xml);
-	tcase_add_test(plot, plot_curve_peaks_at_peak_live_bytes);
-	tcase_add_test(plot, plot_is_self_contained);
-	tcase_add_test(plot, plot_series_is_bounded_on_a_long_trace);
-	tcase_add_test(plot, plot_axis_is_seq_without_times);
-	tcase_add_test(plot, plot_area_fills_the_whole_run);
+	tcase_add_test(plot, test_plot_golden_of_each_trace);
+	tcase_add_test(plot, test_plot_is_well_formed_xml);
+	tcase_add_test(plot, test_plot_curve_peaks_at_peak_live_bytes);
+	tcase_add_test(plot, test_plot_is_self_contained);
+	tcase_add_test(plot, test_plot_series_is_bounded_on_a_long_trace);
+	tcase_add_test(plot, test_plot_axis_is_seq_without_times);
+	tcase_add_test(plot, test_plot_area_fills_the_whole_run);
 	/* Only where Chromium is: this suite does not install it. */
 	if (access(CHROMIUM, X_OK) == 0)
-		tcase_add_test(plot, plot_renders_in_chromium);
+		tcase_add_test(plot, test_plot_renders_in_chromium);
 	suite_add_tcase(s, plot);
 
 	tcase_set_timeout(oom, 300);
-	tcase_add_test(oom, report_survives_every_allocation_failure);
-	tcase_add_test(oom, flamegraph_survives_every_allocation_failure);
-	tcase_add_test(oom, plot_survives_every_allocation_failure);
+	tcase_add_test(oom, test_report_survives_every_allocation_failure);
+	tcase_add_test(oom, test_flamegraph_survives_every_allocation_failure);
+	tcase_add_test(oom, test_plot_survives_every_allocation_failure);
 	suite_add_tcase(s, oom);
 	return s;
 }

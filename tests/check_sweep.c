@@ -79,7 +79,7 @@ static void assert_check_complete(const char *path)
 
 /* ================= MEMTRACE_FAIL_AT ================= */
 
-START_TEST(fail_at_fails_the_nth_allocation_with_enomem)
+START_TEST(test_fail_at_fails_the_nth_allocation_with_enomem)
 {
 	static const char *const fn[] = {
 		"malloc", "calloc", "realloc", "strdup", "posix_memalign",
@@ -128,7 +128,7 @@ START_TEST(fail_at_fails_the_nth_allocation_with_enomem)
 }
 END_TEST
 
-START_TEST(fail_at_unset_zero_or_bad_changes_nothing)
+START_TEST(test_fail_at_unset_zero_or_bad_changes_nothing)
 {
 	static const char *const values[] = { NULL, "0", "", "3x", "-2" };
 	char *dir = mt_test_tmpdir();
@@ -187,7 +187,7 @@ static void count_traces(const char *dir, int *traces, int *failing)
 	pclose(p);
 }
 
-START_TEST(fail_at_is_for_the_process_it_was_set_for)
+START_TEST(test_fail_at_is_for_the_process_it_was_set_for)
 {
 	/* wl_fork: the parent makes 2 allocations and forks a child that
 	 * makes 3, then execs one that makes 4 and writes into each: had
@@ -315,7 +315,7 @@ static char *listing(const sweep_t *s)
 	return out;
 }
 
-START_TEST(sweep_of_a_program_that_handles_every_failure_passes)
+START_TEST(test_sweep_of_a_program_that_handles_every_failure_passes)
 {
 	sweep_t s;
 	char want[4096];
@@ -348,7 +348,7 @@ START_TEST(sweep_of_a_program_that_handles_every_failure_passes)
 }
 END_TEST
 
-START_TEST(sweep_names_the_stack_of_the_allocation_that_crashes)
+START_TEST(test_sweep_names_the_stack_of_the_allocation_that_crashes)
 {
 	sweep_t s;
 	char want[4096], *trace, *log, *files, *text;
@@ -387,7 +387,7 @@ START_TEST(sweep_names_the_stack_of_the_allocation_that_crashes)
 }
 END_TEST
 
-START_TEST(sweep_counts_a_run_past_its_timeout_as_hung)
+START_TEST(test_sweep_counts_a_run_past_its_timeout_as_hung)
 {
 	sweep_t s;
 	char *files;
@@ -412,7 +412,7 @@ START_TEST(sweep_counts_a_run_past_its_timeout_as_hung)
 }
 END_TEST
 
-START_TEST(sweep_stops_at_max)
+START_TEST(test_sweep_stops_at_max)
 {
 	sweep_t s;
 
@@ -427,7 +427,7 @@ START_TEST(sweep_stops_at_max)
 }
 END_TEST
 
-START_TEST(sweep_quiet_prints_crashes_and_the_verdict_only)
+START_TEST(test_sweep_quiet_prints_crashes_and_the_verdict_only)
 {
 	sweep_t s;
 
@@ -442,7 +442,7 @@ START_TEST(sweep_quiet_prints_crashes_and_the_verdict_only)
 }
 END_TEST
 
-START_TEST(sweep_without_a_trace_cannot_judge)
+START_TEST(test_sweep_without_a_trace_cannot_judge)
 {
 	/* A preload that writes no trace stands for a static or set-user-ID
 	 * program: the sweep cannot tell whether anything failed. */
@@ -469,7 +469,7 @@ START_TEST(sweep_without_a_trace_cannot_judge)
 }
 END_TEST
 
-START_TEST(sweep_usage_errors_run_nothing)
+START_TEST(test_sweep_usage_errors_run_nothing)
 {
 	static const char *const bad[][4] = {
 		{ "--oom-sweep", "-n", "2", NULL },
@@ -508,17 +508,17 @@ Suite *mt_suite_sweep(void)
 	TCase *fail = tcase_create("fail_at");
 	TCase *sweep = tcase_create("oom_sweep");
 
-	tcase_add_test(fail, fail_at_fails_the_nth_allocation_with_enomem);
-	tcase_add_test(fail, fail_at_unset_zero_or_bad_changes_nothing);
-	tcase_add_test(fail, fail_at_is_for_the_process_it_was_set_for);
+	tcase_add_test(fail, test_fail_at_fails_the_nth_allocation_with_enomem);
+	tcase_add_test(fail, test_fail_at_unset_zero_or_bad_changes_nothing);
+	tcase_add_test(fail, test_fail_at_is_for_the_process_it_was_set_for);
 	tcase_set_timeout(sweep, 60);
-	tcase_add_test(sweep, sweep_of_a_program_that_handles_every_failure_passes);
-	tcase_add_test(sweep, sweep_names_the_stack_of_the_allocation_that_crashes);
-	tcase_add_test(sweep, sweep_counts_a_run_past_its_timeout_as_hung);
-	tcase_add_test(sweep, sweep_stops_at_max);
-	tcase_add_test(sweep, sweep_quiet_prints_crashes_and_the_verdict_only);
-	tcase_add_test(sweep, sweep_without_a_trace_cannot_judge);
-	tcase_add_test(sweep, sweep_usage_errors_run_nothing);
+	tcase_add_test(sweep, test_sweep_of_a_program_that_handles_every_failure_passes);
+	tcase_add_test(sweep, test_sweep_names_the_stack_of_the_allocation_that_crashes);
+	tcase_add_test(sweep, test_sweep_counts_a_run_past_its_timeout_as_hung);
+	tcase_add_test(sweep, test_sweep_stops_at_max);
+	tcase_add_test(sweep, test_sweep_quiet_prints_crashes_and_the_verdict_only);
+	tcase_add_test(sweep, test_sweep_without_a_trace_cannot_judge);
+	tcase_add_test(sweep, test_sweep_usage_errors_run_nothing);
 	suite_add_tcase(s, fail);
 	suite_add_tcase(s, sweep);
 	return s;
