@@ -52,7 +52,7 @@ static void add_row(const char *dir, const char *trace, const char *code)
 
 /* ---- run-line ---- */
 
-START_TEST(run_line_gives_the_rows_figures)
+START_TEST(test_run_line_gives_the_rows_figures)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
@@ -71,7 +71,7 @@ START_TEST(run_line_gives_the_rows_figures)
 }
 END_TEST
 
-START_TEST(run_line_names_the_signal_and_keeps_the_status)
+START_TEST(test_run_line_names_the_signal_and_keeps_the_status)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
@@ -92,7 +92,7 @@ START_TEST(run_line_names_the_signal_and_keeps_the_status)
 END_TEST
 
 /* The rows without a summary, and a file with no row at all. */
-START_TEST(run_line_says_the_state_of_a_run_without_summary)
+START_TEST(test_run_line_says_the_state_of_a_run_without_summary)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
@@ -135,7 +135,7 @@ END_TEST
 
 /* With child traces: the tree's sums, its status and which trace, and
  * under --verbose a line per process. */
-START_TEST(run_line_sums_the_tree_of_a_run_with_child_traces)
+START_TEST(test_run_line_sums_the_tree_of_a_run_with_child_traces)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
@@ -170,7 +170,7 @@ START_TEST(run_line_sums_the_tree_of_a_run_with_child_traces)
 }
 END_TEST
 
-START_TEST(run_line_refuses_a_bad_command_line_and_missing_files)
+START_TEST(test_run_line_refuses_a_bad_command_line_and_missing_files)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
@@ -225,7 +225,7 @@ static void table(mt_test_run_t *r, const char *dir, const char *figures)
 
 /* The median of an even number of runs is the mean of the middle two,
  * rounded down; sizes as memtrace-run prints them. */
-START_TEST(run_table_gives_min_median_max_of_the_summarized_runs)
+START_TEST(test_run_table_gives_min_median_max_of_the_summarized_runs)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
@@ -261,7 +261,7 @@ START_TEST(run_table_gives_min_median_max_of_the_summarized_runs)
 END_TEST
 
 /* Exit status and trace status, then each figure that varies, in order. */
-START_TEST(run_table_warns_of_every_difference)
+START_TEST(test_run_table_warns_of_every_difference)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
@@ -279,7 +279,7 @@ START_TEST(run_table_warns_of_every_difference)
 }
 END_TEST
 
-START_TEST(run_table_with_no_summary_gives_no_table)
+START_TEST(test_run_table_with_no_summary_gives_no_table)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
@@ -302,7 +302,7 @@ START_TEST(run_table_with_no_summary_gives_no_table)
 }
 END_TEST
 
-START_TEST(run_table_refuses_what_is_no_run_figures)
+START_TEST(test_run_table_refuses_what_is_no_run_figures)
 {
 	static const char *const bad[] = {
 		"", "0\n", "0 summary_written complete 1 2\n",
@@ -334,7 +334,7 @@ END_TEST
 /* --verdict: first the status memtrace-run ends with.  The first
  * non-zero exit wins over --strict; --strict takes the first run whose
  * trace fails it, with a last line; --quiet leaves the table out. */
-START_TEST(run_table_verdict_gives_the_exit_status_first)
+START_TEST(test_run_table_verdict_gives_the_exit_status_first)
 {
 	static const struct {
 		const char *figures, *flag, *out;
@@ -408,7 +408,7 @@ static void run_options(mt_test_run_t *r, const char *dir, ...)
 	mt_test_memtrace_in_argv(r, dir, NULL, argv);
 }
 
-START_TEST(run_options_prints_the_settings_and_the_shift_to_cmd)
+START_TEST(test_run_options_prints_the_settings_and_the_shift_to_cmd)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
@@ -441,7 +441,7 @@ START_TEST(run_options_prints_the_settings_and_the_shift_to_cmd)
 END_TEST
 
 /* Each bad command line: one line, memtrace-run's, and status 64. */
-START_TEST(run_options_refuses_as_memtrace_run_does)
+START_TEST(test_run_options_refuses_as_memtrace_run_does)
 {
 	static const struct {
 		const char *args[4], *says;
@@ -484,7 +484,7 @@ END_TEST
 
 /* ---- run-dir ---- */
 
-START_TEST(run_dir_makes_the_directory_and_escapes_its_path)
+START_TEST(test_run_dir_makes_the_directory_and_escapes_its_path)
 {
 	char *dir = mt_test_tmpdir(), *made, want[4096];
 	mt_test_run_t r;
@@ -557,7 +557,7 @@ static void frames(char *buf, size_t cap, int n)
 	mt_quiet(len < cap, "%s", "trace too long");
 }
 
-START_TEST(oom_fail_prints_the_call_and_its_stack)
+START_TEST(test_oom_fail_prints_the_call_and_its_stack)
 {
 	char *dir = mt_test_tmpdir(), trace[8192];
 	mt_test_run_t r;
@@ -592,7 +592,7 @@ static const char cxx_trace[] =
 	"\"fn\":\"calloc\",\"stack\":1,\"fail_at\":2,\"tid\":7}\n";
 
 /* The sweep's stack names C++ frames as report does, demangled. */
-START_TEST(oom_fail_demangles_cxx_names)
+START_TEST(test_oom_fail_demangles_cxx_names)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
@@ -610,7 +610,7 @@ START_TEST(oom_fail_demangles_cxx_names)
 END_TEST
 
 /* At most 8 frames, as the sweep always printed them. */
-START_TEST(oom_fail_names_at_most_eight_frames)
+START_TEST(test_oom_fail_names_at_most_eight_frames)
 {
 	char *dir = mt_test_tmpdir(), trace[16384];
 	mt_test_run_t r;
@@ -628,7 +628,7 @@ START_TEST(oom_fail_names_at_most_eight_frames)
 }
 END_TEST
 
-START_TEST(oom_fail_says_when_no_stack_was_recorded)
+START_TEST(test_oom_fail_says_when_no_stack_was_recorded)
 {
 	char *dir = mt_test_tmpdir();
 	mt_test_run_t r;
@@ -647,7 +647,7 @@ END_TEST
 
 /* Exit 1, and nothing printed, when allocation N never came (nor for an
  * alloc.fail of another N, nor a line that only mentions it). */
-START_TEST(oom_fail_exits_1_when_allocation_n_did_not_fail)
+START_TEST(test_oom_fail_exits_1_when_allocation_n_did_not_fail)
 {
 	char *dir = mt_test_tmpdir(), trace[8192];
 	mt_test_run_t r;
@@ -694,7 +694,7 @@ static void oom_run(mt_test_run_t *r, const char *dir, const char *n, ...)
  * hang with the failed call's stack and the run's files, an exit in one
  * line (none under --quiet), a stopped run in one line even so.  Exit 0
  * whether or not allocation N failed. */
-START_TEST(oom_fail_exit_gives_the_row_and_the_runs_lines)
+START_TEST(test_oom_fail_exit_gives_the_row_and_the_runs_lines)
 {
 	char *dir = mt_test_tmpdir(), trace[8192];
 	mt_test_run_t r;
@@ -743,7 +743,7 @@ START_TEST(oom_fail_exit_gives_the_row_and_the_runs_lines)
 }
 END_TEST
 
-START_TEST(oom_fail_exit_refuses_a_bad_command_line_and_a_missing_trace)
+START_TEST(test_oom_fail_exit_refuses_a_bad_command_line_and_a_missing_trace)
 {
 	char *dir = mt_test_tmpdir(), trace[8192];
 	mt_test_run_t r;
@@ -821,7 +821,7 @@ static void every_allocation_fails_cleanly(const char *dir,
 	mt_quiet(n > 1 && n < 2000, "%s: the sweep ended at N=%d", args[0], n);
 }
 
-START_TEST(runs_commands_fail_cleanly_at_every_allocation)
+START_TEST(test_runs_commands_fail_cleanly_at_every_allocation)
 {
 	static const char *const line[] = {
 		"run-line", "--index", "1", "--runs", "1", "--exit", "0",
@@ -876,33 +876,33 @@ Suite *mt_suite_run_lines(void)
 	TCase *oline = tcase_create("oom-fail --exit");
 	TCase *nomem = tcase_create("out-of-memory");
 
-	tcase_add_test(line, run_line_gives_the_rows_figures);
-	tcase_add_test(line, run_line_names_the_signal_and_keeps_the_status);
-	tcase_add_test(line, run_line_says_the_state_of_a_run_without_summary);
-	tcase_add_test(line, run_line_sums_the_tree_of_a_run_with_child_traces);
-	tcase_add_test(line, run_line_refuses_a_bad_command_line_and_missing_files);
+	tcase_add_test(line, test_run_line_gives_the_rows_figures);
+	tcase_add_test(line, test_run_line_names_the_signal_and_keeps_the_status);
+	tcase_add_test(line, test_run_line_says_the_state_of_a_run_without_summary);
+	tcase_add_test(line, test_run_line_sums_the_tree_of_a_run_with_child_traces);
+	tcase_add_test(line, test_run_line_refuses_a_bad_command_line_and_missing_files);
 	suite_add_tcase(s, line);
-	tcase_add_test(tab, run_table_gives_min_median_max_of_the_summarized_runs);
-	tcase_add_test(tab, run_table_warns_of_every_difference);
-	tcase_add_test(tab, run_table_with_no_summary_gives_no_table);
-	tcase_add_test(tab, run_table_refuses_what_is_no_run_figures);
-	tcase_add_test(tab, run_table_verdict_gives_the_exit_status_first);
+	tcase_add_test(tab, test_run_table_gives_min_median_max_of_the_summarized_runs);
+	tcase_add_test(tab, test_run_table_warns_of_every_difference);
+	tcase_add_test(tab, test_run_table_with_no_summary_gives_no_table);
+	tcase_add_test(tab, test_run_table_refuses_what_is_no_run_figures);
+	tcase_add_test(tab, test_run_table_verdict_gives_the_exit_status_first);
 	suite_add_tcase(s, tab);
-	tcase_add_test(opts, run_options_prints_the_settings_and_the_shift_to_cmd);
-	tcase_add_test(opts, run_options_refuses_as_memtrace_run_does);
+	tcase_add_test(opts, test_run_options_prints_the_settings_and_the_shift_to_cmd);
+	tcase_add_test(opts, test_run_options_refuses_as_memtrace_run_does);
 	suite_add_tcase(s, opts);
-	tcase_add_test(rdir, run_dir_makes_the_directory_and_escapes_its_path);
+	tcase_add_test(rdir, test_run_dir_makes_the_directory_and_escapes_its_path);
 	suite_add_tcase(s, rdir);
-	tcase_add_test(oom, oom_fail_prints_the_call_and_its_stack);
-	tcase_add_test(oom, oom_fail_demangles_cxx_names);
-	tcase_add_test(oom, oom_fail_names_at_most_eight_frames);
-	tcase_add_test(oom, oom_fail_says_when_no_stack_was_recorded);
-	tcase_add_test(oom, oom_fail_exits_1_when_allocation_n_did_not_fail);
+	tcase_add_test(oom, test_oom_fail_prints_the_call_and_its_stack);
+	tcase_add_test(oom, test_oom_fail_demangles_cxx_names);
+	tcase_add_test(oom, test_oom_fail_names_at_most_eight_frames);
+	tcase_add_test(oom, test_oom_fail_says_when_no_stack_was_recorded);
+	tcase_add_test(oom, test_oom_fail_exits_1_when_allocation_n_did_not_fail);
 	suite_add_tcase(s, oom);
-	tcase_add_test(oline, oom_fail_exit_gives_the_row_and_the_runs_lines);
-	tcase_add_test(oline, oom_fail_exit_refuses_a_bad_command_line_and_a_missing_trace);
+	tcase_add_test(oline, test_oom_fail_exit_gives_the_row_and_the_runs_lines);
+	tcase_add_test(oline, test_oom_fail_exit_refuses_a_bad_command_line_and_a_missing_trace);
 	suite_add_tcase(s, oline);
-	tcase_add_test(nomem, runs_commands_fail_cleanly_at_every_allocation);
+	tcase_add_test(nomem, test_runs_commands_fail_cleanly_at_every_allocation);
 	suite_add_tcase(s, nomem);
 	return s;
 }
