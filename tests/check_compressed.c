@@ -320,7 +320,7 @@ static void assert_not_evidence(const char *dir, const char *name,
 
 START_TEST(test_summary_of_a_zstd_trace_is_the_plain_traces_byte_for_byte)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	const char *names[] = { "traces/complete.jsonl", "demo.jsonl",
 				"traces/several_caveats.jsonl" };
 	mt_test_bytes_t big = gen_trace(200000);
@@ -345,14 +345,12 @@ START_TEST(test_summary_of_a_zstd_trace_is_the_plain_traces_byte_for_byte)
 		free(z.data);
 	}
 	free(big.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_summary_of_a_gzip_trace_is_the_plain_traces_byte_for_byte)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = fixture("traces/complete.jsonl"), z = gzip_members(&plain, 0);
 	mt_test_bytes_t big = gen_trace(200000), bz = gzip_members(&big, 0);
 
@@ -366,8 +364,6 @@ START_TEST(test_summary_of_a_gzip_trace_is_the_plain_traces_byte_for_byte)
 	free(z.data);
 	free(big.data);
 	free(bz.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -394,7 +390,7 @@ START_TEST(test_every_command_reads_a_compressed_trace_as_the_plain_one)
 	const mt_test_bytes_t *data[3] = { &plain, &zs, &gz };
 
 	for (int d = 0; d < 3; d++) {
-		dirs[d] = mt_test_tmpdir();
+		dirs[d] = mt_test_scratch();
 		put(dirs[d], "t", data[d]->data, data[d]->len);
 	}
 	for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
@@ -438,10 +434,6 @@ START_TEST(test_every_command_reads_a_compressed_trace_as_the_plain_one)
 		}
 		free(want);
 		free(p0);
-	}
-	for (int d = 0; d < 3; d++) {
-		mt_test_rmdir(dirs[d]);
-		free(dirs[d]);
 	}
 	free(plain.data);
 	free(zs.data);
@@ -536,7 +528,7 @@ END_TEST
 
 START_TEST(test_a_zstd_trace_of_many_frames_reads_whole)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t big = gen_trace(60000);
 	size_t nframes;
 	/* 1 line a frame, then 1000: frames far smaller than the reader's
@@ -553,14 +545,12 @@ START_TEST(test_a_zstd_trace_of_many_frames_reads_whole)
 	free(big.data);
 	free(one.data);
 	free(many.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_a_gzip_trace_of_many_members_reads_whole)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t big = gen_trace(60000);
 	mt_test_bytes_t z = gzip_members(&big, 777);
 
@@ -569,8 +559,6 @@ START_TEST(test_a_gzip_trace_of_many_members_reads_whole)
 	assert_same_summary(dir, "t.jsonl", "t.gz");
 	free(big.data);
 	free(z.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -587,7 +575,7 @@ END_TEST
  */
 START_TEST(test_a_zstd_trace_cut_mid_frame_keeps_every_event_of_its_whole_frames)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "cut.jsonl.zst");
 	mt_test_bytes_t plain = gen_trace(400);
 	size_t ends[32], nframes;
@@ -652,8 +640,6 @@ START_TEST(test_a_zstd_trace_cut_mid_frame_keeps_every_event_of_its_whole_frames
 	free(plain.data);
 	free(z.data);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -662,7 +648,7 @@ END_TEST
  * cut-off last line, dropped as a plain trace's is. */
 START_TEST(test_a_zstd_trace_cut_inside_a_line_drops_that_line)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = fixture("traces/complete.jsonl");
 	size_t half = line_end(&plain, 5) + 10;
 	mt_test_bytes_t head = { plain.data, half, half };
@@ -679,8 +665,6 @@ START_TEST(test_a_zstd_trace_cut_inside_a_line_drops_that_line)
 	mt_quiet_uint_eq(summary_events(dir, "t.zst", 0, "missing_stop_event"), 5);
 	free(plain.data);
 	free(z.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -688,7 +672,7 @@ END_TEST
  * lines its bytes decode to, never more than the trace holds. */
 START_TEST(test_a_gzip_trace_cut_mid_member_is_missing_stop_event)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = gen_trace(20000);
 	mt_test_bytes_t z = gzip_members(&plain, 5000);
 	uint64_t events;
@@ -698,8 +682,6 @@ START_TEST(test_a_gzip_trace_cut_mid_member_is_missing_stop_event)
 	mt_quiet(events >= 10000 && events < 20000, "%" PRIu64 " events", events);
 	free(plain.data);
 	free(z.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -707,7 +689,7 @@ END_TEST
 
 START_TEST(test_a_zstd_trace_with_a_bad_checksum_is_not_valid_evidence)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = gen_trace(2000);
 	size_t ends[8], nframes;
 	mt_test_bytes_t z = zstd_frames(&plain, 500, ends, &nframes);
@@ -725,14 +707,12 @@ START_TEST(test_a_zstd_trace_with_a_bad_checksum_is_not_valid_evidence)
 	}
 	free(plain.data);
 	free(z.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_a_gzip_trace_with_a_bad_crc_is_not_valid_evidence)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = fixture("demo.jsonl");
 	mt_test_bytes_t z = gzip_members(&plain, 0);
 
@@ -742,14 +722,12 @@ START_TEST(test_a_gzip_trace_with_a_bad_crc_is_not_valid_evidence)
 			    "the gzip member at byte 0 is corrupt: incorrect data check");
 	free(plain.data);
 	free(z.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_garbage_after_the_magic_is_not_valid_evidence)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	static const char zstd_bad[] = "\x28\xb5\x2f\xfd" "this is no frame header at all\n";
 	static const char gzip_bad[] = "\x1f\x8b" "this is no gzip header\n";
 
@@ -757,14 +735,12 @@ START_TEST(test_garbage_after_the_magic_is_not_valid_evidence)
 	put(dir, "b.jsonl", gzip_bad, sizeof(gzip_bad) - 1);
 	assert_not_evidence(dir, "a.jsonl", "the zstd frame at byte 0 is corrupt: ");
 	assert_not_evidence(dir, "b.jsonl", "the gzip member at byte 0 is corrupt: ");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_bytes_after_the_last_whole_frame_that_begin_no_frame_are_not_valid_evidence)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = fixture("demo.jsonl");
 	mt_test_bytes_t z = zstd_frames(&plain, 0, NULL, NULL), g = gzip_members(&plain, 0);
 	char why[128];
@@ -782,8 +758,6 @@ START_TEST(test_bytes_after_the_last_whole_frame_that_begin_no_frame_are_not_val
 	free(plain.data);
 	free(z.data);
 	free(g.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -791,7 +765,7 @@ END_TEST
  * frame are padding, and the verdict is the trace's. */
 START_TEST(test_nul_bytes_after_the_last_whole_frame_are_padding)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = fixture("traces/complete.jsonl");
 	mt_test_bytes_t z = zstd_frames(&plain, 0, NULL, NULL);
 	static const char zeros[5000];
@@ -807,8 +781,6 @@ START_TEST(test_nul_bytes_after_the_last_whole_frame_are_padding)
 	mt_test_run_release(&r);
 	free(plain.data);
 	free(z.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -816,7 +788,7 @@ END_TEST
 
 START_TEST(test_a_compressed_trace_on_stdin_reads_as_from_a_file)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t big = gen_trace(50000);
 	mt_test_bytes_t z = zstd_frames(&big, 3000, NULL, NULL), g = gzip_members(&big, 0);
 	char *memtrace = mt_test_memtrace();
@@ -852,14 +824,12 @@ START_TEST(test_a_compressed_trace_on_stdin_reads_as_from_a_file)
 	free(big.data);
 	free(z.data);
 	free(g.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_a_plain_trace_named_zst_is_read_as_plain)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = fixture("demo.jsonl");
 	mt_test_bytes_t z = zstd_frames(&plain, 0, NULL, NULL);
 
@@ -872,8 +842,6 @@ START_TEST(test_a_plain_trace_named_zst_is_read_as_plain)
 	assert_same_summary(dir, "t.jsonl", "zstd.jsonl");
 	free(plain.data);
 	free(z.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -925,7 +893,7 @@ __attribute__((constructor)) static void compressed_rss_launcher(int argc,
  */
 START_TEST(test_a_compressed_trace_is_read_in_bounded_memory)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "huge.zst"), *memtrace = mt_test_memtrace();
 	char *rss = mt_test_path(dir, "rss"), *rss_text;
 	mt_test_bytes_t chunk = { 0 }, head = { 0 }, z1, z0;
@@ -979,8 +947,6 @@ START_TEST(test_a_compressed_trace_is_read_in_bounded_memory)
 	free(z1.data);
 	free(memtrace);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -988,7 +954,7 @@ END_TEST
  * mt_mem too) may fail: MT_ENOMEM, nothing leaked, then the same verdict. */
 START_TEST(test_every_allocation_failure_on_a_compressed_trace_is_out_of_memory)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *gz = mt_test_path(dir, "t.gz"), *zs = mt_test_path(dir, "t.zst");
 	mt_test_bytes_t plain = fixture("demo.jsonl");
 	mt_test_bytes_t g = gzip_members(&plain, 0), z = zstd_frames(&plain, 4, NULL, NULL);
@@ -1028,8 +994,6 @@ START_TEST(test_every_allocation_failure_on_a_compressed_trace_is_out_of_memory)
 	free(z.data);
 	free(gz);
 	free(zs);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

@@ -58,7 +58,7 @@ static int count(const char *data, const char *needle)
 
 START_TEST(test_core_trace_of_nothing_is_the_smallest_complete_trace)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	json_object *o;
 	char *data;
 	int status;
@@ -78,8 +78,6 @@ START_TEST(test_core_trace_of_nothing_is_the_smallest_complete_trace)
 	json_object_put(o);
 	free(data);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -94,7 +92,7 @@ static void *fake_realloc(void *p, size_t n)
 
 START_TEST(test_core_records_every_event_kind_as_the_spec_names_it)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	json_object *o;
 	char *data;
 	int status;
@@ -140,8 +138,6 @@ START_TEST(test_core_records_every_event_kind_as_the_spec_names_it)
 	json_object_put(o);
 	free(data);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -153,7 +149,7 @@ static __attribute__((noinline)) void static_site(int i)
 
 START_TEST(test_core_declares_each_frame_and_stack_once_before_use)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	json_object *o;
 	char *data;
 	int status;
@@ -179,14 +175,12 @@ START_TEST(test_core_declares_each_frame_and_stack_once_before_use)
 	json_object_put(o);
 	free(data);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_core_ignores_events_after_stop)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	size_t before, after;
 	char *data;
 
@@ -200,8 +194,6 @@ START_TEST(test_core_ignores_events_after_stop)
 	mt_quiet_uint_eq(before, after);
 	free(data);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -214,7 +206,7 @@ END_TEST
  */
 START_TEST(test_core_write_failure_keeps_what_fits_warns_once_and_stops_tracing)
 {
-	char *dir = mt_test_tmpdir(), *err = mt_test_path(dir, "stderr");
+	char *dir = mt_test_scratch(), *err = mt_test_path(dir, "stderr");
 	int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600), saved = dup(2);
 	char *data, *trace = mt_test_path(dir, "t.jsonl");
 	struct rlimit small, old;
@@ -250,8 +242,6 @@ START_TEST(test_core_write_failure_keeps_what_fits_warns_once_and_stops_tracing)
 	mt_quiet_uint_ge((uintmax_t)mt_test_trace_count(trace, "alloc", 32), 20);
 	free(trace);
 	free(err);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -271,7 +261,7 @@ static void *thread_main(void *arg)
 
 START_TEST(test_core_threads_share_one_contiguous_seq)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	pthread_t t[THREADS];
 	json_object *o;
 	int status;
@@ -291,8 +281,6 @@ START_TEST(test_core_threads_share_one_contiguous_seq)
 	mt_quiet_int_eq(mt_test_json_i64(o, "unknown_frees"), 0);
 	json_object_put(o);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -319,7 +307,7 @@ static void *no_tsc_thread_main(void *arg)
 START_TEST(test_core_threads_that_forbid_rdtsc_are_traced_without_it)
 {
 	{
-		char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+		char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 		json_object *o;
 		pid_t pid;
 		int status;
@@ -353,8 +341,6 @@ START_TEST(test_core_threads_that_forbid_rdtsc_are_traced_without_it)
 		mt_quiet_int_eq(mt_test_json_i64(o, "allocations"), THREADS * PER_THREAD);
 		json_object_put(o);
 		free(trace);
-		mt_test_rmdir(dir);
-		free(dir);
 	}
 }
 END_TEST
@@ -397,7 +383,7 @@ END_TEST
  * line to the next (the collector holds it up). */
 START_TEST(test_core_threads_write_t_in_seq_order)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	pthread_t t[THREADS];
 	unsigned long long last = 0, lines = 0;
 	char *data, *line, *save = NULL;
@@ -423,8 +409,6 @@ START_TEST(test_core_threads_write_t_in_seq_order)
 	mt_quiet_uint_ge(lines, 2 * THREADS * PER_THREAD);
 	free(data);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

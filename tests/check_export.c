@@ -362,7 +362,7 @@ END_TEST
 /* A real program's compressed trace: wl_demo under the preload. */
 START_TEST(test_export_of_a_real_workload_agrees_with_its_summary)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl.zst");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl.zst");
 	char *prog = mt_test_workload("wl_demo");
 	char *argv[] = { prog, NULL };
 	mt_test_run_t r;
@@ -372,10 +372,8 @@ START_TEST(test_export_of_a_real_workload_agrees_with_its_summary)
 	assert_totals(trace);
 	assert_folded_is_flamegraph(trace);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(prog);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -450,7 +448,7 @@ END_TEST
 
 START_TEST(test_export_writes_its_output_file_and_refuses_what_is_not_evidence)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "p.json");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "p.json");
 	char *path = mt_test_fixture("demo.jsonl");
 	mt_test_file_t bad;
 	mt_test_run_t r, s;
@@ -471,8 +469,6 @@ START_TEST(test_export_writes_its_output_file_and_refuses_what_is_not_evidence)
 	mt_test_file_done(&bad);
 	free(path);
 	free(out);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -729,7 +725,7 @@ static void raw_sums(const char *raw, uint64_t sums[4])
  * totals are the summary's.  The raw text is returned for more checks. */
 static char *assert_pprof_totals(const char *path)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "p.pb.gz");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "p.pb.gz");
 	json_object *sum = summary_of(path);
 	mt_test_run_t e, g;
 	uint64_t sums[4];
@@ -748,9 +744,7 @@ static char *assert_pprof_totals(const char *path)
 	mt_test_run_release(&g);
 	mt_test_run_release(&e);
 	json_object_put(sum);
-	mt_test_rmdir(dir);
 	free(out);
-	free(dir);
 	return raw;
 }
 
@@ -775,7 +769,7 @@ END_TEST
 START_TEST(test_export_pprof_top_ranks_functions_by_the_chosen_sample_type)
 {
 	char *path = mt_test_fixture("report/app.jsonl");
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "p.pb.gz");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "p.pb.gz");
 	mt_test_run_t e, g;
 	const char *line;
 
@@ -798,9 +792,7 @@ START_TEST(test_export_pprof_top_ranks_functions_by_the_chosen_sample_type)
 		      "in use: %s", g.out);
 	mt_test_run_release(&g);
 	mt_test_run_release(&e);
-	mt_test_rmdir(dir);
 	free(out);
-	free(dir);
 	free(path);
 }
 END_TEST
@@ -810,7 +802,7 @@ END_TEST
  * their build ids. */
 START_TEST(test_export_pprof_of_a_real_cxx_program_names_its_frames)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl.zst");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl.zst");
 	char *prog = mt_test_workload("wl_cxx_names");
 	char *argv[] = { prog, NULL };
 	mt_test_run_t r;
@@ -845,10 +837,8 @@ START_TEST(test_export_pprof_of_a_real_cxx_program_names_its_frames)
 		      "the program is not the first mapping: %s", raw);
 	free(raw);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(prog);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -875,7 +865,7 @@ static unsigned source_line_of(const char *rel, const char *marker)
  * inline frames. */
 START_TEST(test_export_pprof_unfolds_inlined_calls_into_lines_of_one_location)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_inline");
 	char *argv[] = { prog, NULL };
 	unsigned malloc_line = source_line_of("tests/workloads/wl_inline.cpp",
@@ -907,10 +897,8 @@ START_TEST(test_export_pprof_unfolds_inlined_calls_into_lines_of_one_location)
 		      "the program's mapping has no inline frames: %s", raw);
 	free(raw);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(prog);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -918,7 +906,7 @@ END_TEST
  * summary's estimates, and its period the sampling's mean. */
 START_TEST(test_export_pprof_of_a_sampled_trace_has_its_period_and_estimates)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_demo");
 	char *argv[] = { prog, NULL };
 	mt_test_run_t r;
@@ -931,10 +919,8 @@ START_TEST(test_export_pprof_of_a_sampled_trace_has_its_period_and_estimates)
 		      raw);
 	free(raw);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(prog);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -942,7 +928,7 @@ END_TEST
  * errors, and no output file, not even an empty one. */
 START_TEST(test_export_pprof_of_a_missing_or_corrupt_trace_writes_nothing)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "p.pb.gz");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "p.pb.gz");
 	char *missing = mt_test_path(dir, "nothing.jsonl");
 	mt_test_file_t bad;
 	mt_test_run_t r;
@@ -964,8 +950,6 @@ START_TEST(test_export_pprof_of_a_missing_or_corrupt_trace_writes_nothing)
 	mt_test_file_done(&bad);
 	free(missing);
 	free(out);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

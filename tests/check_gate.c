@@ -50,7 +50,7 @@ static void copy_file(const char *from, const char *dir, const char *name)
 
 static char *scratch(void)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
 		char name[64], *from;
@@ -262,8 +262,6 @@ START_TEST(test_gate_budgets_that_hold_exit_0)
 	ck_assert_str_eq(r.err, "");
 	mt_test_assert_golden(r.out, r.out_len, "gate/gate_hold.txt");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -290,8 +288,6 @@ START_TEST(test_gate_names_each_failed_budget_with_its_limit_and_value)
 	mt_quiet_ptr_nonnull(strstr(r.out, "FAIL --max-allocations 6: allocations is 7, 1 over\n"
 			     "     most calls: 3 from load_records (app) < main (app)\n"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -313,7 +309,7 @@ START_TEST(test_gate_hint_demangles_cxx_names)
 		"{\"v\":1,\"seq\":6,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x5000\","
 		"\"size\":64,\"fn\":\"malloc\",\"stack\":1,\"tid\":7}\n"
 		"{\"v\":1,\"seq\":7,\"kind\":\"trace.stop\"}\n";
-	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "cxx.jsonl");
+	char *dir = mt_test_scratch(), *path = mt_test_path(dir, "cxx.jsonl");
 	mt_test_run_t r;
 
 	mt_test_write(path, trace, sizeof(trace) - 1);
@@ -323,9 +319,7 @@ START_TEST(test_gate_hint_demangles_cxx_names)
 			       "app::make_widget(int) (app)\n") != NULL,
 		 "no demangled hint in:\n%s", r.out);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(path);
-	free(dir);
 }
 END_TEST
 
@@ -364,8 +358,6 @@ START_TEST(test_gate_counts_a_sites_reallocs_as_calls)
 	assert_status(&r, 1);
 	mt_quiet_ptr_nonnull(strstr(r.out, "     most calls: 2 from read_line (churn) < main (churn)\n"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -387,8 +379,6 @@ START_TEST(test_gate_require_complete_fails_on_a_caveated_trace)
 			 "the events it holds (--require-complete fails on it)\n"
 			 "memtrace gate: killed.jsonl: 1 budget holds\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -440,8 +430,6 @@ START_TEST(test_gate_reads_a_summary_written_earlier_as_it_reads_the_trace)
 			 "memtrace gate: capture.jsonl: 1 of 1 budget failed\n");
 	mt_test_run_release(&r);
 	free(want);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -460,8 +448,6 @@ START_TEST(test_gate_sizes_print_as_read)
 	assert_status(&r, 0);
 	mt_quiet_ptr_nonnull(strstr(r.out, "ok   --max-peak 524288 (512.0 KiB): "));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -522,8 +508,6 @@ START_TEST(test_gate_bad_input_has_its_own_exit_status)
 	MT(&r, dir, "gate", "--max-live");
 	assert_refused(&r, MT_EXIT_USAGE, "option '--max-live' needs a value");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -539,8 +523,6 @@ START_TEST(test_diff_matches_sites_across_runs_at_different_addresses)
 	ck_assert_str_eq(r.err, "");
 	mt_test_assert_golden(r.out, r.out_len, "gate/diff.txt");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -595,11 +577,9 @@ START_TEST(test_diff_counts_a_sites_reallocs_as_calls)
 	mt_quiet_ptr_nonnull(strstr(r.out, "sites by growth: 0 changed, 3 unchanged\n"));
 	mt_test_run_release(&r);
 
-	mt_test_rmdir(dir);
 	free(now);
 	free(base);
 	free(path);
-	free(dir);
 }
 END_TEST
 
@@ -618,8 +598,6 @@ START_TEST(test_diff_json_is_one_json_object)
 	mt_quiet_int_eq((int)json_object_array_length(get(o, "sites")), 2);
 	json_object_put(o);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -669,14 +647,12 @@ START_TEST(test_diff_threshold_is_the_growth_allowed)
 	MT(&r, dir, "diff", "new.jsonl", "base.jsonl");
 	assert_status(&r, 0);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_diff_of_two_runs_of_one_program_matches_every_site)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *ip1, *ip2;
 	mt_test_run_t r;
 
@@ -705,14 +681,12 @@ START_TEST(test_diff_of_two_runs_of_one_program_matches_every_site)
 	mt_test_run_release(&r);
 	free(ip1);
 	free(ip2);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_diff_of_real_runs_names_the_site_that_grew)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	traced(dir, "small.jsonl", "wl_demo", "100");
@@ -725,8 +699,6 @@ START_TEST(test_diff_of_real_runs_names_the_site_that_grew)
 		"\n      format_line (wl_demo) < load_records (wl_demo) < main (wl_demo)"),
 		"no growth of format_line:\n%s", r.out);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -781,8 +753,6 @@ START_TEST(test_diff_bad_input_has_its_own_exit_status)
 	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--top", "x");
 	assert_refused(&r, MT_EXIT_USAGE, "--top needs a number");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -872,8 +842,6 @@ START_TEST(test_gate_junit_has_a_test_case_per_budget_and_validates)
 	xml = junit_of(dir, "gate.xml");
 	mt_test_assert_golden(xml, strlen(xml), "gate/gate_fail.junit.xml");
 	free(xml);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -896,8 +864,6 @@ START_TEST(test_gate_junit_of_budgets_that_hold_has_no_failure)
 			"peak_live_bytes is 7192 (7.0 KiB)</system-out>"),
 		 "not three passed cases:\n%.3000s", xml);
 	free(xml);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -919,8 +885,6 @@ START_TEST(test_gate_junit_carries_the_notes_as_the_suites_output)
 			"  </testsuite>\n"),
 		 "no note as the suite's system-out:\n%.3000s", xml);
 	free(xml);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -976,8 +940,6 @@ START_TEST(test_gate_junit_escapes_markup_quotes_controls_and_bad_utf8)
 	free(xml);
 	free(text);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1068,8 +1030,6 @@ START_TEST(test_gate_junit_write_that_fails_leaves_no_file)
 	ck_assert_int_eq(rmdir(sub), 0);
 	assert_nothing_left(dir);
 	free(sub);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1091,8 +1051,6 @@ START_TEST(test_gate_format_github_prints_an_error_per_failed_budget)
 	assert_status(&r, 0);
 	mt_test_assert_golden(r.out, r.out_len, "gate/gate_caveated.github.txt");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1113,8 +1071,6 @@ START_TEST(test_gate_format_github_prints_a_notice_when_every_budget_holds)
 	assert_status(&r, 0);
 	mt_test_assert_golden(r.out, r.out_len, "gate/gate_hold.txt");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1129,8 +1085,6 @@ START_TEST(test_gate_format_is_text_or_github)
 	MT(&r, dir, "gate", "new.jsonl", "--max-live", "4K", "--junit");
 	assert_refused(&r, MT_EXIT_USAGE, "option '--junit' needs a value");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1155,7 +1109,7 @@ static unsigned line_of(const char *needle)
  * runs in (a CI job's checkout), and the line of its allocation. */
 START_TEST(test_gate_names_the_heaviest_sites_file_and_line)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *junit = mt_test_path(dir, "gate.xml");
 	char want[512], *xml;
 	mt_test_run_t r;
@@ -1181,8 +1135,6 @@ START_TEST(test_gate_names_the_heaviest_sites_file_and_line)
 	free(xml);
 	free(trace);
 	free(junit);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1206,8 +1158,6 @@ START_TEST(test_diff_junit_has_a_test_case_per_deciding_figure)
 	mt_test_assert_golden(r.out, r.out_len, "gate/diff.json");
 	mt_test_run_release(&r);
 	assert_valid_junit(dir, "diff.xml");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1228,8 +1178,6 @@ START_TEST(test_diff_junit_of_runs_within_the_threshold_has_no_failure)
 			"(+49.4%), within the threshold of 50%</system-out>"),
 		 "not two passed cases:\n%.3000s", xml);
 	free(xml);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1249,15 +1197,13 @@ START_TEST(test_diff_format_github_names_the_site_that_grew_most)
 			 "neither peak_live_bytes nor live_bytes grew beyond the "
 			 "threshold of 0%25\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* Two real runs: the site whose own peak grew most, with its line. */
 START_TEST(test_diff_format_github_of_real_runs_names_file_and_line)
 {
-	char *dir = mt_test_tmpdir(), *small = mt_test_path(dir, "small.jsonl");
+	char *dir = mt_test_scratch(), *small = mt_test_path(dir, "small.jsonl");
 	char *big = mt_test_path(dir, "big.jsonl");
 	char want[512];
 	mt_test_run_t r;
@@ -1274,8 +1220,6 @@ START_TEST(test_diff_format_github_of_real_runs_names_file_and_line)
 	mt_test_run_release(&r);
 	free(small);
 	free(big);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1290,8 +1234,6 @@ START_TEST(test_diff_json_and_format_github_are_refused_together)
 	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--format", "xml");
 	assert_refused(&r, MT_EXIT_USAGE, "--format needs text or github, not 'xml'");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1312,8 +1254,6 @@ START_TEST(test_diff_junit_write_that_fails_leaves_no_file)
 	ck_assert_int_eq(rmdir(sub), 0);
 	assert_nothing_left(dir);
 	free(sub);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1328,8 +1268,6 @@ START_TEST(test_repetitions_of_steady_runs_flag_nothing)
 	assert_status(&r, 0);
 	mt_test_assert_golden(r.out, r.out_len, "gate/reps_steady.txt");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1342,8 +1280,6 @@ START_TEST(test_repetitions_flag_each_field_that_varies)
 	assert_status(&r, 1);
 	mt_test_assert_golden(r.out, r.out_len, "gate/reps_varying.txt");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1361,8 +1297,6 @@ START_TEST(test_repetitions_json_is_one_json_object)
 	mt_quiet_int_eq((int)json_object_array_length(get(o, "varying")), 7);
 	json_object_put(o);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1394,7 +1328,7 @@ static void run_three(mt_test_run_t *r, const char *dir, const char *name,
 
 START_TEST(test_repetitions_read_what_memtrace_run_writes)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *counter = mt_test_path(dir, "counter");
 	mt_test_run_t r;
 
@@ -1404,10 +1338,8 @@ START_TEST(test_repetitions_read_what_memtrace_run_writes)
 	mt_quiet_ptr_nonnull(strstr(r.out, "\nmemtrace repetitions: nothing varies "
 			     "between the runs\n"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 	/* wl_run_counter makes k allocations in run k. */
-	dir = mt_test_tmpdir();
+	dir = mt_test_scratch();
 	free(counter);
 	counter = mt_test_path(dir, "counter");
 	run_three(&r, dir, "wl_run_counter", counter);
@@ -1416,8 +1348,6 @@ START_TEST(test_repetitions_read_what_memtrace_run_writes)
 		 "no variation flagged:\n%s", r.out);
 	mt_test_run_release(&r);
 	free(counter);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1459,8 +1389,6 @@ START_TEST(test_repetitions_bad_input_has_its_own_exit_status)
 	MT(&r, dir, "repetitions", "reps_steady.jsonl", "--top", "3");
 	assert_refused(&r, MT_EXIT_USAGE, "unknown option '--top'");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1575,8 +1503,6 @@ static void sweep(cmd_fn cmd, int argc, char *const args[], int want, int sticky
 		sweep((cmd), argc_, args_, (want), 0);                         \
 		sweep((cmd), argc_, args_, (want), 1);                         \
 		mt_quiet_int_eq(chdir("/"), 0);                               \
-		mt_test_rmdir(dir_);                                           \
-		free(dir_);                                                    \
 	} while (0)
 
 START_TEST(test_gate_survives_every_allocation_failure)
@@ -1602,8 +1528,6 @@ START_TEST(test_gate_on_a_summary_survives_every_allocation_failure)
 		sweep(mt_gate_cmd, 4, args, 1, 1);
 	}
 	mt_quiet_int_eq(chdir("/"), 0);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

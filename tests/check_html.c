@@ -56,7 +56,7 @@ static json_object *data_of(const char *page)
  * or NULL when no file was written. */
 static char *page_of(const char *path, int want, size_t *len)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "page.html");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "page.html");
 	char *page;
 	mt_test_run_t r;
 
@@ -66,9 +66,7 @@ static char *page_of(const char *path, int want, size_t *len)
 	ck_assert_uint_eq(r.out_len, 0);
 	page = mt_test_read(out, len);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(out);
-	free(dir);
 	return page;
 }
 
@@ -291,7 +289,7 @@ END_TEST
 START_TEST(test_html_stays_under_5_mib_on_a_big_trace)
 {
 	enum { STACKS = 20000, DEPTH = 32, EVENTS = 200000 };
-	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "big.jsonl");
+	char *dir = mt_test_scratch(), *path = mt_test_path(dir, "big.jsonl");
 	FILE *f = fopen(path, "w");
 	uint64_t seq = 1, t = 0;
 	json_object *data;
@@ -349,15 +347,13 @@ START_TEST(test_html_stays_under_5_mib_on_a_big_trace)
 				  mt_test_json_member(data, "flame"), "nodes")), 0);
 	json_object_put(data);
 	free(page);
-	mt_test_rmdir(dir);
 	free(path);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_html_of_a_real_workload_has_its_sites_and_their_series)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl.zst");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl.zst");
 	char *prog = mt_test_workload("wl_demo"), *page;
 	char *argv[] = { prog, NULL };
 	json_object *data, *sites;
@@ -379,17 +375,15 @@ START_TEST(test_html_of_a_real_workload_has_its_sites_and_their_series)
 	json_object_put(data);
 	free(page);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(prog);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_html_refuses_what_is_not_evidence_and_writes_no_file)
 {
 	char *invalid = mt_test_fixture("traces/invalid_not_json.jsonl");
-	char *dir = mt_test_tmpdir(), *missing = mt_test_path(dir, "nope.jsonl");
+	char *dir = mt_test_scratch(), *missing = mt_test_path(dir, "nope.jsonl");
 	size_t len;
 	mt_test_run_t r;
 
@@ -404,9 +398,7 @@ START_TEST(test_html_refuses_what_is_not_evidence_and_writes_no_file)
 	ck_assert_int_eq(r.status, 3);
 	ck_assert(strstr(r.err, "cannot read '") != NULL);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(missing);
-	free(dir);
 	free(invalid);
 }
 END_TEST

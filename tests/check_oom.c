@@ -256,7 +256,7 @@ static void cmd_init(cmd_t *c)
 	memset(c, 0, sizeof(*c));
 	c->err_fd = -1;
 	c->saved_stderr = -1;
-	c->dir = mt_test_tmpdir();
+	c->dir = mt_test_scratch();
 	path = mt_test_path(c->dir, "trace.jsonl");
 	mt_test_write(path, trace, len);
 	free(path);
@@ -288,8 +288,6 @@ static void cmd_release(cmd_t *c)
 		close(c->err_fd);
 	for (int i = 0; i < c->argc; i++)
 		free(c->args[i]);
-	mt_test_rmdir(c->dir);
-	free(c->dir);
 }
 
 /* ---- the sweep ---- */

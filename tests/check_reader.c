@@ -680,7 +680,7 @@ END_TEST
 
 START_TEST(test_reader_missing_file_is_enoent)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "absent.jsonl");
 	int64_t before = mt_mem_outstanding();
 	mt_reader_t r;
@@ -694,15 +694,13 @@ START_TEST(test_reader_missing_file_is_enoent)
 	errno = 0;
 	mt_quiet_int_eq(mt_reader_open(&r, path), MT_EIO);
 	mt_quiet_int_eq(errno, ENOENT);
-	mt_test_rmdir(dir);
 	free(path);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_reader_directory_is_eisdir)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	int64_t before = mt_mem_outstanding();
 	mt_reader_t r;
 
@@ -710,8 +708,6 @@ START_TEST(test_reader_directory_is_eisdir)
 	mt_quiet_int_eq(mt_reader_open(&r, dir), MT_EIO);
 	mt_quiet_int_eq(errno, EISDIR);
 	mt_quiet_int_eq(mt_mem_outstanding(), before);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1125,7 +1121,7 @@ static void same_log(const char *what, const rlog_t *a, const rlog_t *b)
  */
 START_TEST(test_reader_ahead_gives_the_plain_readers_lines)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	for (size_t f = 0; f < NAHEAD_FILES; f++) {
 		size_t len;
@@ -1147,8 +1143,6 @@ START_TEST(test_reader_ahead_gives_the_plain_readers_lines)
 		rlog_free(&plain);
 		free(path);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

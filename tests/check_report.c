@@ -680,7 +680,7 @@ END_TEST
 
 START_TEST(test_report_writes_its_output_file_whole)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_fixture("report/app.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_fixture("report/app.jsonl");
 	char *out = mt_test_path(dir, "report.txt");
 	char *bad = mt_test_path(dir, "no/such/dir/report.txt");
 	char *golden = mt_test_fixture("report/expected/app.report.txt");
@@ -709,11 +709,9 @@ START_TEST(test_report_writes_its_output_file_whole)
 	ck_assert_str_eq(r.out, "");
 	mt_quiet_ptr_nonnull(strstr(r.err, "memtrace: cannot write '"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(bad);
 	free(out);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -773,7 +771,7 @@ END_TEST
 
 START_TEST(test_report_shows_source_lines_of_the_demo_workload)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program();
 	char want[4096];
 	mt_test_run_t r;
@@ -800,10 +798,8 @@ START_TEST(test_report_shows_source_lines_of_the_demo_workload)
 			 want, r.out);
 	}
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -812,7 +808,7 @@ END_TEST
  * and offset in the copy, with no source line. */
 static void assert_fallback(const char *const *how)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *copy = mt_test_path(dir, "wl_demo_copy");
 	char in[4096];
 	mt_test_run_t r;
@@ -847,11 +843,9 @@ static void assert_fallback(const char *const *how)
 	mt_quiet_int_eq(r.status, 0);
 	mt_quiet_ptr_nonnull(strstr(r.out, ";main;parse_config 1\n"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(copy);
 	free(program);
 	free(trace);
-	free(dir);
 }
 
 START_TEST(test_report_falls_back_when_the_module_is_gone)
@@ -882,7 +876,7 @@ static char *trace_cxx_names(const char *dir)
 
 START_TEST(test_report_demangles_cxx_names)
 {
-	char *dir = mt_test_tmpdir(), *trace = trace_cxx_names(dir);
+	char *dir = mt_test_scratch(), *trace = trace_cxx_names(dir);
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, NULL, "report", trace, NULL);
@@ -896,9 +890,7 @@ START_TEST(test_report_demangles_cxx_names)
 	mt_quiet(!strstr(r.out, "_Znwm") && !strstr(r.out, "_ZN3app"),
 		 "a mangled name in:\n%.3000s", r.out);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -907,7 +899,7 @@ END_TEST
  * the line that calls it (30), not "main at" the malloc's line. */
 START_TEST(test_report_shows_an_inlined_call_with_its_call_site)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_inline");
 	mt_test_run_t r;
 
@@ -922,10 +914,8 @@ START_TEST(test_report_shows_an_inlined_call_with_its_call_site)
 			   "/tests/workloads/wl_inline.cpp:30 in /"),
 		 "no call site of app::dup_line in:\n%.3000s", r.out);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(prog);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -952,7 +942,7 @@ static char *readelf_build_id(const char *path)
  * the file that ran, as readelf prints it. */
 START_TEST(test_trace_frames_carry_their_modules_build_id)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *copy = mt_test_path(dir, "wl_demo_copy");
 	char *id, *text, want_module[4096], want_id[256];
 	int frames = 0;
@@ -978,11 +968,9 @@ START_TEST(test_trace_frames_carry_their_modules_build_id)
 	mt_quiet(frames > 0, "no frame of %s in the trace", copy);
 	free(text);
 	free(id);
-	mt_test_rmdir(dir);
 	free(copy);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -991,7 +979,7 @@ END_TEST
  * source line from the new file, flagged "(rebuilt since the run)". */
 START_TEST(test_report_flags_a_module_rebuilt_since_the_run)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *copy = mt_test_path(dir, "wl_demo_copy");
 	char *other = mt_test_workload("wl_inline");
 	char in[4096];
@@ -1016,18 +1004,16 @@ START_TEST(test_report_flags_a_module_rebuilt_since_the_run)
 	mt_quiet(!strstr(r.out, "wl_demo.c:") && !strstr(r.out, "wl_inline.cpp:"),
 		 "a source line from the new file:\n%.3000s", r.out);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(other);
 	free(copy);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_flamegraph_demangles_cxx_names)
 {
-	char *dir = mt_test_tmpdir(), *trace = trace_cxx_names(dir);
+	char *dir = mt_test_scratch(), *trace = trace_cxx_names(dir);
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, NULL, "flamegraph", trace, NULL);
@@ -1036,9 +1022,7 @@ START_TEST(test_flamegraph_demangles_cxx_names)
 					   "operator new(unsigned long) 5\n"));
 	mt_quiet(!strstr(r.out, "_Z"), "a mangled name in:\n%.3000s", r.out);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -1115,7 +1099,7 @@ static void assert_named_by_address(const char *trace, const char *lib)
 
 START_TEST(test_trace_names_no_symbol_that_ends_before_the_frame)
 {
-	char *dir = mt_test_tmpdir(), *lib, *trace, *text, want[4096];
+	char *dir = mt_test_scratch(), *lib, *trace, *text, want[4096];
 	int found = 0;
 
 	trace = trace_strippable(__func__, dir, 1, &lib);
@@ -1133,24 +1117,20 @@ START_TEST(test_trace_names_no_symbol_that_ends_before_the_frame)
 			 "a far-away symbol in:\n%.3000s", text);
 		free(text);
 	}
-	mt_test_rmdir(dir);
 	free(trace);
 	free(lib);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_report_names_a_static_function_of_a_stripped_library_by_address)
 {
-	char *dir = mt_test_tmpdir(), *lib, *trace;
+	char *dir = mt_test_scratch(), *lib, *trace;
 
 	trace = trace_strippable(__func__, dir, 1, &lib);
 	if (trace)
 		assert_named_by_address(trace, lib);
-	mt_test_rmdir(dir);
 	free(trace);
 	free(lib);
-	free(dir);
 }
 END_TEST
 
@@ -1159,7 +1139,7 @@ END_TEST
  * name where the module's symbols show it ends before the frame. */
 START_TEST(test_report_drops_a_trace_symbol_that_ends_before_the_frame)
 {
-	char *dir = mt_test_tmpdir(), *lib, *trace, *text, *old;
+	char *dir = mt_test_scratch(), *lib, *trace, *text, *old;
 	char want[4096];
 	size_t len;
 
@@ -1195,16 +1175,14 @@ START_TEST(test_report_drops_a_trace_symbol_that_ends_before_the_frame)
 		free(text);
 		free(path);
 	}
-	mt_test_rmdir(dir);
 	free(trace);
 	free(lib);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_report_keeps_the_name_of_a_function_its_symbol_contains)
 {
-	char *dir = mt_test_tmpdir(), *lib, *trace;
+	char *dir = mt_test_scratch(), *lib, *trace;
 	mt_test_run_t r;
 
 	trace = trace_strippable(__func__, dir, 0, &lib);
@@ -1217,10 +1195,8 @@ START_TEST(test_report_keeps_the_name_of_a_function_its_symbol_contains)
 	mt_quiet(line_with(r.out, "       main at ", "wl_stripped.c:"),
 		 "no main in:\n%.3000s", r.out);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(trace);
 	free(lib);
-	free(dir);
 }
 END_TEST
 
@@ -1231,7 +1207,7 @@ END_TEST
 START_TEST(test_report_site_figures_sum_to_the_totals)
 {
 	char *app = mt_test_fixture("report/app.jsonl");
-	char *dir = mt_test_tmpdir(), *demo = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *demo = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program();
 	const char *traces[] = { app, demo };
 	static const struct {
@@ -1281,10 +1257,8 @@ START_TEST(test_report_site_figures_sum_to_the_totals)
 			mt_quiet_uint_eq(mt_heap_site_at_peak(&a.heap, &a.heap.no_stack), 500);
 		mt_analysis_release(&a);
 	}
-	mt_test_rmdir(dir);
 	free(program);
 	free(demo);
-	free(dir);
 	free(app);
 }
 END_TEST
@@ -1370,7 +1344,7 @@ static uint64_t folded_total(const char *out)
 
 START_TEST(test_flamegraph_totals_are_the_summary_totals)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *summary;
 	const char *const metric[][2] = {
 		{ "allocations", "allocations" }, { "bytes", "bytes_allocated" },
@@ -1397,11 +1371,9 @@ START_TEST(test_flamegraph_totals_are_the_summary_totals)
 		mt_quiet(!strncmp(r.out, "_start;", 7), "%s", r.out);
 		mt_test_run_release(&r);
 	}
-	mt_test_rmdir(dir);
 	free(summary);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -1481,7 +1453,7 @@ START_TEST(test_plot_is_well_formed_xml)
 		"report/expected/app.plot.svg", "report/expected/killed.plot.svg",
 		"report/expected/empty.plot.svg",
 	};
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *svg, *path;
 	size_t len;
 
@@ -1501,18 +1473,16 @@ START_TEST(test_plot_is_well_formed_xml)
 	mt_quiet_ptr_nonnull(xml_check("<svg/><svg/>", 12));
 	mt_quiet_ptr_nonnull(xml_check("<svg x=1/>", 10));
 	mt_quiet_ptr_null(xml_check("<?xml version=\"1.0\"?>\n<svg a='&amp;'><!-- c --></svg>\n", 53));
-	mt_test_rmdir(dir);
 	free(path);
 	free(svg);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_plot_curve_peaks_at_peak_live_bytes)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program();
 	const char *fixtures[] = { "report/app.jsonl", "report/killed.jsonl" };
 	char *svg, *summary;
@@ -1536,16 +1506,14 @@ START_TEST(test_plot_curve_peaks_at_peak_live_bytes)
 		free(summary);
 		free(path);
 	}
-	mt_test_rmdir(dir);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_plot_is_self_contained)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *svg;
 	static const char *const never[] = {
 		"<script", "<style", "href", "url(", "<image", "<foreignObject",
@@ -1563,11 +1531,9 @@ START_TEST(test_plot_is_self_contained)
 	mt_quiet_ptr_nonnull(http);
 	ck_assert(!strncmp(http - 7, "xmlns=\"http://www.w3.org/2000/svg\"", 34));
 	mt_quiet_ptr_null(strstr(http + 1, "http"));
-	mt_test_rmdir(dir);
 	free(svg);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -1576,7 +1542,7 @@ END_TEST
  * and the peak is still exact. */
 START_TEST(test_plot_series_is_bounded_on_a_long_trace)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "long.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "long.jsonl");
 	char *svg, *summary;
 	FILE *f = fopen(trace, "w");
 	uint64_t seq = 1;
@@ -1617,11 +1583,9 @@ START_TEST(test_plot_series_is_bounded_on_a_long_trace)
 	mt_quiet_uint_le(line.n, 4 * MT_PLOT_BUCKETS + 3);
 	ck_assert_uint_lt(len, 300000);
 	points_free(&line);
-	mt_test_rmdir(dir);
 	free(summary);
 	free(svg);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -1740,7 +1704,7 @@ static unsigned char *png_rgb(const unsigned char *png, size_t len,
 
 START_TEST(test_plot_renders_in_chromium)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *svg = NULL, *png = mt_test_path(dir, "heap.png");
 	char *svg_path = mt_test_path(dir, "heap.svg"), *profile = mt_test_path(dir, "profile");
 	char shot[4096], url[4096], user_data[4096], home[4096];
@@ -1781,14 +1745,12 @@ START_TEST(test_plot_renders_in_chromium)
 	mt_quiet(red > 20, "only %zu pixels of the peak's marker", red);
 	free(rgb);
 	free(data);
-	mt_test_rmdir(dir);
 	free(svg);
 	free(profile);
 	free(svg_path);
 	free(png);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -1822,7 +1784,7 @@ static int dir_holds_only(const char *dir, const char *name)
  */
 static void sweep(const char *cmd, const char *trace_src, int sticky)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "trace.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "trace.jsonl");
 	char *out = mt_test_path(dir, "out"), *ref, *got, errbuf[256];
 	FILE *err = tmpfile();
 	int saved = dup(2), rc;
@@ -1885,10 +1847,8 @@ static void sweep(const char *cmd, const char *trace_src, int sticky)
 	close(saved);
 	fclose(err);
 	free(ref);
-	mt_test_rmdir(dir);
 	free(out);
 	free(trace);
-	free(dir);
 }
 
 /* The demo workload's trace with libc's path spoiled: the workload's own
@@ -1915,15 +1875,13 @@ static char *demo_trace_without_libc(const char *dir)
 static void sweep_both(const char *cmd)
 {
 	char *fixture = mt_test_fixture("report/app.jsonl");
-	char *dir = mt_test_tmpdir(), *demo = demo_trace_without_libc(dir);
+	char *dir = mt_test_scratch(), *demo = demo_trace_without_libc(dir);
 
 	sweep(cmd, fixture, 0);
 	sweep(cmd, fixture, 1);
 	sweep(cmd, demo, 0);
 	sweep(cmd, demo, 1);
-	mt_test_rmdir(dir);
 	free(demo);
-	free(dir);
 	free(fixture);
 }
 
@@ -2041,7 +1999,7 @@ static int has_line(const char *out, const char *line)
  * stack is marked. */
 START_TEST(test_flamegraph_marks_stacks_cut_at_the_depth_limit)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "cut.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "cut.jsonl");
 	static const unsigned lens[] = { 4, 3, 1 };
 	char want[256];
 
@@ -2063,9 +2021,7 @@ START_TEST(test_flamegraph_marks_stacks_cut_at_the_depth_limit)
 		mt_quiet_uint_eq(folded_total(r.out), 6);
 		mt_test_run_release(&r);
 	}
-	mt_test_rmdir(dir);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -2075,7 +2031,7 @@ END_TEST
  * stacks or frames (a search over all of them) would show. */
 START_TEST(test_flamegraph_folds_many_distinct_deep_stacks)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "deep.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "deep.jsonl");
 	static const unsigned lens[] = { 32, 31 };
 	const unsigned n = 20000;
 	char want[1024];
@@ -2100,9 +2056,7 @@ START_TEST(test_flamegraph_folds_many_distinct_deep_stacks)
 		mt_quiet(has_line(r.out, want), "no line '%s'", want);
 	}
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -2112,7 +2066,7 @@ END_TEST
  * 2.45 s of 4.1 s); no coordinate of either leaves the viewBox. */
 START_TEST(test_plot_area_fills_the_whole_run)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "long.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "long.jsonl");
 	FILE *f = fopen(trace, "w");
 	const uint64_t span = 4100000000ull;
 	uint64_t seq = 1;
@@ -2168,10 +2122,8 @@ START_TEST(test_plot_area_fills_the_whole_run)
 		 "the area ends at %.2f,%.2f", area.x[area.n - 1], area.y[area.n - 1]);
 	points_free(&area);
 	points_free(&line);
-	mt_test_rmdir(dir);
 	free(svg);
 	free(trace);
-	free(dir);
 }
 END_TEST
 

@@ -68,7 +68,7 @@ typedef struct {
 static void run_init(run_t *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->dir = mt_test_tmpdir();
+	r->dir = mt_test_scratch();
 	r->out = mt_test_path(r->dir, "out");
 	r->stdout_path = mt_test_path(r->dir, "stdout");
 	r->stderr_path = mt_test_path(r->dir, "stderr");
@@ -76,8 +76,6 @@ static void run_init(run_t *r)
 
 static void run_release(run_t *r)
 {
-	mt_test_rmdir(r->dir);
-	free(r->dir);
 	free(r->out);
 	free(r->stdout_path);
 	free(r->stderr_path);

@@ -54,7 +54,7 @@ static void add_row(const char *dir, const char *trace, const char *code)
 
 START_TEST(test_run_line_gives_the_rows_figures)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	copy_fixture(dir, "traces/complete.jsonl", "a.1.jsonl");
@@ -66,14 +66,12 @@ START_TEST(test_run_line_gives_the_rows_figures)
 				"run 1/3: exit 0, 3 allocations, peak 192 B, complete\n");
 	ck_assert_str_eq(r.err, "");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_run_line_names_the_signal_and_keeps_the_status)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	copy_fixture(dir, "traces/missing_stop_killed.jsonl", "a.1.jsonl");
@@ -86,15 +84,13 @@ START_TEST(test_run_line_names_the_signal_and_keeps_the_status)
 				"run 2/2: killed by SIGKILL, 2 allocations, peak 150 B, "
 				"missing_stop_event\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* The rows without a summary, and a file with no row at all. */
 START_TEST(test_run_line_says_the_state_of_a_run_without_summary)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	copy_fixture(dir, "traces/complete.jsonl", "a.1.jsonl");
@@ -128,8 +124,6 @@ START_TEST(test_run_line_says_the_state_of_a_run_without_summary)
 	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "0 -\nrun 1/1: exit 0, no row\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -137,7 +131,7 @@ END_TEST
  * under --verbose a line per process. */
 START_TEST(test_run_line_sums_the_tree_of_a_run_with_child_traces)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	copy_fixture(dir, "traces/complete.jsonl", "a.1.jsonl");
@@ -165,14 +159,12 @@ START_TEST(test_run_line_sums_the_tree_of_a_run_with_child_traces)
 				"  a.1.77.jsonl: 2 allocations, peak 150 B, missing_stop_event\n"
 				"  a.1.78.jsonl: invalid\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_run_line_refuses_a_bad_command_line_and_missing_files)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	copy_fixture(dir, "traces/complete.jsonl", "a.1.jsonl");
@@ -209,8 +201,6 @@ START_TEST(test_run_line_refuses_a_bad_command_line_and_missing_files)
 	ck_assert_str_eq(r.out, "");
 	mt_quiet_ptr_nonnull(strstr(r.err, "cannot read 'a.1.9.jsonl'"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -227,7 +217,7 @@ static void table(mt_test_run_t *r, const char *dir, const char *figures)
  * rounded down; sizes as memtrace-run prints them. */
 START_TEST(test_run_table_gives_min_median_max_of_the_summarized_runs)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	table(&r, dir, "0 summary_written complete 10 1024 0\n"
@@ -255,15 +245,13 @@ START_TEST(test_run_table_gives_min_median_max_of_the_summarized_runs)
 				   "allocations (1 to 4); a deterministic workload "
 				   "gives the same every run\n"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* Exit status and trace status, then each figure that varies, in order. */
 START_TEST(test_run_table_warns_of_every_difference)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	table(&r, dir, "0 summary_written complete 3 100 10\n"
@@ -274,14 +262,12 @@ START_TEST(test_run_table_warns_of_every_difference)
 		"peak live (100 B to 2.0 KiB), live at exit (10 B to 20 B); a "
 		"deterministic workload gives the same every run\n"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_run_table_with_no_summary_gives_no_table)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	table(&r, dir, "0 capture_missing\n");
@@ -297,8 +283,6 @@ START_TEST(test_run_table_with_no_summary_gives_no_table)
 				"memtrace-run: warning: the runs differ in exit status; a "
 				"deterministic workload gives the same every run\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -309,7 +293,7 @@ START_TEST(test_run_table_refuses_what_is_no_run_figures)
 		"0 summary_written complete 1 2 x\n", "0 workload_failed extra\n",
 		"0 summary_written complete 1 2 3 4\n",
 	};
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -326,8 +310,6 @@ START_TEST(test_run_table_refuses_what_is_no_run_figures)
 			    "nowhere", NULL);
 	mt_quiet_int_eq(r.status, 3);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -355,7 +337,7 @@ START_TEST(test_run_table_verdict_gives_the_exit_status_first)
 		{ "137 summary_written missing_stop_event 1 2 3\n", "--strict",
 		  "137\n" },
 	};
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -387,8 +369,6 @@ START_TEST(test_run_table_verdict_gives_the_exit_status_first)
 			    "--rows", "r.jsonl", "figures", NULL);
 	mt_quiet_int_eq(r.status, 64);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -410,7 +390,7 @@ static void run_options(mt_test_run_t *r, const char *dir, ...)
 
 START_TEST(test_run_options_prints_the_settings_and_the_shift_to_cmd)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	run_options(&r, dir, "-n3", "--output=it's/", "--stack-depth", "007",
@@ -435,8 +415,6 @@ START_TEST(test_run_options_prints_the_settings_and_the_shift_to_cmd)
 		 "%s", r.out);
 	mt_quiet_ptr_nonnull(strstr(r.out, "or hung, 1 one did.\n'\nexit 0\n"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -460,7 +438,7 @@ START_TEST(test_run_options_refuses_as_memtrace_run_does)
 		{ { "--oom-sweep", "--strict", "x", NULL }, "--strict does not apply to --oom-sweep" },
 		{ { "--max", "3", "x", NULL }, "--max and --timeout apply only to --oom-sweep" },
 	};
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		mt_test_run_t r;
@@ -477,8 +455,6 @@ START_TEST(test_run_options_refuses_as_memtrace_run_does)
 		ck_assert_str_eq(r.out, "");
 		mt_test_run_release(&r);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -486,7 +462,7 @@ END_TEST
 
 START_TEST(test_run_dir_makes_the_directory_and_escapes_its_path)
 {
-	char *dir = mt_test_tmpdir(), *made, want[4096];
+	char *dir = mt_test_scratch(), *made, want[4096];
 	mt_test_run_t r;
 	struct stat st;
 
@@ -521,8 +497,6 @@ START_TEST(test_run_dir_makes_the_directory_and_escapes_its_path)
 	ck_assert_str_eq(r.out, "");
 	mt_test_run_release(&r);
 	free(made);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -559,7 +533,7 @@ static void frames(char *buf, size_t cap, int n)
 
 START_TEST(test_oom_fail_prints_the_call_and_its_stack)
 {
-	char *dir = mt_test_tmpdir(), trace[8192];
+	char *dir = mt_test_scratch(), trace[8192];
 	mt_test_run_t r;
 
 	frames(trace, sizeof(trace), 2);
@@ -569,8 +543,6 @@ START_TEST(test_oom_fail_prints_the_call_and_its_stack)
 	ck_assert_str_eq(r.out, "calloc of 1.5 KiB\nf1 (m1.so) < f2 (m2.so)\n");
 	ck_assert_str_eq(r.err, "");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -594,7 +566,7 @@ static const char cxx_trace[] =
 /* The sweep's stack names C++ frames as report does, demangled. */
 START_TEST(test_oom_fail_demangles_cxx_names)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_in(dir, "t.jsonl", cxx_trace);
@@ -604,15 +576,13 @@ START_TEST(test_oom_fail_demangles_cxx_names)
 				"(libstdc++.so.6) < app::make_widget(int) (app)\n");
 	ck_assert_str_eq(r.err, "");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* At most 8 frames, as the sweep always printed them. */
 START_TEST(test_oom_fail_names_at_most_eight_frames)
 {
-	char *dir = mt_test_tmpdir(), trace[16384];
+	char *dir = mt_test_scratch(), trace[16384];
 	mt_test_run_t r;
 
 	frames(trace, sizeof(trace), 11);
@@ -623,14 +593,12 @@ START_TEST(test_oom_fail_names_at_most_eight_frames)
 				"f3 (m3.so) < f4 (m4.so) < f5 (m5.so) < f6 (m6.so) < "
 				"f7 (m7.so) < f8 (m8.so) < ... (3 more)\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_oom_fail_says_when_no_stack_was_recorded)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_in(dir, "t.jsonl", START
@@ -640,8 +608,6 @@ START_TEST(test_oom_fail_says_when_no_stack_was_recorded)
 	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "malloc of 100 B\n(no stack recorded)\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -649,7 +615,7 @@ END_TEST
  * alloc.fail of another N, nor a line that only mentions it). */
 START_TEST(test_oom_fail_exits_1_when_allocation_n_did_not_fail)
 {
-	char *dir = mt_test_tmpdir(), trace[8192];
+	char *dir = mt_test_scratch(), trace[8192];
 	mt_test_run_t r;
 
 	frames(trace, sizeof(trace), 2);
@@ -665,8 +631,6 @@ START_TEST(test_oom_fail_exits_1_when_allocation_n_did_not_fail)
 	mt_test_memtrace_in(&r, dir, "oom-fail", "nowhere.jsonl", "1", NULL);
 	mt_quiet_int_eq(r.status, 3);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -696,7 +660,7 @@ static void oom_run(mt_test_run_t *r, const char *dir, const char *n, ...)
  * whether or not allocation N failed. */
 START_TEST(test_oom_fail_exit_gives_the_row_and_the_runs_lines)
 {
-	char *dir = mt_test_tmpdir(), trace[8192];
+	char *dir = mt_test_scratch(), trace[8192];
 	mt_test_run_t r;
 
 	frames(trace, sizeof(trace), 2);
@@ -738,14 +702,12 @@ START_TEST(test_oom_fail_exit_gives_the_row_and_the_runs_lines)
 				"N=3 no allocation 3 to fail: killed by SIGABRT (crash)\n"
 				"    trace t.jsonl, output t.log\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_oom_fail_exit_refuses_a_bad_command_line_and_a_missing_trace)
 {
-	char *dir = mt_test_tmpdir(), trace[8192];
+	char *dir = mt_test_scratch(), trace[8192];
 	mt_test_run_t r;
 
 	frames(trace, sizeof(trace), 2);
@@ -784,8 +746,6 @@ START_TEST(test_oom_fail_exit_refuses_a_bad_command_line_and_a_missing_trace)
 	mt_quiet_int_eq(r.status, 0);
 	mt_quiet_ptr_nonnull(strstr(r.out, "   or: memtrace oom-fail --exit"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -843,7 +803,7 @@ START_TEST(test_runs_commands_fail_cleanly_at_every_allocation)
 		"oom-fail", "--exit", "139", "--signal", "SEGV", "--log", "t.log",
 		"t.jsonl", "2", NULL,
 	};
-	char *dir = mt_test_tmpdir(), trace[8192];
+	char *dir = mt_test_scratch(), trace[8192];
 
 	copy_fixture(dir, "traces/complete.jsonl", "a.1.jsonl");
 	copy_fixture(dir, "traces/missing_stop_killed.jsonl", "a.1.77.jsonl");
@@ -860,8 +820,6 @@ START_TEST(test_runs_commands_fail_cleanly_at_every_allocation)
 	write_in(dir, "t.jsonl", trace);
 	every_allocation_fails_cleanly(dir, oom);
 	every_allocation_fails_cleanly(dir, oline);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

@@ -121,7 +121,7 @@ static char *list_dir(const char *dir)
 
 START_TEST(test_capture_writes_complete_canonical_integrity)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *capture = write_trace(dir, "allocations.jsonl",
 				    MT_TEST_MINIMAL_TRACE);
 	char *summary_path = mt_test_path(dir, "summary.jsonl");
@@ -156,14 +156,12 @@ START_TEST(test_capture_writes_complete_canonical_integrity)
 	mt_test_run_release(&r);
 	free(summary_path);
 	free(capture);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_capture_surfaces_tail_truncation_and_missing_artifacts)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *capture = write_trace(dir, "truncated.jsonl", TRUNCATED_TRACE);
 	char *summary_path = mt_test_path(dir, "summary.jsonl");
 	const char *partial_args[] = { "capture", "--capture", capture,
@@ -204,14 +202,12 @@ START_TEST(test_capture_surfaces_tail_truncation_and_missing_artifacts)
 
 	free(summary_path);
 	free(capture);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_repetition_retains_every_process_summary)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *capture = write_trace(dir, "allocations.jsonl",
 				    MT_TEST_MINIMAL_TRACE);
 	char *reps = mt_test_path(dir, "allocations.repetitions.jsonl");
@@ -247,8 +243,6 @@ START_TEST(test_repetition_retains_every_process_summary)
 
 	free(reps);
 	free(capture);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -257,7 +251,7 @@ END_TEST
 
 START_TEST(test_repetition_survives_every_allocation_failure)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *capture = write_trace(dir, "allocations.jsonl",
 				    MT_TEST_MINIMAL_TRACE);
 	char *reps = mt_test_path(dir, "repetitions.jsonl");
@@ -300,8 +294,6 @@ START_TEST(test_repetition_survives_every_allocation_failure)
 
 	free(reps);
 	free(capture);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -309,7 +301,7 @@ END_TEST
  * there untouched, not append half a row. */
 START_TEST(test_repetition_append_survives_every_allocation_failure)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *capture = write_trace(dir, "allocations.jsonl",
 				    MT_TEST_MINIMAL_TRACE);
 	char *reps = mt_test_path(dir, "repetitions.jsonl");
@@ -345,8 +337,6 @@ START_TEST(test_repetition_append_survives_every_allocation_failure)
 
 	free(reps);
 	free(capture);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -354,7 +344,7 @@ END_TEST
  * allocation failure writes no summary and no row. */
 START_TEST(test_capture_survives_every_allocation_failure)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *capture = write_trace(dir, "allocations.jsonl",
 				    MT_TEST_MINIMAL_TRACE);
 	char *summary = mt_test_path(dir, "summary.jsonl");
@@ -400,8 +390,6 @@ START_TEST(test_capture_survives_every_allocation_failure)
 	free(rows);
 	free(summary);
 	free(capture);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

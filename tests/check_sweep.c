@@ -90,7 +90,7 @@ START_TEST(test_fail_at_fails_the_nth_allocation_with_enomem)
 		"malloc", "calloc", "realloc", "malloc", "posix_memalign",
 		"aligned_alloc", "memalign", "reallocarray",
 	};
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	for (int n = 1; n <= 9; n++) {
 		char at[16], trace[32], want[128], line[4096], *path;
@@ -123,15 +123,13 @@ START_TEST(test_fail_at_fails_the_nth_allocation_with_enomem)
 		mt_test_run_release(&r);
 		free(path);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_fail_at_unset_zero_or_bad_changes_nothing)
 {
 	static const char *const values[] = { NULL, "0", "", "3x", "-2" };
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
 		mt_test_run_t r;
@@ -154,8 +152,6 @@ START_TEST(test_fail_at_unset_zero_or_bad_changes_nothing)
 		mt_test_run_release(&r);
 		free(path);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -193,7 +189,7 @@ START_TEST(test_fail_at_is_for_the_process_it_was_set_for)
 	 * makes 3, then execs one that makes 4 and writes into each: had
 	 * either inherited MEMTRACE_FAIL_AT=3, the exec'd one would crash
 	 * and the parent exit 4. */
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	int traces, failing;
 	mt_test_run_t r;
 
@@ -206,10 +202,8 @@ START_TEST(test_fail_at_is_for_the_process_it_was_set_for)
 	count_traces(dir, &traces, &failing);
 	mt_quiet_int_eq(traces, 4);
 	mt_quiet_int_eq(failing, 0);
-	mt_test_rmdir(dir);
-	free(dir);
 	/* The parent's own first allocation does fail, and only it. */
-	dir = mt_test_tmpdir();
+	dir = mt_test_scratch();
 	run_failing(&r, dir, "fork.jsonl", "wl_fork", "1", NULL);
 	assert_status(&r, 0);
 	mt_test_run_release(&r);
@@ -223,8 +217,6 @@ START_TEST(test_fail_at_is_for_the_process_it_was_set_for)
 		mt_quiet_ptr_nonnull(strstr(line, "\"size\":2222,"));
 		free(path);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -262,7 +254,7 @@ static void run_sweep(sweep_t *s, const char *name, const char *arg, ...)
 	int n = 0;
 	va_list ap;
 
-	s->dir = mt_test_tmpdir();
+	s->dir = mt_test_scratch();
 	s->out = mt_test_path(s->dir, "out");
 	argv[n++] = script;
 	va_start(ap, arg);
@@ -293,8 +285,6 @@ static void run_sweep(sweep_t *s, const char *name, const char *arg, ...)
 static void sweep_release(sweep_t *s)
 {
 	mt_test_run_release(&s->r);
-	mt_test_rmdir(s->dir);
-	free(s->dir);
 	free(s->out);
 }
 
@@ -447,7 +437,7 @@ START_TEST(test_sweep_without_a_trace_cannot_judge)
 	/* A preload that writes no trace stands for a static or set-user-ID
 	 * program: the sweep cannot tell whether anything failed. */
 	char *script = mt_test_path(mt_test_source_dir(), "scripts/memtrace-run");
-	char *prog = mt_test_workload("wl_oom_safe"), *dir = mt_test_tmpdir();
+	char *prog = mt_test_workload("wl_oom_safe"), *dir = mt_test_scratch();
 	char *out = mt_test_path(dir, "out");
 	char an[4096], pre[4096];
 	char *argv[] = { script, "--oom-sweep", "-o", out, "--", prog, NULL };
@@ -461,8 +451,6 @@ START_TEST(test_sweep_without_a_trace_cannot_judge)
 	assert_status(&r, 70);
 	mt_quiet_ptr_nonnull(strstr(r.err, "memtrace-run: run 1 of the sweep left no trace"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 	free(out);
 	free(prog);
 	free(script);

@@ -87,9 +87,15 @@ char *mt_test_fixture(const char *name);
 /* Returns a malloc'd "<build>/memtrace". */
 char *mt_test_memtrace(void);
 
-/* A fresh empty directory under $TMPDIR (malloc'd path); removed with
- * mt_test_rmdir(). */
-char *mt_test_tmpdir(void);
+/*
+ * A fresh empty directory under $TMPDIR for the test that asks: it and
+ * all it holds are removed when the test's process exits (Check forks
+ * one per test, and exits it whether the test passed or failed), so a
+ * test neither removes nor frees it.  A process the test forks that
+ * exits removes only the directories it asked for itself.
+ */
+char *mt_test_scratch(void);
+/* rm -rf dir, for a test whose behaviour is a directory going away. */
 void mt_test_rmdir(const char *dir);
 /* A malloc'd "<dir>/<name>". */
 char *mt_test_path(const char *dir, const char *name);
@@ -133,9 +139,9 @@ void mt_test_write(const char *path, const char *data, size_t len);
 int mt_test_exists(const char *path);
 
 /* A file named trace.jsonl holding data, in a fresh directory of its
- * own; mt_test_file_done() removes both. */
+ * own (a scratch directory); mt_test_file_done() frees the path. */
 typedef struct {
-	char *dir;
+	char *dir;  /* a scratch directory (mt_test_scratch()) */
 	char *path;
 } mt_test_file_t;
 void mt_test_file_write(mt_test_file_t *f, const char *data, size_t len);
