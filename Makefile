@@ -216,8 +216,7 @@ $(OBJ)/analyzer/render/mt_html_assets.o: analyzer/render/mt_html_assets.S $(HTML
 # The preload is optimized across its files at link time: its hot path
 # crosses the hooks, the core, the clock, the stack tables and the line
 # formatter on every event, and inlining across them took 0.95 to 0.97 of
-# the churn's time (docs/performance.md, stop 18).  PRELOAD_LTO= turns it
-# off.
+# the churn's time (docs/performance.md).  PRELOAD_LTO= turns it off.
 PRELOAD_LTO ?= -flto=auto
 $(PIC)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -6,7 +6,7 @@
  *
  *   tokener  json_tokener_parse_ex() on every line, nothing else: what
  *            reading JSON with json-c alone costs
- *   json-c   mt_jsonc_parse(): json-c plus the field extraction and the
+ *   json-c   mt_any_json_parse(): json-c plus the field extraction and the
  *            validator, the analyzer's reference path
  *   parser   mt_parser_parse(): the exact-layout matcher, then the generic
  *            fast path, then json-c for what both decline
@@ -21,8 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../analyzer/parse/mt_fast.h"
-#include "../analyzer/parse/mt_jsonc.h"
+#include "../analyzer/parse/mt_flat.h"
+#include "../analyzer/parse/mt_any_json.h"
 #include "../analyzer/parse/mt_parse.h"
 #include "../analyzer/read/mt_reader.h"
 
@@ -75,12 +75,12 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (mode == JSON_C) {
-			r = mt_jsonc_parse(&parser, line.data, line.len, &ev);
+			r = mt_any_json_parse(&parser, line.data, line.len, &ev);
 		} else if (mode == GENERIC) {
-			r = mt_fast_parse(&parser, line.data, line.len, &ev);
+			r = mt_flat_parse(&parser, line.data, line.len, &ev);
 			if (r == MT_PARSE_DECLINED)
-				r = mt_jsonc_parse(&parser, line.data,
-						   line.len, &ev);
+				r = mt_any_json_parse(&parser, line.data,
+						      line.len, &ev);
 		} else {
 			r = mt_parser_parse(&parser, line.data, line.len, &ev);
 		}

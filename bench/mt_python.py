@@ -1,5 +1,5 @@
 # mt_python: the preload benchmark's real-program workload, the python3
-# run of issue 22's table: build, dump, parse and sort a 120k-entry dict.
+# run of docs/performance.md's table: build, dump, parse and sort a 120k-entry dict.
 #
 #   PYTHONMALLOC=malloc /usr/bin/python3 bench/mt_python.py [ENTRIES]
 #

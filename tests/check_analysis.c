@@ -23,7 +23,7 @@
  * event the heap rejects amid held ones, a gap, a free of an unknown
  * block, a frame and a malformed line between them, each at its line.
  */
-START_TEST(analysis_applies_held_events_in_trace_order)
+START_TEST(test_analysis_applies_held_events_in_trace_order)
 {
 	static char trace[16384];
 	size_t n = 0;
@@ -101,7 +101,7 @@ Suite *mt_suite_analysis(void)
 	TCase *tc = tcase_create("analysis");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, analysis_applies_held_events_in_trace_order);
+	tcase_add_test(tc, test_analysis_applies_held_events_in_trace_order);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -57,7 +57,7 @@ static void run_pool_env(pool_run_t *p, const char *arg, const char *extra)
 	char *prog = mt_test_workload("mt_pool");
 	char *argv[] = { prog, (char *)arg, NULL };
 
-	p->dir = mt_test_tmpdir();
+	p->dir = mt_test_scratch();
 	p->trace = mt_test_path(p->dir, "t.jsonl");
 	mt_test_run_traced(&p->run, argv, p->trace, extra);
 	mt_quiet(p->run.status == 0, "mt_pool exited %d: %s", p->run.status,
@@ -73,9 +73,7 @@ static void run_pool(pool_run_t *p, const char *arg)
 static void pool_run_release(pool_run_t *p)
 {
 	mt_test_run_release(&p->run);
-	mt_test_rmdir(p->dir);
 	free(p->trace);
-	free(p->dir);
 }
 
 /* In the trace at path: the line of the first "allocator" event of id 1
@@ -456,7 +454,7 @@ START_TEST(test_threads_declare_each_allocator_once_before_its_events)
 {
 	char *prog = mt_test_workload("mt_pool_threads");
 	char *argv[] = { prog, NULL };
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *mt = mt_test_memtrace();
 	char *summary[] = { mt, "summary", trace, "--top", "0",
 			    "--include-zero-live", NULL };
@@ -518,17 +516,15 @@ START_TEST(test_threads_declare_each_allocator_once_before_its_events)
 	mt_test_run_release(&r);
 	free(status);
 	free(text);
-	mt_test_rmdir(dir);
 	free(mt);
 	free(trace);
-	free(dir);
 	free(prog);
 }
 END_TEST
 
 START_TEST(test_make_install_installs_the_header)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *header = mt_test_path(dir, "include/memtrace.h");
 	char *source = mt_test_path(mt_test_source_dir(), "include/memtrace.h");
 	char *want = mt_test_read(source, NULL);
@@ -547,11 +543,9 @@ START_TEST(test_make_install_installs_the_header)
 	ck_assert(want != NULL);
 	mt_test_assert_file_eq(header, want);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(want);
 	free(source);
 	free(header);
-	free(dir);
 }
 END_TEST
 
@@ -570,7 +564,7 @@ static void compile_header(const char *compiler, const char *std, const char *ex
 		"\tmemtrace_free(a, block + 32);\n"
 		"\treturn 0;\n"
 		"}\n";
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char file[64], cmd[8192], *path, *include;
 	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
 	mt_test_run_t r;
@@ -586,10 +580,8 @@ static void compile_header(const char *compiler, const char *std, const char *ex
 	mt_quiet(r.status == 0, "%s did not take memtrace.h: %s", cmd, r.err);
 	ck_assert_str_eq(r.err, "");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(include);
 	free(path);
-	free(dir);
 }
 
 START_TEST(test_header_compiles_as_c11_with_warnings_as_errors)
@@ -626,7 +618,7 @@ static void assert_complete(const char *path)
 
 START_TEST(test_core_writes_api_events_with_their_allocator_and_fn_api)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	uint32_t id;
 	char *data;
 
@@ -659,15 +651,13 @@ START_TEST(test_core_writes_api_events_with_their_allocator_and_fn_api)
 	mt_quiet_ptr_null(strstr(data, "\"align\""));
 	assert_complete(trace);
 	free(data);
-	mt_test_rmdir(dir);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_core_gives_one_id_per_name_counting_from_1)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *data;
 
 	mt_quiet_int_eq(mt_trace_start(trace, 0), 0);
@@ -683,15 +673,13 @@ START_TEST(test_core_gives_one_id_per_name_counting_from_1)
 	mt_quiet_ptr_nonnull(strstr(data, "\"allocator_id\":3,\"name\":\"\"}"));
 	assert_complete(trace);
 	free(data);
-	mt_test_rmdir(dir);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_core_writes_any_name_as_valid_json)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	static const char name[] = "a \"quoted\"\\ name\n\twith \x01 controls";
 	char longer[400];
 	char *data, *line, *save = NULL;
@@ -727,15 +715,13 @@ START_TEST(test_core_writes_any_name_as_valid_json)
 	ck_assert_int_eq(seen, 2);
 	assert_complete(trace);
 	free(data);
-	mt_test_rmdir(dir);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_core_names_at_most_256_allocators)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char name[16], line[256];
 	FILE *said = tmpfile();
 	int saved;
@@ -765,9 +751,7 @@ START_TEST(test_core_names_at_most_256_allocators)
 	ck_assert_uint_eq(mt_api_allocator("a256"), 256);
 	mt_trace_stop("api");
 	assert_complete(trace);
-	mt_test_rmdir(dir);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -775,7 +759,7 @@ END_TEST
  * declares an allocator anew, before its first event there. */
 START_TEST(test_core_declares_an_allocator_again_in_a_new_trace)
 {
-	char *dir = mt_test_tmpdir(), *first = mt_test_path(dir, "1.jsonl");
+	char *dir = mt_test_scratch(), *first = mt_test_path(dir, "1.jsonl");
 	char *second = mt_test_path(dir, "2.jsonl");
 	uint32_t id;
 	char *data, *decl, *ev;
@@ -798,10 +782,8 @@ START_TEST(test_core_declares_an_allocator_again_in_a_new_trace)
 	assert_complete(first);
 	assert_complete(second);
 	free(data);
-	mt_test_rmdir(dir);
 	free(second);
 	free(first);
-	free(dir);
 }
 END_TEST
 

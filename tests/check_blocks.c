@@ -77,7 +77,7 @@ static void blocks_put_ok(mt_blocks_t *t, uint64_t ptr, const mt_block_t *b,
  * call to mt_heap_prefetch(): the analyzer ran 15 to 24 % slower and
  * every output stayed the same, so only the machine code can tell.
  */
-START_TEST(blocks_prefetches_are_in_the_binary)
+START_TEST(test_blocks_prefetches_are_in_the_binary)
 {
 	char found[256];
 
@@ -104,7 +104,7 @@ START_TEST(blocks_prefetches_are_in_the_binary)
 }
 END_TEST
 
-START_TEST(blocks_put_find_take)
+START_TEST(test_blocks_put_find_take)
 {
 	static const mt_block_t ext = { UINT64_MAX, UINT64_MAX, UINT32_MAX,
 					UINT32_MAX };
@@ -162,7 +162,7 @@ START_TEST(blocks_put_find_take)
 }
 END_TEST
 
-START_TEST(blocks_keys_zero_and_max)
+START_TEST(test_blocks_keys_zero_and_max)
 {
 	mt_blocks_t t;
 	mt_block_t b[5], out;
@@ -223,7 +223,7 @@ static uint64_t grow_key(uint64_t i)
 	return 0x7f0000000000ull * (i % 3) + i * 16;
 }
 
-START_TEST(blocks_grow_keeps_blocks_and_aligns_slots)
+START_TEST(test_blocks_grow_keeps_blocks_and_aligns_slots)
 {
 	const uint64_t n = 100000;
 	mt_blocks_t t;
@@ -277,7 +277,7 @@ END_TEST
 /* After mt_blocks_reserve() the next put cannot fail, whatever fails
  * after it; a reserve that must grow and cannot leaves the table as it
  * was, and one with room allocates nothing. */
-START_TEST(blocks_reserve_makes_the_next_put_succeed)
+START_TEST(test_blocks_reserve_makes_the_next_put_succeed)
 {
 	mt_blocks_t t;
 	mt_block_t b, old;
@@ -333,7 +333,7 @@ START_TEST(blocks_reserve_makes_the_next_put_succeed)
 }
 END_TEST
 
-START_TEST(blocks_failed_growth_leaves_table_unchanged)
+START_TEST(test_blocks_failed_growth_leaves_table_unchanged)
 {
 	mt_blocks_t t;
 	mt_block_t b, old, out;
@@ -431,7 +431,7 @@ END_TEST
 #define BALLAST 30000
 #define BALLAST_BASE 0x600000000000ull
 
-START_TEST(blocks_random_churn_matches_reference)
+START_TEST(test_blocks_random_churn_matches_reference)
 {
 	static uint64_t keys[CHURN_KEYS];
 	static mt_block_t ref_blk[CHURN_KEYS];
@@ -541,7 +541,7 @@ START_TEST(blocks_random_churn_matches_reference)
 }
 END_TEST
 
-START_TEST(blocks_take_keeps_wrapped_runs_findable)
+START_TEST(test_blocks_take_keeps_wrapped_runs_findable)
 {
 	mt_blocks_t t;
 	int64_t before = mt_mem_outstanding();
@@ -604,7 +604,7 @@ END_TEST
 
 /* A prefetch is only a hint: on an empty table, and on one large enough
  * to be prefetched, for present, absent and the side slot's key. */
-START_TEST(blocks_prefetch_changes_nothing)
+START_TEST(test_blocks_prefetch_changes_nothing)
 {
 	const uint64_t n = 100000;
 	mt_blocks_t t;
@@ -671,15 +671,15 @@ Suite *mt_suite_blocks(void)
 	TCase *tc = tcase_create("blocks");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, blocks_put_find_take);
-	tcase_add_test(tc, blocks_keys_zero_and_max);
-	tcase_add_test(tc, blocks_grow_keeps_blocks_and_aligns_slots);
-	tcase_add_test(tc, blocks_failed_growth_leaves_table_unchanged);
-	tcase_add_test(tc, blocks_reserve_makes_the_next_put_succeed);
-	tcase_add_test(tc, blocks_random_churn_matches_reference);
-	tcase_add_test(tc, blocks_take_keeps_wrapped_runs_findable);
-	tcase_add_test(tc, blocks_prefetch_changes_nothing);
-	tcase_add_test(tc, blocks_prefetches_are_in_the_binary);
+	tcase_add_test(tc, test_blocks_put_find_take);
+	tcase_add_test(tc, test_blocks_keys_zero_and_max);
+	tcase_add_test(tc, test_blocks_grow_keeps_blocks_and_aligns_slots);
+	tcase_add_test(tc, test_blocks_failed_growth_leaves_table_unchanged);
+	tcase_add_test(tc, test_blocks_reserve_makes_the_next_put_succeed);
+	tcase_add_test(tc, test_blocks_random_churn_matches_reference);
+	tcase_add_test(tc, test_blocks_take_keeps_wrapped_runs_findable);
+	tcase_add_test(tc, test_blocks_prefetch_changes_nothing);
+	tcase_add_test(tc, test_blocks_prefetches_are_in_the_binary);
 	suite_add_tcase(s, tc);
 	return s;
 }

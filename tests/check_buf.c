@@ -29,7 +29,7 @@ static void assert_buf(const mt_buf_t *b, const char *want, size_t n)
 	}
 }
 
-START_TEST(buf_appends_numbers)
+START_TEST(test_buf_appends_numbers)
 {
 	mt_buf_t b = MT_BUF_INIT;
 	int64_t before = mt_mem_outstanding();
@@ -51,7 +51,7 @@ START_TEST(buf_appends_numbers)
 }
 END_TEST
 
-START_TEST(buf_limit_too_long_leaves_buffer_unchanged)
+START_TEST(test_buf_limit_too_long_leaves_buffer_unchanged)
 {
 	mt_buf_t b;
 
@@ -74,7 +74,7 @@ START_TEST(buf_limit_too_long_leaves_buffer_unchanged)
 }
 END_TEST
 
-START_TEST(buf_json_str_too_long_leaves_buffer_unchanged)
+START_TEST(test_buf_json_str_too_long_leaves_buffer_unchanged)
 {
 	mt_buf_t b;
 
@@ -96,7 +96,7 @@ START_TEST(buf_json_str_too_long_leaves_buffer_unchanged)
 }
 END_TEST
 
-START_TEST(buf_out_of_memory_leaves_buffer_unchanged)
+START_TEST(test_buf_out_of_memory_leaves_buffer_unchanged)
 {
 	mt_buf_t b = MT_BUF_INIT;
 	char big[1000];
@@ -127,7 +127,7 @@ START_TEST(buf_out_of_memory_leaves_buffer_unchanged)
 }
 END_TEST
 
-START_TEST(buf_reset_and_truncate)
+START_TEST(test_buf_reset_and_truncate)
 {
 	mt_buf_t b = MT_BUF_INIT;
 
@@ -143,7 +143,7 @@ START_TEST(buf_reset_and_truncate)
 }
 END_TEST
 
-START_TEST(buf_json_str_escapes_quote_and_backslash)
+START_TEST(test_buf_json_str_escapes_quote_and_backslash)
 {
 	mt_buf_t b = MT_BUF_INIT;
 	static const char want[] = "\"a\\\"b\\\\c\\\\\\\"\"";
@@ -154,7 +154,7 @@ START_TEST(buf_json_str_escapes_quote_and_backslash)
 }
 END_TEST
 
-START_TEST(buf_json_str_escapes_control_chars)
+START_TEST(test_buf_json_str_escapes_control_chars)
 {
 	mt_buf_t b = MT_BUF_INIT;
 	char in[32];
@@ -172,7 +172,7 @@ START_TEST(buf_json_str_escapes_control_chars)
 }
 END_TEST
 
-START_TEST(buf_json_str_escapes_nul)
+START_TEST(test_buf_json_str_escapes_nul)
 {
 	mt_buf_t b = MT_BUF_INIT;
 	static const char want[] = "\"a\\u0000b\\u0000\"";
@@ -184,7 +184,7 @@ START_TEST(buf_json_str_escapes_nul)
 }
 END_TEST
 
-START_TEST(buf_json_str_copies_other_bytes)
+START_TEST(test_buf_json_str_copies_other_bytes)
 {
 	mt_buf_t b = MT_BUF_INIT;
 	static const char in[] = " ~/\x7f\xc3\xa9\xe2\x82\xac'";
@@ -211,15 +211,15 @@ Suite *mt_suite_buf(void)
 	TCase *tc = tcase_create("buf");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, buf_appends_numbers);
-	tcase_add_test(tc, buf_limit_too_long_leaves_buffer_unchanged);
-	tcase_add_test(tc, buf_json_str_too_long_leaves_buffer_unchanged);
-	tcase_add_test(tc, buf_out_of_memory_leaves_buffer_unchanged);
-	tcase_add_test(tc, buf_reset_and_truncate);
-	tcase_add_test(tc, buf_json_str_escapes_quote_and_backslash);
-	tcase_add_test(tc, buf_json_str_escapes_control_chars);
-	tcase_add_test(tc, buf_json_str_escapes_nul);
-	tcase_add_test(tc, buf_json_str_copies_other_bytes);
+	tcase_add_test(tc, test_buf_appends_numbers);
+	tcase_add_test(tc, test_buf_limit_too_long_leaves_buffer_unchanged);
+	tcase_add_test(tc, test_buf_json_str_too_long_leaves_buffer_unchanged);
+	tcase_add_test(tc, test_buf_out_of_memory_leaves_buffer_unchanged);
+	tcase_add_test(tc, test_buf_reset_and_truncate);
+	tcase_add_test(tc, test_buf_json_str_escapes_quote_and_backslash);
+	tcase_add_test(tc, test_buf_json_str_escapes_control_chars);
+	tcase_add_test(tc, test_buf_json_str_escapes_nul);
+	tcase_add_test(tc, test_buf_json_str_copies_other_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -176,7 +176,7 @@ static void assert_usage_error(const mt_test_run_t *r, const char *reason,
 START_TEST(test_help_prints_program_usage_on_stdout)
 {
 	static const char *const spellings[] = { "--help", "-h", "help" };
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	for (size_t i = 0; i < 3; i++) {
 		mt_test_run_t r;
@@ -196,8 +196,6 @@ START_TEST(test_help_prints_program_usage_on_stdout)
 		}
 		mt_test_run_release(&r);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -205,7 +203,7 @@ START_TEST(test_help_prints_each_command_usage_on_stdout)
 {
 	static const char *const cmds[] = { "check", "summary", "capture",
 					    "repetition" };
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	for (size_t i = 0; i < 4; i++) {
 		char usage[64];
@@ -221,8 +219,6 @@ START_TEST(test_help_prints_each_command_usage_on_stdout)
 		mt_test_run_release(&r);
 	}
 	assert_listing(dir, "");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -230,7 +226,7 @@ END_TEST
  * order: the first word of each line under "Commands:". */
 START_TEST(test_help_lists_the_commands_of_the_table)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	const char *p;
 	size_t n = 0;
 	mt_test_run_t r;
@@ -264,8 +260,6 @@ START_TEST(test_help_lists_the_commands_of_the_table)
 	mt_quiet_ptr_null(strstr(r.out, "  run-"));
 	mt_quiet_ptr_null(strstr(r.out, "  oom-fail"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -273,7 +267,7 @@ END_TEST
  * its usage, whole, on stdout, and nothing else. */
 START_TEST(test_every_command_help_prints_its_usage)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	for (size_t i = 0; i < mt_ncommands; i++) {
 		const mt_cmd_t *cmd = mt_commands[i];
@@ -293,8 +287,6 @@ START_TEST(test_every_command_help_prints_its_usage)
 		mt_test_run_release(&r);
 	}
 	assert_listing(dir, "");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -302,34 +294,30 @@ END_TEST
 
 START_TEST(test_no_command_is_usage_error)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, dir, NULL);
 	assert_usage_error(&r, "no command given", "usage: memtrace <command>");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_unknown_command_is_usage_error)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, dir, "sumary", "trace.jsonl", NULL);
 	assert_usage_error(&r, "unknown command 'sumary'",
 			   "usage: memtrace <command>");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_unknown_option_is_usage_error)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
@@ -340,14 +328,12 @@ START_TEST(test_unknown_option_is_usage_error)
 	mt_test_memtrace_in(&r, dir, "check", "-x", "t.jsonl", NULL);
 	assert_usage_error(&r, "unknown option '-x'", "usage: memtrace check ");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_option_of_another_command_is_usage_error_naming_it)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
@@ -366,14 +352,12 @@ START_TEST(test_option_of_another_command_is_usage_error_naming_it)
 			   "usage: memtrace repetition ");
 	mt_test_run_release(&r);
 	assert_listing(dir, "t.jsonl");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_missing_trace_argument_is_usage_error)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, dir, "check", NULL);
@@ -383,14 +367,12 @@ START_TEST(test_missing_trace_argument_is_usage_error)
 	assert_usage_error(&r, "missing TRACE argument",
 			   "usage: memtrace summary ");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_extra_argument_is_usage_error)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
@@ -404,14 +386,12 @@ START_TEST(test_extra_argument_is_usage_error)
 			   "usage: memtrace capture ");
 	mt_test_run_release(&r);
 	assert_listing(dir, "t.jsonl");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_option_without_value_is_usage_error)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
@@ -429,8 +409,6 @@ START_TEST(test_option_without_value_is_usage_error)
 			   "usage: memtrace repetition ");
 	mt_test_run_release(&r);
 	assert_listing(dir, "t.jsonl");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -445,7 +423,7 @@ START_TEST(test_bad_numbers_are_usage_errors)
 		"1x", "", "one", "99999999999999999999", "+1", " 1", "-", "--1",
 		"9223372036854775808", "-9223372036854775809",
 	};
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
@@ -470,14 +448,12 @@ START_TEST(test_bad_numbers_are_usage_errors)
 		mt_test_run_release(&r);
 	}
 	assert_listing(dir, "t.jsonl");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_index_zero_is_usage_error_and_writes_nothing)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 	char *rows;
 
@@ -492,14 +468,12 @@ START_TEST(test_index_zero_is_usage_error_and_writes_nothing)
 	ck_assert_str_eq(rows, "{\"kept\":true}\n");
 	free(rows);
 	assert_listing(dir, "r.jsonl t.jsonl");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_missing_required_options_are_usage_errors)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
@@ -525,8 +499,6 @@ START_TEST(test_missing_required_options_are_usage_errors)
 			   "usage: memtrace repetition ");
 	mt_test_run_release(&r);
 	assert_listing(dir, "t.jsonl");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -541,7 +513,7 @@ static int check_status(const char *trace, mt_test_run_t *r, char *dir)
 
 START_TEST(test_check_exits_0_when_complete)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	mt_quiet_int_eq(check_status(MT_TEST_MINIMAL_TRACE, &r, dir), 0);
@@ -549,40 +521,34 @@ START_TEST(test_check_exits_0_when_complete)
 				"\"caveats\":[]}\n");
 	ck_assert_str_eq(r.err, "");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_check_exits_1_when_caveated)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	mt_quiet_int_eq(check_status(KILLED_TRACE, &r, dir), 1);
 	ck_assert(starts_with(r.out, "{\"status\":\"missing_stop_event\","));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_check_exits_2_when_not_valid_evidence)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	mt_quiet_int_eq(check_status(INVALID_TRACE, &r, dir), 2);
 	ck_assert(starts_with(r.out, "{\"status\":\"invalid\",\"message\":\""));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_check_exits_3_when_trace_missing)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, dir, "check", "absent.jsonl", NULL);
@@ -590,14 +556,12 @@ START_TEST(test_check_exits_3_when_trace_missing)
 	ck_assert_str_eq(r.out, "");
 	mt_quiet_ptr_nonnull(strstr(r.err, "cannot read 'absent.jsonl'"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_check_exits_3_when_trace_unreadable)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *sub = mt_test_path(dir, "traces");
 	mt_test_run_t r;
 
@@ -608,8 +572,6 @@ START_TEST(test_check_exits_3_when_trace_unreadable)
 	mt_quiet_ptr_nonnull(strstr(r.err, "cannot read 'traces'"));
 	mt_test_run_release(&r);
 	free(sub);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -617,7 +579,7 @@ END_TEST
 
 START_TEST(test_summary_exits_0_for_caveated_trace_without_strict)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", KILLED_TRACE);
@@ -626,14 +588,12 @@ START_TEST(test_summary_exits_0_for_caveated_trace_without_strict)
 	ck_assert(starts_with(r.out, "{\"schema\":\"memtrace.summary/v1\","
 				     "\"status\":\"missing_stop_event\","));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_summary_strict_exits_1_for_caveated_trace_after_writing)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r, plain;
 
 	write_file(dir, "t.jsonl", KILLED_TRACE);
@@ -653,14 +613,12 @@ START_TEST(test_summary_strict_exits_1_for_caveated_trace_after_writing)
 		free(written);
 	}
 	mt_test_run_release(&plain);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_summary_strict_exits_0_for_complete_trace)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
@@ -668,14 +626,12 @@ START_TEST(test_summary_strict_exits_0_for_complete_trace)
 	mt_quiet_int_eq(r.status, 0);
 	mt_quiet_uint_eq(count_lines(r.out), 1);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_summary_exits_2_for_invalid_trace_and_writes_nothing)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", INVALID_TRACE);
@@ -688,14 +644,12 @@ START_TEST(test_summary_exits_2_for_invalid_trace_and_writes_nothing)
 	mt_quiet_int_eq(r.status, 2);
 	mt_test_run_release(&r);
 	assert_listing(dir, "t.jsonl");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_summary_exits_3_for_missing_trace_and_writes_nothing)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, dir, "summary", "absent.jsonl", "-o", "s.jsonl", NULL);
@@ -704,8 +658,6 @@ START_TEST(test_summary_exits_3_for_missing_trace_and_writes_nothing)
 	mt_quiet_ptr_nonnull(strstr(r.err, "cannot read 'absent.jsonl'"));
 	mt_test_run_release(&r);
 	assert_listing(dir, "");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -713,7 +665,7 @@ END_TEST
 
 START_TEST(test_unwritable_output_exits_73)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
@@ -749,14 +701,12 @@ START_TEST(test_unwritable_output_exits_73)
 	       "no/r.jsonl", "--index", "1", NULL);
 	mt_quiet_int_eq(r.status, STATUS_CANTCREAT);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_failed_replace_leaves_no_temporary_file)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *sub = mt_test_path(dir, "out");
 	mt_test_run_t r;
 
@@ -774,8 +724,6 @@ START_TEST(test_failed_replace_leaves_no_temporary_file)
 	assert_listing(dir, "out t.jsonl");
 	assert_listing(sub, "");
 	free(sub);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -786,7 +734,7 @@ START_TEST(test_capture_of_failed_workload_writes_nothing_and_exits_0)
 	static const char *const codes[] = { "1", "-1", "139",
 					     "-9223372036854775808",
 					     "9223372036854775807" };
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
 	for (size_t i = 0; i < sizeof(codes) / sizeof(*codes); i++) {
@@ -806,8 +754,6 @@ START_TEST(test_capture_of_failed_workload_writes_nothing_and_exits_0)
 		mt_test_run_release(&r);
 	}
 	assert_listing(dir, "t.jsonl");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -827,7 +773,7 @@ static const char *const four_states[] = { "summary_written", "summary_written",
 
 START_TEST(test_capture_exits_0_whatever_the_state)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	write_four_traces(dir);
 	for (size_t i = 0; i < 4; i++) {
@@ -843,14 +789,12 @@ START_TEST(test_capture_exits_0_whatever_the_state)
 		json_object_put(row);
 		mt_test_run_release(&r);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_repetition_exits_0_whatever_the_state)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 	struct json_object *row;
 
@@ -879,14 +823,12 @@ START_TEST(test_repetition_exits_0_whatever_the_state)
 		"{\"schema\":\"tiny.profiling.allocation-repetition/v1\","
 		"\"execution_index\":1,\"exit_code\":2,"
 		"\"state\":\"workload_failed\",\"summary\":null}\n");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_rows_of_unreadable_trace_are_summary_invalid)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *sub = mt_test_path(dir, "trace.d");
 	struct json_object *row;
 	mt_test_run_t r;
@@ -914,14 +856,12 @@ START_TEST(test_rows_of_unreadable_trace_are_summary_invalid)
 	json_object_put(row);
 	free(rows);
 	free(sub);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_rows_of_trace_under_a_file_are_capture_missing)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	struct json_object *row;
 	mt_test_run_t r;
 
@@ -935,15 +875,13 @@ START_TEST(test_rows_of_trace_under_a_file_are_capture_missing)
 	json_object_put(row);
 	mt_test_run_release(&r);
 	assert_listing(dir, "t.jsonl");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_capture_strict_exits_with_trace_status_after_row)
 {
 	static const int statuses[] = { 0, 1, 2, 3 };
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	write_four_traces(dir);
 	for (size_t i = 0; i < 4; i++) {
@@ -960,15 +898,13 @@ START_TEST(test_capture_strict_exits_with_trace_status_after_row)
 		json_object_put(row);
 		mt_test_run_release(&r);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_repetition_strict_exits_with_trace_status_after_row)
 {
 	static const int statuses[] = { 0, 1, 2, 3 };
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 	char *rows;
 
@@ -1000,8 +936,6 @@ START_TEST(test_repetition_strict_exits_with_trace_status_after_row)
 		json_object_put(row);
 	}
 	free(rows);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1046,7 +980,7 @@ static void prepare_old_output(const char *dir, const char *name)
 
 START_TEST(test_summary_output_replaces_file_by_rename)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t plain, r;
 
 	write_file(dir, "t.jsonl", KILLED_TRACE);
@@ -1064,8 +998,6 @@ START_TEST(test_summary_output_replaces_file_by_rename)
 	mt_test_run_release(&r);
 	mt_test_run_release(&plain);
 	assert_listing(dir, "old-link s.jsonl s2.jsonl t.jsonl");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1074,7 +1006,7 @@ END_TEST
  * over /dev/null, as root, a regular /dev/null). */
 START_TEST(test_summary_output_to_a_fifo_writes_through_it)
 {
-	char *dir = mt_test_tmpdir(), *mt = mt_test_memtrace(), cmd[8192];
+	char *dir = mt_test_scratch(), *mt = mt_test_memtrace(), cmd[8192];
 	char *fifo = mt_test_path(dir, "pipe"), *got_path = mt_test_path(dir, "got");
 	char *got;
 	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
@@ -1104,8 +1036,6 @@ START_TEST(test_summary_output_to_a_fifo_writes_through_it)
 	mt_test_run_release(&plain);
 	free(fifo);
 	free(mt);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1113,7 +1043,7 @@ END_TEST
  * temporary file in its own directory), the link stays a link. */
 START_TEST(test_summary_output_through_a_symlink_replaces_the_file_it_names)
 {
-	char *dir = mt_test_tmpdir(), *runs = mt_test_path(dir, "runs");
+	char *dir = mt_test_scratch(), *runs = mt_test_path(dir, "runs");
 	char *link_path = mt_test_path(dir, "latest.jsonl");
 	mt_test_run_t plain, r;
 	struct stat st;
@@ -1135,14 +1065,12 @@ START_TEST(test_summary_output_through_a_symlink_replaces_the_file_it_names)
 	mt_test_run_release(&plain);
 	free(link_path);
 	free(runs);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_capture_summary_replaces_file_by_rename)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t plain, r;
 
 	write_file(dir, "t.jsonl", KILLED_TRACE);
@@ -1156,14 +1084,12 @@ START_TEST(test_capture_summary_replaces_file_by_rename)
 	mt_test_run_release(&r);
 	mt_test_run_release(&plain);
 	assert_listing(dir, "old-link s.jsonl t.jsonl");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_repetition_first_row_replaces_file_by_rename)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", MT_TEST_MINIMAL_TRACE);
@@ -1178,14 +1104,12 @@ START_TEST(test_repetition_first_row_replaces_file_by_rename)
 		"\"state\":\"capture_missing\",\"summary\":null}\n");
 	mt_test_run_release(&r);
 	assert_listing(dir, "old-link r.jsonl t.jsonl");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_append_adds_exactly_one_row)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *rows, *expected = NULL;
 	mt_test_run_t plain, r;
 
@@ -1217,15 +1141,13 @@ START_TEST(test_append_adds_exactly_one_row)
 	free(rows);
 	mt_test_run_release(&plain);
 	assert_listing(dir, "new.jsonl rows.jsonl s.jsonl t.jsonl");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_rows_escape_paths_as_json_strings)
 {
 	static const char name[] = "odd \"name\" \\ with\ttab.jsonl";
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	struct json_object *row;
 	mt_test_run_t r;
 
@@ -1241,8 +1163,6 @@ START_TEST(test_rows_escape_paths_as_json_strings)
 	ck_assert_str_eq(str(row, "state"), "summary_written");
 	json_object_put(row);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1269,9 +1189,9 @@ static void write_named_allocator_trace(const char *dir, const char *file,
 	free(name);
 }
 
-START_TEST(test_summary_line_is_at_most_8_KiB)
+START_TEST(test_summary_line_is_at_most_8_kib)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 	size_t base, fit;
 
@@ -1300,14 +1220,12 @@ START_TEST(test_summary_line_is_at_most_8_KiB)
 	mt_test_memtrace_in(&r, dir, "summary", "t.jsonl", NULL);
 	mt_quiet_int_eq(r.status, 0);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_rows_of_oversized_summary_are_summary_invalid)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	struct json_object *row;
 	mt_test_run_t r;
 	size_t base;
@@ -1359,8 +1277,6 @@ START_TEST(test_rows_of_oversized_summary_are_summary_invalid)
 		mt_quiet_uint_eq(len, 8192);
 		free(summary);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1405,7 +1321,7 @@ static void write_deep_stack_trace(const char *dir, size_t n)
 
 START_TEST(test_long_site_line_keeps_innermost_frames_and_counts_omitted)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	struct json_object *site, *frames;
 	mt_test_run_t r;
 	char *line, *tail = NULL;
@@ -1443,14 +1359,12 @@ START_TEST(test_long_site_line_keeps_innermost_frames_and_counts_omitted)
 	json_object_put(site);
 	free(line);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_site_line_that_fits_has_no_frames_omitted)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	struct json_object *site, *frames;
 	mt_test_run_t r;
 
@@ -1463,8 +1377,6 @@ START_TEST(test_site_line_that_fits_has_no_frames_omitted)
 	ck_assert(!json_object_object_get_ex(site, "frames_omitted", NULL));
 	json_object_put(site);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1517,7 +1429,7 @@ static void assert_site_order(const char *out, const uint64_t *ids, size_t n)
 START_TEST(test_top_limits_site_lines)
 {
 	static const uint64_t by_live[] = { 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1 };
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_sites_trace(dir, 12);
@@ -1537,8 +1449,6 @@ START_TEST(test_top_limits_site_lines)
 	mt_quiet_uint_eq(count_lines(r.out), 1);
 	ck_assert(starts_with(r.out, "{\"schema\":\"memtrace.summary/v1\","));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1583,7 +1493,7 @@ static const char ranking_trace[] =
 START_TEST(test_sites_ranked_by_live_then_allocated_then_stack_id)
 {
 	static const uint64_t order[] = { 2, 3, 0, 1, 4 };
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_file(dir, "t.jsonl", ranking_trace);
@@ -1591,15 +1501,13 @@ START_TEST(test_sites_ranked_by_live_then_allocated_then_stack_id)
 	mt_quiet_int_eq(r.status, 0);
 	assert_site_order(r.out, order, 5);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_sites_without_live_bytes_only_with_include_zero_live)
 {
 	static const uint64_t order[] = { 2, 3, 0, 1, 4, 5 };
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	struct json_object *site;
 	mt_test_run_t r;
 
@@ -1614,8 +1522,6 @@ START_TEST(test_sites_without_live_bytes_only_with_include_zero_live)
 	mt_quiet_uint_eq(num(site, "peak_live_bytes"), 5);
 	json_object_put(site);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1677,7 +1583,7 @@ Suite *mt_suite_cli(void)
 	tcase_add_test(output, test_rows_escape_paths_as_json_strings);
 	suite_add_tcase(s, output);
 
-	tcase_add_test(limits, test_summary_line_is_at_most_8_KiB);
+	tcase_add_test(limits, test_summary_line_is_at_most_8_kib);
 	tcase_add_test(limits, test_rows_of_oversized_summary_are_summary_invalid);
 	tcase_add_test(limits, test_long_site_line_keeps_innermost_frames_and_counts_omitted);
 	tcase_add_test(limits, test_site_line_that_fits_has_no_frames_omitted);

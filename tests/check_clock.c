@@ -22,7 +22,7 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-START_TEST(clock_reads_clock_monotonic_and_realtime)
+START_TEST(test_clock_reads_clock_monotonic_and_realtime)
 {
 	for (int i = 0; i < 100000; i++) {
 		uint64_t before = clock_ns(CLOCK_MONOTONIC), t = mt_clock_now();
@@ -43,7 +43,7 @@ END_TEST
 
 /* In a child, so that a RDTSC made after all kills the child, not the
  * suite: the thread forbids it, then reads the clock a while. */
-START_TEST(clock_in_a_thread_that_forbids_rdtsc_makes_the_system_call)
+START_TEST(test_clock_in_a_thread_that_forbids_rdtsc_makes_the_system_call)
 {
 #if defined(__x86_64__)
 	pid_t pid = fork();
@@ -80,8 +80,8 @@ Suite *mt_suite_clock(void)
 	Suite *s = suite_create("clock");
 	TCase *tc = tcase_create("clock");
 
-	tcase_add_test(tc, clock_reads_clock_monotonic_and_realtime);
-	tcase_add_test(tc, clock_in_a_thread_that_forbids_rdtsc_makes_the_system_call);
+	tcase_add_test(tc, test_clock_reads_clock_monotonic_and_realtime);
+	tcase_add_test(tc, test_clock_in_a_thread_that_forbids_rdtsc_makes_the_system_call);
 	suite_add_tcase(s, tc);
 	return s;
 }

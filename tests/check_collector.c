@@ -1,5 +1,5 @@
 /*
- * check_collector: the write path of issue 22, as a program under the
+ * check_collector: the write path, as a program under the
  * preload meets it: records go to a shared ring, a collector process of
  * their own (not the program's child, outside its session) drains it and
  * writes the trace.  Each test runs a whole workload and holds it to what
@@ -236,7 +236,7 @@ static char *last_line(const char *path)
  */
 START_TEST(test_sigkill_mid_burst_loses_no_finished_event)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *count = mt_test_path(dir, "count"), *prog = mt_test_workload("wl_burst");
 	char *argv[] = { prog, count, NULL };
 	_Atomic uint64_t *done;
@@ -281,8 +281,6 @@ START_TEST(test_sigkill_mid_burst_loses_no_finished_event)
 	free(prog);
 	free(count);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -299,7 +297,7 @@ END_TEST
  */
 static void collector_killed(char *const extra[])
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_gate");
 	char *argv[] = { prog, NULL };
 	char *out = NULL, *err = NULL;
@@ -349,8 +347,6 @@ static void collector_killed(char *const extra[])
 	free(err);
 	free(prog);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 
 START_TEST(test_collector_killed_mid_run_leaves_the_program_running)
@@ -380,7 +376,7 @@ END_TEST
  */
 START_TEST(test_bash_wait_does_not_wait_for_collectors)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.%p.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.%p.jsonl");
 	char *argv[] = { "/bin/bash", "-c", "sleep 0.1 & wait; echo waited", NULL };
 	char *out = NULL, *err = NULL;
 	size_t out_len, err_len;
@@ -406,8 +402,6 @@ START_TEST(test_bash_wait_does_not_wait_for_collectors)
 	free(err);
 out:
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -420,7 +414,7 @@ END_TEST
  */
 START_TEST(test_sigchld_handler_sees_only_its_own_children)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_sigchld");
 	char *argv[] = { prog, "6", NULL };
 	int k, reaped, foreign, echild, signals;
@@ -453,8 +447,6 @@ START_TEST(test_sigchld_handler_sees_only_its_own_children)
 	mt_test_run_release(&r);
 	free(prog);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -468,7 +460,7 @@ END_TEST
  */
 START_TEST(test_full_ring_makes_writers_wait_and_drops_nothing)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_fullring");
 	char *argv[] = { prog, NULL };
 	mt_test_run_t r;
@@ -491,8 +483,6 @@ START_TEST(test_full_ring_makes_writers_wait_and_drops_nothing)
 	mt_test_run_release(&r);
 	free(prog);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -507,7 +497,7 @@ END_TEST
  */
 START_TEST(test_child_subreaper_reaps_its_orphans_and_ends)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_subreaper");
 	char *argv[] = { prog, "3", "2", NULL };
 	int forked, reaped;
@@ -527,8 +517,6 @@ START_TEST(test_child_subreaper_reaps_its_orphans_and_ends)
 	mt_test_run_release(&r);
 	free(prog);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -541,7 +529,7 @@ END_TEST
  */
 START_TEST(test_threads_that_fork_leave_every_trace_complete)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_threadfork");
 	char *argv[] = { prog, NULL };
 	mt_test_run_t r;
@@ -577,8 +565,6 @@ START_TEST(test_threads_that_fork_leave_every_trace_complete)
 	mt_test_run_release(&r);
 	free(prog);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -623,7 +609,7 @@ static char *summary_rows(const char *path)
  */
 START_TEST(test_zstd_trace_reads_back_and_summarizes_as_plain)
 {
-	char *dir = mt_test_tmpdir(), *zst = mt_test_path(dir, "z.jsonl.zst");
+	char *dir = mt_test_scratch(), *zst = mt_test_path(dir, "z.jsonl.zst");
 	char *plain = mt_test_path(dir, "p.jsonl"), *unpacked = mt_test_path(dir, "u.jsonl");
 	char *prog = mt_test_workload("wl_demo");
 	char *argv[] = { prog, NULL };
@@ -660,8 +646,6 @@ out:
 	free(unpacked);
 	free(plain);
 	free(zst);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -674,7 +658,7 @@ END_TEST
  */
 START_TEST(test_collector_holds_no_descriptor_of_the_program)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *go = mt_test_path(dir, "go"), *prog = mt_test_workload("wl_detach");
 	char *argv[] = { prog, go, NULL };
 	char *out = NULL, *err = NULL;
@@ -700,8 +684,6 @@ START_TEST(test_collector_holds_no_descriptor_of_the_program)
 	free(prog);
 	free(go);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -734,7 +716,7 @@ static long summary_allocations(const char *path)
  */
 START_TEST(test_a_running_programs_trace_shows_its_recent_events)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl.zst");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl.zst");
 	char *prog = mt_test_workload("wl_gate");
 	char *argv[] = { prog, NULL };
 	char *out = NULL, *err = NULL;
@@ -762,8 +744,6 @@ START_TEST(test_a_running_programs_trace_shows_its_recent_events)
 	free(err);
 	free(prog);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -829,7 +809,7 @@ static long most_reused_ptr(const char *text)
  */
 START_TEST(test_a_free_comes_before_the_alloc_that_reuses_its_address)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_handoff");
 	char *argv[] = { prog, NULL };
 	char *mt = mt_test_memtrace(), *sargv[] = { mt, "summary", trace, "--top", "0", NULL };
@@ -858,8 +838,6 @@ START_TEST(test_a_free_comes_before_the_alloc_that_reuses_its_address)
 	free(mt);
 	free(prog);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

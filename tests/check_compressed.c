@@ -318,9 +318,9 @@ static void assert_not_evidence(const char *dir, const char *name,
 
 /* ---- one command, every command ---- */
 
-START_TEST(summary_of_a_zstd_trace_is_the_plain_traces_byte_for_byte)
+START_TEST(test_summary_of_a_zstd_trace_is_the_plain_traces_byte_for_byte)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	const char *names[] = { "traces/complete.jsonl", "demo.jsonl",
 				"traces/several_caveats.jsonl" };
 	mt_test_bytes_t big = gen_trace(200000);
@@ -345,14 +345,12 @@ START_TEST(summary_of_a_zstd_trace_is_the_plain_traces_byte_for_byte)
 		free(z.data);
 	}
 	free(big.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(summary_of_a_gzip_trace_is_the_plain_traces_byte_for_byte)
+START_TEST(test_summary_of_a_gzip_trace_is_the_plain_traces_byte_for_byte)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = fixture("traces/complete.jsonl"), z = gzip_members(&plain, 0);
 	mt_test_bytes_t big = gen_trace(200000), bz = gzip_members(&big, 0);
 
@@ -366,15 +364,13 @@ START_TEST(summary_of_a_gzip_trace_is_the_plain_traces_byte_for_byte)
 	free(z.data);
 	free(big.data);
 	free(bz.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* Each command's output, exit status and files, run in a directory of
  * its own where the trace is named "t": plain in one, zstd in the other,
  * gzip in a third. */
-START_TEST(every_command_reads_a_compressed_trace_as_the_plain_one)
+START_TEST(test_every_command_reads_a_compressed_trace_as_the_plain_one)
 {
 	static const char *const cmds[][8] = {
 		{ "check", "t" },
@@ -394,7 +390,7 @@ START_TEST(every_command_reads_a_compressed_trace_as_the_plain_one)
 	const mt_test_bytes_t *data[3] = { &plain, &zs, &gz };
 
 	for (int d = 0; d < 3; d++) {
-		dirs[d] = mt_test_tmpdir();
+		dirs[d] = mt_test_scratch();
 		put(dirs[d], "t", data[d]->data, data[d]->len);
 	}
 	for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
@@ -439,10 +435,6 @@ START_TEST(every_command_reads_a_compressed_trace_as_the_plain_one)
 		free(want);
 		free(p0);
 	}
-	for (int d = 0; d < 3; d++) {
-		mt_test_rmdir(dirs[d]);
-		free(dirs[d]);
-	}
 	free(plain.data);
 	free(zs.data);
 	free(gz.data);
@@ -477,7 +469,7 @@ static ssize_t source_read(void *ctx, void *p, size_t n)
  * full room may leave decoded bytes inside the decoder after it took all
  * its input, and they must still come out before the end.
  */
-START_TEST(the_decoders_give_every_byte_whatever_the_room)
+START_TEST(test_the_decoders_give_every_byte_whatever_the_room)
 {
 	mt_test_bytes_t plain = gen_trace(3000);
 	mt_test_bytes_t z = zstd_frames(&plain, 700, NULL, NULL), g = gzip_members(&plain, 900);
@@ -534,9 +526,9 @@ END_TEST
 
 /* ---- frames and members ---- */
 
-START_TEST(a_zstd_trace_of_many_frames_reads_whole)
+START_TEST(test_a_zstd_trace_of_many_frames_reads_whole)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t big = gen_trace(60000);
 	size_t nframes;
 	/* 1 line a frame, then 1000: frames far smaller than the reader's
@@ -553,14 +545,12 @@ START_TEST(a_zstd_trace_of_many_frames_reads_whole)
 	free(big.data);
 	free(one.data);
 	free(many.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(a_gzip_trace_of_many_members_reads_whole)
+START_TEST(test_a_gzip_trace_of_many_members_reads_whole)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t big = gen_trace(60000);
 	mt_test_bytes_t z = gzip_members(&big, 777);
 
@@ -569,8 +559,6 @@ START_TEST(a_gzip_trace_of_many_members_reads_whole)
 	assert_same_summary(dir, "t.jsonl", "t.gz");
 	free(big.data);
 	free(z.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -585,9 +573,9 @@ END_TEST
  * is missing_stop_event, even when the last frame's trace.stop was
  * decoded (docs/decisions.md).  In process, as the commands read it.
  */
-START_TEST(a_zstd_trace_cut_mid_frame_keeps_every_event_of_its_whole_frames)
+START_TEST(test_a_zstd_trace_cut_mid_frame_keeps_every_event_of_its_whole_frames)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "cut.jsonl.zst");
 	mt_test_bytes_t plain = gen_trace(400);
 	size_t ends[32], nframes;
@@ -652,17 +640,15 @@ START_TEST(a_zstd_trace_cut_mid_frame_keeps_every_event_of_its_whole_frames)
 	free(plain.data);
 	free(z.data);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* A frame whose content ends inside a line (the preload flushes at line
  * ends, but a stream may be cut after any block): the part-line is the
  * cut-off last line, dropped as a plain trace's is. */
-START_TEST(a_zstd_trace_cut_inside_a_line_drops_that_line)
+START_TEST(test_a_zstd_trace_cut_inside_a_line_drops_that_line)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = fixture("traces/complete.jsonl");
 	size_t half = line_end(&plain, 5) + 10;
 	mt_test_bytes_t head = { plain.data, half, half };
@@ -679,16 +665,14 @@ START_TEST(a_zstd_trace_cut_inside_a_line_drops_that_line)
 	mt_quiet_uint_eq(summary_events(dir, "t.zst", 0, "missing_stop_event"), 5);
 	free(plain.data);
 	free(z.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* gzip decodes as it goes, inside a member too: a cut member keeps the
  * lines its bytes decode to, never more than the trace holds. */
-START_TEST(a_gzip_trace_cut_mid_member_is_missing_stop_event)
+START_TEST(test_a_gzip_trace_cut_mid_member_is_missing_stop_event)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = gen_trace(20000);
 	mt_test_bytes_t z = gzip_members(&plain, 5000);
 	uint64_t events;
@@ -698,16 +682,14 @@ START_TEST(a_gzip_trace_cut_mid_member_is_missing_stop_event)
 	mt_quiet(events >= 10000 && events < 20000, "%" PRIu64 " events", events);
 	free(plain.data);
 	free(z.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* ---- corrupt ---- */
 
-START_TEST(a_zstd_trace_with_a_bad_checksum_is_not_valid_evidence)
+START_TEST(test_a_zstd_trace_with_a_bad_checksum_is_not_valid_evidence)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = gen_trace(2000);
 	size_t ends[8], nframes;
 	mt_test_bytes_t z = zstd_frames(&plain, 500, ends, &nframes);
@@ -725,14 +707,12 @@ START_TEST(a_zstd_trace_with_a_bad_checksum_is_not_valid_evidence)
 	}
 	free(plain.data);
 	free(z.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(a_gzip_trace_with_a_bad_crc_is_not_valid_evidence)
+START_TEST(test_a_gzip_trace_with_a_bad_crc_is_not_valid_evidence)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = fixture("demo.jsonl");
 	mt_test_bytes_t z = gzip_members(&plain, 0);
 
@@ -742,14 +722,12 @@ START_TEST(a_gzip_trace_with_a_bad_crc_is_not_valid_evidence)
 			    "the gzip member at byte 0 is corrupt: incorrect data check");
 	free(plain.data);
 	free(z.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(garbage_after_the_magic_is_not_valid_evidence)
+START_TEST(test_garbage_after_the_magic_is_not_valid_evidence)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	static const char zstd_bad[] = "\x28\xb5\x2f\xfd" "this is no frame header at all\n";
 	static const char gzip_bad[] = "\x1f\x8b" "this is no gzip header\n";
 
@@ -757,14 +735,12 @@ START_TEST(garbage_after_the_magic_is_not_valid_evidence)
 	put(dir, "b.jsonl", gzip_bad, sizeof(gzip_bad) - 1);
 	assert_not_evidence(dir, "a.jsonl", "the zstd frame at byte 0 is corrupt: ");
 	assert_not_evidence(dir, "b.jsonl", "the gzip member at byte 0 is corrupt: ");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(bytes_after_the_last_whole_frame_that_begin_no_frame_are_not_valid_evidence)
+START_TEST(test_bytes_after_the_last_whole_frame_that_begin_no_frame_are_not_valid_evidence)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = fixture("demo.jsonl");
 	mt_test_bytes_t z = zstd_frames(&plain, 0, NULL, NULL), g = gzip_members(&plain, 0);
 	char why[128];
@@ -782,16 +758,14 @@ START_TEST(bytes_after_the_last_whole_frame_that_begin_no_frame_are_not_valid_ev
 	free(plain.data);
 	free(z.data);
 	free(g.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* As in a plain trace (decisions.md): NUL bytes after the last whole
  * frame are padding, and the verdict is the trace's. */
-START_TEST(nul_bytes_after_the_last_whole_frame_are_padding)
+START_TEST(test_nul_bytes_after_the_last_whole_frame_are_padding)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = fixture("traces/complete.jsonl");
 	mt_test_bytes_t z = zstd_frames(&plain, 0, NULL, NULL);
 	static const char zeros[5000];
@@ -807,16 +781,14 @@ START_TEST(nul_bytes_after_the_last_whole_frame_are_padding)
 	mt_test_run_release(&r);
 	free(plain.data);
 	free(z.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* ---- stdin, names ---- */
 
-START_TEST(a_compressed_trace_on_stdin_reads_as_from_a_file)
+START_TEST(test_a_compressed_trace_on_stdin_reads_as_from_a_file)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t big = gen_trace(50000);
 	mt_test_bytes_t z = zstd_frames(&big, 3000, NULL, NULL), g = gzip_members(&big, 0);
 	char *memtrace = mt_test_memtrace();
@@ -852,14 +824,12 @@ START_TEST(a_compressed_trace_on_stdin_reads_as_from_a_file)
 	free(big.data);
 	free(z.data);
 	free(g.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(a_plain_trace_named_zst_is_read_as_plain)
+START_TEST(test_a_plain_trace_named_zst_is_read_as_plain)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = fixture("demo.jsonl");
 	mt_test_bytes_t z = zstd_frames(&plain, 0, NULL, NULL);
 
@@ -872,8 +842,6 @@ START_TEST(a_plain_trace_named_zst_is_read_as_plain)
 	assert_same_summary(dir, "t.jsonl", "zstd.jsonl");
 	free(plain.data);
 	free(z.data);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -923,9 +891,9 @@ __attribute__((constructor)) static void compressed_rss_launcher(int argc,
  * below it (8 MB here, 17 under the sanitizers).  The lines repeat their
  * seq, so the verdict is sequence_gap; only the memory is asserted.
  */
-START_TEST(a_compressed_trace_is_read_in_bounded_memory)
+START_TEST(test_a_compressed_trace_is_read_in_bounded_memory)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "huge.zst"), *memtrace = mt_test_memtrace();
 	char *rss = mt_test_path(dir, "rss"), *rss_text;
 	mt_test_bytes_t chunk = { 0 }, head = { 0 }, z1, z0;
@@ -979,16 +947,14 @@ START_TEST(a_compressed_trace_is_read_in_bounded_memory)
 	free(z1.data);
 	free(memtrace);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* Every allocation the pass makes over a gzip trace (zlib's go through
  * mt_mem too) may fail: MT_ENOMEM, nothing leaked, then the same verdict. */
-START_TEST(every_allocation_failure_on_a_compressed_trace_is_out_of_memory)
+START_TEST(test_every_allocation_failure_on_a_compressed_trace_is_out_of_memory)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *gz = mt_test_path(dir, "t.gz"), *zs = mt_test_path(dir, "t.zst");
 	mt_test_bytes_t plain = fixture("demo.jsonl");
 	mt_test_bytes_t g = gzip_members(&plain, 0), z = zstd_frames(&plain, 4, NULL, NULL);
@@ -1028,8 +994,6 @@ START_TEST(every_allocation_failure_on_a_compressed_trace_is_out_of_memory)
 	free(z.data);
 	free(gz);
 	free(zs);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1041,24 +1005,24 @@ Suite *mt_suite_compressed(void)
 	TCase *bad = tcase_create("corrupt");
 	TCase *mem = tcase_create("memory");
 
-	tcase_add_test(same, summary_of_a_zstd_trace_is_the_plain_traces_byte_for_byte);
-	tcase_add_test(same, summary_of_a_gzip_trace_is_the_plain_traces_byte_for_byte);
-	tcase_add_test(same, every_command_reads_a_compressed_trace_as_the_plain_one);
-	tcase_add_test(same, the_decoders_give_every_byte_whatever_the_room);
-	tcase_add_test(same, a_zstd_trace_of_many_frames_reads_whole);
-	tcase_add_test(same, a_gzip_trace_of_many_members_reads_whole);
-	tcase_add_test(same, a_compressed_trace_on_stdin_reads_as_from_a_file);
-	tcase_add_test(same, a_plain_trace_named_zst_is_read_as_plain);
-	tcase_add_test(cut, a_zstd_trace_cut_mid_frame_keeps_every_event_of_its_whole_frames);
-	tcase_add_test(cut, a_zstd_trace_cut_inside_a_line_drops_that_line);
-	tcase_add_test(cut, a_gzip_trace_cut_mid_member_is_missing_stop_event);
-	tcase_add_test(bad, a_zstd_trace_with_a_bad_checksum_is_not_valid_evidence);
-	tcase_add_test(bad, a_gzip_trace_with_a_bad_crc_is_not_valid_evidence);
-	tcase_add_test(bad, garbage_after_the_magic_is_not_valid_evidence);
-	tcase_add_test(bad, bytes_after_the_last_whole_frame_that_begin_no_frame_are_not_valid_evidence);
-	tcase_add_test(bad, nul_bytes_after_the_last_whole_frame_are_padding);
-	tcase_add_test(mem, a_compressed_trace_is_read_in_bounded_memory);
-	tcase_add_test(mem, every_allocation_failure_on_a_compressed_trace_is_out_of_memory);
+	tcase_add_test(same, test_summary_of_a_zstd_trace_is_the_plain_traces_byte_for_byte);
+	tcase_add_test(same, test_summary_of_a_gzip_trace_is_the_plain_traces_byte_for_byte);
+	tcase_add_test(same, test_every_command_reads_a_compressed_trace_as_the_plain_one);
+	tcase_add_test(same, test_the_decoders_give_every_byte_whatever_the_room);
+	tcase_add_test(same, test_a_zstd_trace_of_many_frames_reads_whole);
+	tcase_add_test(same, test_a_gzip_trace_of_many_members_reads_whole);
+	tcase_add_test(same, test_a_compressed_trace_on_stdin_reads_as_from_a_file);
+	tcase_add_test(same, test_a_plain_trace_named_zst_is_read_as_plain);
+	tcase_add_test(cut, test_a_zstd_trace_cut_mid_frame_keeps_every_event_of_its_whole_frames);
+	tcase_add_test(cut, test_a_zstd_trace_cut_inside_a_line_drops_that_line);
+	tcase_add_test(cut, test_a_gzip_trace_cut_mid_member_is_missing_stop_event);
+	tcase_add_test(bad, test_a_zstd_trace_with_a_bad_checksum_is_not_valid_evidence);
+	tcase_add_test(bad, test_a_gzip_trace_with_a_bad_crc_is_not_valid_evidence);
+	tcase_add_test(bad, test_garbage_after_the_magic_is_not_valid_evidence);
+	tcase_add_test(bad, test_bytes_after_the_last_whole_frame_that_begin_no_frame_are_not_valid_evidence);
+	tcase_add_test(bad, test_nul_bytes_after_the_last_whole_frame_are_padding);
+	tcase_add_test(mem, test_a_compressed_trace_is_read_in_bounded_memory);
+	tcase_add_test(mem, test_every_allocation_failure_on_a_compressed_trace_is_out_of_memory);
 	suite_add_tcase(s, same);
 	suite_add_tcase(s, cut);
 	suite_add_tcase(s, bad);

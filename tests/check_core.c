@@ -63,7 +63,7 @@ static int count(const char *data, const char *needle)
 
 START_TEST(test_core_trace_of_nothing_is_the_smallest_complete_trace)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	json_object *o;
 	char *data;
 	int status;
@@ -83,8 +83,6 @@ START_TEST(test_core_trace_of_nothing_is_the_smallest_complete_trace)
 	json_object_put(o);
 	free(data);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -99,7 +97,7 @@ static void *fake_realloc(void *p, size_t n)
 
 START_TEST(test_core_records_every_event_kind_as_the_spec_names_it)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	json_object *o;
 	char *data;
 	int status;
@@ -145,8 +143,6 @@ START_TEST(test_core_records_every_event_kind_as_the_spec_names_it)
 	json_object_put(o);
 	free(data);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -158,7 +154,7 @@ static __attribute__((noinline)) void static_site(int i)
 
 START_TEST(test_core_declares_each_frame_and_stack_once_before_use)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	json_object *o;
 	char *data;
 	int status;
@@ -184,14 +180,12 @@ START_TEST(test_core_declares_each_frame_and_stack_once_before_use)
 	json_object_put(o);
 	free(data);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_core_ignores_events_after_stop)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	size_t before, after;
 	char *data;
 
@@ -205,8 +199,6 @@ START_TEST(test_core_ignores_events_after_stop)
 	mt_quiet_uint_eq(before, after);
 	free(data);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -219,7 +211,7 @@ END_TEST
  */
 START_TEST(test_core_write_failure_keeps_what_fits_warns_once_and_stops_tracing)
 {
-	char *dir = mt_test_tmpdir(), *err = mt_test_path(dir, "stderr");
+	char *dir = mt_test_scratch(), *err = mt_test_path(dir, "stderr");
 	int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600), saved = dup(2);
 	char *data, *trace = mt_test_path(dir, "t.jsonl");
 	struct rlimit small, old;
@@ -255,8 +247,6 @@ START_TEST(test_core_write_failure_keeps_what_fits_warns_once_and_stops_tracing)
 	mt_quiet_uint_ge((uintmax_t)mt_test_trace_count(trace, "alloc", 32), 20);
 	free(trace);
 	free(err);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -276,7 +266,7 @@ static void *thread_main(void *arg)
 
 START_TEST(test_core_threads_share_one_contiguous_seq)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	pthread_t t[THREADS];
 	json_object *o;
 	int status;
@@ -296,8 +286,6 @@ START_TEST(test_core_threads_share_one_contiguous_seq)
 	mt_quiet_int_eq(mt_test_json_i64(o, "unknown_frees"), 0);
 	json_object_put(o);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -324,7 +312,7 @@ static void *no_tsc_thread_main(void *arg)
 START_TEST(test_core_threads_that_forbid_rdtsc_are_traced_without_it)
 {
 	{
-		char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+		char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 		json_object *o;
 		pid_t pid;
 		int status;
@@ -358,8 +346,6 @@ START_TEST(test_core_threads_that_forbid_rdtsc_are_traced_without_it)
 		mt_quiet_int_eq(mt_test_json_i64(o, "allocations"), THREADS * PER_THREAD);
 		json_object_put(o);
 		free(trace);
-		mt_test_rmdir(dir);
-		free(dir);
 	}
 }
 END_TEST
@@ -402,7 +388,7 @@ END_TEST
  * line to the next (the collector holds it up). */
 START_TEST(test_core_threads_write_t_in_seq_order)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	pthread_t t[THREADS];
 	unsigned long long last = 0, lines = 0;
 	char *data, *line, *save = NULL;
@@ -428,8 +414,6 @@ START_TEST(test_core_threads_write_t_in_seq_order)
 	mt_quiet_uint_ge(lines, 2 * THREADS * PER_THREAD);
 	free(data);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

@@ -70,7 +70,7 @@ static void assert_whole(const char *trace, const char *reason, long size,
 /* wl_fill N in a shape: N malloc+free pairs, all in the trace. */
 static void check_fill(const char *test, const char *shape, int n)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char arg[16], expect[64];
 	mt_test_run_t r;
 
@@ -83,8 +83,6 @@ static void check_fill(const char *test, const char *shape, int n)
 		mt_test_run_release(&r);
 	}
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 
 /* wl_steps 2 64 in a shape: two allocations 100 ms apart, then exit with
@@ -92,7 +90,7 @@ static void check_fill(const char *test, const char *shape, int n)
  * at its start would write almost nothing. */
 static void check_steps(const char *test, const char *shape)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	mt_test_run_t r;
 
 	if (!run_launched(test, &r, shape, trace, "wl_steps", "2", "64")) {
@@ -102,8 +100,6 @@ static void check_steps(const char *test, const char *shape)
 		mt_test_run_release(&r);
 	}
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 
 /* pidfd_open fails with ENOSYS (seccomp, as a container profile or a
@@ -153,7 +149,7 @@ static int exited(pid_t pid, int *status)
  */
 START_TEST(test_the_collector_takes_only_a_pidfd_for_one_and_sees_an_unreaped_end)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char collector[4096], pid_s[24];
 	size_t len = MT_RING_HDR_SIZE + 64 * MT_RING_SLOT;
 	int ring, gate[2], st;
@@ -214,8 +210,6 @@ START_TEST(test_the_collector_takes_only_a_pidfd_for_one_and_sees_an_unreaped_en
 	munmap(h, len);
 	close(ring);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -227,7 +221,7 @@ END_TEST
  */
 START_TEST(test_a_program_that_ends_before_its_first_record_leaves_no_file)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.9.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.9.jsonl");
 	char collector[4096], pid_s[24];
 	size_t len = MT_RING_HDR_SIZE + 64 * MT_RING_SLOT;
 	int ring, st;
@@ -267,8 +261,6 @@ START_TEST(test_a_program_that_ends_before_its_first_record_leaves_no_file)
 	munmap(h, len);
 	close(ring);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -325,7 +317,7 @@ static pid_t find_collector(pid_t program)
  */
 START_TEST(test_sigterm_to_the_program_and_its_collector_keeps_the_trace_whole)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *count = mt_test_path(dir, "count"), *prog = mt_test_workload("wl_burst");
 	char preload[4096], out[4096];
 	_Atomic uint64_t *done;
@@ -379,8 +371,6 @@ START_TEST(test_sigterm_to_the_program_and_its_collector_keeps_the_trace_whole)
 	free(prog);
 	free(count);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -414,7 +404,7 @@ static void run_recorded(mt_test_run_t *r, char *const argv[], const char *outpu
  */
 START_TEST(test_sigterm_to_a_namespace_init_leaves_its_trace_running)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *launch = mt_test_workload("wl_launch"), *prog = mt_test_workload("wl_selfterm");
 	char *init = mt_test_path(dir, "t.1.1.jsonl");
 	char *argv[] = { launch, "pid1", prog, "1000", NULL };
@@ -437,8 +427,6 @@ START_TEST(test_sigterm_to_a_namespace_init_leaves_its_trace_running)
 	free(launch);
 	free(prog);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -449,7 +437,7 @@ END_TEST
  */
 START_TEST(test_sigterm_to_a_process_forked_as_init_leaves_its_trace_running)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_selfterm"), *child;
 	char *argv[] = { prog, "1000", "ns", NULL };
 	mt_test_run_t r;
@@ -476,8 +464,6 @@ done:
 	mt_test_run_release(&r);
 	free(prog);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -515,7 +501,7 @@ Suite *mt_suite_deploy(void)
  * lock-down too: the tracer's paths after start need no other call. */
 START_TEST(test_a_program_that_locks_itself_down_ends_as_bare)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_seccomp"), *status;
 	char *argv[] = { prog, NULL };
 	mt_test_run_t bare, traced;
@@ -542,8 +528,6 @@ out:
 	mt_test_run_release(&bare);
 	free(prog);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -552,7 +536,7 @@ END_TEST
  * thread's first event asks the kernel nothing either. */
 START_TEST(test_a_thread_started_after_the_lock_down_is_traced)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_seccomp"), *status;
 	char *argv[] = { prog, "thread", NULL };
 	mt_test_run_t bare, traced;
@@ -578,8 +562,6 @@ out:
 	mt_test_run_release(&bare);
 	free(prog);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -590,7 +572,7 @@ END_TEST
  * holds what came before. */
 START_TEST(test_a_refused_system_call_stops_tracing_with_one_line)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_seccomp"), *lib;
 	char *argv[] = { prog, NULL, NULL };
 	mt_test_run_t bare, traced;
@@ -619,8 +601,6 @@ out:
 	free(prog);
 	free(lib);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

@@ -16,7 +16,7 @@
 #include "mt_test.h"
 #include "../common/mt_event.h"
 
-START_TEST(event_kind_names_round_trip)
+START_TEST(test_event_kind_names_round_trip)
 {
 	for (int k = 0; k < MT_KIND_COUNT; k++) {
 		const char *name = mt_event_kind_name((mt_kind_t)k);
@@ -36,7 +36,7 @@ END_TEST
 
 /* The fixed layout sizes its buffers from the longest names: a new or
  * renamed kind or fn that outgrows them must fail here, not overrun. */
-START_TEST(event_names_fit_their_longest)
+START_TEST(test_event_names_fit_their_longest)
 {
 	size_t kind_max = 0, fn_max = 0;
 
@@ -52,7 +52,7 @@ START_TEST(event_names_fit_their_longest)
 }
 END_TEST
 
-START_TEST(event_kind_parse_rejects_others)
+START_TEST(test_event_kind_parse_rejects_others)
 {
 	static const char *const bad[] = {
 		"", "Alloc", "ALLOC", "alloc ", " alloc", "alloc.", "allocfail",
@@ -70,7 +70,7 @@ START_TEST(event_kind_parse_rejects_others)
 }
 END_TEST
 
-START_TEST(event_fn_names_round_trip)
+START_TEST(test_event_fn_names_round_trip)
 {
 	static const char *const want[MT_FN_COUNT] = {
 		"malloc", "calloc", "realloc", "reallocarray", "posix_memalign",
@@ -99,10 +99,10 @@ Suite *mt_suite_event(void)
 	TCase *tc = tcase_create("event");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, event_kind_names_round_trip);
-	tcase_add_test(tc, event_names_fit_their_longest);
-	tcase_add_test(tc, event_kind_parse_rejects_others);
-	tcase_add_test(tc, event_fn_names_round_trip);
+	tcase_add_test(tc, test_event_kind_names_round_trip);
+	tcase_add_test(tc, test_event_names_fit_their_longest);
+	tcase_add_test(tc, test_event_kind_parse_rejects_others);
+	tcase_add_test(tc, test_event_fn_names_round_trip);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -6,7 +6,7 @@
  * compressed trace; pprof's profile is read back by `go tool pprof`
  * (Debian's golang-go, which `make deps` installs) with the summary's
  * totals, and its bytes on a tiny fixture are a golden file worked out by
- * hand; the encoder (mt_proto) writes the wire format's own examples;
+ * hand; the encoder (mt_protobuf) writes the wire format's own examples;
  * usage errors and --help.  The browser tests (tests/browser/, `make
  * browser-check`) open the speedscope and DHAT files in their viewers.
  */
@@ -23,7 +23,7 @@
 #include "mt_test_trace.h"
 #include "../analyzer/base/mt_buf.h"
 #include "../analyzer/base/mt_error.h"
-#include "../analyzer/export/mt_proto.h"
+#include "../analyzer/export/mt_protobuf.h"
 
 /* The summary line of the trace at path, parsed. */
 static json_object *summary_of(const char *path)
@@ -244,7 +244,7 @@ static void assert_folded_is_flamegraph(const char *path)
 	mt_test_run_release(&f);
 }
 
-START_TEST(export_folded_is_the_flamegraph_output_byte_for_byte)
+START_TEST(test_export_folded_is_the_flamegraph_output_byte_for_byte)
 {
 	static const char *const names[] = { "demo.jsonl", "report/app.jsonl",
 					     "report/realloc.jsonl",
@@ -259,7 +259,7 @@ START_TEST(export_folded_is_the_flamegraph_output_byte_for_byte)
 }
 END_TEST
 
-START_TEST(export_speedscope_follows_the_schema_and_the_summary_totals)
+START_TEST(test_export_speedscope_follows_the_schema_and_the_summary_totals)
 {
 	char *path = mt_test_fixture("report/app.jsonl");
 	json_object *sum = summary_of(path), *d = export_of("speedscope", path);
@@ -280,7 +280,7 @@ END_TEST
 /* Samples are root first, named as the folded stacks name them: each
  * sample of the calls profile, its names joined by ';', is a line of the
  * folded output. */
-START_TEST(export_speedscope_stacks_are_the_folded_stacks_root_first)
+START_TEST(test_export_speedscope_stacks_are_the_folded_stacks_root_first)
 {
 	char *path = mt_test_fixture("report/app.jsonl");
 	json_object *d = export_of("speedscope", path);
@@ -320,7 +320,7 @@ START_TEST(export_speedscope_stacks_are_the_folded_stacks_root_first)
 }
 END_TEST
 
-START_TEST(export_dhat_has_the_fields_dh_view_reads_and_the_site_totals)
+START_TEST(test_export_dhat_has_the_fields_dh_view_reads_and_the_site_totals)
 {
 	static const char *const names[] = { "demo.jsonl", "report/app.jsonl",
 					     "report/realloc.jsonl" };
@@ -336,7 +336,7 @@ END_TEST
 
 /* DHAT's frames are innermost first, as Valgrind writes them; a frame
  * of the table reads "0xIP: NAME (...)". */
-START_TEST(export_dhat_frames_are_innermost_first)
+START_TEST(test_export_dhat_frames_are_innermost_first)
 {
 	char *path = mt_test_fixture("demo.jsonl");
 	json_object *d = export_of("dhat", path);
@@ -360,9 +360,9 @@ START_TEST(export_dhat_frames_are_innermost_first)
 END_TEST
 
 /* A real program's compressed trace: wl_demo under the preload. */
-START_TEST(export_of_a_real_workload_agrees_with_its_summary)
+START_TEST(test_export_of_a_real_workload_agrees_with_its_summary)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl.zst");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl.zst");
 	char *prog = mt_test_workload("wl_demo");
 	char *argv[] = { prog, NULL };
 	mt_test_run_t r;
@@ -372,14 +372,12 @@ START_TEST(export_of_a_real_workload_agrees_with_its_summary)
 	assert_totals(trace);
 	assert_folded_is_flamegraph(trace);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(prog);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
-START_TEST(export_rejects_an_unknown_format)
+START_TEST(test_export_rejects_an_unknown_format)
 {
 	char *path = mt_test_fixture("demo.jsonl");
 	mt_test_run_t r;
@@ -397,7 +395,7 @@ START_TEST(export_rejects_an_unknown_format)
 }
 END_TEST
 
-START_TEST(export_usage_errors_exit_64)
+START_TEST(test_export_usage_errors_exit_64)
 {
 	char *path = mt_test_fixture("demo.jsonl");
 	struct {
@@ -426,7 +424,7 @@ START_TEST(export_usage_errors_exit_64)
 }
 END_TEST
 
-START_TEST(export_help_prints_the_usage)
+START_TEST(test_export_help_prints_the_usage)
 {
 	const char *const forms[][3] = { { "--help" }, { "dhat", "--help" },
 					 { "pprof", "x", "--help" } };
@@ -448,9 +446,9 @@ START_TEST(export_help_prints_the_usage)
 }
 END_TEST
 
-START_TEST(export_writes_its_output_file_and_refuses_what_is_not_evidence)
+START_TEST(test_export_writes_its_output_file_and_refuses_what_is_not_evidence)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "p.json");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "p.json");
 	char *path = mt_test_fixture("demo.jsonl");
 	mt_test_file_t bad;
 	mt_test_run_t r, s;
@@ -471,15 +469,13 @@ START_TEST(export_writes_its_output_file_and_refuses_what_is_not_evidence)
 	mt_test_file_done(&bad);
 	free(path);
 	free(out);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* Every allocation of the analyzer failing in turn
  * (MEMTRACE_ANALYZER_FAIL_AT): each run is out of memory (4) with no
  * output, or the whole export. */
-START_TEST(export_survives_every_allocation_failure)
+START_TEST(test_export_survives_every_allocation_failure)
 {
 	static const char *const fmts[] = { "speedscope", "dhat", "pprof" };
 	char *path = mt_test_fixture("report/app.jsonl");
@@ -587,25 +583,25 @@ static void assert_bytes_eq(const mt_test_bytes_t *got, const char *want,
 
 /* The protocol buffers documentation's own examples of the wire format,
  * and what proto3 leaves out. */
-START_TEST(proto_encodes_the_wire_formats_examples)
+START_TEST(test_proto_encodes_the_wire_formats_examples)
 {
 	static const uint64_t packed[] = { 3, 270, 86942 };
 	mt_buf_t b = MT_BUF_INIT;
 	mt_test_bytes_t got;
 
-	ck_assert_int_eq(mt_proto_add_uint(&b, 1, 150), MT_OK);
-	ck_assert_int_eq(mt_proto_add_bytes(&b, 2, "testing", 7), MT_OK);
-	ck_assert_int_eq(mt_proto_add_packed(&b, 4, packed, 3), MT_OK);
-	ck_assert_int_eq(mt_proto_add_int(&b, 2, -2), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_uint(&b, 1, 150), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_bytes(&b, 2, "testing", 7), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_packed(&b, 4, packed, 3), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_int(&b, 2, -2), MT_OK);
 	/* Defaults are not written: 0, false, an empty packed list. */
-	ck_assert_int_eq(mt_proto_add_uint(&b, 1, 0), MT_OK);
-	ck_assert_int_eq(mt_proto_add_int(&b, 1, 0), MT_OK);
-	ck_assert_int_eq(mt_proto_add_bool(&b, 7, 0), MT_OK);
-	ck_assert_int_eq(mt_proto_add_packed(&b, 4, packed, 0), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_uint(&b, 1, 0), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_int(&b, 1, 0), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_bool(&b, 7, 0), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_packed(&b, 4, packed, 0), MT_OK);
 	/* A field number past 15 takes a two-byte tag; an empty string is
 	 * still written. */
-	ck_assert_int_eq(mt_proto_add_bytes(&b, 16, "", 0), MT_OK);
-	ck_assert_int_eq(mt_proto_add_bool(&b, 7, 1), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_bytes(&b, 16, "", 0), MT_OK);
+	ck_assert_int_eq(mt_protobuf_add_bool(&b, 7, 1), MT_OK);
 	got = (mt_test_bytes_t){ 0 };
 	mt_test_bytes_add(&got, b.data, b.len);
 	assert_bytes_eq(&got,
@@ -622,29 +618,29 @@ START_TEST(proto_encodes_the_wire_formats_examples)
 END_TEST
 
 /* Each string once, "" at 0, in the order first asked for. */
-START_TEST(proto_string_table_gives_each_string_one_index)
+START_TEST(test_proto_string_table_gives_each_string_one_index)
 {
-	mt_proto_strtab_t t;
+	mt_protobuf_strtab_t t;
 	mt_buf_t b = MT_BUF_INIT;
 	mt_test_bytes_t got = { 0 };
 	int64_t i;
 
-	ck_assert_int_eq(mt_proto_strtab_init(&t), MT_OK);
-	ck_assert_int_eq(mt_proto_strtab_index(&t, "main", 4, &i), MT_OK);
+	ck_assert_int_eq(mt_protobuf_strtab_init(&t), MT_OK);
+	ck_assert_int_eq(mt_protobuf_strtab_index(&t, "main", 4, &i), MT_OK);
 	ck_assert_int_eq(i, 1);
-	ck_assert_int_eq(mt_proto_strtab_index(&t, "", 0, &i), MT_OK);
+	ck_assert_int_eq(mt_protobuf_strtab_index(&t, "", 0, &i), MT_OK);
 	ck_assert_int_eq(i, 0);
-	ck_assert_int_eq(mt_proto_strtab_index(&t, "mainly", 4, &i), MT_OK);
+	ck_assert_int_eq(mt_protobuf_strtab_index(&t, "mainly", 4, &i), MT_OK);
 	ck_assert_int_eq(i, 1);
-	ck_assert_int_eq(mt_proto_strtab_index(&t, "x", 1, &i), MT_OK);
+	ck_assert_int_eq(mt_protobuf_strtab_index(&t, "x", 1, &i), MT_OK);
 	ck_assert_int_eq(i, 2);
-	ck_assert_int_eq(mt_proto_strtab_add(&b, 6, &t), MT_OK);
+	ck_assert_int_eq(mt_protobuf_strtab_add(&b, 6, &t), MT_OK);
 	mt_test_bytes_add(&got, b.data, b.len);
 	assert_bytes_eq(&got, "\x32\x00\x32\x04main\x32\x01x", 11,
 			"string table");
 	free(got.data);
 	mt_buf_release(&b);
-	mt_proto_strtab_release(&t);
+	mt_protobuf_strtab_release(&t);
 }
 END_TEST
 
@@ -662,7 +658,7 @@ static mt_test_bytes_t pprof_of(const char *path)
 	return raw;
 }
 
-START_TEST(export_pprof_of_the_tiny_fixture_is_its_golden_bytes)
+START_TEST(test_export_pprof_of_the_tiny_fixture_is_its_golden_bytes)
 {
 	char *path = mt_test_fixture("export/tiny.jsonl");
 	mt_test_bytes_t got = pprof_of(path), want = read_hex("export/tiny.pprof.hex");
@@ -729,7 +725,7 @@ static void raw_sums(const char *raw, uint64_t sums[4])
  * totals are the summary's.  The raw text is returned for more checks. */
 static char *assert_pprof_totals(const char *path)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "p.pb.gz");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "p.pb.gz");
 	json_object *sum = summary_of(path);
 	mt_test_run_t e, g;
 	uint64_t sums[4];
@@ -748,13 +744,11 @@ static char *assert_pprof_totals(const char *path)
 	mt_test_run_release(&g);
 	mt_test_run_release(&e);
 	json_object_put(sum);
-	mt_test_rmdir(dir);
 	free(out);
-	free(dir);
 	return raw;
 }
 
-START_TEST(export_pprof_read_by_go_tool_pprof_has_the_summary_totals)
+START_TEST(test_export_pprof_read_by_go_tool_pprof_has_the_summary_totals)
 {
 	static const char *const names[] = { "demo.jsonl", "report/app.jsonl",
 					     "report/realloc.jsonl",
@@ -772,10 +766,10 @@ END_TEST
 /* `-top -sample_index=alloc_space` ranks functions by bytes: app.jsonl's
  * handle_request (calloc 4000, resized to 6000, and 2048 more) first, and
  * the stack without frames is "[no stack]". */
-START_TEST(export_pprof_top_ranks_functions_by_the_chosen_sample_type)
+START_TEST(test_export_pprof_top_ranks_functions_by_the_chosen_sample_type)
 {
 	char *path = mt_test_fixture("report/app.jsonl");
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "p.pb.gz");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "p.pb.gz");
 	mt_test_run_t e, g;
 	const char *line;
 
@@ -798,9 +792,7 @@ START_TEST(export_pprof_top_ranks_functions_by_the_chosen_sample_type)
 		      "in use: %s", g.out);
 	mt_test_run_release(&g);
 	mt_test_run_release(&e);
-	mt_test_rmdir(dir);
 	free(out);
-	free(dir);
 	free(path);
 }
 END_TEST
@@ -808,9 +800,9 @@ END_TEST
 /* A real C++ program's trace: totals, names demangled as the other
  * exports name them, file:line from libdw, mappings with the modules and
  * their build ids. */
-START_TEST(export_pprof_of_a_real_cxx_program_names_its_frames)
+START_TEST(test_export_pprof_of_a_real_cxx_program_names_its_frames)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl.zst");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl.zst");
 	char *prog = mt_test_workload("wl_cxx_names");
 	char *argv[] = { prog, NULL };
 	mt_test_run_t r;
@@ -845,10 +837,8 @@ START_TEST(export_pprof_of_a_real_cxx_program_names_its_frames)
 		      "the program is not the first mapping: %s", raw);
 	free(raw);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(prog);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -873,9 +863,9 @@ static unsigned source_line_of(const char *rel, const char *marker)
  * its location has two lines, the inlined function at the malloc's line,
  * then main at the line that calls it, and the mapping says it has
  * inline frames. */
-START_TEST(export_pprof_unfolds_inlined_calls_into_lines_of_one_location)
+START_TEST(test_export_pprof_unfolds_inlined_calls_into_lines_of_one_location)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_inline");
 	char *argv[] = { prog, NULL };
 	unsigned malloc_line = source_line_of("tests/workloads/wl_inline.cpp",
@@ -907,18 +897,16 @@ START_TEST(export_pprof_unfolds_inlined_calls_into_lines_of_one_location)
 		      "the program's mapping has no inline frames: %s", raw);
 	free(raw);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(prog);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
 /* A sampled trace (MEMTRACE_SAMPLE=64): the profile's figures are the
  * summary's estimates, and its period the sampling's mean. */
-START_TEST(export_pprof_of_a_sampled_trace_has_its_period_and_estimates)
+START_TEST(test_export_pprof_of_a_sampled_trace_has_its_period_and_estimates)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_demo");
 	char *argv[] = { prog, NULL };
 	mt_test_run_t r;
@@ -931,18 +919,16 @@ START_TEST(export_pprof_of_a_sampled_trace_has_its_period_and_estimates)
 		      raw);
 	free(raw);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(prog);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
 /* A missing trace (3) and one that is not evidence (2): the export's own
  * errors, and no output file, not even an empty one. */
-START_TEST(export_pprof_of_a_missing_or_corrupt_trace_writes_nothing)
+START_TEST(test_export_pprof_of_a_missing_or_corrupt_trace_writes_nothing)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "p.pb.gz");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "p.pb.gz");
 	char *missing = mt_test_path(dir, "nothing.jsonl");
 	mt_test_file_t bad;
 	mt_test_run_t r;
@@ -964,8 +950,6 @@ START_TEST(export_pprof_of_a_missing_or_corrupt_trace_writes_nothing)
 	mt_test_file_done(&bad);
 	free(missing);
 	free(out);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -975,26 +959,26 @@ Suite *mt_suite_export(void)
 	TCase *tc = tcase_create("export");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, export_folded_is_the_flamegraph_output_byte_for_byte);
-	tcase_add_test(tc, export_speedscope_follows_the_schema_and_the_summary_totals);
-	tcase_add_test(tc, export_speedscope_stacks_are_the_folded_stacks_root_first);
-	tcase_add_test(tc, export_dhat_has_the_fields_dh_view_reads_and_the_site_totals);
-	tcase_add_test(tc, export_dhat_frames_are_innermost_first);
-	tcase_add_test(tc, export_of_a_real_workload_agrees_with_its_summary);
-	tcase_add_test(tc, export_rejects_an_unknown_format);
-	tcase_add_test(tc, export_usage_errors_exit_64);
-	tcase_add_test(tc, export_help_prints_the_usage);
-	tcase_add_test(tc, export_writes_its_output_file_and_refuses_what_is_not_evidence);
-	tcase_add_test(tc, export_survives_every_allocation_failure);
-	tcase_add_test(tc, proto_encodes_the_wire_formats_examples);
-	tcase_add_test(tc, proto_string_table_gives_each_string_one_index);
-	tcase_add_test(tc, export_pprof_of_the_tiny_fixture_is_its_golden_bytes);
-	tcase_add_test(tc, export_pprof_read_by_go_tool_pprof_has_the_summary_totals);
-	tcase_add_test(tc, export_pprof_top_ranks_functions_by_the_chosen_sample_type);
-	tcase_add_test(tc, export_pprof_of_a_real_cxx_program_names_its_frames);
-	tcase_add_test(tc, export_pprof_unfolds_inlined_calls_into_lines_of_one_location);
-	tcase_add_test(tc, export_pprof_of_a_sampled_trace_has_its_period_and_estimates);
-	tcase_add_test(tc, export_pprof_of_a_missing_or_corrupt_trace_writes_nothing);
+	tcase_add_test(tc, test_export_folded_is_the_flamegraph_output_byte_for_byte);
+	tcase_add_test(tc, test_export_speedscope_follows_the_schema_and_the_summary_totals);
+	tcase_add_test(tc, test_export_speedscope_stacks_are_the_folded_stacks_root_first);
+	tcase_add_test(tc, test_export_dhat_has_the_fields_dh_view_reads_and_the_site_totals);
+	tcase_add_test(tc, test_export_dhat_frames_are_innermost_first);
+	tcase_add_test(tc, test_export_of_a_real_workload_agrees_with_its_summary);
+	tcase_add_test(tc, test_export_rejects_an_unknown_format);
+	tcase_add_test(tc, test_export_usage_errors_exit_64);
+	tcase_add_test(tc, test_export_help_prints_the_usage);
+	tcase_add_test(tc, test_export_writes_its_output_file_and_refuses_what_is_not_evidence);
+	tcase_add_test(tc, test_export_survives_every_allocation_failure);
+	tcase_add_test(tc, test_proto_encodes_the_wire_formats_examples);
+	tcase_add_test(tc, test_proto_string_table_gives_each_string_one_index);
+	tcase_add_test(tc, test_export_pprof_of_the_tiny_fixture_is_its_golden_bytes);
+	tcase_add_test(tc, test_export_pprof_read_by_go_tool_pprof_has_the_summary_totals);
+	tcase_add_test(tc, test_export_pprof_top_ranks_functions_by_the_chosen_sample_type);
+	tcase_add_test(tc, test_export_pprof_of_a_real_cxx_program_names_its_frames);
+	tcase_add_test(tc, test_export_pprof_unfolds_inlined_calls_into_lines_of_one_location);
+	tcase_add_test(tc, test_export_pprof_of_a_sampled_trace_has_its_period_and_estimates);
+	tcase_add_test(tc, test_export_pprof_of_a_missing_or_corrupt_trace_writes_nothing);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,5 +1,5 @@
 /*
- * check_fds: the tracer holds no descriptor of the program's (issue: descriptors).  Whatever the program closes, reopens or counts, its descriptor numbers and what it reads and writes through them are what they are bare.
+ * check_fds: the tracer holds no descriptor of the program's.  Whatever the program closes, reopens or counts, its descriptor numbers and what it reads and writes through them are what they are bare.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -22,7 +22,7 @@
  * allocations (libunwind's first unwinds) must be the same. */
 START_TEST(test_a_traced_program_gets_the_descriptor_numbers_it_gets_bare)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_fds"), *status;
 	char *argv[] = { prog, NULL };
 	mt_test_run_t bare, traced;
@@ -40,8 +40,6 @@ START_TEST(test_a_traced_program_gets_the_descriptor_numbers_it_gets_bare)
 	mt_test_run_release(&traced);
 	free(prog);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -50,7 +48,7 @@ END_TEST
  * log and data files, and every allocation in a complete trace. */
 START_TEST(test_a_daemon_that_closes_every_descriptor_keeps_its_files)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *bare_dir = mt_test_path(dir, "bare"), *traced_dir = mt_test_path(dir, "traced");
 	char *prog = mt_test_workload("wl_daemon"), *status;
 	char *bare_argv[] = { prog, bare_dir, "4", "400", NULL };
@@ -89,8 +87,6 @@ START_TEST(test_a_daemon_that_closes_every_descriptor_keeps_its_files)
 	free(bare_dir);
 	free(traced_dir);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

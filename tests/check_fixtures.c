@@ -6,11 +6,15 @@
  * byte for byte.  Every row of the capture table (format.md section 5) and the
  * repetition table (section 6) has its golden row too.  Rows name paths,
  * so the row commands run in a scratch directory holding a copy of the
- * trace, with relative paths.
+ * trace, with relative paths; the scratch directories themselves
+ * (mt_test_scratch()) are tested here too.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "mt_test.h"
 
@@ -263,7 +267,7 @@ END_TEST
 
 START_TEST(test_capture_row_of_complete_trace_is_summary_written)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	copy_trace(dir, "complete.jsonl");
@@ -277,14 +281,12 @@ START_TEST(test_capture_row_of_complete_trace_is_summary_written)
 	assert_file_golden(dir, "complete.summary.jsonl",
 			   "expected/capture_complete.summary.jsonl");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_capture_row_of_caveated_trace_names_its_status)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	copy_trace(dir, "missing_stop_killed.jsonl");
@@ -297,14 +299,12 @@ START_TEST(test_capture_row_of_caveated_trace_names_its_status)
 	assert_file_golden(dir, "killed.summary.jsonl",
 			   "expected/capture_caveated.summary.jsonl");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_capture_row_of_missing_trace_is_capture_missing)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, dir, "capture", "--capture", "absent.jsonl", "--summary",
@@ -314,14 +314,12 @@ START_TEST(test_capture_row_of_missing_trace_is_capture_missing)
 			      "expected/capture_missing.row.jsonl");
 	assert_absent(dir, "absent.summary.jsonl");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_capture_row_of_invalid_trace_is_summary_invalid)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	copy_trace(dir, "invalid_not_json.jsonl");
@@ -332,8 +330,6 @@ START_TEST(test_capture_row_of_invalid_trace_is_summary_invalid)
 			      "expected/capture_invalid.row.jsonl");
 	assert_absent(dir, "invalid.summary.jsonl");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -341,7 +337,7 @@ END_TEST
 
 START_TEST(test_repetition_row_of_failed_workload_has_no_summary)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	/* The trace is there and complete: a failed workload is still
@@ -354,14 +350,12 @@ START_TEST(test_repetition_row_of_failed_workload_has_no_summary)
 	assert_file_golden(dir, "reps.jsonl",
 			   "expected/repetition_workload_failed.jsonl");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_repetition_row_of_missing_trace_is_capture_missing)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, dir, "repetition", "--capture", "absent.jsonl", "--out",
@@ -370,14 +364,12 @@ START_TEST(test_repetition_row_of_missing_trace_is_capture_missing)
 	assert_file_golden(dir, "reps.jsonl",
 			   "expected/repetition_capture_missing.jsonl");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_repetition_row_of_invalid_trace_is_summary_invalid)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	copy_trace(dir, "invalid_version_2.jsonl");
@@ -387,14 +379,12 @@ START_TEST(test_repetition_row_of_invalid_trace_is_summary_invalid)
 	assert_file_golden(dir, "reps.jsonl",
 			   "expected/repetition_summary_invalid.jsonl");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_repetition_row_embeds_summary_of_valid_trace)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	copy_trace(dir, "complete.jsonl");
@@ -406,14 +396,12 @@ START_TEST(test_repetition_row_embeds_summary_of_valid_trace)
 	assert_file_golden(dir, "reps.jsonl",
 			   "expected/repetition_summary_written.jsonl");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_repetition_embeds_same_line_capture_writes)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path, *summary, *row, *embedded;
 	mt_test_run_t r;
 	size_t slen;
@@ -447,14 +435,12 @@ START_TEST(test_repetition_embeds_same_line_capture_writes)
 	ck_assert_str_eq(embedded + slen - 1, "}\n");
 	free(summary);
 	free(row);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_repetition_index_1_replaces_file)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *out = mt_test_path(dir, "reps.jsonl");
 	static const char stale[] =
 		"{\"stale\":1}\n{\"stale\":2}\n{\"stale\":3}\n";
@@ -469,14 +455,12 @@ START_TEST(test_repetition_index_1_replaces_file)
 			   "expected/repetition_summary_written.jsonl");
 	mt_test_run_release(&r);
 	free(out);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_repetition_later_index_appends_row)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	copy_trace(dir, "complete.jsonl");
@@ -495,8 +479,50 @@ START_TEST(test_repetition_later_index_appends_row)
 	mt_test_run_release(&r);
 	assert_file_golden(dir, "reps.jsonl",
 			   "expected/repetition_appended.jsonl");
-	mt_test_rmdir(dir);
-	free(dir);
+}
+END_TEST
+
+/* The scratch directory every test stands on: gone, with what it holds,
+ * once the process that asked for it exits, and not before, even when a
+ * process it forked exits first (that one removes only its own). */
+START_TEST(test_a_scratch_directory_is_removed_when_its_test_process_exits)
+{
+	char path[4096];
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	mt_quiet_int_eq(pipe(fds), 0);
+	pid = fork();
+	mt_quiet(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		char *dir = mt_test_scratch(), *file = mt_test_path(dir, "held");
+		pid_t child;
+
+		close(fds[0]);
+		mt_test_write(file, "x", 1);
+		child = fork();
+		if (child == 0)
+			exit(0);
+		if (child < 0 || waitpid(child, &status, 0) != child)
+			_exit(3);
+		if (!mt_test_exists(file))
+			_exit(2);
+		if (write(fds[1], dir, strlen(dir)) != (ssize_t)strlen(dir))
+			_exit(3);
+		exit(0);
+	}
+	close(fds[1]);
+	n = read(fds[0], path, sizeof(path) - 1);
+	close(fds[0]);
+	mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "the test process ended with status %d (2: its directory was "
+		 "removed when its own child exited)", status);
+	mt_quiet(n > 0, "no directory named");
+	path[n] = '\0';
+	mt_quiet(!mt_test_exists(path), "%s is still there after its process exited",
+		 path);
 }
 END_TEST
 
@@ -507,6 +533,7 @@ Suite *mt_suite_fixtures(void)
 	TCase *invalid = tcase_create("invalid");
 	TCase *capture = tcase_create("capture");
 	TCase *repetition = tcase_create("repetition");
+	TCase *scratch = tcase_create("scratch");
 
 	tcase_add_test(integrity, test_check_reports_complete_trace);
 	tcase_add_test(integrity, test_check_reports_missing_start_event_naming_first_kind);
@@ -549,5 +576,8 @@ Suite *mt_suite_fixtures(void)
 	tcase_add_test(repetition, test_repetition_index_1_replaces_file);
 	tcase_add_test(repetition, test_repetition_later_index_appends_row);
 	suite_add_tcase(s, repetition);
+
+	tcase_add_test(scratch, test_a_scratch_directory_is_removed_when_its_test_process_exits);
+	suite_add_tcase(s, scratch);
 	return s;
 }

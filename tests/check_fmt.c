@@ -23,7 +23,7 @@ static void assert_fmt(size_t n, const char *buf, const char *want)
 		 "formatted '%.*s', want '%s'", (int)n, buf, want);
 }
 
-START_TEST(fmt_u64_edges)
+START_TEST(test_fmt_u64_edges)
 {
 	char buf[MT_FMT_U64_MAX + 1];
 
@@ -40,7 +40,7 @@ START_TEST(fmt_u64_edges)
 }
 END_TEST
 
-START_TEST(fmt_i64_edges)
+START_TEST(test_fmt_i64_edges)
 {
 	char buf[MT_FMT_I64_MAX + 1];
 
@@ -57,7 +57,7 @@ START_TEST(fmt_i64_edges)
 }
 END_TEST
 
-START_TEST(fmt_hex_edges)
+START_TEST(test_fmt_hex_edges)
 {
 	char buf[MT_FMT_HEX_MAX + 1];
 
@@ -77,7 +77,7 @@ END_TEST
 
 /* Each length's first and last values, and the lengths around them: the
  * formatters work eight digits at a time and drop the leading zeros. */
-START_TEST(fmt_every_length_is_exact)
+START_TEST(test_fmt_every_length_is_exact)
 {
 	char buf[MT_FMT_U64_MAX + 1], want[32];
 	uint64_t p = 1;
@@ -108,7 +108,7 @@ START_TEST(fmt_every_length_is_exact)
 }
 END_TEST
 
-START_TEST(fmt_parse_hex_accepts)
+START_TEST(test_fmt_parse_hex_accepts)
 {
 	static const struct {
 		const char *s;
@@ -143,7 +143,7 @@ START_TEST(fmt_parse_hex_accepts)
 }
 END_TEST
 
-START_TEST(fmt_parse_hex_rejects)
+START_TEST(test_fmt_parse_hex_rejects)
 {
 	static const char *const bad[] = {
 		"", "0", "0x", "x1", "0X1", "00x1", "1234", "-0x1", "+0x1",
@@ -169,7 +169,7 @@ START_TEST(fmt_parse_hex_rejects)
 }
 END_TEST
 
-START_TEST(fmt_hex_round_trips)
+START_TEST(test_fmt_hex_round_trips)
 {
 	char buf[MT_FMT_HEX_MAX + 1];
 
@@ -191,7 +191,7 @@ START_TEST(fmt_hex_round_trips)
 }
 END_TEST
 
-START_TEST(fmt_decimal_matches_printf)
+START_TEST(test_fmt_decimal_matches_printf)
 {
 	char buf[MT_FMT_U64_MAX + 1], want[32];
 
@@ -223,14 +223,14 @@ Suite *mt_suite_fmt(void)
 	TCase *tc = tcase_create("fmt");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, fmt_u64_edges);
-	tcase_add_test(tc, fmt_i64_edges);
-	tcase_add_test(tc, fmt_hex_edges);
-	tcase_add_test(tc, fmt_every_length_is_exact);
-	tcase_add_test(tc, fmt_parse_hex_accepts);
-	tcase_add_test(tc, fmt_parse_hex_rejects);
-	tcase_add_test(tc, fmt_hex_round_trips);
-	tcase_add_test(tc, fmt_decimal_matches_printf);
+	tcase_add_test(tc, test_fmt_u64_edges);
+	tcase_add_test(tc, test_fmt_i64_edges);
+	tcase_add_test(tc, test_fmt_hex_edges);
+	tcase_add_test(tc, test_fmt_every_length_is_exact);
+	tcase_add_test(tc, test_fmt_parse_hex_accepts);
+	tcase_add_test(tc, test_fmt_parse_hex_rejects);
+	tcase_add_test(tc, test_fmt_hex_round_trips);
+	tcase_add_test(tc, test_fmt_decimal_matches_printf);
 	suite_add_tcase(s, tc);
 	return s;
 }

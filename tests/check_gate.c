@@ -50,7 +50,7 @@ static void copy_file(const char *from, const char *dir, const char *name)
 
 static char *scratch(void)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	for (size_t i = 0; i < sizeof(copied) / sizeof(copied[0]); i++) {
 		char name[64], *from;
@@ -185,7 +185,7 @@ static int aslr_on(void)
 
 /* ================= units ================= */
 
-START_TEST(sizes_are_1024_based_with_k_m_g_suffixes)
+START_TEST(test_sizes_are_1024_based_with_k_m_g_suffixes)
 {
 	static const struct {
 		const char *s;
@@ -222,7 +222,7 @@ START_TEST(sizes_are_1024_based_with_k_m_g_suffixes)
 }
 END_TEST
 
-START_TEST(thresholds_compare_exactly)
+START_TEST(test_thresholds_compare_exactly)
 {
 	uint64_t m;
 
@@ -251,7 +251,7 @@ END_TEST
 
 /* ================= gate ================= */
 
-START_TEST(gate_budgets_that_hold_exit_0)
+START_TEST(test_gate_budgets_that_hold_exit_0)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -262,12 +262,10 @@ START_TEST(gate_budgets_that_hold_exit_0)
 	ck_assert_str_eq(r.err, "");
 	mt_test_assert_golden(r.out, r.out_len, "gate/gate_hold.txt");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(gate_names_each_failed_budget_with_its_limit_and_value)
+START_TEST(test_gate_names_each_failed_budget_with_its_limit_and_value)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -290,15 +288,13 @@ START_TEST(gate_names_each_failed_budget_with_its_limit_and_value)
 	mt_quiet_ptr_nonnull(strstr(r.out, "FAIL --max-allocations 6: allocations is 7, 1 over\n"
 			     "     most calls: 3 from load_records (app) < main (app)\n"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* A failed budget's hint names C++ frames as report does, demangled: a
  * trace of one 64-byte block from operator new, called from
  * app::make_widget(int), by the mangled names the preload records. */
-START_TEST(gate_hint_demangles_cxx_names)
+START_TEST(test_gate_hint_demangles_cxx_names)
 {
 	static const char trace[] =
 		"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":7}\n"
@@ -313,7 +309,7 @@ START_TEST(gate_hint_demangles_cxx_names)
 		"{\"v\":1,\"seq\":6,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x5000\","
 		"\"size\":64,\"fn\":\"malloc\",\"stack\":1,\"tid\":7}\n"
 		"{\"v\":1,\"seq\":7,\"kind\":\"trace.stop\"}\n";
-	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "cxx.jsonl");
+	char *dir = mt_test_scratch(), *path = mt_test_path(dir, "cxx.jsonl");
 	mt_test_run_t r;
 
 	mt_test_write(path, trace, sizeof(trace) - 1);
@@ -323,9 +319,7 @@ START_TEST(gate_hint_demangles_cxx_names)
 			       "app::make_widget(int) (app)\n") != NULL,
 		 "no demangled hint in:\n%s", r.out);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(path);
-	free(dir);
 }
 END_TEST
 
@@ -343,7 +337,7 @@ static void copy_realloc_trace(const char *dir)
 /* Under a failed --max-allocations, the site with the most calls, its
  * reallocs included (heaptrack counts a realloc as a call), from a
  * trace; a summary file's site lines count their allocations alone. */
-START_TEST(gate_counts_a_sites_reallocs_as_calls)
+START_TEST(test_gate_counts_a_sites_reallocs_as_calls)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -364,12 +358,10 @@ START_TEST(gate_counts_a_sites_reallocs_as_calls)
 	assert_status(&r, 1);
 	mt_quiet_ptr_nonnull(strstr(r.out, "     most calls: 2 from read_line (churn) < main (churn)\n"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(gate_require_complete_fails_on_a_caveated_trace)
+START_TEST(test_gate_require_complete_fails_on_a_caveated_trace)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -387,8 +379,6 @@ START_TEST(gate_require_complete_fails_on_a_caveated_trace)
 			 "the events it holds (--require-complete fails on it)\n"
 			 "memtrace gate: killed.jsonl: 1 budget holds\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -411,7 +401,7 @@ static char *golden_for(const char *golden, const char *from, const char *to)
 	return out;
 }
 
-START_TEST(gate_reads_a_summary_written_earlier_as_it_reads_the_trace)
+START_TEST(test_gate_reads_a_summary_written_earlier_as_it_reads_the_trace)
 {
 	char *dir = scratch();
 	char *want = golden_for("gate/gate_fail.txt", "gate: new.jsonl:",
@@ -440,12 +430,10 @@ START_TEST(gate_reads_a_summary_written_earlier_as_it_reads_the_trace)
 			 "memtrace gate: capture.jsonl: 1 of 1 budget failed\n");
 	mt_test_run_release(&r);
 	free(want);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(gate_sizes_print_as_read)
+START_TEST(test_gate_sizes_print_as_read)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -460,12 +448,10 @@ START_TEST(gate_sizes_print_as_read)
 	assert_status(&r, 0);
 	mt_quiet_ptr_nonnull(strstr(r.out, "ok   --max-peak 524288 (512.0 KiB): "));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(gate_bad_input_has_its_own_exit_status)
+START_TEST(test_gate_bad_input_has_its_own_exit_status)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -522,14 +508,12 @@ START_TEST(gate_bad_input_has_its_own_exit_status)
 	MT(&r, dir, "gate", "--max-live");
 	assert_refused(&r, MT_EXIT_USAGE, "option '--max-live' needs a value");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* ================= diff ================= */
 
-START_TEST(diff_matches_sites_across_runs_at_different_addresses)
+START_TEST(test_diff_matches_sites_across_runs_at_different_addresses)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -539,8 +523,6 @@ START_TEST(diff_matches_sites_across_runs_at_different_addresses)
 	ck_assert_str_eq(r.err, "");
 	mt_test_assert_golden(r.out, r.out_len, "gate/diff.txt");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -549,7 +531,7 @@ END_TEST
  * make_buf and moved to grow by a realloc, so grow's calls go from 2 to 3
  * though it allocates nothing.  Against a summary file, whose site lines
  * count alloc events alone, both runs count alloc events. */
-START_TEST(diff_counts_a_sites_reallocs_as_calls)
+START_TEST(test_diff_counts_a_sites_reallocs_as_calls)
 {
 	static const char more[] =
 		"{\"v\":1,\"seq\":20,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x7000\",\"size\":32,\"fn\":\"malloc\",\"stack\":2,\"tid\":77,\"t\":2000}\n"
@@ -595,15 +577,13 @@ START_TEST(diff_counts_a_sites_reallocs_as_calls)
 	mt_quiet_ptr_nonnull(strstr(r.out, "sites by growth: 0 changed, 3 unchanged\n"));
 	mt_test_run_release(&r);
 
-	mt_test_rmdir(dir);
 	free(now);
 	free(base);
 	free(path);
-	free(dir);
 }
 END_TEST
 
-START_TEST(diff_json_is_one_json_object)
+START_TEST(test_diff_json_is_one_json_object)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -618,8 +598,6 @@ START_TEST(diff_json_is_one_json_object)
 	mt_quiet_int_eq((int)json_object_array_length(get(o, "sites")), 2);
 	json_object_put(o);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -646,7 +624,7 @@ static void regressed_at(const char *dir, const char *pct, int want_status,
 	mt_test_run_release(&r);
 }
 
-START_TEST(diff_threshold_is_the_growth_allowed)
+START_TEST(test_diff_threshold_is_the_growth_allowed)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -669,14 +647,12 @@ START_TEST(diff_threshold_is_the_growth_allowed)
 	MT(&r, dir, "diff", "new.jsonl", "base.jsonl");
 	assert_status(&r, 0);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(diff_of_two_runs_of_one_program_matches_every_site)
+START_TEST(test_diff_of_two_runs_of_one_program_matches_every_site)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *ip1, *ip2;
 	mt_test_run_t r;
 
@@ -705,14 +681,12 @@ START_TEST(diff_of_two_runs_of_one_program_matches_every_site)
 	mt_test_run_release(&r);
 	free(ip1);
 	free(ip2);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(diff_of_real_runs_names_the_site_that_grew)
+START_TEST(test_diff_of_real_runs_names_the_site_that_grew)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	traced(dir, "small.jsonl", "wl_demo", "100");
@@ -725,12 +699,10 @@ START_TEST(diff_of_real_runs_names_the_site_that_grew)
 		"\n      format_line (wl_demo) < load_records (wl_demo) < main (wl_demo)"),
 		"no growth of format_line:\n%s", r.out);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(diff_bad_input_has_its_own_exit_status)
+START_TEST(test_diff_bad_input_has_its_own_exit_status)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -781,8 +753,6 @@ START_TEST(diff_bad_input_has_its_own_exit_status)
 	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--top", "x");
 	assert_refused(&r, MT_EXIT_USAGE, "--top needs a number");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -855,7 +825,7 @@ static void assert_nothing_left(const char *dir)
 	mt_test_run_release(&r);
 }
 
-START_TEST(gate_junit_has_a_test_case_per_budget_and_validates)
+START_TEST(test_gate_junit_has_a_test_case_per_budget_and_validates)
 {
 	char *dir = scratch(), *xml;
 	mt_test_run_t r;
@@ -872,12 +842,10 @@ START_TEST(gate_junit_has_a_test_case_per_budget_and_validates)
 	xml = junit_of(dir, "gate.xml");
 	mt_test_assert_golden(xml, strlen(xml), "gate/gate_fail.junit.xml");
 	free(xml);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(gate_junit_of_budgets_that_hold_has_no_failure)
+START_TEST(test_gate_junit_of_budgets_that_hold_has_no_failure)
 {
 	char *dir = scratch(), *xml;
 	mt_test_run_t r;
@@ -896,14 +864,12 @@ START_TEST(gate_junit_of_budgets_that_hold_has_no_failure)
 			"peak_live_bytes is 7192 (7.0 KiB)</system-out>"),
 		 "not three passed cases:\n%.3000s", xml);
 	free(xml);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* A caveated trace's note, which the text report prints above its
  * verdict, is the suite's own output. */
-START_TEST(gate_junit_carries_the_notes_as_the_suites_output)
+START_TEST(test_gate_junit_carries_the_notes_as_the_suites_output)
 {
 	char *dir = scratch(), *xml;
 	mt_test_run_t r;
@@ -919,15 +885,13 @@ START_TEST(gate_junit_carries_the_notes_as_the_suites_output)
 			"  </testsuite>\n"),
 		 "no note as the suite's system-out:\n%.3000s", xml);
 	free(xml);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* A site's symbol with markup, quotes and a control character, and a
  * trace whose name has them and a byte that is not UTF-8: the file is
  * still well-formed, valid, and says each of them. */
-START_TEST(gate_junit_escapes_markup_quotes_controls_and_bad_utf8)
+START_TEST(test_gate_junit_escapes_markup_quotes_controls_and_bad_utf8)
 {
 	char *dir = scratch(), *path, *text, *at, *xml;
 	static const char weird[] = "w<&\"'\xff.jsonl";
@@ -976,12 +940,10 @@ START_TEST(gate_junit_escapes_markup_quotes_controls_and_bad_utf8)
 	free(xml);
 	free(text);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(xml_escaping_leaves_no_byte_xml_cannot_hold)
+START_TEST(test_xml_escaping_leaves_no_byte_xml_cannot_hold)
 {
 	static const struct {
 		const char *in;
@@ -1015,7 +977,7 @@ START_TEST(xml_escaping_leaves_no_byte_xml_cannot_hold)
 }
 END_TEST
 
-START_TEST(github_escaping_follows_the_workflow_command_rules)
+START_TEST(test_github_escaping_follows_the_workflow_command_rules)
 {
 	static const struct {
 		const char *in;
@@ -1045,7 +1007,7 @@ START_TEST(github_escaping_follows_the_workflow_command_rules)
 }
 END_TEST
 
-START_TEST(gate_junit_write_that_fails_leaves_no_file)
+START_TEST(test_gate_junit_write_that_fails_leaves_no_file)
 {
 	char *dir = scratch(), *sub;
 	mt_test_run_t r;
@@ -1068,12 +1030,10 @@ START_TEST(gate_junit_write_that_fails_leaves_no_file)
 	ck_assert_int_eq(rmdir(sub), 0);
 	assert_nothing_left(dir);
 	free(sub);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(gate_format_github_prints_an_error_per_failed_budget)
+START_TEST(test_gate_format_github_prints_an_error_per_failed_budget)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1091,12 +1051,10 @@ START_TEST(gate_format_github_prints_an_error_per_failed_budget)
 	assert_status(&r, 0);
 	mt_test_assert_golden(r.out, r.out_len, "gate/gate_caveated.github.txt");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(gate_format_github_prints_a_notice_when_every_budget_holds)
+START_TEST(test_gate_format_github_prints_a_notice_when_every_budget_holds)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1113,12 +1071,10 @@ START_TEST(gate_format_github_prints_a_notice_when_every_budget_holds)
 	assert_status(&r, 0);
 	mt_test_assert_golden(r.out, r.out_len, "gate/gate_hold.txt");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(gate_format_is_text_or_github)
+START_TEST(test_gate_format_is_text_or_github)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1129,8 +1085,6 @@ START_TEST(gate_format_is_text_or_github)
 	MT(&r, dir, "gate", "new.jsonl", "--max-live", "4K", "--junit");
 	assert_refused(&r, MT_EXIT_USAGE, "option '--junit' needs a value");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1153,9 +1107,9 @@ static unsigned line_of(const char *needle)
 
 /* A real run: the heaviest site's file, relative to the directory gate
  * runs in (a CI job's checkout), and the line of its allocation. */
-START_TEST(gate_names_the_heaviest_sites_file_and_line)
+START_TEST(test_gate_names_the_heaviest_sites_file_and_line)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *junit = mt_test_path(dir, "gate.xml");
 	char want[512], *xml;
 	mt_test_run_t r;
@@ -1181,12 +1135,10 @@ START_TEST(gate_names_the_heaviest_sites_file_and_line)
 	free(xml);
 	free(trace);
 	free(junit);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(diff_junit_has_a_test_case_per_deciding_figure)
+START_TEST(test_diff_junit_has_a_test_case_per_deciding_figure)
 {
 	char *dir = scratch(), *xml;
 	mt_test_run_t r;
@@ -1206,12 +1158,10 @@ START_TEST(diff_junit_has_a_test_case_per_deciding_figure)
 	mt_test_assert_golden(r.out, r.out_len, "gate/diff.json");
 	mt_test_run_release(&r);
 	assert_valid_junit(dir, "diff.xml");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(diff_junit_of_runs_within_the_threshold_has_no_failure)
+START_TEST(test_diff_junit_of_runs_within_the_threshold_has_no_failure)
 {
 	char *dir = scratch(), *xml;
 	mt_test_run_t r;
@@ -1228,12 +1178,10 @@ START_TEST(diff_junit_of_runs_within_the_threshold_has_no_failure)
 			"(+49.4%), within the threshold of 50%</system-out>"),
 		 "not two passed cases:\n%.3000s", xml);
 	free(xml);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(diff_format_github_names_the_site_that_grew_most)
+START_TEST(test_diff_format_github_names_the_site_that_grew_most)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1249,15 +1197,13 @@ START_TEST(diff_format_github_names_the_site_that_grew_most)
 			 "neither peak_live_bytes nor live_bytes grew beyond the "
 			 "threshold of 0%25\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* Two real runs: the site whose own peak grew most, with its line. */
-START_TEST(diff_format_github_of_real_runs_names_file_and_line)
+START_TEST(test_diff_format_github_of_real_runs_names_file_and_line)
 {
-	char *dir = mt_test_tmpdir(), *small = mt_test_path(dir, "small.jsonl");
+	char *dir = mt_test_scratch(), *small = mt_test_path(dir, "small.jsonl");
 	char *big = mt_test_path(dir, "big.jsonl");
 	char want[512];
 	mt_test_run_t r;
@@ -1274,12 +1220,10 @@ START_TEST(diff_format_github_of_real_runs_names_file_and_line)
 	mt_test_run_release(&r);
 	free(small);
 	free(big);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(diff_json_and_format_github_are_refused_together)
+START_TEST(test_diff_json_and_format_github_are_refused_together)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1290,12 +1234,10 @@ START_TEST(diff_json_and_format_github_are_refused_together)
 	MT(&r, dir, "diff", "base.jsonl", "new.jsonl", "--format", "xml");
 	assert_refused(&r, MT_EXIT_USAGE, "--format needs text or github, not 'xml'");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(diff_junit_write_that_fails_leaves_no_file)
+START_TEST(test_diff_junit_write_that_fails_leaves_no_file)
 {
 	char *dir = scratch(), *sub;
 	mt_test_run_t r;
@@ -1312,14 +1254,12 @@ START_TEST(diff_junit_write_that_fails_leaves_no_file)
 	ck_assert_int_eq(rmdir(sub), 0);
 	assert_nothing_left(dir);
 	free(sub);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* ================= repetitions ================= */
 
-START_TEST(repetitions_of_steady_runs_flag_nothing)
+START_TEST(test_repetitions_of_steady_runs_flag_nothing)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1328,12 +1268,10 @@ START_TEST(repetitions_of_steady_runs_flag_nothing)
 	assert_status(&r, 0);
 	mt_test_assert_golden(r.out, r.out_len, "gate/reps_steady.txt");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(repetitions_flag_each_field_that_varies)
+START_TEST(test_repetitions_flag_each_field_that_varies)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1342,12 +1280,10 @@ START_TEST(repetitions_flag_each_field_that_varies)
 	assert_status(&r, 1);
 	mt_test_assert_golden(r.out, r.out_len, "gate/reps_varying.txt");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(repetitions_json_is_one_json_object)
+START_TEST(test_repetitions_json_is_one_json_object)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1361,8 +1297,6 @@ START_TEST(repetitions_json_is_one_json_object)
 	mt_quiet_int_eq((int)json_object_array_length(get(o, "varying")), 7);
 	json_object_put(o);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1392,9 +1326,9 @@ static void run_three(mt_test_run_t *r, const char *dir, const char *name,
 	free(reps);
 }
 
-START_TEST(repetitions_read_what_memtrace_run_writes)
+START_TEST(test_repetitions_read_what_memtrace_run_writes)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *counter = mt_test_path(dir, "counter");
 	mt_test_run_t r;
 
@@ -1404,10 +1338,8 @@ START_TEST(repetitions_read_what_memtrace_run_writes)
 	mt_quiet_ptr_nonnull(strstr(r.out, "\nmemtrace repetitions: nothing varies "
 			     "between the runs\n"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 	/* wl_run_counter makes k allocations in run k. */
-	dir = mt_test_tmpdir();
+	dir = mt_test_scratch();
 	free(counter);
 	counter = mt_test_path(dir, "counter");
 	run_three(&r, dir, "wl_run_counter", counter);
@@ -1416,12 +1348,10 @@ START_TEST(repetitions_read_what_memtrace_run_writes)
 		 "no variation flagged:\n%s", r.out);
 	mt_test_run_release(&r);
 	free(counter);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(repetitions_bad_input_has_its_own_exit_status)
+START_TEST(test_repetitions_bad_input_has_its_own_exit_status)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1459,8 +1389,6 @@ START_TEST(repetitions_bad_input_has_its_own_exit_status)
 	MT(&r, dir, "repetitions", "reps_steady.jsonl", "--top", "3");
 	assert_refused(&r, MT_EXIT_USAGE, "unknown option '--top'");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1575,18 +1503,16 @@ static void sweep(cmd_fn cmd, int argc, char *const args[], int want, int sticky
 		sweep((cmd), argc_, args_, (want), 0);                         \
 		sweep((cmd), argc_, args_, (want), 1);                         \
 		mt_quiet_int_eq(chdir("/"), 0);                               \
-		mt_test_rmdir(dir_);                                           \
-		free(dir_);                                                    \
 	} while (0)
 
-START_TEST(gate_survives_every_allocation_failure)
+START_TEST(test_gate_survives_every_allocation_failure)
 {
 	SWEEP_IN_SCRATCH(mt_gate_cmd, 1, "gate", "new.jsonl", "--max-live", "4K",
 			 "--max-allocations", "6", "--max-peak", "1K");
 }
 END_TEST
 
-START_TEST(gate_on_a_summary_survives_every_allocation_failure)
+START_TEST(test_gate_on_a_summary_survives_every_allocation_failure)
 {
 	char *dir = scratch();
 	mt_test_run_t r;
@@ -1602,18 +1528,16 @@ START_TEST(gate_on_a_summary_survives_every_allocation_failure)
 		sweep(mt_gate_cmd, 4, args, 1, 1);
 	}
 	mt_quiet_int_eq(chdir("/"), 0);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(diff_survives_every_allocation_failure)
+START_TEST(test_diff_survives_every_allocation_failure)
 {
 	SWEEP_IN_SCRATCH(mt_diff_cmd, 1, "diff", "base.jsonl", "new.jsonl");
 }
 END_TEST
 
-START_TEST(diff_json_survives_every_allocation_failure)
+START_TEST(test_diff_json_survives_every_allocation_failure)
 {
 	SWEEP_IN_SCRATCH(mt_diff_cmd, 1, "diff", "base.jsonl", "new.jsonl", "--json");
 }
@@ -1621,7 +1545,7 @@ END_TEST
 
 /* A JUnit file and workflow commands: each failed run leaves no file
  * (sweep() sees stdout empty; the file is replaced whole or not at all). */
-START_TEST(gate_ci_outputs_survive_every_allocation_failure)
+START_TEST(test_gate_ci_outputs_survive_every_allocation_failure)
 {
 	SWEEP_IN_SCRATCH(mt_gate_cmd, 1, "gate", "new.jsonl", "--max-live", "4K",
 			 "--max-allocations", "6", "--require-complete",
@@ -1629,32 +1553,32 @@ START_TEST(gate_ci_outputs_survive_every_allocation_failure)
 }
 END_TEST
 
-START_TEST(diff_ci_outputs_survive_every_allocation_failure)
+START_TEST(test_diff_ci_outputs_survive_every_allocation_failure)
 {
 	SWEEP_IN_SCRATCH(mt_diff_cmd, 1, "diff", "base.jsonl", "new.jsonl",
 			 "--junit", "diff.xml", "--format", "github");
 }
 END_TEST
 
-START_TEST(repetitions_survive_every_allocation_failure)
+START_TEST(test_repetitions_survive_every_allocation_failure)
 {
 	SWEEP_IN_SCRATCH(mt_repetitions_cmd, 1, "repetitions", "reps_varying.jsonl");
 }
 END_TEST
 
-START_TEST(repetitions_json_survive_every_allocation_failure)
+START_TEST(test_repetitions_json_survive_every_allocation_failure)
 {
 	SWEEP_IN_SCRATCH(mt_repetitions_cmd, 1, "repetitions", "reps_varying.jsonl",
 			 "--json");
 }
 END_TEST
 
-/* One name for a frame wherever a line names it (issue 24, item 4): a
+/* One name for a frame wherever a line names it: a
  * frame of a stripped module, with no symbol, is "0xOFFSET in MODULE" in
  * gate (from the trace and from its summary), diff, flamegraph and report
  * (which gives the module's full path), and a C++ symbol is demangled in
  * each. */
-START_TEST(a_frame_without_a_symbol_reads_the_same_in_every_command)
+START_TEST(test_a_frame_without_a_symbol_reads_the_same_in_every_command)
 {
 	static const char trace[] =
 		"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":1,\"stack_depth\":32}\n"
@@ -1706,55 +1630,55 @@ Suite *mt_suite_gate(void)
 	TCase *ci = tcase_create("ci_outputs");
 	TCase *oom = tcase_create("every_allocation_failure");
 
-	tcase_add_test(units, sizes_are_1024_based_with_k_m_g_suffixes);
-	tcase_add_test(units, thresholds_compare_exactly);
-	tcase_add_test(gate, gate_budgets_that_hold_exit_0);
-	tcase_add_test(gate, a_frame_without_a_symbol_reads_the_same_in_every_command);
-	tcase_add_test(gate, gate_names_each_failed_budget_with_its_limit_and_value);
-	tcase_add_test(gate, gate_require_complete_fails_on_a_caveated_trace);
-	tcase_add_test(gate, gate_hint_demangles_cxx_names);
-	tcase_add_test(gate, gate_reads_a_summary_written_earlier_as_it_reads_the_trace);
-	tcase_add_test(gate, gate_sizes_print_as_read);
-	tcase_add_test(gate, gate_bad_input_has_its_own_exit_status);
-	tcase_add_test(gate, gate_counts_a_sites_reallocs_as_calls);
-	tcase_add_test(diff, diff_matches_sites_across_runs_at_different_addresses);
-	tcase_add_test(diff, diff_json_is_one_json_object);
-	tcase_add_test(diff, diff_threshold_is_the_growth_allowed);
-	tcase_add_test(diff, diff_of_two_runs_of_one_program_matches_every_site);
-	tcase_add_test(diff, diff_of_real_runs_names_the_site_that_grew);
-	tcase_add_test(diff, diff_bad_input_has_its_own_exit_status);
-	tcase_add_test(diff, diff_counts_a_sites_reallocs_as_calls);
-	tcase_add_test(ci, gate_junit_has_a_test_case_per_budget_and_validates);
-	tcase_add_test(ci, gate_junit_of_budgets_that_hold_has_no_failure);
-	tcase_add_test(ci, gate_junit_carries_the_notes_as_the_suites_output);
-	tcase_add_test(ci, gate_junit_escapes_markup_quotes_controls_and_bad_utf8);
-	tcase_add_test(ci, xml_escaping_leaves_no_byte_xml_cannot_hold);
-	tcase_add_test(ci, github_escaping_follows_the_workflow_command_rules);
-	tcase_add_test(ci, gate_junit_write_that_fails_leaves_no_file);
-	tcase_add_test(ci, gate_format_github_prints_an_error_per_failed_budget);
-	tcase_add_test(ci, gate_format_github_prints_a_notice_when_every_budget_holds);
-	tcase_add_test(ci, gate_format_is_text_or_github);
-	tcase_add_test(ci, gate_names_the_heaviest_sites_file_and_line);
-	tcase_add_test(ci, diff_junit_has_a_test_case_per_deciding_figure);
-	tcase_add_test(ci, diff_junit_of_runs_within_the_threshold_has_no_failure);
-	tcase_add_test(ci, diff_format_github_names_the_site_that_grew_most);
-	tcase_add_test(ci, diff_format_github_of_real_runs_names_file_and_line);
-	tcase_add_test(ci, diff_json_and_format_github_are_refused_together);
-	tcase_add_test(ci, diff_junit_write_that_fails_leaves_no_file);
-	tcase_add_test(reps, repetitions_of_steady_runs_flag_nothing);
-	tcase_add_test(reps, repetitions_flag_each_field_that_varies);
-	tcase_add_test(reps, repetitions_json_is_one_json_object);
-	tcase_add_test(reps, repetitions_read_what_memtrace_run_writes);
-	tcase_add_test(reps, repetitions_bad_input_has_its_own_exit_status);
+	tcase_add_test(units, test_sizes_are_1024_based_with_k_m_g_suffixes);
+	tcase_add_test(units, test_thresholds_compare_exactly);
+	tcase_add_test(gate, test_gate_budgets_that_hold_exit_0);
+	tcase_add_test(gate, test_a_frame_without_a_symbol_reads_the_same_in_every_command);
+	tcase_add_test(gate, test_gate_names_each_failed_budget_with_its_limit_and_value);
+	tcase_add_test(gate, test_gate_require_complete_fails_on_a_caveated_trace);
+	tcase_add_test(gate, test_gate_hint_demangles_cxx_names);
+	tcase_add_test(gate, test_gate_reads_a_summary_written_earlier_as_it_reads_the_trace);
+	tcase_add_test(gate, test_gate_sizes_print_as_read);
+	tcase_add_test(gate, test_gate_bad_input_has_its_own_exit_status);
+	tcase_add_test(gate, test_gate_counts_a_sites_reallocs_as_calls);
+	tcase_add_test(diff, test_diff_matches_sites_across_runs_at_different_addresses);
+	tcase_add_test(diff, test_diff_json_is_one_json_object);
+	tcase_add_test(diff, test_diff_threshold_is_the_growth_allowed);
+	tcase_add_test(diff, test_diff_of_two_runs_of_one_program_matches_every_site);
+	tcase_add_test(diff, test_diff_of_real_runs_names_the_site_that_grew);
+	tcase_add_test(diff, test_diff_bad_input_has_its_own_exit_status);
+	tcase_add_test(diff, test_diff_counts_a_sites_reallocs_as_calls);
+	tcase_add_test(ci, test_gate_junit_has_a_test_case_per_budget_and_validates);
+	tcase_add_test(ci, test_gate_junit_of_budgets_that_hold_has_no_failure);
+	tcase_add_test(ci, test_gate_junit_carries_the_notes_as_the_suites_output);
+	tcase_add_test(ci, test_gate_junit_escapes_markup_quotes_controls_and_bad_utf8);
+	tcase_add_test(ci, test_xml_escaping_leaves_no_byte_xml_cannot_hold);
+	tcase_add_test(ci, test_github_escaping_follows_the_workflow_command_rules);
+	tcase_add_test(ci, test_gate_junit_write_that_fails_leaves_no_file);
+	tcase_add_test(ci, test_gate_format_github_prints_an_error_per_failed_budget);
+	tcase_add_test(ci, test_gate_format_github_prints_a_notice_when_every_budget_holds);
+	tcase_add_test(ci, test_gate_format_is_text_or_github);
+	tcase_add_test(ci, test_gate_names_the_heaviest_sites_file_and_line);
+	tcase_add_test(ci, test_diff_junit_has_a_test_case_per_deciding_figure);
+	tcase_add_test(ci, test_diff_junit_of_runs_within_the_threshold_has_no_failure);
+	tcase_add_test(ci, test_diff_format_github_names_the_site_that_grew_most);
+	tcase_add_test(ci, test_diff_format_github_of_real_runs_names_file_and_line);
+	tcase_add_test(ci, test_diff_json_and_format_github_are_refused_together);
+	tcase_add_test(ci, test_diff_junit_write_that_fails_leaves_no_file);
+	tcase_add_test(reps, test_repetitions_of_steady_runs_flag_nothing);
+	tcase_add_test(reps, test_repetitions_flag_each_field_that_varies);
+	tcase_add_test(reps, test_repetitions_json_is_one_json_object);
+	tcase_add_test(reps, test_repetitions_read_what_memtrace_run_writes);
+	tcase_add_test(reps, test_repetitions_bad_input_has_its_own_exit_status);
 	tcase_set_timeout(oom, 120);
-	tcase_add_test(oom, gate_survives_every_allocation_failure);
-	tcase_add_test(oom, gate_on_a_summary_survives_every_allocation_failure);
-	tcase_add_test(oom, diff_survives_every_allocation_failure);
-	tcase_add_test(oom, diff_json_survives_every_allocation_failure);
-	tcase_add_test(oom, gate_ci_outputs_survive_every_allocation_failure);
-	tcase_add_test(oom, diff_ci_outputs_survive_every_allocation_failure);
-	tcase_add_test(oom, repetitions_survive_every_allocation_failure);
-	tcase_add_test(oom, repetitions_json_survive_every_allocation_failure);
+	tcase_add_test(oom, test_gate_survives_every_allocation_failure);
+	tcase_add_test(oom, test_gate_on_a_summary_survives_every_allocation_failure);
+	tcase_add_test(oom, test_diff_survives_every_allocation_failure);
+	tcase_add_test(oom, test_diff_json_survives_every_allocation_failure);
+	tcase_add_test(oom, test_gate_ci_outputs_survive_every_allocation_failure);
+	tcase_add_test(oom, test_diff_ci_outputs_survive_every_allocation_failure);
+	tcase_add_test(oom, test_repetitions_survive_every_allocation_failure);
+	tcase_add_test(oom, test_repetitions_json_survive_every_allocation_failure);
 	suite_add_tcase(s, units);
 	suite_add_tcase(s, gate);
 	suite_add_tcase(s, diff);

@@ -88,7 +88,7 @@ static uint64_t site_freed(const mt_site_t *s)
  * rejections included (an undeclared stack or allocator, a size beyond
  * 2^64 - 1) and leaving the heap as it was.
  */
-START_TEST(heap_apply_block_matches_apply)
+START_TEST(test_heap_apply_block_matches_apply)
 {
 	static const uint64_t stacks[] = { 1, 2, 3 };
 	mt_heap_t h[2];
@@ -162,7 +162,7 @@ END_TEST
  * finds in the stacks map (large ones, and ids declared before the dense
  * table reached them) keep their own sites, whatever order their
  * allocations come in. */
-START_TEST(heap_dense_and_sparse_stack_ids_keep_their_sites)
+START_TEST(test_heap_dense_and_sparse_stack_ids_keep_their_sites)
 {
 	const uint64_t stacks[] = { 5, 5 + MT_HEAP_DENSE_MIN,
 				    5 + 2 * MT_HEAP_DENSE_MIN, 1ull << 40,
@@ -226,7 +226,7 @@ typedef struct {
  * event, so that neither the last-thread cache nor a table sized for a
  * few threads holds them.
  */
-START_TEST(heap_temporary_follows_each_threads_last_allocation)
+START_TEST(test_heap_temporary_follows_each_threads_last_allocation)
 {
 	static const uint64_t stacks[] = { 1, 2, 3 };
 	static uint64_t tids[TEMP_THREADS], last[TEMP_THREADS + 1];
@@ -378,7 +378,7 @@ static void threads_event(mt_heap_t *h, uint64_t seq, const uint64_t *tid)
 	heap_apply_ok(h, &ev, seq % 3 == 0);
 }
 
-START_TEST(heap_threads_counts_distinct_tids)
+START_TEST(test_heap_threads_counts_distinct_tids)
 {
 	static const uint64_t stacks[] = { 1 };
 	static uint64_t tids[COUNT_TIDS];
@@ -490,7 +490,7 @@ static void shuffle(size_t *a, size_t n)
  * stack) until a resize or remap with a stack moves it, and each site's
  * bytes and live allocations come out exact.
  */
-START_TEST(heap_blocks_keep_their_sites_across_stacks)
+START_TEST(test_heap_blocks_keep_their_sites_across_stacks)
 {
 	static uint64_t ids[SITE_STACKS];
 	static ref_site_t want[SITE_STACKS + 1];
@@ -759,7 +759,7 @@ static void assert_same_heap(mt_heap_t *h, mt_heap_t *r, int k, int e,
 	}
 }
 
-START_TEST(heap_new_thread_or_stack_out_of_memory_leaves_heap_unchanged)
+START_TEST(test_heap_new_thread_or_stack_out_of_memory_leaves_heap_unchanged)
 {
 	static const char *const names[] = {
 		"an alloc by a new thread", "a stack declaration",
@@ -820,13 +820,13 @@ Suite *mt_suite_heap(void)
 	TCase *tc = tcase_create("heap");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, heap_apply_block_matches_apply);
-	tcase_add_test(tc, heap_dense_and_sparse_stack_ids_keep_their_sites);
-	tcase_add_test(tc, heap_temporary_follows_each_threads_last_allocation);
-	tcase_add_test(tc, heap_threads_counts_distinct_tids);
-	tcase_add_test(tc, heap_blocks_keep_their_sites_across_stacks);
+	tcase_add_test(tc, test_heap_apply_block_matches_apply);
+	tcase_add_test(tc, test_heap_dense_and_sparse_stack_ids_keep_their_sites);
+	tcase_add_test(tc, test_heap_temporary_follows_each_threads_last_allocation);
+	tcase_add_test(tc, test_heap_threads_counts_distinct_tids);
+	tcase_add_test(tc, test_heap_blocks_keep_their_sites_across_stacks);
 	tcase_add_test(
-		tc, heap_new_thread_or_stack_out_of_memory_leaves_heap_unchanged);
+		tc, test_heap_new_thread_or_stack_out_of_memory_leaves_heap_unchanged);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -232,7 +232,7 @@ __attribute__((constructor)) static void rss_launcher(int argc, char **argv)
 static void run_piped(piped_t *r, gen_fn_t *gen, uint64_t n, const char *cmd,
 		      const char *opt1, const char *opt2)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
 	char *err = mt_test_path(dir, "err"), *mt = mt_test_memtrace();
 	char *rss = mt_test_path(dir, "rss"), *rss_text;
 	struct timespec t0, t1;
@@ -291,8 +291,6 @@ static void run_piped(piped_t *r, gen_fn_t *gen, uint64_t n, const char *cmd,
 	mt_quiet_ptr_nonnull(r->err);
 	mt_quiet(r->status != 128 + SIGALRM, "memtrace %s hung (%d s): %s", cmd,
 		 HOSTILE_TIMEOUT, r->err);
-	mt_test_rmdir(dir);
-	free(dir);
 	free(out);
 	free(err);
 	free(rss);
@@ -374,7 +372,7 @@ typedef struct {
 
 static void run_small(small_t *r, const char *trace, size_t len, const char *cmd)
 {
-	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *path = mt_test_path(dir, "t.jsonl");
 	char *mt = mt_test_memtrace();
 	char *argv[] = { mt, (char *)cmd, path, NULL };
 	mt_test_run_t run;
@@ -384,8 +382,6 @@ static void run_small(small_t *r, const char *trace, size_t len, const char *cmd
 	r->status = run.status;
 	r->out = run.out;
 	r->err = run.err;
-	mt_test_rmdir(dir);
-	free(dir);
 	free(path);
 	free(mt);
 }
@@ -470,7 +466,7 @@ static void gen_with_long_line(gen_t *g, uint64_t n)
 	gen_stop(g, &seq);
 }
 
-START_TEST(test_line_longer_than_1_MiB_is_malformed_and_costs_its_limit_not_its_length)
+START_TEST(test_line_longer_than_1_mib_is_malformed_and_costs_its_limit_not_its_length)
 {
 	piped_t shortl, longl;
 	json_object *s;
@@ -508,7 +504,7 @@ static void gen_one_endless_line(gen_t *g, uint64_t n)
 	gen_fill(g, 'y', 96u << 20);
 }
 
-START_TEST(test_first_line_longer_than_1_MiB_is_not_evidence)
+START_TEST(test_first_line_longer_than_1_mib_is_not_evidence)
 {
 	piped_t r;
 	json_object *o;
@@ -535,7 +531,7 @@ static void gen_cut_long_tail(gen_t *g, uint64_t n)
 	gen_fill(g, '{', 3u << 20);
 }
 
-START_TEST(test_cut_off_last_line_longer_than_1_MiB_is_a_missing_stop)
+START_TEST(test_cut_off_last_line_longer_than_1_mib_is_a_missing_stop)
 {
 	piped_t r;
 	json_object *s;
@@ -1183,7 +1179,7 @@ static int count_files(const char *dir)
 
 START_TEST(test_a_trace_file_someone_else_made_is_refused_untouched)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	mt_test_run_t r;
 	struct stat st;
 
@@ -1198,8 +1194,6 @@ START_TEST(test_a_trace_file_someone_else_made_is_refused_untouched)
 			     "chown to 65534: %s)", (unsigned)geteuid(),
 			     geteuid() ? "not tried" : strerror(errno));
 		free(trace);
-		mt_test_rmdir(dir);
-		free(dir);
 		return;
 	}
 	run_traced(&r, "wl_entry", trace, NULL);
@@ -1211,14 +1205,12 @@ START_TEST(test_a_trace_file_someone_else_made_is_refused_untouched)
 	mt_quiet_int_eq(st.st_mode & 07777, 0666);
 	mt_test_run_release(&r);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_an_old_trace_file_of_ours_is_made_private_and_replaced)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *mt = mt_test_memtrace();
 	char *argv[] = { mt, "check", trace, NULL };
 	mt_test_run_t r;
@@ -1237,14 +1229,12 @@ START_TEST(test_an_old_trace_file_of_ours_is_made_private_and_replaced)
 	mt_test_run_release(&r);
 	free(mt);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_a_fifo_or_a_directory_as_trace_is_refused_without_blocking)
 {
-	char *dir = mt_test_tmpdir(), *fifo = mt_test_path(dir, "fifo.jsonl");
+	char *dir = mt_test_scratch(), *fifo = mt_test_path(dir, "fifo.jsonl");
 	mt_test_run_t r;
 
 	mt_quiet_int_eq(mkfifo(fifo, 0600), 0);
@@ -1258,8 +1248,6 @@ START_TEST(test_a_fifo_or_a_directory_as_trace_is_refused_without_blocking)
 	mt_quiet_ptr_nonnull(strstr(r.err, "cannot open trace"));
 	mt_test_run_release(&r);
 	free(fifo);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1268,7 +1256,7 @@ END_TEST
  * its trace.  So nobody is traced, and the program runs as it would. */
 START_TEST(test_an_output_too_long_for_a_child_name_runs_untraced)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char path[4096];
 	size_t n = strlen(dir);
 	mt_test_run_t r;
@@ -1294,14 +1282,12 @@ START_TEST(test_an_output_too_long_for_a_child_name_runs_untraced)
 	mt_quiet_ptr_nonnull(strstr(r.err, "MEMTRACE_OUTPUT is too long"));
 	ck_assert(!mt_test_exists(path));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_format_strings_in_the_environment_are_plain_text)
 {
-	char *dir = mt_test_tmpdir(), *pattern = mt_test_path(dir, "%s%n%x%d%%p.jsonl");
+	char *dir = mt_test_scratch(), *pattern = mt_test_path(dir, "%s%n%x%d%%p.jsonl");
 	char *file = mt_test_path(dir, "%s%n%x%d%p.jsonl");
 	char *mt = mt_test_memtrace();
 	char *argv[] = { mt, "check", file, NULL };
@@ -1323,8 +1309,6 @@ START_TEST(test_format_strings_in_the_environment_are_plain_text)
 	free(mt);
 	free(file);
 	free(pattern);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1333,7 +1317,7 @@ START_TEST(test_hostile_stack_depths_fall_back_to_the_default_or_the_cap)
 	static const char *const bad[] = {
 		"-1", "99999999999999999999999", "12abc", "0x10", " ", NULL,
 	};
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char env[64];
 	mt_test_run_t r;
 
@@ -1360,8 +1344,6 @@ START_TEST(test_hostile_stack_depths_fall_back_to_the_default_or_the_cap)
 		free(data);
 	}
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -1373,10 +1355,10 @@ Suite *mt_suite_hostile(void)
 	TCase *env = tcase_create("environment");
 
 	tcase_set_timeout(lines, 120);
-	tcase_add_test(lines, test_line_longer_than_1_MiB_is_malformed_and_costs_its_limit_not_its_length);
+	tcase_add_test(lines, test_line_longer_than_1_mib_is_malformed_and_costs_its_limit_not_its_length);
 	tcase_add_test(lines, test_rows_stay_utf8_when_frame_names_are_not);
-	tcase_add_test(lines, test_first_line_longer_than_1_MiB_is_not_evidence);
-	tcase_add_test(lines, test_cut_off_last_line_longer_than_1_MiB_is_a_missing_stop);
+	tcase_add_test(lines, test_first_line_longer_than_1_mib_is_not_evidence);
+	tcase_add_test(lines, test_cut_off_last_line_longer_than_1_mib_is_a_missing_stop);
 	tcase_add_test(lines, test_nul_bytes_inside_lines_are_malformed);
 	tcase_add_test(lines, test_invalid_utf8_is_malformed_and_never_reaches_the_rows);
 	tcase_add_test(lines, test_deep_nesting_is_malformed_without_recursion);

@@ -56,7 +56,7 @@ static json_object *data_of(const char *page)
  * or NULL when no file was written. */
 static char *page_of(const char *path, int want, size_t *len)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "page.html");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "page.html");
 	char *page;
 	mt_test_run_t r;
 
@@ -66,9 +66,7 @@ static char *page_of(const char *path, int want, size_t *len)
 	ck_assert_uint_eq(r.out_len, 0);
 	page = mt_test_read(out, len);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(out);
-	free(dir);
 	return page;
 }
 
@@ -126,7 +124,7 @@ static void assert_agrees_with_summary(json_object *data, const char *path)
 	json_object_put(sum);
 }
 
-START_TEST(html_writes_a_self_contained_page)
+START_TEST(test_html_writes_a_self_contained_page)
 {
 	char *path = mt_test_fixture("demo.jsonl"), *page;
 	size_t len;
@@ -145,7 +143,7 @@ START_TEST(html_writes_a_self_contained_page)
 }
 END_TEST
 
-START_TEST(html_holds_the_verdict_and_the_summary_totals)
+START_TEST(test_html_holds_the_verdict_and_the_summary_totals)
 {
 	static const char *const fixtures[] = {
 		"demo.jsonl", "traces/complete.jsonl", "traces/several_caveats.jsonl",
@@ -168,7 +166,7 @@ START_TEST(html_holds_the_verdict_and_the_summary_totals)
 }
 END_TEST
 
-START_TEST(html_of_a_caveated_trace_says_so_first_and_exits_1_under_strict)
+START_TEST(test_html_of_a_caveated_trace_says_so_first_and_exits_1_under_strict)
 {
 	char *path = mt_test_fixture("traces/several_caveats.jsonl");
 	char *page, *caveated;
@@ -191,7 +189,7 @@ END_TEST
 
 /* A symbol that would end the data element and start a script of its
  * own stays a string of the data. */
-START_TEST(html_keeps_the_trace_strings_inside_its_data)
+START_TEST(test_html_keeps_the_trace_strings_inside_its_data)
 {
 	static const char trace[] =
 		"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":1,\"stack_depth\":32}\n"
@@ -239,7 +237,7 @@ static uint64_t leaked_of(json_object *data)
 /* stdio's buffer is a default suppression (mt_suppress.h): the page
  * leaks only the program's own block, and says what it left out, as
  * report does; --no-default-suppressions leaks both. */
-START_TEST(html_leaves_suppressed_sites_out_of_the_leaked_figures)
+START_TEST(test_html_leaves_suppressed_sites_out_of_the_leaked_figures)
 {
 	static const char trace[] =
 		"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":1,\"stack_depth\":32}\n"
@@ -288,10 +286,10 @@ END_TEST
 
 /* A trace of many deep stacks of long names, far past what a page
  * may hold: the page stays under 5 MiB, still whole. */
-START_TEST(html_stays_under_5_mib_on_a_big_trace)
+START_TEST(test_html_stays_under_5_mib_on_a_big_trace)
 {
 	enum { STACKS = 20000, DEPTH = 32, EVENTS = 200000 };
-	char *dir = mt_test_tmpdir(), *path = mt_test_path(dir, "big.jsonl");
+	char *dir = mt_test_scratch(), *path = mt_test_path(dir, "big.jsonl");
 	FILE *f = fopen(path, "w");
 	uint64_t seq = 1, t = 0;
 	json_object *data;
@@ -349,15 +347,13 @@ START_TEST(html_stays_under_5_mib_on_a_big_trace)
 				  mt_test_json_member(data, "flame"), "nodes")), 0);
 	json_object_put(data);
 	free(page);
-	mt_test_rmdir(dir);
 	free(path);
-	free(dir);
 }
 END_TEST
 
-START_TEST(html_of_a_real_workload_has_its_sites_and_their_series)
+START_TEST(test_html_of_a_real_workload_has_its_sites_and_their_series)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl.zst");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl.zst");
 	char *prog = mt_test_workload("wl_demo"), *page;
 	char *argv[] = { prog, NULL };
 	json_object *data, *sites;
@@ -379,17 +375,15 @@ START_TEST(html_of_a_real_workload_has_its_sites_and_their_series)
 	json_object_put(data);
 	free(page);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(prog);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
-START_TEST(html_refuses_what_is_not_evidence_and_writes_no_file)
+START_TEST(test_html_refuses_what_is_not_evidence_and_writes_no_file)
 {
 	char *invalid = mt_test_fixture("traces/invalid_not_json.jsonl");
-	char *dir = mt_test_tmpdir(), *missing = mt_test_path(dir, "nope.jsonl");
+	char *dir = mt_test_scratch(), *missing = mt_test_path(dir, "nope.jsonl");
 	size_t len;
 	mt_test_run_t r;
 
@@ -404,14 +398,12 @@ START_TEST(html_refuses_what_is_not_evidence_and_writes_no_file)
 	ck_assert_int_eq(r.status, 3);
 	ck_assert(strstr(r.err, "cannot read '") != NULL);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(missing);
-	free(dir);
 	free(invalid);
 }
 END_TEST
 
-START_TEST(html_usage_errors_exit_64_and_help_prints_the_usage)
+START_TEST(test_html_usage_errors_exit_64_and_help_prints_the_usage)
 {
 	char *path = mt_test_fixture("demo.jsonl");
 	mt_test_run_t r;
@@ -434,7 +426,7 @@ END_TEST
 
 /* Every allocation of the analyzer failing in turn: out of memory (4)
  * with no output, or the whole page. */
-START_TEST(html_survives_every_allocation_failure)
+START_TEST(test_html_survives_every_allocation_failure)
 {
 	char *path = mt_test_fixture("demo.jsonl");
 	const char *args[] = { "html", path, NULL };
@@ -450,16 +442,16 @@ Suite *mt_suite_html(void)
 	TCase *tc = tcase_create("html");
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, html_writes_a_self_contained_page);
-	tcase_add_test(tc, html_holds_the_verdict_and_the_summary_totals);
-	tcase_add_test(tc, html_of_a_caveated_trace_says_so_first_and_exits_1_under_strict);
-	tcase_add_test(tc, html_keeps_the_trace_strings_inside_its_data);
-	tcase_add_test(tc, html_leaves_suppressed_sites_out_of_the_leaked_figures);
-	tcase_add_test(tc, html_stays_under_5_mib_on_a_big_trace);
-	tcase_add_test(tc, html_of_a_real_workload_has_its_sites_and_their_series);
-	tcase_add_test(tc, html_refuses_what_is_not_evidence_and_writes_no_file);
-	tcase_add_test(tc, html_usage_errors_exit_64_and_help_prints_the_usage);
-	tcase_add_test(tc, html_survives_every_allocation_failure);
+	tcase_add_test(tc, test_html_writes_a_self_contained_page);
+	tcase_add_test(tc, test_html_holds_the_verdict_and_the_summary_totals);
+	tcase_add_test(tc, test_html_of_a_caveated_trace_says_so_first_and_exits_1_under_strict);
+	tcase_add_test(tc, test_html_keeps_the_trace_strings_inside_its_data);
+	tcase_add_test(tc, test_html_leaves_suppressed_sites_out_of_the_leaked_figures);
+	tcase_add_test(tc, test_html_stays_under_5_mib_on_a_big_trace);
+	tcase_add_test(tc, test_html_of_a_real_workload_has_its_sites_and_their_series);
+	tcase_add_test(tc, test_html_refuses_what_is_not_evidence_and_writes_no_file);
+	tcase_add_test(tc, test_html_usage_errors_exit_64_and_help_prints_the_usage);
+	tcase_add_test(tc, test_html_survives_every_allocation_failure);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -43,7 +43,7 @@ static int count_lines(const char *s)
 
 START_TEST(test_a_file_size_limit_below_the_ring_still_gives_a_trace)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	mt_test_run_t r;
 
 	/* 200 KiB: below the ring's 16 MiB, above what 100 blocks write. */
@@ -55,14 +55,12 @@ START_TEST(test_a_file_size_limit_below_the_ring_still_gives_a_trace)
 	ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 100), 100);
 	mt_test_run_release(&r);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_a_trace_cut_by_the_file_size_limit_names_the_limit)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	struct stat st;
 	mt_test_run_t r;
 
@@ -78,14 +76,12 @@ START_TEST(test_a_trace_cut_by_the_file_size_limit_names_the_limit)
 	mt_test_assert_trace_cut(trace);
 	mt_test_run_release(&r);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_a_file_size_limit_below_the_smallest_ring_says_so)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	mt_test_run_t r;
 
 	run_sh(&r, dir, "ulimit -f 8 && env \"$P\" MEMTRACE_OUTPUT=t.jsonl \"$W\" 100");
@@ -98,8 +94,6 @@ START_TEST(test_a_file_size_limit_below_the_smallest_ring_says_so)
 	ck_assert(!mt_test_exists(trace));
 	mt_test_run_release(&r);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -107,7 +101,7 @@ END_TEST
  * fifo.PID, are not traced either, and the tree says so once. */
 START_TEST(test_a_refused_output_is_refused_for_the_whole_tree)
 {
-	char *dir = mt_test_tmpdir(), *fifo = mt_test_path(dir, "out.jsonl");
+	char *dir = mt_test_scratch(), *fifo = mt_test_path(dir, "out.jsonl");
 	struct dirent *e;
 	mt_test_run_t r;
 	DIR *d;
@@ -128,8 +122,6 @@ START_TEST(test_a_refused_output_is_refused_for_the_whole_tree)
 	closedir(d);
 	mt_test_run_release(&r);
 	free(fifo);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -137,7 +129,7 @@ END_TEST
  * program's own preloads stay for its children. */
 START_TEST(test_a_refused_tree_keeps_the_programs_other_preloads)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char script[8192];
 	mt_test_run_t r;
 
@@ -152,8 +144,6 @@ START_TEST(test_a_refused_tree_keeps_the_programs_other_preloads)
 	ck_assert_msg(!strstr(r.out, "libmtpreload"), "stdout: %s", r.out);
 	ck_assert_int_eq(count_lines(r.err), 1);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -161,7 +151,7 @@ END_TEST
  * interleaved with another's ("memtrace: memtrace: cannot ..."). */
 START_TEST(test_messages_of_concurrent_processes_are_whole_lines)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	const char *expect = "memtrace: cannot start the collector "
 			     "'/nonexistent/collector': No such file or directory; "
 			     "the program runs untraced";
@@ -179,8 +169,6 @@ START_TEST(test_messages_of_concurrent_processes_are_whole_lines)
 	}
 	ck_assert_int_eq(lines, 32);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

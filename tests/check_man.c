@@ -250,7 +250,7 @@ END_TEST
  * man/'s sources: the pages cannot be older than what they say. */
 START_TEST(test_the_pages_are_what_mkman_makes_of_their_sources)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char built[4096];
 	size_t pages = 0;
 	DIR *d;
@@ -291,8 +291,6 @@ START_TEST(test_the_pages_are_what_mkman_makes_of_their_sources)
 			pages--;
 	closedir(d);
 	mt_quiet_uint_eq(pages, 0);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -346,7 +344,7 @@ START_TEST(test_completion_gives_commands_options_and_trace_files)
 {
 	static const char *const files[] = { "a.jsonl", "b.jsonl.zst", "c.jsonl.gz",
 					     "notes.txt" };
-	char *dir = mt_test_tmpdir(), *sub = mt_test_path(dir, "runs");
+	char *dir = mt_test_scratch(), *sub = mt_test_path(dir, "runs");
 	mt_test_run_t r;
 
 	for (size_t i = 0; i < 4; i++) {
@@ -370,15 +368,13 @@ START_TEST(test_completion_gives_commands_options_and_trace_files)
 			 "flamegraph \n"
 			 "version \n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(sub);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_completion_gives_memtrace_run_options_and_the_program)
 {
-	char *dir = mt_test_tmpdir(), *sub = mt_test_path(dir, "out");
+	char *dir = mt_test_scratch(), *sub = mt_test_path(dir, "out");
 	mt_test_run_t r;
 
 	ck_assert_int_eq(mkdir(sub, 0755), 0);
@@ -391,9 +387,7 @@ START_TEST(test_completion_gives_memtrace_run_options_and_the_program)
 			 "out \n"
 			 "printenv \n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(sub);
-	free(dir);
 }
 END_TEST
 
@@ -450,7 +444,7 @@ START_TEST(test_make_install_puts_pages_completion_docs_and_examples)
 		"share/doc/memtrace/docs/format.md",
 		"share/doc/memtrace/examples/mt_pool.c",
 	};
-	char *dir = mt_test_tmpdir(), *want;
+	char *dir = mt_test_scratch(), *want;
 	mt_test_run_t r;
 
 	sh(&r, "exec make -s --no-print-directory install PREFIX='%s' BUILD='%s'",
@@ -481,9 +475,7 @@ START_TEST(test_make_install_puts_pages_completion_docs_and_examples)
 	mt_quiet(!strncmp(r.out, want, strlen(want)), "man -w said %s", r.out);
 	mt_quiet_ptr_nonnull(strstr(r.out, "--require-complete"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(want);
-	free(dir);
 }
 END_TEST
 

@@ -24,7 +24,7 @@ typedef struct {
 	uint32_t c;
 } value_t;
 
-START_TEST(map_insert_find_remove)
+START_TEST(test_map_insert_find_remove)
 {
 	mt_map_t m;
 	value_t *v, out;
@@ -71,7 +71,7 @@ START_TEST(map_insert_find_remove)
 }
 END_TEST
 
-START_TEST(map_keys_zero_and_max)
+START_TEST(test_map_keys_zero_and_max)
 {
 	mt_map_t m;
 	uint64_t *v, key, out;
@@ -135,7 +135,7 @@ START_TEST(map_keys_zero_and_max)
 }
 END_TEST
 
-START_TEST(map_grows_and_keeps_values)
+START_TEST(test_map_grows_and_keeps_values)
 {
 	mt_map_t m;
 	size_t caps = 0, last_cap = 0;
@@ -178,7 +178,7 @@ START_TEST(map_grows_and_keeps_values)
 }
 END_TEST
 
-START_TEST(map_failed_growth_leaves_map_unchanged)
+START_TEST(test_map_failed_growth_leaves_map_unchanged)
 {
 	mt_map_t m;
 	uint64_t *v;
@@ -228,7 +228,7 @@ END_TEST
 #define CHURN_KEYS 6000
 #define CHURN_OPS 200000
 
-START_TEST(map_random_churn_matches_reference)
+START_TEST(test_map_random_churn_matches_reference)
 {
 	static uint64_t keys[CHURN_KEYS], ref_val[CHURN_KEYS];
 	static unsigned char ref_has[CHURN_KEYS], seen[CHURN_KEYS];
@@ -328,7 +328,7 @@ START_TEST(map_random_churn_matches_reference)
 }
 END_TEST
 
-START_TEST(map_removal_keeps_wrapped_runs_findable)
+START_TEST(test_map_removal_keeps_wrapped_runs_findable)
 {
 	mt_map_t m;
 	uint64_t *v;
@@ -376,12 +376,12 @@ Suite *mt_suite_map(void)
 	TCase *tc = tcase_create("map");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, map_insert_find_remove);
-	tcase_add_test(tc, map_keys_zero_and_max);
-	tcase_add_test(tc, map_grows_and_keeps_values);
-	tcase_add_test(tc, map_failed_growth_leaves_map_unchanged);
-	tcase_add_test(tc, map_random_churn_matches_reference);
-	tcase_add_test(tc, map_removal_keeps_wrapped_runs_findable);
+	tcase_add_test(tc, test_map_insert_find_remove);
+	tcase_add_test(tc, test_map_keys_zero_and_max);
+	tcase_add_test(tc, test_map_grows_and_keeps_values);
+	tcase_add_test(tc, test_map_failed_growth_leaves_map_unchanged);
+	tcase_add_test(tc, test_map_random_churn_matches_reference);
+	tcase_add_test(tc, test_map_removal_keeps_wrapped_runs_findable);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -21,7 +21,7 @@
 /* mt_mem_calloc_line(): zeroed, on a cache line, one block for
  * mt_mem_outstanding(), failing like every mt_mem call, refusing a size
  * that overflows; mt_mem_free_line(NULL) does nothing. */
-START_TEST(mem_calloc_line_is_zeroed_and_on_a_line)
+START_TEST(test_mem_calloc_line_is_zeroed_and_on_a_line)
 {
 	int64_t before = mt_mem_outstanding();
 	/* Small ones from malloc's arenas (the last a large one glibc maps
@@ -121,7 +121,7 @@ static int vm_flag(const void *p, const char *flag)
  * boundary, and its mapping asks for huge pages: where the kernel has
  * THP at all, smaps shows the mapping's "hg" flag (MADV_HUGEPAGE), in
  * every mode. */
-START_TEST(mem_calloc_line_of_a_large_table_asks_for_huge_pages)
+START_TEST(test_mem_calloc_line_of_a_large_table_asks_for_huge_pages)
 {
 	char mode[32];
 	unsigned char *big = mt_mem_calloc_line(1 << 17, 32); /* 4 MiB */
@@ -173,7 +173,7 @@ static size_t resident_pages(const unsigned char *p, size_t len)
  * whole huge pages of a mapped table below done go, but the first (it
  * holds what mt_mem_free_line() reads), and what is above stays as it
  * was; a table from malloc keeps everything.  Freed as any table. */
-START_TEST(mem_discard_line_gives_back_whole_pages_below_done)
+START_TEST(test_mem_discard_line_gives_back_whole_pages_below_done)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), mib2 = 2u << 20;
 	size_t bytes = 4 * mib2, done = 3 * mib2 + 100;
@@ -211,10 +211,10 @@ Suite *mt_suite_mem(void)
 	TCase *tc = tcase_create("mem");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, mem_calloc_line_is_zeroed_and_on_a_line);
+	tcase_add_test(tc, test_mem_calloc_line_is_zeroed_and_on_a_line);
 	tcase_add_test(
-		tc, mem_calloc_line_of_a_large_table_asks_for_huge_pages);
-	tcase_add_test(tc, mem_discard_line_gives_back_whole_pages_below_done);
+		tc, test_mem_calloc_line_of_a_large_table_asks_for_huge_pages);
+	tcase_add_test(tc, test_mem_discard_line_gives_back_whole_pages_below_done);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -256,7 +256,7 @@ static void cmd_init(cmd_t *c)
 	memset(c, 0, sizeof(*c));
 	c->err_fd = -1;
 	c->saved_stderr = -1;
-	c->dir = mt_test_tmpdir();
+	c->dir = mt_test_scratch();
 	path = mt_test_path(c->dir, "trace.jsonl");
 	mt_test_write(path, trace, len);
 	free(path);
@@ -288,8 +288,6 @@ static void cmd_release(cmd_t *c)
 		close(c->err_fd);
 	for (int i = 0; i < c->argc; i++)
 		free(c->args[i]);
-	mt_test_rmdir(c->dir);
-	free(c->dir);
 }
 
 /* ---- the sweep ---- */
@@ -461,7 +459,7 @@ static void repetition_second_cmd(cmd_t *c)
 	free(path);
 }
 
-START_TEST(summary_survives_every_allocation_failure)
+START_TEST(test_summary_survives_every_allocation_failure)
 {
 	cmd_t c;
 
@@ -471,7 +469,7 @@ START_TEST(summary_survives_every_allocation_failure)
 }
 END_TEST
 
-START_TEST(summary_survives_sticky_allocation_failure)
+START_TEST(test_summary_survives_sticky_allocation_failure)
 {
 	cmd_t c;
 
@@ -481,7 +479,7 @@ START_TEST(summary_survives_sticky_allocation_failure)
 }
 END_TEST
 
-START_TEST(capture_survives_every_allocation_failure)
+START_TEST(test_capture_survives_every_allocation_failure)
 {
 	cmd_t c;
 
@@ -491,7 +489,7 @@ START_TEST(capture_survives_every_allocation_failure)
 }
 END_TEST
 
-START_TEST(capture_survives_sticky_allocation_failure)
+START_TEST(test_capture_survives_sticky_allocation_failure)
 {
 	cmd_t c;
 
@@ -501,7 +499,7 @@ START_TEST(capture_survives_sticky_allocation_failure)
 }
 END_TEST
 
-START_TEST(repetition_first_survives_every_allocation_failure)
+START_TEST(test_repetition_first_survives_every_allocation_failure)
 {
 	cmd_t c;
 
@@ -511,7 +509,7 @@ START_TEST(repetition_first_survives_every_allocation_failure)
 }
 END_TEST
 
-START_TEST(repetition_first_survives_sticky_allocation_failure)
+START_TEST(test_repetition_first_survives_sticky_allocation_failure)
 {
 	cmd_t c;
 
@@ -521,7 +519,7 @@ START_TEST(repetition_first_survives_sticky_allocation_failure)
 }
 END_TEST
 
-START_TEST(repetition_append_survives_every_allocation_failure)
+START_TEST(test_repetition_append_survives_every_allocation_failure)
 {
 	cmd_t c;
 
@@ -531,7 +529,7 @@ START_TEST(repetition_append_survives_every_allocation_failure)
 }
 END_TEST
 
-START_TEST(repetition_append_survives_sticky_allocation_failure)
+START_TEST(test_repetition_append_survives_sticky_allocation_failure)
 {
 	cmd_t c;
 
@@ -547,14 +545,14 @@ Suite *mt_suite_oom(void)
 	TCase *tc = tcase_create("every_allocation_failure");
 
 	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, summary_survives_every_allocation_failure);
-	tcase_add_test(tc, summary_survives_sticky_allocation_failure);
-	tcase_add_test(tc, capture_survives_every_allocation_failure);
-	tcase_add_test(tc, capture_survives_sticky_allocation_failure);
-	tcase_add_test(tc, repetition_first_survives_every_allocation_failure);
-	tcase_add_test(tc, repetition_first_survives_sticky_allocation_failure);
-	tcase_add_test(tc, repetition_append_survives_every_allocation_failure);
-	tcase_add_test(tc, repetition_append_survives_sticky_allocation_failure);
+	tcase_add_test(tc, test_summary_survives_every_allocation_failure);
+	tcase_add_test(tc, test_summary_survives_sticky_allocation_failure);
+	tcase_add_test(tc, test_capture_survives_every_allocation_failure);
+	tcase_add_test(tc, test_capture_survives_sticky_allocation_failure);
+	tcase_add_test(tc, test_repetition_first_survives_every_allocation_failure);
+	tcase_add_test(tc, test_repetition_first_survives_sticky_allocation_failure);
+	tcase_add_test(tc, test_repetition_append_survives_every_allocation_failure);
+	tcase_add_test(tc, test_repetition_append_survives_sticky_allocation_failure);
 	suite_add_tcase(s, tc);
 	return s;
 }

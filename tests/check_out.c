@@ -4,7 +4,7 @@
  * readable, the names a trace takes, its lock, mark and rewind, a full
  * disk that leaves whole lines and whole frames only, and a zstd trace
  * cut anywhere in its last frame, judged by the analyzer as a cut-off
- * trace that keeps every event of its whole frames (issue 22).
+ * trace that keeps every event of its whole frames.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -113,9 +113,9 @@ static mt_out_t *open_out(const char *path, int root)
 	return o;
 }
 
-START_TEST(out_plain_lines_round_trip)
+START_TEST(test_out_plain_lines_round_trip)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "t.jsonl");
 	mt_out_t *o = open_out(path, 1);
 	mt_test_bytes_t want = { 0 }, got;
@@ -141,14 +141,12 @@ START_TEST(out_plain_lines_round_trip)
 	free(got.data);
 	free(want.data);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(out_zstd_round_trip_is_the_plain_trace)
+START_TEST(test_out_zstd_round_trip_is_the_plain_trace)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "t.jsonl.zst");
 	mt_out_t *o = open_out(path, 1);
 	mt_test_bytes_t want = { 0 }, z, got = { 0 };
@@ -179,14 +177,12 @@ START_TEST(out_zstd_round_trip_is_the_plain_trace)
 	free(got.data);
 	free(want.data);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(out_zstd_flush_makes_every_line_readable_while_open)
+START_TEST(test_out_zstd_flush_makes_every_line_readable_while_open)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "t.zst");
 	mt_out_t *o = open_out(path, 1);
 	mt_test_bytes_t want = { 0 };
@@ -215,14 +211,12 @@ START_TEST(out_zstd_flush_makes_every_line_readable_while_open)
 	mt_quiet_int_eq(mt_out_close(o), 0);
 	free(want.data);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(out_root_empties_an_existing_file)
+START_TEST(test_out_root_empties_an_existing_file)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "t.jsonl");
 	static const char line[] = "{\"v\":1,\"seq\":1,\"kind\":\"trace.start\"}\n";
 	mt_out_t *o;
@@ -235,8 +229,6 @@ START_TEST(out_root_empties_an_existing_file)
 	mt_quiet_int_eq(mt_out_close(o), 0);
 	mt_test_assert_file_eq(path, line);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -256,9 +248,9 @@ static void assert_takes(const char *dir, const char *name, const char *want)
 	free(wpath);
 }
 
-START_TEST(out_non_root_takes_the_first_free_name)
+START_TEST(test_out_non_root_takes_the_first_free_name)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	static const char *const old[] = { "t.jsonl", "t.1.jsonl", "t.3.jsonl",
 					   "trace", "d.x/trace" };
 	char *sub = mt_test_path(dir, "d.x");
@@ -293,14 +285,12 @@ START_TEST(out_non_root_takes_the_first_free_name)
 	mt_quiet_ptr_null(o);
 	free(taken);
 	free(sub);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(out_jsonl_zst_names_get_the_number_before_jsonl_zst)
+START_TEST(test_out_jsonl_zst_names_get_the_number_before_jsonl_zst)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	static const char *const old[] = { "t.5.jsonl.zst", "t.zst", ".jsonl.zst" };
 
 	for (size_t i = 0; i < sizeof(old) / sizeof(old[0]); i++) {
@@ -313,14 +303,12 @@ START_TEST(out_jsonl_zst_names_get_the_number_before_jsonl_zst)
 	assert_takes(dir, "t.5.jsonl.zst", "t.5.2.jsonl.zst");
 	assert_takes(dir, "t.zst", "t.1.zst");
 	assert_takes(dir, ".jsonl.zst", ".jsonl.1.zst");
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(out_flock_is_held_while_open_and_released_on_close)
+START_TEST(test_out_flock_is_held_while_open_and_released_on_close)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	static const char *const names[] = { "root.jsonl", "new.jsonl.zst" };
 
 	for (int i = 0; i < 2; i++) {
@@ -339,14 +327,12 @@ START_TEST(out_flock_is_held_while_open_and_released_on_close)
 		close(fd);
 		free(path);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(out_root_leaves_a_trace_locked_by_another_alone)
+START_TEST(test_out_root_leaves_a_trace_locked_by_another_alone)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "t.jsonl");
 	char used[4096];
 	mt_out_t *o;
@@ -359,8 +345,6 @@ START_TEST(out_root_leaves_a_trace_locked_by_another_alone)
 	mt_test_assert_file_eq(path, "old\n");
 	close(fd);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -370,7 +354,7 @@ END_TEST
  */
 static void assert_rewind_forgets(const char *name)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, name);
 	char ref_name[64];
 	char *ref;
@@ -421,17 +405,15 @@ static void assert_rewind_forgets(const char *name)
 	free(c.data);
 	free(ref);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 
-START_TEST(out_mark_and_rewind_plain_forget_every_line_past_the_mark)
+START_TEST(test_out_mark_and_rewind_plain_forget_every_line_past_the_mark)
 {
 	assert_rewind_forgets("t.jsonl");
 }
 END_TEST
 
-START_TEST(out_mark_and_rewind_zstd_forget_every_frame_past_the_mark)
+START_TEST(test_out_mark_and_rewind_zstd_forget_every_frame_past_the_mark)
 {
 	assert_rewind_forgets("t.jsonl.zst");
 }
@@ -487,9 +469,9 @@ static void fill_small_disk(const char *path, int flush_every, mt_test_bytes_t *
 		 "the writer ended with status %#x", status);
 }
 
-START_TEST(out_a_small_disk_keeps_every_whole_line_that_fits)
+START_TEST(test_out_a_small_disk_keeps_every_whole_line_that_fits)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "t.jsonl");
 	mt_test_bytes_t want = { 0 }, got;
 
@@ -504,14 +486,12 @@ START_TEST(out_a_small_disk_keeps_every_whole_line_that_fits)
 	free(got.data);
 	free(want.data);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(out_a_small_disk_keeps_every_whole_frame_that_fits)
+START_TEST(test_out_a_small_disk_keeps_every_whole_frame_that_fits)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "t.jsonl.zst");
 	mt_test_bytes_t want = { 0 }, z, got = { 0 };
 
@@ -527,13 +507,11 @@ START_TEST(out_a_small_disk_keeps_every_whole_frame_that_fits)
 	free(got.data);
 	free(want.data);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /*
- * Issue 22: a zstd trace cut at every byte of its last frame is judged
+ * A zstd trace cut at every byte of its last frame is judged
  * missing_stop_event with every whole event kept.  The trace: four frames
  * of events (a flush after each), the last one ending in trace.stop.  Cut
  * anywhere before the last frame's 4-byte checksum, the analyzer keeps
@@ -542,9 +520,9 @@ END_TEST
  * block's events too, trace.stop among them, and the trace is still cut
  * off.  In process, as the commands read it.
  */
-START_TEST(out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_stop_event)
+START_TEST(test_out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_stop_event)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "t.jsonl.zst");
 	char *cut_path = mt_test_path(dir, "cut.jsonl.zst");
 	mt_out_t *o = open_out(path, 0);
@@ -594,8 +572,6 @@ START_TEST(out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_stop_
 	free(want.data);
 	free(cut_path);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -605,19 +581,19 @@ Suite *mt_suite_out(void)
 	TCase *tc = tcase_create("out");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, out_plain_lines_round_trip);
-	tcase_add_test(tc, out_zstd_round_trip_is_the_plain_trace);
-	tcase_add_test(tc, out_zstd_flush_makes_every_line_readable_while_open);
-	tcase_add_test(tc, out_root_empties_an_existing_file);
-	tcase_add_test(tc, out_non_root_takes_the_first_free_name);
-	tcase_add_test(tc, out_jsonl_zst_names_get_the_number_before_jsonl_zst);
-	tcase_add_test(tc, out_flock_is_held_while_open_and_released_on_close);
-	tcase_add_test(tc, out_root_leaves_a_trace_locked_by_another_alone);
-	tcase_add_test(tc, out_mark_and_rewind_plain_forget_every_line_past_the_mark);
-	tcase_add_test(tc, out_mark_and_rewind_zstd_forget_every_frame_past_the_mark);
-	tcase_add_test(tc, out_a_small_disk_keeps_every_whole_line_that_fits);
-	tcase_add_test(tc, out_a_small_disk_keeps_every_whole_frame_that_fits);
-	tcase_add_test(tc, out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_stop_event);
+	tcase_add_test(tc, test_out_plain_lines_round_trip);
+	tcase_add_test(tc, test_out_zstd_round_trip_is_the_plain_trace);
+	tcase_add_test(tc, test_out_zstd_flush_makes_every_line_readable_while_open);
+	tcase_add_test(tc, test_out_root_empties_an_existing_file);
+	tcase_add_test(tc, test_out_non_root_takes_the_first_free_name);
+	tcase_add_test(tc, test_out_jsonl_zst_names_get_the_number_before_jsonl_zst);
+	tcase_add_test(tc, test_out_flock_is_held_while_open_and_released_on_close);
+	tcase_add_test(tc, test_out_root_leaves_a_trace_locked_by_another_alone);
+	tcase_add_test(tc, test_out_mark_and_rewind_plain_forget_every_line_past_the_mark);
+	tcase_add_test(tc, test_out_mark_and_rewind_zstd_forget_every_frame_past_the_mark);
+	tcase_add_test(tc, test_out_a_small_disk_keeps_every_whole_line_that_fits);
+	tcase_add_test(tc, test_out_a_small_disk_keeps_every_whole_frame_that_fits);
+	tcase_add_test(tc, test_out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_stop_event);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -4,7 +4,7 @@
  * path that finds no room for a line's frames says out of memory, never
  * malformed.  That the dispatch, mt_parser_parse(), gives json-c's verdict
  * on every line is held by the differential check of the other parser
- * suites (mt_test_parse.h: check_fast, check_exact, check_jsonc,
+ * suites (mt_test_parse.h: check_flat, check_block_line, check_any_json,
  * check_validate).
  */
 #include <stdint.h>
@@ -12,12 +12,12 @@
 
 #include "mt_test.h"
 #include "../analyzer/base/mt_error.h"
-#include "../analyzer/parse/mt_fast.h"
-#include "../analyzer/parse/mt_jsonc.h"
+#include "../analyzer/parse/mt_flat.h"
+#include "../analyzer/parse/mt_any_json.h"
 #include "../analyzer/base/mt_mem.h"
 #include "../analyzer/parse/mt_parse.h"
 
-START_TEST(parser_release_frees_everything)
+START_TEST(test_parser_release_frees_everything)
 {
 	mt_parser_t p;
 	mt_event_t ev;
@@ -36,9 +36,9 @@ START_TEST(parser_release_frees_everything)
 	/* No room for the frames: out of memory, never malformed. */
 	mt_quiet_int_eq(mt_parser_init(&p), MT_OK);
 	mt_mem_fail_at(1, 1);
-	mt_quiet_int_eq(mt_jsonc_parse(&p, line, strlen(line), &ev),
+	mt_quiet_int_eq(mt_any_json_parse(&p, line, strlen(line), &ev),
 			MT_PARSE_NOMEM);
-	mt_quiet_int_eq(mt_fast_parse(&p, compact, strlen(compact), &ev),
+	mt_quiet_int_eq(mt_flat_parse(&p, compact, strlen(compact), &ev),
 			MT_PARSE_NOMEM);
 	mt_mem_fail_at(0, 0);
 	mt_parser_release(&p);
@@ -53,7 +53,7 @@ Suite *mt_suite_parse(void)
 
 	tc = tcase_create("parser");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, parser_release_frees_everything);
+	tcase_add_test(tc, test_parser_release_frees_everything);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -32,7 +32,7 @@ typedef struct {
 
 static void scene_init(scene_t *sc, const char *wl, const char *trace_name)
 {
-	sc->dir = mt_test_tmpdir();
+	sc->dir = mt_test_scratch();
 	sc->trace = mt_test_path(sc->dir, trace_name);
 	sc->prog = wl ? mt_test_workload(wl) : NULL;
 }
@@ -41,8 +41,6 @@ static void scene_release(scene_t *sc)
 {
 	free(sc->prog);
 	free(sc->trace);
-	mt_test_rmdir(sc->dir);
-	free(sc->dir);
 }
 
 /* The exe and pid that the trace.start of dir/name names. */
@@ -446,7 +444,7 @@ END_TEST
  * before its unmount. */
 static char *mount_small_tmpfs(const char *test, const char *size)
 {
-	char *dir = mt_test_tmpdir(), opts[64];
+	char *dir = mt_test_scratch(), opts[64];
 
 	if (unshare(CLONE_NEWNS) == 0)
 		mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
@@ -454,8 +452,6 @@ static char *mount_small_tmpfs(const char *test, const char *size)
 	if (mount("memtrace-test", dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0) {
 		mt_test_skip(test, "cannot mount a %s tmpfs (mount: %s)", size,
 			     strerror(errno));
-		mt_test_rmdir(dir);
-		free(dir);
 		return NULL;
 	}
 	return dir;
@@ -496,8 +492,6 @@ START_TEST(test_small_tmpfs_keeps_what_fits)
 	mt_test_run_release(&r);
 	umount2(dir, MNT_DETACH);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 out:
 	free(prog);
 }
@@ -510,7 +504,7 @@ END_TEST
  */
 START_TEST(test_make_j2_through_the_shell_leaves_every_trace_complete)
 {
-	char *dir = mt_test_tmpdir(), *traces = mt_test_path(dir, "traces");
+	char *dir = mt_test_scratch(), *traces = mt_test_path(dir, "traces");
 	char *src = mt_test_path(dir, "src"), *trace = mt_test_path(traces, "t.jsonl");
 	char *mk = mt_test_path(src, "Makefile");
 	char *argv[] = { "/usr/bin/make", "-s", "-j2", "-C", src, NULL };
@@ -556,8 +550,6 @@ out:
 	free(trace);
 	free(src);
 	free(traces);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

@@ -55,7 +55,7 @@ static void next_end(mt_reader_t *r)
 	mt_quiet_int_eq(mt_reader_next(r, &line), 0);
 }
 
-START_TEST(reader_lines_with_final_newline)
+START_TEST(test_reader_lines_with_final_newline)
 {
 	static const char data[] = "{\"a\":1}\nbb\n\nccc\n";
 	mt_test_file_t f;
@@ -74,7 +74,7 @@ START_TEST(reader_lines_with_final_newline)
 }
 END_TEST
 
-START_TEST(reader_last_line_without_newline)
+START_TEST(test_reader_last_line_without_newline)
 {
 	static const char data[] = "one\ntwo";
 	mt_test_file_t f;
@@ -90,7 +90,7 @@ START_TEST(reader_last_line_without_newline)
 }
 END_TEST
 
-START_TEST(reader_empty_file_has_no_lines)
+START_TEST(test_reader_empty_file_has_no_lines)
 {
 	mt_test_file_t f;
 	mt_reader_t r;
@@ -104,7 +104,7 @@ START_TEST(reader_empty_file_has_no_lines)
 }
 END_TEST
 
-START_TEST(reader_keeps_crlf_as_data)
+START_TEST(test_reader_keeps_crlf_as_data)
 {
 	static const char data[] = "a\r\n\r\nb\rc\r\n\r";
 	mt_test_file_t f;
@@ -122,7 +122,7 @@ START_TEST(reader_keeps_crlf_as_data)
 }
 END_TEST
 
-START_TEST(reader_keeps_inner_nul_bytes)
+START_TEST(test_reader_keeps_inner_nul_bytes)
 {
 	static const char data[] = "a\0b\n\0\nc\n";
 	mt_test_file_t f;
@@ -152,7 +152,7 @@ static void next_too_long(mt_reader_t *r, uint64_t number, int terminated)
 	mt_quiet_int_eq(line.terminated, terminated);
 }
 
-START_TEST(reader_too_long_line_costs_no_memory)
+START_TEST(test_reader_too_long_line_costs_no_memory)
 {
 	/* Lines of LINE_MAX + 1 and of 5 MiB, between short ones; the last
 	 * one is over-long and unterminated. */
@@ -196,7 +196,7 @@ START_TEST(reader_too_long_line_costs_no_memory)
 }
 END_TEST
 
-START_TEST(reader_line_of_line_max_is_kept)
+START_TEST(test_reader_line_of_line_max_is_kept)
 {
 	size_t len = 0;
 	char *data = malloc(2 * MT_READER_LINE_MAX + 64);
@@ -290,8 +290,8 @@ static int dontcache_reads(const char *path)
  * reads with RWF_DONTCACHE.  The test needs that, and a file system that
  * lets clean pages go when asked (mt_test_uncache()), to start from an
  * empty cache; elsewhere it skips (plain reads are
- * reader_reads_plainly_where_dontcache_is_refused's). */
-START_TEST(reader_leaves_the_page_cache_as_it_found_it)
+ * test_reader_reads_plainly_where_dontcache_is_refused's). */
+START_TEST(test_reader_leaves_the_page_cache_as_it_found_it)
 {
 	const size_t n_lines = 80000; /* 7.7 MiB, four reads */
 	const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
@@ -339,7 +339,7 @@ END_TEST
 /* tmpfs has no RWF_DONTCACHE (its pages are the file): the first read is
  * refused, and plain reads take over without losing a byte.  The test
  * needs a tmpfs ($TMPDIR's, else /dev/shm) that refuses it. */
-START_TEST(reader_reads_plainly_where_dontcache_is_refused)
+START_TEST(test_reader_reads_plainly_where_dontcache_is_refused)
 {
 	const size_t n_lines = 20000;
 	char *data = numbered_lines(n_lines), fs[32];
@@ -381,7 +381,7 @@ START_TEST(reader_reads_plainly_where_dontcache_is_refused)
 }
 END_TEST
 
-START_TEST(reader_lines_span_chunk_boundaries)
+START_TEST(test_reader_lines_span_chunk_boundaries)
 {
 	/* 32 reads' worth of lines of every length up to 70 KiB, so
 	 * that many lines straddle a multiple of the read size, plus a few
@@ -436,7 +436,7 @@ START_TEST(reader_lines_span_chunk_boundaries)
 }
 END_TEST
 
-START_TEST(reader_strips_trailing_nul_padding)
+START_TEST(test_reader_strips_trailing_nul_padding)
 {
 	/* Padding longer than the reader's 64 KiB tail block. */
 	size_t pad = 200000, len = 0;
@@ -471,7 +471,7 @@ START_TEST(reader_strips_trailing_nul_padding)
 }
 END_TEST
 
-START_TEST(reader_file_of_only_nuls)
+START_TEST(test_reader_file_of_only_nuls)
 {
 	char *data = calloc(1, 300000);
 	mt_test_file_t f;
@@ -605,7 +605,7 @@ static void take_matches_next(const char *data, size_t len, size_t max_lines,
 	free(b);
 }
 
-START_TEST(reader_take_matches_next_across_chunk_boundaries)
+START_TEST(test_reader_take_matches_next_across_chunk_boundaries)
 {
 	/* Lines of 1 to 700 bytes over 3 MiB, so that lines straddle every
 	 * multiple of the read size, and lines ending exactly at one. */
@@ -630,7 +630,7 @@ START_TEST(reader_take_matches_next_across_chunk_boundaries)
 }
 END_TEST
 
-START_TEST(reader_take_matches_next_around_line_max)
+START_TEST(test_reader_take_matches_next_around_line_max)
 {
 	/* A line of exactly MT_READER_LINE_MAX, one byte more, short lines
 	 * between, and an unterminated last line of MT_READER_LINE_MAX. */
@@ -654,7 +654,7 @@ START_TEST(reader_take_matches_next_around_line_max)
 }
 END_TEST
 
-START_TEST(reader_take_matches_next_before_nul_tail)
+START_TEST(test_reader_take_matches_next_before_nul_tail)
 {
 	/* Zero padding after the last line, and after a cut-off one. */
 	size_t pad = 200000;
@@ -670,7 +670,7 @@ START_TEST(reader_take_matches_next_before_nul_tail)
 }
 END_TEST
 
-START_TEST(reader_take_matches_next_without_final_newline)
+START_TEST(test_reader_take_matches_next_without_final_newline)
 {
 	static const char data[] = "one\ntwo\r\n\nlast";
 
@@ -678,9 +678,9 @@ START_TEST(reader_take_matches_next_without_final_newline)
 }
 END_TEST
 
-START_TEST(reader_missing_file_is_enoent)
+START_TEST(test_reader_missing_file_is_enoent)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "absent.jsonl");
 	int64_t before = mt_mem_outstanding();
 	mt_reader_t r;
@@ -694,15 +694,13 @@ START_TEST(reader_missing_file_is_enoent)
 	errno = 0;
 	mt_quiet_int_eq(mt_reader_open(&r, path), MT_EIO);
 	mt_quiet_int_eq(errno, ENOENT);
-	mt_test_rmdir(dir);
 	free(path);
-	free(dir);
 }
 END_TEST
 
-START_TEST(reader_directory_is_eisdir)
+START_TEST(test_reader_directory_is_eisdir)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	int64_t before = mt_mem_outstanding();
 	mt_reader_t r;
 
@@ -710,12 +708,10 @@ START_TEST(reader_directory_is_eisdir)
 	mt_quiet_int_eq(mt_reader_open(&r, dir), MT_EIO);
 	mt_quiet_int_eq(errno, EISDIR);
 	mt_quiet_int_eq(mt_mem_outstanding(), before);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(reader_open_out_of_memory_releases_all)
+START_TEST(test_reader_open_out_of_memory_releases_all)
 {
 	mt_test_file_t f;
 	mt_reader_t r;
@@ -1123,9 +1119,9 @@ static void same_log(const char *what, const rlog_t *a, const rlog_t *b)
  * or longer, end without a newline, in zero padding, or in nothing; and
  * so when the pass takes every other line from the window.
  */
-START_TEST(reader_ahead_gives_the_plain_readers_lines)
+START_TEST(test_reader_ahead_gives_the_plain_readers_lines)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	for (size_t f = 0; f < NAHEAD_FILES; f++) {
 		size_t len;
@@ -1147,14 +1143,12 @@ START_TEST(reader_ahead_gives_the_plain_readers_lines)
 		rlog_free(&plain);
 		free(path);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* A pipe has no reading thread: its read may wait for its writer for
  * ever, and the release would wait for that read. */
-START_TEST(reader_ahead_leaves_a_pipe_to_the_caller)
+START_TEST(test_reader_ahead_leaves_a_pipe_to_the_caller)
 {
 	int fds[2], saved = dup(0);
 	mt_reader_t r;
@@ -1180,7 +1174,7 @@ END_TEST
 
 /* Out of memory for the thread's buffer: MT_ENOMEM, and the reader reads
  * on as before, alone. */
-START_TEST(reader_ahead_out_of_memory_leaves_a_working_reader)
+START_TEST(test_reader_ahead_out_of_memory_leaves_a_working_reader)
 {
 	mt_test_file_t f;
 	mt_reader_t r;
@@ -1211,28 +1205,28 @@ Suite *mt_suite_reader(void)
 	TCase *tc = tcase_create("reader");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, reader_lines_with_final_newline);
-	tcase_add_test(tc, reader_last_line_without_newline);
-	tcase_add_test(tc, reader_empty_file_has_no_lines);
-	tcase_add_test(tc, reader_keeps_crlf_as_data);
-	tcase_add_test(tc, reader_keeps_inner_nul_bytes);
-	tcase_add_test(tc, reader_too_long_line_costs_no_memory);
-	tcase_add_test(tc, reader_line_of_line_max_is_kept);
-	tcase_add_test(tc, reader_lines_span_chunk_boundaries);
-	tcase_add_test(tc, reader_strips_trailing_nul_padding);
-	tcase_add_test(tc, reader_leaves_the_page_cache_as_it_found_it);
-	tcase_add_test(tc, reader_reads_plainly_where_dontcache_is_refused);
-	tcase_add_test(tc, reader_file_of_only_nuls);
-	tcase_add_test(tc, reader_take_matches_next_across_chunk_boundaries);
-	tcase_add_test(tc, reader_take_matches_next_around_line_max);
-	tcase_add_test(tc, reader_take_matches_next_before_nul_tail);
-	tcase_add_test(tc, reader_ahead_gives_the_plain_readers_lines);
-	tcase_add_test(tc, reader_ahead_leaves_a_pipe_to_the_caller);
-	tcase_add_test(tc, reader_ahead_out_of_memory_leaves_a_working_reader);
-	tcase_add_test(tc, reader_take_matches_next_without_final_newline);
-	tcase_add_test(tc, reader_missing_file_is_enoent);
-	tcase_add_test(tc, reader_directory_is_eisdir);
-	tcase_add_test(tc, reader_open_out_of_memory_releases_all);
+	tcase_add_test(tc, test_reader_lines_with_final_newline);
+	tcase_add_test(tc, test_reader_last_line_without_newline);
+	tcase_add_test(tc, test_reader_empty_file_has_no_lines);
+	tcase_add_test(tc, test_reader_keeps_crlf_as_data);
+	tcase_add_test(tc, test_reader_keeps_inner_nul_bytes);
+	tcase_add_test(tc, test_reader_too_long_line_costs_no_memory);
+	tcase_add_test(tc, test_reader_line_of_line_max_is_kept);
+	tcase_add_test(tc, test_reader_lines_span_chunk_boundaries);
+	tcase_add_test(tc, test_reader_strips_trailing_nul_padding);
+	tcase_add_test(tc, test_reader_leaves_the_page_cache_as_it_found_it);
+	tcase_add_test(tc, test_reader_reads_plainly_where_dontcache_is_refused);
+	tcase_add_test(tc, test_reader_file_of_only_nuls);
+	tcase_add_test(tc, test_reader_take_matches_next_across_chunk_boundaries);
+	tcase_add_test(tc, test_reader_take_matches_next_around_line_max);
+	tcase_add_test(tc, test_reader_take_matches_next_before_nul_tail);
+	tcase_add_test(tc, test_reader_ahead_gives_the_plain_readers_lines);
+	tcase_add_test(tc, test_reader_ahead_leaves_a_pipe_to_the_caller);
+	tcase_add_test(tc, test_reader_ahead_out_of_memory_leaves_a_working_reader);
+	tcase_add_test(tc, test_reader_take_matches_next_without_final_newline);
+	tcase_add_test(tc, test_reader_missing_file_is_enoent);
+	tcase_add_test(tc, test_reader_directory_is_eisdir);
+	tcase_add_test(tc, test_reader_open_out_of_memory_releases_all);
 	suite_add_tcase(s, tc);
 	return s;
 }

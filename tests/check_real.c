@@ -98,15 +98,13 @@ typedef struct {
 
 static void real_init(real_t *t)
 {
-	t->dir = mt_test_tmpdir();
+	t->dir = mt_test_scratch();
 	t->traces = mt_test_path(t->dir, "traces");
 	mt_quiet_int_eq(mkdir(t->traces, 0700), 0);
 }
 
 static void real_done(real_t *t)
 {
-	mt_test_rmdir(t->dir);
-	free(t->dir);
 	free(t->traces);
 }
 

@@ -99,7 +99,7 @@ static void record(mt_test_run_t *r, const char *out, char *const args[])
  * signal N, and the command's streams are record's. */
 START_TEST(test_record_exits_with_the_commands_status_and_keeps_its_streams)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
 	char *exits[] = { "sh", "-c",
 			  "echo out; echo err >&2; readlink /proc/$$/fd/0; exit 3",
 			  NULL };
@@ -116,9 +116,7 @@ START_TEST(test_record_exits_with_the_commands_status_and_keeps_its_streams)
 	ck_assert_str_eq(r.err, "");
 	mt_test_run_release(&r);
 	mt_quiet(assert_complete(out) >= 2, "fewer traces than commands in %s", out);
-	mt_test_rmdir(dir);
 	free(out);
-	free(dir);
 }
 END_TEST
 
@@ -126,7 +124,7 @@ END_TEST
  * be run is 127, as a shell says. */
 START_TEST(test_record_without_a_runnable_command_says_why)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
 	char *none[] = { NULL };
 	char *missing[] = { "/nonexistent/program", NULL };
 	mt_test_run_t r;
@@ -140,9 +138,7 @@ START_TEST(test_record_without_a_runnable_command_says_why)
 	ck_assert_str_eq(r.err, "memtrace: record: cannot run '/nonexistent/program': "
 				"No such file or directory\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(out);
-	free(dir);
 }
 END_TEST
 
@@ -150,7 +146,7 @@ END_TEST
  * complete trace in DIR, written by the one collector there is. */
 START_TEST(test_every_process_of_a_tree_has_its_trace_and_one_collector)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
 	char *fork_prog = mt_test_workload("wl_fork");
 	char *count = mt_test_workload("wl_collectors");
 	char script[8192];
@@ -169,11 +165,9 @@ START_TEST(test_every_process_of_a_tree_has_its_trace_and_one_collector)
 	mt_quiet_int_eq(count_all(out, 4444), 4);
 	mt_quiet_int_eq(count_all(out, 6363), 1);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(fork_prog);
 	free(count);
 	free(out);
-	free(dir);
 }
 END_TEST
 
@@ -181,7 +175,7 @@ END_TEST
  * as it does bare, each of them traced. */
 START_TEST(test_a_subreaper_under_record_reaps_only_its_children)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
 	char *prog = mt_test_workload("wl_reaper"), *sub = mt_test_workload("wl_subreaper");
 	char *args[] = { prog, "reap", "5", "subreaper", NULL };
 	char *grand[] = { sub, "3", "2", NULL };
@@ -207,11 +201,9 @@ START_TEST(test_a_subreaper_under_record_reaps_only_its_children)
 	ck_assert_str_eq(r.out, want);
 	mt_quiet_int_eq(assert_complete(out), 10);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(prog);
 	free(sub);
 	free(out);
-	free(dir);
 }
 END_TEST
 
@@ -220,7 +212,7 @@ END_TEST
  * untraced: it reaps its own 5 children, no collector. */
 START_TEST(test_a_subreaper_under_plain_preload_says_so_and_runs_untraced)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.%p.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.%p.jsonl");
 	char *launch = mt_test_workload("wl_shape"), *prog = mt_test_workload("wl_reaper");
 	char *argv[] = { launch, "--subreaper", "--", prog, "reap", "5", NULL };
 	char *name;
@@ -239,11 +231,9 @@ START_TEST(test_a_subreaper_under_plain_preload_says_so_and_runs_untraced)
 	mt_test_assert_trace_whole(name, "exec");
 	free(name);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(launch);
 	free(prog);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -251,7 +241,7 @@ END_TEST
  * and it reaps its own 5 children, no collector. */
 START_TEST(test_a_pid_namespace_init_under_plain_preload_says_so_and_runs_untraced)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.%p.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.%p.jsonl");
 	char *launch = mt_test_workload("wl_shape"), *prog = mt_test_workload("wl_reaper");
 	char *argv[] = { launch, "--newpid", "--", prog, "reap", "5", NULL };
 	mt_test_run_t r;
@@ -269,11 +259,9 @@ START_TEST(test_a_pid_namespace_init_under_plain_preload_says_so_and_runs_untrac
 	mt_quiet_uint_eq(mt_test_assert_traces_complete(dir), 1);
 done:
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(launch);
 	free(prog);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -281,7 +269,7 @@ END_TEST
  * loop ends, and a SIGKILL of it loses no event it finished. */
 START_TEST(test_a_pid_namespace_init_under_record_reaps_and_keeps_its_events)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
 	char *launch = mt_test_workload("wl_shape"), *prog = mt_test_workload("wl_reaper");
 	char *reap[] = { launch, "--newpid", "--", prog, "reap", "5", NULL };
 	char *spin[] = { launch, "--newpid", "--kill-on", "allocated", "--", prog,
@@ -312,11 +300,9 @@ START_TEST(test_a_pid_namespace_init_under_record_reaps_and_keeps_its_events)
 	free(init);
 done:
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(launch);
 	free(prog);
 	free(out);
-	free(dir);
 }
 END_TEST
 
@@ -325,7 +311,7 @@ END_TEST
  * complete: the tree costs one process more, not one per process. */
 START_TEST(test_a_tree_under_record_costs_one_process)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
 	char *launch = mt_test_workload("wl_shape"), *prog = mt_test_workload("wl_forkone");
 	char *mt = mt_test_memtrace(), uid[32];
 	char *bare[] = { launch, "--nproc", "3", "--uid", uid, "--", prog, NULL };
@@ -354,12 +340,10 @@ START_TEST(test_a_tree_under_record_costs_one_process)
 	mt_quiet_int_eq(count_all(out, 3131), 1);
 done:
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(launch);
 	free(prog);
 	free(mt);
 	free(out);
-	free(dir);
 }
 END_TEST
 
@@ -368,7 +352,7 @@ END_TEST
  * SIGINT sent to record alone does not end it. */
 START_TEST(test_sigterm_to_record_reaches_the_command)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
 	char *ready = mt_test_path(dir, "ready"), *prog = mt_test_workload("wl_waitterm");
 	char *mt = mt_test_memtrace();
 	char *argv[] = { mt, "record", "-o", out, "--", prog, ready, NULL };
@@ -409,12 +393,10 @@ START_TEST(test_sigterm_to_record_reaches_the_command)
 	free(path);
 	free(names[0]);
 	free(names);
-	mt_test_rmdir(dir);
 	free(ready);
 	free(prog);
 	free(mt);
 	free(out);
-	free(dir);
 }
 END_TEST
 
@@ -425,7 +407,7 @@ END_TEST
  */
 START_TEST(test_a_process_in_another_network_namespace_says_so_and_runs_untraced)
 {
-	char *dir = mt_test_tmpdir(), *out = mt_test_path(dir, "out");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
 	char *fill = mt_test_workload("wl_fill");
 	char *probe[] = { "/bin/sh", "-c", "unshare -rn true", NULL };
 	char *args[] = { "unshare", "-rn", fill, "10", NULL };
@@ -452,8 +434,6 @@ START_TEST(test_a_process_in_another_network_namespace_says_so_and_runs_untraced
 done:
 	free(fill);
 	free(out);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

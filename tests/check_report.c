@@ -594,19 +594,19 @@ static char *plot_of(const char *trace, const char *dir, const char *name,
 
 /* ---- report ---- */
 
-START_TEST(report_golden_of_complete_trace)
+START_TEST(test_report_golden_of_complete_trace)
 {
 	GOLDEN(0, "app.report.txt", "report", "app.jsonl");
 }
 END_TEST
 
-START_TEST(report_top_limits_each_list)
+START_TEST(test_report_top_limits_each_list)
 {
 	GOLDEN(0, "app.report-top2.txt", "report", "app.jsonl", "--top", "2");
 }
 END_TEST
 
-START_TEST(report_says_caveated_before_any_figure)
+START_TEST(test_report_says_caveated_before_any_figure)
 {
 	char *dir = report_dir();
 	mt_test_run_t r;
@@ -631,13 +631,13 @@ START_TEST(report_says_caveated_before_any_figure)
 }
 END_TEST
 
-START_TEST(report_golden_of_trace_without_allocations)
+START_TEST(test_report_golden_of_trace_without_allocations)
 {
 	GOLDEN(0, "empty.report.txt", "report", "empty.jsonl");
 }
 END_TEST
 
-START_TEST(report_top_zero_gives_the_totals_alone)
+START_TEST(test_report_top_zero_gives_the_totals_alone)
 {
 	char *dir = report_dir(), *golden = mt_test_fixture("report/expected/app.report.txt");
 	char *full = mt_test_read(golden, NULL);
@@ -656,7 +656,7 @@ START_TEST(report_top_zero_gives_the_totals_alone)
 }
 END_TEST
 
-START_TEST(report_reads_standard_input)
+START_TEST(test_report_reads_standard_input)
 {
 	char *dir = report_dir(), *golden = mt_test_fixture("report/expected/app.report.txt");
 	char *full = mt_test_read(golden, NULL);
@@ -678,9 +678,9 @@ START_TEST(report_reads_standard_input)
 }
 END_TEST
 
-START_TEST(report_writes_its_output_file_whole)
+START_TEST(test_report_writes_its_output_file_whole)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_fixture("report/app.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_fixture("report/app.jsonl");
 	char *out = mt_test_path(dir, "report.txt");
 	char *bad = mt_test_path(dir, "no/such/dir/report.txt");
 	char *golden = mt_test_fixture("report/expected/app.report.txt");
@@ -709,15 +709,13 @@ START_TEST(report_writes_its_output_file_whole)
 	ck_assert_str_eq(r.out, "");
 	mt_quiet_ptr_nonnull(strstr(r.err, "memtrace: cannot write '"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(bad);
 	free(out);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
-START_TEST(report_refuses_what_is_not_evidence)
+START_TEST(test_report_refuses_what_is_not_evidence)
 {
 	char *invalid = mt_test_fixture("traces/invalid_not_json.jsonl");
 	mt_test_run_t r;
@@ -738,7 +736,7 @@ START_TEST(report_refuses_what_is_not_evidence)
 }
 END_TEST
 
-START_TEST(report_usage_errors_exit_64)
+START_TEST(test_report_usage_errors_exit_64)
 {
 	const char *const cases[][4] = {
 		{ "report", "app.jsonl", "--top", "x" },
@@ -771,9 +769,9 @@ START_TEST(report_usage_errors_exit_64)
 }
 END_TEST
 
-START_TEST(report_shows_source_lines_of_the_demo_workload)
+START_TEST(test_report_shows_source_lines_of_the_demo_workload)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program();
 	char want[4096];
 	mt_test_run_t r;
@@ -800,10 +798,8 @@ START_TEST(report_shows_source_lines_of_the_demo_workload)
 			 want, r.out);
 	}
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -812,7 +808,7 @@ END_TEST
  * and offset in the copy, with no source line. */
 static void assert_fallback(const char *const *how)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *copy = mt_test_path(dir, "wl_demo_copy");
 	char in[4096];
 	mt_test_run_t r;
@@ -847,20 +843,18 @@ static void assert_fallback(const char *const *how)
 	mt_quiet_int_eq(r.status, 0);
 	mt_quiet_ptr_nonnull(strstr(r.out, ";main;parse_config 1\n"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(copy);
 	free(program);
 	free(trace);
-	free(dir);
 }
 
-START_TEST(report_falls_back_when_the_module_is_gone)
+START_TEST(test_report_falls_back_when_the_module_is_gone)
 {
 	assert_fallback(NULL);
 }
 END_TEST
 
-START_TEST(report_falls_back_when_the_module_is_stripped)
+START_TEST(test_report_falls_back_when_the_module_is_stripped)
 {
 	static const char *const strip[] = { "/usr/bin/strip", "--strip-debug", NULL };
 
@@ -880,9 +874,9 @@ static char *trace_cxx_names(const char *dir)
 	return trace;
 }
 
-START_TEST(report_demangles_cxx_names)
+START_TEST(test_report_demangles_cxx_names)
 {
-	char *dir = mt_test_tmpdir(), *trace = trace_cxx_names(dir);
+	char *dir = mt_test_scratch(), *trace = trace_cxx_names(dir);
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, NULL, "report", trace, NULL);
@@ -896,18 +890,16 @@ START_TEST(report_demangles_cxx_names)
 	mt_quiet(!strstr(r.out, "_Znwm") && !strstr(r.out, "_ZN3app"),
 		 "a mangled name in:\n%.3000s", r.out);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
 /* wl_inline's malloc (line 19) is in app::dup_line(), always inlined
  * into main: the frame shows the inlined call at its line, then main at
  * the line that calls it (30), not "main at" the malloc's line. */
-START_TEST(report_shows_an_inlined_call_with_its_call_site)
+START_TEST(test_report_shows_an_inlined_call_with_its_call_site)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "t.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char *prog = mt_test_workload("wl_inline");
 	mt_test_run_t r;
 
@@ -922,10 +914,8 @@ START_TEST(report_shows_an_inlined_call_with_its_call_site)
 			   "/tests/workloads/wl_inline.cpp:30 in /"),
 		 "no call site of app::dup_line in:\n%.3000s", r.out);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(prog);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -950,9 +940,9 @@ static char *readelf_build_id(const char *path)
 
 /* Every frame event of the program's own module carries the build id of
  * the file that ran, as readelf prints it. */
-START_TEST(trace_frames_carry_their_modules_build_id)
+START_TEST(test_trace_frames_carry_their_modules_build_id)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *copy = mt_test_path(dir, "wl_demo_copy");
 	char *id, *text, want_module[4096], want_id[256];
 	int frames = 0;
@@ -978,20 +968,18 @@ START_TEST(trace_frames_carry_their_modules_build_id)
 	mt_quiet(frames > 0, "no frame of %s in the trace", copy);
 	free(text);
 	free(id);
-	mt_test_rmdir(dir);
 	free(copy);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
 /* The program traced, then replaced by another build (another program
  * with another build id): its frames keep the trace's names, with no
  * source line from the new file, flagged "(rebuilt since the run)". */
-START_TEST(report_flags_a_module_rebuilt_since_the_run)
+START_TEST(test_report_flags_a_module_rebuilt_since_the_run)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *copy = mt_test_path(dir, "wl_demo_copy");
 	char *other = mt_test_workload("wl_inline");
 	char in[4096];
@@ -1016,18 +1004,16 @@ START_TEST(report_flags_a_module_rebuilt_since_the_run)
 	mt_quiet(!strstr(r.out, "wl_demo.c:") && !strstr(r.out, "wl_inline.cpp:"),
 		 "a source line from the new file:\n%.3000s", r.out);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(other);
 	free(copy);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
-START_TEST(flamegraph_demangles_cxx_names)
+START_TEST(test_flamegraph_demangles_cxx_names)
 {
-	char *dir = mt_test_tmpdir(), *trace = trace_cxx_names(dir);
+	char *dir = mt_test_scratch(), *trace = trace_cxx_names(dir);
 	mt_test_run_t r;
 
 	mt_test_memtrace_in(&r, NULL, "flamegraph", trace, NULL);
@@ -1036,9 +1022,7 @@ START_TEST(flamegraph_demangles_cxx_names)
 					   "operator new(unsigned long) 5\n"));
 	mt_quiet(!strstr(r.out, "_Z"), "a mangled name in:\n%.3000s", r.out);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -1113,9 +1097,9 @@ static void assert_named_by_address(const char *trace, const char *lib)
 	mt_test_run_release(&r);
 }
 
-START_TEST(trace_names_no_symbol_that_ends_before_the_frame)
+START_TEST(test_trace_names_no_symbol_that_ends_before_the_frame)
 {
-	char *dir = mt_test_tmpdir(), *lib, *trace, *text, want[4096];
+	char *dir = mt_test_scratch(), *lib, *trace, *text, want[4096];
 	int found = 0;
 
 	trace = trace_strippable(__func__, dir, 1, &lib);
@@ -1133,33 +1117,29 @@ START_TEST(trace_names_no_symbol_that_ends_before_the_frame)
 			 "a far-away symbol in:\n%.3000s", text);
 		free(text);
 	}
-	mt_test_rmdir(dir);
 	free(trace);
 	free(lib);
-	free(dir);
 }
 END_TEST
 
-START_TEST(report_names_a_static_function_of_a_stripped_library_by_address)
+START_TEST(test_report_names_a_static_function_of_a_stripped_library_by_address)
 {
-	char *dir = mt_test_tmpdir(), *lib, *trace;
+	char *dir = mt_test_scratch(), *lib, *trace;
 
 	trace = trace_strippable(__func__, dir, 1, &lib);
 	if (trace)
 		assert_named_by_address(trace, lib);
-	mt_test_rmdir(dir);
 	free(trace);
 	free(lib);
-	free(dir);
 }
 END_TEST
 
 /* A trace from a preload that named a frame by the nearest symbol below
  * it, however far (older memtrace, libunwind): the report drops that
  * name where the module's symbols show it ends before the frame. */
-START_TEST(report_drops_a_trace_symbol_that_ends_before_the_frame)
+START_TEST(test_report_drops_a_trace_symbol_that_ends_before_the_frame)
 {
-	char *dir = mt_test_tmpdir(), *lib, *trace, *text, *old;
+	char *dir = mt_test_scratch(), *lib, *trace, *text, *old;
 	char want[4096];
 	size_t len;
 
@@ -1195,16 +1175,14 @@ START_TEST(report_drops_a_trace_symbol_that_ends_before_the_frame)
 		free(text);
 		free(path);
 	}
-	mt_test_rmdir(dir);
 	free(trace);
 	free(lib);
-	free(dir);
 }
 END_TEST
 
-START_TEST(report_keeps_the_name_of_a_function_its_symbol_contains)
+START_TEST(test_report_keeps_the_name_of_a_function_its_symbol_contains)
 {
-	char *dir = mt_test_tmpdir(), *lib, *trace;
+	char *dir = mt_test_scratch(), *lib, *trace;
 	mt_test_run_t r;
 
 	trace = trace_strippable(__func__, dir, 0, &lib);
@@ -1217,10 +1195,8 @@ START_TEST(report_keeps_the_name_of_a_function_its_symbol_contains)
 	mt_quiet(line_with(r.out, "       main at ", "wl_stripped.c:"),
 		 "no main in:\n%.3000s", r.out);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(trace);
 	free(lib);
-	free(dir);
 }
 END_TEST
 
@@ -1228,10 +1204,10 @@ END_TEST
  * summed, are the totals (the calls: allocations + resizes + remaps); and
  * the fixture's sites have the figures worked out by hand in
  * fixtures/report/README.md. */
-START_TEST(report_site_figures_sum_to_the_totals)
+START_TEST(test_report_site_figures_sum_to_the_totals)
 {
 	char *app = mt_test_fixture("report/app.jsonl");
-	char *dir = mt_test_tmpdir(), *demo = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *demo = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program();
 	const char *traces[] = { app, demo };
 	static const struct {
@@ -1281,10 +1257,8 @@ START_TEST(report_site_figures_sum_to_the_totals)
 			mt_quiet_uint_eq(mt_heap_site_at_peak(&a.heap, &a.heap.no_stack), 500);
 		mt_analysis_release(&a);
 	}
-	mt_test_rmdir(dir);
 	free(program);
 	free(demo);
-	free(dir);
 	free(app);
 }
 END_TEST
@@ -1294,7 +1268,7 @@ END_TEST
  * and grown (2 allocations, 1 resize, 2 remaps), and grow only reallocs
  * a block made elsewhere (0 allocations, 2 calls); fixtures/report/README.md
  * works them out. */
-START_TEST(report_counts_a_sites_reallocs_as_calls)
+START_TEST(test_report_counts_a_sites_reallocs_as_calls)
 {
 	char *dir = report_dir();
 	const char *calls;
@@ -1332,7 +1306,7 @@ END_TEST
 
 /* ---- flamegraph ---- */
 
-START_TEST(flamegraph_golden_for_each_metric)
+START_TEST(test_flamegraph_golden_for_each_metric)
 {
 	GOLDEN(0, "app.flamegraph-allocations.txt", "flamegraph", "app.jsonl");
 	GOLDEN(0, "app.flamegraph-allocations.txt", "flamegraph", "app.jsonl",
@@ -1368,9 +1342,9 @@ static uint64_t folded_total(const char *out)
 	return total;
 }
 
-START_TEST(flamegraph_totals_are_the_summary_totals)
+START_TEST(test_flamegraph_totals_are_the_summary_totals)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *summary;
 	const char *const metric[][2] = {
 		{ "allocations", "allocations" }, { "bytes", "bytes_allocated" },
@@ -1397,18 +1371,16 @@ START_TEST(flamegraph_totals_are_the_summary_totals)
 		mt_quiet(!strncmp(r.out, "_start;", 7), "%s", r.out);
 		mt_test_run_release(&r);
 	}
-	mt_test_rmdir(dir);
 	free(summary);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
 /* --metric allocations weighs a stack by its calls, reallocs included, as
  * the report's calls: grow, which only reallocs, is in the graph, and
  * read_line weighs its 2 allocations and 3 reallocs. */
-START_TEST(flamegraph_allocations_counts_a_sites_reallocs_as_calls)
+START_TEST(test_flamegraph_allocations_counts_a_sites_reallocs_as_calls)
 {
 	char *dir = report_dir();
 	mt_test_run_t r;
@@ -1422,7 +1394,7 @@ START_TEST(flamegraph_allocations_counts_a_sites_reallocs_as_calls)
 }
 END_TEST
 
-START_TEST(flamegraph_rejects_an_unknown_metric)
+START_TEST(test_flamegraph_rejects_an_unknown_metric)
 {
 	char *dir = report_dir();
 	mt_test_run_t r;
@@ -1437,7 +1409,7 @@ START_TEST(flamegraph_rejects_an_unknown_metric)
 }
 END_TEST
 
-START_TEST(flamegraph_of_trace_without_allocations_is_empty)
+START_TEST(test_flamegraph_of_trace_without_allocations_is_empty)
 {
 	GOLDEN(0, "empty.flamegraph-allocations.txt", "flamegraph", "empty.jsonl");
 }
@@ -1445,7 +1417,7 @@ END_TEST
 
 /* ---- plot ---- */
 
-START_TEST(plot_golden_of_each_trace)
+START_TEST(test_plot_golden_of_each_trace)
 {
 	GOLDEN(0, "app.plot.svg", "plot", "app.jsonl");
 	GOLDEN(0, "killed.plot.svg", "plot", "killed.jsonl");
@@ -1475,13 +1447,13 @@ static void assert_well_formed(const char *path)
 	free(svg);
 }
 
-START_TEST(plot_is_well_formed_xml)
+START_TEST(test_plot_is_well_formed_xml)
 {
 	static const char *const goldens[] = {
 		"report/expected/app.plot.svg", "report/expected/killed.plot.svg",
 		"report/expected/empty.plot.svg",
 	};
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *svg, *path;
 	size_t len;
 
@@ -1501,18 +1473,16 @@ START_TEST(plot_is_well_formed_xml)
 	mt_quiet_ptr_nonnull(xml_check("<svg/><svg/>", 12));
 	mt_quiet_ptr_nonnull(xml_check("<svg x=1/>", 10));
 	mt_quiet_ptr_null(xml_check("<?xml version=\"1.0\"?>\n<svg a='&amp;'><!-- c --></svg>\n", 53));
-	mt_test_rmdir(dir);
 	free(path);
 	free(svg);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
-START_TEST(plot_curve_peaks_at_peak_live_bytes)
+START_TEST(test_plot_curve_peaks_at_peak_live_bytes)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program();
 	const char *fixtures[] = { "report/app.jsonl", "report/killed.jsonl" };
 	char *svg, *summary;
@@ -1536,16 +1506,14 @@ START_TEST(plot_curve_peaks_at_peak_live_bytes)
 		free(summary);
 		free(path);
 	}
-	mt_test_rmdir(dir);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
-START_TEST(plot_is_self_contained)
+START_TEST(test_plot_is_self_contained)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *svg;
 	static const char *const never[] = {
 		"<script", "<style", "href", "url(", "<image", "<foreignObject",
@@ -1563,20 +1531,18 @@ START_TEST(plot_is_self_contained)
 	mt_quiet_ptr_nonnull(http);
 	ck_assert(!strncmp(http - 7, "xmlns=\"http://www.w3.org/2000/svg\"", 34));
 	mt_quiet_ptr_null(strstr(http + 1, "http"));
-	mt_test_rmdir(dir);
 	free(svg);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
 /* A long trace: 100000 blocks in a ramp up to a peak in the middle, then
  * down, with churn.  The SVG's curves have a bounded number of points,
  * and the peak is still exact. */
-START_TEST(plot_series_is_bounded_on_a_long_trace)
+START_TEST(test_plot_series_is_bounded_on_a_long_trace)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "long.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "long.jsonl");
 	char *svg, *summary;
 	FILE *f = fopen(trace, "w");
 	uint64_t seq = 1;
@@ -1617,15 +1583,13 @@ START_TEST(plot_series_is_bounded_on_a_long_trace)
 	mt_quiet_uint_le(line.n, 4 * MT_PLOT_BUCKETS + 3);
 	ck_assert_uint_lt(len, 300000);
 	points_free(&line);
-	mt_test_rmdir(dir);
 	free(summary);
 	free(svg);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
-START_TEST(plot_axis_is_seq_without_times)
+START_TEST(test_plot_axis_is_seq_without_times)
 {
 	char *dir = report_dir();
 	mt_test_run_t r;
@@ -1738,9 +1702,9 @@ static unsigned char *png_rgb(const unsigned char *png, size_t len,
 	return rgb;
 }
 
-START_TEST(plot_renders_in_chromium)
+START_TEST(test_plot_renders_in_chromium)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
 	char *program = demo_program(), *svg = NULL, *png = mt_test_path(dir, "heap.png");
 	char *svg_path = mt_test_path(dir, "heap.svg"), *profile = mt_test_path(dir, "profile");
 	char shot[4096], url[4096], user_data[4096], home[4096];
@@ -1781,14 +1745,12 @@ START_TEST(plot_renders_in_chromium)
 	mt_quiet(red > 20, "only %zu pixels of the peak's marker", red);
 	free(rgb);
 	free(data);
-	mt_test_rmdir(dir);
 	free(svg);
 	free(profile);
 	free(svg_path);
 	free(png);
 	free(program);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -1822,7 +1784,7 @@ static int dir_holds_only(const char *dir, const char *name)
  */
 static void sweep(const char *cmd, const char *trace_src, int sticky)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "trace.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "trace.jsonl");
 	char *out = mt_test_path(dir, "out"), *ref, *got, errbuf[256];
 	FILE *err = tmpfile();
 	int saved = dup(2), rc;
@@ -1885,10 +1847,8 @@ static void sweep(const char *cmd, const char *trace_src, int sticky)
 	close(saved);
 	fclose(err);
 	free(ref);
-	mt_test_rmdir(dir);
 	free(out);
 	free(trace);
-	free(dir);
 }
 
 /* The demo workload's trace with libc's path spoiled: the workload's own
@@ -1915,37 +1875,35 @@ static char *demo_trace_without_libc(const char *dir)
 static void sweep_both(const char *cmd)
 {
 	char *fixture = mt_test_fixture("report/app.jsonl");
-	char *dir = mt_test_tmpdir(), *demo = demo_trace_without_libc(dir);
+	char *dir = mt_test_scratch(), *demo = demo_trace_without_libc(dir);
 
 	sweep(cmd, fixture, 0);
 	sweep(cmd, fixture, 1);
 	sweep(cmd, demo, 0);
 	sweep(cmd, demo, 1);
-	mt_test_rmdir(dir);
 	free(demo);
-	free(dir);
 	free(fixture);
 }
 
-START_TEST(report_survives_every_allocation_failure)
+START_TEST(test_report_survives_every_allocation_failure)
 {
 	sweep_both("report");
 }
 END_TEST
 
-START_TEST(flamegraph_survives_every_allocation_failure)
+START_TEST(test_flamegraph_survives_every_allocation_failure)
 {
 	sweep_both("flamegraph");
 }
 END_TEST
 
-START_TEST(plot_survives_every_allocation_failure)
+START_TEST(test_plot_survives_every_allocation_failure)
 {
 	sweep_both("plot");
 }
 END_TEST
 
-START_TEST(commands_are_listed_in_the_usage)
+START_TEST(test_commands_are_listed_in_the_usage)
 {
 	mt_test_run_t r;
 	static const char *const cmds[] = { "report", "flamegraph", "plot" };
@@ -2039,9 +1997,9 @@ static int has_line(const char *out, const char *line)
  * (the preload keeps the innermost ones): its root-most frame is
  * "[truncated]".  Shorter stacks are whole; without a stack_depth no
  * stack is marked. */
-START_TEST(flamegraph_marks_stacks_cut_at_the_depth_limit)
+START_TEST(test_flamegraph_marks_stacks_cut_at_the_depth_limit)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "cut.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "cut.jsonl");
 	static const unsigned lens[] = { 4, 3, 1 };
 	char want[256];
 
@@ -2063,9 +2021,7 @@ START_TEST(flamegraph_marks_stacks_cut_at_the_depth_limit)
 		mt_quiet_uint_eq(folded_total(r.out), 6);
 		mt_test_run_release(&r);
 	}
-	mt_test_rmdir(dir);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -2073,9 +2029,9 @@ END_TEST
  * from 20,064 frames: each folds to its own line, in order, with its
  * mark.  At this scale work per stack that grows with the number of
  * stacks or frames (a search over all of them) would show. */
-START_TEST(flamegraph_folds_many_distinct_deep_stacks)
+START_TEST(test_flamegraph_folds_many_distinct_deep_stacks)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "deep.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "deep.jsonl");
 	static const unsigned lens[] = { 32, 31 };
 	const unsigned n = 20000;
 	char want[1024];
@@ -2100,9 +2056,7 @@ START_TEST(flamegraph_folds_many_distinct_deep_stacks)
 		mt_quiet(has_line(r.out, want), "no line '%s'", want);
 	}
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -2110,9 +2064,9 @@ END_TEST
  * page's pixels, as the line is, and reaches the plot's right edge where
  * the line ends (Chromium stopped filling a path of raw nanoseconds at
  * 2.45 s of 4.1 s); no coordinate of either leaves the viewBox. */
-START_TEST(plot_area_fills_the_whole_run)
+START_TEST(test_plot_area_fills_the_whole_run)
 {
-	char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "long.jsonl");
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "long.jsonl");
 	FILE *f = fopen(trace, "w");
 	const uint64_t span = 4100000000ull;
 	uint64_t seq = 1;
@@ -2168,10 +2122,8 @@ START_TEST(plot_area_fills_the_whole_run)
 		 "the area ends at %.2f,%.2f", area.x[area.n - 1], area.y[area.n - 1]);
 	points_free(&area);
 	points_free(&line);
-	mt_test_rmdir(dir);
 	free(svg);
 	free(trace);
-	free(dir);
 }
 END_TEST
 
@@ -2184,59 +2136,59 @@ Suite *mt_suite_report(void)
 	TCase *oom = tcase_create("every_allocation_failure");
 
 	tcase_set_timeout(report, 120);
-	tcase_add_test(report, report_golden_of_complete_trace);
-	tcase_add_test(report, report_top_limits_each_list);
-	tcase_add_test(report, report_says_caveated_before_any_figure);
-	tcase_add_test(report, report_golden_of_trace_without_allocations);
-	tcase_add_test(report, report_top_zero_gives_the_totals_alone);
-	tcase_add_test(report, report_reads_standard_input);
-	tcase_add_test(report, report_writes_its_output_file_whole);
-	tcase_add_test(report, report_refuses_what_is_not_evidence);
-	tcase_add_test(report, report_usage_errors_exit_64);
-	tcase_add_test(report, report_shows_source_lines_of_the_demo_workload);
-	tcase_add_test(report, report_falls_back_when_the_module_is_gone);
-	tcase_add_test(report, report_falls_back_when_the_module_is_stripped);
-	tcase_add_test(report, report_demangles_cxx_names);
-	tcase_add_test(report, report_shows_an_inlined_call_with_its_call_site);
-	tcase_add_test(report, trace_frames_carry_their_modules_build_id);
-	tcase_add_test(report, report_flags_a_module_rebuilt_since_the_run);
-	tcase_add_test(report, trace_names_no_symbol_that_ends_before_the_frame);
-	tcase_add_test(report, report_names_a_static_function_of_a_stripped_library_by_address);
-	tcase_add_test(report, report_drops_a_trace_symbol_that_ends_before_the_frame);
-	tcase_add_test(report, report_keeps_the_name_of_a_function_its_symbol_contains);
-	tcase_add_test(report, report_site_figures_sum_to_the_totals);
-	tcase_add_test(report, report_counts_a_sites_reallocs_as_calls);
-	tcase_add_test(report, commands_are_listed_in_the_usage);
+	tcase_add_test(report, test_report_golden_of_complete_trace);
+	tcase_add_test(report, test_report_top_limits_each_list);
+	tcase_add_test(report, test_report_says_caveated_before_any_figure);
+	tcase_add_test(report, test_report_golden_of_trace_without_allocations);
+	tcase_add_test(report, test_report_top_zero_gives_the_totals_alone);
+	tcase_add_test(report, test_report_reads_standard_input);
+	tcase_add_test(report, test_report_writes_its_output_file_whole);
+	tcase_add_test(report, test_report_refuses_what_is_not_evidence);
+	tcase_add_test(report, test_report_usage_errors_exit_64);
+	tcase_add_test(report, test_report_shows_source_lines_of_the_demo_workload);
+	tcase_add_test(report, test_report_falls_back_when_the_module_is_gone);
+	tcase_add_test(report, test_report_falls_back_when_the_module_is_stripped);
+	tcase_add_test(report, test_report_demangles_cxx_names);
+	tcase_add_test(report, test_report_shows_an_inlined_call_with_its_call_site);
+	tcase_add_test(report, test_trace_frames_carry_their_modules_build_id);
+	tcase_add_test(report, test_report_flags_a_module_rebuilt_since_the_run);
+	tcase_add_test(report, test_trace_names_no_symbol_that_ends_before_the_frame);
+	tcase_add_test(report, test_report_names_a_static_function_of_a_stripped_library_by_address);
+	tcase_add_test(report, test_report_drops_a_trace_symbol_that_ends_before_the_frame);
+	tcase_add_test(report, test_report_keeps_the_name_of_a_function_its_symbol_contains);
+	tcase_add_test(report, test_report_site_figures_sum_to_the_totals);
+	tcase_add_test(report, test_report_counts_a_sites_reallocs_as_calls);
+	tcase_add_test(report, test_commands_are_listed_in_the_usage);
 	suite_add_tcase(s, report);
 
 	tcase_set_timeout(flame, 120);
-	tcase_add_test(flame, flamegraph_golden_for_each_metric);
-	tcase_add_test(flame, flamegraph_totals_are_the_summary_totals);
-	tcase_add_test(flame, flamegraph_allocations_counts_a_sites_reallocs_as_calls);
-	tcase_add_test(flame, flamegraph_demangles_cxx_names);
-	tcase_add_test(flame, flamegraph_rejects_an_unknown_metric);
-	tcase_add_test(flame, flamegraph_of_trace_without_allocations_is_empty);
-	tcase_add_test(flame, flamegraph_marks_stacks_cut_at_the_depth_limit);
-	tcase_add_test(flame, flamegraph_folds_many_distinct_deep_stacks);
+	tcase_add_test(flame, test_flamegraph_golden_for_each_metric);
+	tcase_add_test(flame, test_flamegraph_totals_are_the_summary_totals);
+	tcase_add_test(flame, test_flamegraph_allocations_counts_a_sites_reallocs_as_calls);
+	tcase_add_test(flame, test_flamegraph_demangles_cxx_names);
+	tcase_add_test(flame, test_flamegraph_rejects_an_unknown_metric);
+	tcase_add_test(flame, test_flamegraph_of_trace_without_allocations_is_empty);
+	tcase_add_test(flame, test_flamegraph_marks_stacks_cut_at_the_depth_limit);
+	tcase_add_test(flame, test_flamegraph_folds_many_distinct_deep_stacks);
 	suite_add_tcase(s, flame);
 
 	tcase_set_timeout(plot, 180);
-	tcase_add_test(plot, plot_golden_of_each_trace);
-	tcase_add_test(plot, plot_is_well_formed_xml);
-	tcase_add_test(plot, plot_curve_peaks_at_peak_live_bytes);
-	tcase_add_test(plot, plot_is_self_contained);
-	tcase_add_test(plot, plot_series_is_bounded_on_a_long_trace);
-	tcase_add_test(plot, plot_axis_is_seq_without_times);
-	tcase_add_test(plot, plot_area_fills_the_whole_run);
+	tcase_add_test(plot, test_plot_golden_of_each_trace);
+	tcase_add_test(plot, test_plot_is_well_formed_xml);
+	tcase_add_test(plot, test_plot_curve_peaks_at_peak_live_bytes);
+	tcase_add_test(plot, test_plot_is_self_contained);
+	tcase_add_test(plot, test_plot_series_is_bounded_on_a_long_trace);
+	tcase_add_test(plot, test_plot_axis_is_seq_without_times);
+	tcase_add_test(plot, test_plot_area_fills_the_whole_run);
 	/* Only where Chromium is: this suite does not install it. */
 	if (access(CHROMIUM, X_OK) == 0)
-		tcase_add_test(plot, plot_renders_in_chromium);
+		tcase_add_test(plot, test_plot_renders_in_chromium);
 	suite_add_tcase(s, plot);
 
 	tcase_set_timeout(oom, 300);
-	tcase_add_test(oom, report_survives_every_allocation_failure);
-	tcase_add_test(oom, flamegraph_survives_every_allocation_failure);
-	tcase_add_test(oom, plot_survives_every_allocation_failure);
+	tcase_add_test(oom, test_report_survives_every_allocation_failure);
+	tcase_add_test(oom, test_flamegraph_survives_every_allocation_failure);
+	tcase_add_test(oom, test_plot_survives_every_allocation_failure);
 	suite_add_tcase(s, oom);
 	return s;
 }

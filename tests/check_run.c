@@ -68,7 +68,7 @@ typedef struct {
 static void run_init(run_t *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->dir = mt_test_tmpdir();
+	r->dir = mt_test_scratch();
 	r->out = mt_test_path(r->dir, "out");
 	r->stdout_path = mt_test_path(r->dir, "stdout");
 	r->stderr_path = mt_test_path(r->dir, "stderr");
@@ -76,8 +76,6 @@ static void run_init(run_t *r)
 
 static void run_release(run_t *r)
 {
-	mt_test_rmdir(r->dir);
-	free(r->dir);
 	free(r->out);
 	free(r->stdout_path);
 	free(r->stderr_path);
@@ -341,7 +339,7 @@ START_TEST(test_three_runs_write_three_rows_indexed_from_one_with_matching_count
 		mt_quiet_int_eq(num(s, "live_bytes"), 3000);
 		mt_quiet_int_eq(num(s, "peak_live_bytes"), 10000);
 	}
-	/* One trace per run, I from 1, zstd-compressed (issue 22). */
+	/* One trace per run, I from 1, zstd-compressed. */
 	ck_assert(in_dir(r.out, "allocations.1.jsonl.zst"));
 	ck_assert(in_dir(r.out, "allocations.2.jsonl.zst"));
 	ck_assert(in_dir(r.out, "allocations.3.jsonl.zst"));

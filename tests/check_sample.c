@@ -207,7 +207,7 @@ static void trace_sample(traced_t *t, const char *scale, const char *extra)
 	char *sargv[] = { mt, "summary", NULL, NULL };
 	mt_test_run_t s;
 
-	t->dir = mt_test_tmpdir();
+	t->dir = mt_test_scratch();
 	t->trace = mt_test_path(t->dir, "t.jsonl.zst");
 	mt_test_run_traced(&t->run, argv, t->trace, extra);
 	mt_quiet_int_eq(t->run.status, 0);
@@ -226,9 +226,7 @@ static void traced_release(traced_t *t)
 {
 	json_object_put(t->summary);
 	mt_test_run_release(&t->run);
-	mt_test_rmdir(t->dir);
 	free(t->trace);
-	free(t->dir);
 }
 
 static int64_t field(json_object *o, const char *key)
@@ -364,7 +362,7 @@ START_TEST(test_sampled_threads_and_forks_write_complete_traces)
 	const char *const names[] = { "wl_threads", "wl_fork" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		char *dir = mt_test_tmpdir(), *trace = mt_test_path(dir, "trace.jsonl");
+		char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "trace.jsonl");
 		char *prog = mt_test_workload(names[i]);
 		char *argv[] = { prog, NULL };
 		char **files;
@@ -399,8 +397,6 @@ START_TEST(test_sampled_threads_and_forks_write_complete_traces)
 		mt_test_run_release(&r);
 		free(prog);
 		free(trace);
-		mt_test_rmdir(dir);
-		free(dir);
 	}
 }
 END_TEST

@@ -1,6 +1,7 @@
 /*
- * check_seed: the four tests of the seed (the Zig module this project
- * reimplements, ../shared/seed/000_9a252e3b39955b9d.txt), ported to run
+ * check_seed: the four tests of the seed (the Zig module whose capture
+ * and repetition rows memtrace reproduces: a capture's row from its
+ * trace, and a repetition's rows appended run by run), ported to run
  * the real build/memtrace in a scratch directory: a complete capture, a
  * truncated and a missing one, repetition rows that keep every run's
  * summary, and the repetition surviving every allocation failure (swept
@@ -120,7 +121,7 @@ static char *list_dir(const char *dir)
 
 START_TEST(test_capture_writes_complete_canonical_integrity)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *capture = write_trace(dir, "allocations.jsonl",
 				    MT_TEST_MINIMAL_TRACE);
 	char *summary_path = mt_test_path(dir, "summary.jsonl");
@@ -155,14 +156,12 @@ START_TEST(test_capture_writes_complete_canonical_integrity)
 	mt_test_run_release(&r);
 	free(summary_path);
 	free(capture);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_capture_surfaces_tail_truncation_and_missing_artifacts)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *capture = write_trace(dir, "truncated.jsonl", TRUNCATED_TRACE);
 	char *summary_path = mt_test_path(dir, "summary.jsonl");
 	const char *partial_args[] = { "capture", "--capture", capture,
@@ -203,14 +202,12 @@ START_TEST(test_capture_surfaces_tail_truncation_and_missing_artifacts)
 
 	free(summary_path);
 	free(capture);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 START_TEST(test_repetition_retains_every_process_summary)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *capture = write_trace(dir, "allocations.jsonl",
 				    MT_TEST_MINIMAL_TRACE);
 	char *reps = mt_test_path(dir, "allocations.repetitions.jsonl");
@@ -246,8 +243,6 @@ START_TEST(test_repetition_retains_every_process_summary)
 
 	free(reps);
 	free(capture);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -256,7 +251,7 @@ END_TEST
 
 START_TEST(test_repetition_survives_every_allocation_failure)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *capture = write_trace(dir, "allocations.jsonl",
 				    MT_TEST_MINIMAL_TRACE);
 	char *reps = mt_test_path(dir, "repetitions.jsonl");
@@ -299,8 +294,6 @@ START_TEST(test_repetition_survives_every_allocation_failure)
 
 	free(reps);
 	free(capture);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -308,7 +301,7 @@ END_TEST
  * there untouched, not append half a row. */
 START_TEST(test_repetition_append_survives_every_allocation_failure)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *capture = write_trace(dir, "allocations.jsonl",
 				    MT_TEST_MINIMAL_TRACE);
 	char *reps = mt_test_path(dir, "repetitions.jsonl");
@@ -344,8 +337,6 @@ START_TEST(test_repetition_append_survives_every_allocation_failure)
 
 	free(reps);
 	free(capture);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -353,7 +344,7 @@ END_TEST
  * allocation failure writes no summary and no row. */
 START_TEST(test_capture_survives_every_allocation_failure)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *capture = write_trace(dir, "allocations.jsonl",
 				    MT_TEST_MINIMAL_TRACE);
 	char *summary = mt_test_path(dir, "summary.jsonl");
@@ -399,8 +390,6 @@ START_TEST(test_capture_survives_every_allocation_failure)
 	free(rows);
 	free(summary);
 	free(capture);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

@@ -58,7 +58,7 @@ typedef struct {
 static void summarize(summary_t *s, const char *const events[],
 		      int include_zero_live)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "trace.jsonl");
 	char *trace = build_trace(events);
 	char *memtrace = mt_test_memtrace();
@@ -96,8 +96,6 @@ static void summarize(summary_t *s, const char *const events[],
 	free(memtrace);
 	free(trace);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 
 static void summary_release(summary_t *s)
@@ -950,7 +948,7 @@ static char *first_lines(const char *text, size_t n)
 START_TEST(test_summary_top_n_is_the_head_of_the_full_ranking)
 {
 	enum { STACKS = 300 };
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "trace.jsonl");
 	size_t cap = 256 + STACKS * 400, len = 0;
 	char *trace = malloc(cap);
@@ -1006,8 +1004,6 @@ START_TEST(test_summary_top_n_is_the_head_of_the_full_ranking)
 	}
 	free(trace);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

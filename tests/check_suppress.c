@@ -44,7 +44,7 @@ typedef struct {
 
 static void fixture_make(fixture_t *f)
 {
-	f->dir = mt_test_tmpdir();
+	f->dir = mt_test_scratch();
 	f->trace = mt_test_path(f->dir, "t.jsonl");
 	mt_test_write(f->trace, trace_text, strlen(trace_text));
 }
@@ -61,8 +61,6 @@ static void fixture_release(fixture_t *f)
 {
 	mt_test_run_release(&f->r);
 	free(f->trace);
-	mt_test_rmdir(f->dir);
-	free(f->dir);
 }
 
 START_TEST(test_patterns_match_as_lsan_matches_a_suppression)

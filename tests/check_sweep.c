@@ -79,7 +79,7 @@ static void assert_check_complete(const char *path)
 
 /* ================= MEMTRACE_FAIL_AT ================= */
 
-START_TEST(fail_at_fails_the_nth_allocation_with_enomem)
+START_TEST(test_fail_at_fails_the_nth_allocation_with_enomem)
 {
 	static const char *const fn[] = {
 		"malloc", "calloc", "realloc", "strdup", "posix_memalign",
@@ -90,7 +90,7 @@ START_TEST(fail_at_fails_the_nth_allocation_with_enomem)
 		"malloc", "calloc", "realloc", "malloc", "posix_memalign",
 		"aligned_alloc", "memalign", "reallocarray",
 	};
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	for (int n = 1; n <= 9; n++) {
 		char at[16], trace[32], want[128], line[4096], *path;
@@ -123,15 +123,13 @@ START_TEST(fail_at_fails_the_nth_allocation_with_enomem)
 		mt_test_run_release(&r);
 		free(path);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(fail_at_unset_zero_or_bad_changes_nothing)
+START_TEST(test_fail_at_unset_zero_or_bad_changes_nothing)
 {
 	static const char *const values[] = { NULL, "0", "", "3x", "-2" };
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
 		mt_test_run_t r;
@@ -154,8 +152,6 @@ START_TEST(fail_at_unset_zero_or_bad_changes_nothing)
 		mt_test_run_release(&r);
 		free(path);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -187,13 +183,13 @@ static void count_traces(const char *dir, int *traces, int *failing)
 	pclose(p);
 }
 
-START_TEST(fail_at_is_for_the_process_it_was_set_for)
+START_TEST(test_fail_at_is_for_the_process_it_was_set_for)
 {
 	/* wl_fork: the parent makes 2 allocations and forks a child that
 	 * makes 3, then execs one that makes 4 and writes into each: had
 	 * either inherited MEMTRACE_FAIL_AT=3, the exec'd one would crash
 	 * and the parent exit 4. */
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	int traces, failing;
 	mt_test_run_t r;
 
@@ -206,10 +202,8 @@ START_TEST(fail_at_is_for_the_process_it_was_set_for)
 	count_traces(dir, &traces, &failing);
 	mt_quiet_int_eq(traces, 4);
 	mt_quiet_int_eq(failing, 0);
-	mt_test_rmdir(dir);
-	free(dir);
 	/* The parent's own first allocation does fail, and only it. */
-	dir = mt_test_tmpdir();
+	dir = mt_test_scratch();
 	run_failing(&r, dir, "fork.jsonl", "wl_fork", "1", NULL);
 	assert_status(&r, 0);
 	mt_test_run_release(&r);
@@ -223,8 +217,6 @@ START_TEST(fail_at_is_for_the_process_it_was_set_for)
 		mt_quiet_ptr_nonnull(strstr(line, "\"size\":2222,"));
 		free(path);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -262,7 +254,7 @@ static void run_sweep(sweep_t *s, const char *name, const char *arg, ...)
 	int n = 0;
 	va_list ap;
 
-	s->dir = mt_test_tmpdir();
+	s->dir = mt_test_scratch();
 	s->out = mt_test_path(s->dir, "out");
 	argv[n++] = script;
 	va_start(ap, arg);
@@ -293,8 +285,6 @@ static void run_sweep(sweep_t *s, const char *name, const char *arg, ...)
 static void sweep_release(sweep_t *s)
 {
 	mt_test_run_release(&s->r);
-	mt_test_rmdir(s->dir);
-	free(s->dir);
 	free(s->out);
 }
 
@@ -315,7 +305,7 @@ static char *listing(const sweep_t *s)
 	return out;
 }
 
-START_TEST(sweep_of_a_program_that_handles_every_failure_passes)
+START_TEST(test_sweep_of_a_program_that_handles_every_failure_passes)
 {
 	sweep_t s;
 	char want[4096];
@@ -348,7 +338,7 @@ START_TEST(sweep_of_a_program_that_handles_every_failure_passes)
 }
 END_TEST
 
-START_TEST(sweep_names_the_stack_of_the_allocation_that_crashes)
+START_TEST(test_sweep_names_the_stack_of_the_allocation_that_crashes)
 {
 	sweep_t s;
 	char want[4096], *trace, *log, *files, *text;
@@ -387,7 +377,7 @@ START_TEST(sweep_names_the_stack_of_the_allocation_that_crashes)
 }
 END_TEST
 
-START_TEST(sweep_counts_a_run_past_its_timeout_as_hung)
+START_TEST(test_sweep_counts_a_run_past_its_timeout_as_hung)
 {
 	sweep_t s;
 	char *files;
@@ -412,7 +402,7 @@ START_TEST(sweep_counts_a_run_past_its_timeout_as_hung)
 }
 END_TEST
 
-START_TEST(sweep_stops_at_max)
+START_TEST(test_sweep_stops_at_max)
 {
 	sweep_t s;
 
@@ -427,7 +417,7 @@ START_TEST(sweep_stops_at_max)
 }
 END_TEST
 
-START_TEST(sweep_quiet_prints_crashes_and_the_verdict_only)
+START_TEST(test_sweep_quiet_prints_crashes_and_the_verdict_only)
 {
 	sweep_t s;
 
@@ -442,12 +432,12 @@ START_TEST(sweep_quiet_prints_crashes_and_the_verdict_only)
 }
 END_TEST
 
-START_TEST(sweep_without_a_trace_cannot_judge)
+START_TEST(test_sweep_without_a_trace_cannot_judge)
 {
 	/* A preload that writes no trace stands for a static or set-user-ID
 	 * program: the sweep cannot tell whether anything failed. */
 	char *script = mt_test_path(mt_test_source_dir(), "scripts/memtrace-run");
-	char *prog = mt_test_workload("wl_oom_safe"), *dir = mt_test_tmpdir();
+	char *prog = mt_test_workload("wl_oom_safe"), *dir = mt_test_scratch();
 	char *out = mt_test_path(dir, "out");
 	char an[4096], pre[4096];
 	char *argv[] = { script, "--oom-sweep", "-o", out, "--", prog, NULL };
@@ -461,15 +451,13 @@ START_TEST(sweep_without_a_trace_cannot_judge)
 	assert_status(&r, 70);
 	mt_quiet_ptr_nonnull(strstr(r.err, "memtrace-run: run 1 of the sweep left no trace"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 	free(out);
 	free(prog);
 	free(script);
 }
 END_TEST
 
-START_TEST(sweep_usage_errors_run_nothing)
+START_TEST(test_sweep_usage_errors_run_nothing)
 {
 	static const char *const bad[][4] = {
 		{ "--oom-sweep", "-n", "2", NULL },
@@ -508,17 +496,17 @@ Suite *mt_suite_sweep(void)
 	TCase *fail = tcase_create("fail_at");
 	TCase *sweep = tcase_create("oom_sweep");
 
-	tcase_add_test(fail, fail_at_fails_the_nth_allocation_with_enomem);
-	tcase_add_test(fail, fail_at_unset_zero_or_bad_changes_nothing);
-	tcase_add_test(fail, fail_at_is_for_the_process_it_was_set_for);
+	tcase_add_test(fail, test_fail_at_fails_the_nth_allocation_with_enomem);
+	tcase_add_test(fail, test_fail_at_unset_zero_or_bad_changes_nothing);
+	tcase_add_test(fail, test_fail_at_is_for_the_process_it_was_set_for);
 	tcase_set_timeout(sweep, 60);
-	tcase_add_test(sweep, sweep_of_a_program_that_handles_every_failure_passes);
-	tcase_add_test(sweep, sweep_names_the_stack_of_the_allocation_that_crashes);
-	tcase_add_test(sweep, sweep_counts_a_run_past_its_timeout_as_hung);
-	tcase_add_test(sweep, sweep_stops_at_max);
-	tcase_add_test(sweep, sweep_quiet_prints_crashes_and_the_verdict_only);
-	tcase_add_test(sweep, sweep_without_a_trace_cannot_judge);
-	tcase_add_test(sweep, sweep_usage_errors_run_nothing);
+	tcase_add_test(sweep, test_sweep_of_a_program_that_handles_every_failure_passes);
+	tcase_add_test(sweep, test_sweep_names_the_stack_of_the_allocation_that_crashes);
+	tcase_add_test(sweep, test_sweep_counts_a_run_past_its_timeout_as_hung);
+	tcase_add_test(sweep, test_sweep_stops_at_max);
+	tcase_add_test(sweep, test_sweep_quiet_prints_crashes_and_the_verdict_only);
+	tcase_add_test(sweep, test_sweep_without_a_trace_cannot_judge);
+	tcase_add_test(sweep, test_sweep_usage_errors_run_nothing);
 	suite_add_tcase(s, fail);
 	suite_add_tcase(s, sweep);
 	return s;

@@ -228,7 +228,7 @@ static pid_t spawn_top(const char *out, const char *err, const char *const args[
 
 START_TEST(test_top_follows_a_running_process_to_its_stop)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *trace = mt_test_path(dir, "trace.jsonl.zst");
 	char *wl = mt_test_workload("wl_steps");
 	/* 4 s: the collector writes a frame a second, so three or so
@@ -279,8 +279,6 @@ START_TEST(test_top_follows_a_running_process_to_its_stop)
 	mt_test_run_release(&r);
 	free(wl);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -366,7 +364,7 @@ static void append_file(const char *path, const char *data, size_t len)
  */
 static void follow_cut(format_t f)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	const char *name = f == ZSTD ? "trace.jsonl.zst" : f == GZIP ? "trace.jsonl.gz" : "trace.jsonl";
 	char *trace = mt_test_path(dir, name);
 	char *out = mt_test_path(dir, "top.out");
@@ -413,8 +411,6 @@ static void follow_cut(format_t f)
 	free(err);
 	free(out);
 	free(trace);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 
 START_TEST(test_a_zstd_trace_cut_mid_frame_reads_on_when_completed)
@@ -442,7 +438,7 @@ START_TEST(test_once_on_a_finished_trace_equals_the_summary)
 	static const char *const names[] = { "t.jsonl", "t.jsonl.zst", "t.jsonl.gz" };
 
 	for (size_t i = 0; i < 3; i++) {
-		char *dir = mt_test_tmpdir();
+		char *dir = mt_test_scratch();
 		char *trace = mt_test_path(dir, names[i]);
 		mt_test_bytes_t plain = make_trace(500, 0, 1);
 		mt_test_bytes_t enc = encode(&plain, formats[i]);
@@ -465,8 +461,6 @@ START_TEST(test_once_on_a_finished_trace_equals_the_summary)
 		free(plain.data);
 		free(enc.data);
 		free(trace);
-		mt_test_rmdir(dir);
-		free(dir);
 	}
 }
 END_TEST
@@ -481,7 +475,7 @@ END_TEST
  * a view before the stop. */
 START_TEST(test_top_reads_the_trace_once)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *fifo = mt_test_path(dir, "t.fifo"), *file = mt_test_path(dir, "t.jsonl");
 	char *out = mt_test_path(dir, "out.txt");
 	const char *const args[] = { fifo, "--interval", "60", NULL };
@@ -512,8 +506,6 @@ START_TEST(test_top_reads_the_trace_once)
 	free(out);
 	free(file);
 	free(fifo);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -689,7 +681,7 @@ static size_t count_lines(const char *s, size_t len)
  * corrupt. */
 static void reader_resumes(format_t f)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "trace");
 	mt_test_bytes_t plain = make_trace(3000, 0, 1);
 	mt_test_bytes_t enc = encode(&plain, f);
@@ -720,8 +712,6 @@ static void reader_resumes(format_t f)
 	free(plain.data);
 	free(enc.data);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 
 START_TEST(test_reader_follow_resumes_a_zstd_frame_cut_by_the_writer)
@@ -742,7 +732,7 @@ START_TEST(test_reader_follow_reads_no_zero_padding_until_content_follows)
 {
 	static const char head[] = "{\"line\":1}\n\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0";
 	static const char next[] = "{\"line\":2}\n";
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "trace.jsonl");
 	writer_t w = { path, next, sizeof(next) - 1, 11, 0, { 0 } };
 	mt_reader_t r;
@@ -762,8 +752,6 @@ START_TEST(test_reader_follow_reads_no_zero_padding_until_content_follows)
 	ck_assert_int_eq(w.calls, 2);
 	mt_reader_release(&r);
 	free(path);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 

@@ -57,7 +57,7 @@ static const char *const summed[] = {
 	"live_bytes", "peak_live_bytes", "temporary_allocations",
 };
 
-START_TEST(tree_sums_the_processes_and_writes_a_line_each)
+START_TEST(test_tree_sums_the_processes_and_writes_a_line_each)
 {
 	char *demo = mt_test_fixture("demo.jsonl");
 	char *complete = mt_test_fixture("traces/complete.jsonl");
@@ -116,7 +116,7 @@ END_TEST
 
 /* A trace that is not evidence adds nothing: it is counted, its line
  * says why, and a complete tree's status is "complete" with no trace. */
-START_TEST(tree_counts_a_trace_that_is_not_evidence_and_adds_nothing)
+START_TEST(test_tree_counts_a_trace_that_is_not_evidence_and_adds_nothing)
 {
 	char *complete = mt_test_fixture("traces/complete.jsonl");
 	char *empty = mt_test_fixture("traces/invalid_empty.jsonl");
@@ -154,7 +154,7 @@ END_TEST
 /* Exit statuses as the other commands': --strict gives the worst trace's
  * (2 not evidence over 1 caveated), a missing trace 3 with nothing
  * written, no trace 64. */
-START_TEST(tree_exits_as_the_other_commands_do)
+START_TEST(test_tree_exits_as_the_other_commands_do)
 {
 	char *complete = mt_test_fixture("traces/complete.jsonl");
 	char *killed = mt_test_fixture("traces/missing_stop_killed.jsonl");
@@ -190,9 +190,9 @@ Suite *mt_suite_tree(void)
 	Suite *s = suite_create("tree");
 	TCase *tc = tcase_create("tree");
 
-	tcase_add_test(tc, tree_sums_the_processes_and_writes_a_line_each);
-	tcase_add_test(tc, tree_counts_a_trace_that_is_not_evidence_and_adds_nothing);
-	tcase_add_test(tc, tree_exits_as_the_other_commands_do);
+	tcase_add_test(tc, test_tree_sums_the_processes_and_writes_a_line_each);
+	tcase_add_test(tc, test_tree_counts_a_trace_that_is_not_evidence_and_adds_nothing);
+	tcase_add_test(tc, test_tree_exits_as_the_other_commands_do);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -18,7 +18,7 @@
 
 /* What a strict decoder accepts (RFC 3629), byte for byte: the shortest
  * form only, no surrogates, nothing above U+10FFFF, no cut sequence. */
-START_TEST(utf8_accepts_exactly_rfc_3629)
+START_TEST(test_utf8_accepts_exactly_rfc_3629)
 {
 	static const struct {
 		const char *s;
@@ -59,7 +59,7 @@ Suite *mt_suite_utf8(void)
 	TCase *tc = tcase_create("utf8");
 
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, utf8_accepts_exactly_rfc_3629);
+	tcase_add_test(tc, test_utf8_accepts_exactly_rfc_3629);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -17,7 +17,7 @@
 #include "../analyzer/parse/mt_parse.h"
 #include "../common/mt_event.h"
 
-START_TEST(verdict_not_event_without_header)
+START_TEST(test_verdict_not_event_without_header)
 {
 	static const char *const lines[] = {
 		"{}",
@@ -48,7 +48,7 @@ START_TEST(verdict_not_event_without_header)
 }
 END_TEST
 
-START_TEST(verdict_bad_version)
+START_TEST(test_verdict_bad_version)
 {
 	static const struct {
 		const char *line;
@@ -132,7 +132,7 @@ static void kind_line(char *buf, size_t cap, const kind_case_t *c, int skip,
 	snprintf(buf + n, cap - n, "}");
 }
 
-START_TEST(verdict_ok_for_every_kind)
+START_TEST(test_verdict_ok_for_every_kind)
 {
 	mt_test_judge_t j;
 	char line[1024];
@@ -181,7 +181,7 @@ START_TEST(verdict_ok_for_every_kind)
 }
 END_TEST
 
-START_TEST(verdict_malformed_without_required_field)
+START_TEST(test_verdict_malformed_without_required_field)
 {
 	mt_test_judge_t j;
 	char line[1024];
@@ -205,7 +205,7 @@ START_TEST(verdict_malformed_without_required_field)
 }
 END_TEST
 
-START_TEST(verdict_malformed_for_wrong_types)
+START_TEST(test_verdict_malformed_for_wrong_types)
 {
 	/* Values of the wrong type for an integer, a pointer, a string and
 	 * the frames field. */
@@ -286,7 +286,7 @@ START_TEST(verdict_malformed_for_wrong_types)
 }
 END_TEST
 
-START_TEST(verdict_malformed_for_unknown_kind)
+START_TEST(test_verdict_malformed_for_unknown_kind)
 {
 	static const char *const kinds[] = {
 		"", "bogus", "Alloc", "ALLOC", "alloc ", "alloc.ok", "trace",
@@ -306,7 +306,7 @@ START_TEST(verdict_malformed_for_unknown_kind)
 }
 END_TEST
 
-START_TEST(verdict_fn_must_allocate_in_alloc)
+START_TEST(test_verdict_fn_must_allocate_in_alloc)
 {
 	static const char *const fns[] = { "free", "mmap", "", "Malloc", "malloc " };
 	mt_test_judge_t j;
@@ -344,7 +344,7 @@ START_TEST(verdict_fn_must_allocate_in_alloc)
 }
 END_TEST
 
-START_TEST(verdict_malformed_for_zero_ids)
+START_TEST(test_verdict_malformed_for_zero_ids)
 {
 	mt_test_judge_t j;
 
@@ -370,7 +370,7 @@ START_TEST(verdict_malformed_for_zero_ids)
 }
 END_TEST
 
-START_TEST(verdict_malformed_for_negative_numbers)
+START_TEST(test_verdict_malformed_for_negative_numbers)
 {
 	mt_test_judge_t j;
 
@@ -394,7 +394,7 @@ START_TEST(verdict_malformed_for_negative_numbers)
 }
 END_TEST
 
-START_TEST(verdict_malformed_for_numbers_out_of_range)
+START_TEST(test_verdict_malformed_for_numbers_out_of_range)
 {
 	static const char *const big[] = {
 		"18446744073709551616", "99999999999999999999",
@@ -452,7 +452,7 @@ START_TEST(verdict_malformed_for_numbers_out_of_range)
 }
 END_TEST
 
-START_TEST(verdict_null_optional_is_absent)
+START_TEST(test_verdict_null_optional_is_absent)
 {
 	mt_test_judge_t j;
 
@@ -476,7 +476,7 @@ START_TEST(verdict_null_optional_is_absent)
 }
 END_TEST
 
-START_TEST(verdict_unknown_fields_ignored)
+START_TEST(test_verdict_unknown_fields_ignored)
 {
 	mt_test_judge_t j;
 
@@ -502,18 +502,18 @@ Suite *mt_suite_validate(void)
 
 	tc = tcase_create("verdicts");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, verdict_not_event_without_header);
-	tcase_add_test(tc, verdict_bad_version);
-	tcase_add_test(tc, verdict_ok_for_every_kind);
-	tcase_add_test(tc, verdict_malformed_without_required_field);
-	tcase_add_test(tc, verdict_malformed_for_wrong_types);
-	tcase_add_test(tc, verdict_malformed_for_unknown_kind);
-	tcase_add_test(tc, verdict_fn_must_allocate_in_alloc);
-	tcase_add_test(tc, verdict_malformed_for_zero_ids);
-	tcase_add_test(tc, verdict_malformed_for_negative_numbers);
-	tcase_add_test(tc, verdict_malformed_for_numbers_out_of_range);
-	tcase_add_test(tc, verdict_null_optional_is_absent);
-	tcase_add_test(tc, verdict_unknown_fields_ignored);
+	tcase_add_test(tc, test_verdict_not_event_without_header);
+	tcase_add_test(tc, test_verdict_bad_version);
+	tcase_add_test(tc, test_verdict_ok_for_every_kind);
+	tcase_add_test(tc, test_verdict_malformed_without_required_field);
+	tcase_add_test(tc, test_verdict_malformed_for_wrong_types);
+	tcase_add_test(tc, test_verdict_malformed_for_unknown_kind);
+	tcase_add_test(tc, test_verdict_fn_must_allocate_in_alloc);
+	tcase_add_test(tc, test_verdict_malformed_for_zero_ids);
+	tcase_add_test(tc, test_verdict_malformed_for_negative_numbers);
+	tcase_add_test(tc, test_verdict_malformed_for_numbers_out_of_range);
+	tcase_add_test(tc, test_verdict_null_optional_is_absent);
+	tcase_add_test(tc, test_verdict_unknown_fields_ignored);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -64,15 +64,6 @@ char *mt_test_path(const char *dir, const char *name)
 	return join(dir, "/", name);
 }
 
-char *mt_test_tmpdir(void)
-{
-	const char *base = getenv("TMPDIR");
-	char *p = join(base && *base ? base : "/tmp", "/", "mt-test.XXXXXX");
-
-	mt_quiet(mkdtemp(p) != NULL, "mkdtemp: %s", strerror(errno));
-	return p;
-}
-
 void mt_test_rmdir(const char *dir)
 {
 	char *cmd = join("rm -rf '", dir, "'");
@@ -80,6 +71,56 @@ void mt_test_rmdir(const char *dir)
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", dir);
 	free(cmd);
+}
+
+/* The scratch directories of this process: owner is the process that
+ * made them, so that a child the test forks, inheriting the list, never
+ * removes its parent's. */
+static struct {
+	pid_t owner;
+	int registered;
+	char **dirs;
+	size_t n, cap;
+} scratch;
+
+static void scratch_remove(void)
+{
+	if (scratch.owner != getpid())
+		return;
+	for (size_t i = 0; i < scratch.n; i++) {
+		mt_test_rmdir(scratch.dirs[i]);
+		free(scratch.dirs[i]);
+	}
+	free(scratch.dirs);
+	scratch.dirs = NULL;
+	scratch.n = scratch.cap = 0;
+}
+
+char *mt_test_scratch(void)
+{
+	const char *base = getenv("TMPDIR");
+	char *p = join(base && *base ? base : "/tmp", "/", "mt-test.XXXXXX");
+
+	mt_quiet(mkdtemp(p) != NULL, "mkdtemp: %s", strerror(errno));
+	if (scratch.owner != getpid()) {
+		/* The first in this process: a forked child's copy of the
+		 * list is its parent's, not its own to remove. */
+		scratch.owner = getpid();
+		scratch.dirs = NULL;
+		scratch.n = scratch.cap = 0;
+	}
+	if (!scratch.registered) {
+		mt_quiet(atexit(scratch_remove) == 0, "atexit failed");
+		scratch.registered = 1;
+	}
+	if (scratch.n == scratch.cap) {
+		scratch.cap = scratch.cap ? scratch.cap * 2 : 8;
+		scratch.dirs = realloc(scratch.dirs,
+				       scratch.cap * sizeof(*scratch.dirs));
+		mt_quiet_ptr_nonnull(scratch.dirs);
+	}
+	scratch.dirs[scratch.n++] = p;
+	return p;
 }
 
 static void slurp_append(char **buf, size_t *len, size_t *cap, const char *p,
@@ -536,15 +577,13 @@ int mt_test_objdump_by_name(char *found, size_t size)
 
 void mt_test_file_write(mt_test_file_t *f, const char *data, size_t len)
 {
-	f->dir = mt_test_tmpdir();
+	f->dir = mt_test_scratch();
 	f->path = mt_test_path(f->dir, "trace.jsonl");
 	mt_test_write(f->path, data, len);
 }
 
 void mt_test_file_done(mt_test_file_t *f)
 {
-	mt_test_rmdir(f->dir);
-	free(f->dir);
 	free(f->path);
 }
 

@@ -15,58 +15,58 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The suites, one per file, each named for what it tests. */
-Suite *mt_suite_seed(void);      /* tests/check_seed.c: the seed's four tests */
-Suite *mt_suite_fixtures(void);  /* tests/check_fixtures.c: golden files */
-Suite *mt_suite_cli(void);       /* tests/check_cli.c: options, exit statuses */
-Suite *mt_suite_summary(void);   /* tests/check_summary.c: summary arithmetic */
-Suite *mt_suite_parse(void);     /* tests/check_parse.c: the parser object and its dispatch */
-Suite *mt_suite_oom(void);       /* tests/check_oom.c: every allocation failure */
-Suite *mt_suite_core(void);      /* tests/check_core.c: the preload core, driven directly */
-Suite *mt_suite_preload(void);   /* tests/check_preload.c: workloads under LD_PRELOAD */
-Suite *mt_suite_run(void);       /* tests/check_run.c: scripts/memtrace-run end to end */
-Suite *mt_suite_fds(void);       /* tests/check_fds.c: the tracer holds no descriptor of the program's */
-Suite *mt_suite_cancel(void);    /* tests/check_cancel.c: cancelled threads leave the tracer whole */
-Suite *mt_suite_deploy(void);    /* tests/check_deploy.c: daemons, containers, services, seccomp */
-Suite *mt_suite_limits(void);    /* tests/check_limits.c: resource limits and odd outputs */
-Suite *mt_suite_record(void);    /* tests/check_record.c: memtrace record, one collector for a tree */
-Suite *mt_suite_man(void);       /* tests/check_man.c: man pages, completion, version, install */
-/* Suites of work in progress: weak, so the runner links before their file
- * exists, and runs each one that is linked in. */
-Suite *mt_suite_hostile(void) __attribute__((weak)); /* tests/check_hostile.c */
-Suite *mt_suite_stress(void) __attribute__((weak));  /* tests/check_stress.c */
-Suite *mt_suite_real(void) __attribute__((weak));    /* tests/check_real.c */
-Suite *mt_suite_report(void) __attribute__((weak));  /* tests/check_report.c */
-Suite *mt_suite_gate(void) __attribute__((weak));    /* tests/check_gate.c */
-Suite *mt_suite_suppress(void) __attribute__((weak)); /* tests/check_suppress.c */
-Suite *mt_suite_sweep(void) __attribute__((weak));   /* tests/check_sweep.c */
-Suite *mt_suite_fmt(void) __attribute__((weak)); /* tests/check_fmt.c: decimal and hex formatting, hex parsing */
-Suite *mt_suite_utf8(void) __attribute__((weak)); /* tests/check_utf8.c: RFC 3629 validation */
-Suite *mt_suite_event(void) __attribute__((weak)); /* tests/check_event.c: kind and fn names */
-Suite *mt_suite_buf(void) __attribute__((weak)); /* tests/check_buf.c: the output buffer */
-Suite *mt_suite_map(void) __attribute__((weak)); /* tests/check_map.c: the hash map */
-Suite *mt_suite_blocks(void) __attribute__((weak)); /* tests/check_blocks.c: the live-block table */
-Suite *mt_suite_mem(void) __attribute__((weak)); /* tests/check_mem.c: counted allocation */
-Suite *mt_suite_reader(void) __attribute__((weak)); /* tests/check_reader.c: the trace reader */
-Suite *mt_suite_analysis(void) __attribute__((weak)); /* tests/check_analysis.c: the pass over a trace */
-Suite *mt_suite_heap(void) __attribute__((weak)); /* tests/check_heap.c: the heap model */
-Suite *mt_suite_clock(void) __attribute__((weak));   /* tests/check_clock.c: the preload's clock */
-Suite *mt_suite_process(void) __attribute__((weak)); /* tests/check_process.c: process trees, endings, names */
-Suite *mt_suite_tree(void) __attribute__((weak));    /* tests/check_tree.c: memtrace tree, traces summed */
-Suite *mt_suite_compressed(void) __attribute__((weak)); /* tests/check_compressed.c: zstd and gzip traces */
-Suite *mt_suite_fast(void) __attribute__((weak));     /* tests/check_fast.c: the fast path against json-c */
-Suite *mt_suite_exact(void) __attribute__((weak));    /* tests/check_exact.c: the exact matcher against json-c */
-Suite *mt_suite_jsonc(void) __attribute__((weak));    /* tests/check_jsonc.c: not JSON, NUL bytes, bad UTF-8 */
-Suite *mt_suite_validate(void) __attribute__((weak)); /* tests/check_validate.c: the validator's verdicts */
-Suite *mt_suite_runs(void) __attribute__((weak)); /* tests/check_runs.c: run-line, run-table, oom-fail */
-Suite *mt_suite_units(void) __attribute__((weak)); /* tests/check_units.c: the count parser */
-Suite *mt_suite_out(void) __attribute__((weak)); /* tests/check_out.c: the collector's trace file */
-Suite *mt_suite_collector(void) __attribute__((weak)); /* tests/check_collector.c: the write path, end to end */
-Suite *mt_suite_export(void) __attribute__((weak)); /* tests/check_export.c: memtrace export */
-Suite *mt_suite_html(void) __attribute__((weak)); /* tests/check_html.c: memtrace html */
-Suite *mt_suite_sample(void) __attribute__((weak)); /* tests/check_sample.c: MEMTRACE_SAMPLE */
-Suite *mt_suite_top(void) __attribute__((weak)); /* tests/check_top.c: memtrace top, the live view */
-Suite *mt_suite_api(void) __attribute__((weak)); /* tests/check_api.c: memtrace.h, a program's own allocators */
+/* The suites, one per file, each named for what it tests.  Every one is
+ * a plain declaration that tests/mt_tests.c runs: a suite whose file is
+ * gone fails the link. */
+Suite *mt_suite_seed(void);       /* tests/check_seed.c: the seed's four tests */
+Suite *mt_suite_fixtures(void);   /* tests/check_fixtures.c: golden files */
+Suite *mt_suite_cli(void);        /* tests/check_cli.c: options, exit statuses */
+Suite *mt_suite_summary(void);    /* tests/check_summary.c: summary arithmetic */
+Suite *mt_suite_parse(void);      /* tests/check_parse.c: the parser object and its dispatch */
+Suite *mt_suite_oom(void);        /* tests/check_oom.c: every allocation failure */
+Suite *mt_suite_core(void);       /* tests/check_core.c: the preload core, driven directly */
+Suite *mt_suite_preload(void);    /* tests/check_preload.c: workloads under LD_PRELOAD */
+Suite *mt_suite_run(void);        /* tests/check_run.c: scripts/memtrace-run end to end */
+Suite *mt_suite_fds(void);        /* tests/check_fds.c: the tracer holds no descriptor of the program's */
+Suite *mt_suite_cancel(void);     /* tests/check_cancel.c: cancelled threads leave the tracer whole */
+Suite *mt_suite_deploy(void);     /* tests/check_deploy.c: daemons, containers, services, seccomp */
+Suite *mt_suite_limits(void);     /* tests/check_limits.c: resource limits and odd outputs */
+Suite *mt_suite_record(void);     /* tests/check_record.c: memtrace record, one collector for a tree */
+Suite *mt_suite_man(void);        /* tests/check_man.c: man pages, completion, version, install */
+Suite *mt_suite_hostile(void);    /* tests/check_hostile.c: traces and environments an attacker writes */
+Suite *mt_suite_stress(void);     /* tests/check_stress.c: threads and fork at once */
+Suite *mt_suite_real(void);       /* tests/check_real.c: programs nobody here wrote */
+Suite *mt_suite_report(void);     /* tests/check_report.c: report, flamegraph, plot */
+Suite *mt_suite_gate(void);       /* tests/check_gate.c: gate, diff, repetitions */
+Suite *mt_suite_suppress(void);   /* tests/check_suppress.c: leak suppressions */
+Suite *mt_suite_sweep(void);      /* tests/check_sweep.c: the out-of-memory sweep */
+Suite *mt_suite_fmt(void);        /* tests/check_fmt.c: decimal and hex formatting, hex parsing */
+Suite *mt_suite_utf8(void);       /* tests/check_utf8.c: RFC 3629 validation */
+Suite *mt_suite_event(void);      /* tests/check_event.c: kind and fn names */
+Suite *mt_suite_buf(void);        /* tests/check_buf.c: the output buffer */
+Suite *mt_suite_map(void);        /* tests/check_map.c: the hash map */
+Suite *mt_suite_blocks(void);     /* tests/check_blocks.c: the live-block table */
+Suite *mt_suite_mem(void);        /* tests/check_mem.c: counted allocation */
+Suite *mt_suite_reader(void);     /* tests/check_reader.c: the trace reader */
+Suite *mt_suite_analysis(void);   /* tests/check_analysis.c: the pass over a trace */
+Suite *mt_suite_heap(void);       /* tests/check_heap.c: the heap model */
+Suite *mt_suite_clock(void);      /* tests/check_clock.c: the preload's clock */
+Suite *mt_suite_process(void);    /* tests/check_process.c: process trees, endings, names */
+Suite *mt_suite_tree(void);       /* tests/check_tree.c: memtrace tree, traces summed */
+Suite *mt_suite_compressed(void); /* tests/check_compressed.c: zstd and gzip traces */
+Suite *mt_suite_flat(void);       /* tests/check_flat.c: the fast path against json-c */
+Suite *mt_suite_block_line(void); /* tests/check_block_line.c: the exact matcher against json-c */
+Suite *mt_suite_any_json(void);   /* tests/check_any_json.c: not JSON, NUL bytes, bad UTF-8 */
+Suite *mt_suite_validate(void);   /* tests/check_validate.c: the validator's verdicts */
+Suite *mt_suite_run_lines(void);  /* tests/check_run_lines.c: what memtrace run prints, its refusals */
+Suite *mt_suite_units(void);      /* tests/check_units.c: the count parser */
+Suite *mt_suite_out(void);        /* tests/check_out.c: the collector's trace file */
+Suite *mt_suite_collector(void);  /* tests/check_collector.c: the write path, end to end */
+Suite *mt_suite_export(void);     /* tests/check_export.c: memtrace export */
+Suite *mt_suite_html(void);       /* tests/check_html.c: memtrace html */
+Suite *mt_suite_sample(void);     /* tests/check_sample.c: MEMTRACE_SAMPLE */
+Suite *mt_suite_top(void);        /* tests/check_top.c: memtrace top, the live view */
+Suite *mt_suite_api(void);        /* tests/check_api.c: memtrace.h, a program's own allocators */
 
 /*
  * What both runners call before they make a suite.  A tcase's timeout is
@@ -87,9 +87,15 @@ char *mt_test_fixture(const char *name);
 /* Returns a malloc'd "<build>/memtrace". */
 char *mt_test_memtrace(void);
 
-/* A fresh empty directory under $TMPDIR (malloc'd path); removed with
- * mt_test_rmdir(). */
-char *mt_test_tmpdir(void);
+/*
+ * A fresh empty directory under $TMPDIR for the test that asks: it and
+ * all it holds are removed when the test's process exits (Check forks
+ * one per test, and exits it whether the test passed or failed), so a
+ * test neither removes nor frees it.  A process the test forks that
+ * exits removes only the directories it asked for itself.
+ */
+char *mt_test_scratch(void);
+/* rm -rf dir, for a test whose behaviour is a directory going away. */
 void mt_test_rmdir(const char *dir);
 /* A malloc'd "<dir>/<name>". */
 char *mt_test_path(const char *dir, const char *name);
@@ -133,9 +139,9 @@ void mt_test_write(const char *path, const char *data, size_t len);
 int mt_test_exists(const char *path);
 
 /* A file named trace.jsonl holding data, in a fresh directory of its
- * own; mt_test_file_done() removes both. */
+ * own (a scratch directory); mt_test_file_done() frees the path. */
 typedef struct {
-	char *dir;
+	char *dir;  /* a scratch directory (mt_test_scratch()) */
 	char *path;
 } mt_test_file_t;
 void mt_test_file_write(mt_test_file_t *f, const char *data, size_t len);

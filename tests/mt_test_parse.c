@@ -11,9 +11,9 @@
 
 #include "mt_test.h"
 #include "../analyzer/base/mt_error.h"
-#include "../analyzer/parse/mt_exact.h"
-#include "../analyzer/parse/mt_fast.h"
-#include "../analyzer/parse/mt_jsonc.h"
+#include "../analyzer/parse/mt_block_line.h"
+#include "../analyzer/parse/mt_flat.h"
+#include "../analyzer/parse/mt_any_json.h"
 
 uint64_t mt_test_below(uint64_t n)
 {
@@ -122,11 +122,11 @@ void mt_test_diff_release(mt_test_diff_t *d)
 }
 
 /*
- * mt_exact_parse_window() on the line as the analyzer hands it over, from
+ * mt_block_line_parse_window() on the line as the analyzer hands it over, from
  * the reader's buffer: the line, its '\n', then whatever follows (the
  * line again, zeros, digits, or nothing when it fills the span), in a
  * buffer of exactly MT_PARSE_EXACT_SPAN bytes, so that a read past the
- * span is AddressSanitizer's to catch.  It must say what mt_exact_parse()
+ * span is AddressSanitizer's to catch.  It must say what mt_block_line_parse()
  * says of the line, give the same event, and find the line's length.
  */
 static void exact_window_agrees(mt_test_diff_t *d, const char *line,
@@ -158,8 +158,8 @@ static void exact_window_agrees(mt_test_diff_t *d, const char *line,
 		memset(&ex, 0, sizeof(ex));
 		memset(&ew, 0xa5, sizeof(ew));
 		/* The reader ends a line at its first '\n', wherever it is. */
-		rx = mt_exact_parse(&d->exact, line, line_len, &ex);
-		rw = mt_exact_parse_window(&d->exact, buf, &ew, &got);
+		rx = mt_block_line_parse(&d->exact, line, line_len, &ex);
+		rw = mt_block_line_parse_window(&d->exact, buf, &ew, &got);
 		free(buf);
 		mt_quiet(rw == rx,
 			 "%s: the window matcher says %s, the exact one %s on line %s",
@@ -192,8 +192,8 @@ mt_parse_result_t mt_test_diff_line(mt_test_diff_t *d, const char *line,
 	memset(fast_ev, 0, sizeof(*fast_ev));
 	memset(&ej, 0, sizeof(ej));
 	memset(&eb, 0, sizeof(eb));
-	rf = mt_fast_parse(&d->fast, line, len, fast_ev);
-	rj = mt_jsonc_parse(&d->json, line, len, &ej);
+	rf = mt_flat_parse(&d->fast, line, len, fast_ev);
+	rj = mt_any_json_parse(&d->json, line, len, &ej);
 	rb = mt_parser_parse(&d->both, line, len, &eb);
 	d->lines++;
 	mt_quiet(rf != MT_PARSE_NOMEM && rj != MT_PARSE_NOMEM,
@@ -239,7 +239,7 @@ mt_parse_result_t mt_test_diff_line(mt_test_diff_t *d, const char *line,
 		mt_quiet_ptr_nonnull(copy);
 		memcpy(copy, line, len);
 		memset(&ex, 0xa5, sizeof(ex));
-		rx = mt_exact_parse(&d->exact, copy, len, &ex);
+		rx = mt_block_line_parse(&d->exact, copy, len, &ex);
 		free(copy);
 		mt_quiet(rx == MT_PARSE_OK || rx == MT_PARSE_DECLINED,
 			 "%s: the exact matcher says %s on line %s", what,

@@ -1,12 +1,12 @@
 /*
  * mt_test_parse: the differential check the parser suites share
- * (check_fast, check_exact, check_jsonc, check_validate, check_parse).
+ * (check_flat, check_block_line, check_any_json, check_validate, check_parse).
  *
- * json-c (mt_jsonc_parse) is the reference.  Whenever the fast path
- * (mt_fast_parse) accepts a line, returning anything but DECLINED, json-c
+ * json-c (mt_any_json_parse) is the reference.  Whenever the fast path
+ * (mt_flat_parse) accepts a line, returning anything but DECLINED, json-c
  * must return the same verdict, the same reason and an identical
- * mt_event_t; the exact-layout matcher (mt_exact_parse, and
- * mt_exact_parse_window on the line as the reader's buffer holds it) must
+ * mt_event_t; the exact-layout matcher (mt_block_line_parse, and
+ * mt_block_line_parse_window on the line as the reader's buffer holds it) must
  * be OK with json-c's event or DECLINED; and mt_parser_parse, the dispatch
  * the analyzer calls, must always agree with json-c.  mt_test_diff_line()
  * holds all of them to each other on one line; every verdict test does so

@@ -1,7 +1,8 @@
 /*
- * mt_tests: the one Check runner of `make check`: every suite, forked per
- * test, with Check's totals printed at the end.  Exit status 0 only when
- * every test passed.
+ * mt_tests: the one Check runner of `make check`: every suite of
+ * tests/mt_test.h, each called by name so that a missing one fails the
+ * link, forked per test, with Check's totals printed at the end.  Exit
+ * status 0 only when every test passed.
  */
 #include <stdlib.h>
 
@@ -28,29 +29,40 @@ int main(void)
 	srunner_add_suite(sr, mt_suite_limits());
 	srunner_add_suite(sr, mt_suite_record());
 	srunner_add_suite(sr, mt_suite_man());
-	{
-		Suite *(*const more[])(void) = {
-			mt_suite_hostile, mt_suite_stress, mt_suite_real,
-			mt_suite_report, mt_suite_gate, mt_suite_suppress,
-			mt_suite_sweep,
-			mt_suite_clock, mt_suite_process, mt_suite_tree,
-			mt_suite_fmt, mt_suite_utf8, mt_suite_event, mt_suite_buf,
-			mt_suite_map, mt_suite_blocks, mt_suite_mem, mt_suite_reader,
-			mt_suite_analysis, mt_suite_heap,
-			mt_suite_compressed, mt_suite_fast, mt_suite_exact,
-			mt_suite_jsonc, mt_suite_validate, mt_suite_runs,
-			mt_suite_out, mt_suite_collector, mt_suite_export,
-			mt_suite_html,
-			mt_suite_sample,
-			mt_suite_top,
-			mt_suite_api,
-			mt_suite_units,
-		};
-
-		for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++)
-			if (more[i])
-				srunner_add_suite(sr, more[i]());
-	}
+	srunner_add_suite(sr, mt_suite_hostile());
+	srunner_add_suite(sr, mt_suite_stress());
+	srunner_add_suite(sr, mt_suite_real());
+	srunner_add_suite(sr, mt_suite_report());
+	srunner_add_suite(sr, mt_suite_gate());
+	srunner_add_suite(sr, mt_suite_suppress());
+	srunner_add_suite(sr, mt_suite_sweep());
+	srunner_add_suite(sr, mt_suite_clock());
+	srunner_add_suite(sr, mt_suite_process());
+	srunner_add_suite(sr, mt_suite_tree());
+	srunner_add_suite(sr, mt_suite_fmt());
+	srunner_add_suite(sr, mt_suite_utf8());
+	srunner_add_suite(sr, mt_suite_event());
+	srunner_add_suite(sr, mt_suite_buf());
+	srunner_add_suite(sr, mt_suite_map());
+	srunner_add_suite(sr, mt_suite_blocks());
+	srunner_add_suite(sr, mt_suite_mem());
+	srunner_add_suite(sr, mt_suite_reader());
+	srunner_add_suite(sr, mt_suite_analysis());
+	srunner_add_suite(sr, mt_suite_heap());
+	srunner_add_suite(sr, mt_suite_compressed());
+	srunner_add_suite(sr, mt_suite_flat());
+	srunner_add_suite(sr, mt_suite_block_line());
+	srunner_add_suite(sr, mt_suite_any_json());
+	srunner_add_suite(sr, mt_suite_validate());
+	srunner_add_suite(sr, mt_suite_run_lines());
+	srunner_add_suite(sr, mt_suite_out());
+	srunner_add_suite(sr, mt_suite_collector());
+	srunner_add_suite(sr, mt_suite_export());
+	srunner_add_suite(sr, mt_suite_html());
+	srunner_add_suite(sr, mt_suite_sample());
+	srunner_add_suite(sr, mt_suite_top());
+	srunner_add_suite(sr, mt_suite_api());
+	srunner_add_suite(sr, mt_suite_units());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -8,7 +8,7 @@
  * 1024 bytes, 1M 1024 K, 1G 1024 M, 1T 1024 G.  A printed size is in B
  * below 1 KiB, else with one decimal in KiB, MiB or GiB (the largest unit,
  * however big), rounded to nearest: memtrace-run's lines are printed with
- * it (mt_runs).
+ * it (mt_run_lines).
  *
  * Invariants: a parser either fills *out and returns 0, or leaves it and
  * returns -1; the appenders append a whole item or nothing (mt_buf).

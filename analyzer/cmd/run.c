@@ -3,7 +3,7 @@
  * (docs/memtrace-run.md; scripts/memtrace-run execs it): CMD run N times,
  * each run under the collector in record mode (mt_launch.h), one
  * repetition row a run and run 1 as the capture, a line a run and the
- * table of min, median and max (mt_runs.h); or, with --oom-sweep, CMD
+ * table of min, median and max (mt_run_lines.h); or, with --oom-sweep, CMD
  * run under plain LD_PRELOAD failing its allocation 1, 2, ... each under
  * a watchdog.  Its messages are memtrace-run's ("memtrace-run: ...").
  * Only the workload runs under the preload, never memtrace itself; the
@@ -34,7 +34,7 @@
 #include "../cmd/mt_launch.h"
 #include "../base/mt_error.h"
 #include "../base/mt_units.h"
-#include "../gates/mt_runs.h"
+#include "../gates/mt_run_lines.h"
 #include "../rows/mt_tree.h"
 
 #define PROG "memtrace-run"
@@ -652,7 +652,7 @@ static int analyze(char **argv)
 }
 
 /* A run's figures, for the table: "EXIT STATE [STATUS ALLOCATIONS PEAK
- * LIVE]" (mt_runs.h), and its line for a person. */
+ * LIVE]" (mt_run_lines.h), and its line for a person. */
 static int add_process(mt_buf_t *b, const char *path, const mt_analysis_t *a)
 {
 	const char *slash = strrchr(path, '/');
@@ -664,7 +664,7 @@ static int add_process(mt_buf_t *b, const char *path, const mt_analysis_t *a)
 	    (rc = mt_buf_add_str(b, ": ")) ||
 	    (rc = a->integrity.invalid ?
 			  mt_buf_add_str(b, "invalid") :
-			  mt_runs_add_figures(b, a->heap.allocations,
+			  mt_run_lines_add_figures(b, a->heap.allocations,
 					      a->heap.peak_live_bytes,
 					      mt_integrity_status(&a->integrity))) ||
 	    (rc = mt_buf_add_str(b, "\n")))
@@ -712,15 +712,15 @@ static int account(const settings_t *s, uint64_t i, int exit, const char *sig,
 		   const char *reps, char **traces, size_t n, mt_buf_t *figures,
 		   mt_buf_t *line)
 {
-	mt_runs_row_t row;
+	mt_run_lines_row_t row;
 	mt_tree_t t = MT_TREE_INIT;
 	mt_buf_t procs = MT_BUF_INIT;
-	char why[MT_RUNS_WHY_MAX];
+	char why[MT_RUN_LINES_WHY_MAX];
 	int status = -1, err = 0, rc, summed;
 	uint64_t fig[3];
 	const char *state;
 
-	rc = mt_runs_last_row(reps, &row, &err, why, sizeof(why));
+	rc = mt_run_lines_last_row(reps, &row, &err, why, sizeof(why));
 	if (rc == MT_ENOMEM)
 		return mt_cmd_nomem();
 	if (rc == MT_EIO)
@@ -769,13 +769,13 @@ static int account(const settings_t *s, uint64_t i, int exit, const char *sig,
 					    "\n");
 	} else if (!summed) {
 		rc = mt_buf_add_str(line, ", ") ||
-		     mt_runs_add_figures(line, fig[0], fig[1], row.status) ||
+		     mt_run_lines_add_figures(line, fig[0], fig[1], row.status) ||
 		     mt_buf_add_str(line, "\n");
 	} else {
 		rc = mt_buf_add_str(line, ", ") ||
 		     mt_buf_add_u64(line, t.processes) ||
 		     mt_buf_add_str(line, " processes: ") ||
-		     mt_runs_add_figures(line, fig[0], fig[1],
+		     mt_run_lines_add_figures(line, fig[0], fig[1],
 					 t.status ? t.status : "complete") ||
 		     (t.status && (mt_buf_add_str(line, " in ") ||
 				   mt_buf_add_str(line, base_name(t.trace)))) ||
@@ -794,7 +794,7 @@ cleanup:
 }
 
 /*
- * The closing lines over the runs' figures (mt_runs_table(), which reads
+ * The closing lines over the runs' figures (mt_run_lines_table(), which reads
  * them from a file: here an anonymous one): *verdict the status to exit
  * with, the table and the warnings onto stderr.  -1, or the status after
  * saying why.
@@ -803,7 +803,7 @@ static int table(const settings_t *s, const char *reps, const mt_buf_t *figures,
 		 int *verdict)
 {
 	mt_buf_t out = MT_BUF_INIT;
-	char why[MT_RUNS_WHY_MAX], path[64];
+	char why[MT_RUN_LINES_WHY_MAX], path[64];
 	int fd = memfd_create("memtrace-run figures", MFD_CLOEXEC);
 	int status = -1, err = 0, rc;
 	const char *nl;
@@ -814,9 +814,9 @@ static int table(const settings_t *s, const char *reps, const mt_buf_t *figures,
 		goto cleanup;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	rc = mt_runs_table(path, base_name(s->cmd[0]), reps,
-			   MT_RUNS_VERDICT | (s->strict ? MT_RUNS_STRICT : 0) |
-			   (s->quiet ? MT_RUNS_QUIET : 0),
+	rc = mt_run_lines_table(path, base_name(s->cmd[0]), reps,
+			   MT_RUN_LINES_VERDICT | (s->strict ? MT_RUN_LINES_STRICT : 0) |
+			   (s->quiet ? MT_RUN_LINES_QUIET : 0),
 			   &out, &err, why, sizeof(why));
 	if (rc == MT_ENOMEM) {
 		status = mt_cmd_nomem();
@@ -824,7 +824,7 @@ static int table(const settings_t *s, const char *reps, const mt_buf_t *figures,
 		status = die(EXIT_SOFTWARE, "cannot read the runs' figures: %s",
 			     rc == MT_EIO ? strerror(err) : why);
 	} else {
-		/* The verdict's line first, then the table (mt_runs.h). */
+		/* The verdict's line first, then the table (mt_run_lines.h). */
 		*verdict = atoi(out.data);
 		nl = strchr(out.data, '\n');
 		if (nl && nl[1])
@@ -1111,7 +1111,7 @@ static int oom_sweep(const settings_t *s, const mt_launch_t *l, const char *pfx,
 		       (unsigned long long)s->sweep_timeout, pfx);
 	snprintf(hung, sizeof(hung), "%llu", (unsigned long long)s->sweep_timeout);
 	for (;;) {
-		mt_runs_oom_run_t r = { .quiet = s->quiet, .hung = NULL };
+		mt_run_lines_oom_run_t r = { .quiet = s->quiet, .hung = NULL };
 		char prefix[40], row[40];
 		const char *nl;
 		struct stat st;
@@ -1158,7 +1158,7 @@ static int oom_sweep(const settings_t *s, const mt_launch_t *l, const char *pfx,
 			goto cleanup;
 		}
 		mt_buf_truncate(&out, 0);
-		if ((rc = mt_runs_oom_line(&r, &out, &err))) {
+		if ((rc = mt_run_lines_oom_line(&r, &out, &err))) {
 			if (rc == MT_EIO)
 				mt_cmd_cannot_read(trace, err);
 			else

@@ -2,7 +2,7 @@
  * top: `memtrace top TRACE [--interval SECONDS] [--top N] [--once]
  * [--timeout SECONDS]`, a live view of a running process from its growing
  * trace (mt_top), refreshed every interval while one pass reads the trace
- * as it is written (mt_follow, mt_analysis_run_followed()).  It must read
+ * as it is written (mt_growing, mt_analysis_run_followed()).  It must read
  * the trace once, keeping its place, and never take a trace that still
  * grows for a cut or corrupt one.
  *
@@ -21,7 +21,7 @@
 
 #include "../cmd/mt_cmd.h"
 #include "../base/mt_error.h"
-#include "../read/mt_follow.h"
+#include "../read/mt_growing.h"
 #include "../base/mt_output.h"
 #include "../render/mt_top.h"
 #include "../base/mt_units.h"
@@ -131,7 +131,7 @@ static int option(void *ctx, int c, const char *arg)
 
 /* What the pass's observer and waits share. */
 typedef struct {
-	mt_follow_t follow;
+	mt_growing_t follow;
 	mt_top_t view;
 	mt_analysis_t *a;
 	int tty;
@@ -165,7 +165,7 @@ static int print_view(top_t *t, mt_top_state_t state, const mt_integrity_t *ig)
 	return mt_output_stdout(b->data, b->len);
 }
 
-/* mt_follow's refresh.  Off a terminal, nothing is printed until the
+/* mt_growing's refresh.  Off a terminal, nothing is printed until the
  * pass has caught up with the writer: a finished trace prints once. */
 static int refresh(void *ctx)
 {
@@ -197,17 +197,17 @@ static void observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev)
 	if (++t->events < TICK_EVENTS)
 		return;
 	t->events = 0;
-	mt_follow_tick(&t->follow);
+	mt_growing_tick(&t->follow);
 }
 
-static mt_top_state_t final_state(const mt_follow_t *f)
+static mt_top_state_t final_state(const mt_growing_t *f)
 {
 	switch (f->end) {
-	case MT_FOLLOW_ONCE:
+	case MT_GROWING_ONCE:
 		return f->stopped ? MT_TOP_STOPPED : MT_TOP_WRITTEN;
-	case MT_FOLLOW_TIMEOUT:
+	case MT_GROWING_TIMEOUT:
 		return MT_TOP_TIMEOUT;
-	case MT_FOLLOW_GONE:
+	case MT_GROWING_GONE:
 		return MT_TOP_GONE;
 	default:
 		/* Stopped, or a file that was not followed ended. */
@@ -259,9 +259,9 @@ static int run(int argc, char **argv)
 	mt_buf_init(&t.frame, 0);
 	t.a = &a;
 	t.tty = isatty(STDOUT_FILENO);
-	mt_follow_init(&t.follow, o.interval_ns, o.timeout_ns, o.once);
+	mt_growing_init(&t.follow, o.interval_ns, o.timeout_ns, o.once);
 	mt_top_init(&t.view, path, 0, o.top);
-	if (mt_follow_wait_start(&t.follow, path)) {
+	if (mt_growing_wait_start(&t.follow, path)) {
 		status = mt_cmd_cannot_read(path, errno);
 		goto cleanup;
 	}
@@ -269,7 +269,7 @@ static int run(int argc, char **argv)
 	t.follow.refresh = refresh;
 	t.follow.refresh_ctx = &t;
 	have_a = 1;
-	rc = mt_analysis_run_followed(&a, path, observe, &t, mt_follow_wait,
+	rc = mt_analysis_run_followed(&a, path, observe, &t, mt_growing_wait,
 				      &t.follow);
 	if (rc == MT_ENOMEM || t.follow.error == MT_ENOMEM) {
 		status = mt_cmd_nomem();

@@ -1,5 +1,5 @@
 /*
- * mt_pprof: the pprof export, profile.proto through mt_proto and gzip
+ * mt_pprof: the pprof export, profile.proto through mt_protobuf and gzip
  * through zlib.  It must never name a frame otherwise than the flame
  * graph does, give a total that disagrees with the summary's, nor leave
  * half a profile in its output.
@@ -15,7 +15,7 @@
 #include "../export/mt_flame.h"
 #include "../base/mt_map.h"
 #include "../base/mt_mem.h"
-#include "../export/mt_proto.h"
+#include "../export/mt_protobuf.h"
 #include "../model/mt_sites.h"
 #include "../model/mt_srcline.h"
 
@@ -98,7 +98,7 @@ typedef struct {
 typedef struct {
 	const mt_heap_t *h;
 	mt_srcline_t lines;
-	mt_proto_strtab_t strs;
+	mt_protobuf_strtab_t strs;
 	mt_map_t loc_of;  /* frame id -> uint64_t, its location id */
 	mt_map_t fn_of;   /* hash of "name\0file", probed -> keyed_t */
 	mt_buf_t fn_keys; /* the functions' "name\0file" texts */
@@ -141,13 +141,13 @@ static void pprof_release(pprof_t *t)
 	mt_map_release(&t->fn_of);
 	mt_map_release(&t->map_of);
 	mt_mem_free(t->maps);
-	mt_proto_strtab_release(&t->strs);
+	mt_protobuf_strtab_release(&t->strs);
 	mt_srcline_release(&t->lines);
 }
 
 static int intern(pprof_t *t, const char *s, int64_t *out)
 {
-	return mt_proto_strtab_index(&t->strs, s, strlen(s), out);
+	return mt_protobuf_strtab_index(&t->strs, s, strlen(s), out);
 }
 
 /* The id of the function named name[0..len) in file (NULL: unknown),
@@ -174,7 +174,7 @@ static int function_id(pprof_t *t, const char *name, size_t len,
 			*out = found->id;
 			return MT_OK;
 		}
-	ADD(mt_proto_strtab_index(&t->strs, name, len, &name_index));
+	ADD(mt_protobuf_strtab_index(&t->strs, name, len, &name_index));
 	if (file)
 		ADD(intern(t, file, &file_index));
 	ADD(mt_map_upsert(&t->fn_of, hash, &v, NULL));
@@ -182,13 +182,13 @@ static int function_id(pprof_t *t, const char *name, size_t len,
 	ADD(mt_buf_add(&t->fn_keys, k->data, k->len));
 	*out = ++t->nfuncs;
 	mt_buf_reset(m);
-	ADD(mt_proto_add_uint(m, FUNCTION_ID, *out));
-	ADD(mt_proto_add_int(m, FUNCTION_NAME, name_index));
+	ADD(mt_protobuf_add_uint(m, FUNCTION_ID, *out));
+	ADD(mt_protobuf_add_int(m, FUNCTION_NAME, name_index));
 	/* The name as the flame graph shows it is the only one kept: the
 	 * symbol table's may have been replaced by libdw's. */
-	ADD(mt_proto_add_int(m, FUNCTION_SYSTEM_NAME, name_index));
-	ADD(mt_proto_add_int(m, FUNCTION_FILENAME, file_index));
-	rc = mt_proto_add_bytes(&t->funcs, PROFILE_FUNCTION, m->data, m->len);
+	ADD(mt_protobuf_add_int(m, FUNCTION_SYSTEM_NAME, name_index));
+	ADD(mt_protobuf_add_int(m, FUNCTION_FILENAME, file_index));
+	rc = mt_protobuf_add_bytes(&t->funcs, PROFILE_FUNCTION, m->data, m->len);
 cleanup:
 	return rc;
 }
@@ -256,17 +256,17 @@ static int add_location(pprof_t *t, uint64_t id, uint64_t mapping,
 	int rc;
 
 	mt_buf_reset(m);
-	ADD(mt_proto_add_uint(m, LOCATION_ID, id));
-	ADD(mt_proto_add_uint(m, LOCATION_MAPPING_ID, mapping));
-	ADD(mt_proto_add_uint(m, LOCATION_ADDRESS, address));
+	ADD(mt_protobuf_add_uint(m, LOCATION_ID, id));
+	ADD(mt_protobuf_add_uint(m, LOCATION_MAPPING_ID, mapping));
+	ADD(mt_protobuf_add_uint(m, LOCATION_ADDRESS, address));
 	for (size_t i = 0; i < n; i++) {
 		mt_buf_reset(l);
-		ADD(mt_proto_add_uint(l, LINE_FUNCTION_ID, lines[i].fn));
-		ADD(mt_proto_add_int(l, LINE_LINE, (int64_t)lines[i].line));
-		ADD(mt_proto_add_bytes(m, LOCATION_LINE, l->data ? l->data : "",
-				       l->len));
+		ADD(mt_protobuf_add_uint(l, LINE_FUNCTION_ID, lines[i].fn));
+		ADD(mt_protobuf_add_int(l, LINE_LINE, (int64_t)lines[i].line));
+		ADD(mt_protobuf_add_bytes(m, LOCATION_LINE, l->data ? l->data : "",
+					  l->len));
 	}
-	rc = mt_proto_add_bytes(&t->locs, PROFILE_LOCATION, m->data, m->len);
+	rc = mt_protobuf_add_bytes(&t->locs, PROFILE_LOCATION, m->data, m->len);
 cleanup:
 	return rc;
 }
@@ -397,9 +397,9 @@ static int add_sample(pprof_t *t, const mt_analysis_t *a,
 			t->maps[root - 1].roots += 1 + s->site->allocations;
 	}
 	mt_buf_reset(&t->msg);
-	ADD(mt_proto_add_packed(&t->msg, SAMPLE_LOCATION_ID, ids, k));
-	ADD(mt_proto_add_packed(&t->msg, SAMPLE_VALUE, values, NVALUES));
-	rc = mt_proto_add_bytes(samples, PROFILE_SAMPLE, t->msg.data, t->msg.len);
+	ADD(mt_protobuf_add_packed(&t->msg, SAMPLE_LOCATION_ID, ids, k));
+	ADD(mt_protobuf_add_packed(&t->msg, SAMPLE_VALUE, values, NVALUES));
+	rc = mt_protobuf_add_bytes(samples, PROFILE_SAMPLE, t->msg.data, t->msg.len);
 cleanup:
 	return rc;
 }
@@ -410,10 +410,10 @@ static int add_value_type(mt_buf_t *out, mt_buf_t *m, uint32_t field,
 	int rc;
 
 	mt_buf_reset(m);
-	if ((rc = mt_proto_add_int(m, VALUE_TYPE_TYPE, type)) ||
-	    (rc = mt_proto_add_int(m, VALUE_TYPE_UNIT, unit)))
+	if ((rc = mt_protobuf_add_int(m, VALUE_TYPE_TYPE, type)) ||
+	    (rc = mt_protobuf_add_int(m, VALUE_TYPE_UNIT, unit)))
 		return rc;
-	return mt_proto_add_bytes(out, field, m->data, m->len);
+	return mt_protobuf_add_bytes(out, field, m->data, m->len);
 }
 
 static int add_mappings(pprof_t *t, mt_buf_t *out)
@@ -433,19 +433,19 @@ static int add_mappings(pprof_t *t, mt_buf_t *out)
 		const mapping_t *mp = &t->maps[i];
 
 		mt_buf_reset(m);
-		if ((rc = mt_proto_add_uint(m, MAPPING_ID, i + 1)) ||
-		    (rc = mt_proto_add_uint(m, MAPPING_MEMORY_START, mp->start)) ||
-		    (rc = mt_proto_add_uint(m, MAPPING_MEMORY_LIMIT, mp->limit)) ||
-		    (rc = mt_proto_add_int(m, MAPPING_FILENAME, mp->filename)) ||
-		    (rc = mt_proto_add_int(m, MAPPING_BUILD_ID, mp->build_id)) ||
+		if ((rc = mt_protobuf_add_uint(m, MAPPING_ID, i + 1)) ||
+		    (rc = mt_protobuf_add_uint(m, MAPPING_MEMORY_START, mp->start)) ||
+		    (rc = mt_protobuf_add_uint(m, MAPPING_MEMORY_LIMIT, mp->limit)) ||
+		    (rc = mt_protobuf_add_int(m, MAPPING_FILENAME, mp->filename)) ||
+		    (rc = mt_protobuf_add_int(m, MAPPING_BUILD_ID, mp->build_id)) ||
 		    /* Every location has a function: its symbol, or the
 		     * flame graph's MODULE+0xOFFSET. */
-		    (rc = mt_proto_add_bool(m, MAPPING_HAS_FUNCTIONS, 1)) ||
-		    (rc = mt_proto_add_bool(m, MAPPING_HAS_FILENAMES, mp->has_lines)) ||
-		    (rc = mt_proto_add_bool(m, MAPPING_HAS_LINE_NUMBERS, mp->has_lines)) ||
-		    (rc = mt_proto_add_bool(m, MAPPING_HAS_INLINE_FRAMES, mp->has_inlines)))
+		    (rc = mt_protobuf_add_bool(m, MAPPING_HAS_FUNCTIONS, 1)) ||
+		    (rc = mt_protobuf_add_bool(m, MAPPING_HAS_FILENAMES, mp->has_lines)) ||
+		    (rc = mt_protobuf_add_bool(m, MAPPING_HAS_LINE_NUMBERS, mp->has_lines)) ||
+		    (rc = mt_protobuf_add_bool(m, MAPPING_HAS_INLINE_FRAMES, mp->has_inlines)))
 			break;
-		rc = mt_proto_add_bytes(out, PROFILE_MAPPING, m->data, m->len);
+		rc = mt_protobuf_add_bytes(out, PROFILE_MAPPING, m->data, m->len);
 	}
 	return rc;
 }
@@ -462,7 +462,7 @@ int mt_pprof_render(const mt_analysis_t *a, mt_buf_t *out)
 	int rc;
 
 	pprof_init(&t, h);
-	ADD(mt_proto_strtab_init(&t.strs));
+	ADD(mt_protobuf_strtab_init(&t.strs));
 	for (int i = 1; i < S_FIXED; i++)
 		ADD(intern(&t, fixed_strings[i], &index));
 	ADD(mt_sites_list(h, &sites, &nsites));
@@ -491,14 +491,14 @@ int mt_pprof_render(const mt_analysis_t *a, mt_buf_t *out)
 	ADD(add_mappings(&t, out));
 	ADD(mt_buf_add(out, t.locs.data, t.locs.len));
 	ADD(mt_buf_add(out, t.funcs.data, t.funcs.len));
-	ADD(mt_proto_strtab_add(out, PROFILE_STRING_TABLE, &t.strs));
-	ADD(mt_proto_add_int(out, PROFILE_DURATION_NANOS, (int64_t)h->duration_ns));
+	ADD(mt_protobuf_strtab_add(out, PROFILE_STRING_TABLE, &t.strs));
+	ADD(mt_protobuf_add_int(out, PROFILE_DURATION_NANOS, (int64_t)h->duration_ns));
 	ADD(add_value_type(out, &t.msg, PROFILE_PERIOD_TYPE, S_SPACE, S_BYTES));
 	/* A sampled trace's figures are already the heap's estimates, as a
 	 * Go heap profile's are; its period is the mean bytes between two
 	 * samples, as Go's is. */
-	rc = mt_proto_add_int(out, PROFILE_PERIOD,
-			      h->sample_bytes ? (int64_t)h->sample_bytes : 1);
+	rc = mt_protobuf_add_int(out, PROFILE_PERIOD,
+				 h->sample_bytes ? (int64_t)h->sample_bytes : 1);
 cleanup:
 	if (rc)
 		mt_buf_truncate(out, mark);

@@ -1,6 +1,6 @@
 /*
  * mt_pprof: a trace's sites as a pprof profile (google/pprof's
- * profile.proto, encoded with mt_proto), for `memtrace export pprof`:
+ * profile.proto, encoded with mt_protobuf), for `memtrace export pprof`:
  * what `go tool pprof`, Pyroscope, Parca and Grafana read.
  *
  *   sample types  alloc_objects/count, alloc_space/bytes,

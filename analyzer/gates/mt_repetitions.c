@@ -17,7 +17,7 @@
 #include "../base/mt_mem.h"
 #include "../gates/mt_profile.h"
 #include "../read/mt_reader.h"
-#include "../gates/mt_runs.h"
+#include "../gates/mt_run_lines.h"
 
 #define REPETITION_SCHEMA "tiny.profiling.allocation-repetition/v1"
 
@@ -244,7 +244,7 @@ static int compute(reps_t *r)
 		qsort(v, n, sizeof(*v), cmp_u64);
 		s->min = v[0];
 		s->max = v[n - 1];
-		s->median = mt_runs_median(v, n);
+		s->median = mt_run_lines_median(v, n);
 		s->varies = s->min != s->max && f != MT_PF_DURATION_NS;
 		r->nvarying += (size_t)s->varies;
 	}

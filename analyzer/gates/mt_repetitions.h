@@ -6,7 +6,7 @@
  *
  * For every integer field of the summary line it prints min, median (of
  * an even number of runs: the mean of the two middle values, rounded
- * down, mt_runs_median(), as memtrace-run's table), max and spread (max -
+ * down, mt_run_lines_median(), as memtrace-run's table), max and spread (max -
  * min, and in percent of the median) over the runs that have a summary,
  * and flags each field that varies.  A deterministic workload gives the
  * same figures every run, so every field is expected to hold still except

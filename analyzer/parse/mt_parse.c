@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "../base/mt_error.h"
-#include "../parse/mt_exact.h"
-#include "../parse/mt_fast.h"
-#include "../parse/mt_jsonc.h"
+#include "../parse/mt_block_line.h"
+#include "../parse/mt_flat.h"
+#include "../parse/mt_any_json.h"
 #include "../base/mt_mem.h"
 
 const char *const mt_parse_field_names[MT_F_COUNT] = {
@@ -35,7 +35,7 @@ const char *const mt_parse_field_names[MT_F_COUNT] = {
 int mt_parser_init(mt_parser_t *p)
 {
 	memset(p, 0, sizeof(*p));
-	if (mt_jsonc_init(p))
+	if (mt_any_json_init(p))
 		return MT_ENOMEM;
 	_Static_assert(MT_KIND_COUNT <= MT_NAMES_MAX && MT_FN_COUNT <= MT_NAMES_MAX,
 		       "mt_names_t holds every kind and fn");
@@ -47,13 +47,13 @@ int mt_parser_init(mt_parser_t *p)
 		p->fns.name[f] = mt_event_fn_name((mt_fn_t)f);
 	p->fns.count = MT_FN_COUNT;
 	mt_scan_names_init(&p->fns);
-	mt_fast_init(p);
+	mt_flat_init(p);
 	return MT_OK;
 }
 
 void mt_parser_release(mt_parser_t *p)
 {
-	mt_jsonc_release(p);
+	mt_any_json_release(p);
 	mt_mem_free(p->arr);
 	memset(p, 0, sizeof(*p));
 }
@@ -79,7 +79,7 @@ int mt_parser_reserve(mt_parser_t *p, size_t n)
 mt_parse_result_t mt_parser_parse(mt_parser_t *p, const char *line, size_t len,
 				  mt_event_t *ev)
 {
-	mt_parse_result_t r = mt_exact_parse(p, line, len, ev);
+	mt_parse_result_t r = mt_block_line_parse(p, line, len, ev);
 
 	if (r != MT_PARSE_DECLINED)
 		return r;
@@ -89,20 +89,20 @@ mt_parse_result_t mt_parser_parse(mt_parser_t *p, const char *line, size_t len,
 mt_parse_result_t mt_parser_parse_inexact(mt_parser_t *p, const char *line,
 					  size_t len, mt_event_t *ev)
 {
-	mt_parse_result_t r = mt_fast_parse(p, line, len, ev);
+	mt_parse_result_t r = mt_flat_parse(p, line, len, ev);
 
 	if (r != MT_PARSE_DECLINED)
 		return r;
-	return mt_jsonc_parse(p, line, len, ev);
+	return mt_any_json_parse(p, line, len, ev);
 }
 
 mt_parse_result_t mt_parse_exact_window(mt_parser_t *p, const char *s,
 					mt_event_t *ev, size_t *len)
 {
-	return mt_exact_parse_window(p, s, ev, len);
+	return mt_block_line_parse_window(p, s, ev, len);
 }
 
 int mt_parse_number_out_of_range(const char *s, size_t len)
 {
-	return mt_jsonc_number_out_of_range(s, len);
+	return mt_any_json_number_out_of_range(s, len);
 }

@@ -3,13 +3,13 @@
  * 2): the parser object, the event it fills, and the dispatch over the
  * three parsers that read a line, each in a file of its own:
  *
- *   mt_exact   the block events exactly as the preload writes them, byte
- *              for byte: nearly every line of a trace (mt_exact.h)
- *   mt_fast    any flat, compact object, into the validator's record:
+ *   mt_block_line   the block events exactly as the preload writes them, byte
+ *              for byte: nearly every line of a trace (mt_block_line.h)
+ *   mt_flat    any flat, compact object, into the validator's record:
  *              frames, stacks and the rest of the preload's lines
- *              (mt_fast.h)
- *   mt_jsonc   json-c, strict and validating UTF-8, the reference: every
- *              line the other two decline (mt_jsonc.h)
+ *              (mt_flat.h)
+ *   mt_any_json   json-c, strict and validating UTF-8, the reference: every
+ *              line the other two decline (mt_any_json.h)
  *
  * and the one validator the last two hand their fields to (mt_validate.h),
  * which the exact matcher's events equal.  Each faster parser only ever
@@ -102,7 +102,7 @@ typedef enum {
 } mt_parse_result_t;
 
 typedef struct {
-	void *tok;      /* json_tokener (mt_jsonc) */
+	void *tok;      /* json_tokener (mt_any_json) */
 	void *obj;      /* json-c's last object, alive until the next parse */
 	uint64_t *arr;  /* frames storage */
 	size_t arr_cap;
@@ -111,7 +111,7 @@ typedef struct {
 	const char *why_field; /* the field it names, or NULL */
 	int used_json_c; /* the last line went to json-c */
 	mt_names_t kinds, fns;
-	/* The fast path's key prediction (mt_fast.c): the key that followed
+	/* The fast path's key prediction (mt_flat.c): the key that followed
 	 * field f in the last line of kind k is next_key[k][f]
 	 * (k = MT_KIND_UNKNOWN before the kind is read, f = MT_F_COUNT at the
 	 * start of a line or after an unknown key), 0xff when none; and each
@@ -141,12 +141,12 @@ mt_parse_result_t mt_parser_parse_inexact(mt_parser_t *p, const char *line,
 #define MT_PARSE_EXACT_SPAN 512
 
 /* The first parser alone on a reader's buffer rather than a line, for a
- * reader that does not split lines first: mt_exact_parse_window()
- * (mt_exact.h), whose contract this is. */
+ * reader that does not split lines first: mt_block_line_parse_window()
+ * (mt_block_line.h), whose contract this is. */
 mt_parse_result_t mt_parse_exact_window(mt_parser_t *p, const char *s,
 					mt_event_t *ev, size_t *len);
 
-/* mt_jsonc_number_out_of_range() (mt_jsonc.h), for a reader that trusts
+/* mt_any_json_number_out_of_range() (mt_any_json.h), for a reader that trusts
  * json-c's values. */
 int mt_parse_number_out_of_range(const char *s, size_t len);
 

@@ -254,7 +254,7 @@ async function main() {
 
   const browser = await puppeteer.launch({
     executablePath: CHROMIUM,
-    headless: false, /* the flag is in args, as the brief of this suite asks */
+    headless: false, /* --headless is in args: puppeteer adds no headless flags of its own */
     userDataDir: file('chromium-profile'),
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync',

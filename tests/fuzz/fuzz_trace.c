@@ -29,8 +29,8 @@
 #include "../../analyzer/model/mt_analysis.h"
 #include "../../analyzer/base/mt_buf.h"
 #include "../../analyzer/base/mt_error.h"
-#include "../../analyzer/parse/mt_fast.h"
-#include "../../analyzer/parse/mt_jsonc.h"
+#include "../../analyzer/parse/mt_flat.h"
+#include "../../analyzer/parse/mt_any_json.h"
 #include "../../analyzer/base/mt_mem.h"
 #include "../../analyzer/parse/mt_parse.h"
 #include "../../analyzer/read/mt_reader.h"
@@ -215,8 +215,8 @@ static int run_all(int verify)
 static void diff_line(const char *line, size_t len)
 {
 	mt_event_t ef, ej;
-	mt_parse_result_t rf = mt_fast_parse(&fast, line, len, &ef);
-	mt_parse_result_t rj = mt_jsonc_parse(&json, line, len, &ej);
+	mt_parse_result_t rf = mt_flat_parse(&fast, line, len, &ef);
+	mt_parse_result_t rj = mt_any_json_parse(&json, line, len, &ej);
 
 	if (rj == MT_PARSE_DECLINED)
 		FAIL("json-c declined a line");

@@ -1,5 +1,5 @@
 /*
- * mt_fast: the general fast path.  It reads any flat, compact JSON object
+ * mt_flat: the general fast path.  It reads any flat, compact JSON object
  * (no whitespace, no escapes, only ASCII, no nesting but an array of
  * integers for frames) into the validator's record, in one pass of wide
  * reads, and leaves everything else to json-c.
@@ -16,19 +16,19 @@
  * validator, for JSON it read itself.  It allocates only the parser's
  * frames storage, and reads no byte past the line's last.
  */
-#ifndef MT_FAST_H
-#define MT_FAST_H
+#ifndef MT_FLAT_H
+#define MT_FLAT_H
 
 #include <stddef.h>
 
 #include "../parse/mt_parse.h"
 
 /* The parser's key texts and an empty key prediction (mt_parser_init()). */
-void mt_fast_init(mt_parser_t *p);
+void mt_flat_init(mt_parser_t *p);
 
 /* OK, NOT_EVENT, BAD_VERSION or MALFORMED as the validator says, NOMEM,
  * or DECLINED: json-c must judge. */
-mt_parse_result_t mt_fast_parse(mt_parser_t *p, const char *line, size_t len,
+mt_parse_result_t mt_flat_parse(mt_parser_t *p, const char *line, size_t len,
 				mt_event_t *ev);
 
 #endif

@@ -1,9 +1,9 @@
 /*
- * mt_follow: the waits of `memtrace top`.  It must never read the trace
+ * mt_growing: the waits of `memtrace top`.  It must never read the trace
  * (the pass is its one reader, and keeps its place), and never take a
  * trace that is still growing for ended.
  */
-#include "../read/mt_follow.h"
+#include "../read/mt_growing.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,18 +17,18 @@
 #include "../read/mt_decomp.h"
 #include "../base/mt_error.h"
 
-void mt_follow_init(mt_follow_t *f, uint64_t interval_ns, uint64_t timeout_ns,
-		    int once)
+void mt_growing_init(mt_growing_t *f, uint64_t interval_ns, uint64_t timeout_ns,
+		     int once)
 {
 	memset(f, 0, sizeof(*f));
 	f->interval_ns = interval_ns;
 	f->timeout_ns = timeout_ns;
 	f->once = once;
-	f->last_growth_ns = mt_follow_now();
+	f->last_growth_ns = mt_growing_now();
 	f->next_refresh_ns = f->last_growth_ns + interval_ns;
 }
 
-uint64_t mt_follow_now(void)
+uint64_t mt_growing_now(void)
 {
 	struct timespec ts;
 
@@ -36,7 +36,7 @@ uint64_t mt_follow_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int mt_follow_process_alive(int64_t pid)
+int mt_growing_process_alive(int64_t pid)
 {
 	char path[64], stat[512];
 	const char *paren;
@@ -68,7 +68,7 @@ int mt_follow_process_alive(int64_t pid)
 	return paren[2] != 'Z' && paren[2] != 'X';
 }
 
-static void refresh_if_due(mt_follow_t *f, uint64_t now)
+static void refresh_if_due(mt_growing_t *f, uint64_t now)
 {
 	int rc;
 
@@ -79,40 +79,40 @@ static void refresh_if_due(mt_follow_t *f, uint64_t now)
 		f->error = rc;
 	/* The next one an interval from now: a refresh that took long
 	 * (a first lookup of source lines) is not followed by a burst. */
-	f->next_refresh_ns = mt_follow_now() + f->interval_ns;
+	f->next_refresh_ns = mt_growing_now() + f->interval_ns;
 }
 
-void mt_follow_tick(mt_follow_t *f)
+void mt_growing_tick(mt_growing_t *f)
 {
 	if (f->end || f->error)
 		return;
-	refresh_if_due(f, mt_follow_now());
+	refresh_if_due(f, mt_growing_now());
 }
 
 /* Whether following has ended, now: f->end says why. */
-static int ended(mt_follow_t *f, uint64_t now)
+static int ended(mt_growing_t *f, uint64_t now)
 {
 	uint64_t still = now - f->last_growth_ns, grace = 2 * f->interval_ns;
 
-	if (!f->pid && grace < MT_FOLLOW_NO_PID_NS)
-		grace = MT_FOLLOW_NO_PID_NS;
+	if (!f->pid && grace < MT_GROWING_NO_PID_NS)
+		grace = MT_GROWING_NO_PID_NS;
 	if (f->end)
 		return 1;
 	if (f->once)
-		f->end = MT_FOLLOW_ONCE;
+		f->end = MT_GROWING_ONCE;
 	else if (f->stopped)
-		f->end = MT_FOLLOW_STOPPED;
-	else if (still >= grace && !mt_follow_process_alive(f->pid))
-		f->end = MT_FOLLOW_GONE;
+		f->end = MT_GROWING_STOPPED;
+	else if (still >= grace && !mt_growing_process_alive(f->pid))
+		f->end = MT_GROWING_GONE;
 	else if (f->timeout_ns && still >= f->timeout_ns)
-		f->end = MT_FOLLOW_TIMEOUT;
-	return f->end != MT_FOLLOW_ON;
+		f->end = MT_GROWING_TIMEOUT;
+	return f->end != MT_GROWING_ON;
 }
 
-int mt_follow_wait(void *ctx, uint64_t bytes_read)
+int mt_growing_wait(void *ctx, uint64_t bytes_read)
 {
-	mt_follow_t *f = ctx;
-	uint64_t now = mt_follow_now(), sleep_ns;
+	mt_growing_t *f = ctx;
+	uint64_t now = mt_growing_now(), sleep_ns;
 	struct timespec ts;
 
 	f->waited = 1;
@@ -125,8 +125,8 @@ int mt_follow_wait(void *ctx, uint64_t bytes_read)
 	refresh_if_due(f, now);
 	if (f->error)
 		return 0;
-	now = mt_follow_now();
-	sleep_ns = MT_FOLLOW_POLL_NS < f->interval_ns ? MT_FOLLOW_POLL_NS : f->interval_ns;
+	now = mt_growing_now();
+	sleep_ns = MT_GROWING_POLL_NS < f->interval_ns ? MT_GROWING_POLL_NS : f->interval_ns;
 	if (f->next_refresh_ns > now && f->next_refresh_ns - now < sleep_ns)
 		sleep_ns = f->next_refresh_ns - now;
 	ts.tv_sec = (time_t)(sleep_ns / 1000000000ull);
@@ -135,7 +135,7 @@ int mt_follow_wait(void *ctx, uint64_t bytes_read)
 	return 1;
 }
 
-int mt_follow_wait_start(mt_follow_t *f, const char *path)
+int mt_growing_wait_start(mt_growing_t *f, const char *path)
 {
 	struct stat st;
 
@@ -143,7 +143,7 @@ int mt_follow_wait_start(mt_follow_t *f, const char *path)
 		if (stat(path, &st) < 0)
 			return MT_EIO;
 		if (!S_ISREG(st.st_mode) || st.st_size >= MT_DECOMP_MAGIC_MAX ||
-		    !mt_follow_wait(f, (uint64_t)st.st_size))
+		    !mt_growing_wait(f, (uint64_t)st.st_size))
 			return MT_OK;
 	}
 }

@@ -1,9 +1,9 @@
 /*
- * mt_runs: what memtrace-run (`memtrace run`, cmd/run.c) prints, apart
- * from its process control (docs/memtrace-run.md): a run's figures as its
- * repetition row gives them, the min/median/max table and the warning
- * over the runs' figures, and the out-of-memory sweep's failed allocation
- * with its stack, or a sweep run's row and lines.
+ * mt_run_lines: what memtrace-run (`memtrace run`, cmd/run.c) prints,
+ * apart from its process control (docs/memtrace-run.md): a run's figures
+ * as its repetition row gives them, the min/median/max table and the
+ * warning over the runs' figures, and the out-of-memory sweep's failed
+ * allocation with its stack, or a sweep run's row and lines.
  *
  * A run's figures pass to the table as one line of words, "EXIT STATE
  * [STATUS ALLOCATIONS PEAK LIVE]", of which the table reads STATE and
@@ -15,8 +15,8 @@
  * Invariants: the functions print nothing; they append whole lines to a
  * buffer or nothing, and return MT_OK or an MT_E* code.
  */
-#ifndef MT_RUNS_H
-#define MT_RUNS_H
+#ifndef MT_RUN_LINES_H
+#define MT_RUN_LINES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,55 +24,55 @@
 #include "../base/mt_buf.h"
 
 /* Room for the sentence saying why a file is not what it should be. */
-#define MT_RUNS_WHY_MAX 256
+#define MT_RUN_LINES_WHY_MAX 256
 
 /* The last row of a repetitions file, as a run's line reads it. */
 typedef struct {
 	char state[32];  /* "" when the file holds no row */
 	char status[32]; /* the summary's, for summary_written */
 	uint64_t allocations, peak_live_bytes, live_bytes;
-} mt_runs_row_t;
+} mt_run_lines_row_t;
 
 /*
  * Read the last line of the repetitions file at path into row.  MT_OK;
  * MT_EIO (*err the errno); MT_ENOMEM; MT_ECORRUPT when the line says
  * summary_written but holds no summary (why says why).
  */
-int mt_runs_last_row(const char *path, mt_runs_row_t *row, int *err,
-		     char *why, size_t cap);
+int mt_run_lines_last_row(const char *path, mt_run_lines_row_t *row, int *err,
+			  char *why, size_t cap);
 
 /* "N allocations, peak SIZE, STATUS" ("1 allocation"). */
-int mt_runs_add_figures(mt_buf_t *b, uint64_t allocations, uint64_t peak,
-			const char *status);
+int mt_run_lines_add_figures(mt_buf_t *b, uint64_t allocations, uint64_t peak,
+			     const char *status);
 
 /* The median of n sorted values (n >= 1): of an even number, the mean of
  * the two middle ones, rounded down, computed without wrapping. */
-uint64_t mt_runs_median(const uint64_t *v, size_t n);
+uint64_t mt_run_lines_median(const uint64_t *v, size_t n);
 
-/* What mt_runs_table() adds to its lines. */
+/* What mt_run_lines_table() adds to its lines. */
 enum {
 	/* First a line with the status memtrace-run ends with: the first
-	 * non-zero EXIT, else (MT_RUNS_STRICT) the first run's --strict
+	 * non-zero EXIT, else (MT_RUN_LINES_STRICT) the first run's --strict
 	 * status, else 0. */
-	MT_RUNS_VERDICT = 1,
+	MT_RUN_LINES_VERDICT = 1,
 	/* Judge each run's trace as --strict does (1 caveated, 2 not
 	 * evidence, 3 missing), with a last line saying which run failed. */
-	MT_RUNS_STRICT = 2,
+	MT_RUN_LINES_STRICT = 2,
 	/* No table and no warning: the verdict only. */
-	MT_RUNS_QUIET = 4,
+	MT_RUN_LINES_QUIET = 4,
 };
 
 /*
  * The lines memtrace-run ends with: "memtrace-run: N runs of NAME, ...",
  * the table of min, median and max over the summarized runs, and the
  * warning when the runs differ, from the figures lines in the file at
- * path ("-": standard input), as flags (MT_RUNS_*) say.  name is CMD's
+ * path ("-": standard input), as flags (MT_RUN_LINES_*) say.  name is CMD's
  * file name, rows the repetitions file's path as memtrace-run names it.
  * MT_OK; MT_EIO (*err); MT_ENOMEM; MT_ECORRUPT when a line is not a run's
  * figures (why).
  */
-int mt_runs_table(const char *path, const char *name, const char *rows,
-		  int flags, mt_buf_t *out, int *err, char *why, size_t cap);
+int mt_run_lines_table(const char *path, const char *name, const char *rows,
+		       int flags, mt_buf_t *out, int *err, char *why, size_t cap);
 
 /*
  * The allocation that MEMTRACE_FAIL_AT=n failed in the trace at path: the
@@ -82,8 +82,8 @@ int mt_runs_table(const char *path, const char *name, const char *rows,
  * ...", at most 8 frames), or "(no stack recorded)".  MT_OK; MT_EIO
  * (*err); MT_ENOMEM.
  */
-int mt_runs_oom(const char *path, uint64_t n, mt_buf_t *out, int *found,
-		int *err);
+int mt_run_lines_oom(const char *path, uint64_t n, mt_buf_t *out, int *found,
+		     int *err);
 
 /* How a sweep run ended, as memtrace-run saw it. */
 typedef struct {
@@ -94,7 +94,7 @@ typedef struct {
 	int stopped;         /* memtrace-run was interrupted during it */
 	int quiet;           /* no line for a run that exited */
 	const char *trace, *log;
-} mt_runs_oom_run_t;
+} mt_run_lines_oom_run_t;
 
 /*
  * A sweep run's lines from the trace at r->trace: first its row for
@@ -104,6 +104,6 @@ typedef struct {
  * failed allocation's stack and the run's files.  MT_OK; MT_EIO (*err);
  * MT_ENOMEM.
  */
-int mt_runs_oom_line(const mt_runs_oom_run_t *r, mt_buf_t *out, int *err);
+int mt_run_lines_oom_line(const mt_run_lines_oom_run_t *r, mt_buf_t *out, int *err);
 
 #endif

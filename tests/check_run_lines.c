@@ -1,6 +1,6 @@
 /*
- * check_runs: what memtrace-run prints, as mt_runs computes it
- * (analyzer/gates/mt_runs.h): the min/median/max table, the warning and
+ * check_run_lines: what memtrace-run prints, as mt_run_lines computes it
+ * (analyzer/gates/mt_run_lines.h): the min/median/max table, the warning and
  * the verdict over the runs' figures; the allocation an out-of-memory
  * sweep run failed and its stack, and a sweep run's row and lines; and
  * `memtrace run`'s command line and output directory, refused as
@@ -18,9 +18,9 @@
 #include "mt_test.h"
 #include "../analyzer/base/mt_buf.h"
 #include "../analyzer/base/mt_error.h"
-#include "../analyzer/gates/mt_runs.h"
+#include "../analyzer/gates/mt_run_lines.h"
 
-/* What an mt_runs call gave, in the words a command would: status 0
+/* What an mt_run_lines call gave, in the words a command would: status 0
  * (found: 1 when not), 2 not the input it should be (why on err), 3
  * unreadable, 4 out of memory; out the lines it rendered. */
 static void result(mt_test_run_t *r, int rc, const mt_buf_t *b, int found,
@@ -46,16 +46,16 @@ static void write_in(const char *dir, const char *name, const char *text)
 /* ---- the table over the runs ---- */
 
 /* The table of the figures given, for CMD wl, rows in rows, as flags
- * (MT_RUNS_*) say. */
+ * (MT_RUN_LINES_*) say. */
 static void table_of(mt_test_run_t *r, const char *dir, const char *figures,
 		     const char *rows, int flags)
 {
-	char *path = mt_test_path(dir, "figures"), why[MT_RUNS_WHY_MAX] = "";
+	char *path = mt_test_path(dir, "figures"), why[MT_RUN_LINES_WHY_MAX] = "";
 	mt_buf_t b = MT_BUF_INIT;
 	int err = 0;
 
 	write_in(dir, "figures", figures);
-	result(r, mt_runs_table(path, "wl", rows, flags, &b, &err, why,
+	result(r, mt_run_lines_table(path, "wl", rows, flags, &b, &err, why,
 				sizeof(why)), &b, 1, why);
 	mt_buf_release(&b);
 	free(path);
@@ -68,9 +68,9 @@ static void table(mt_test_run_t *r, const char *dir, const char *figures)
 
 /* The median of an even number of runs is the mean of the middle two,
  * rounded down; sizes as memtrace-run prints them. */
-START_TEST(run_table_gives_min_median_max_of_the_summarized_runs)
+START_TEST(test_run_table_gives_min_median_max_of_the_summarized_runs)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	table(&r, dir, "0 summary_written complete 10 1024 0\n"
@@ -98,15 +98,13 @@ START_TEST(run_table_gives_min_median_max_of_the_summarized_runs)
 				   "allocations (1 to 4); a deterministic workload "
 				   "gives the same every run\n"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* Exit status and trace status, then each figure that varies, in order. */
-START_TEST(run_table_warns_of_every_difference)
+START_TEST(test_run_table_warns_of_every_difference)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	table(&r, dir, "0 summary_written complete 3 100 10\n"
@@ -117,14 +115,12 @@ START_TEST(run_table_warns_of_every_difference)
 		"peak live (100 B to 2.0 KiB), live at exit (10 B to 20 B); a "
 		"deterministic workload gives the same every run\n"));
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(run_table_with_no_summary_gives_no_table)
+START_TEST(test_run_table_with_no_summary_gives_no_table)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	table(&r, dir, "0 capture_missing\n");
@@ -140,19 +136,17 @@ START_TEST(run_table_with_no_summary_gives_no_table)
 				"memtrace-run: warning: the runs differ in exit status; a "
 				"deterministic workload gives the same every run\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(run_table_refuses_what_is_no_run_figures)
+START_TEST(test_run_table_refuses_what_is_no_run_figures)
 {
 	static const char *const bad[] = {
 		"", "0\n", "0 summary_written complete 1 2\n",
 		"0 summary_written complete 1 2 x\n", "0 workload_failed extra\n",
 		"0 summary_written complete 1 2 3 4\n",
 	};
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -164,23 +158,21 @@ START_TEST(run_table_refuses_what_is_no_run_figures)
 	}
 	{
 		mt_buf_t b = MT_BUF_INIT;
-		char why[MT_RUNS_WHY_MAX];
+		char why[MT_RUN_LINES_WHY_MAX];
 		int err = 0;
 
-		mt_quiet_int_eq(mt_runs_table("/nonexistent/figures", "x", "x", 0,
+		mt_quiet_int_eq(mt_run_lines_table("/nonexistent/figures", "x", "x", 0,
 					      &b, &err, why, sizeof(why)), MT_EIO);
 		mt_quiet_int_eq(err, ENOENT);
 		mt_buf_release(&b);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* --verdict: first the status memtrace-run ends with.  The first
  * non-zero exit wins over --strict; --strict takes the first run whose
  * trace fails it, with a last line; --quiet leaves the table out. */
-START_TEST(run_table_verdict_gives_the_exit_status_first)
+START_TEST(test_run_table_verdict_gives_the_exit_status_first)
 {
 	static const struct {
 		const char *figures;
@@ -189,26 +181,26 @@ START_TEST(run_table_verdict_gives_the_exit_status_first)
 	} cases[] = {
 		{ "0 summary_written complete 1 2 3\n", 0, "0\n" },
 		{ "0 workload_failed\n3 workload_failed\n1 workload_failed\n",
-		  MT_RUNS_STRICT, "3\n" },
+		  MT_RUN_LINES_STRICT, "3\n" },
 		{ "0 summary_written complete 1 2 3\n"
 		  "0 summary_written missing_stop_event 1 2 3\n"
-		  "0 capture_missing\n", MT_RUNS_STRICT,
+		  "0 capture_missing\n", MT_RUN_LINES_STRICT,
 		  "1\nmemtrace-run: --strict: run 2's trace is missing_stop_event\n" },
 		{ "0 summary_written missing_stop_event 1 2 3\n", 0, "0\n" },
-		{ "0 workload_failed\n0 capture_missing\n", MT_RUNS_STRICT,
+		{ "0 workload_failed\n0 capture_missing\n", MT_RUN_LINES_STRICT,
 		  "3\nmemtrace-run: --strict: run 2 left no trace\n" },
-		{ "0 summary_invalid\n", MT_RUNS_STRICT,
+		{ "0 summary_invalid\n", MT_RUN_LINES_STRICT,
 		  "2\nmemtrace-run: --strict: run 1's trace is not valid "
 		  "memtrace evidence\n" },
-		{ "137 summary_written missing_stop_event 1 2 3\n", MT_RUNS_STRICT,
+		{ "137 summary_written missing_stop_event 1 2 3\n", MT_RUN_LINES_STRICT,
 		  "137\n" },
 	};
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		table_of(&r, dir, cases[i].figures, "r.jsonl", MT_RUNS_VERDICT |
-			 MT_RUNS_QUIET | cases[i].strict);
+		table_of(&r, dir, cases[i].figures, "r.jsonl", MT_RUN_LINES_VERDICT |
+			 MT_RUN_LINES_QUIET | cases[i].strict);
 		mt_quiet_int_eq(r.status, 0);
 		ck_assert_str_eq(r.out, cases[i].out);
 		ck_assert_str_eq(r.err, "");
@@ -216,7 +208,7 @@ START_TEST(run_table_verdict_gives_the_exit_status_first)
 	}
 	/* Without --quiet the table comes between the two. */
 	table_of(&r, dir, "0 summary_written missing_stop_event 1 2 3\n",
-		 "r.jsonl", MT_RUNS_VERDICT | MT_RUNS_STRICT);
+		 "r.jsonl", MT_RUN_LINES_VERDICT | MT_RUN_LINES_STRICT);
 	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out,
 		"1\n"
@@ -227,8 +219,6 @@ START_TEST(run_table_verdict_gives_the_exit_status_first)
 		"  live at exit            3 B          3 B          3 B\n"
 		"memtrace-run: --strict: run 1's trace is missing_stop_event\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -248,9 +238,9 @@ static void run_options(mt_test_run_t *r, const char *dir, ...)
 	mt_test_memtrace_in_argv(r, dir, NULL, argv);
 }
 
-START_TEST(run_help_is_memtrace_runs)
+START_TEST(test_run_help_is_memtrace_runs)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	/* --help wins over a bad option after it, and prints nothing else. */
@@ -260,13 +250,11 @@ START_TEST(run_help_is_memtrace_runs)
 	mt_quiet_ptr_nonnull(strstr(r.out, "or hung, 1 one did.\n"));
 	ck_assert_str_eq(r.err, "");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* Each bad command line: one line, memtrace-run's, and status 64. */
-START_TEST(run_refuses_a_bad_command_line_as_memtrace_run_does)
+START_TEST(test_run_refuses_a_bad_command_line_as_memtrace_run_does)
 {
 	static const struct {
 		const char *args[4], *says;
@@ -285,7 +273,7 @@ START_TEST(run_refuses_a_bad_command_line_as_memtrace_run_does)
 		{ { "--oom-sweep", "--strict", "x", NULL }, "--strict does not apply to --oom-sweep" },
 		{ { "--max", "3", "x", NULL }, "--max and --timeout apply only to --oom-sweep" },
 	};
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		mt_test_run_t r;
@@ -302,16 +290,14 @@ START_TEST(run_refuses_a_bad_command_line_as_memtrace_run_does)
 		ck_assert_str_eq(r.out, "");
 		mt_test_run_release(&r);
 	}
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* ---- memtrace run's output directory ---- */
 
-START_TEST(run_makes_the_directory_and_refuses_what_it_cannot_use)
+START_TEST(test_run_makes_the_directory_and_refuses_what_it_cannot_use)
 {
-	char *dir = mt_test_tmpdir(), *made;
+	char *dir = mt_test_scratch(), *made;
 	mt_test_run_t r;
 	struct stat st;
 
@@ -341,8 +327,6 @@ START_TEST(run_makes_the_directory_and_refuses_what_it_cannot_use)
 	ck_assert_str_eq(r.out, "");
 	mt_test_run_release(&r);
 	free(made);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -377,22 +361,22 @@ static void frames(char *buf, size_t cap, int n)
 	mt_quiet(len < cap, "%s", "trace too long");
 }
 
-/* mt_runs_oom() on dir/t.jsonl, allocation n. */
+/* mt_run_lines_oom() on dir/t.jsonl, allocation n. */
 static void oom_fail(mt_test_run_t *r, const char *dir, uint64_t n)
 {
 	char *path = mt_test_path(dir, "t.jsonl");
 	mt_buf_t b = MT_BUF_INIT;
 	int found = 0, err = 0, rc;
 
-	rc = mt_runs_oom(path, n, &b, &found, &err);
+	rc = mt_run_lines_oom(path, n, &b, &found, &err);
 	result(r, rc, &b, found, "");
 	mt_buf_release(&b);
 	free(path);
 }
 
-START_TEST(oom_fail_prints_the_call_and_its_stack)
+START_TEST(test_oom_fail_prints_the_call_and_its_stack)
 {
-	char *dir = mt_test_tmpdir(), trace[8192];
+	char *dir = mt_test_scratch(), trace[8192];
 	mt_test_run_t r;
 
 	frames(trace, sizeof(trace), 2);
@@ -402,8 +386,6 @@ START_TEST(oom_fail_prints_the_call_and_its_stack)
 	ck_assert_str_eq(r.out, "calloc of 1.5 KiB\nf1 (m1.so) < f2 (m2.so)\n");
 	ck_assert_str_eq(r.err, "");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
@@ -425,9 +407,9 @@ static const char cxx_trace[] =
 	"\"fn\":\"calloc\",\"stack\":1,\"fail_at\":2,\"tid\":7}\n";
 
 /* The sweep's stack names C++ frames as report does, demangled. */
-START_TEST(oom_fail_demangles_cxx_names)
+START_TEST(test_oom_fail_demangles_cxx_names)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_in(dir, "t.jsonl", cxx_trace);
@@ -437,15 +419,13 @@ START_TEST(oom_fail_demangles_cxx_names)
 				"(libstdc++.so.6) < app::make_widget(int) (app)\n");
 	ck_assert_str_eq(r.err, "");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* At most 8 frames, as the sweep always printed them. */
-START_TEST(oom_fail_names_at_most_eight_frames)
+START_TEST(test_oom_fail_names_at_most_eight_frames)
 {
-	char *dir = mt_test_tmpdir(), trace[16384];
+	char *dir = mt_test_scratch(), trace[16384];
 	mt_test_run_t r;
 
 	frames(trace, sizeof(trace), 11);
@@ -456,14 +436,12 @@ START_TEST(oom_fail_names_at_most_eight_frames)
 				"f3 (m3.so) < f4 (m4.so) < f5 (m5.so) < f6 (m6.so) < "
 				"f7 (m7.so) < f8 (m8.so) < ... (3 more)\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(oom_fail_says_when_no_stack_was_recorded)
+START_TEST(test_oom_fail_says_when_no_stack_was_recorded)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	write_in(dir, "t.jsonl", START
@@ -473,16 +451,14 @@ START_TEST(oom_fail_says_when_no_stack_was_recorded)
 	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "malloc of 100 B\n(no stack recorded)\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* Exit 1, and nothing printed, when allocation N never came (nor for an
  * alloc.fail of another N, nor a line that only mentions it). */
-START_TEST(oom_fail_finds_nothing_when_allocation_n_did_not_fail)
+START_TEST(test_oom_fail_finds_nothing_when_allocation_n_did_not_fail)
 {
-	char *dir = mt_test_tmpdir(), trace[8192];
+	char *dir = mt_test_scratch(), trace[8192];
 	mt_test_run_t r;
 
 	frames(trace, sizeof(trace), 2);
@@ -501,20 +477,18 @@ START_TEST(oom_fail_finds_nothing_when_allocation_n_did_not_fail)
 	oom_fail(&r, dir, 1);
 	mt_quiet_int_eq(r.status, 3);
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
 /* ---- a sweep run's row and lines ---- */
 
-/* mt_runs_oom_line() in dir on t.jsonl (allocation 2 failed there: calloc
+/* mt_run_lines_oom_line() in dir on t.jsonl (allocation 2 failed there: calloc
  * of 1.5 KiB), log t.log, for run n that ended as the rest say. */
 static void oom_run(mt_test_run_t *r, const char *dir, uint64_t n,
 		    uint64_t exit, const char *signal, const char *hung,
 		    int stopped, int quiet)
 {
-	mt_runs_oom_run_t run = {
+	mt_run_lines_oom_run_t run = {
 		.n = n, .exit = exit, .signal = signal, .hung = hung,
 		.stopped = stopped, .quiet = quiet, .trace = "t.jsonl",
 		.log = "t.log",
@@ -524,7 +498,7 @@ static void oom_run(mt_test_run_t *r, const char *dir, uint64_t n,
 
 	/* The lines name the files as given: relative to dir. */
 	mt_quiet_int_eq(chdir(dir), 0);
-	result(r, mt_runs_oom_line(&run, &b, &err), &b, 1, "");
+	result(r, mt_run_lines_oom_line(&run, &b, &err), &b, 1, "");
 	mt_buf_release(&b);
 }
 
@@ -532,9 +506,9 @@ static void oom_run(mt_test_run_t *r, const char *dir, uint64_t n,
  * hang with the failed call's stack and the run's files, an exit in one
  * line (none under --quiet), a stopped run in one line even so.  Exit 0
  * whether or not allocation N failed. */
-START_TEST(oom_fail_exit_gives_the_row_and_the_runs_lines)
+START_TEST(test_oom_fail_exit_gives_the_row_and_the_runs_lines)
 {
-	char *dir = mt_test_tmpdir(), trace[8192];
+	char *dir = mt_test_scratch(), trace[8192];
 	mt_test_run_t r;
 
 	frames(trace, sizeof(trace), 2);
@@ -574,51 +548,47 @@ START_TEST(oom_fail_exit_gives_the_row_and_the_runs_lines)
 				"N=3 no allocation 3 to fail: killed by SIGABRT (crash)\n"
 				"    trace t.jsonl, output t.log\n");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-START_TEST(oom_fail_exit_cannot_read_a_missing_trace)
+START_TEST(test_oom_fail_exit_cannot_read_a_missing_trace)
 {
-	char *dir = mt_test_tmpdir();
+	char *dir = mt_test_scratch();
 	mt_test_run_t r;
 
 	oom_run(&r, dir, 2, 0, NULL, NULL, 0, 0);
 	mt_quiet_int_eq(r.status, 3);
 	ck_assert_str_eq(r.out, "");
 	mt_test_run_release(&r);
-	mt_test_rmdir(dir);
-	free(dir);
 }
 END_TEST
 
-Suite *mt_suite_runs(void)
+Suite *mt_suite_run_lines(void)
 {
-	Suite *s = suite_create("runs");
+	Suite *s = suite_create("run_lines");
 	TCase *tab = tcase_create("table");
 	TCase *opts = tcase_create("run");
 	TCase *oom = tcase_create("oom");
 	TCase *oline = tcase_create("oom line");
 
-	tcase_add_test(tab, run_table_gives_min_median_max_of_the_summarized_runs);
-	tcase_add_test(tab, run_table_warns_of_every_difference);
-	tcase_add_test(tab, run_table_with_no_summary_gives_no_table);
-	tcase_add_test(tab, run_table_refuses_what_is_no_run_figures);
-	tcase_add_test(tab, run_table_verdict_gives_the_exit_status_first);
+	tcase_add_test(tab, test_run_table_gives_min_median_max_of_the_summarized_runs);
+	tcase_add_test(tab, test_run_table_warns_of_every_difference);
+	tcase_add_test(tab, test_run_table_with_no_summary_gives_no_table);
+	tcase_add_test(tab, test_run_table_refuses_what_is_no_run_figures);
+	tcase_add_test(tab, test_run_table_verdict_gives_the_exit_status_first);
 	suite_add_tcase(s, tab);
-	tcase_add_test(opts, run_help_is_memtrace_runs);
-	tcase_add_test(opts, run_refuses_a_bad_command_line_as_memtrace_run_does);
-	tcase_add_test(opts, run_makes_the_directory_and_refuses_what_it_cannot_use);
+	tcase_add_test(opts, test_run_help_is_memtrace_runs);
+	tcase_add_test(opts, test_run_refuses_a_bad_command_line_as_memtrace_run_does);
+	tcase_add_test(opts, test_run_makes_the_directory_and_refuses_what_it_cannot_use);
 	suite_add_tcase(s, opts);
-	tcase_add_test(oom, oom_fail_prints_the_call_and_its_stack);
-	tcase_add_test(oom, oom_fail_demangles_cxx_names);
-	tcase_add_test(oom, oom_fail_names_at_most_eight_frames);
-	tcase_add_test(oom, oom_fail_says_when_no_stack_was_recorded);
-	tcase_add_test(oom, oom_fail_finds_nothing_when_allocation_n_did_not_fail);
+	tcase_add_test(oom, test_oom_fail_prints_the_call_and_its_stack);
+	tcase_add_test(oom, test_oom_fail_demangles_cxx_names);
+	tcase_add_test(oom, test_oom_fail_names_at_most_eight_frames);
+	tcase_add_test(oom, test_oom_fail_says_when_no_stack_was_recorded);
+	tcase_add_test(oom, test_oom_fail_finds_nothing_when_allocation_n_did_not_fail);
 	suite_add_tcase(s, oom);
-	tcase_add_test(oline, oom_fail_exit_gives_the_row_and_the_runs_lines);
-	tcase_add_test(oline, oom_fail_exit_cannot_read_a_missing_trace);
+	tcase_add_test(oline, test_oom_fail_exit_gives_the_row_and_the_runs_lines);
+	tcase_add_test(oline, test_oom_fail_exit_cannot_read_a_missing_trace);
 	suite_add_tcase(s, oline);
 	return s;
 }

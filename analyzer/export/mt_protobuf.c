@@ -1,9 +1,9 @@
 /*
- * mt_proto: a protocol buffers encoder for the few wire types
+ * mt_protobuf: a protocol buffers encoder for the few wire types
  * profile.proto uses, and its string table.  It must never leave half a
  * field in a buffer, nor give one string two indices.
  */
-#include "../export/mt_proto.h"
+#include "../export/mt_protobuf.h"
 
 #include <string.h>
 
@@ -28,7 +28,7 @@ static size_t encode_varint(unsigned char *p, uint64_t v)
 	return n;
 }
 
-int mt_proto_add_varint(mt_buf_t *b, uint64_t v)
+int mt_protobuf_add_varint(mt_buf_t *b, uint64_t v)
 {
 	unsigned char p[VARINT_MAX];
 
@@ -45,22 +45,22 @@ static int add_varint_field(mt_buf_t *b, uint32_t field, uint64_t v)
 	return mt_buf_add(b, p, n);
 }
 
-int mt_proto_add_uint(mt_buf_t *b, uint32_t field, uint64_t v)
+int mt_protobuf_add_uint(mt_buf_t *b, uint32_t field, uint64_t v)
 {
 	return v ? add_varint_field(b, field, v) : MT_OK;
 }
 
-int mt_proto_add_int(mt_buf_t *b, uint32_t field, int64_t v)
+int mt_protobuf_add_int(mt_buf_t *b, uint32_t field, int64_t v)
 {
 	return v ? add_varint_field(b, field, (uint64_t)v) : MT_OK;
 }
 
-int mt_proto_add_bool(mt_buf_t *b, uint32_t field, int v)
+int mt_protobuf_add_bool(mt_buf_t *b, uint32_t field, int v)
 {
 	return v ? add_varint_field(b, field, 1) : MT_OK;
 }
 
-int mt_proto_add_bytes(mt_buf_t *b, uint32_t field, const void *p, size_t n)
+int mt_protobuf_add_bytes(mt_buf_t *b, uint32_t field, const void *p, size_t n)
 {
 	unsigned char head[2 * VARINT_MAX];
 	size_t k = encode_varint(head, (uint64_t)field << 3 | WIRE_LEN);
@@ -73,8 +73,8 @@ int mt_proto_add_bytes(mt_buf_t *b, uint32_t field, const void *p, size_t n)
 	return rc;
 }
 
-int mt_proto_add_packed(mt_buf_t *b, uint32_t field, const uint64_t *v,
-			size_t n)
+int mt_protobuf_add_packed(mt_buf_t *b, uint32_t field, const uint64_t *v,
+			   size_t n)
 {
 	unsigned char head[2 * VARINT_MAX], p[VARINT_MAX];
 	size_t len = 0, k, mark = b->len;
@@ -110,29 +110,29 @@ static uint64_t hash_bytes(const char *s, size_t n)
 	return h;
 }
 
-int mt_proto_strtab_init(mt_proto_strtab_t *t)
+int mt_protobuf_strtab_init(mt_protobuf_strtab_t *t)
 {
 	int64_t zero;
 
 	memset(t, 0, sizeof(*t));
 	mt_buf_init(&t->text, 0);
 	mt_map_init(&t->by_hash, sizeof(strtab_entry_t));
-	if (mt_proto_strtab_index(t, "", 0, &zero)) {
-		mt_proto_strtab_release(t);
+	if (mt_protobuf_strtab_index(t, "", 0, &zero)) {
+		mt_protobuf_strtab_release(t);
 		return MT_ENOMEM;
 	}
 	return MT_OK;
 }
 
-void mt_proto_strtab_release(mt_proto_strtab_t *t)
+void mt_protobuf_strtab_release(mt_protobuf_strtab_t *t)
 {
 	mt_buf_release(&t->text);
 	mt_map_release(&t->by_hash);
 	t->n = 0;
 }
 
-int mt_proto_strtab_index(mt_proto_strtab_t *t, const char *s, size_t n,
-			  int64_t *out)
+int mt_protobuf_strtab_index(mt_protobuf_strtab_t *t, const char *s, size_t n,
+			     int64_t *out)
 {
 	strtab_entry_t *e;
 	size_t mark = t->text.len;
@@ -160,8 +160,8 @@ int mt_proto_strtab_index(mt_proto_strtab_t *t, const char *s, size_t n,
 	return MT_OK;
 }
 
-int mt_proto_strtab_add(mt_buf_t *b, uint32_t field,
-			const mt_proto_strtab_t *t)
+int mt_protobuf_strtab_add(mt_buf_t *b, uint32_t field,
+			   const mt_protobuf_strtab_t *t)
 {
 	size_t mark = b->len, off = 0;
 	int rc = MT_OK;
@@ -170,7 +170,7 @@ int mt_proto_strtab_add(mt_buf_t *b, uint32_t field,
 	for (size_t i = 0; !rc && i < t->n; i++) {
 		size_t len = strlen(t->text.data + off);
 
-		rc = mt_proto_add_bytes(b, field, t->text.data + off, len);
+		rc = mt_protobuf_add_bytes(b, field, t->text.data + off, len);
 		off += len + 1;
 	}
 	if (rc)

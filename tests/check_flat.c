@@ -1,7 +1,7 @@
 /*
- * check_fast: the general fast path (mt_fast) against json-c, the
- * reference.  Whenever mt_fast_parse() accepts a line (returns anything
- * but DECLINED), mt_jsonc_parse() must return the same verdict, the same
+ * check_flat: the general fast path (mt_flat) against json-c, the
+ * reference.  Whenever mt_flat_parse() accepts a line (returns anything
+ * but DECLINED), mt_any_json_parse() must return the same verdict, the same
  * reason and an identical mt_event_t (mt_test_diff_line(), which holds
  * the exact matcher and the dispatch to json-c on the same lines).  The
  * lines are those of the fixture traces, a corpus written here, many
@@ -97,7 +97,7 @@ static size_t render(const gline_t *g, char *out, size_t cap)
 	return n;
 }
 
-/* The fast path may leave numbers of 20 digits to json-c (mt_fast.c:
+/* The fast path may leave numbers of 20 digits to json-c (mt_flat.c:
  * scan_digits); the preload's sizes, ids and times have fewer. */
 #define TWENTY_DIGITS 10000000000000000000ull
 
@@ -740,7 +740,7 @@ static void check_generated(mt_test_diff_t *d, const gline_t *g,
 		 what, field, mt_test_show(line, len));
 }
 
-START_TEST(generated_lines_take_the_fast_path)
+START_TEST(test_generated_lines_take_the_fast_path)
 {
 	static gline_t g;
 	static char line[MAX_FIELDS * 1700];
@@ -766,7 +766,7 @@ START_TEST(generated_lines_take_the_fast_path)
 }
 END_TEST
 
-START_TEST(mutated_lines_agree)
+START_TEST(test_mutated_lines_agree)
 {
 	static gline_t g, m;
 	static char line[MAX_FIELDS * 1700 + 4096];
@@ -909,7 +909,7 @@ static const char *const corpus_declined[] = {
 	"null",
 };
 
-START_TEST(corpus_lines_agree)
+START_TEST(test_corpus_lines_agree)
 {
 	mt_test_diff_t d;
 	mt_event_t ev;
@@ -972,7 +972,7 @@ static uint64_t diff_file(mt_test_diff_t *d, const char *path)
 	return n;
 }
 
-START_TEST(fixture_lines_agree)
+START_TEST(test_fixture_lines_agree)
 {
 	char *demo = mt_test_fixture("demo.jsonl");
 	char *dir = mt_test_fixture("traces");
@@ -1008,17 +1008,17 @@ START_TEST(fixture_lines_agree)
 }
 END_TEST
 
-Suite *mt_suite_fast(void)
+Suite *mt_suite_flat(void)
 {
-	Suite *s = suite_create("fast");
+	Suite *s = suite_create("flat");
 	TCase *tc;
 
 	tc = tcase_create("differential");
 	tcase_set_timeout(tc, 180); /* a few seconds; minutes under ASan */
-	tcase_add_test(tc, corpus_lines_agree);
-	tcase_add_test(tc, fixture_lines_agree);
-	tcase_add_test(tc, generated_lines_take_the_fast_path);
-	tcase_add_test(tc, mutated_lines_agree);
+	tcase_add_test(tc, test_corpus_lines_agree);
+	tcase_add_test(tc, test_fixture_lines_agree);
+	tcase_add_test(tc, test_generated_lines_take_the_fast_path);
+	tcase_add_test(tc, test_mutated_lines_agree);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,5 +1,5 @@
 /*
- * check_jsonc: json-c's path (mt_jsonc), the only one that says a line is
+ * check_any_json: json-c's path (mt_any_json), the only one that says a line is
  * not JSON: what is not a JSON object, a NUL byte, and UTF-8 that RFC 3629
  * forbids though json-c's own check lets it through.  Every line is also
  * held to the other paths (mt_test_expect()).
@@ -11,7 +11,7 @@
 #include "mt_test_parse.h"
 #include "../analyzer/parse/mt_parse.h"
 
-START_TEST(verdict_not_event_for_non_objects)
+START_TEST(test_verdict_not_event_for_non_objects)
 {
 	static const char *const lines[] = {
 		"", " ", "[]", "[{\"v\":1,\"seq\":1,\"kind\":\"trace.start\"}]",
@@ -49,7 +49,7 @@ END_TEST
 /* json-c's own UTF-8 check lets overlong forms and surrogates through;
  * the reader does not, whichever key or value holds them, so that no row
  * ever copies them out.  A valid sequence of each length is an event. */
-START_TEST(verdict_not_event_for_utf8_json_c_lets_through)
+START_TEST(test_verdict_not_event_for_utf8_json_c_lets_through)
 {
 	static const char *const bad[] = {
 		"\xc0\x80", "\xe0\x80\xaf", "\xf0\x80\x80\xaf", "\xed\xa0\x80",
@@ -78,15 +78,15 @@ START_TEST(verdict_not_event_for_utf8_json_c_lets_through)
 }
 END_TEST
 
-Suite *mt_suite_jsonc(void)
+Suite *mt_suite_any_json(void)
 {
-	Suite *s = suite_create("jsonc");
+	Suite *s = suite_create("any_json");
 	TCase *tc;
 
 	tc = tcase_create("verdicts");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, verdict_not_event_for_non_objects);
-	tcase_add_test(tc, verdict_not_event_for_utf8_json_c_lets_through);
+	tcase_add_test(tc, test_verdict_not_event_for_non_objects);
+	tcase_add_test(tc, test_verdict_not_event_for_utf8_json_c_lets_through);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,5 +1,5 @@
 /*
- * mt_exact: the exact-layout matcher, the parser of nearly every line.
+ * mt_block_line: the exact-layout matcher, the parser of nearly every line.
  * It takes only the block events (alloc, free, resize, remap, alloc.fail)
  * exactly as the preload writes them: keys in the preload's order, no
  * whitespace, lower-case hex, integers without leading zeros.  It fills
@@ -11,8 +11,8 @@
  * verdict.  It allocates nothing and reads at most MT_PARSE_EXACT_SPAN
  * bytes from a line's start.
  */
-#ifndef MT_EXACT_H
-#define MT_EXACT_H
+#ifndef MT_BLOCK_LINE_H
+#define MT_BLOCK_LINE_H
 
 #include <stddef.h>
 
@@ -20,19 +20,19 @@
 
 /* The line line[0..len), without its '\n'.  A declined line leaves *ev as
  * it was. */
-mt_parse_result_t mt_exact_parse(mt_parser_t *p, const char *line, size_t len,
-				 mt_event_t *ev);
+mt_parse_result_t mt_block_line_parse(mt_parser_t *p, const char *line, size_t len,
+				      mt_event_t *ev);
 
 /*
- * mt_exact_parse() on the line that starts at s, finding its end itself,
+ * mt_block_line_parse() on the line that starts at s, finding its end itself,
  * for a reader that hands out its buffer rather than lines: the
  * MT_PARSE_EXACT_SPAN bytes at s must be readable (and are read only as
  * far as the line's '\n').  On MT_PARSE_OK the line is s[0..*len), its
- * first '\n' is s[*len], and the event is mt_exact_parse()'s of it; a line
- * without a '\n' within the span declines.  Unlike mt_exact_parse(), a
+ * first '\n' is s[*len], and the event is mt_block_line_parse()'s of it; a line
+ * without a '\n' within the span declines.  Unlike mt_block_line_parse(), a
  * declined line leaves *ev partly written.
  */
-mt_parse_result_t mt_exact_parse_window(mt_parser_t *p, const char *s,
-					mt_event_t *ev, size_t *len);
+mt_parse_result_t mt_block_line_parse_window(mt_parser_t *p, const char *s,
+					     mt_event_t *ev, size_t *len);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * mt_fast: the general fast path.  It reads the flat, compact objects a
+ * mt_flat: the general fast path.  It reads the flat, compact objects a
  * JSONL writer like the preload makes (no whitespace, no escapes, no
  * nesting but an array of integers) into the validator's record, so that
  * the lines the exact matcher does not know (frame, stack, allocator,
@@ -9,7 +9,7 @@
  * doubt it declines, and json-c judges.  It allocates nothing per line but
  * the parser's frames storage.
  */
-#include "../parse/mt_fast.h"
+#include "../parse/mt_flat.h"
 
 #include <string.h>
 
@@ -20,7 +20,7 @@
 #include <emmintrin.h>
 #endif
 
-void mt_fast_init(mt_parser_t *p)
+void mt_flat_init(mt_parser_t *p)
 {
 	memset(p->next_key, 0xff, sizeof(p->next_key));
 	for (int f = 0; f < MT_F_COUNT; f++) {
@@ -292,7 +292,7 @@ static inline const char *scan_hex_string(const char *s, uint64_t *out)
 	return d + 1;
 }
 
-mt_parse_result_t mt_fast_parse(mt_parser_t *p, const char *line, size_t len,
+mt_parse_result_t mt_flat_parse(mt_parser_t *p, const char *line, size_t len,
 				mt_event_t *ev)
 {
 	const char *s, *last;

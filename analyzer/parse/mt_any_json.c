@@ -1,16 +1,16 @@
 /*
- * mt_jsonc: the reference path.  json-c, in strict mode with UTF-8
+ * mt_any_json: the reference path.  json-c, in strict mode with UTF-8
  * validation, reads a line into the validator's record; it judges every
  * line the faster paths decline, and a line is not JSON only when it says
  * so.
  *
  * It must never pass on a value json-c altered: a number json-c clamps
- * (mt_jsonc_number_out_of_range()), bytes json-c's UTF-8 check lets
+ * (mt_any_json_number_out_of_range()), bytes json-c's UTF-8 check lets
  * through, a line that would cost json-c unbounded memory.  Its only
  * allocations are json-c's objects, alive until the next line, and the
  * parser's frames storage.
  */
-#include "../parse/mt_jsonc.h"
+#include "../parse/mt_any_json.h"
 
 #include <errno.h>
 #include <json-c/json.h>
@@ -21,7 +21,7 @@
 #include "../parse/mt_validate.h"
 #include "../../common/mt_utf8.h"
 
-int mt_jsonc_init(mt_parser_t *p)
+int mt_any_json_init(mt_parser_t *p)
 {
 	p->tok = json_tokener_new();
 	if (!p->tok)
@@ -31,7 +31,7 @@ int mt_jsonc_init(mt_parser_t *p)
 	return MT_OK;
 }
 
-void mt_jsonc_release(mt_parser_t *p)
+void mt_any_json_release(mt_parser_t *p)
 {
 	if (p->obj)
 		json_object_put(p->obj);
@@ -131,7 +131,7 @@ static int too_many_containers(const char *s, size_t len)
  * strings a '-' or a digit starts a number, and a delimiter ends it
  * before len.
  */
-int mt_jsonc_number_out_of_range(const char *s, size_t len)
+int mt_any_json_number_out_of_range(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++) {
 		uint64_t v = 0;
@@ -170,8 +170,8 @@ int mt_jsonc_number_out_of_range(const char *s, size_t len)
 	return 0;
 }
 
-mt_parse_result_t mt_jsonc_parse(mt_parser_t *p, const char *line, size_t len,
-				  mt_event_t *ev)
+mt_parse_result_t mt_any_json_parse(mt_parser_t *p, const char *line, size_t len,
+				    mt_event_t *ev)
 {
 	struct json_tokener *tok = p->tok;
 	struct json_object *o;
@@ -205,7 +205,7 @@ mt_parse_result_t mt_jsonc_parse(mt_parser_t *p, const char *line, size_t len,
 	json_tokener_reset(tok);
 	/* json-c does not report running out of memory; malloc leaves
 	 * ENOMEM behind, so errno is the only witness.  (Nor does it report
-	 * numbers out of range: see mt_jsonc_number_out_of_range().) */
+	 * numbers out of range: see mt_any_json_number_out_of_range().) */
 	errno = 0;
 	o = json_tokener_parse_ex(tok, line, (int)len);
 	if (errno == ENOMEM) {
@@ -228,7 +228,7 @@ mt_parse_result_t mt_jsonc_parse(mt_parser_t *p, const char *line, size_t len,
 		p->why = "it is not a JSON object";
 		return MT_PARSE_NOT_EVENT;
 	}
-	range_error = mt_jsonc_number_out_of_range(line, len);
+	range_error = mt_any_json_number_out_of_range(line, len);
 	raw.seen = 0;
 	raw.kind = -1;
 	for (int f = 0; f < MT_F_COUNT; f++) {

@@ -1,5 +1,5 @@
 /*
- * mt_exact: the exact-layout matcher, the parser of nearly every line.
+ * mt_block_line: the exact-layout matcher, the parser of nearly every line.
  * It reads the block events (alloc, free, resize, remap, alloc.fail)
  * exactly as the preload writes them, byte for byte, and fills the event
  * itself, with no record of fields and no key lookup in between.
@@ -9,7 +9,7 @@
  * declines anything else to the paths after it.  It never allocates and
  * never reads past MT_PARSE_EXACT_SPAN bytes from a line's start.
  */
-#include "../parse/mt_exact.h"
+#include "../parse/mt_block_line.h"
 
 #include <string.h>
 
@@ -27,7 +27,7 @@
  * preload writes them), no whitespace, v exactly 1, integers of 1 to 19
  * digits without a leading zero, pointers "0x" and 1 to 16 lower-case hex
  * digits, kind and fn names memtrace knows, and '}' the line's last byte,
- * followed by its '\n' (mt_exact_parse() adds one).  Such a line is
+ * followed by its '\n' (mt_block_line_parse() adds one).  Such a line is
  * valid JSON, json-c reads the same values from it, and nothing in it is
  * out of range.  Anything else declines, to the general fast path and then
  * json-c, so the matcher can only save time, never change a verdict: about
@@ -201,7 +201,7 @@ _Static_assert(((X_ALIGN | X_STACK | X_TID | X_T | X_FN) &
  *
  * each with [tid] and [t], a present stack non-zero; every other key is
  * not read and leaves its field of the event 0: its number goes to a
- * scratch word instead of the event.  tests/check_exact.c holds this to
+ * scratch word instead of the event.  tests/check_block_line.c holds this to
  * json-c on every field of every event.  On DECLINED the event holds
  * garbage.
  *
@@ -374,7 +374,7 @@ exact_match(mt_parser_t *p, const char *line, mt_event_t *ev, size_t *len)
 	 * event compiles to rep stos, which cost a sixth of this function.
 	 * The assertion catches a field added to mt_event_t but not here. */
 	_Static_assert(sizeof(mt_event_t) == 256,
-		       "mt_exact_parse() sets every field of mt_event_t");
+		       "mt_block_line_parse() sets every field of mt_event_t");
 	ev->kind = (mt_kind_t)kind;
 	ev->ptr = ev->new_ptr = ev->size = ev->align = ev->stack = 0;
 	ev->tid = ev->t = 0;
@@ -405,14 +405,14 @@ exact_match(mt_parser_t *p, const char *line, mt_event_t *ev, size_t *len)
 #undef EXACT_PTR
 #undef LIT
 
-mt_parse_result_t mt_exact_parse_window(mt_parser_t *p, const char *s,
-					mt_event_t *ev, size_t *len)
+mt_parse_result_t mt_block_line_parse_window(mt_parser_t *p, const char *s,
+					     mt_event_t *ev, size_t *len)
 {
 	return exact_match(p, s, ev, len);
 }
 
-mt_parse_result_t mt_exact_parse(mt_parser_t *p, const char *line, size_t len,
-				 mt_event_t *ev)
+mt_parse_result_t mt_block_line_parse(mt_parser_t *p, const char *line, size_t len,
+				      mt_event_t *ev)
 {
 	/* The line and its '\n' in a buffer the matcher may read past; the
 	 * bytes after them are zeros, which no scan reads as content. */

@@ -1,12 +1,12 @@
 /*
- * check_exact: the exact-layout matcher (mt_exact) against json-c, the
- * reference.  mt_exact_parse() must say OK with json-c's event, or
+ * check_block_line: the exact-layout matcher (mt_block_line) against json-c, the
+ * reference.  mt_block_line_parse() must say OK with json-c's event, or
  * DECLINED, reading each line from a buffer of its exact length, and
- * mt_exact_parse_window() the same of the line as the reader's buffer
+ * mt_block_line_parse_window() the same of the line as the reader's buffer
  * holds it (mt_test_diff_line()): on tens of thousands of block events
  * written as the preload writes them, which it must take with the values
  * they were written with, and on every single-byte change of typical
- * ones.  check_fast holds it to json-c on the fast path's lines too.  The
+ * ones.  check_flat holds it to json-c on the fast path's lines too.  The
  * PRNG seed is fixed so a failure reproduces; a failure prints the line.
  */
 #include <inttypes.h>
@@ -17,7 +17,7 @@
 
 #include "mt_test.h"
 #include "mt_test_parse.h"
-#include "../analyzer/parse/mt_exact.h"
+#include "../analyzer/parse/mt_block_line.h"
 #include "../analyzer/parse/mt_parse.h"
 #include "../common/mt_event.h"
 
@@ -132,7 +132,7 @@ static const mt_kind_t block_kinds[] = {
 };
 #define NBLOCK_KINDS (sizeof(block_kinds) / sizeof(block_kinds[0]))
 
-START_TEST(exact_matcher_takes_preload_lines)
+START_TEST(test_exact_matcher_takes_preload_lines)
 {
 	static char line[1024];
 	mt_test_diff_t d;
@@ -147,7 +147,7 @@ START_TEST(exact_matcher_takes_preload_lines)
 		const char *field;
 
 		snprintf(what, sizeof(what), "preload line %d", i);
-		mt_quiet(mt_exact_parse(&d.exact, line, len, &ev) ==
+		mt_quiet(mt_block_line_parse(&d.exact, line, len, &ev) ==
 				      MT_PARSE_OK,
 			      "%s: the exact matcher declined %s", what,
 			      mt_test_show(line, len));
@@ -214,7 +214,7 @@ static void mutate_each_byte(mt_test_diff_t *d, const char *orig, const char *wh
 	free(buf);
 }
 
-START_TEST(exact_matcher_single_byte_mutations_agree)
+START_TEST(test_exact_matcher_single_byte_mutations_agree)
 {
 	static char line[1024];
 	mt_test_diff_t d;
@@ -249,15 +249,15 @@ START_TEST(exact_matcher_single_byte_mutations_agree)
 	mt_test_diff_release(&d);
 }
 
-Suite *mt_suite_exact(void)
+Suite *mt_suite_block_line(void)
 {
-	Suite *s = suite_create("exact");
+	Suite *s = suite_create("block_line");
 	TCase *tc;
 
 	tc = tcase_create("differential");
 	tcase_set_timeout(tc, 180); /* a few seconds; minutes under ASan */
-	tcase_add_test(tc, exact_matcher_takes_preload_lines);
-	tcase_add_test(tc, exact_matcher_single_byte_mutations_agree);
+	tcase_add_test(tc, test_exact_matcher_takes_preload_lines);
+	tcase_add_test(tc, test_exact_matcher_single_byte_mutations_agree);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,8 +1,8 @@
 /*
- * mt_runs: memtrace-run's lines (mt_runs.h).  Each function reads what it
+ * mt_run_lines: memtrace-run's lines (mt_run_lines.h).  Each function reads what it
  * is given whole, renders into a buffer and prints nothing.
  */
-#include "../gates/mt_runs.h"
+#include "../gates/mt_run_lines.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -38,7 +38,7 @@ static void copy_str(char *dst, size_t cap, const char *s)
 /* The row in line into row; a sentence in why when it says
  * summary_written with no summary to read.  A line that is no row leaves
  * the state empty, as a file with no line does. */
-static int read_row(void *tok, const mt_line_t *line, mt_runs_row_t *row,
+static int read_row(void *tok, const mt_line_t *line, mt_run_lines_row_t *row,
 		    char *why, size_t cap)
 {
 	struct json_object *o, *v, *summary;
@@ -74,8 +74,8 @@ static int read_row(void *tok, const mt_line_t *line, mt_runs_row_t *row,
 	return rc;
 }
 
-int mt_runs_last_row(const char *path, mt_runs_row_t *row, int *err,
-		     char *why, size_t cap)
+int mt_run_lines_last_row(const char *path, mt_run_lines_row_t *row, int *err,
+			  char *why, size_t cap)
 {
 	mt_reader_t reader;
 	mt_line_t line;
@@ -119,8 +119,8 @@ cleanup:
 	return rc;
 }
 
-int mt_runs_add_figures(mt_buf_t *b, uint64_t allocations, uint64_t peak,
-			const char *status)
+int mt_run_lines_add_figures(mt_buf_t *b, uint64_t allocations, uint64_t peak,
+			     const char *status)
 {
 	size_t mark = b->len;
 	int rc;
@@ -136,7 +136,7 @@ cleanup:
 	return rc;
 }
 
-uint64_t mt_runs_median(const uint64_t *v, size_t n)
+uint64_t mt_run_lines_median(const uint64_t *v, size_t n)
 {
 	uint64_t a = v[(n - 1) / 2], b = v[n / 2];
 
@@ -306,7 +306,7 @@ static int render_table(mt_buf_t *b, const run_t *runs, size_t n,
 					v[k++] = runs[i].fig[f];
 			qsort(v, k, sizeof(*v), cmp_u64);
 			stat[f][0] = v[0];
-			stat[f][1] = mt_runs_median(v, k);
+			stat[f][1] = mt_run_lines_median(v, k);
 			stat[f][2] = v[k - 1];
 		}
 		ADD(mt_buf_add_str(b, "                          min       "
@@ -372,8 +372,8 @@ static int add_verdict(mt_buf_t *b, mt_buf_t *note, const run_t *runs,
 		       MT_ENOMEM : MT_OK;
 }
 
-int mt_runs_table(const char *path, const char *name, const char *rows,
-		  int flags, mt_buf_t *out, int *err, char *why, size_t cap)
+int mt_run_lines_table(const char *path, const char *name, const char *rows,
+		       int flags, mt_buf_t *out, int *err, char *why, size_t cap)
 {
 	mt_buf_t note = MT_BUF_INIT;
 	mt_reader_t reader;
@@ -420,10 +420,10 @@ int mt_runs_table(const char *path, const char *name, const char *rows,
 	} else if (!n) {
 		snprintf(why, cap, "it holds no run's figures");
 		rc = MT_ECORRUPT;
-	} else if (!(rc = (flags & MT_RUNS_VERDICT) ?
+	} else if (!(rc = (flags & MT_RUN_LINES_VERDICT) ?
 				  add_verdict(out, &note, runs, n,
-					      flags & MT_RUNS_STRICT) : MT_OK) &&
-		   !(rc = (flags & MT_RUNS_QUIET) ? MT_OK :
+					      flags & MT_RUN_LINES_STRICT) : MT_OK) &&
+		   !(rc = (flags & MT_RUN_LINES_QUIET) ? MT_OK :
 				  render_table(out, runs, n, name, rows))) {
 		rc = mt_buf_add(out, note.data, note.len);
 	}
@@ -456,8 +456,8 @@ static int add_stack(mt_buf_t *b, const mt_heap_t *h, uint64_t id)
 	       mt_buf_add_str(b, "\n") ? MT_ENOMEM : MT_OK;
 }
 
-int mt_runs_oom(const char *path, uint64_t n, mt_buf_t *out, int *found,
-		int *err)
+int mt_run_lines_oom(const char *path, uint64_t n, mt_buf_t *out, int *found,
+		     int *err)
 {
 	mt_reader_t reader;
 	mt_line_t line;
@@ -522,14 +522,14 @@ cleanup:
 
 /* ---- a sweep run's lines ---- */
 
-int mt_runs_oom_line(const mt_runs_oom_run_t *r, mt_buf_t *out, int *err)
+int mt_run_lines_oom_line(const mt_run_lines_oom_run_t *r, mt_buf_t *out, int *err)
 {
 	mt_buf_t fail = MT_BUF_INIT;
 	char what[64], result[96];
 	const char *call, *stack = NULL, *kind;
 	int found = 0, rc;
 
-	if ((rc = mt_runs_oom(r->trace, r->n, &fail, &found, err)))
+	if ((rc = mt_run_lines_oom(r->trace, r->n, &fail, &found, err)))
 		goto cleanup;
 	if (found) {
 		/* Two lines, "CALL\nSTACK\n": split in place. */
