@@ -91,9 +91,8 @@ static int runtime_module(const mt_frame_t *f)
 	return 0;
 }
 
-/* Whether level l of frame f is the allocator's, not the program's. */
-static int is_machinery(const mt_label_opts_t *o, const mt_frame_t *f,
-			const mt_srcline_level_t *l)
+int mt_label_is_machinery(const mt_label_opts_t *o, const mt_frame_t *f,
+			  const mt_srcline_level_t *l)
 {
 	if (!machinery_ready)
 		machinery_ready = regcomp(&machinery_re, machinery,
@@ -168,7 +167,7 @@ static int levels_of(const mt_heap_t *h, mt_srcline_t *lines,
 				rc = MT_ENOMEM;
 				goto cleanup;
 			}
-			if (!found && !is_machinery(o, f, &l)) {
+			if (!found && !mt_label_is_machinery(o, f, &l)) {
 				out->own = out->n;
 				found = 1;
 			}

@@ -35,6 +35,11 @@ typedef struct {
 int mt_label_opts_add(mt_label_opts_t *o, const char *pattern);
 void mt_label_opts_release(mt_label_opts_t *o);
 
+/* Whether level l of frame f (NULL: unknown) is the allocator's or the
+ * runtime's, not the program's own (opts may be NULL). */
+int mt_label_is_machinery(const mt_label_opts_t *opts, const mt_frame_t *f,
+			  const mt_srcline_level_t *l);
+
 /*
  * The labels of sites[0, n) of heap h, in *out (an array of n strings,
  * all mt_mem memory; free with mt_label_free()).  opts may be NULL.
