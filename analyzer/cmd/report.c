@@ -1,6 +1,7 @@
 /*
  * report: `memtrace report TRACE [--top N] [--strict] [-o FILE]
- * [--allocator NAME] [--suppressions FILE] [--no-default-suppressions]`,
+ * [--allocator NAME] [--alloc-fn REGEX] [--suppressions FILE]
+ * [--no-default-suppressions]`,
  * the report people read (mt_report).  It must take its figures from a
  * trace that is evidence only, and write the report whole or not at all.
  */
@@ -15,12 +16,13 @@
 
 static const char usage[] =
 	"usage: memtrace report TRACE [--top N] [--strict] [-o FILE]\n"
-	"                       [--allocator NAME] [--suppressions FILE]\n"
-	"                       [--no-default-suppressions]\n"
+	"                       [--allocator NAME] [--alloc-fn REGEX]\n"
+	"                       [--suppressions FILE] [--no-default-suppressions]\n"
 	"\n"
 	"Write a report to read: the integrity verdict, the totals, then the top\n"
 	"sites by peak contribution, by bytes leaked, by calls and by temporary\n"
-	"allocations, each with its stack and source lines.\n"
+	"allocations, each named by its first frame in the program's own code,\n"
+	"with its stack and source lines.\n"
 	"\n"
 	"  --top N              sites in each list (default 10; 0: totals alone)\n"
 	"  --strict             exit 1 when the trace is not complete\n"
