@@ -725,7 +725,7 @@ static int add_stack(mt_buf_t *b, page_t *g, const site_t *s)
 				ADD(mt_buf_add_str(&g->scratch, ":"));
 				ADD(mt_buf_add_u64(&g->scratch, l.line));
 			}
-			if (l.inlined)
+			if (l.file && l.inlined)
 				ADD(mt_buf_add_str(&g->scratch, " (inlined)"));
 			ADD(strings_index(&g->strs, g->scratch.data ?
 					  g->scratch.data : "",
