@@ -120,9 +120,15 @@ COMPLETION = $(BUILD)/completion/memtrace
 WORKLOAD_C = $(wildcard tests/workloads/*.c)
 WORKLOAD_CXX = $(wildcard tests/workloads/*.cpp)
 WORKLOAD_SO = $(wildcard tests/workloads/so/*.c)
+# tests/workloads/o2/: programs built -O2 -g, as users build theirs, for
+# what only an optimised build has (calls inlined several levels deep).
+WORKLOAD_O2_C = $(wildcard tests/workloads/o2/*.c)
+WORKLOAD_O2_CXX = $(wildcard tests/workloads/o2/*.cpp)
 WORKLOADS = $(WORKLOAD_C:tests/workloads/%.c=$(BUILD)/workloads/%) \
 	$(WORKLOAD_CXX:tests/workloads/%.cpp=$(BUILD)/workloads/%) \
-	$(WORKLOAD_SO:tests/workloads/so/%.c=$(BUILD)/workloads/lib%.so)
+	$(WORKLOAD_SO:tests/workloads/so/%.c=$(BUILD)/workloads/lib%.so) \
+	$(WORKLOAD_O2_C:tests/workloads/o2/%.c=$(BUILD)/workloads/o2/%) \
+	$(WORKLOAD_O2_CXX:tests/workloads/o2/%.cpp=$(BUILD)/workloads/o2/%)
 CXX ?= g++
 
 $(BUILD)/workloads/%: tests/workloads/%.c
@@ -141,6 +147,14 @@ $(API_WORKLOADS): $(BUILD)/workloads/%: tests/workloads/%.c include/memtrace.h
 $(BUILD)/workloads/lib%.so: tests/workloads/so/%.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) -std=gnu11 -O0 -g -fPIC -shared $(WARN) -o $@ $<
+
+$(BUILD)/workloads/o2/%: tests/workloads/o2/%.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $<
+
+$(BUILD)/workloads/o2/%: tests/workloads/o2/%.cpp
+	@mkdir -p $(dir $@)
+	$(call say,CXX,$<)$(CXX) -O2 -g $(WARN) -o $@ $<
 
 $(BUILD)/workloads/%: tests/workloads/%.cpp
 	@mkdir -p $(dir $@)

@@ -902,6 +902,61 @@ START_TEST(test_export_pprof_unfolds_inlined_calls_into_lines_of_one_location)
 }
 END_TEST
 
+/* wl_inl3 (-O2): inner -> middle -> main, each always_inline, so one
+ * return address stands for three functions.  Every export gives each
+ * its own name and line: pprof one location with three lines, innermost
+ * first; speedscope and DHAT a frame each, never main at inner's line. */
+START_TEST(test_export_gives_each_level_of_an_inline_chain_its_name_and_line)
+{
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = NULL, *src = NULL;
+	char *argv[2] = { NULL, NULL };
+	unsigned in = source_line_of("tests/workloads/o2/wl_inl3.c", "WL_INL3_INNER");
+	unsigned mid = source_line_of("tests/workloads/o2/wl_inl3.c", "WL_INL3_MIDDLE");
+	unsigned top = source_line_of("tests/workloads/o2/wl_inl3.c", "WL_INL3_MAIN");
+	const char *names[] = { "inner", "middle", "main" };
+	unsigned lines[] = { in, mid, top };
+	char want[1024];
+	mt_test_run_t r;
+	char *raw;
+
+	ck_assert_int_ne(asprintf(&prog, "%s/workloads/o2/wl_inl3",
+				  mt_test_build_dir()), -1);
+	ck_assert_int_ne(asprintf(&src, "%s/tests/workloads/o2/wl_inl3.c",
+				  mt_test_source_dir()), -1);
+	argv[0] = prog;
+	mt_test_run_traced(&r, argv, trace, NULL);
+	ck_assert_msg(r.status == 0, "wl_inl3 ended with %d: %s", r.status, r.err);
+	mt_test_run_release(&r);
+	raw = assert_pprof_totals(trace);
+	snprintf(want, sizeof(want),
+		 " inner %s:%u s=0\n             middle %s:%u s=0\n"
+		 "             main %s:%u s=0\n", src, in, src, mid, src, top);
+	ck_assert_msg(strstr(raw, want) != NULL, "no location\n%swithin:\n%s",
+		      want, raw);
+	free(raw);
+	mt_test_memtrace_in(&r, NULL, "export", "speedscope", trace, NULL);
+	for (int i = 0; i < 3; i++) {
+		snprintf(want, sizeof(want), "{\"name\":\"%s\",\"file\":\"%s\",\"line\":%u}",
+			 names[i], src, lines[i]);
+		ck_assert_msg(strstr(r.out, want) != NULL, "speedscope lacks %s", want);
+	}
+	snprintf(want, sizeof(want), "{\"name\":\"main\",\"file\":\"%s\",\"line\":%u}",
+		 src, in);
+	ck_assert_msg(strstr(r.out, want) == NULL, "speedscope has %s", want);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, NULL, "export", "dhat", trace, NULL);
+	for (int i = 0; i < 3; i++) {
+		snprintf(want, sizeof(want), ": %s (%s:%u)\"", names[i], src, lines[i]);
+		ck_assert_msg(strstr(r.out, want) != NULL, "DHAT lacks %s", want);
+	}
+	mt_test_run_release(&r);
+	free(src);
+	free(prog);
+	free(trace);
+}
+END_TEST
+
 /* A sampled trace (MEMTRACE_SAMPLE=64): the profile's figures are the
  * summary's estimates, and its period the sampling's mean. */
 START_TEST(test_export_pprof_of_a_sampled_trace_has_its_period_and_estimates)
@@ -977,6 +1032,7 @@ Suite *mt_suite_export(void)
 	tcase_add_test(tc, test_export_pprof_top_ranks_functions_by_the_chosen_sample_type);
 	tcase_add_test(tc, test_export_pprof_of_a_real_cxx_program_names_its_frames);
 	tcase_add_test(tc, test_export_pprof_unfolds_inlined_calls_into_lines_of_one_location);
+	tcase_add_test(tc, test_export_gives_each_level_of_an_inline_chain_its_name_and_line);
 	tcase_add_test(tc, test_export_pprof_of_a_sampled_trace_has_its_period_and_estimates);
 	tcase_add_test(tc, test_export_pprof_of_a_missing_or_corrupt_trace_writes_nothing);
 	suite_add_tcase(s, tc);

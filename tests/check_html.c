@@ -380,6 +380,58 @@ START_TEST(test_html_of_a_real_workload_has_its_sites_and_their_series)
 }
 END_TEST
 
+/* fixtures/report/app.jsonl's frames have no line (its modules are
+ * gone): each site has a label of its own, a frame without a line is
+ * "0xOFFSET in MODULE" and says no source file, never the module's path
+ * as if it were one; the xstrdup wrapper is passed over. */
+START_TEST(test_html_labels_each_site_and_names_no_module_as_a_file)
+{
+	char *trace = mt_test_fixture("report/app.jsonl"), *page;
+	json_object *data, *sites, *strs;
+	size_t len, n;
+	const char *labels[64];
+	int saw_offset = 0, saw_load_config = 0;
+
+	page = page_of(trace, 0, &len);
+	data = data_of(page);
+	sites = mt_test_json_member(data, "sites");
+	strs = mt_test_json_member(data, "strings");
+	n = json_object_array_length(sites);
+	ck_assert_uint_gt(n, 2);
+	ck_assert_uint_le(n, 64);
+	for (size_t i = 0; i < n; i++) {
+		json_object *site = json_object_array_get_idx(sites, i);
+		json_object *stack = mt_test_json_member(site, "stack");
+
+		labels[i] = json_object_get_string(json_object_array_get_idx(
+			strs, (size_t)json_object_get_int64(
+				mt_test_json_member(site, "label"))));
+		for (size_t k = 0; k < i; k++)
+			ck_assert_msg(strcmp(labels[i], labels[k]),
+				      "two sites labelled %s", labels[i]);
+		saw_load_config |= !strcmp(labels[i], "load_config+0x20 in app");
+		for (size_t f = 0; f < json_object_array_length(stack); f++) {
+			json_object *frame = json_object_array_get_idx(stack, f);
+			const char *name = json_object_get_string(json_object_array_get_idx(
+				strs, (size_t)json_object_get_int64(
+					json_object_array_get_idx(frame, 0))));
+			const char *where = json_object_get_string(json_object_array_get_idx(
+				strs, (size_t)json_object_get_int64(
+					json_object_array_get_idx(frame, 1))));
+
+			ck_assert_msg(!strstr(where, "/nonexistent/"),
+				      "%s is 'at' its module %s", name, where);
+			saw_offset |= !strcmp(name, "0x1360 in app");
+		}
+	}
+	ck_assert_msg(saw_offset, "no frame named 0x1360 in app");
+	ck_assert_msg(saw_load_config, "xstrdup's caller names no site");
+	json_object_put(data);
+	free(page);
+	free(trace);
+}
+END_TEST
+
 START_TEST(test_html_refuses_what_is_not_evidence_and_writes_no_file)
 {
 	char *invalid = mt_test_fixture("traces/invalid_not_json.jsonl");
@@ -449,6 +501,7 @@ Suite *mt_suite_html(void)
 	tcase_add_test(tc, test_html_leaves_suppressed_sites_out_of_the_leaked_figures);
 	tcase_add_test(tc, test_html_stays_under_5_mib_on_a_big_trace);
 	tcase_add_test(tc, test_html_of_a_real_workload_has_its_sites_and_their_series);
+	tcase_add_test(tc, test_html_labels_each_site_and_names_no_module_as_a_file);
 	tcase_add_test(tc, test_html_refuses_what_is_not_evidence_and_writes_no_file);
 	tcase_add_test(tc, test_html_usage_errors_exit_64_and_help_prints_the_usage);
 	tcase_add_test(tc, test_html_survives_every_allocation_failure);

@@ -907,12 +907,207 @@ START_TEST(test_report_shows_an_inlined_call_with_its_call_site)
 	mt_test_memtrace_in(&r, NULL, "report", trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	mt_quiet(line_with(r.out, "       app::dup_line(char const*) at ",
-			   "/tests/workloads/wl_inline.cpp:19, inlined into "
-			   "main at "),
+			   "/tests/workloads/wl_inline.cpp:19 (inlined) in /"),
 		 "no inlined app::dup_line in:\n%.3000s", r.out);
-	mt_quiet(line_with(r.out, ", inlined into main at ",
+	mt_quiet(line_with(r.out, "       main at ",
 			   "/tests/workloads/wl_inline.cpp:30 in /"),
 		 "no call site of app::dup_line in:\n%.3000s", r.out);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
+}
+END_TEST
+
+/* An -O2 -g workload of tests/workloads/o2/, traced; the caller frees. */
+static char *trace_o2(const char *dir, const char *name, char **prog)
+{
+	char *trace = mt_test_path(dir, "t.jsonl");
+
+	ck_assert_int_ne(asprintf(prog, "%s/workloads/o2/%s",
+				  mt_test_build_dir(), name), -1);
+	trace_program(*prog, trace);
+	return trace;
+}
+
+/*
+ * Every frame of prog's own module in trace, as `addr2line -f -i -C`
+ * lists the address before its return address, must be in the report
+ * level by level, consecutive: "NAME at FILE:LINE (inlined) in MODULE"
+ * for each inlined call, innermost first, then the frame's own function.
+ * The shell says which block is missing.
+ */
+static void report_matches_addr2line(const char *trace, const char *prog)
+{
+	char *dir = mt_test_scratch(), *report = mt_test_path(dir, "r.txt");
+	char *argv[] = { "/bin/sh", "-c",
+		"set -e; mod=$1; trace=$2; rep=$3; n=0\n"
+		"\"$4\" report --top 1000 \"$trace\" > \"$rep\"\n"
+		"for off in $(grep '\"kind\":\"frame\"' \"$trace\" |"
+		"  grep \"\\\"module\\\":\\\"$mod\\\"\" |"
+		"  sed 's/.*\"module_offset\":\"\\(0x[0-9a-f]*\\)\".*/\\1/'); do\n"
+		"  want=$(addr2line -f -i -C -e \"$mod\" $(printf '0x%x' $((off - 1))) |"
+		"    paste - - | sed 's/ (discriminator [0-9]*)//' |"
+		"    awk -F'\\t' -v m=\"$mod\" '{ l[NR] = \"       \" $1 \" at \" $2 }"
+		"      END { for (i = 1; i <= NR; i++) print l[i] (i < NR ? \" (inlined)\" : \"\") \" in \" m }')\n"
+		"  case $want in *'?\?'*) continue;; esac\n"
+		"  n=$((n + 1))\n"
+		"  grep -qF -- \"$want\" \"$rep\" || { echo \"report lacks:\"; echo \"$want\"; exit 1; }\n"
+		"  awk -v w=\"$want\" 'BEGIN { k = split(w, L, \"\\n\") }"
+		"    { a[NR] = $0 } END { for (i = 1; i + k - 1 <= NR; i++) {"
+		"      for (j = 1; j <= k && a[i + j - 1] == L[j]; j++); if (j > k) exit 0 }"
+		"      exit 1 }' \"$rep\" || { echo \"not in one run:\"; echo \"$want\"; exit 1; }\n"
+		"done\n"
+		"[ $n -gt 0 ] || { echo no frames of $mod; exit 1; }\n",
+		"sh", (char *)prog, (char *)trace, report, NULL, NULL };
+	char *memtrace = NULL;
+	mt_test_run_t r;
+
+	ck_assert_int_ne(asprintf(&memtrace, "%s/memtrace", mt_test_build_dir()), -1);
+	argv[7] = memtrace;
+	mt_test_run(&r, argv, NULL);
+	mt_quiet(r.status == 0, "report and addr2line differ: %s%s", r.out, r.err);
+	mt_test_run_release(&r);
+	free(memtrace);
+	free(report);
+}
+
+/* inner -> middle -> main, all always_inline at -O2: three levels, each
+ * with its own name and line, as addr2line -i gives them. */
+START_TEST(test_report_shows_every_level_of_an_inline_chain_as_addr2line)
+{
+	char *dir = mt_test_scratch(), *prog = NULL;
+	char *trace = trace_o2(dir, "wl_inl3", &prog);
+	mt_test_run_t r;
+
+	report_matches_addr2line(trace, prog);
+	mt_test_memtrace_in(&r, NULL, "report", trace, NULL);
+	mt_quiet(line_with(r.out, "       middle at ", "wl_inl3.c:22 (inlined) in /"),
+		 "no middle level in:\n%.3000s", r.out);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, NULL, "flamegraph", trace, NULL);
+	mt_quiet(strstr(r.out, ";main;middle;inner ") != NULL,
+		 "no main;middle;inner in the folded stacks:\n%.3000s", r.out);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
+}
+END_TEST
+
+/* The STL inlined into an -O2 program: every level as addr2line -i -C. */
+START_TEST(test_report_shows_an_optimised_stl_program_as_addr2line)
+{
+	char *dir = mt_test_scratch(), *prog = NULL;
+	char *trace = trace_o2(dir, "wl_stl", &prog);
+
+	report_matches_addr2line(trace, prog);
+	free(prog);
+	free(trace);
+}
+END_TEST
+
+/* Each "     site: " label of a report, counted; *distinct set when no
+ * two are equal. */
+static size_t site_labels(const char *out, const char *with, int *distinct,
+			  size_t *matching)
+{
+	const char *p = out;
+	char *seen[256];
+	size_t n = 0;
+
+	*distinct = 1;
+	*matching = 0;
+	while ((p = strstr(p, "\n     site: ")) && n < 256) {
+		const char *end = strchr(p + 1, '\n');
+		char *label = strndup(p + 12, end ? (size_t)(end - p - 12) : strlen(p + 12));
+		int dup = 0;
+
+		for (size_t i = 0; i < n; i++)
+			dup |= !strcmp(seen[i], label);
+		if (!dup) {
+			*matching += strstr(label, with) != NULL;
+			seen[n++] = label;
+		} else {
+			free(label);
+		}
+		p += 12;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(seen[i]);
+	return n;
+}
+
+/* The STL program's sites are named by its own lines, each apart from
+ * the others, never by operator new nor the containers' internals. */
+START_TEST(test_report_names_stl_sites_by_the_programs_own_lines)
+{
+	char *dir = mt_test_scratch(), *prog = NULL;
+	char *trace = trace_o2(dir, "wl_stl", &prog);
+	mt_test_run_t r;
+	int distinct;
+	size_t matching, n;
+
+	mt_test_memtrace_in(&r, NULL, "report", "--top", "1000", trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet(line_with(r.out, "     site: app::build", "wl_stl.cpp:20"),
+		 "no site at the key's line in:\n%.4000s", r.out);
+	mt_quiet(line_with(r.out, "     site: app::build", "wl_stl.cpp:21"),
+		 "no site at the push_back's line in:\n%.4000s", r.out);
+	mt_quiet(line_with(r.out, "     site: app::names", "wl_stl.cpp:31"),
+		 "no site at the emplace_back's line in:\n%.4000s", r.out);
+	mt_quiet(!strstr(r.out, "site: operator new") && !strstr(r.out, "site: std::"),
+		 "a site named by the allocator in:\n%.4000s", r.out);
+	/* Three sites share app::build's line 21 (the map's node, the
+	 * vector's first and its grown buffer): three labels. */
+	n = site_labels(r.out, "wl_stl.cpp:21", &distinct, &matching);
+	mt_quiet(n > 3 && matching >= 2, "%zu labels, %zu at line 21:\n%.4000s",
+		 n, matching, r.out);
+	mt_test_run_release(&r);
+	/* Within one list no label repeats. */
+	mt_test_memtrace_in(&r, NULL, "report", "--top", "1000", trace, NULL);
+	{
+		const char *calls = strstr(r.out, "\nCalls:");
+		const char *temp = calls ? strstr(calls, "\nTemporary:") : NULL;
+		char *list = calls ? strndup(calls, temp ? (size_t)(temp - calls) : strlen(calls)) : NULL;
+		size_t sites = 0;
+
+		ck_assert_ptr_nonnull(list);
+		for (const char *p = list; (p = strstr(p, "\n  #")); p++)
+			sites++;
+		n = site_labels(list, "", &distinct, &matching);
+		mt_quiet(n == sites, "%zu sites, %zu distinct labels:\n%s", sites, n, list);
+		free(list);
+	}
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
+}
+END_TEST
+
+/* --alloc-fn passes over a wrapper named by it: wl_inl3's inner() is
+ * one, and its site is named by middle(), or by main() past both. */
+START_TEST(test_report_passes_over_an_alloc_fn)
+{
+	char *dir = mt_test_scratch(), *prog = NULL;
+	char *trace = trace_o2(dir, "wl_inl3", &prog);
+	mt_test_run_t r;
+
+	mt_test_memtrace_in(&r, NULL, "report", trace, NULL);
+	mt_quiet(line_with(r.out, "     site: inner at ", "wl_inl3.c:13"),
+		 "no site named by inner in:\n%.3000s", r.out);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, NULL, "report", "--alloc-fn", "^inner$", trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet(line_with(r.out, "     site: middle at ", "wl_inl3.c:22"),
+		 "--alloc-fn inner: no site named by middle in:\n%.3000s", r.out);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, NULL, "report", "--alloc-fn", "^inner$",
+			    "--alloc-fn", "middle", trace, NULL);
+	mt_quiet(line_with(r.out, "     site: main at ", "wl_inl3.c:31"),
+		 "--alloc-fn inner, middle: no site named by main in:\n%.3000s", r.out);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, NULL, "report", "--alloc-fn", "(", trace, NULL);
+	mt_quiet(r.status == 64 && strstr(r.err, "--alloc-fn"),
+		 "a bad pattern: %d %s", r.status, r.err);
 	mt_test_run_release(&r);
 	free(prog);
 	free(trace);
@@ -1281,20 +1476,24 @@ START_TEST(test_report_counts_a_sites_reallocs_as_calls)
 	mt_quiet_ptr_nonnull(strstr(r.out, "     stack 3: 2 calls, 1 temporary, 2.9 KiB allocated"));
 	mt_quiet_ptr_nonnull(strstr(r.out, "     stack 2: 1 call, 0 temporary, 32 B allocated"));
 	mt_quiet_ptr_nonnull(strstr(r.out, "  #1 1 temporary allocation of 2 calls\n"
+					   "     site: grow+0x40 in churn\n"
 					   "     stack 3: "));
 	/* The list by calls ranks them so, grow among them. */
 	calls = strstr(r.out, "\nCalls: ");
 	mt_quiet_ptr_nonnull(calls);
 	mt_quiet_ptr_nonnull(strstr(calls,
 		"  #1 5 calls to allocation functions\n"
+		"     site: read_line+0x20 in churn\n"
 		"     stack 1: 5 calls, 1 temporary, 640 B allocated, 128 B at the peak, 128 B leaked\n"
 		"       read_line+0x20 in /nonexistent/memtrace-fixture/churn\n"
 		"       main+0x10 in /nonexistent/memtrace-fixture/churn\n"
 		"  #2 2 calls to allocation functions\n"
+		"     site: grow+0x40 in churn\n"
 		"     stack 3: 2 calls, 1 temporary, 2.9 KiB allocated, 2.0 KiB at the peak, 0 B leaked\n"
 		"       grow+0x40 in /nonexistent/memtrace-fixture/churn\n"
 		"       main+0x10 in /nonexistent/memtrace-fixture/churn\n"
 		"  #3 1 call to allocation functions\n"
+		"     site: make_buf+0x30 in churn\n"
 		"     stack 2: 1 call,"));
 	/* The totals are the summary's: reallocs stay apart there. */
 	mt_quiet_ptr_nonnull(strstr(r.out, "  allocations             3\n"
@@ -2150,6 +2349,10 @@ Suite *mt_suite_report(void)
 	tcase_add_test(report, test_report_falls_back_when_the_module_is_stripped);
 	tcase_add_test(report, test_report_demangles_cxx_names);
 	tcase_add_test(report, test_report_shows_an_inlined_call_with_its_call_site);
+	tcase_add_test(report, test_report_shows_every_level_of_an_inline_chain_as_addr2line);
+	tcase_add_test(report, test_report_shows_an_optimised_stl_program_as_addr2line);
+	tcase_add_test(report, test_report_names_stl_sites_by_the_programs_own_lines);
+	tcase_add_test(report, test_report_passes_over_an_alloc_fn);
 	tcase_add_test(report, test_trace_frames_carry_their_modules_build_id);
 	tcase_add_test(report, test_report_flags_a_module_rebuilt_since_the_run);
 	tcase_add_test(report, test_trace_names_no_symbol_that_ends_before_the_frame);

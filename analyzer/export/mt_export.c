@@ -85,8 +85,6 @@ static void frames_init(frames_t *t, const mt_heap_t *h,
 	t->h = h;
 	t->fmt = fmt;
 	mt_srcline_init(&t->lines);
-	/* A speedscope or DHAT frame is one name at one line. */
-	t->lines.inlines = 0;
 	mt_map_init(&t->index, sizeof(uint64_t));
 	mt_map_init(&t->by_text, sizeof(struct entry_pos));
 	mt_buf_init(&t->entry, 0);
@@ -125,7 +123,7 @@ static uint64_t hash_text(const char *s, size_t n)
  * name in a folded stack), else a new one.
  */
 static int add_entry(frames_t *t, const char *name, size_t len, uint64_t ip,
-		     int has_ip, const mt_srcline_loc_t *loc,
+		     int has_ip, const mt_srcline_level_t *loc,
 		     const mt_frame_t *f, uint64_t *out)
 {
 	mt_buf_t *e = &t->entry, text = MT_BUF_INIT;
@@ -163,7 +161,11 @@ static int add_entry(frames_t *t, const char *name, size_t len, uint64_t ip,
 			ADD(mt_buf_add_str(&text, ":"));
 			ADD(mt_buf_add_u64(&text, loc->line));
 			ADD(mt_buf_add_str(&text, ")"));
-		} else if (f && (f->has & MT_HAS_MODULE) && f->module[0]) {
+		} else if (f && (f->has & MT_HAS_MODULE) && f->module[0] &&
+			   (f->has & MT_HAS_MODULE_OFFSET) && loc &&
+			   loc->function) {
+			/* A name without "in MODULE" already (the level
+			 * without a function is "0xOFFSET in MODULE"). */
 			ADD(mt_buf_add_str(&text, " (in "));
 			ADD(mt_srcline_add_clean(&text, f->module));
 			ADD(mt_buf_add_str(&text, ")"));
@@ -211,29 +213,46 @@ static int pseudo_index(frames_t *t, uint64_t *slot, const char *name,
 	return MT_OK;
 }
 
-static int frame_index(frames_t *t, uint64_t id, uint64_t *out)
+/* The index of level level of frame id (mt_srcline_level_t): one
+ * entry per inlined call, each with its own name and line. */
+static int frame_index(frames_t *t, uint64_t id, size_t level, uint64_t *out)
 {
 	const mt_frame_t *f = mt_map_find(&t->h->frames, id);
-	mt_srcline_loc_t loc;
+	mt_srcline_loc_t loc = { 0 };
+	mt_srcline_level_t l;
 	void *v;
 	int created, rc;
-	uint64_t *found = mt_map_find(&t->index, id);
+	uint64_t *found = level ? NULL : mt_map_find(&t->index, id);
 
 	if (found) {
 		*out = *found;
 		return MT_OK;
 	}
+	if (f && (rc = mt_srcline_resolve(&t->lines, id, f, &loc)))
+		return rc;
+	l = mt_srcline_level(&loc, level);
 	mt_buf_reset(&t->name);
-	if ((rc = mt_flame_add_frame(&t->name, &t->lines, id, f)) ||
-	    (rc = mt_srcline_resolve(&t->lines, id, f, &loc)))
+	if ((rc = mt_flame_add_level(&t->name, &t->lines, id, f, level)))
 		return rc;
 	if ((rc = add_entry(t, t->name.data ? t->name.data : "", t->name.len,
-			    f ? f->ip : 0, f != NULL, &loc, f, out)))
+			    f ? f->ip : 0, f != NULL, &l, f, out)))
 		return rc;
+	if (level)
+		return MT_OK;
 	if ((rc = mt_map_upsert(&t->index, id, &v, &created)))
 		return rc;
 	*(uint64_t *)v = *out;
 	return MT_OK;
+}
+
+/* How many levels frame id stands for. */
+static size_t frame_levels(frames_t *t, uint64_t id)
+{
+	size_t n = 1;
+
+	if (mt_flame_nlevels(&t->lines, id, mt_map_find(&t->h->frames, id), &n))
+		return 1; /* an allocation failure shows at frame_index() */
+	return n;
 }
 
 /* Append site s's frame indices as a JSON array: root first for
@@ -259,11 +278,17 @@ static int add_stack(frames_t *t, const mt_analysis_t *a,
 		ADD(mt_buf_add_u64(b, idx));
 		ADD(mt_buf_add_str(b, ","));
 	}
-	for (size_t i = 0; i < n; i++) {
-		ADD(frame_index(t, st->frames[root_first ? n - 1 - i : i], &idx));
-		if (i)
-			ADD(mt_buf_add_str(b, ","));
-		ADD(mt_buf_add_u64(b, idx));
+	for (size_t i = 0, k = 0; i < n; i++) {
+		uint64_t id = st->frames[root_first ? n - 1 - i : i];
+		size_t levels = frame_levels(t, id);
+
+		for (size_t j = 0; j < levels; j++, k++) {
+			ADD(frame_index(t, id, root_first ? levels - 1 - j : j,
+					&idx));
+			if (k)
+				ADD(mt_buf_add_str(b, ","));
+			ADD(mt_buf_add_u64(b, idx));
+		}
 	}
 	if (cut && !root_first) {
 		ADD(pseudo_index(t, &t->truncated, "[truncated]", &idx));

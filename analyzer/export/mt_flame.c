@@ -69,17 +69,23 @@ static int add_name(mt_buf_t *b, const char *s, size_t n)
 	return MT_OK;
 }
 
-int mt_flame_add_frame(mt_buf_t *b, mt_srcline_t *lines, uint64_t id,
-		       const mt_frame_t *f)
+int mt_flame_add_level(mt_buf_t *b, mt_srcline_t *lines, uint64_t id,
+		       const mt_frame_t *f, size_t level)
 {
-	mt_srcline_loc_t loc;
+	mt_srcline_loc_t loc = { 0 };
+	mt_srcline_level_t l;
 	size_t mark = b->len;
 	int rc;
 
-	if ((rc = mt_srcline_resolve(lines, id, f, &loc)))
+	if (f && (rc = mt_srcline_resolve(lines, id, f, &loc)))
 		return rc;
-	if (loc.function)
-		return add_name(b, loc.function, strlen(loc.function));
+	l = mt_srcline_level(&loc, level);
+	if (l.function)
+		return add_name(b, l.function, strlen(l.function));
+	if (l.inlined)
+		return mt_buf_add_str(b, "??");
+	if (!f)
+		return mt_buf_add_str(b, "?");
 	/* No symbol: "0xOFFSET in MODULE", as gate, diff and the OOM sweep
 	 * name it (mt_profile_add_frames()), and report with the full path. */
 	if ((f->has & MT_HAS_MODULE) && (f->has & MT_HAS_MODULE_OFFSET) &&
@@ -94,6 +100,36 @@ int mt_flame_add_frame(mt_buf_t *b, mt_srcline_t *lines, uint64_t id,
 		return rc;
 	}
 	return mt_buf_add_hex(b, f->ip);
+}
+
+int mt_flame_nlevels(mt_srcline_t *lines, uint64_t id, const mt_frame_t *f,
+		     size_t *n)
+{
+	mt_srcline_loc_t loc = { 0 };
+	int rc;
+
+	*n = 1;
+	if (f && (rc = mt_srcline_resolve(lines, id, f, &loc)))
+		return rc;
+	*n = mt_srcline_nlevels(&loc);
+	return MT_OK;
+}
+
+int mt_flame_add_frame(mt_buf_t *b, mt_srcline_t *lines, uint64_t id,
+		       const mt_frame_t *f)
+{
+	size_t mark = b->len, n;
+	int rc;
+
+	if ((rc = mt_flame_nlevels(lines, id, f, &n)))
+		return rc;
+	for (size_t i = n; i-- > 0;)
+		if ((rc = mt_flame_add_level(b, lines, id, f, i)) ||
+		    (i && (rc = mt_buf_add_str(b, ";")))) {
+			mt_buf_truncate(b, mark);
+			return rc;
+		}
+	return MT_OK;
 }
 
 static int cmp_folded(const void *x, const void *y, void *text)

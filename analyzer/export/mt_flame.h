@@ -48,13 +48,26 @@ int mt_flame_render(const mt_analysis_t *a, mt_flame_metric_t metric,
 		    mt_buf_t *out);
 
 /*
- * Append frame f (with id id) named as a folded stack names it: lines's
- * function, else "module-file-name+0xoffset", else its ip; ';' and
- * control bytes as '?'.  `memtrace export` names its frames through it,
- * so that every export names a frame as the flame graph does.  MT_OK or
- * MT_ENOMEM (b then as it was).
+ * Append frame f (with id id) named as a folded stack names it: each of
+ * its levels (mt_srcline_level_t: the calls inlined there, then its own
+ * function), outermost first, joined by ';'; each named as
+ * mt_flame_add_level() names it.  MT_OK or MT_ENOMEM (b then as it was).
  */
 int mt_flame_add_frame(mt_buf_t *b, mt_srcline_t *lines, uint64_t id,
 		       const mt_frame_t *f);
+
+/* How many levels frame f stands for (1 without inlined calls). */
+int mt_flame_nlevels(mt_srcline_t *lines, uint64_t id, const mt_frame_t *f,
+		     size_t *n);
+
+/*
+ * Append level level of frame f (0 the innermost) named as a folded
+ * stack names it: its function, else "0xoffset in module-file-name",
+ * else its ip; ';' and control bytes as '?'.  `memtrace export` and the
+ * html report name their frames through it, so that every view names a
+ * frame as the flame graph does.  MT_OK or MT_ENOMEM (b then as it was).
+ */
+int mt_flame_add_level(mt_buf_t *b, mt_srcline_t *lines, uint64_t id,
+		       const mt_frame_t *f, size_t level);
 
 #endif

@@ -272,33 +272,30 @@ cleanup:
 }
 
 /*
- * A location's lines, innermost first: each call inlined at the frame
- * (mt_srcline unfolds them), at the line where the next one inside it is
- * (the frame's own line for the innermost), then the function the frame
- * is in, named as the flame graph names it, at the call site of the
- * outermost inlined call.  Without inlined calls, that last one alone at
- * the frame's line.  lines has room for loc's ninlined + 1.
+ * A location's lines, innermost first, as pprof defines them: one per
+ * level of the frame (mt_srcline_level_t), each with its own function,
+ * named as the flame graph names it, and its own line (the call into
+ * the next level in for all but the innermost).  lines has room for
+ * loc's levels.
  */
-static int location_lines(pprof_t *t, const mt_srcline_loc_t *loc,
-			  line_t *lines, size_t *n)
+static int location_lines(pprof_t *t, uint64_t id, const mt_frame_t *f,
+			  const mt_srcline_loc_t *loc, line_t *lines, size_t *n)
 {
-	const char *file = loc->file;
-	uint64_t line = loc->file ? loc->line : 0;
-	size_t k = 0;
-	int rc;
+	size_t k = 0, levels = mt_srcline_nlevels(loc);
+	int rc = MT_OK;
 
-	for (size_t i = 0; i < loc->ninlined; i++) {
-		const mt_srcline_inline_t *in = &loc->inlined[i];
-		const char *name = in->function ? in->function : "??";
+	for (size_t i = 0; i < levels; i++) {
+		mt_srcline_level_t l = mt_srcline_level(loc, i);
 
-		ADD(function_id(t, name, strlen(name), file, &lines[k].fn));
-		lines[k++].line = line;
-		file = in->call_file;
-		line = in->call_file ? in->call_line : 0;
+		mt_buf_reset(&t->name);
+		if (f)
+			ADD(mt_flame_add_level(&t->name, &t->lines, id, f, i));
+		else
+			ADD(mt_buf_add_str(&t->name, "?"));
+		ADD(function_id(t, t->name.data ? t->name.data : "",
+				t->name.len, l.file, &lines[k].fn));
+		lines[k++].line = l.file ? l.line : 0;
 	}
-	ADD(function_id(t, t->name.data ? t->name.data : "", t->name.len, file,
-			&lines[k].fn));
-	lines[k++].line = line;
 	*n = k;
 cleanup:
 	return rc;
@@ -319,19 +316,14 @@ static int location_id(pprof_t *t, uint64_t id, uint64_t *out)
 		*out = *found;
 		return MT_OK;
 	}
-	mt_buf_reset(&t->name);
-	if (f) {
-		ADD(mt_flame_add_frame(&t->name, &t->lines, id, f));
+	if (f)
 		ADD(mt_srcline_resolve(&t->lines, id, f, &loc));
-	} else {
-		ADD(mt_buf_add_str(&t->name, "?"));
-	}
-	lines = mt_mem_malloc((loc.ninlined + 1) * sizeof(*lines));
+	lines = mt_mem_malloc(mt_srcline_nlevels(&loc) * sizeof(*lines));
 	if (!lines) {
 		rc = MT_ENOMEM;
 		goto cleanup;
 	}
-	ADD(location_lines(t, &loc, lines, &n));
+	ADD(location_lines(t, id, f, &loc, lines, &n));
 	ADD(mapping_id(t, f, loc.file != NULL, loc.ninlined != 0, &mapping));
 	ADD(mt_map_upsert(&t->loc_of, id, &v, NULL));
 	*out = *(uint64_t *)v = ++t->nlocs;

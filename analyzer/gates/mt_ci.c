@@ -12,6 +12,7 @@
 
 #include "../base/mt_error.h"
 #include "../model/mt_heap.h"
+#include "../model/mt_label.h"
 #include "../../common/mt_utf8.h"
 
 #define ADD(expr)                     \
@@ -28,8 +29,6 @@ void mt_ci_init(mt_ci_t *c, const char *command)
 	memset(c, 0, sizeof(*c));
 	c->command = command;
 	mt_srcline_init(&c->lines);
-	/* A case names one file and line: no inlined call is shown. */
-	c->lines.inlines = 0;
 }
 
 void mt_ci_release(mt_ci_t *c)
@@ -93,21 +92,31 @@ int mt_ci_set_site(mt_ci_t *c, mt_ci_case_t *k, const mt_profile_t *p,
 	stack = mt_map_find(&h->stacks, s->stack_id);
 	if (!stack)
 		return MT_OK;
-	for (size_t i = 0; i < (*stack)->nframes; i++) {
-		uint64_t id = (*stack)->frames[i];
-		const mt_frame_t *f = mt_map_find(&h->frames, id);
-		mt_srcline_loc_t loc;
+	/* The first level with a line in the program's own code (the
+	 * site's label, mt_label), else the first with a line at all: a
+	 * header of the STL inlined at the call is no place to act. */
+	for (int own = 1, found = 0; own >= 0 && !found; own--)
+		for (size_t i = 0; i < (*stack)->nframes && !found; i++) {
+			uint64_t id = (*stack)->frames[i];
+			const mt_frame_t *f = mt_map_find(&h->frames, id);
+			mt_srcline_loc_t loc;
 
-		if (!f)
-			continue;
-		ADD(mt_srcline_resolve(&c->lines, id, f, &loc));
-		if (!loc.file || !loc.line)
-			continue;
-		mt_buf_reset(&k->file);
-		ADD(mt_buf_add_str(&k->file, relative(loc.file)));
-		k->line = loc.line;
-		break;
-	}
+			if (!f)
+				continue;
+			ADD(mt_srcline_resolve(&c->lines, id, f, &loc));
+			for (size_t j = 0; j < mt_srcline_nlevels(&loc); j++) {
+				mt_srcline_level_t l = mt_srcline_level(&loc, j);
+
+				if (!l.file || !l.line ||
+				    (own && mt_label_is_machinery(NULL, f, &l)))
+					continue;
+				mt_buf_reset(&k->file);
+				ADD(mt_buf_add_str(&k->file, relative(l.file)));
+				k->line = l.line;
+				found = 1;
+				break;
+			}
+		}
 cleanup:
 	return rc;
 }

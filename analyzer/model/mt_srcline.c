@@ -557,72 +557,80 @@ static int inline_name(mt_srcline_t *s, Dwarf_Die *die, const char **out)
 	return MT_OK;
 }
 
+/* The number of inlined_subroutine scopes among scopes[0, n). */
+static size_t count_inlined(const Dwarf_Die *scopes, int n)
+{
+	size_t count = 0;
+
+	for (int i = 0; i < n; i++)
+		count += dwarf_tag((Dwarf_Die *)&scopes[i]) ==
+			 DW_TAG_inlined_subroutine;
+	return count;
+}
+
 /*
- * The calls inlined at call (libdw's address): the inlined_subroutine
- * scopes around it, innermost first, up to the function they are in.
- * libdw's scope array is malloc()ed by libdw, and freed here.
+ * The calls inlined at call (libdw's address), innermost first, up to
+ * the function they are all in, as `addr2line -i` gives them.
+ * dwarf_getscopes() follows an inlined call into its abstract origin
+ * (the inlined function's own definition, not where it was inlined), so
+ * only its innermost scope is taken; dwarf_getscopes_die() of that one
+ * gives the scopes it is physically in, each inlined call's caller up to
+ * the concrete function.  libdw's scope arrays are malloc()ed by libdw,
+ * and freed here.
  */
 static int unfold_inlines(mt_srcline_t *s, struct mt_srcline_module *m,
 			  Dwarf_Addr call, mt_srcline_loc_t *loc)
 {
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, call, &bias);
-	Dwarf_Die *scopes = NULL;
+	Dwarf_Die *scopes = NULL, *physical = NULL, innermost;
 	Dwarf_Files *files = NULL;
 	Dwarf_Attribute attr;
 	mt_srcline_inline_t *chain;
 	const char *dir;
-	size_t nfiles = 0, k = 0;
+	size_t nfiles = 0, count;
 	int n, rc = MT_OK;
 
-	if (!cu || (n = dwarf_getscopes(cu, call - bias, &scopes)) <= 0) {
-		free(scopes);
-		return MT_OK;
+	if (!cu || (n = dwarf_getscopes(cu, call - bias, &scopes)) <= 0)
+		goto cleanup;
+	innermost = scopes[0];
+	if ((n = dwarf_getscopes_die(&innermost, &physical)) <= 0 ||
+	    !(count = count_inlined(physical, n)))
+		goto cleanup;
+	chain = mt_mem_calloc(count, sizeof(*chain));
+	if (!chain || (rc = own(s, (char *)chain))) {
+		rc = MT_ENOMEM;
+		goto cleanup;
 	}
-	while (k < (size_t)n && dwarf_tag(&scopes[k]) != DW_TAG_subprogram)
-		k++;
-	chain = NULL;
-	for (size_t i = 0, j = 0; i < k; i++) {
+	loc->inlined = chain;
+	loc->ninlined = count;
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+		files = NULL;
+	dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+	for (int i = 0, j = 0; i < n && (size_t)j < count; i++) {
 		Dwarf_Word file = 0, line = 0;
 		const char *name;
 
-		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+		if (dwarf_tag(&physical[i]) != DW_TAG_inlined_subroutine)
 			continue;
-		if (!chain) {
-			size_t count = 0;
-
-			for (size_t c = i; c < k; c++)
-				count += dwarf_tag(&scopes[c]) ==
-					 DW_TAG_inlined_subroutine;
-			chain = mt_mem_calloc(count, sizeof(*chain));
-			if (!chain || (rc = own(s, (char *)chain))) {
-				rc = MT_ENOMEM;
-				goto cleanup;
-			}
-			loc->inlined = chain;
-			loc->ninlined = count;
-			if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
-				files = NULL;
-		}
-		if ((rc = inline_name(s, &scopes[i], &name)))
+		if ((rc = inline_name(s, &physical[i], &name)))
 			goto cleanup;
 		chain[j].function = name;
-		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr),
-				    &line) == 0)
+		if (dwarf_formudata(dwarf_attr(&physical[i], DW_AT_call_line,
+					       &attr), &line) == 0)
 			chain[j].call_line = line;
 		if (files &&
-		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr),
-				    &file) == 0 &&
+		    dwarf_formudata(dwarf_attr(&physical[i], DW_AT_call_file,
+					       &attr), &file) == 0 &&
 		    file < nfiles && (name = dwarf_filesrc(files, file, NULL, NULL)) &&
-		    *name) {
-			dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
-			if ((rc = absolute_in(s, dir, name, &chain[j].call_file)))
-				goto cleanup;
-		}
+		    *name &&
+		    (rc = absolute_in(s, dir, name, &chain[j].call_file)))
+			goto cleanup;
 		j++;
 	}
 cleanup:
 	free(scopes);
+	free(physical);
 	return rc;
 }
 
@@ -673,7 +681,7 @@ static int lookup(mt_srcline_t *s, struct mt_srcline_module *m,
 		loc->has_offset = 1;
 	}
 	if (s->names_only)
-		return MT_OK;
+		return s->inlines ? unfold_inlines(s, m, call, loc) : MT_OK;
 	line = dwfl_module_getsrc(m->mod, call);
 	if (line) {
 		int lineno = 0;
@@ -820,6 +828,83 @@ int mt_srcline_add_frame(mt_buf_t *b, mt_srcline_t *s, uint64_t frame_id,
 	if (!rc && has_module && !(rc = mt_buf_add_str(b, " in ")))
 		rc = mt_srcline_add_clean(b, f->module);
 	if (!rc && loc.rebuilt)
+		rc = mt_buf_add_str(b, " (rebuilt since the run)");
+	if (rc)
+		mt_buf_truncate(b, mark);
+	return rc;
+}
+
+size_t mt_srcline_nlevels(const mt_srcline_loc_t *loc)
+{
+	return loc->ninlined + 1;
+}
+
+mt_srcline_level_t mt_srcline_level(const mt_srcline_loc_t *loc, size_t i)
+{
+	mt_srcline_level_t l = { 0 };
+
+	if (i > loc->ninlined)
+		i = loc->ninlined;
+	l.function = i < loc->ninlined ? loc->inlined[i].function : loc->function;
+	l.inlined = i < loc->ninlined;
+	if (!i) {
+		l.file = loc->file;
+		l.line = loc->line;
+	} else {
+		l.file = loc->inlined[i - 1].call_file;
+		l.line = loc->inlined[i - 1].call_line;
+	}
+	if (!l.file)
+		l.line = 0;
+	return l;
+}
+
+int mt_srcline_add_level(mt_buf_t *b, const mt_srcline_loc_t *loc, size_t i,
+			 const mt_frame_t *f, int with_module)
+{
+	mt_srcline_level_t l = mt_srcline_level(loc, i);
+	int has_module = f && (f->has & MT_HAS_MODULE) && f->module[0];
+	size_t mark = b->len;
+	int rc;
+
+	if (l.function) {
+		rc = mt_srcline_add_clean(b, l.function);
+		if (!rc && !l.inlined && loc->has_offset && !l.file &&
+		    !(rc = mt_buf_add_str(b, "+")))
+			rc = mt_buf_add_hex(b, loc->offset);
+	} else if (l.file) {
+		rc = mt_buf_add_str(b, "??");
+	} else if (has_module && (f->has & MT_HAS_MODULE_OFFSET)) {
+		const char *slash = strrchr(f->module, '/');
+
+		if (!(rc = mt_buf_add_hex(b, f->module_offset)) &&
+		    !(rc = mt_buf_add_str(b, " in ")))
+			rc = mt_srcline_add_clean(b, with_module || !slash ||
+							     !slash[1] ?
+							     f->module : slash + 1);
+		has_module = 0;
+	} else {
+		rc = mt_buf_add_hex(b, f ? f->ip : 0);
+	}
+	if (!rc && l.file &&
+	    !(rc = mt_buf_add_str(b, " at ")) &&
+	    !(rc = mt_srcline_add_clean(b, l.file)) &&
+	    !(rc = mt_buf_add_str(b, ":")))
+		rc = mt_buf_add_u64(b, l.line);
+	if (!rc && l.inlined)
+		rc = mt_buf_add_str(b, " (inlined)");
+	/* Without a line, the module says where the code is. */
+	if (!rc && !with_module && has_module && !l.file) {
+		const char *slash = strrchr(f->module, '/');
+
+		if (!(rc = mt_buf_add_str(b, " in ")))
+			rc = mt_srcline_add_clean(b, slash && slash[1] ?
+							     slash + 1 : f->module);
+	}
+	if (!rc && with_module && has_module &&
+	    !(rc = mt_buf_add_str(b, " in ")))
+		rc = mt_srcline_add_clean(b, f->module);
+	if (!rc && loc->rebuilt)
 		rc = mt_buf_add_str(b, " (rebuilt since the run)");
 	if (rc)
 		mt_buf_truncate(b, mark);

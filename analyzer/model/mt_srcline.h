@@ -87,7 +87,8 @@ typedef struct {
 	/* Unfold the calls inlined at each frame (mt_srcline_loc_t.inlined),
 	 * from DWARF's inlined_subroutine scopes: set by init; a caller
 	 * that shows no inlined call clears it after init and spares
-	 * itself a walk of each frame's unit (never done with names_only). */
+	 * itself a walk of each frame's unit (names_only keeps it: a
+	 * folded stack names each inlined call). */
 	int inlines;
 } mt_srcline_t;
 
@@ -97,6 +98,36 @@ void mt_srcline_release(mt_srcline_t *s);
 /* Where frame f (with id frame_id) is.  MT_OK, or MT_ENOMEM. */
 int mt_srcline_resolve(mt_srcline_t *s, uint64_t frame_id,
 		       const mt_frame_t *f, mt_srcline_loc_t *out);
+
+/* One level of a frame: with calls inlined there, a frame stands for
+ * several functions, innermost first (level 0), the frame's own function
+ * last (level ninlined), as `addr2line -f -i` lists them. */
+typedef struct {
+	const char *function; /* demangled; NULL when unknown */
+	const char *file;     /* from /; NULL when no line is known */
+	uint64_t line;
+	int inlined;          /* inlined into the next level out */
+} mt_srcline_level_t;
+
+/* How many levels loc stands for: its inlined calls, and itself. */
+size_t mt_srcline_nlevels(const mt_srcline_loc_t *loc);
+
+/* Level i (< mt_srcline_nlevels()) of loc. */
+mt_srcline_level_t mt_srcline_level(const mt_srcline_loc_t *loc, size_t i);
+
+/*
+ * Append level i of frame f (resolved as loc) for a person: "function at
+ * file:line", else "function+0xoffset" (the frame's own level alone has an
+ * offset), else "0xoffset in module-file-name" (the offset in the module)
+ * or the bare ip: a frame without a line says so, and names its module,
+ * never as a source file.  " (inlined)" after a level inlined into the
+ * next, " (rebuilt since the run)" when the module was.  with_module adds
+ * " in module" (the full path) to a level that has a line or a function,
+ * and names the module of one without by its full path too; without
+ * it, a level without a line still ends " in module-file-name".
+ */
+int mt_srcline_add_level(mt_buf_t *b, const mt_srcline_loc_t *loc, size_t i,
+			 const mt_frame_t *f, int with_module);
 
 /*
  * Append frame f for a person: "function at file:line in module" when

@@ -13,6 +13,7 @@
 #include "../export/mt_flame.h"
 #include "../base/mt_map.h"
 #include "../base/mt_mem.h"
+#include "../model/mt_label.h"
 #include "../model/mt_sites.h"
 #include "../model/mt_srcline.h"
 
@@ -345,6 +346,7 @@ typedef struct {
 	mt_map_t frame_name; /* frame id -> string index of its name */
 	strings_t strs;
 	mt_site_ref_t *refs;
+	char **labels; /* each site's (mt_label), as refs */
 	site_t *sites;
 	size_t nsites;
 	site_series_t *series; /* NULL: none */
@@ -354,10 +356,11 @@ typedef struct {
 	uint64_t no_stack, truncated; /* string index + 1 of the pseudo-frames */
 } page_t;
 
-static int frame_name(page_t *g, uint64_t id, uint64_t *out)
+/* The string index of level level of frame id's name (mt_flame's). */
+static int frame_name(page_t *g, uint64_t id, size_t level, uint64_t *out)
 {
 	const mt_frame_t *f = mt_map_find(&g->a->heap.frames, id);
-	uint64_t *found = mt_map_find(&g->frame_name, id);
+	uint64_t *found = level ? NULL : mt_map_find(&g->frame_name, id);
 	void *v;
 	int created, rc;
 
@@ -366,13 +369,23 @@ static int frame_name(page_t *g, uint64_t id, uint64_t *out)
 		return MT_OK;
 	}
 	mt_buf_reset(&g->scratch);
-	if ((rc = mt_flame_add_frame(&g->scratch, &g->lines, id, f)) ||
+	if ((rc = mt_flame_add_level(&g->scratch, &g->lines, id, f, level)) ||
 	    (rc = strings_index(&g->strs, g->scratch.data ? g->scratch.data : "",
-				g->scratch.len, out)) ||
-	    (rc = mt_map_upsert(&g->frame_name, id, &v, &created)))
+				g->scratch.len, out)))
+		return rc;
+	if (level)
+		return MT_OK;
+	if ((rc = mt_map_upsert(&g->frame_name, id, &v, &created)))
 		return rc;
 	*(uint64_t *)v = *out;
 	return MT_OK;
+}
+
+/* How many levels frame id stands for (mt_srcline_level_t). */
+static int frame_levels(page_t *g, uint64_t id, size_t *n)
+{
+	return mt_flame_nlevels(&g->lines, id,
+				mt_map_find(&g->a->heap.frames, id), n);
 }
 
 static int pseudo_name(page_t *g, uint64_t *slot, const char *name,
@@ -402,11 +415,16 @@ static int stack_cut(const mt_analysis_t *a, const mt_stack_t *st)
 static int site_path(page_t *g, const site_t *s, uint64_t **names, size_t *n)
 {
 	const mt_stack_t *st = s->ref->stack;
-	size_t nf = st ? st->nframes : 0, k = 0;
+	size_t nf = st ? st->nframes : 0, k = 0, total = 0, levels;
 	uint64_t *p;
 	int rc;
 
-	if (!(p = mt_mem_realloc(*names, (nf + 1) * sizeof(*p))))
+	for (size_t i = 0; i < nf; i++) {
+		if ((rc = frame_levels(g, st->frames[i], &levels)))
+			return rc;
+		total += levels;
+	}
+	if (!(p = mt_mem_realloc(*names, (total + 1) * sizeof(*p))))
 		return MT_ENOMEM;
 	*names = p;
 	if (!nf)
@@ -415,8 +433,14 @@ static int site_path(page_t *g, const site_t *s, uint64_t **names, size_t *n)
 		rc = pseudo_name(g, &g->truncated, "[truncated]", &p[k++]);
 	else
 		rc = MT_OK;
-	for (size_t i = 0; !rc && i < nf; i++)
-		rc = frame_name(g, st->frames[nf - 1 - i], &p[k++]);
+	for (size_t i = 0; !rc && i < nf; i++) {
+		uint64_t id = st->frames[nf - 1 - i];
+
+		if ((rc = frame_levels(g, id, &levels)))
+			break;
+		for (size_t j = levels; !rc && j-- > 0;)
+			rc = frame_name(g, id, j, &p[k++]);
+	}
 	*n = k;
 	return rc;
 }
@@ -677,29 +701,38 @@ static int add_stack(mt_buf_t *b, page_t *g, const site_t *s)
 	int rc;
 
 	ADD(mt_buf_add_str(b, "["));
-	for (size_t i = 0; i < nf; i++) {
+	for (size_t i = 0, n = 0; i < nf; i++) {
 		const mt_frame_t *f = mt_map_find(&g->a->heap.frames, st->frames[i]);
-		mt_srcline_loc_t loc;
+		mt_srcline_loc_t loc = { 0 };
 
-		if (i)
+		if (f)
+			ADD(mt_srcline_resolve(&g->lines, st->frames[i], f, &loc));
+		for (size_t k = 0; k < mt_srcline_nlevels(&loc); k++, n++) {
+			mt_srcline_level_t l = mt_srcline_level(&loc, k);
+
+			if (n)
+				ADD(mt_buf_add_str(b, ","));
+			ADD(frame_name(g, st->frames[i], k, &idx));
+			ADD(mt_buf_add_str(b, "["));
+			ADD(add_str(b, &g->strs, idx));
 			ADD(mt_buf_add_str(b, ","));
-		ADD(frame_name(g, st->frames[i], &idx));
-		ADD(mt_buf_add_str(b, "["));
-		ADD(add_str(b, &g->strs, idx));
-		ADD(mt_buf_add_str(b, ","));
-		ADD(mt_srcline_resolve(&g->lines, st->frames[i], f, &loc));
-		mt_buf_reset(&g->scratch);
-		if (loc.file) {
-			ADD(mt_srcline_add_clean(&g->scratch, loc.file));
-			ADD(mt_buf_add_str(&g->scratch, ":"));
-			ADD(mt_buf_add_u64(&g->scratch, loc.line));
-		} else if (f && (f->has & MT_HAS_MODULE) && f->module) {
-			ADD(mt_srcline_add_clean(&g->scratch, f->module));
+			/* Where: the level's file:line; a frame without a
+			 * line is named "0xOFFSET in MODULE" already, and
+			 * its module is no source file. */
+			mt_buf_reset(&g->scratch);
+			if (l.file) {
+				ADD(mt_srcline_add_clean(&g->scratch, l.file));
+				ADD(mt_buf_add_str(&g->scratch, ":"));
+				ADD(mt_buf_add_u64(&g->scratch, l.line));
+			}
+			if (l.file && l.inlined)
+				ADD(mt_buf_add_str(&g->scratch, " (inlined)"));
+			ADD(strings_index(&g->strs, g->scratch.data ?
+					  g->scratch.data : "",
+					  g->scratch.len, &idx));
+			ADD(add_str(b, &g->strs, idx));
+			ADD(mt_buf_add_str(b, "]"));
 		}
-		ADD(strings_index(&g->strs, g->scratch.data ? g->scratch.data : "",
-				  g->scratch.len, &idx));
-		ADD(add_str(b, &g->strs, idx));
-		ADD(mt_buf_add_str(b, "]"));
 	}
 	ADD(mt_buf_add_str(b, "]"));
 cleanup:
@@ -749,6 +782,10 @@ static int add_sites(mt_buf_t *b, page_t *g)
 			ADD(mt_buf_add_str(b, ","));
 		ADD(mt_buf_add_str(b, "{"));
 		ADD(add_u64_field(b, "stack_id", s->ref->stack_id, 1));
+		ADD(strings_index(&g->strs, g->labels[s->ref - g->refs],
+				  strlen(g->labels[s->ref - g->refs]), &idx));
+		ADD(mt_buf_add_str(b, ",\"label\":"));
+		ADD(add_str(b, &g->strs, idx));
 		ADD(add_u64_field(b, "calls", s->v[F_CALLS], 0));
 		ADD(add_u64_field(b, "bytes_allocated", s->v[F_BYTES], 0));
 		ADD(add_u64_field(b, "peak", s->v[F_PEAK], 0));
@@ -950,6 +987,7 @@ int mt_html_render(const mt_analysis_t *a, const mt_html_pass_t *p,
 	page_init(&g, name_bytes);
 	ADD(mt_sites_list(&a->heap, &g.refs, &n));
 	g.nsites = n;
+	ADD(mt_label_sites(&a->heap, &g.lines, NULL, g.refs, n, &g.labels));
 	if (n && !(g.sites = mt_mem_calloc(n, sizeof(*g.sites)))) {
 		rc = MT_ENOMEM;
 		goto cleanup;
@@ -1005,6 +1043,7 @@ cleanup:
 	mt_srcline_release(&g.lines);
 	mt_mem_free(ss);
 	mt_mem_free(g.sites);
+	mt_label_free(g.labels, n);
 	mt_mem_free(g.refs);
 	return rc;
 }

@@ -12,6 +12,7 @@
 
 #include "../base/mt_error.h"
 #include "../base/mt_mem.h"
+#include "../model/mt_label.h"
 #include "../model/mt_sites.h"
 #include "../model/mt_srcline.h"
 #include "../base/mt_units.h"
@@ -32,6 +33,7 @@ typedef struct {
 	mt_srcline_t lines;
 	mt_buf_t *out;
 	mt_suppress_left_t left; /* what suppressions left out */
+	char **labels; /* each site's, in mt_sites_list()'s order */
 	uint64_t live_bytes, live_allocations; /* the heap's, less left */
 } report_t;
 
@@ -263,6 +265,7 @@ typedef struct {
 	mt_site_ref_t ref;
 	uint64_t key;
 	int left_out; /* a suppression matches its stack */
+	const char *label; /* mt_label's */
 } ranked_t;
 
 static uint64_t site_figure(const mt_heap_t *h, const mt_site_ref_t *ref,
@@ -359,6 +362,8 @@ static int add_site(report_t *r, const ranked_t *e, size_t rank, list_t l)
 	ADD(mt_buf_add_u64(b, rank));
 	ADD(mt_buf_add_str(b, " "));
 	ADD(add_headline(r, &e->ref, l, e->key));
+	ADD(mt_buf_add_str(b, "\n     site: "));
+	ADD(mt_srcline_add_clean(b, e->label));
 	ADD(mt_buf_add_str(b, "\n     stack "));
 	ADD(mt_buf_add_u64(b, e->ref.stack_id));
 	ADD(mt_buf_add_str(b, ": "));
@@ -379,13 +384,20 @@ static int add_site(report_t *r, const ranked_t *e, size_t rank, list_t l)
 				      "allocations without one)\n"));
 		goto cleanup;
 	}
+	/* Each level of each frame on its own line, innermost first: an
+	 * inlined call is a frame of the source as much as a real one. */
 	for (size_t i = 0; i < e->ref.stack->nframes; i++) {
 		uint64_t id = e->ref.stack->frames[i];
+		const mt_frame_t *f = mt_map_find(&h->frames, id);
+		mt_srcline_loc_t loc = { 0 };
 
-		ADD(mt_buf_add_str(b, "       "));
-		ADD(mt_srcline_add_frame(b, &r->lines, id,
-					 mt_map_find(&h->frames, id)));
-		ADD(mt_buf_add_str(b, "\n"));
+		if (f)
+			ADD(mt_srcline_resolve(&r->lines, id, f, &loc));
+		for (size_t k = 0; k < mt_srcline_nlevels(&loc); k++) {
+			ADD(mt_buf_add_str(b, "       "));
+			ADD(mt_srcline_add_level(b, &loc, k, f, 1));
+			ADD(mt_buf_add_str(b, "\n"));
+		}
 	}
 cleanup:
 	return rc;
@@ -421,7 +433,8 @@ static int add_list(report_t *r, list_t l, const mt_site_ref_t *sites,
 		uint64_t key = site_figure(h, &sites[i], l, left_out[i]);
 
 		if (key)
-			scratch[n++] = (ranked_t){ sites[i], key, left_out[i] };
+			scratch[n++] = (ranked_t){ sites[i], key, left_out[i],
+						    r->labels[i] };
 	}
 	qsort(scratch, n, sizeof(*scratch), cmp_ranked);
 	ADD(mt_buf_add_str(b, "\n"));
@@ -448,6 +461,13 @@ cleanup:
 int mt_report_render(const mt_analysis_t *a, const char *name, uint64_t top,
 		     const mt_suppress_t *supp, mt_buf_t *out)
 {
+	return mt_report_render_labelled(a, name, top, supp, NULL, out);
+}
+
+int mt_report_render_labelled(const mt_analysis_t *a, const char *name,
+			      uint64_t top, const mt_suppress_t *supp,
+			      const mt_label_opts_t *labels, mt_buf_t *out)
+{
 	report_t r = { .a = a, .out = out };
 	mt_site_ref_t *sites = NULL;
 	ranked_t *scratch = NULL;
@@ -457,6 +477,9 @@ int mt_report_render(const mt_analysis_t *a, const char *name, uint64_t top,
 
 	mt_srcline_init(&r.lines);
 	ADD(mt_sites_list(&a->heap, &sites, &nsites));
+	if (top)
+		ADD(mt_label_sites(&a->heap, &r.lines, labels, sites, nsites,
+				   &r.labels));
 	scratch = mt_mem_malloc((nsites ? nsites : 1) * sizeof(*scratch));
 	left_out = mt_mem_calloc(nsites ? nsites : 1, 1);
 	if (!scratch || !left_out) {
@@ -494,6 +517,7 @@ cleanup:
 		mt_buf_truncate(out, mark);
 	mt_mem_free(left_out);
 	mt_mem_free(scratch);
+	mt_label_free(r.labels, nsites);
 	mt_mem_free(sites);
 	mt_srcline_release(&r.lines);
 	return rc;

@@ -26,6 +26,7 @@
 #include "../model/mt_analysis.h"
 #include "../base/mt_buf.h"
 #include "../gates/mt_suppress.h"
+#include "../model/mt_label.h"
 
 /*
  * Append the report of a (valid evidence) to out, naming the trace as
@@ -38,5 +39,11 @@
  */
 int mt_report_render(const mt_analysis_t *a, const char *name, uint64_t top,
 		     const mt_suppress_t *supp, mt_buf_t *out);
+
+/* mt_report_render(), each site named as labels (--alloc-fn; NULL for
+ * none) tells mt_label. */
+int mt_report_render_labelled(const mt_analysis_t *a, const char *name,
+			      uint64_t top, const mt_suppress_t *supp,
+			      const mt_label_opts_t *labels, mt_buf_t *out);
 
 #endif

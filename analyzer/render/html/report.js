@@ -351,7 +351,7 @@
 
   /* ---- the sites ---- */
   var COLS = [
-    { key: 'fn', label: 'site (innermost frame \u2190 its caller)' },
+    { key: 'fn', label: 'site (its first frame in the program\u2019s own code)' },
     { key: 'calls', label: 'calls', f: count },
     { key: 'bytes_allocated', label: 'bytes allocated', f: size },
     { key: 'peak', label: 'at the peak', f: size },
@@ -361,9 +361,9 @@
   ];
   var sites = D.sites.map(function (s, i) {
     s.index = i;
-    /* The innermost frame is often an allocation wrapper (xmalloc):
-     * its caller goes with it. */
-    s.fn = s.stack.length ? STR[s.stack[0][0]] + (s.stack.length > 1 ? ' \u2190 ' + STR[s.stack[1][0]] : '') : '?';
+    /* The site's label: its first frame in the program's own code,
+     * past the allocator, told apart from every other site's. */
+    s.fn = STR[s.label];
     return s;
   });
   var sortKey = 'peak', sortDown = true, chosen = -1;
