@@ -135,7 +135,7 @@ too_long:
 
 const mt_cmd_t mt_cmd_record = {
 	.name = "record",
-	.synopsis = "record [-o DIR] -- CMD",
+	.synopsis = "record -- CMD",
 	.summary = "run a command with every process of its tree traced",
 	.usage = usage,
 	.run = run,
