@@ -81,23 +81,32 @@ static void ring_free(ring_t *r)
 	free(r);
 }
 
+/* The text of the small /proc file path, NUL-terminated, in buf: its
+ * length, or -1. */
+static ssize_t read_proc(const char *path, char *buf, size_t cap)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
 /* The pid, in this process's namespace, of the process a pidfd refers to
  * (its fdinfo's Pid line), or -1. */
 static pid_t pidfd_pid(int pidfd)
 {
 	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_proc(path, buf, sizeof(buf)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	p = strstr(buf, "\nPid:\t");
 	return p ? (pid_t)atoi(p + 6) : -1;
 }
@@ -107,18 +116,11 @@ static pid_t pidfd_pid(int pidfd)
 static pid_t parent_of(pid_t pid)
 {
 	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd, ppid;
+	int ppid;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (read_proc(path, buf, sizeof(buf)) < 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
 		return -1;

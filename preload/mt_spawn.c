@@ -346,6 +346,27 @@ static int register_child(void *arg)
 	return 0;
 }
 
+/*
+ * Run fn(s) in a child sharing our memory but not our descriptor table
+ * (clone with CLONE_VM|CLONE_VFORK and no exit signal), on the stack that
+ * ends at top, and reap it (__WALL: it sent no SIGCHLD).  The caller has
+ * blocked every signal: no handler of the program may run in the child.
+ */
+static void in_child(int (*fn)(void *), char *top, spawn_t *s)
+{
+	long got;
+	int st;
+	pid_t pid = clone(fn, top, CLONE_VM | CLONE_VFORK, s);
+
+	if (pid < 0) {
+		s->err = -errno;
+		return;
+	}
+	do
+		got = sys(SYS_wait4, pid, (long)&st, __WALL, 0, 0, 0);
+	while (got == -EINTR);
+}
+
 int mt_spawn_collector(const char *collector, const char *name, int root,
 		       uint64_t nslots, uint64_t t0, mt_spawn_ring_t *r)
 {
@@ -355,9 +376,8 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
 	spawn_t s = { .collector = collector, .argv = argv, .nslots = nslots,
 		      .t0 = t0, .memfd = -1, .pidfd = -1 };
 	sigset_t all, old;
-	int saved = errno, st;
-	long stacks, got;
-	pid_t mid;
+	int saved = errno;
+	long stacks;
 
 	s.program = (pid_t)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	pid_s[mt_fmt_u64(pid_s, (uint64_t)s.program)] = '\0';
@@ -370,14 +390,7 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
 	/* No handler of the program may run in a child sharing its memory. */
 	sigfillset(&all);
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
-	mid = clone(middle_child, (char *)stacks + STACK_LEN, CLONE_VM | CLONE_VFORK, &s);
-	if (mid < 0) {
-		s.err = -errno;
-	} else {
-		do
-			got = sys(SYS_wait4, mid, (long)&st, __WALL, 0, 0, 0);
-		while (got == -EINTR);
-	}
+	in_child(middle_child, (char *)stacks + STACK_LEN, &s);
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
 	sys(SYS_munmap, stacks, 2 * STACK_LEN, 0, 0, 0, 0);
 	errno = saved;
@@ -396,9 +409,8 @@ int mt_spawn_register(const char *sock, const char *name, int root,
 	spawn_t s = { .sock = sock, .name = name, .root = root, .alone = alone,
 		      .nslots = nslots, .t0 = t0, .memfd = -1, .pidfd = -1 };
 	sigset_t all, old;
-	int saved = errno, st;
-	long stack = 0, got;
-	pid_t mid;
+	int saved = errno;
+	long stack = 0;
 
 	if (strlen(sock) > MT_REGISTER_SOCKET_MAX ||
 	    strlen(name) >= sizeof(((mt_register_msg_t *)0)->name))
@@ -417,15 +429,7 @@ int mt_spawn_register(const char *sock, const char *name, int root,
 			s.err = (int)stack;
 			stack = 0;
 		} else {
-			mid = clone(register_child, (char *)stack + STACK_LEN,
-				    CLONE_VM | CLONE_VFORK, &s);
-			if (mid < 0) {
-				s.err = -errno;
-			} else {
-				do
-					got = sys(SYS_wait4, mid, (long)&st, __WALL, 0, 0, 0);
-				while (got == -EINTR);
-			}
+			in_child(register_child, (char *)stack + STACK_LEN, &s);
 		}
 	}
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
