@@ -9,6 +9,7 @@
 #include "mt_trace.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -626,6 +627,24 @@ static int end_on_signal(void)
 
 /* ---- start ---- */
 
+/* dl_iterate_phdr's visit: stop (1) at a module named libstdc++.so.N. */
+static int is_libstdcxx(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+
+	(void)size;
+	(void)data;
+	base = base ? base + 1 : info->dlpi_name;
+	return base && !strncmp(base, "libstdc++.so", 12);
+}
+
+/* Whether libstdc++ is loaded (a C++ program, or one a C++ library was
+ * linked into). */
+static int has_libstdcxx(void)
+{
+	return dl_iterate_phdr(is_libstdcxx, NULL) == 1;
+}
+
 void mt_trace_init(void)
 {
 	int expected = 0;
@@ -637,11 +656,16 @@ void mt_trace_init(void)
 		return;
 	self_range();
 	mt_stack_cache_init();
-	/* No lock is held: dlsym takes the loader's. */
-	atomic_store(&cxx_freeres, (void (*)(void))dlsym(RTLD_DEFAULT,
-							 "_ZN9__gnu_cxx9__freeresEv"));
-	if (!atomic_load(&cxx_freeres))
-		mt_real_dlerror_clear();
+	/* No lock is held: dlsym takes the loader's.  Only where libstdc++
+	 * is loaded, which has the symbol: a lookup that fails leaves its
+	 * message for the program's dlerror(), and taking it back with
+	 * dlerror() translates it, through gettext's lock, which a library's
+	 * bindtextdomain() may hold around the malloc that started us (libgpg-
+	 * error's constructor does, in ps): the lock came out broken, and the
+	 * program's next textdomain() waited forever. */
+	if (has_libstdcxx())
+		atomic_store(&cxx_freeres, (void (*)(void))dlsym(RTLD_DEFAULT,
+								 "_ZN9__gnu_cxx9__freeresEv"));
 	/* A set-user-ID or otherwise secure-execution process must not
 	 * let its environment choose a file to write. */
 	if (getauxval(AT_SECURE))

@@ -968,6 +968,46 @@ START_TEST(test_allocation_in_an_earlier_constructor_is_traced)
 }
 END_TEST
 
+/*
+ * A library's constructor that calls bindtextdomain() starts the tracer
+ * from the malloc it makes while it holds gettext's lock: the tracer must
+ * do nothing that takes that lock (a dlerror() translates its message),
+ * or the program's next textdomain() waits forever (ps did).  Both
+ * orders of LD_PRELOAD, and the program's own gettext afterwards.
+ */
+static void check_textdomain(int library_first)
+{
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
+	char preload[8192], out_env[4096];
+	char *prog = mt_test_workload("wl_exit");
+	char *argv[] = { prog, NULL };
+	char *env[] = { preload, out_env, NULL };
+	mt_test_run_t r;
+
+	if (library_first)
+		snprintf(preload, sizeof(preload),
+			 "LD_PRELOAD=%s/workloads/libwl_textdomain.so:%s/libmtpreload.so",
+			 mt_test_build_dir(), mt_test_build_dir());
+	else
+		snprintf(preload, sizeof(preload),
+			 "LD_PRELOAD=%s/libmtpreload.so:%s/workloads/libwl_textdomain.so",
+			 mt_test_build_dir(), mt_test_build_dir());
+	snprintf(out_env, sizeof(out_env), "MEMTRACE_OUTPUT=%s", trace);
+	mt_test_run(&r, argv, env);
+	mt_quiet(r.status == 3 && r.err_len == 0, "status %d, stderr: %s", r.status, r.err);
+	mt_quiet_int_eq(count_size(trace, "alloc", 555, 555), 5);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
+}
+
+START_TEST(test_a_library_that_binds_its_text_domain_first_keeps_gettext_working)
+{
+	check_textdomain(1);
+	check_textdomain(0);
+}
+END_TEST
+
 /* A daemon closes every descriptor it did not open, then opens a file of
  * its own: the trace depends on none of the program's descriptors (the
  * collector writes it), so it is whole, and the program's file is its
@@ -1605,6 +1645,7 @@ Suite *mt_suite_preload(void)
 	tcase_add_test(tc, test_secure_execution_is_never_traced);
 	tcase_add_test(tc, test_posix_spawn_and_vfork_children_trace_themselves);
 	tcase_add_test(tc, test_allocation_in_an_earlier_constructor_is_traced);
+	tcase_add_test(tc, test_a_library_that_binds_its_text_domain_first_keeps_gettext_working);
 	tcase_add_test(tc, test_a_program_that_closes_every_descriptor_is_traced_whole);
 	tcase_add_test(tc, test_the_preloads_lookups_leave_dlerror_as_it_was);
 	tcase_add_test(tc, test_python_allocation_calls_match_heaptrack_within_two_percent);
