@@ -137,7 +137,8 @@ int main(int argc, char **argv)
 	mt_drainer_take(h);
 	rc = mt_out_open(&c.out, argv[1], argv[2][0] == '1', path, sizeof(path));
 	memcpy(h->path, path, strlen(path) + 1);
-	c.path = h->path;
+	/* Our own copy: the header's is the program's to write. */
+	c.path = path;
 	c.made = argv[2][0] != '1';
 	if (rc < 0) {
 		atomic_store(&h->open_error, -rc);

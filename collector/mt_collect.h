@@ -31,7 +31,7 @@ typedef struct {
 	int pidfd;      /* the program's pidfd, or -1 */
 	int statfd;     /* without one: its /proc/PID/stat, or -1 (kill(2)) */
 	int ring_fd;    /* the memfd: an exec is known by its mapping's end */
-	const char *path; /* the trace's name, for messages */
+	const char *path; /* the trace's name (our copy): messages, the empty file's removal */
 	/* The file is one the collector made (not the user's own name
 	 * reused): removed when the program ended before recording a line. */
 	int made;

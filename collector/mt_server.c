@@ -42,6 +42,7 @@
 typedef struct ring {
 	mt_collect_t c;
 	int taken; /* its drainer word is in our robust list */
+	char path[sizeof(((mt_ring_hdr_t *)0)->path)]; /* the trace's name */
 	void *map;
 	size_t map_len;
 	int memfd, pidfd;
@@ -229,8 +230,10 @@ static ring_t *take(int fd)
 	atomic_store(&h->collector_pid, (int32_t)getpid());
 	/* Without it the program asks the kernel whether we live. */
 	r->taken = mt_drainer_take(h) == 0;
-	rc = mt_out_open(&r->c.out, msg->name, msg->root != 0, h->path, sizeof(h->path));
-	r->c.path = h->path;
+	rc = mt_out_open(&r->c.out, msg->name, msg->root != 0, r->path, sizeof(r->path));
+	memcpy(h->path, r->path, strlen(r->path) + 1);
+	/* Our own copy: the header's is the program's to write. */
+	r->c.path = r->path;
 	r->c.made = !msg->root;
 	if (rc < 0) {
 		atomic_store(&h->open_error, -rc);
