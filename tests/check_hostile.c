@@ -38,16 +38,7 @@
 
 /* The analyzer is slower under ASan (and the preload never is): the big
  * inputs shrink there, keeping the same shape. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
+#define SANITIZED MT_TEST_SANITIZED
 
 #define HOSTILE_TIMEOUT 60 /* seconds any one analyzer run may take */
 

@@ -362,6 +362,13 @@ START_TEST(test_pythons_own_os_posix_and_fork_tests_pass_traced)
 	char *tenv[] = { preload, output, NULL };
 	mt_test_run_t a, b;
 
+	if (MT_TEST_SANITIZED) {
+		MT_TEST_SKIP("the preload is never sanitized: make check runs CPython's tests "
+			     "traced (this is make sanitize)");
+		free(py);
+		free(sh);
+		return;
+	}
 	real_init(&t);
 	tests = mt_test_path(t.dir, "run");
 	mt_quiet_int_eq(mkdir(tests, 0700), 0);
@@ -370,12 +377,22 @@ START_TEST(test_pythons_own_os_posix_and_fork_tests_pass_traced)
 		 tests, py);
 	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libmtpreload.so", mt_test_build_dir());
 	snprintf(output, sizeof(output), "MEMTRACE_OUTPUT=%s/py.%%p.jsonl.zst", t.traces);
-	mt_test_run(&a, argv, NULL);
-	mt_quiet(a.status == 0 && strstr(a.out, "Tests result: SUCCESS"),
-		 "bare, python's tests fail (exit %d):\n%s%s", a.status, a.out, a.err);
 	mt_test_run(&b, argv, tenv);
+	if (!(b.status == 0 && strstr(b.out, "Tests result: SUCCESS"))) {
+		/* Bare first, then: a suite that fails here bare is no
+		 * evidence against the preload. */
+		mt_test_run(&a, argv, NULL);
+		if (!(a.status == 0 && strstr(a.out, "Tests result: SUCCESS"))) {
+			MT_TEST_SKIP("CPython's own tests fail here bare (exit %d)", a.status);
+			mt_test_run_release(&a);
+			mt_test_run_release(&b);
+			goto done;
+		}
+		mt_test_run_release(&a);
+	}
 	mt_quiet(b.status == 0 && strstr(b.out, "Tests result: SUCCESS"),
-		 "traced, python's tests fail (exit %d):\n%s%s", b.status, b.out, b.err);
+		 "traced, python's tests fail (exit %d), bare they pass:\n%s%s", b.status,
+		 b.out, b.err);
 	/* test_os SIGKILLs a child it has just spawned: that one child's
 	 * trace, if the kill came after its start, is cut without its stop. */
 	ck_assert_int_ge(assert_traces_complete_but(t.traces, "python's tests", 1), 5);
@@ -394,7 +411,7 @@ START_TEST(test_pythons_own_os_posix_and_fork_tests_pass_traced)
 		free(rec);
 		free(mt);
 	}
-	mt_test_run_release(&a);
+done:
 	free(tests);
 	real_done(&t);
 	free(py);

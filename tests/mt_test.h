@@ -160,6 +160,21 @@ size_t mt_test_cached_pages(const char *path, uint64_t off, uint64_t len);
 void mt_test_uncache(const char *path);
 int mt_test_on_tmpfs(const char *path);
 
+/* 1 in the build of make sanitize.  The preload is never built with the
+ * sanitizers (their runtime must come first in a process), so a test that
+ * exercises the preload alone, on a real program, learns nothing more
+ * there than under make check: such a test says so in a skip line. */
+#if defined(__SANITIZE_ADDRESS__)
+#define MT_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MT_TEST_SANITIZED 1
+#endif
+#endif
+#ifndef MT_TEST_SANITIZED
+#define MT_TEST_SANITIZED 0
+#endif
+
 /*
  * What the machine may lack.  A test whose assertions need a property that
  * an x86-64 Linux machine may not have (a file system that lets clean
