@@ -931,33 +931,45 @@ START_TEST(test_posix_spawn_and_vfork_children_trace_themselves)
 }
 END_TEST
 
-/* A library preloaded before or after memtrace allocates in its own
- * constructor: the first hook starts tracing if memtrace's constructor
- * has not yet run. */
-static void check_early_allocation(int early_first)
+/*
+ * Run wl_exit (five blocks of 555 bytes, then _exit(3)) traced, with the
+ * test library build/workloads/libLIB.so preloaded before memtrace's
+ * (lib_first) or after it, so that its constructor runs after or before
+ * memtrace's.  Returns the trace's path (malloc'd) with r filled.
+ */
+static char *run_exit_beside(const char *lib, int lib_first, mt_test_run_t *r)
 {
 	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	char preload[8192], out_env[4096];
 	char *prog = mt_test_workload("wl_exit");
 	char *argv[] = { prog, NULL };
 	char *env[] = { preload, out_env, NULL };
-	mt_test_run_t r;
+	const char *b = mt_test_build_dir();
 
-	if (early_first)
+	if (lib_first)
 		snprintf(preload, sizeof(preload),
-			 "LD_PRELOAD=%s/workloads/libwl_early.so:%s/libmtpreload.so",
-			 mt_test_build_dir(), mt_test_build_dir());
+			 "LD_PRELOAD=%s/workloads/lib%s.so:%s/libmtpreload.so", b, lib, b);
 	else
 		snprintf(preload, sizeof(preload),
-			 "LD_PRELOAD=%s/libmtpreload.so:%s/workloads/libwl_early.so",
-			 mt_test_build_dir(), mt_test_build_dir());
+			 "LD_PRELOAD=%s/libmtpreload.so:%s/workloads/lib%s.so", b, b, lib);
 	snprintf(out_env, sizeof(out_env), "MEMTRACE_OUTPUT=%s", trace);
-	mt_test_run(&r, argv, env);
+	mt_test_run(r, argv, env);
+	free(prog);
+	return trace;
+}
+
+/* A library preloaded before or after memtrace allocates in its own
+ * constructor: the first hook starts tracing if memtrace's constructor
+ * has not yet run. */
+static void check_early_allocation(int early_first)
+{
+	mt_test_run_t r;
+	char *trace = run_exit_beside("wl_early", early_first, &r);
+
 	mt_quiet_int_eq(r.status, 3);
 	mt_quiet_int_eq(count_size(trace, "alloc", 5555, 5555), 1);
 	mt_quiet_int_eq(count_size(trace, "alloc", 555, 555), 5);
 	mt_test_run_release(&r);
-	free(prog);
 	free(trace);
 }
 
@@ -977,27 +989,12 @@ END_TEST
  */
 static void check_textdomain(int library_first)
 {
-	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
-	char preload[8192], out_env[4096];
-	char *prog = mt_test_workload("wl_exit");
-	char *argv[] = { prog, NULL };
-	char *env[] = { preload, out_env, NULL };
 	mt_test_run_t r;
+	char *trace = run_exit_beside("wl_textdomain", library_first, &r);
 
-	if (library_first)
-		snprintf(preload, sizeof(preload),
-			 "LD_PRELOAD=%s/workloads/libwl_textdomain.so:%s/libmtpreload.so",
-			 mt_test_build_dir(), mt_test_build_dir());
-	else
-		snprintf(preload, sizeof(preload),
-			 "LD_PRELOAD=%s/libmtpreload.so:%s/workloads/libwl_textdomain.so",
-			 mt_test_build_dir(), mt_test_build_dir());
-	snprintf(out_env, sizeof(out_env), "MEMTRACE_OUTPUT=%s", trace);
-	mt_test_run(&r, argv, env);
 	mt_quiet(r.status == 3 && r.err_len == 0, "status %d, stderr: %s", r.status, r.err);
 	mt_quiet_int_eq(count_size(trace, "alloc", 555, 555), 5);
 	mt_test_run_release(&r);
-	free(prog);
 	free(trace);
 }
 
