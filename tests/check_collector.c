@@ -163,52 +163,6 @@ static int reap(run_t *r)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/*
- * The collector of program pid: a process named memtrace-collector (comm
- * "memtrace-collec") whose argv is "memtrace-collector NAME ROOT PID PIDFD".
- * Returns its pid, or 0.
- */
-static pid_t find_collector(pid_t program)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	pid_t found = 0;
-
-	mt_quiet_ptr_nonnull(d);
-	while (!found && (e = readdir(d))) {
-		char path[300], comm[64], cmd[8192];
-		const char *arg;
-		size_t n;
-		FILE *f;
-		int i;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		n = fread(comm, 1, sizeof(comm) - 1, f);
-		fclose(f);
-		comm[n] = '\0';
-		if (strcmp(comm, "memtrace-collec\n"))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		n = fread(cmd, 1, sizeof(cmd) - 1, f);
-		fclose(f);
-		cmd[n] = '\0';
-		/* argv[3], past three NUL-terminated arguments. */
-		for (arg = cmd, i = 0; i < 3 && arg < cmd + n; i++)
-			arg += strlen(arg) + 1;
-		if (arg < cmd + n && atol(arg) == (long)program)
-			found = (pid_t)atol(e->d_name);
-	}
-	closedir(d);
-	return found;
-}
 
 /* The last line of the file at path (malloc'd, without its newline). */
 static char *last_line(const char *path)
@@ -312,7 +266,7 @@ static void collector_killed(char *const extra[])
 	start_traced(&r, argv, trace, extra, 1);
 	read_until(r.out, &out, &out_len, "ready\n");
 	end = now_ms() + HANG_GUARD_S * 1000;
-	while (!(collector = find_collector(r.pid))) {
+	while (!(collector = mt_test_find_collector(r.pid))) {
 		mt_quiet(now_ms() < end, "no collector of pid %d", (int)r.pid);
 		nap_ms(5);
 	}

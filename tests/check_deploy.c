@@ -264,50 +264,6 @@ START_TEST(test_a_program_that_ends_before_its_first_record_leaves_no_file)
 }
 END_TEST
 
-/*
- * The collector of program pid: a process named memtrace-collector (comm
- * "memtrace-collec") whose argv[3] is pid.  Returns its pid, or 0.
- */
-static pid_t find_collector(pid_t program)
-{
-	DIR *d = opendir("/proc");
-	struct dirent *e;
-	pid_t found = 0;
-
-	mt_quiet_ptr_nonnull(d);
-	while (!found && (e = readdir(d))) {
-		char path[300], comm[64], cmd[8192];
-		const char *arg;
-		size_t n;
-		FILE *f;
-		int i;
-
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		n = fread(comm, 1, sizeof(comm) - 1, f);
-		fclose(f);
-		comm[n] = '\0';
-		if (strcmp(comm, "memtrace-collec\n"))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		n = fread(cmd, 1, sizeof(cmd) - 1, f);
-		fclose(f);
-		cmd[n] = '\0';
-		for (arg = cmd, i = 0; i < 3 && arg < cmd + n; i++)
-			arg += strlen(arg) + 1;
-		if (arg < cmd + n && atol(arg) == (long)program)
-			found = (pid_t)atol(e->d_name);
-	}
-	closedir(d);
-	return found;
-}
 
 /*
  * systemctl stop: SIGTERM to every process of the service, the collector
@@ -347,9 +303,9 @@ START_TEST(test_sigterm_to_the_program_and_its_collector_keeps_the_trace_whole)
 		_exit(127);
 	}
 	end = time(NULL) + 30;
-	while (atomic_load(done) < 10000 || !(collector = find_collector(pid))) {
+	while (atomic_load(done) < 10000 || !(collector = mt_test_find_collector(pid))) {
 		mt_quiet(time(NULL) < end, "wl_burst finished %ju pairs, collector %d",
-			 (uintmax_t)atomic_load(done), (int)find_collector(pid));
+			 (uintmax_t)atomic_load(done), (int)mt_test_find_collector(pid));
 		usleep(1000);
 	}
 	mt_quiet_int_eq(kill(collector, SIGTERM), 0);

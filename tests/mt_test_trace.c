@@ -248,3 +248,50 @@ size_t mt_test_assert_traces_complete_ending(const char *dir, const char *ext)
 	mt_test_traces_release(names, n);
 	return n;
 }
+
+/*
+ * The collector of program pid: a process named memtrace-collector (comm
+ * "memtrace-collec") whose argv is "memtrace-collector NAME ROOT PID PIDFD".
+ * Returns its pid, or 0.
+ */
+pid_t mt_test_find_collector(pid_t program)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+
+	mt_quiet_ptr_nonnull(d);
+	while (!found && (e = readdir(d))) {
+		char path[300], comm[64], cmd[8192];
+		const char *arg;
+		size_t n;
+		FILE *f;
+		int i;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		n = fread(comm, 1, sizeof(comm) - 1, f);
+		fclose(f);
+		comm[n] = '\0';
+		if (strcmp(comm, "memtrace-collec\n"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		n = fread(cmd, 1, sizeof(cmd) - 1, f);
+		fclose(f);
+		cmd[n] = '\0';
+		/* argv[3], past three NUL-terminated arguments. */
+		for (arg = cmd, i = 0; i < 3 && arg < cmd + n; i++)
+			arg += strlen(arg) + 1;
+		if (arg < cmd + n && atol(arg) == (long)program)
+			found = (pid_t)atol(e->d_name);
+	}
+	closedir(d);
+	return found;
+}

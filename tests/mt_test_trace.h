@@ -13,6 +13,7 @@
 
 #include <json-c/json.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "mt_test.h"
 
@@ -67,5 +68,10 @@ size_t mt_test_assert_traces_complete_ending(const char *dir, const char *ext);
 /* How many lines of the trace at path have "kind":kind and, when size is
  * not 0, "size":size. */
 int mt_test_trace_count(const char *path, const char *kind, long size);
+
+/* The collector of program pid: a process named memtrace-collector (comm
+ * "memtrace-collec") whose argv is "memtrace-collector NAME ROOT PID
+ * PIDFD".  Returns its pid, or 0. */
+pid_t mt_test_find_collector(pid_t program);
 
 #endif
