@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "mt_child_stack.h"
 #include "mt_real.h"
 
 #define STACK_LEN (64u << 10)
@@ -50,8 +51,7 @@ long mt_nofd_run(long (*fn)(void *), void *arg)
 	int saved = errno, st;
 	pid_t pid;
 
-	stack = sys(SYS_mmap, 0, STACK_LEN, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	stack = mt_child_stack_map(STACK_LEN);
 	if (stack < 0 && stack > -4096)
 		return stack;
 	/* No handler of the program may run in a child sharing its memory. */
@@ -69,7 +69,7 @@ long mt_nofd_run(long (*fn)(void *), void *arg)
 		while (got == -EINTR);
 	}
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
-	sys(SYS_munmap, stack, STACK_LEN, 0, 0, 0, 0);
+	mt_child_stack_unmap(stack, STACK_LEN);
 	errno = saved;
 	return r.result;
 }

@@ -23,6 +23,7 @@
 
 #include "../common/mt_fmt.h"
 #include "../common/mt_register.h"
+#include "mt_child_stack.h"
 #include "mt_real.h"
 
 #ifndef SYS_pidfd_open
@@ -382,8 +383,7 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
 	s.program = (pid_t)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	pid_s[mt_fmt_u64(pid_s, (uint64_t)s.program)] = '\0';
 	s.map_len = MT_RING_HDR_SIZE + nslots * MT_RING_SLOT;
-	stacks = sys(SYS_mmap, 0, 2 * STACK_LEN, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	stacks = mt_child_stack_map(2 * STACK_LEN);
 	if (stacks < 0 && stacks > -4096)
 		return (int)stacks;
 	s.stack2 = (char *)stacks + STACK_LEN;
@@ -392,7 +392,7 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
 	in_child(middle_child, (char *)stacks + STACK_LEN, &s);
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
-	sys(SYS_munmap, stacks, 2 * STACK_LEN, 0, 0, 0, 0);
+	mt_child_stack_unmap(stacks, 2 * STACK_LEN);
 	errno = saved;
 	if (!s.map)
 		return s.err ? s.err : -EAGAIN;
@@ -423,8 +423,7 @@ int mt_spawn_register(const char *sock, const char *name, int root,
 	if (alone) {
 		register_ring(&s);
 	} else {
-		stack = sys(SYS_mmap, 0, STACK_LEN, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+		stack = mt_child_stack_map(STACK_LEN);
 		if (stack < 0 && stack > -4096) {
 			s.err = (int)stack;
 			stack = 0;
@@ -434,7 +433,7 @@ int mt_spawn_register(const char *sock, const char *name, int root,
 	}
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
 	if (stack)
-		sys(SYS_munmap, stack, STACK_LEN, 0, 0, 0, 0);
+		mt_child_stack_unmap(stack, STACK_LEN);
 	errno = saved;
 	if (!s.map)
 		return s.err ? s.err : -ECONNREFUSED;

@@ -14,6 +14,11 @@
 #include <libunwind.h>
 #include <unistd.h>
 
+#include <sched.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "../preload/mt_child_stack.h"
 #include "../preload/mt_unwind_sys.h"
 #include "mt_test.h"
 #include "mt_test_trace.h"
@@ -157,6 +162,57 @@ START_TEST(test_libunwind_names_frames_the_same_when_its_files_are_read_elsewher
 }
 END_TEST
 
+/* A frame that never returns: the child ends inside it, as the
+ * preload's children end in exit or exec. */
+static volatile char *escaped;
+
+static int child_ends_in_a_frame(void *arg)
+{
+	volatile char frame[40];
+
+	escaped = frame;
+	frame[0] = *(char *)arg;
+	syscall(SYS_exit, 0);
+	return frame[0];
+}
+
+/* The preload's clone(CLONE_VM) children leave frames on their stacks
+ * that never end; whatever is mapped at that address next must be whole
+ * memory, every byte writable (under ASan the frames' redzones would
+ * otherwise stay poisoned and the next mapping's first write abort as a
+ * stack overflow). */
+START_TEST(test_a_child_stack_leaves_nothing_behind_for_the_next_mapping)
+{
+	const size_t len = 64u << 10;
+	long stack = mt_child_stack_map(len);
+	char arg = 7;
+	volatile long *m;
+	long sum = 0;
+	pid_t pid;
+	int st;
+
+	ck_assert(stack > 0 || stack < -4095);
+	pid = clone(child_ends_in_a_frame, (char *)stack + len, CLONE_VM | CLONE_VFORK, &arg);
+	ck_assert_int_gt(pid, 0);
+	ck_assert_int_eq(waitpid(pid, &st, __WALL), pid);
+	mt_child_stack_unmap(stack, len);
+	m = mmap((void *)stack, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (m != (void *)stack) {
+		printf("skip: this kernel did not map the old stack's address again\n");
+		if (m != MAP_FAILED)
+			munmap((void *)m, len);
+		return;
+	}
+	for (size_t i = 0; i < len / sizeof(long); i++)
+		m[i] = (long)i;
+	for (size_t i = 0; i < len / sizeof(long); i++)
+		sum += m[i];
+	ck_assert_int_eq(sum, (long)((len / sizeof(long)) * (len / sizeof(long) - 1) / 2));
+	munmap((void *)m, len);
+}
+END_TEST
+
 Suite *mt_suite_fds(void)
 {
 	Suite *s = suite_create("fds");
@@ -167,6 +223,7 @@ Suite *mt_suite_fds(void)
 	tcase_add_test(tc, test_libunwind_names_frames_the_same_when_its_files_are_read_elsewhere);
 	tcase_add_test(tc, test_a_traced_program_gets_the_descriptor_numbers_it_gets_bare);
 	tcase_add_test(tc, test_a_daemon_that_closes_every_descriptor_keeps_its_files);
+	tcase_add_test(tc, test_a_child_stack_leaves_nothing_behind_for_the_next_mapping);
 	suite_add_tcase(s, tc);
 	return s;
 }
