@@ -63,6 +63,7 @@ int main(void)
 	srunner_add_suite(sr, mt_suite_top());
 	srunner_add_suite(sr, mt_suite_api());
 	srunner_add_suite(sr, mt_suite_units());
+	srunner_add_suite(sr, mt_suite_docs());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
