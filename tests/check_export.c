@@ -148,13 +148,15 @@ static void check_speedscope(json_object *d, uint64_t sums[2])
 
 /* What a site list sums to, from DHAT's program points. */
 typedef struct {
-	uint64_t tb, tbk, gb, eb, ebk;
+	uint64_t tb, tbk, gb, gbk, eb, ebk;
 } dhat_sums_t;
 
 /*
  * The fields dh_view.js's checkFields requires, with their types, for
- * mode heap with bklt and without bkacc; every program point's figures
- * and frames (indices into ftbl, never its [root]).
+ * mode heap with bklt and without bkacc, and none of bkacc's; every
+ * program point's figures and frames (indices into ftbl, never its
+ * [root]).  No figure of bytes comes without its blocks (dh_view's "avg
+ * size ∞ bytes"), and no lifetime is longer than the trace.
  */
 static dhat_sums_t check_dhat(json_object *d)
 {
@@ -192,11 +194,32 @@ static dhat_sums_t check_dhat(json_object *d)
 			member_of_type(pp, pp_ints[k], json_type_int);
 		mt_quiet(mt_test_json_u64(pp, "mb") <= mt_test_json_u64(pp, "tb"),
 			 "mb > tb");
+		mt_quiet(!json_object_object_get_ex(pp, "rb", NULL) &&
+			 !json_object_object_get_ex(pp, "wb", NULL) &&
+			 !json_object_object_get_ex(pp, "acc", NULL),
+			 "reads or writes without bkacc");
+		for (size_t k = 0; k < 4; k++) {
+			static const char *const pair[][2] = {
+				{ "tb", "tbk" }, { "mb", "mbk" },
+				{ "gb", "gbk" }, { "eb", "ebk" } };
+
+			mt_quiet(!mt_test_json_u64(pp, pair[k][0]) ==
+				 !mt_test_json_u64(pp, pair[k][1]),
+				 "%s %ju in %s %ju blocks", pair[k][0],
+				 (uintmax_t)mt_test_json_u64(pp, pair[k][0]),
+				 pair[k][1],
+				 (uintmax_t)mt_test_json_u64(pp, pair[k][1]));
+		}
+		mt_quiet(mt_test_json_u64(pp, "tl") <=
+			 mt_test_json_u64(pp, "tbk") * mt_test_json_u64(d, "te"),
+			 "tl %ju past tbk x te",
+			 (uintmax_t)mt_test_json_u64(pp, "tl"));
 		assert_indices(member_of_type(pp, "fs", json_type_array), 1,
 			       nftbl);
 		s.tb += mt_test_json_u64(pp, "tb");
 		s.tbk += mt_test_json_u64(pp, "tbk");
 		s.gb += mt_test_json_u64(pp, "gb");
+		s.gbk += mt_test_json_u64(pp, "gbk");
 		s.eb += mt_test_json_u64(pp, "eb");
 		s.ebk += mt_test_json_u64(pp, "ebk");
 	}
@@ -219,8 +242,13 @@ static void assert_totals(const char *path)
 					mt_test_json_u64(sum, "remaps"));
 	d = check_dhat(dh);
 	ck_assert_uint_eq(d.tb, mt_test_json_u64(sum, "bytes_allocated"));
-	ck_assert_uint_eq(d.tbk, mt_test_json_u64(sum, "allocations"));
+	/* A realloc makes a block, as the heap counts them. */
+	ck_assert_uint_eq(d.tbk, mt_test_json_u64(sum, "allocations") +
+					 mt_test_json_u64(sum, "resizes") +
+					 mt_test_json_u64(sum, "remaps"));
 	ck_assert_uint_eq(d.gb, mt_test_json_u64(sum, "peak_live_bytes"));
+	ck_assert_uint_le(d.gbk, mt_test_json_u64(sum, "peak_live_allocations"));
+	ck_assert(!d.gb == !d.gbk);
 	ck_assert_uint_eq(d.eb, mt_test_json_u64(sum, "live_bytes"));
 	ck_assert_uint_eq(d.ebk, mt_test_json_u64(sum, "live_allocations"));
 	ck_assert_uint_eq(mt_test_json_u64(dh, "te"),
@@ -356,6 +384,98 @@ START_TEST(test_export_dhat_frames_are_innermost_first)
 	ck_assert_msg(strstr(last, ": main") != NULL, "outermost frame '%s'", last);
 	json_object_put(d);
 	free(path);
+}
+END_TEST
+
+/* The program point of DHAT document d whose innermost frame is function
+ * fn ("0xIP: fn (FILE:LINE)"); fails when there is none or two. */
+static json_object *dhat_pp_of(json_object *d, const char *fn)
+{
+	json_object *ftbl = json_object_object_get(d, "ftbl");
+	json_object *pps = json_object_object_get(d, "pps"), *found = NULL;
+	char needle[128];
+
+	snprintf(needle, sizeof(needle), ": %s (", fn);
+	for (size_t i = 0; i < json_object_array_length(pps); i++) {
+		json_object *pp = json_object_array_get_idx(pps, i);
+		json_object *fs = json_object_object_get(pp, "fs");
+		const char *inner = json_object_get_string(json_object_array_get_idx(
+			ftbl, json_object_get_int(json_object_array_get_idx(fs, 0))));
+
+		if (strstr(inner, needle)) {
+			ck_assert_msg(!found, "two program points in %s", fn);
+			found = pp;
+		}
+	}
+	ck_assert_msg(found != NULL, "no program point in %s", fn);
+	return found;
+}
+
+/*
+ * wl_lifetimes's sites, whose blocks it documents: every figure of each
+ * program point, and lifetimes at least as long as the program's pauses
+ * (t is rounded down to a microsecond: 49 ms for a 50 ms pause).
+ */
+START_TEST(test_export_dhat_has_the_known_figures_of_a_workloads_blocks)
+{
+	static const struct {
+		const char *fn;
+		uint64_t tb, tbk, mb, mbk, gb, gbk, eb, ebk, tl_min;
+	} want[] = {
+		{ "alloc_before", 200000, 4, 200000, 4, 0, 0, 0, 0, 0 },
+		{ "alloc_shrinks", 5300, 4, 5000, 1, 300, 3, 300, 3, 3 * 69 },
+		{ "alloc_grown", 100, 1, 100, 1, 0, 0, 0, 0, 0 },
+		{ "regrow", 1000, 1, 1000, 1, 1000, 1, 0, 0, 49 },
+		{ "alloc_held", 8000, 8, 8000, 8, 8000, 8, 0, 0, 8 * 49 },
+		{ "alloc_peak", 300000, 3, 300000, 3, 300000, 3, 0, 0, 3 * 49 },
+		{ "alloc_leaked", 20, 2, 20, 2, 0, 0, 20, 2, 2 * 19 },
+	};
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_lifetimes");
+	char *argv[] = { prog, NULL };
+	json_object *d, *sum;
+	mt_test_run_t r;
+
+	mt_test_run_traced(&r, argv, trace, NULL);
+	ck_assert_msg(r.status == 0, "wl_lifetimes ended with %d: %s", r.status,
+		      r.err);
+	d = export_of("dhat", trace);
+	sum = summary_of(trace);
+	check_dhat(d);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		json_object *pp = dhat_pp_of(d, want[i].fn);
+		const uint64_t got[] = {
+			mt_test_json_u64(pp, "tb"), mt_test_json_u64(pp, "tbk"),
+			mt_test_json_u64(pp, "mb"), mt_test_json_u64(pp, "mbk"),
+			mt_test_json_u64(pp, "gb"), mt_test_json_u64(pp, "gbk"),
+			mt_test_json_u64(pp, "eb"), mt_test_json_u64(pp, "ebk"),
+		};
+		const uint64_t exp[] = { want[i].tb, want[i].tbk, want[i].mb,
+					 want[i].mbk, want[i].gb, want[i].gbk,
+					 want[i].eb, want[i].ebk };
+		static const char *const names[] = { "tb", "tbk", "mb", "mbk",
+						     "gb", "gbk", "eb", "ebk" };
+
+		for (size_t k = 0; k < sizeof(exp) / sizeof(exp[0]); k++)
+			ck_assert_msg(got[k] == exp[k], "%s: %s %ju, not %ju",
+				      want[i].fn, names[k], (uintmax_t)got[k],
+				      (uintmax_t)exp[k]);
+		ck_assert_msg(mt_test_json_u64(pp, "tl") >= want[i].tl_min * 1000000,
+			      "%s: tl %ju ns, less than %ju ms", want[i].fn,
+			      (uintmax_t)mt_test_json_u64(pp, "tl"),
+			      (uintmax_t)want[i].tl_min);
+	}
+	/* The peak is the third alloc_peak block; 70 ms of pauses follow. */
+	ck_assert_uint_eq(mt_test_json_u64(d, "te"),
+			  mt_test_json_u64(sum, "duration_ns"));
+	ck_assert_uint_ge(mt_test_json_u64(d, "te") - mt_test_json_u64(d, "tg"),
+			  69 * 1000000);
+	ck_assert_uint_gt(mt_test_json_u64(d, "tg"), 0);
+	json_object_put(sum);
+	json_object_put(d);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
 }
 END_TEST
 
@@ -1019,6 +1139,7 @@ Suite *mt_suite_export(void)
 	tcase_add_test(tc, test_export_speedscope_stacks_are_the_folded_stacks_root_first);
 	tcase_add_test(tc, test_export_dhat_has_the_fields_dh_view_reads_and_the_site_totals);
 	tcase_add_test(tc, test_export_dhat_frames_are_innermost_first);
+	tcase_add_test(tc, test_export_dhat_has_the_known_figures_of_a_workloads_blocks);
 	tcase_add_test(tc, test_export_of_a_real_workload_agrees_with_its_summary);
 	tcase_add_test(tc, test_export_rejects_an_unknown_format);
 	tcase_add_test(tc, test_export_usage_errors_exit_64);

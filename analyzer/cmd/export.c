@@ -91,7 +91,7 @@ static int run(int argc, char **argv)
 	};
 	export_t e = { 0 };
 	char *rest[argc > 0 ? argc : 1];
-	int at, help, n = 0;
+	int at, help, n = 0, status;
 
 	at = format_at(argc, argv, &help);
 	if (!help) {
@@ -106,7 +106,10 @@ static int run(int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		if (i != at || !at)
 			rest[n++] = argv[i];
-	return mt_cmd_render_run(&cmd, &e, n, rest);
+	mt_export_times_init(&e.times, e.format);
+	status = mt_cmd_render_run(&cmd, &e, n, rest);
+	mt_export_times_release(&e.times);
+	return status;
 }
 
 const mt_cmd_t mt_cmd_export = {
