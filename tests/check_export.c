@@ -88,14 +88,23 @@ static void assert_indices(json_object *a, size_t lo, size_t hi)
 	}
 }
 
+/* speedscope's profiles, in the document's order, and their units. */
+static const char *const speedscope_profiles[][2] = {
+	{ "bytes live at the peak", "bytes" },
+	{ "bytes leaked", "bytes" },
+	{ "bytes allocated", "bytes" },
+	{ "allocation calls", "none" },
+};
+#define SPEEDSCOPE_PROFILES 4
+
 /*
  * speedscope's schema (file-format-schema.json): $schema, shared.frames
  * (each with a string name, optional string file and integer line) and
  * profiles, each sampled with name, unit, startValue, endValue, samples
- * and weights of one length.  Returns the two profiles' weight sums in
- * sums[0] (bytes) and sums[1] (calls).
+ * and weights of one length.  Returns the profiles' weight sums in
+ * speedscope_profiles' order.
  */
-static void check_speedscope(json_object *d, uint64_t sums[2])
+static void check_speedscope(json_object *d, uint64_t sums[SPEEDSCOPE_PROFILES])
 {
 	json_object *frames, *profiles;
 	size_t nframes;
@@ -116,16 +125,17 @@ static void check_speedscope(json_object *d, uint64_t sums[2])
 			mt_quiet(json_object_is_type(m, json_type_int), "line");
 	}
 	profiles = member_of_type(d, "profiles", json_type_array);
-	ck_assert_uint_eq(json_object_array_length(profiles), 2);
-	for (size_t p = 0; p < 2; p++) {
+	ck_assert_uint_eq(json_object_array_length(profiles), SPEEDSCOPE_PROFILES);
+	for (size_t p = 0; p < SPEEDSCOPE_PROFILES; p++) {
 		json_object *prof = json_object_array_get_idx(profiles, p);
 		json_object *samples, *weights;
 		uint64_t sum = 0;
 
 		ck_assert_str_eq(mt_test_json_str(prof, "type"), "sampled");
-		member_of_type(prof, "name", json_type_string);
+		ck_assert_str_eq(mt_test_json_str(prof, "name"),
+				 speedscope_profiles[p][0]);
 		ck_assert_str_eq(mt_test_json_str(prof, "unit"),
-				 p ? "none" : "bytes");
+				 speedscope_profiles[p][1]);
 		ck_assert_int_eq(mt_test_json_i64(prof, "startValue"), 0);
 		samples = member_of_type(prof, "samples", json_type_array);
 		weights = member_of_type(prof, "weights", json_type_array);
@@ -142,8 +152,22 @@ static void check_speedscope(json_object *d, uint64_t sums[2])
 		ck_assert_uint_eq(mt_test_json_u64(prof, "endValue"), sum);
 		sums[p] = sum;
 	}
+	ck_assert_int_eq(mt_test_json_i64(d, "activeProfileIndex"), 0);
 	member_of_type(d, "name", json_type_string);
 	ck_assert(!strncmp(mt_test_json_str(d, "exporter"), "memtrace ", 9));
+}
+
+/* speedscope's profiles sum to the summary's peak, leaked (live at the
+ * end), allocated bytes and calls. */
+static void assert_speedscope_totals(json_object *sum,
+				     const uint64_t w[SPEEDSCOPE_PROFILES])
+{
+	ck_assert_uint_eq(w[0], mt_test_json_u64(sum, "peak_live_bytes"));
+	ck_assert_uint_eq(w[1], mt_test_json_u64(sum, "live_bytes"));
+	ck_assert_uint_eq(w[2], mt_test_json_u64(sum, "bytes_allocated"));
+	ck_assert_uint_eq(w[3], mt_test_json_u64(sum, "allocations") +
+					mt_test_json_u64(sum, "resizes") +
+					mt_test_json_u64(sum, "remaps"));
 }
 
 /* What a site list sums to, from DHAT's program points. */
@@ -232,14 +256,11 @@ static void assert_totals(const char *path)
 {
 	json_object *sum = summary_of(path), *sp = export_of("speedscope", path);
 	json_object *dh = export_of("dhat", path);
-	uint64_t w[2];
+	uint64_t w[SPEEDSCOPE_PROFILES];
 	dhat_sums_t d;
 
 	check_speedscope(sp, w);
-	ck_assert_uint_eq(w[0], mt_test_json_u64(sum, "bytes_allocated"));
-	ck_assert_uint_eq(w[1], mt_test_json_u64(sum, "allocations") +
-					mt_test_json_u64(sum, "resizes") +
-					mt_test_json_u64(sum, "remaps"));
+	assert_speedscope_totals(sum, w);
 	d = check_dhat(dh);
 	ck_assert_uint_eq(d.tb, mt_test_json_u64(sum, "bytes_allocated"));
 	/* A realloc makes a block, as the heap counts them. */
@@ -291,17 +312,93 @@ START_TEST(test_export_speedscope_follows_the_schema_and_the_summary_totals)
 {
 	char *path = mt_test_fixture("report/app.jsonl");
 	json_object *sum = summary_of(path), *d = export_of("speedscope", path);
-	uint64_t w[2];
+	uint64_t w[SPEEDSCOPE_PROFILES];
 
 	check_speedscope(d, w);
-	ck_assert_uint_eq(w[0], mt_test_json_u64(sum, "bytes_allocated"));
-	ck_assert_uint_eq(w[1], mt_test_json_u64(sum, "allocations") +
-					mt_test_json_u64(sum, "resizes") +
-					mt_test_json_u64(sum, "remaps"));
+	assert_speedscope_totals(sum, w);
 	ck_assert_str_eq(mt_test_json_str(d, "name"), "app.jsonl");
 	json_object_put(d);
 	json_object_put(sum);
 	free(path);
+}
+END_TEST
+
+/* The weight in speedscope profile p of the sample whose innermost
+ * frame is named fn; 0 when there is none, a failure when two. */
+static uint64_t speedscope_weight_of(json_object *d, size_t p, const char *fn)
+{
+	json_object *frames = json_object_object_get(
+		json_object_object_get(d, "shared"), "frames");
+	json_object *prof = json_object_array_get_idx(
+		json_object_object_get(d, "profiles"), p);
+	json_object *samples = json_object_object_get(prof, "samples");
+	json_object *weights = json_object_object_get(prof, "weights");
+	uint64_t w = 0;
+	int found = 0;
+
+	for (size_t i = 0; i < json_object_array_length(samples); i++) {
+		json_object *st = json_object_array_get_idx(samples, i);
+		json_object *inner = json_object_array_get_idx(
+			frames, json_object_get_int(json_object_array_get_idx(
+					st, json_object_array_length(st) - 1)));
+
+		if (strcmp(mt_test_json_str(inner, "name"), fn))
+			continue;
+		ck_assert_msg(!found, "two samples in %s", fn);
+		found = 1;
+		w = (uint64_t)json_object_get_int64(json_object_array_get_idx(weights, i));
+	}
+	return w;
+}
+
+/*
+ * The profiles a user looks for first, on wl_lifetimes, whose blocks are
+ * known: "bytes live at the peak" weighs each site by its bytes at the
+ * peak and sums to the summary's peak_live_bytes, "bytes leaked" by its
+ * bytes live at the end and sums to live_bytes; a site with none is in
+ * neither.
+ */
+START_TEST(test_export_speedscope_has_the_peak_and_the_leaked_bytes_by_site)
+{
+	static const struct {
+		const char *fn;
+		uint64_t peak, leaked;
+	} want[] = {
+		{ "alloc_before", 0, 0 },   { "alloc_shrinks", 300, 300 },
+		{ "alloc_grown", 0, 0 },    { "regrow", 1000, 0 },
+		{ "alloc_held", 8000, 0 },  { "alloc_peak", 300000, 0 },
+		{ "alloc_leaked", 0, 20 },
+	};
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_lifetimes");
+	char *argv[] = { prog, NULL };
+	uint64_t w[SPEEDSCOPE_PROFILES];
+	json_object *d, *sum;
+	mt_test_run_t r;
+
+	mt_test_run_traced(&r, argv, trace, NULL);
+	ck_assert_msg(r.status == 0, "wl_lifetimes ended with %d: %s", r.status,
+		      r.err);
+	d = export_of("speedscope", trace);
+	sum = summary_of(trace);
+	check_speedscope(d, w);
+	assert_speedscope_totals(sum, w);
+	ck_assert_uint_ge(w[0], 309300);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ck_assert_msg(speedscope_weight_of(d, 0, want[i].fn) == want[i].peak,
+			      "%s: %ju bytes at the peak, not %ju", want[i].fn,
+			      (uintmax_t)speedscope_weight_of(d, 0, want[i].fn),
+			      (uintmax_t)want[i].peak);
+		ck_assert_msg(speedscope_weight_of(d, 1, want[i].fn) == want[i].leaked,
+			      "%s: %ju bytes leaked, not %ju", want[i].fn,
+			      (uintmax_t)speedscope_weight_of(d, 1, want[i].fn),
+			      (uintmax_t)want[i].leaked);
+	}
+	json_object_put(sum);
+	json_object_put(d);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
 }
 END_TEST
 
@@ -315,7 +412,7 @@ START_TEST(test_export_speedscope_stacks_are_the_folded_stacks_root_first)
 	json_object *frames = json_object_object_get(
 		json_object_object_get(d, "shared"), "frames");
 	json_object *prof = json_object_array_get_idx(
-		json_object_object_get(d, "profiles"), 1);
+		json_object_object_get(d, "profiles"), 3);
 	json_object *samples = json_object_object_get(prof, "samples");
 	mt_test_run_t f;
 
@@ -1137,6 +1234,7 @@ Suite *mt_suite_export(void)
 	tcase_add_test(tc, test_export_folded_is_the_flamegraph_output_byte_for_byte);
 	tcase_add_test(tc, test_export_speedscope_follows_the_schema_and_the_summary_totals);
 	tcase_add_test(tc, test_export_speedscope_stacks_are_the_folded_stacks_root_first);
+	tcase_add_test(tc, test_export_speedscope_has_the_peak_and_the_leaked_bytes_by_site);
 	tcase_add_test(tc, test_export_dhat_has_the_fields_dh_view_reads_and_the_site_totals);
 	tcase_add_test(tc, test_export_dhat_frames_are_innermost_first);
 	tcase_add_test(tc, test_export_dhat_has_the_known_figures_of_a_workloads_blocks);

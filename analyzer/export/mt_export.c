@@ -509,17 +509,26 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/* The speedscope document around its frame table and its two profiles'
+/* speedscope's profiles, in the document's order: the first is the one
+ * it opens. */
+enum { P_PEAK, P_LEAKED, P_BYTES, P_CALLS, P_COUNT };
+
+/* The speedscope document around its frame table and its profiles'
  * samples and weights. */
 static int add_speedscope(mt_buf_t *out, const mt_buf_t *table,
-			  const mt_buf_t samples[2], const mt_buf_t weights[2],
-			  const uint64_t total[2], const char *path)
+			  const mt_buf_t samples[P_COUNT],
+			  const mt_buf_t weights[P_COUNT],
+			  const uint64_t total[P_COUNT], const char *path)
 {
-	static const char *const head[2] = {
-		"{\"type\":\"sampled\",\"name\":\"bytes allocated\","
-		"\"unit\":\"bytes\",\"startValue\":0,\"endValue\":",
-		"{\"type\":\"sampled\",\"name\":\"allocation calls\","
-		"\"unit\":\"none\",\"startValue\":0,\"endValue\":",
+	static const char *const head[P_COUNT] = {
+		[P_PEAK] = "{\"type\":\"sampled\",\"name\":\"bytes live at "
+			   "the peak\",\"unit\":\"bytes\",",
+		[P_LEAKED] = "{\"type\":\"sampled\",\"name\":\"bytes leaked\","
+			     "\"unit\":\"bytes\",",
+		[P_BYTES] = "{\"type\":\"sampled\",\"name\":\"bytes allocated\","
+			    "\"unit\":\"bytes\",",
+		[P_CALLS] = "{\"type\":\"sampled\",\"name\":\"allocation "
+			    "calls\",\"unit\":\"none\",",
 	};
 	const char *name = base_name(path);
 	size_t mark = out->len;
@@ -530,10 +539,11 @@ static int add_speedscope(mt_buf_t *out, const mt_buf_t *table,
 			   "{\"frames\":["));
 	ADD(mt_buf_add(out, table->data, table->len));
 	ADD(mt_buf_add_str(out, "]},\"profiles\":["));
-	for (int p = 0; p < 2; p++) {
+	for (int p = 0; p < P_COUNT; p++) {
 		if (p)
 			ADD(mt_buf_add_str(out, ","));
 		ADD(mt_buf_add_str(out, head[p]));
+		ADD(mt_buf_add_str(out, "\"startValue\":0,\"endValue\":"));
 		ADD(mt_buf_add_u64(out, total[p]));
 		ADD(mt_buf_add_str(out, ",\"samples\":["));
 		ADD(mt_buf_add(out, samples[p].data, samples[p].len));
@@ -558,24 +568,34 @@ static int render_speedscope(const mt_analysis_t *a, const char *path,
 	frames_t t;
 	mt_site_ref_t *sites = NULL;
 	size_t nsites = 0;
-	/* Samples and weights of the two profiles: bytes, calls. */
-	mt_buf_t samples[2] = { MT_BUF_INIT, MT_BUF_INIT };
-	mt_buf_t weights[2] = { MT_BUF_INIT, MT_BUF_INIT };
+	mt_buf_t samples[P_COUNT], weights[P_COUNT];
 	mt_buf_t stack = MT_BUF_INIT;
-	uint64_t total[2] = { 0, 0 };
+	uint64_t total[P_COUNT] = { 0 };
 	int rc;
 
+	for (int p = 0; p < P_COUNT; p++) {
+		mt_buf_init(&samples[p], 0);
+		mt_buf_init(&weights[p], 0);
+	}
 	frames_init(&t, h, MT_EXPORT_SPEEDSCOPE);
 	ADD(sorted_sites(h, &sites, &nsites));
 	for (size_t i = 0; i < nsites; i++) {
-		uint64_t value[2] = { sites[i].site->bytes_allocated,
-				      sites[i].calls };
+		const mt_site_t *site = sites[i].site;
+		uint64_t value[P_COUNT] = {
+			[P_PEAK] = mt_heap_site_at_peak(h, site),
+			[P_LEAKED] = site->live_bytes,
+			[P_BYTES] = site->bytes_allocated,
+			[P_CALLS] = sites[i].calls,
+		};
+		int any = 0;
 
-		if (!value[0] && !value[1])
+		for (int p = 0; p < P_COUNT; p++)
+			any |= value[p] != 0;
+		if (!any)
 			continue;
 		mt_buf_reset(&stack);
 		ADD(add_stack(&t, a, &sites[i], &stack));
-		for (int p = 0; p < 2; p++) {
+		for (int p = 0; p < P_COUNT; p++) {
 			if (!value[p])
 				continue;
 			if (samples[p].len) {
@@ -589,7 +609,7 @@ static int render_speedscope(const mt_analysis_t *a, const char *path,
 	}
 	rc = add_speedscope(out, &t.table, samples, weights, total, path);
 cleanup:
-	for (int p = 0; p < 2; p++) {
+	for (int p = 0; p < P_COUNT; p++) {
 		mt_buf_release(&samples[p]);
 		mt_buf_release(&weights[p]);
 	}

@@ -6,12 +6,16 @@
  *               exactly `memtrace flamegraph TRACE` (flamegraph.pl,
  *               inferno, speedscope);
  *   speedscope  speedscope's JSON file format
- *               (https://www.speedscope.app/file-format-schema.json): two
- *               "sampled" profiles over one frame table, "bytes allocated"
- *               (unit bytes, each site weighs its bytes_allocated) and
- *               "allocation calls" (unit none, each site weighs its calls:
- *               allocations, resizes and remaps, as the flame graph's
- *               default metric); a sample is a site's stack, root first;
+ *               (https://www.speedscope.app/file-format-schema.json): four
+ *               "sampled" profiles over one frame table, in this order:
+ *               "bytes live at the peak" (unit bytes, each site weighs
+ *               mt_heap_site_at_peak(), its share of the global peak;
+ *               the profile speedscope opens), "bytes leaked" (unit
+ *               bytes, its live_bytes at the end), "bytes allocated"
+ *               (unit bytes, its bytes_allocated) and "allocation calls"
+ *               (unit none, its calls: allocations, resizes and remaps,
+ *               as the flame graph's default metric); a sample is a
+ *               site's stack, root first;
  *   dhat        DHAT's JSON, dhatFileVersion 2, mode "heap" (Valgrind's
  *               dh_view.html, the Firefox Profiler): one program point a
  *               site, frames innermost first, "ftbl"[0] "[root]";
@@ -29,8 +33,8 @@
  * graph.  Sites come in stack id order (site 0 first), so an export of a
  * trace is the same bytes every time.
  *
- * Totals: speedscope's byte weights sum to the summary's bytes_allocated
- * and its call weights to allocations + resizes + remaps (a site
+ * Totals: speedscope's profiles sum to the summary's peak_live_bytes,
+ * live_bytes, bytes_allocated and allocations + resizes + remaps (a site
  * with a figure of 0 is left out of that profile, as the flame graph
  * leaves it out, and adds nothing).  DHAT counts blocks as the heap does
  * (mt_heap.h): a resize or remap ends the block and makes a new one at

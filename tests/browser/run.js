@@ -16,7 +16,9 @@
  *     screenshot has the heap's colour under the curve across the whole
  *     run;
  *   - `memtrace plot`: the same screenshot check on its SVG;
- *   - `memtrace export speedscope`: valid under speedscope's JSON schema
+ *   - `memtrace export speedscope`: its four profiles, summing to the
+ *     summary's peak, leaked, allocated bytes and calls, valid under
+ *     speedscope's JSON schema
  *     (its package's file-format-schema.json, by the small validator
  *     below: the keywords that schema uses), and speedscope's own app (npm speedscope,
  *     its release index.html from a file:// URL, the profile handed over
@@ -394,7 +396,14 @@ async function main() {
       const doc = JSON.parse(fs.readFileSync(file('demo.speedscope.json'), 'utf8'));
       const err = schemaError(schema, doc, schema, '$');
       assert(!err, 'the export breaks the schema: ' + err);
-      assert(doc.profiles.length === 2, 'two profiles, by bytes and by allocations');
+      const names = doc.profiles.map((p) => p.name).join(', ');
+      assert(names === 'bytes live at the peak, bytes leaked, bytes allocated, allocation calls',
+        'the profiles: ' + names);
+      const sum = JSON.parse(execFileSync(MEMTRACE, ['summary', demo, '--top', '0']).toString());
+      const totals = doc.profiles.map((p) => p.weights.reduce((a, b) => a + b, 0)).join(' ');
+      const want = [sum.peak_live_bytes, sum.live_bytes, sum.bytes_allocated,
+        sum.allocations + sum.resizes + sum.remaps].join(' ');
+      assert(totals === want, 'the profiles sum to ' + totals + ', the summary ' + want);
       /* The validator refuses what the schema forbids. */
       const broken = JSON.parse(JSON.stringify(doc));
       delete broken.profiles[0].unit;
@@ -410,7 +419,7 @@ async function main() {
       fs.writeFileSync(js, 'speedscope.loadFileFromBase64(' + JSON.stringify('demo.speedscope.json') + ', ' +
         JSON.stringify(data.toString('base64')) + ')');
       const { page, errors } = await openPage(browser, 'file://' + SPEEDSCOPE + '#localProfilePath=' + js);
-      await page.waitForFunction(() => /bytes allocated|allocation calls/.test(document.body.innerText) &&
+      await page.waitForFunction(() => /bytes live at the peak/.test(document.body.innerText) &&
         document.querySelectorAll('canvas').length > 0, { timeout: WAIT });
       const text = await page.evaluate(() => document.body.innerText);
       assert(!/Something went wrong|Unrecognized format|failed/i.test(text), 'speedscope says: ' + text.slice(0, 300));
