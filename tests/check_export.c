@@ -12,11 +12,16 @@
  */
 #include <check.h>
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <poll.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "mt_test.h"
@@ -1225,6 +1230,150 @@ START_TEST(test_export_pprof_of_a_missing_or_corrupt_trace_writes_nothing)
 }
 END_TEST
 
+/* Append what fd has to read now (O_NONBLOCK) to b; 1 when it has
+ * reached its end (EIO: a pseudo-terminal's master with no slave open). */
+static int drain(int fd, mt_test_bytes_t *b)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		mt_test_bytes_add(b, buf, (size_t)n);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+}
+
+/*
+ * `memtrace ARGS...` with its standard output on a new pseudo-terminal
+ * and its stderr on a pipe: its exit status, what reached the terminal
+ * (tty) and its stderr (err).  Returns 0, or -1 with errno set when the
+ * machine gives no pseudo-terminal (posix_openpt(3)).
+ */
+static int memtrace_on_a_terminal(const char *const args[], int *status,
+				  mt_test_bytes_t *tty, mt_test_bytes_t *err)
+{
+	char *argv[16], *memtrace = mt_test_memtrace();
+	int master, slave, pipefd[2], st = 0, done = 0;
+	size_t n = 0;
+	const char *name;
+	pid_t pid;
+
+	argv[n++] = memtrace;
+	for (size_t i = 0; args[i]; i++) {
+		ck_assert_uint_lt(n, 15);
+		argv[n++] = (char *)args[i];
+	}
+	argv[n] = NULL;
+	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (master < 0 || grantpt(master) || unlockpt(master) ||
+	    !(name = ptsname(master)) ||
+	    (slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+		int e = errno;
+
+		if (master >= 0)
+			close(master);
+		free(memtrace);
+		errno = e;
+		return -1;
+	}
+	ck_assert_int_eq(pipe2(pipefd, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		if (dup2(slave, STDOUT_FILENO) < 0 ||
+		    dup2(pipefd[1], STDERR_FILENO) < 0)
+			_exit(126);
+		execv(memtrace, argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	ck_assert_int_eq(fcntl(master, F_SETFL, O_NONBLOCK), 0);
+	ck_assert_int_eq(fcntl(pipefd[0], F_SETFL, O_NONBLOCK), 0);
+	/* Read as it writes, so that a full terminal never holds it. */
+	while (!done) {
+		struct pollfd pf[2] = { { master, POLLIN, 0 },
+					{ pipefd[0], POLLIN, 0 } };
+		pid_t w = waitpid(pid, &st, WNOHANG);
+
+		ck_assert_int_ge(w, 0);
+		done = w == pid;
+		poll(pf, 2, done ? 0 : 100);
+		drain(master, tty);
+		drain(pipefd[0], err);
+	}
+	close(slave);
+	while (!drain(master, tty))
+		;
+	while (!drain(pipefd[0], err))
+		;
+	mt_test_bytes_add(tty, "", 1); /* NUL-terminated */
+	mt_test_bytes_add(err, "", 1);
+	close(pipefd[0]);
+	close(master);
+	free(memtrace);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return 0;
+}
+
+/*
+ * pprof's gzip bytes are refused on a terminal, as gzip refuses them,
+ * with a line that says what to do and exit 73 (an output that cannot be
+ * written), before the trace is read (a missing trace is not named);
+ * -o FILE writes them with the terminal still on stdout, and the JSON
+ * exports still print to a terminal.
+ */
+START_TEST(test_export_pprof_refuses_to_write_to_a_terminal)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "p.pb.gz");
+	char *path = mt_test_fixture("demo.jsonl");
+	const char *refused[] = { "export", "pprof", path, NULL };
+	const char *missing[] = { "export", "pprof", "/nonexistent/t.jsonl", NULL };
+	const char *to_file[] = { "export", "pprof", path, "-o", out, NULL };
+	const char *json[] = { "export", "dhat", path, NULL };
+	mt_test_bytes_t tty = { 0 }, err = { 0 };
+	int status;
+
+	if (memtrace_on_a_terminal(refused, &status, &tty, &err)) {
+		MT_TEST_SKIP("no pseudo-terminal to run it on (posix_openpt: %s)",
+			     strerror(errno));
+		free(path);
+		free(out);
+		return;
+	}
+	ck_assert_int_eq(status, 73);
+	ck_assert_uint_eq(tty.len, 1);
+	ck_assert_str_eq(err.data, "memtrace: not writing pprof's gzip-compressed "
+			 "profile to a terminal: give -o FILE or redirect "
+			 "standard output\n");
+	free(tty.data);
+	free(err.data);
+	memset(&tty, 0, sizeof(tty));
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(memtrace_on_a_terminal(missing, &status, &tty, &err), 0);
+	ck_assert_int_eq(status, 73);
+	ck_assert_msg(!strstr(err.data, "nonexistent"), "stderr: %s", err.data);
+	free(tty.data);
+	free(err.data);
+	memset(&tty, 0, sizeof(tty));
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(memtrace_on_a_terminal(to_file, &status, &tty, &err), 0);
+	ck_assert_msg(status == 0, "export pprof -o: %d: %s", status, err.data);
+	ck_assert_uint_eq(tty.len, 1);
+	ck_assert(mt_test_exists(out));
+	free(tty.data);
+	free(err.data);
+	memset(&tty, 0, sizeof(tty));
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(memtrace_on_a_terminal(json, &status, &tty, &err), 0);
+	ck_assert_msg(status == 0, "export dhat: %d: %s", status, err.data);
+	ck_assert_msg(strstr(tty.data, "{\"dhatFileVersion\":2,") == tty.data,
+		      "the terminal shows: %.200s", tty.data);
+	free(tty.data);
+	free(err.data);
+	free(path);
+	free(out);
+}
+END_TEST
+
 Suite *mt_suite_export(void)
 {
 	Suite *s = suite_create("export");
@@ -1254,6 +1403,7 @@ Suite *mt_suite_export(void)
 	tcase_add_test(tc, test_export_gives_each_level_of_an_inline_chain_its_name_and_line);
 	tcase_add_test(tc, test_export_pprof_of_a_sampled_trace_has_its_period_and_estimates);
 	tcase_add_test(tc, test_export_pprof_of_a_missing_or_corrupt_trace_writes_nothing);
+	tcase_add_test(tc, test_export_pprof_refuses_to_write_to_a_terminal);
 	suite_add_tcase(s, tc);
 	return s;
 }

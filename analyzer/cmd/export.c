@@ -27,7 +27,10 @@ static const char usage[] =
 	"              (`go tool pprof -http=: FILE`, Pyroscope, Parca)\n"
 	"\n"
 	"  --strict             exit 1 when the trace is not complete\n"
-	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
+	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n"
+	"\n"
+	"pprof's output is binary: without -o, a terminal on stdout is refused\n"
+	"(exit 73).\n";
 
 static const struct option options[] = {
 	{ "strict", no_argument, NULL, MT_CMD_OPT_STRICT },
@@ -84,7 +87,7 @@ static int format_at(int argc, char **argv, int *help)
 
 static int run(int argc, char **argv)
 {
-	static const mt_cmd_render_t cmd = {
+	mt_cmd_render_t cmd = {
 		.usage = usage,
 		.options = options,
 		.observe = observe,
@@ -107,6 +110,8 @@ static int run(int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		if (i != at || !at)
 			rest[n++] = argv[i];
+	if (e.format == MT_EXPORT_PPROF)
+		cmd.binary = "pprof's gzip-compressed profile";
 	mt_export_times_init(&e.times, e.format);
 	status = mt_cmd_render_run(&cmd, &e, n, rest);
 	mt_export_times_release(&e.times);
