@@ -1201,6 +1201,25 @@ START_TEST(test_export_pprof_of_a_sampled_trace_has_its_period_and_estimates)
 }
 END_TEST
 
+/* A sampled trace's speedscope and DHAT exports sum to its summary's
+ * estimates, and DHAT's blocks are weighed as its bytes (no bytes in 0
+ * blocks). */
+START_TEST(test_export_json_of_a_sampled_trace_sums_to_its_estimates)
+{
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_demo");
+	char *argv[] = { prog, NULL };
+	mt_test_run_t r;
+
+	mt_test_run_traced(&r, argv, trace, "MEMTRACE_SAMPLE=64");
+	ck_assert_msg(r.status == 0, "wl_demo ended with %d: %s", r.status, r.err);
+	assert_totals(trace);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
+}
+END_TEST
+
 /* A missing trace (3) and one that is not evidence (2): the export's own
  * errors, and no output file, not even an empty one. */
 START_TEST(test_export_pprof_of_a_missing_or_corrupt_trace_writes_nothing)
@@ -1402,6 +1421,7 @@ Suite *mt_suite_export(void)
 	tcase_add_test(tc, test_export_pprof_unfolds_inlined_calls_into_lines_of_one_location);
 	tcase_add_test(tc, test_export_gives_each_level_of_an_inline_chain_its_name_and_line);
 	tcase_add_test(tc, test_export_pprof_of_a_sampled_trace_has_its_period_and_estimates);
+	tcase_add_test(tc, test_export_json_of_a_sampled_trace_sums_to_its_estimates);
 	tcase_add_test(tc, test_export_pprof_of_a_missing_or_corrupt_trace_writes_nothing);
 	tcase_add_test(tc, test_export_pprof_refuses_to_write_to_a_terminal);
 	suite_add_tcase(s, tc);
