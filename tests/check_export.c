@@ -12,11 +12,16 @@
  */
 #include <check.h>
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <poll.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "mt_test.h"
@@ -88,14 +93,23 @@ static void assert_indices(json_object *a, size_t lo, size_t hi)
 	}
 }
 
+/* speedscope's profiles, in the document's order, and their units. */
+static const char *const speedscope_profiles[][2] = {
+	{ "bytes live at the peak", "bytes" },
+	{ "bytes leaked", "bytes" },
+	{ "bytes allocated", "bytes" },
+	{ "allocation calls", "none" },
+};
+#define SPEEDSCOPE_PROFILES 4
+
 /*
  * speedscope's schema (file-format-schema.json): $schema, shared.frames
  * (each with a string name, optional string file and integer line) and
  * profiles, each sampled with name, unit, startValue, endValue, samples
- * and weights of one length.  Returns the two profiles' weight sums in
- * sums[0] (bytes) and sums[1] (calls).
+ * and weights of one length.  Returns the profiles' weight sums in
+ * speedscope_profiles' order.
  */
-static void check_speedscope(json_object *d, uint64_t sums[2])
+static void check_speedscope(json_object *d, uint64_t sums[SPEEDSCOPE_PROFILES])
 {
 	json_object *frames, *profiles;
 	size_t nframes;
@@ -116,16 +130,17 @@ static void check_speedscope(json_object *d, uint64_t sums[2])
 			mt_quiet(json_object_is_type(m, json_type_int), "line");
 	}
 	profiles = member_of_type(d, "profiles", json_type_array);
-	ck_assert_uint_eq(json_object_array_length(profiles), 2);
-	for (size_t p = 0; p < 2; p++) {
+	ck_assert_uint_eq(json_object_array_length(profiles), SPEEDSCOPE_PROFILES);
+	for (size_t p = 0; p < SPEEDSCOPE_PROFILES; p++) {
 		json_object *prof = json_object_array_get_idx(profiles, p);
 		json_object *samples, *weights;
 		uint64_t sum = 0;
 
 		ck_assert_str_eq(mt_test_json_str(prof, "type"), "sampled");
-		member_of_type(prof, "name", json_type_string);
+		ck_assert_str_eq(mt_test_json_str(prof, "name"),
+				 speedscope_profiles[p][0]);
 		ck_assert_str_eq(mt_test_json_str(prof, "unit"),
-				 p ? "none" : "bytes");
+				 speedscope_profiles[p][1]);
 		ck_assert_int_eq(mt_test_json_i64(prof, "startValue"), 0);
 		samples = member_of_type(prof, "samples", json_type_array);
 		weights = member_of_type(prof, "weights", json_type_array);
@@ -142,19 +157,35 @@ static void check_speedscope(json_object *d, uint64_t sums[2])
 		ck_assert_uint_eq(mt_test_json_u64(prof, "endValue"), sum);
 		sums[p] = sum;
 	}
+	ck_assert_int_eq(mt_test_json_i64(d, "activeProfileIndex"), 0);
 	member_of_type(d, "name", json_type_string);
 	ck_assert(!strncmp(mt_test_json_str(d, "exporter"), "memtrace ", 9));
 }
 
+/* speedscope's profiles sum to the summary's peak, leaked (live at the
+ * end), allocated bytes and calls. */
+static void assert_speedscope_totals(json_object *sum,
+				     const uint64_t w[SPEEDSCOPE_PROFILES])
+{
+	ck_assert_uint_eq(w[0], mt_test_json_u64(sum, "peak_live_bytes"));
+	ck_assert_uint_eq(w[1], mt_test_json_u64(sum, "live_bytes"));
+	ck_assert_uint_eq(w[2], mt_test_json_u64(sum, "bytes_allocated"));
+	ck_assert_uint_eq(w[3], mt_test_json_u64(sum, "allocations") +
+					mt_test_json_u64(sum, "resizes") +
+					mt_test_json_u64(sum, "remaps"));
+}
+
 /* What a site list sums to, from DHAT's program points. */
 typedef struct {
-	uint64_t tb, tbk, gb, eb, ebk;
+	uint64_t tb, tbk, gb, gbk, eb, ebk;
 } dhat_sums_t;
 
 /*
  * The fields dh_view.js's checkFields requires, with their types, for
- * mode heap with bklt and without bkacc; every program point's figures
- * and frames (indices into ftbl, never its [root]).
+ * mode heap with bklt and without bkacc, and none of bkacc's; every
+ * program point's figures and frames (indices into ftbl, never its
+ * [root]).  No figure of bytes comes without its blocks (dh_view's "avg
+ * size ∞ bytes"), and no lifetime is longer than the trace.
  */
 static dhat_sums_t check_dhat(json_object *d)
 {
@@ -192,11 +223,32 @@ static dhat_sums_t check_dhat(json_object *d)
 			member_of_type(pp, pp_ints[k], json_type_int);
 		mt_quiet(mt_test_json_u64(pp, "mb") <= mt_test_json_u64(pp, "tb"),
 			 "mb > tb");
+		mt_quiet(!json_object_object_get_ex(pp, "rb", NULL) &&
+			 !json_object_object_get_ex(pp, "wb", NULL) &&
+			 !json_object_object_get_ex(pp, "acc", NULL),
+			 "reads or writes without bkacc");
+		for (size_t k = 0; k < 4; k++) {
+			static const char *const pair[][2] = {
+				{ "tb", "tbk" }, { "mb", "mbk" },
+				{ "gb", "gbk" }, { "eb", "ebk" } };
+
+			mt_quiet(!mt_test_json_u64(pp, pair[k][0]) ==
+				 !mt_test_json_u64(pp, pair[k][1]),
+				 "%s %ju in %s %ju blocks", pair[k][0],
+				 (uintmax_t)mt_test_json_u64(pp, pair[k][0]),
+				 pair[k][1],
+				 (uintmax_t)mt_test_json_u64(pp, pair[k][1]));
+		}
+		mt_quiet(mt_test_json_u64(pp, "tl") <=
+			 mt_test_json_u64(pp, "tbk") * mt_test_json_u64(d, "te"),
+			 "tl %ju past tbk x te",
+			 (uintmax_t)mt_test_json_u64(pp, "tl"));
 		assert_indices(member_of_type(pp, "fs", json_type_array), 1,
 			       nftbl);
 		s.tb += mt_test_json_u64(pp, "tb");
 		s.tbk += mt_test_json_u64(pp, "tbk");
 		s.gb += mt_test_json_u64(pp, "gb");
+		s.gbk += mt_test_json_u64(pp, "gbk");
 		s.eb += mt_test_json_u64(pp, "eb");
 		s.ebk += mt_test_json_u64(pp, "ebk");
 	}
@@ -209,18 +261,20 @@ static void assert_totals(const char *path)
 {
 	json_object *sum = summary_of(path), *sp = export_of("speedscope", path);
 	json_object *dh = export_of("dhat", path);
-	uint64_t w[2];
+	uint64_t w[SPEEDSCOPE_PROFILES];
 	dhat_sums_t d;
 
 	check_speedscope(sp, w);
-	ck_assert_uint_eq(w[0], mt_test_json_u64(sum, "bytes_allocated"));
-	ck_assert_uint_eq(w[1], mt_test_json_u64(sum, "allocations") +
-					mt_test_json_u64(sum, "resizes") +
-					mt_test_json_u64(sum, "remaps"));
+	assert_speedscope_totals(sum, w);
 	d = check_dhat(dh);
 	ck_assert_uint_eq(d.tb, mt_test_json_u64(sum, "bytes_allocated"));
-	ck_assert_uint_eq(d.tbk, mt_test_json_u64(sum, "allocations"));
+	/* A realloc makes a block, as the heap counts them. */
+	ck_assert_uint_eq(d.tbk, mt_test_json_u64(sum, "allocations") +
+					 mt_test_json_u64(sum, "resizes") +
+					 mt_test_json_u64(sum, "remaps"));
 	ck_assert_uint_eq(d.gb, mt_test_json_u64(sum, "peak_live_bytes"));
+	ck_assert_uint_le(d.gbk, mt_test_json_u64(sum, "peak_live_allocations"));
+	ck_assert(!d.gb == !d.gbk);
 	ck_assert_uint_eq(d.eb, mt_test_json_u64(sum, "live_bytes"));
 	ck_assert_uint_eq(d.ebk, mt_test_json_u64(sum, "live_allocations"));
 	ck_assert_uint_eq(mt_test_json_u64(dh, "te"),
@@ -263,17 +317,93 @@ START_TEST(test_export_speedscope_follows_the_schema_and_the_summary_totals)
 {
 	char *path = mt_test_fixture("report/app.jsonl");
 	json_object *sum = summary_of(path), *d = export_of("speedscope", path);
-	uint64_t w[2];
+	uint64_t w[SPEEDSCOPE_PROFILES];
 
 	check_speedscope(d, w);
-	ck_assert_uint_eq(w[0], mt_test_json_u64(sum, "bytes_allocated"));
-	ck_assert_uint_eq(w[1], mt_test_json_u64(sum, "allocations") +
-					mt_test_json_u64(sum, "resizes") +
-					mt_test_json_u64(sum, "remaps"));
+	assert_speedscope_totals(sum, w);
 	ck_assert_str_eq(mt_test_json_str(d, "name"), "app.jsonl");
 	json_object_put(d);
 	json_object_put(sum);
 	free(path);
+}
+END_TEST
+
+/* The weight in speedscope profile p of the sample whose innermost
+ * frame is named fn; 0 when there is none, a failure when two. */
+static uint64_t speedscope_weight_of(json_object *d, size_t p, const char *fn)
+{
+	json_object *frames = json_object_object_get(
+		json_object_object_get(d, "shared"), "frames");
+	json_object *prof = json_object_array_get_idx(
+		json_object_object_get(d, "profiles"), p);
+	json_object *samples = json_object_object_get(prof, "samples");
+	json_object *weights = json_object_object_get(prof, "weights");
+	uint64_t w = 0;
+	int found = 0;
+
+	for (size_t i = 0; i < json_object_array_length(samples); i++) {
+		json_object *st = json_object_array_get_idx(samples, i);
+		json_object *inner = json_object_array_get_idx(
+			frames, json_object_get_int(json_object_array_get_idx(
+					st, json_object_array_length(st) - 1)));
+
+		if (strcmp(mt_test_json_str(inner, "name"), fn))
+			continue;
+		ck_assert_msg(!found, "two samples in %s", fn);
+		found = 1;
+		w = (uint64_t)json_object_get_int64(json_object_array_get_idx(weights, i));
+	}
+	return w;
+}
+
+/*
+ * The profiles a user looks for first, on wl_lifetimes, whose blocks are
+ * known: "bytes live at the peak" weighs each site by its bytes at the
+ * peak and sums to the summary's peak_live_bytes, "bytes leaked" by its
+ * bytes live at the end and sums to live_bytes; a site with none is in
+ * neither.
+ */
+START_TEST(test_export_speedscope_has_the_peak_and_the_leaked_bytes_by_site)
+{
+	static const struct {
+		const char *fn;
+		uint64_t peak, leaked;
+	} want[] = {
+		{ "alloc_before", 0, 0 },   { "alloc_shrinks", 300, 300 },
+		{ "alloc_grown", 0, 0 },    { "regrow", 1000, 0 },
+		{ "alloc_held", 8000, 0 },  { "alloc_peak", 300000, 0 },
+		{ "alloc_leaked", 0, 20 },
+	};
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_lifetimes");
+	char *argv[] = { prog, NULL };
+	uint64_t w[SPEEDSCOPE_PROFILES];
+	json_object *d, *sum;
+	mt_test_run_t r;
+
+	mt_test_run_traced(&r, argv, trace, NULL);
+	ck_assert_msg(r.status == 0, "wl_lifetimes ended with %d: %s", r.status,
+		      r.err);
+	d = export_of("speedscope", trace);
+	sum = summary_of(trace);
+	check_speedscope(d, w);
+	assert_speedscope_totals(sum, w);
+	ck_assert_uint_ge(w[0], 309300);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		ck_assert_msg(speedscope_weight_of(d, 0, want[i].fn) == want[i].peak,
+			      "%s: %ju bytes at the peak, not %ju", want[i].fn,
+			      (uintmax_t)speedscope_weight_of(d, 0, want[i].fn),
+			      (uintmax_t)want[i].peak);
+		ck_assert_msg(speedscope_weight_of(d, 1, want[i].fn) == want[i].leaked,
+			      "%s: %ju bytes leaked, not %ju", want[i].fn,
+			      (uintmax_t)speedscope_weight_of(d, 1, want[i].fn),
+			      (uintmax_t)want[i].leaked);
+	}
+	json_object_put(sum);
+	json_object_put(d);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
 }
 END_TEST
 
@@ -287,7 +417,7 @@ START_TEST(test_export_speedscope_stacks_are_the_folded_stacks_root_first)
 	json_object *frames = json_object_object_get(
 		json_object_object_get(d, "shared"), "frames");
 	json_object *prof = json_object_array_get_idx(
-		json_object_object_get(d, "profiles"), 1);
+		json_object_object_get(d, "profiles"), 3);
 	json_object *samples = json_object_object_get(prof, "samples");
 	mt_test_run_t f;
 
@@ -356,6 +486,98 @@ START_TEST(test_export_dhat_frames_are_innermost_first)
 	ck_assert_msg(strstr(last, ": main") != NULL, "outermost frame '%s'", last);
 	json_object_put(d);
 	free(path);
+}
+END_TEST
+
+/* The program point of DHAT document d whose innermost frame is function
+ * fn ("0xIP: fn (FILE:LINE)"); fails when there is none or two. */
+static json_object *dhat_pp_of(json_object *d, const char *fn)
+{
+	json_object *ftbl = json_object_object_get(d, "ftbl");
+	json_object *pps = json_object_object_get(d, "pps"), *found = NULL;
+	char needle[128];
+
+	snprintf(needle, sizeof(needle), ": %s (", fn);
+	for (size_t i = 0; i < json_object_array_length(pps); i++) {
+		json_object *pp = json_object_array_get_idx(pps, i);
+		json_object *fs = json_object_object_get(pp, "fs");
+		const char *inner = json_object_get_string(json_object_array_get_idx(
+			ftbl, json_object_get_int(json_object_array_get_idx(fs, 0))));
+
+		if (strstr(inner, needle)) {
+			ck_assert_msg(!found, "two program points in %s", fn);
+			found = pp;
+		}
+	}
+	ck_assert_msg(found != NULL, "no program point in %s", fn);
+	return found;
+}
+
+/*
+ * wl_lifetimes's sites, whose blocks it documents: every figure of each
+ * program point, and lifetimes at least as long as the program's pauses
+ * (t is rounded down to a microsecond: 49 ms for a 50 ms pause).
+ */
+START_TEST(test_export_dhat_has_the_known_figures_of_a_workloads_blocks)
+{
+	static const struct {
+		const char *fn;
+		uint64_t tb, tbk, mb, mbk, gb, gbk, eb, ebk, tl_min;
+	} want[] = {
+		{ "alloc_before", 200000, 4, 200000, 4, 0, 0, 0, 0, 0 },
+		{ "alloc_shrinks", 5300, 4, 5000, 1, 300, 3, 300, 3, 3 * 69 },
+		{ "alloc_grown", 100, 1, 100, 1, 0, 0, 0, 0, 0 },
+		{ "regrow", 1000, 1, 1000, 1, 1000, 1, 0, 0, 49 },
+		{ "alloc_held", 8000, 8, 8000, 8, 8000, 8, 0, 0, 8 * 49 },
+		{ "alloc_peak", 300000, 3, 300000, 3, 300000, 3, 0, 0, 3 * 49 },
+		{ "alloc_leaked", 20, 2, 20, 2, 0, 0, 20, 2, 2 * 19 },
+	};
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_lifetimes");
+	char *argv[] = { prog, NULL };
+	json_object *d, *sum;
+	mt_test_run_t r;
+
+	mt_test_run_traced(&r, argv, trace, NULL);
+	ck_assert_msg(r.status == 0, "wl_lifetimes ended with %d: %s", r.status,
+		      r.err);
+	d = export_of("dhat", trace);
+	sum = summary_of(trace);
+	check_dhat(d);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		json_object *pp = dhat_pp_of(d, want[i].fn);
+		const uint64_t got[] = {
+			mt_test_json_u64(pp, "tb"), mt_test_json_u64(pp, "tbk"),
+			mt_test_json_u64(pp, "mb"), mt_test_json_u64(pp, "mbk"),
+			mt_test_json_u64(pp, "gb"), mt_test_json_u64(pp, "gbk"),
+			mt_test_json_u64(pp, "eb"), mt_test_json_u64(pp, "ebk"),
+		};
+		const uint64_t exp[] = { want[i].tb, want[i].tbk, want[i].mb,
+					 want[i].mbk, want[i].gb, want[i].gbk,
+					 want[i].eb, want[i].ebk };
+		static const char *const names[] = { "tb", "tbk", "mb", "mbk",
+						     "gb", "gbk", "eb", "ebk" };
+
+		for (size_t k = 0; k < sizeof(exp) / sizeof(exp[0]); k++)
+			ck_assert_msg(got[k] == exp[k], "%s: %s %ju, not %ju",
+				      want[i].fn, names[k], (uintmax_t)got[k],
+				      (uintmax_t)exp[k]);
+		ck_assert_msg(mt_test_json_u64(pp, "tl") >= want[i].tl_min * 1000000,
+			      "%s: tl %ju ns, less than %ju ms", want[i].fn,
+			      (uintmax_t)mt_test_json_u64(pp, "tl"),
+			      (uintmax_t)want[i].tl_min);
+	}
+	/* The peak is the third alloc_peak block; 70 ms of pauses follow. */
+	ck_assert_uint_eq(mt_test_json_u64(d, "te"),
+			  mt_test_json_u64(sum, "duration_ns"));
+	ck_assert_uint_ge(mt_test_json_u64(d, "te") - mt_test_json_u64(d, "tg"),
+			  69 * 1000000);
+	ck_assert_uint_gt(mt_test_json_u64(d, "tg"), 0);
+	json_object_put(sum);
+	json_object_put(d);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
 }
 END_TEST
 
@@ -979,6 +1201,25 @@ START_TEST(test_export_pprof_of_a_sampled_trace_has_its_period_and_estimates)
 }
 END_TEST
 
+/* A sampled trace's speedscope and DHAT exports sum to its summary's
+ * estimates, and DHAT's blocks are weighed as its bytes (no bytes in 0
+ * blocks). */
+START_TEST(test_export_json_of_a_sampled_trace_sums_to_its_estimates)
+{
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_demo");
+	char *argv[] = { prog, NULL };
+	mt_test_run_t r;
+
+	mt_test_run_traced(&r, argv, trace, "MEMTRACE_SAMPLE=64");
+	ck_assert_msg(r.status == 0, "wl_demo ended with %d: %s", r.status, r.err);
+	assert_totals(trace);
+	mt_test_run_release(&r);
+	free(prog);
+	free(trace);
+}
+END_TEST
+
 /* A missing trace (3) and one that is not evidence (2): the export's own
  * errors, and no output file, not even an empty one. */
 START_TEST(test_export_pprof_of_a_missing_or_corrupt_trace_writes_nothing)
@@ -1008,6 +1249,150 @@ START_TEST(test_export_pprof_of_a_missing_or_corrupt_trace_writes_nothing)
 }
 END_TEST
 
+/* Append what fd has to read now (O_NONBLOCK) to b; 1 when it has
+ * reached its end (EIO: a pseudo-terminal's master with no slave open). */
+static int drain(int fd, mt_test_bytes_t *b)
+{
+	char buf[4096];
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		mt_test_bytes_add(b, buf, (size_t)n);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+}
+
+/*
+ * `memtrace ARGS...` with its standard output on a new pseudo-terminal
+ * and its stderr on a pipe: its exit status, what reached the terminal
+ * (tty) and its stderr (err).  Returns 0, or -1 with errno set when the
+ * machine gives no pseudo-terminal (posix_openpt(3)).
+ */
+static int memtrace_on_a_terminal(const char *const args[], int *status,
+				  mt_test_bytes_t *tty, mt_test_bytes_t *err)
+{
+	char *argv[16], *memtrace = mt_test_memtrace();
+	int master, slave, pipefd[2], st = 0, done = 0;
+	size_t n = 0;
+	const char *name;
+	pid_t pid;
+
+	argv[n++] = memtrace;
+	for (size_t i = 0; args[i]; i++) {
+		ck_assert_uint_lt(n, 15);
+		argv[n++] = (char *)args[i];
+	}
+	argv[n] = NULL;
+	master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (master < 0 || grantpt(master) || unlockpt(master) ||
+	    !(name = ptsname(master)) ||
+	    (slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+		int e = errno;
+
+		if (master >= 0)
+			close(master);
+		free(memtrace);
+		errno = e;
+		return -1;
+	}
+	ck_assert_int_eq(pipe2(pipefd, O_CLOEXEC), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		if (dup2(slave, STDOUT_FILENO) < 0 ||
+		    dup2(pipefd[1], STDERR_FILENO) < 0)
+			_exit(126);
+		execv(memtrace, argv);
+		_exit(127);
+	}
+	close(pipefd[1]);
+	ck_assert_int_eq(fcntl(master, F_SETFL, O_NONBLOCK), 0);
+	ck_assert_int_eq(fcntl(pipefd[0], F_SETFL, O_NONBLOCK), 0);
+	/* Read as it writes, so that a full terminal never holds it. */
+	while (!done) {
+		struct pollfd pf[2] = { { master, POLLIN, 0 },
+					{ pipefd[0], POLLIN, 0 } };
+		pid_t w = waitpid(pid, &st, WNOHANG);
+
+		ck_assert_int_ge(w, 0);
+		done = w == pid;
+		poll(pf, 2, done ? 0 : 100);
+		drain(master, tty);
+		drain(pipefd[0], err);
+	}
+	close(slave);
+	while (!drain(master, tty))
+		;
+	while (!drain(pipefd[0], err))
+		;
+	mt_test_bytes_add(tty, "", 1); /* NUL-terminated */
+	mt_test_bytes_add(err, "", 1);
+	close(pipefd[0]);
+	close(master);
+	free(memtrace);
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return 0;
+}
+
+/*
+ * pprof's gzip bytes are refused on a terminal, as gzip refuses them,
+ * with a line that says what to do and exit 73 (an output that cannot be
+ * written), before the trace is read (a missing trace is not named);
+ * -o FILE writes them with the terminal still on stdout, and the JSON
+ * exports still print to a terminal.
+ */
+START_TEST(test_export_pprof_refuses_to_write_to_a_terminal)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "p.pb.gz");
+	char *path = mt_test_fixture("demo.jsonl");
+	const char *refused[] = { "export", "pprof", path, NULL };
+	const char *missing[] = { "export", "pprof", "/nonexistent/t.jsonl", NULL };
+	const char *to_file[] = { "export", "pprof", path, "-o", out, NULL };
+	const char *json[] = { "export", "dhat", path, NULL };
+	mt_test_bytes_t tty = { 0 }, err = { 0 };
+	int status;
+
+	if (memtrace_on_a_terminal(refused, &status, &tty, &err)) {
+		MT_TEST_SKIP("no pseudo-terminal to run it on (posix_openpt: %s)",
+			     strerror(errno));
+		free(path);
+		free(out);
+		return;
+	}
+	ck_assert_int_eq(status, 73);
+	ck_assert_uint_eq(tty.len, 1);
+	ck_assert_str_eq(err.data, "memtrace: not writing pprof's gzip-compressed "
+			 "profile to a terminal: give -o FILE or redirect "
+			 "standard output\n");
+	free(tty.data);
+	free(err.data);
+	memset(&tty, 0, sizeof(tty));
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(memtrace_on_a_terminal(missing, &status, &tty, &err), 0);
+	ck_assert_int_eq(status, 73);
+	ck_assert_msg(!strstr(err.data, "nonexistent"), "stderr: %s", err.data);
+	free(tty.data);
+	free(err.data);
+	memset(&tty, 0, sizeof(tty));
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(memtrace_on_a_terminal(to_file, &status, &tty, &err), 0);
+	ck_assert_msg(status == 0, "export pprof -o: %d: %s", status, err.data);
+	ck_assert_uint_eq(tty.len, 1);
+	ck_assert(mt_test_exists(out));
+	free(tty.data);
+	free(err.data);
+	memset(&tty, 0, sizeof(tty));
+	memset(&err, 0, sizeof(err));
+	ck_assert_int_eq(memtrace_on_a_terminal(json, &status, &tty, &err), 0);
+	ck_assert_msg(status == 0, "export dhat: %d: %s", status, err.data);
+	ck_assert_msg(strstr(tty.data, "{\"dhatFileVersion\":2,") == tty.data,
+		      "the terminal shows: %.200s", tty.data);
+	free(tty.data);
+	free(err.data);
+	free(path);
+	free(out);
+}
+END_TEST
+
 Suite *mt_suite_export(void)
 {
 	Suite *s = suite_create("export");
@@ -1017,8 +1402,10 @@ Suite *mt_suite_export(void)
 	tcase_add_test(tc, test_export_folded_is_the_flamegraph_output_byte_for_byte);
 	tcase_add_test(tc, test_export_speedscope_follows_the_schema_and_the_summary_totals);
 	tcase_add_test(tc, test_export_speedscope_stacks_are_the_folded_stacks_root_first);
+	tcase_add_test(tc, test_export_speedscope_has_the_peak_and_the_leaked_bytes_by_site);
 	tcase_add_test(tc, test_export_dhat_has_the_fields_dh_view_reads_and_the_site_totals);
 	tcase_add_test(tc, test_export_dhat_frames_are_innermost_first);
+	tcase_add_test(tc, test_export_dhat_has_the_known_figures_of_a_workloads_blocks);
 	tcase_add_test(tc, test_export_of_a_real_workload_agrees_with_its_summary);
 	tcase_add_test(tc, test_export_rejects_an_unknown_format);
 	tcase_add_test(tc, test_export_usage_errors_exit_64);
@@ -1034,7 +1421,9 @@ Suite *mt_suite_export(void)
 	tcase_add_test(tc, test_export_pprof_unfolds_inlined_calls_into_lines_of_one_location);
 	tcase_add_test(tc, test_export_gives_each_level_of_an_inline_chain_its_name_and_line);
 	tcase_add_test(tc, test_export_pprof_of_a_sampled_trace_has_its_period_and_estimates);
+	tcase_add_test(tc, test_export_json_of_a_sampled_trace_sums_to_its_estimates);
 	tcase_add_test(tc, test_export_pprof_of_a_missing_or_corrupt_trace_writes_nothing);
+	tcase_add_test(tc, test_export_pprof_refuses_to_write_to_a_terminal);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -17,7 +17,8 @@ static const char usage[] =
 	"\n"
 	"  folded      folded stacks weighed by allocation calls, exactly\n"
 	"              `memtrace flamegraph TRACE` (flamegraph.pl, inferno)\n"
-	"  speedscope  speedscope's JSON: bytes allocated and allocation calls\n"
+	"  speedscope  speedscope's JSON: bytes live at the peak, bytes leaked,\n"
+	"              bytes allocated and allocation calls\n"
 	"              (https://www.speedscope.app, `npx speedscope FILE`)\n"
 	"  dhat        DHAT's JSON, version 2 (Valgrind's dh_view.html, the\n"
 	"              Firefox Profiler)\n"
@@ -26,7 +27,10 @@ static const char usage[] =
 	"              (`go tool pprof -http=: FILE`, Pyroscope, Parca)\n"
 	"\n"
 	"  --strict             exit 1 when the trace is not complete\n"
-	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
+	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n"
+	"\n"
+	"pprof's output is binary: without -o, a terminal on stdout is refused\n"
+	"(exit 73).\n";
 
 static const struct option options[] = {
 	{ "strict", no_argument, NULL, MT_CMD_OPT_STRICT },
@@ -83,7 +87,7 @@ static int format_at(int argc, char **argv, int *help)
 
 static int run(int argc, char **argv)
 {
-	static const mt_cmd_render_t cmd = {
+	mt_cmd_render_t cmd = {
 		.usage = usage,
 		.options = options,
 		.observe = observe,
@@ -91,7 +95,7 @@ static int run(int argc, char **argv)
 	};
 	export_t e = { 0 };
 	char *rest[argc > 0 ? argc : 1];
-	int at, help, n = 0;
+	int at, help, n = 0, status;
 
 	at = format_at(argc, argv, &help);
 	if (!help) {
@@ -106,7 +110,12 @@ static int run(int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		if (i != at || !at)
 			rest[n++] = argv[i];
-	return mt_cmd_render_run(&cmd, &e, n, rest);
+	if (e.format == MT_EXPORT_PPROF)
+		cmd.binary = "pprof's gzip-compressed profile";
+	mt_export_times_init(&e.times, e.format);
+	status = mt_cmd_render_run(&cmd, &e, n, rest);
+	mt_export_times_release(&e.times);
+	return status;
 }
 
 const mt_cmd_t mt_cmd_export = {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../base/mt_units.h"
 #include "../base/mt_error.h"
@@ -449,6 +450,12 @@ int mt_cmd_render_run(const mt_cmd_render_t *cmd, void *ctx, int argc,
 	if ((status = mt_cmd_parse(&spec, &o, argc, argv, &first)) >= 0)
 		return status;
 	path = argv[first];
+	if (cmd->binary && !o.output && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "memtrace: not writing %s to a terminal: "
+			"give -o FILE or redirect standard output\n",
+			cmd->binary);
+		return MT_EXIT_CANTCREAT;
+	}
 	if (cmd->prepare && (status = cmd->prepare(ctx)) >= 0)
 		return status;
 	if ((status = mt_cmd_load_allocator(&a, path, o.allocator, cmd->observe,

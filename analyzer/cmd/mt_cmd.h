@@ -342,6 +342,11 @@ void mt_cmd_row_note(const mt_row_judgement_t *j, const char *path);
  *                      pass: -1, or the status to return
  *   observe            optional: the pass's observer, given ctx
  *   render(ctx, ...)   MT_OK or MT_ENOMEM, on a trace that is evidence
+ *   binary             optional: what the output is, when it is binary
+ *                      ("pprof's gzip-compressed profile"); without -o,
+ *                      a terminal on standard output is then refused
+ *                      before the pass, as gzip refuses one, with a line
+ *                      that names it and MT_EXIT_CANTCREAT
  */
 typedef struct {
 	const char *usage;
@@ -351,6 +356,7 @@ typedef struct {
 	mt_analysis_observer_t *observe;
 	int (*render)(void *ctx, const mt_analysis_t *a, const char *path,
 		      mt_buf_t *out);
+	const char *binary;
 } mt_cmd_render_t;
 
 /* Run cmd with argv; returns the command's exit status. */

@@ -47,14 +47,197 @@ int mt_export_format_parse(const char *name, mt_export_format_t *out)
 	return -1;
 }
 
+/* What the observer keeps of a live block: when it was made, the blocks
+ * it counts for, its site. */
+typedef struct {
+	uint64_t t, count;
+	uint32_t site;
+} block_t;
+
+void mt_export_times_init(mt_export_times_t *t, mt_export_format_t fmt)
+{
+	memset(t, 0, sizeof(*t));
+	t->follow = fmt == MT_EXPORT_DHAT;
+	mt_map_init(&t->allocators, sizeof(mt_map_t));
+}
+
+void mt_export_times_release(mt_export_times_t *t)
+{
+	size_t pos = 0;
+	uint64_t id;
+	void *v;
+
+	while (mt_map_iter(&t->allocators, &pos, &id, &v))
+		mt_map_release(v);
+	mt_map_release(&t->allocators);
+	mt_mem_free(t->sites);
+	t->sites = NULL;
+	t->nsites = 0;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+/* A block's lifetime up to now, weighed by the blocks it counts for. */
+static uint64_t lifetime(const block_t *b, uint64_t now)
+{
+	return mul_sat(now > b->t ? now - b->t : 0, b->count);
+}
+
+/* The observer's figures of site index, grown zeroed as sites come;
+ * NULL when out of memory. */
+static mt_export_site_t *site_figures(mt_export_times_t *t, uint32_t index)
+{
+	if (index >= t->nsites) {
+		size_t n = t->nsites ? t->nsites : 64;
+		mt_export_site_t *p;
+
+		while (n <= index)
+			n *= 2;
+		if (!(p = mt_mem_realloc(t->sites, n * sizeof(*p))))
+			return NULL;
+		memset(p + t->nsites, 0, (n - t->nsites) * sizeof(*p));
+		t->sites = p;
+		t->nsites = n;
+	}
+	return &t->sites[index];
+}
+
+static const mt_site_t *heap_site(const mt_heap_t *h, uint32_t index)
+{
+	return index ? &h->sites[index] : &h->no_stack;
+}
+
+/* The block at ptr in blocks ends now, if one is there: its lifetime
+ * goes to its site, which the event touched. */
+static void end_block(mt_export_times_t *t, mt_map_t *blocks, uint64_t ptr,
+		      uint32_t touched[3], size_t *ntouched)
+{
+	block_t b;
+
+	if (!mt_map_remove(blocks, ptr, &b))
+		return;
+	/* Its site has figures: the event that made the block touched it. */
+	t->sites[b.site].lifetimes = add_sat(t->sites[b.site].lifetimes,
+					     lifetime(&b, t->now));
+	touched[(*ntouched)++] = b.site;
+}
+
+/* After event ev moved site index's blocks: its blocks at the global
+ * peak (saved before the first change after a peak, unless ev made the
+ * peak), its blocks when its bytes peaked. */
+static void site_moved(mt_export_times_t *t, const mt_heap_t *h,
+		       const mt_event_t *ev, uint32_t index)
+{
+	const mt_site_t *s = heap_site(h, index);
+	mt_export_site_t *f = site_figures(t, index);
+
+	if (!f) {
+		t->failed = 1;
+		return;
+	}
+	if (ev->seq != h->peak_seq && f->peak_epoch != h->peak_epoch) {
+		f->at_peak_blocks = f->blocks;
+		f->peak_epoch = h->peak_epoch;
+	}
+	f->blocks = s->live_allocations;
+	if (s->live_bytes > f->max_bytes) {
+		f->max_bytes = s->live_bytes;
+		f->max_blocks = s->live_allocations;
+	}
+}
+
+/*
+ * Follow the heap's blocks through a block event it applied, as
+ * mt_heap.c moves them: a free ends the block at ptr; an alloc ends the
+ * block it replaces at ptr and makes one; a resize or remap ends the
+ * block at ptr and any it replaces at new_ptr, and makes one where the
+ * heap put it, in the site the heap gave it.
+ */
+static void follow_block(mt_export_times_t *t, const mt_heap_t *h,
+			 const mt_event_t *ev)
+{
+	mt_allocator_t *const *ap = mt_map_find(&h->allocators, ev->allocator_id);
+	const mt_allocator_t *a = ap ? *ap : NULL;
+	uint32_t touched[3];
+	size_t ntouched = 0;
+	uint64_t ptr = ev->kind == MT_KIND_REMAP ? ev->new_ptr : ev->ptr;
+	const mt_block_t *hb;
+	mt_map_t *blocks;
+	void *v;
+	int created;
+
+	if (!a || a->skipped)
+		return;
+	if (mt_map_upsert(&t->allocators, a->id, &v, &created))
+		goto fail;
+	blocks = v;
+	if (created)
+		mt_map_init(blocks, sizeof(block_t));
+	end_block(t, blocks, ev->ptr, touched, &ntouched);
+	if (ev->kind == MT_KIND_REMAP)
+		end_block(t, blocks, ev->new_ptr, touched, &ntouched);
+	if (ev->kind != MT_KIND_FREE && (hb = mt_blocks_find(&a->blocks, ptr))) {
+		block_t b = {
+			.t = t->now,
+			.count = a->id ? 1 : mt_heap_weight_count(h, hb->size,
+								  hb->serial),
+			.site = hb->site,
+		};
+
+		if (!site_figures(t, b.site) ||
+		    mt_map_upsert(blocks, ptr, &v, NULL))
+			goto fail;
+		*(block_t *)v = b;
+		touched[ntouched++] = b.site;
+	}
+	for (size_t i = 0; i < ntouched; i++) {
+		size_t k = 0;
+
+		while (k < i && touched[k] != touched[i])
+			k++;
+		if (k == i)
+			site_moved(t, h, ev, touched[i]);
+	}
+	return;
+fail:
+	t->failed = 1;
+}
+
 void mt_export_observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev)
 {
 	mt_export_times_t *t = ctx;
 
+	/* t never goes down: an event without one happens at the last. */
+	if (ev->has & MT_HAS_T)
+		t->now = ev->t;
 	/* The event that made the first highest peak (peak_seq) is the one
 	 * DHAT's t-gmax names. */
-	if (ev->seq == h->peak_seq && (ev->has & MT_HAS_T))
-		t->peak_t = ev->t;
+	if (ev->seq == h->peak_seq)
+		t->peak_t = t->now;
+	if (!t->follow || t->failed)
+		return;
+	switch (ev->kind) {
+	case MT_KIND_ALLOC:
+	case MT_KIND_FREE:
+	case MT_KIND_RESIZE:
+	case MT_KIND_REMAP:
+		follow_block(t, h, ev);
+		break;
+	default:
+		break;
+	}
 }
 
 /* Where an entry's text is in the table, by the hash of its text. */
@@ -326,17 +509,26 @@ static const char *base_name(const char *path)
 	return slash && slash[1] ? slash + 1 : path;
 }
 
-/* The speedscope document around its frame table and its two profiles'
+/* speedscope's profiles, in the document's order: the first is the one
+ * it opens. */
+enum { P_PEAK, P_LEAKED, P_BYTES, P_CALLS, P_COUNT };
+
+/* The speedscope document around its frame table and its profiles'
  * samples and weights. */
 static int add_speedscope(mt_buf_t *out, const mt_buf_t *table,
-			  const mt_buf_t samples[2], const mt_buf_t weights[2],
-			  const uint64_t total[2], const char *path)
+			  const mt_buf_t samples[P_COUNT],
+			  const mt_buf_t weights[P_COUNT],
+			  const uint64_t total[P_COUNT], const char *path)
 {
-	static const char *const head[2] = {
-		"{\"type\":\"sampled\",\"name\":\"bytes allocated\","
-		"\"unit\":\"bytes\",\"startValue\":0,\"endValue\":",
-		"{\"type\":\"sampled\",\"name\":\"allocation calls\","
-		"\"unit\":\"none\",\"startValue\":0,\"endValue\":",
+	static const char *const head[P_COUNT] = {
+		[P_PEAK] = "{\"type\":\"sampled\",\"name\":\"bytes live at "
+			   "the peak\",\"unit\":\"bytes\",",
+		[P_LEAKED] = "{\"type\":\"sampled\",\"name\":\"bytes leaked\","
+			     "\"unit\":\"bytes\",",
+		[P_BYTES] = "{\"type\":\"sampled\",\"name\":\"bytes allocated\","
+			    "\"unit\":\"bytes\",",
+		[P_CALLS] = "{\"type\":\"sampled\",\"name\":\"allocation "
+			    "calls\",\"unit\":\"none\",",
 	};
 	const char *name = base_name(path);
 	size_t mark = out->len;
@@ -347,10 +539,11 @@ static int add_speedscope(mt_buf_t *out, const mt_buf_t *table,
 			   "{\"frames\":["));
 	ADD(mt_buf_add(out, table->data, table->len));
 	ADD(mt_buf_add_str(out, "]},\"profiles\":["));
-	for (int p = 0; p < 2; p++) {
+	for (int p = 0; p < P_COUNT; p++) {
 		if (p)
 			ADD(mt_buf_add_str(out, ","));
 		ADD(mt_buf_add_str(out, head[p]));
+		ADD(mt_buf_add_str(out, "\"startValue\":0,\"endValue\":"));
 		ADD(mt_buf_add_u64(out, total[p]));
 		ADD(mt_buf_add_str(out, ",\"samples\":["));
 		ADD(mt_buf_add(out, samples[p].data, samples[p].len));
@@ -375,24 +568,34 @@ static int render_speedscope(const mt_analysis_t *a, const char *path,
 	frames_t t;
 	mt_site_ref_t *sites = NULL;
 	size_t nsites = 0;
-	/* Samples and weights of the two profiles: bytes, calls. */
-	mt_buf_t samples[2] = { MT_BUF_INIT, MT_BUF_INIT };
-	mt_buf_t weights[2] = { MT_BUF_INIT, MT_BUF_INIT };
+	mt_buf_t samples[P_COUNT], weights[P_COUNT];
 	mt_buf_t stack = MT_BUF_INIT;
-	uint64_t total[2] = { 0, 0 };
+	uint64_t total[P_COUNT] = { 0 };
 	int rc;
 
+	for (int p = 0; p < P_COUNT; p++) {
+		mt_buf_init(&samples[p], 0);
+		mt_buf_init(&weights[p], 0);
+	}
 	frames_init(&t, h, MT_EXPORT_SPEEDSCOPE);
 	ADD(sorted_sites(h, &sites, &nsites));
 	for (size_t i = 0; i < nsites; i++) {
-		uint64_t value[2] = { sites[i].site->bytes_allocated,
-				      sites[i].calls };
+		const mt_site_t *site = sites[i].site;
+		uint64_t value[P_COUNT] = {
+			[P_PEAK] = mt_heap_site_at_peak(h, site),
+			[P_LEAKED] = site->live_bytes,
+			[P_BYTES] = site->bytes_allocated,
+			[P_CALLS] = sites[i].calls,
+		};
+		int any = 0;
 
-		if (!value[0] && !value[1])
+		for (int p = 0; p < P_COUNT; p++)
+			any |= value[p] != 0;
+		if (!any)
 			continue;
 		mt_buf_reset(&stack);
 		ADD(add_stack(&t, a, &sites[i], &stack));
-		for (int p = 0; p < 2; p++) {
+		for (int p = 0; p < P_COUNT; p++) {
 			if (!value[p])
 				continue;
 			if (samples[p].len) {
@@ -406,7 +609,7 @@ static int render_speedscope(const mt_analysis_t *a, const char *path,
 	}
 	rc = add_speedscope(out, &t.table, samples, weights, total, path);
 cleanup:
-	for (int p = 0; p < 2; p++) {
+	for (int p = 0; p < P_COUNT; p++) {
 		mt_buf_release(&samples[p]);
 		mt_buf_release(&weights[p]);
 	}
@@ -416,22 +619,58 @@ cleanup:
 	return rc;
 }
 
+/* Each site's lifetimes (tl), by site index: those of the blocks that
+ * ended, and of those still live, up to the trace's end. */
+static int site_lifetimes(const mt_heap_t *h, const mt_export_times_t *t,
+			  uint64_t **out)
+{
+	uint64_t *tl = mt_mem_calloc(t->nsites ? t->nsites : 1, sizeof(*tl));
+	size_t apos = 0;
+	uint64_t id;
+	void *v;
+
+	if (!tl)
+		return MT_ENOMEM;
+	for (size_t i = 0; i < t->nsites; i++)
+		tl[i] = t->sites[i].lifetimes;
+	while (mt_map_iter(&t->allocators, &apos, &id, &v)) {
+		size_t bpos = 0;
+		uint64_t ptr;
+		void *bv;
+
+		while (mt_map_iter(v, &bpos, &ptr, &bv)) {
+			const block_t *b = bv;
+
+			tl[b->site] = add_sat(tl[b->site],
+					      lifetime(b, h->duration_ns));
+		}
+	}
+	*out = tl;
+	return MT_OK;
+}
+
 /* One program point: "name":value pairs of a site's figures. */
 static int add_pp(mt_buf_t *b, const mt_heap_t *h, const mt_site_ref_t *s,
+		  const mt_export_times_t *t, const uint64_t *tl,
 		  const mt_buf_t *fs)
 {
 	const mt_site_t *site = s->site;
+	uint32_t index = s->stack ? s->stack->site_index : 0;
+	/* A site the observer never saw has had no block. */
+	static const mt_export_site_t none;
+	const mt_export_site_t *f = index < t->nsites ? &t->sites[index] : &none;
 	const struct {
 		const char *key;
 		uint64_t value;
 	} fields[] = {
 		{ "{\"tb\":", site->bytes_allocated },
-		{ ",\"tbk\":", site->allocations },
-		{ ",\"tl\":", 0 },
+		{ ",\"tbk\":", s->calls },
+		{ ",\"tl\":", index < t->nsites ? tl[index] : 0 },
 		{ ",\"mb\":", site->peak_live_bytes },
-		{ ",\"mbk\":", 0 },
+		{ ",\"mbk\":", f->max_blocks },
 		{ ",\"gb\":", mt_heap_site_at_peak(h, site) },
-		{ ",\"gbk\":", 0 },
+		{ ",\"gbk\":", f->peak_epoch == h->peak_epoch ?
+					 f->at_peak_blocks : site->live_allocations },
 		{ ",\"eb\":", site->live_bytes },
 		{ ",\"ebk\":", site->live_allocations },
 	};
@@ -455,21 +694,27 @@ static int render_dhat(const mt_analysis_t *a, const char *path,
 	mt_site_ref_t *sites = NULL;
 	size_t nsites = 0, npps = 0, mark = out->len;
 	mt_buf_t pps = MT_BUF_INIT, fs = MT_BUF_INIT;
+	uint64_t *tl = NULL;
 	int rc;
 
 	frames_init(&t, h, MT_EXPORT_DHAT);
+	if (times->failed) {
+		rc = MT_ENOMEM;
+		goto cleanup;
+	}
+	ADD(site_lifetimes(h, times, &tl));
 	ADD(sorted_sites(h, &sites, &nsites));
 	for (size_t i = 0; i < nsites; i++) {
-		/* A program point is where blocks were allocated: a site
-		 * that only resized others' blocks has none of its own. */
-		if (!sites[i].site->allocations && !sites[i].site->bytes_allocated &&
-		    !sites[i].site->live_bytes)
+		/* A program point is where blocks were made: a site that only
+		 * freed others' blocks has none of its own. */
+		if (!sites[i].calls && !sites[i].site->bytes_allocated &&
+		    !sites[i].site->live_allocations)
 			continue;
 		mt_buf_reset(&fs);
 		ADD(add_stack(&t, a, &sites[i], &fs));
 		if (npps++)
 			ADD(mt_buf_add_str(&pps, ","));
-		ADD(add_pp(&pps, h, &sites[i], &fs));
+		ADD(add_pp(&pps, h, &sites[i], times, tl, &fs));
 	}
 	ADD(mt_buf_add_str(out, "{\"dhatFileVersion\":2,\"mode\":\"heap\","
 			   "\"verb\":\"Allocated\",\"bklt\":true,"
@@ -481,7 +726,7 @@ static int render_dhat(const mt_analysis_t *a, const char *path,
 	ADD(mt_buf_add_str(out, ",\"pid\":0,\"te\":"));
 	ADD(mt_buf_add_u64(out, h->duration_ns));
 	ADD(mt_buf_add_str(out, ",\"tg\":"));
-	ADD(mt_buf_add_u64(out, times && h->peak_live_bytes ? times->peak_t : 0));
+	ADD(mt_buf_add_u64(out, h->peak_live_bytes ? times->peak_t : 0));
 	ADD(mt_buf_add_str(out, ",\"pps\":["));
 	ADD(mt_buf_add(out, pps.data, pps.len));
 	ADD(mt_buf_add_str(out, "],\"ftbl\":[\"[root]\""));
@@ -493,6 +738,7 @@ static int render_dhat(const mt_analysis_t *a, const char *path,
 cleanup:
 	if (rc)
 		mt_buf_truncate(out, mark);
+	mt_mem_free(tl);
 	mt_buf_release(&fs);
 	mt_buf_release(&pps);
 	mt_mem_free(sites);

@@ -16,14 +16,18 @@
  *     screenshot has the heap's colour under the curve across the whole
  *     run;
  *   - `memtrace plot`: the same screenshot check on its SVG;
- *   - `memtrace export speedscope`: valid under speedscope's JSON schema
+ *   - `memtrace export speedscope`: its four profiles, summing to the
+ *     summary's peak, leaked, allocated bytes and calls, valid under
+ *     speedscope's JSON schema
  *     (its package's file-format-schema.json, by the small validator
  *     below: the keywords that schema uses), and speedscope's own app (npm speedscope,
  *     its release index.html from a file:// URL, the profile handed over
  *     as its CLI does, #localProfilePath= a script that calls
  *     speedscope.loadFileFromBase64) draws the profile without error;
  *   - `memtrace export dhat`: Valgrind's dh_view.html loads the file
- *     through its file input and shows the tree without error.
+ *     through its file input and shows the tree without error, with the
+ *     summary's totals, peak and end, blocks at the peak, an average
+ *     lifetime that is not 0, and no "∞" (bytes in 0 blocks).
  *
  * With --screenshot PNG it also saves the HTML report of the real run
  * (the README's picture).  Prints one line a test ("ok - NAME" or
@@ -392,7 +396,14 @@ async function main() {
       const doc = JSON.parse(fs.readFileSync(file('demo.speedscope.json'), 'utf8'));
       const err = schemaError(schema, doc, schema, '$');
       assert(!err, 'the export breaks the schema: ' + err);
-      assert(doc.profiles.length === 2, 'two profiles, by bytes and by allocations');
+      const names = doc.profiles.map((p) => p.name).join(', ');
+      assert(names === 'bytes live at the peak, bytes leaked, bytes allocated, allocation calls',
+        'the profiles: ' + names);
+      const sum = JSON.parse(execFileSync(MEMTRACE, ['summary', demo, '--top', '0']).toString());
+      const totals = doc.profiles.map((p) => p.weights.reduce((a, b) => a + b, 0)).join(' ');
+      const want = [sum.peak_live_bytes, sum.live_bytes, sum.bytes_allocated,
+        sum.allocations + sum.resizes + sum.remaps].join(' ');
+      assert(totals === want, 'the profiles sum to ' + totals + ', the summary ' + want);
       /* The validator refuses what the schema forbids. */
       const broken = JSON.parse(JSON.stringify(doc));
       delete broken.profiles[0].unit;
@@ -408,7 +419,7 @@ async function main() {
       fs.writeFileSync(js, 'speedscope.loadFileFromBase64(' + JSON.stringify('demo.speedscope.json') + ', ' +
         JSON.stringify(data.toString('base64')) + ')');
       const { page, errors } = await openPage(browser, 'file://' + SPEEDSCOPE + '#localProfilePath=' + js);
-      await page.waitForFunction(() => /bytes allocated|allocation calls/.test(document.body.innerText) &&
+      await page.waitForFunction(() => /bytes live at the peak/.test(document.body.innerText) &&
         document.querySelectorAll('canvas').length > 0, { timeout: WAIT });
       const text = await page.evaluate(() => document.body.innerText);
       assert(!/Something went wrong|Unrecognized format|failed/i.test(text), 'speedscope says: ' + text.slice(0, 300));
@@ -426,12 +437,32 @@ async function main() {
       const err = await page.$eval('body', (b) => { const e = b.querySelector('.error'); return e ? e.textContent : ''; });
       assert(!err, 'dh_view: ' + err);
       const tree = await page.$eval('pre', (p) => p.textContent);
-      const m = /Total: +([\d,]+) bytes \(100%.* in ([\d,]+) blocks/.exec(tree);
-      assert(m, 'dh_view tree: ' + tree.slice(0, 400));
+      const num = (s) => +s.replace(/,/g, '');
       const sum = JSON.parse(execFileSync(MEMTRACE, ['summary', demo, '--top', '0']).toString());
-      assert(+m[1].replace(/,/g, '') === sum.bytes_allocated && +m[2].replace(/,/g, '') === sum.allocations,
-        'dh_view total ' + m[1] + ' bytes in ' + m[2] + ' blocks, summary ' + sum.bytes_allocated + ' in ' +
-        sum.allocations);
+      const doc = JSON.parse(fs.readFileSync(file('demo.dhat.json'), 'utf8'));
+      /* The root's figures, as dh_view prints them. */
+      const m = /Total: +([\d,]+) bytes \(100%.* in ([\d,]+) blocks .*avg lifetime ([\d,.]+) ns/.exec(tree);
+      assert(m, 'dh_view tree: ' + tree.slice(0, 600));
+      const blocks = sum.allocations + sum.resizes + sum.remaps;
+      assert(num(m[1]) === sum.bytes_allocated && num(m[2]) === blocks,
+        'dh_view total ' + m[1] + ' bytes in ' + m[2] + ' blocks, summary ' + sum.bytes_allocated + ' in ' + blocks);
+      assert(num(m[3]) > 0, 'dh_view avg lifetime ' + m[3] + ' ns');
+      const g = /At t-gmax: ([\d,]+) bytes \(100%\) in ([\d,]+) blocks/.exec(tree);
+      assert(g, 'no t-gmax line: ' + tree.slice(0, 600));
+      const gbk = doc.pps.reduce((n, pp) => n + pp.gbk, 0);
+      assert(num(g[1]) === sum.peak_live_bytes, 'dh_view t-gmax ' + g[1] + ' bytes, summary ' + sum.peak_live_bytes);
+      assert(num(g[2]) > 0 && num(g[2]) === gbk && num(g[2]) <= sum.peak_live_allocations,
+        'dh_view t-gmax ' + g[2] + ' blocks, the export ' + gbk + ', summary at most ' + sum.peak_live_allocations);
+      const e = /At t-end: +([\d,]+) bytes \(100%\) in ([\d,]+) blocks/.exec(tree);
+      assert(e && num(e[1]) === sum.live_bytes && num(e[2]) === sum.live_allocations,
+        'dh_view t-end ' + (e ? e[1] + ' bytes in ' + e[2] : 'missing') + ', summary ' + sum.live_bytes + ' in ' +
+        sum.live_allocations);
+      const t = /t-gmax: ([\d,]+) ns .*\n\s*t-end: +([\d,]+) ns/.exec(tree);
+      assert(t && num(t[1]) > 0 && num(t[1]) <= num(t[2]) && num(t[2]) === sum.duration_ns,
+        'dh_view times: ' + (t ? t[0] : tree.slice(0, 300)));
+      /* A figure of bytes in 0 blocks is an average of "∞". */
+      assert(!/∞|NaN|Infinity/.test(tree), 'dh_view shows: ' + (/.*(∞|NaN|Infinity).*/.exec(tree) || [''])[0]);
+      assert(/Max: +[\d,]+ bytes in [1-9][\d,]* blocks/.test(tree), 'no site max in blocks: ' + tree.slice(0, 600));
       assert(!errors.length, errors.join('; '));
       await page.close();
     });
