@@ -1809,6 +1809,73 @@ START_TEST(test_plot_axis_is_seq_without_times)
 }
 END_TEST
 
+/* A trace of span_ns: one block allocated at the start, freed at the end. */
+static void write_span_trace(const char *path, uint64_t span_ns)
+{
+	FILE *f = fopen(path, "w");
+
+	mt_quiet(f != NULL, "cannot write %s", path);
+	fprintf(f,
+		"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":1,\"exe\":\"/x\",\"t\":0}\n"
+		"{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0,\"name\":\"libc\"}\n"
+		"{\"v\":1,\"seq\":3,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x10\","
+		"\"size\":4096,\"fn\":\"malloc\",\"tid\":1,\"t\":1}\n"
+		"{\"v\":1,\"seq\":4,\"kind\":\"free\",\"allocator_id\":0,\"ptr\":\"0x10\","
+		"\"fn\":\"free\",\"tid\":1,\"t\":%" PRIu64 "}\n"
+		"{\"v\":1,\"seq\":5,\"kind\":\"trace.stop\",\"reason\":\"exit\",\"dropped\":0,"
+		"\"t\":%" PRIu64 "}\n", span_ns, span_ns);
+	mt_quiet_int_eq(fclose(f), 0);
+}
+
+/* The time axis's labels, "|"-joined, of a plot. */
+static void x_tick_labels(const char *svg, char *out, size_t cap)
+{
+	const char *tag = "y=\"409.0\" text-anchor=\"middle\">";
+	size_t n = 0;
+
+	out[0] = 0;
+	for (const char *p = svg; (p = strstr(p, tag)); ) {
+		const char *label = p + strlen(tag), *end = strchr(label, '<');
+
+		n += (size_t)snprintf(out + n, cap - n, "%s%.*s", n ? "|" : "",
+				      (int)(end - label), label);
+		ck_assert_uint_lt(n, cap);
+		p = end;
+	}
+}
+
+/* One unit for the whole time axis, the largest the span holds, and a
+ * decimal only where a tick has one: over 800 ns, 3 ms, 4.1 s and 25
+ * minutes. */
+START_TEST(test_plot_time_axis_has_one_unit_and_no_false_precision)
+{
+	static const struct {
+		uint64_t span;
+		const char *labels;
+	} cases[] = {
+		{ 800, "0 ns|100 ns|200 ns|300 ns|400 ns|500 ns|600 ns|700 ns|800 ns" },
+		{ 3000000, "0 ms|0.5 ms|1 ms|1.5 ms|2 ms|2.5 ms|3 ms" },
+		{ 4100000000ull, "0 s|1 s|2 s|3 s|4 s" },
+		{ 1500000000000ull, "0 s|200 s|400 s|600 s|800 s|1000 s|1200 s|1400 s" },
+	};
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "span.jsonl");
+	char got[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		mt_test_run_t r;
+
+		write_span_trace(trace, cases[i].span);
+		mt_test_memtrace_in(&r, NULL, "plot", trace, NULL);
+		mt_quiet_int_eq(r.status, 0);
+		x_tick_labels(r.out, got, sizeof(got));
+		mt_quiet(!strcmp(got, cases[i].labels), "span %" PRIu64 " ns: '%s', want '%s'",
+			 cases[i].span, got, cases[i].labels);
+		mt_test_run_release(&r);
+	}
+	free(trace);
+}
+END_TEST
+
 /* ---- rendering in Chromium, where it is installed ---- */
 
 typedef int (*uncompress_fn)(unsigned char *, unsigned long *,
@@ -2728,6 +2795,7 @@ Suite *mt_suite_report(void)
 	tcase_add_test(plot, test_plot_is_self_contained);
 	tcase_add_test(plot, test_plot_series_is_bounded_on_a_long_trace);
 	tcase_add_test(plot, test_plot_axis_is_seq_without_times);
+	tcase_add_test(plot, test_plot_time_axis_has_one_unit_and_no_false_precision);
 	tcase_add_test(plot, test_plot_area_fills_the_whole_run);
 	/* Only where Chromium is: this suite does not install it. */
 	if (access(CHROMIUM, X_OK) == 0)

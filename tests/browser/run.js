@@ -373,6 +373,38 @@ async function main() {
       await page.close();
     });
 
+    await test('html_time_axis_has_one_unit_and_no_false_precision', async () => {
+      const labels = (page) => page.$$eval('#chart text.xtick', (ts) => ts.map((t) => t.textContent));
+      /* One unit, no trailing zero, no two alike. */
+      const check = (what, ls) => {
+        const m = ls.map((l) => /^(\d+(?:\.\d*[1-9])?) (ns|\u00b5s|ms|s)$/.exec(l));
+        assert(ls.length >= 3 && m.every((x) => x), what + ': labels ' + ls.join(', '));
+        assert(m.every((x) => x[2] === m[0][2]), what + ': more than one unit in ' + ls.join(', '));
+        assert(new Set(ls).size === ls.length, what + ': two labels alike in ' + ls.join(', '));
+      };
+      for (const name of ['demo', 'long']) {
+        const { page, errors } = await openPage(browser, 'file://' + pages[name]);
+        await page.waitForSelector('html[data-drawn=yes]', { timeout: WAIT });
+        const whole = await labels(page);
+        check(name, whole);
+        assert(whole[0] === '0 ' + whole[0].split(' ')[1], name + ': the axis starts at ' + whole[0]);
+        if (name === 'long')
+          assert(whole.join('|') === '0 s|1 s|2 s|3 s|4 s', 'long: ' + whole.join(', '));
+        /* A range of a few percent of the run: a smaller unit, still one. */
+        const box = await page.$eval('#chart', (e) => { const r = e.getBoundingClientRect(); return [r.x, r.y]; });
+        await page.mouse.move(box[0] + 400, box[1] + 150);
+        await page.mouse.down();
+        await page.mouse.move(box[0] + 440, box[1] + 150, { steps: 4 });
+        await page.mouse.up();
+        const part = await labels(page);
+        check(name + ' range', part);
+        if (name === 'long')
+          assert(/ ms$/.test(part[0]), 'long range: ' + part.join(', '));
+        assert(!errors.length, errors.join('; '));
+        await page.close();
+      }
+    });
+
     await test('plot_area_covers_the_whole_run', async () => {
       for (const name of ['long', 'demo']) {
         const { page } = await openPage(browser, 'file://' + file(name + '.svg'));
