@@ -66,9 +66,10 @@ COMMON_SRC = common/mt_fmt.c common/mt_event.c common/mt_jsonl.c common/mt_utf8.
 # taken whole; main.c is the executable's alone.
 ANALYZER_DIRS = base read parse model rows gates render export cmd
 ANALYZER_SRC = $(foreach d,$(ANALYZER_DIRS),$(wildcard analyzer/$(d)/*.c))
-# The HTML report's script and style sheet, embedded by the assembler
-# (analyzer/render/mt_html_assets.S).
-HTML_ASSETS = analyzer/render/html/report.js analyzer/render/html/report.css
+# The scripts and style sheets of the HTML report and the flame graph's
+# SVG, embedded by the assembler (analyzer/render/mt_html_assets.S).
+HTML_ASSETS = analyzer/render/html/report.js analyzer/render/html/report.css \
+	analyzer/render/html/flame.js analyzer/render/html/flame.css
 PRELOAD_SRC = preload/mt_hooks.c preload/mt_api_hooks.c preload/mt_api.c \
 	preload/mt_real.c preload/mt_trace.c preload/mt_settings.c preload/mt_name.c \
 	preload/mt_declare.c preload/mt_lock.c preload/mt_say.c \
@@ -164,7 +165,7 @@ $(BUILD)/workloads/%: tests/workloads/%.cpp
 
 # The README's main job: three runs of the demo workload with memtrace-run
 # (told which build to use), then run 1's report, its HTML report and its
-# folded stacks, and the commands that open them.
+# flame graph, and the commands that open them.
 DEMO_DIR = $(BUILD)/demo
 DEMO_TRACE = $(DEMO_DIR)/allocations.1.jsonl.zst
 demo: all
@@ -174,11 +175,11 @@ demo: all
 	$(Q)echo
 	$(Q)$(MEMTRACE) report $(DEMO_TRACE) --top 1
 	$(Q)$(MEMTRACE) html $(DEMO_TRACE) -o $(DEMO_DIR)/report.html
-	$(Q)$(MEMTRACE) flamegraph $(DEMO_TRACE) --metric peak -o $(DEMO_DIR)/peak.folded
+	$(Q)$(MEMTRACE) flamegraph $(DEMO_TRACE) --metric peak -o $(DEMO_DIR)/peak.svg
 	$(Q)printf '\n%s\n  %s\n  %s\n  %s\n' \
 		"Next:" \
 		"xdg-open $(DEMO_DIR)/report.html      # the HTML report: heap over time, flame graph, sites" \
-		"flamegraph.pl $(DEMO_DIR)/peak.folded > peak.svg   # a flame graph of the peak's stacks" \
+		"xdg-open $(DEMO_DIR)/peak.svg         # the flame graph of the peak's stacks: click to zoom" \
 		"$(MEMTRACE) report $(DEMO_TRACE)   # every site"
 .DEFAULT_GOAL := all
 

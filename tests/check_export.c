@@ -288,7 +288,7 @@ static void assert_folded_is_flamegraph(const char *path)
 {
 	mt_test_run_t f, e;
 
-	mt_test_memtrace_in(&f, NULL, "flamegraph", path, NULL);
+	mt_test_memtrace_in(&f, NULL, "flamegraph", "--folded", path, NULL);
 	mt_test_memtrace_in(&e, NULL, "export", "folded", path, NULL);
 	ck_assert_int_eq(f.status, 0);
 	ck_assert_int_eq(e.status, 0);
@@ -421,7 +421,7 @@ START_TEST(test_export_speedscope_stacks_are_the_folded_stacks_root_first)
 	json_object *samples = json_object_object_get(prof, "samples");
 	mt_test_run_t f;
 
-	mt_test_memtrace_in(&f, NULL, "flamegraph", path, NULL);
+	mt_test_memtrace_in(&f, NULL, "flamegraph", "--folded", path, NULL);
 	ck_assert_int_eq(f.status, 0);
 	for (size_t i = 0; i < json_object_array_length(samples); i++) {
 		json_object *s = json_object_array_get_idx(samples, i);

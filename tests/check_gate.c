@@ -1608,7 +1608,7 @@ START_TEST(test_a_frame_without_a_symbol_reads_the_same_in_every_command)
 	mt_quiet(strstr(r.out, "from 0x1234 in libstripped.so < app::build[abi:cxx11](int) (app)\n"),
 		 "gate of the summary: %s", r.out);
 	mt_test_run_release(&r);
-	mt_test_memtrace_in(&r, f.dir, "flamegraph", "trace.jsonl", NULL);
+	mt_test_memtrace_in(&r, f.dir, "flamegraph", "--folded", "trace.jsonl", NULL);
 	ck_assert_str_eq(r.out, "app::build[abi:cxx11](int);0x1234 in libstripped.so 1\n");
 	mt_test_run_release(&r);
 	mt_test_memtrace_in(&r, f.dir, "report", "trace.jsonl", NULL);

@@ -31,6 +31,7 @@
 #include "../analyzer/cmd/mt_cli.h"
 #include "../analyzer/base/mt_error.h"
 #include "../analyzer/base/mt_mem.h"
+#include "../analyzer/render/mt_flamesvg.h"
 #include "../analyzer/render/mt_plot.h"
 
 #ifndef CHROMIUM
@@ -839,7 +840,7 @@ static void assert_fallback(const char *const *how)
 		 "a source line from nowhere:\n%.3000s", r.out);
 	mt_test_run_release(&r);
 
-	mt_test_memtrace_in(&r, NULL, "flamegraph", trace, NULL);
+	mt_test_memtrace_in(&r, NULL, "flamegraph", "--folded", trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	mt_quiet_ptr_nonnull(strstr(r.out, ";main;parse_config 1\n"));
 	mt_test_run_release(&r);
@@ -984,7 +985,7 @@ START_TEST(test_report_shows_every_level_of_an_inline_chain_as_addr2line)
 	mt_quiet(line_with(r.out, "       middle at ", "wl_inl3.c:22 (inlined) in /"),
 		 "no middle level in:\n%.3000s", r.out);
 	mt_test_run_release(&r);
-	mt_test_memtrace_in(&r, NULL, "flamegraph", trace, NULL);
+	mt_test_memtrace_in(&r, NULL, "flamegraph", "--folded", trace, NULL);
 	mt_quiet(strstr(r.out, ";main;middle;inner ") != NULL,
 		 "no main;middle;inner in the folded stacks:\n%.3000s", r.out);
 	mt_test_run_release(&r);
@@ -1211,7 +1212,7 @@ START_TEST(test_flamegraph_demangles_cxx_names)
 	char *dir = mt_test_scratch(), *trace = trace_cxx_names(dir);
 	mt_test_run_t r;
 
-	mt_test_memtrace_in(&r, NULL, "flamegraph", trace, NULL);
+	mt_test_memtrace_in(&r, NULL, "flamegraph", "--folded", trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	mt_quiet_ptr_nonnull(strstr(r.out, ";main;app::make_widget(int);"
 					   "operator new(unsigned long) 5\n"));
@@ -1507,13 +1508,13 @@ END_TEST
 
 START_TEST(test_flamegraph_golden_for_each_metric)
 {
-	GOLDEN(0, "app.flamegraph-allocations.txt", "flamegraph", "app.jsonl");
-	GOLDEN(0, "app.flamegraph-allocations.txt", "flamegraph", "app.jsonl",
+	GOLDEN(0, "app.flamegraph-allocations.txt", "flamegraph", "--folded", "app.jsonl");
+	GOLDEN(0, "app.flamegraph-allocations.txt", "flamegraph", "--folded", "app.jsonl",
 	       "--metric", "allocations");
-	GOLDEN(0, "app.flamegraph-bytes.txt", "flamegraph", "app.jsonl", "--metric", "bytes");
-	GOLDEN(0, "app.flamegraph-leaked.txt", "flamegraph", "app.jsonl", "--metric", "leaked");
-	GOLDEN(0, "app.flamegraph-peak.txt", "flamegraph", "app.jsonl", "--metric", "peak");
-	GOLDEN(1, "killed.flamegraph-allocations.txt", "flamegraph", "killed.jsonl", "--strict");
+	GOLDEN(0, "app.flamegraph-bytes.txt", "flamegraph", "--folded", "app.jsonl", "--metric", "bytes");
+	GOLDEN(0, "app.flamegraph-leaked.txt", "flamegraph", "--folded", "app.jsonl", "--metric", "leaked");
+	GOLDEN(0, "app.flamegraph-peak.txt", "flamegraph", "--folded", "app.jsonl", "--metric", "peak");
+	GOLDEN(1, "killed.flamegraph-allocations.txt", "flamegraph", "--folded", "killed.jsonl", "--strict");
 }
 END_TEST
 
@@ -1563,7 +1564,7 @@ START_TEST(test_flamegraph_totals_are_the_summary_totals)
 		if (i == 0)
 			want += summary_field(summary, "resizes") +
 				summary_field(summary, "remaps");
-		mt_test_memtrace_in(&r, NULL, "flamegraph", trace, "--metric", metric[i][0], NULL);
+		mt_test_memtrace_in(&r, NULL, "flamegraph", "--folded", trace, "--metric", metric[i][0], NULL);
 		mt_quiet_int_eq(r.status, 0);
 		mt_quiet_uint_eq(folded_total(r.out), want);
 		/* Outermost first: every stack of the workload starts at _start. */
@@ -1584,7 +1585,7 @@ START_TEST(test_flamegraph_allocations_counts_a_sites_reallocs_as_calls)
 	char *dir = report_dir();
 	mt_test_run_t r;
 
-	mt_test_memtrace_in(&r, dir, "flamegraph", "realloc.jsonl", "--metric",
+	mt_test_memtrace_in(&r, dir, "flamegraph", "--folded", "realloc.jsonl", "--metric",
 			    "allocations", NULL);
 	mt_quiet_int_eq(r.status, 0);
 	ck_assert_str_eq(r.out, "main;grow 2\nmain;make_buf 1\nmain;read_line 5\n");
@@ -1610,7 +1611,7 @@ END_TEST
 
 START_TEST(test_flamegraph_of_trace_without_allocations_is_empty)
 {
-	GOLDEN(0, "empty.flamegraph-allocations.txt", "flamegraph", "empty.jsonl");
+	GOLDEN(0, "empty.flamegraph-allocations.txt", "flamegraph", "--folded", "empty.jsonl");
 }
 END_TEST
 
@@ -1808,6 +1809,73 @@ START_TEST(test_plot_axis_is_seq_without_times)
 }
 END_TEST
 
+/* A trace of span_ns: one block allocated at the start, freed at the end. */
+static void write_span_trace(const char *path, uint64_t span_ns)
+{
+	FILE *f = fopen(path, "w");
+
+	mt_quiet(f != NULL, "cannot write %s", path);
+	fprintf(f,
+		"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":1,\"exe\":\"/x\",\"t\":0}\n"
+		"{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0,\"name\":\"libc\"}\n"
+		"{\"v\":1,\"seq\":3,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x10\","
+		"\"size\":4096,\"fn\":\"malloc\",\"tid\":1,\"t\":1}\n"
+		"{\"v\":1,\"seq\":4,\"kind\":\"free\",\"allocator_id\":0,\"ptr\":\"0x10\","
+		"\"fn\":\"free\",\"tid\":1,\"t\":%" PRIu64 "}\n"
+		"{\"v\":1,\"seq\":5,\"kind\":\"trace.stop\",\"reason\":\"exit\",\"dropped\":0,"
+		"\"t\":%" PRIu64 "}\n", span_ns, span_ns);
+	mt_quiet_int_eq(fclose(f), 0);
+}
+
+/* The time axis's labels, "|"-joined, of a plot. */
+static void x_tick_labels(const char *svg, char *out, size_t cap)
+{
+	const char *tag = "y=\"409.0\" text-anchor=\"middle\">";
+	size_t n = 0;
+
+	out[0] = 0;
+	for (const char *p = svg; (p = strstr(p, tag)); ) {
+		const char *label = p + strlen(tag), *end = strchr(label, '<');
+
+		n += (size_t)snprintf(out + n, cap - n, "%s%.*s", n ? "|" : "",
+				      (int)(end - label), label);
+		ck_assert_uint_lt(n, cap);
+		p = end;
+	}
+}
+
+/* One unit for the whole time axis, the largest the span holds, and a
+ * decimal only where a tick has one: over 800 ns, 3 ms, 4.1 s and 25
+ * minutes. */
+START_TEST(test_plot_time_axis_has_one_unit_and_no_false_precision)
+{
+	static const struct {
+		uint64_t span;
+		const char *labels;
+	} cases[] = {
+		{ 800, "0 ns|100 ns|200 ns|300 ns|400 ns|500 ns|600 ns|700 ns|800 ns" },
+		{ 3000000, "0 ms|0.5 ms|1 ms|1.5 ms|2 ms|2.5 ms|3 ms" },
+		{ 4100000000ull, "0 s|1 s|2 s|3 s|4 s" },
+		{ 1500000000000ull, "0 s|200 s|400 s|600 s|800 s|1000 s|1200 s|1400 s" },
+	};
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "span.jsonl");
+	char got[512];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		mt_test_run_t r;
+
+		write_span_trace(trace, cases[i].span);
+		mt_test_memtrace_in(&r, NULL, "plot", trace, NULL);
+		mt_quiet_int_eq(r.status, 0);
+		x_tick_labels(r.out, got, sizeof(got));
+		mt_quiet(!strcmp(got, cases[i].labels), "span %" PRIu64 " ns: '%s', want '%s'",
+			 cases[i].span, got, cases[i].labels);
+		mt_test_run_release(&r);
+	}
+	free(trace);
+}
+END_TEST
+
 /* ---- rendering in Chromium, where it is installed ---- */
 
 typedef int (*uncompress_fn)(unsigned char *, unsigned long *,
@@ -1950,6 +2018,345 @@ START_TEST(test_plot_renders_in_chromium)
 	free(png);
 	free(program);
 	free(trace);
+}
+END_TEST
+
+/* ---- flamegraph's SVG ---- */
+
+/* The flame graph of trace by metric (NULL: the default) into dir/name;
+ * returns the SVG (malloc'd). */
+static char *flame_svg_of(const char *trace, const char *dir, const char *name,
+			  const char *metric)
+{
+	char *out = mt_test_path(dir, name), *svg;
+	mt_test_run_t r;
+	size_t len;
+
+	if (metric)
+		mt_test_memtrace_in(&r, NULL, "flamegraph", trace, "--metric", metric,
+				    "-o", out, NULL);
+	else
+		mt_test_memtrace_in(&r, NULL, "flamegraph", trace, "-o", out, NULL);
+	mt_quiet(r.status == 0, "flamegraph exits %d: %s", r.status, r.err);
+	mt_test_run_release(&r);
+	svg = mt_test_read(out, &len);
+	mt_quiet(svg != NULL, "flamegraph wrote no %s", out);
+	free(out);
+	return svg;
+}
+
+/* xmllint --noout path must pass: the document is well-formed XML. */
+static void assert_xmllint_passes(const char *path)
+{
+	char *argv[] = { "/usr/bin/xmllint", "--noout", (char *)path, NULL };
+	mt_test_run_t r;
+
+	mt_quiet(access(argv[0], X_OK) == 0, "xmllint is missing (scripts/install-deps "
+					     "installs libxml2-utils)");
+	mt_test_run(&r, argv, NULL);
+	mt_quiet(r.status == 0, "xmllint %s: %s", path, r.err);
+	mt_test_run_release(&r);
+}
+
+/* A frame of a flame graph: its name (XML as written), level, width. */
+typedef struct {
+	char *name;
+	unsigned depth;
+	double width;
+} svg_frame_t;
+
+/* The frames of svg, in document order; *n their count. */
+static svg_frame_t *svg_frames(const char *svg, size_t *n)
+{
+	svg_frame_t *f = NULL;
+	double root_y = -1;
+	size_t cap = 0;
+
+	*n = 0;
+	for (const char *p = svg; (p = strstr(p, "<g class=\"f\"><title>")); ) {
+		const char *name = p + strlen("<g class=\"f\"><title>");
+		const char *end = strstr(name, "</title>"), *paren = end;
+		const char *rect = strstr(name, "<rect ");
+		double x, y, w;
+
+		mt_quiet(end && rect, "a frame without its title or rect: %.200s", p);
+		while (paren > name && strncmp(paren, " (", 2))
+			paren--;
+		mt_quiet(sscanf(rect, "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\"", &x, &y, &w) == 3,
+			 "a rect without x, y, width: %.100s", rect);
+		if (root_y < 0)
+			root_y = y; /* the root comes first */
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			f = realloc(f, cap * sizeof(*f));
+			ck_assert_ptr_nonnull(f);
+		}
+		f[*n].name = strndup(name, (size_t)(paren - name));
+		f[*n].depth = (unsigned)((root_y - y) / 16 + 0.5);
+		f[*n].width = w;
+		(*n)++;
+		p = end;
+	}
+	return f;
+}
+
+static void svg_frames_free(svg_frame_t *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(f[i].name);
+	free(f);
+}
+
+/*
+ * Every frame of the flame graph is a frame of the folded stacks, at its
+ * level, and as wide as its share of their total: at each level, the
+ * frames of one name together are as wide as the folded lines whose frame
+ * at that level has that name, over the total, times the graph's 1180
+ * pixels; and every name at every level of the folded lines has a frame.
+ */
+START_TEST(test_flamegraph_svg_frames_and_widths_are_the_folded_totals)
+{
+	static const char *const metrics[] = { "allocations", "bytes", "leaked", "peak" };
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *program = demo_program();
+
+	trace_program(program, trace);
+	for (size_t m = 0; m < 4; m++) {
+		char *svg = flame_svg_of(trace, dir, "f.svg", metrics[m]);
+		size_t nframes, nkeys = 0;
+		svg_frame_t *frames = svg_frames(svg, &nframes);
+		/* The folded lines' sums by level and name. */
+		svg_frame_t want[512];
+		uint64_t total = 0;
+		mt_test_run_t r;
+
+		mt_test_memtrace_in(&r, NULL, "flamegraph", "--folded", trace, "--metric",
+				    metrics[m], NULL);
+		mt_quiet_int_eq(r.status, 0);
+		total = folded_total(r.out);
+		mt_quiet_uint_gt(total, 0);
+		for (const char *line = r.out; *line; line = strchr(line, '\n') + 1) {
+			const char *space = line + strcspn(line, "\n");
+			uint64_t v;
+			unsigned depth = 1;
+
+			while (*space != ' ')
+				space--;
+			v = strtoull(space + 1, NULL, 10);
+			for (const char *f = line; f < space; depth++) {
+				size_t len = strcspn(f, "; ");
+				size_t k = 0;
+
+				/* The demo's names hold no space. */
+				while (k < nkeys && !(want[k].depth == depth &&
+						      strlen(want[k].name) == len &&
+						      !strncmp(want[k].name, f, len)))
+					k++;
+				if (k == nkeys) {
+					ck_assert_uint_lt(nkeys, 512);
+					want[nkeys++] = (svg_frame_t){ strndup(f, len), depth, 0 };
+				}
+				want[k].width += (double)v;
+				f += len + (f[len] == ';');
+			}
+		}
+		mt_quiet(nframes > 0 && !strcmp(frames[0].name, "all") && frames[0].depth == 0,
+			 "%s: the first frame is no root", metrics[m]);
+		ck_assert_double_eq_tol(frames[0].width, 1180.0, 0.006);
+		for (size_t k = 0; k < nkeys; k++) {
+			double got = 0;
+			unsigned count = 0;
+
+			for (size_t i = 0; i < nframes; i++)
+				if (frames[i].depth == want[k].depth &&
+				    !strcmp(frames[i].name, want[k].name)) {
+					got += frames[i].width;
+					count++;
+				}
+			mt_quiet(count > 0, "%s: no frame %s at level %u", metrics[m],
+				 want[k].name, want[k].depth);
+			mt_quiet(fabs(got - want[k].width / (double)total * 1180.0) <= 0.006 * count,
+				 "%s: %s at level %u is %.2f px wide, its figures %.0f of %" PRIu64,
+				 metrics[m], want[k].name, want[k].depth, got, want[k].width, total);
+		}
+		/* No frame the folded lines do not have. */
+		for (size_t i = 1; i < nframes; i++) {
+			size_t k = 0;
+
+			while (k < nkeys && !(want[k].depth == frames[i].depth &&
+					      !strcmp(want[k].name, frames[i].name)))
+				k++;
+			mt_quiet(k < nkeys, "%s: frame %s at level %u is in no folded line",
+				 metrics[m], frames[i].name, frames[i].depth);
+		}
+		for (size_t k = 0; k < nkeys; k++)
+			free(want[k].name);
+		svg_frames_free(frames, nframes);
+		mt_test_run_release(&r);
+		free(svg);
+	}
+	free(program);
+	free(trace);
+}
+END_TEST
+
+/* The root's tooltip gives the total in human units and 100 %; the
+ * metric is in the title. */
+START_TEST(test_flamegraph_svg_tooltips_give_the_figure_and_share)
+{
+	char *dir = report_dir(), *scratch = mt_test_scratch();
+	char *trace = mt_test_path(dir, "app.jsonl");
+	char *svg = flame_svg_of(trace, scratch, "a.svg", NULL);
+
+	mt_quiet(strstr(svg, "<title>all (10 calls, 100.00%)</title>") &&
+		 strstr(svg, "<title>xstrdup (3 calls, 30.00%)</title>") &&
+		 strstr(svg, ">Allocation calls by stack: app.jsonl</text>"),
+		 "allocations:\n%.3000s", svg);
+	free(svg);
+	svg = flame_svg_of(trace, scratch, "b.svg", "bytes");
+	mt_quiet(strstr(svg, "<title>all (13.6 KiB, 13972 bytes, 100.00%)</title>") &&
+		 strstr(svg, "<title>[no stack] (500 bytes, 3.58%)</title>"),
+		 "bytes:\n%.3000s", svg);
+	free(svg);
+	free(trace);
+	free(dir);
+}
+END_TEST
+
+/* Well-formed XML, by the test's own checker and by xmllint, for every
+ * metric of a real run, of the fixtures, and of a trace without
+ * allocations (a graph that says so). */
+START_TEST(test_flamegraph_svg_is_well_formed_xml)
+{
+	static const char *const metrics[] = { "allocations", "bytes", "leaked", "peak" };
+	static const char *const fixtures[] = { "app.jsonl", "killed.jsonl", "empty.jsonl",
+						"realloc.jsonl" };
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "demo.jsonl");
+	char *program = demo_program(), *rdir = report_dir();
+	char *path = mt_test_path(dir, "f.svg");
+
+	trace_program(program, trace);
+	for (size_t m = 0; m < 4; m++) {
+		free(flame_svg_of(trace, dir, "f.svg", metrics[m]));
+		assert_well_formed(path);
+		assert_xmllint_passes(path);
+	}
+	for (size_t i = 0; i < 4; i++) {
+		char *fixture = mt_test_path(rdir, fixtures[i]), *svg;
+
+		svg = flame_svg_of(fixture, dir, "f.svg", NULL);
+		assert_well_formed(path);
+		assert_xmllint_passes(path);
+		if (i == 2)
+			mt_quiet(strstr(svg, ">no allocation call in this trace</text>") &&
+				 !strstr(svg, "<g class=\"f\">"), "empty:\n%s", svg);
+		free(svg);
+		free(fixture);
+	}
+	free(path);
+	free(rdir);
+	free(program);
+	free(trace);
+}
+END_TEST
+
+/* Names with markup, quotes, "]]>", a lone surrogate: escaped, the
+ * document well-formed, and the names whole in the tooltips. */
+START_TEST(test_flamegraph_svg_escapes_hostile_names)
+{
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "hostile.jsonl");
+	char *path = mt_test_path(dir, "h.svg"), *svg;
+	static const char text[] =
+		"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":1,\"exe\":\"/x\"}\n"
+		"{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0,\"name\":\"libc\"}\n"
+		"{\"v\":1,\"seq\":3,\"kind\":\"frame\",\"frame_id\":1,\"ip\":\"0x1\",\"symbol\":\"main\"}\n"
+		"{\"v\":1,\"seq\":4,\"kind\":\"frame\",\"frame_id\":2,\"ip\":\"0x2\","
+		"\"symbol\":\"a<b>&c\\\"d'e]]>f</title><script>x()</script>\"}\n"
+		"{\"v\":1,\"seq\":5,\"kind\":\"frame\",\"frame_id\":3,\"ip\":\"0x3\","
+		"\"symbol\":\"op<(std::vector<int>&)\\ud800\\ufffe\"}\n"
+		"{\"v\":1,\"seq\":6,\"kind\":\"stack\",\"stack_id\":1,\"frames\":[2,1]}\n"
+		"{\"v\":1,\"seq\":7,\"kind\":\"stack\",\"stack_id\":2,\"frames\":[3,1]}\n"
+		"{\"v\":1,\"seq\":8,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x10\","
+		"\"size\":10,\"fn\":\"malloc\",\"stack\":1,\"tid\":1}\n"
+		"{\"v\":1,\"seq\":9,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x20\","
+		"\"size\":10,\"fn\":\"malloc\",\"stack\":2,\"tid\":1}\n"
+		"{\"v\":1,\"seq\":10,\"kind\":\"trace.stop\"}\n";
+
+	mt_test_write(trace, text, strlen(text));
+	svg = flame_svg_of(trace, dir, "h.svg", NULL);
+	assert_well_formed(path);
+	assert_xmllint_passes(path);
+	mt_quiet(strstr(svg, "<title>a&lt;b&gt;&amp;c&quot;d&apos;e]]&gt;f&lt;/title&gt;"
+			     "&lt;script&gt;x()&lt;/script&gt; (1 call, 50.00%)</title>") &&
+		 strstr(svg, "<title>op&lt;(std::vector&lt;int&gt;&amp;)\xef\xbf\xbd\xef\xbf\xbd "
+			     "(1 call, 50.00%)</title>"),
+		 "names:\n%.4000s", svg);
+	free(svg);
+	free(path);
+	free(trace);
+}
+END_TEST
+
+/* Bytes XML cannot hold become U+FFFD, one for each byte that is no
+ * character; a label longer than its box keeps its first characters and
+ * "..", counted in characters, not bytes. */
+START_TEST(test_flamegraph_svg_text_replaces_what_xml_cannot_hold)
+{
+	static const struct {
+		const char *in;
+		size_t max;
+		const char *out;
+	} cases[] = {
+		{ "plain", 0, "plain" },
+		{ "<&>\"'", 0, "&lt;&amp;&gt;&quot;&apos;" },
+		{ "a\xff" "b", 0, "a\xef\xbf\xbd" "b" },
+		{ "\xc3(", 0, "\xef\xbf\xbd(" },
+		{ "\xed\xa0\x80", 0, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "x\xef\xbf\xbey\xef\xbf\xbf", 0, "x\xef\xbf\xbdy\xef\xbf\xbd" },
+		{ "tab\there\x01\x7f", 0, "tab\xef\xbf\xbdhere\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "\xe2\x82\xac\xe2\x82", 0, "\xe2\x82\xac\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "abcdefg", 5, "abc.." },
+		{ "abcde", 5, "abcde" },
+		{ "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9", 5,
+		  "\xc3\xa9\xc3\xa9\xc3\xa9.." },
+		{ "a<b<c<d", 4, "a&lt;.." },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		mt_buf_t b = MT_BUF_INIT;
+
+		ck_assert_int_eq(mt_flamesvg_add_text(&b, cases[i].in, strlen(cases[i].in),
+						      cases[i].max), MT_OK);
+		ck_assert_int_eq(mt_buf_add(&b, "", 1), MT_OK);
+		mt_quiet(!strcmp(b.data, cases[i].out), "case %zu: '%s', want '%s'", i,
+			 b.data, cases[i].out);
+		mt_buf_release(&b);
+	}
+}
+END_TEST
+
+/* Its script and style are inline and it names nothing outside itself:
+ * no link, no URL but the SVG namespace, no external entity. */
+START_TEST(test_flamegraph_svg_is_self_contained)
+{
+	char *dir = report_dir(), *scratch = mt_test_scratch();
+	char *trace = mt_test_path(dir, "app.jsonl");
+	char *svg = flame_svg_of(trace, scratch, "a.svg", "peak");
+	const char *ns = "<svg xmlns=\"http://www.w3.org/2000/svg\"";
+	const char *at = strstr(svg, ns);
+
+	mt_quiet(at != NULL, "not SVG");
+	/* The namespace is the one URL: none before it, none after. */
+	mt_quiet(strstr(svg, "http") == at + strlen("<svg xmlns=\""), "a URL before the namespace");
+	mt_quiet(!strstr(at + strlen(ns), "http"), "a URL beyond the namespace");
+	mt_quiet(!strstr(svg, "href") && !strstr(svg, "url(") && !strstr(svg, "<!ENTITY") &&
+		 !strstr(svg, "src=") && !strstr(svg, "@import"),
+		 "a reference to outside:\n%.2000s", svg);
+	mt_quiet(strstr(svg, "<script><![CDATA[") && strstr(svg, "<style><![CDATA["),
+		 "no inline script and style");
+	free(svg);
+	free(trace);
+	free(dir);
 }
 END_TEST
 
@@ -2207,7 +2614,7 @@ START_TEST(test_flamegraph_marks_stacks_cut_at_the_depth_limit)
 		unsigned marked = 0;
 
 		write_stacks_trace(trace, depth, 6, lens, 3);
-		mt_test_memtrace_in(&r, NULL, "flamegraph", trace, NULL);
+		mt_test_memtrace_in(&r, NULL, "flamegraph", "--folded", trace, NULL);
 		mt_quiet_int_eq(r.status, 0);
 		for (unsigned i = 0; i < 6; i++) {
 			expected_line(want, sizeof(want), i, lens[i % 3], depth, 6);
@@ -2239,7 +2646,7 @@ START_TEST(test_flamegraph_folds_many_distinct_deep_stacks)
 	const char *prev = NULL;
 
 	write_stacks_trace(trace, 32, n, lens, 2);
-	mt_test_memtrace_in(&r, NULL, "flamegraph", trace, NULL);
+	mt_test_memtrace_in(&r, NULL, "flamegraph", "--folded", trace, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	mt_quiet_uint_eq(folded_total(r.out), n);
 	for (const char *p = r.out; *p; p = strchr(p, '\n') + 1) {
@@ -2373,6 +2780,12 @@ Suite *mt_suite_report(void)
 	tcase_add_test(flame, test_flamegraph_of_trace_without_allocations_is_empty);
 	tcase_add_test(flame, test_flamegraph_marks_stacks_cut_at_the_depth_limit);
 	tcase_add_test(flame, test_flamegraph_folds_many_distinct_deep_stacks);
+	tcase_add_test(flame, test_flamegraph_svg_frames_and_widths_are_the_folded_totals);
+	tcase_add_test(flame, test_flamegraph_svg_tooltips_give_the_figure_and_share);
+	tcase_add_test(flame, test_flamegraph_svg_is_well_formed_xml);
+	tcase_add_test(flame, test_flamegraph_svg_escapes_hostile_names);
+	tcase_add_test(flame, test_flamegraph_svg_text_replaces_what_xml_cannot_hold);
+	tcase_add_test(flame, test_flamegraph_svg_is_self_contained);
 	suite_add_tcase(s, flame);
 
 	tcase_set_timeout(plot, 180);
@@ -2382,6 +2795,7 @@ Suite *mt_suite_report(void)
 	tcase_add_test(plot, test_plot_is_self_contained);
 	tcase_add_test(plot, test_plot_series_is_bounded_on_a_long_trace);
 	tcase_add_test(plot, test_plot_axis_is_seq_without_times);
+	tcase_add_test(plot, test_plot_time_axis_has_one_unit_and_no_false_precision);
 	tcase_add_test(plot, test_plot_area_fills_the_whole_run);
 	/* Only where Chromium is: this suite does not install it. */
 	if (access(CHROMIUM, X_OK) == 0)

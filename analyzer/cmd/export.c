@@ -16,7 +16,7 @@ static const char usage[] =
 	"Write the trace's allocation sites in a format other tools open:\n"
 	"\n"
 	"  folded      folded stacks weighed by allocation calls, exactly\n"
-	"              `memtrace flamegraph TRACE` (flamegraph.pl, inferno)\n"
+	"              `memtrace flamegraph TRACE --folded` (flamegraph.pl, inferno)\n"
 	"  speedscope  speedscope's JSON: bytes live at the peak, bytes leaked,\n"
 	"              bytes allocated and allocation calls\n"
 	"              (https://www.speedscope.app, `npx speedscope FILE`)\n"

@@ -3,7 +3,7 @@
  * `memtrace export FORMAT TRACE` (cmd/export.c):
  *
  *   folded      mt_flame_render() with its default metric, allocations:
- *               exactly `memtrace flamegraph TRACE` (flamegraph.pl,
+ *               exactly `memtrace flamegraph TRACE --folded` (flamegraph.pl,
  *               inferno, speedscope);
  *   speedscope  speedscope's JSON file format
  *               (https://www.speedscope.app/file-format-schema.json): four

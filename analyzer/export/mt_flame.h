@@ -1,5 +1,5 @@
 /*
- * mt_flame: `memtrace flamegraph TRACE [--metric M] [--strict] [-o FILE]`,
+ * mt_flame: `memtrace flamegraph TRACE --folded [--metric M] [-o FILE]`,
  * the trace's sites as folded stacks, the input of flamegraph.pl,
  * inferno-flamegraph and speedscope: one line a stack, its frames from
  * the outermost to the innermost joined by ';', a space, and the site's

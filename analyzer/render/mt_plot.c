@@ -252,14 +252,13 @@ static void axis_make(axis_t *ax, const scale_t *sc, uint64_t max, int want,
 	}
 }
 
-/* The label of tick k. */
+/* The label of tick k, in the axis's one unit, 0 included ("0 s",
+ * "0.5 s", "1 s"): a tenth only where the tick has one. */
 static int add_tick_label(mt_buf_t *b, const axis_t *ax, uint64_t k)
 {
 	uint64_t tenths = k * ax->step;
 
-	if (!tenths)
-		return mt_buf_add_str(b, "0");
-	if (ax->step % 10)
+	if (tenths % 10)
 		return addf(b, "%llu.%llu%s", (unsigned long long)(tenths / 10),
 			    (unsigned long long)(tenths % 10), ax->suffix);
 	return addf(b, "%llu%s", (unsigned long long)(tenths / 10), ax->suffix);

@@ -16,6 +16,10 @@
  *     screenshot has the heap's colour under the curve across the whole
  *     run;
  *   - `memtrace plot`: the same screenshot check on its SVG;
+ *   - `memtrace flamegraph`: its SVG opened as a file; a click on a frame
+ *     makes it the full width (its callers stay, the frames beside it
+ *     go), Reset zoom and a click on the root give the widths back; a
+ *     search paints exactly the matching frames and gives their share;
  *   - `memtrace export speedscope`: its four profiles, summing to the
  *     summary's peak, leaked, allocated bytes and calls, valid under
  *     speedscope's JSON schema
@@ -373,6 +377,38 @@ async function main() {
       await page.close();
     });
 
+    await test('html_time_axis_has_one_unit_and_no_false_precision', async () => {
+      const labels = (page) => page.$$eval('#chart text.xtick', (ts) => ts.map((t) => t.textContent));
+      /* One unit, no trailing zero, no two alike. */
+      const check = (what, ls) => {
+        const m = ls.map((l) => /^(\d+(?:\.\d*[1-9])?) (ns|\u00b5s|ms|s)$/.exec(l));
+        assert(ls.length >= 3 && m.every((x) => x), what + ': labels ' + ls.join(', '));
+        assert(m.every((x) => x[2] === m[0][2]), what + ': more than one unit in ' + ls.join(', '));
+        assert(new Set(ls).size === ls.length, what + ': two labels alike in ' + ls.join(', '));
+      };
+      for (const name of ['demo', 'long']) {
+        const { page, errors } = await openPage(browser, 'file://' + pages[name]);
+        await page.waitForSelector('html[data-drawn=yes]', { timeout: WAIT });
+        const whole = await labels(page);
+        check(name, whole);
+        assert(whole[0] === '0 ' + whole[0].split(' ')[1], name + ': the axis starts at ' + whole[0]);
+        if (name === 'long')
+          assert(whole.join('|') === '0 s|1 s|2 s|3 s|4 s', 'long: ' + whole.join(', '));
+        /* A range of a few percent of the run: a smaller unit, still one. */
+        const box = await page.$eval('#chart', (e) => { const r = e.getBoundingClientRect(); return [r.x, r.y]; });
+        await page.mouse.move(box[0] + 400, box[1] + 150);
+        await page.mouse.down();
+        await page.mouse.move(box[0] + 440, box[1] + 150, { steps: 4 });
+        await page.mouse.up();
+        const part = await labels(page);
+        check(name + ' range', part);
+        if (name === 'long')
+          assert(/ ms$/.test(part[0]), 'long range: ' + part.join(', '));
+        assert(!errors.length, errors.join('; '));
+        await page.close();
+      }
+    });
+
     await test('plot_area_covers_the_whole_run', async () => {
       for (const name of ['long', 'demo']) {
         const { page } = await openPage(browser, 'file://' + file(name + '.svg'));
@@ -389,6 +425,73 @@ async function main() {
         assert(!bad.length, name + ': no heap colour under the curve at ' + bad.join(', '));
         await page.close();
       }
+    });
+
+    /* `memtrace flamegraph`'s SVG, opened as a file. */
+    const flameName = (g) => { const t = g.querySelector('title').textContent; return t.slice(0, t.lastIndexOf(' (')); };
+    await test('flamegraph_click_zooms_a_frame_to_the_full_width', async () => {
+      memtrace('flamegraph', demo, '--metric', 'peak', '-o', file('demo.flame.svg'));
+      const { page, errors } = await openPage(browser, 'file://' + file('demo.flame.svg'));
+      await page.waitForSelector('svg[data-ready=yes]', { timeout: WAIT });
+      const frames = await page.$$eval('g.f', (gs, fn) => {
+        const name = new Function('return ' + fn)();
+        return gs.map((g, i) => { const r = g.querySelector('rect');
+          return { i, name: name(g), x: +r.getAttribute('x'), w: +r.getAttribute('width'), y: +r.getAttribute('y') }; });
+      }, flameName.toString());
+      const root = frames.reduce((a, b) => (b.y > a.y ? b : a));
+      assert(root.name === 'all' && root.w === 1180, 'root ' + JSON.stringify(root));
+      const target = frames.filter((f) => f.w > 8 && f.w < root.w - 1).sort((a, b) => a.w - b.w)[0];
+      assert(target, 'no frame narrower than the graph');
+      const g = (await page.$$('g.f'))[target.i];
+      await g.click();
+      const after = await page.$$eval('g.f', (gs) => gs.map((g) => ({ w: +g.querySelector('rect').getAttribute('width'),
+        shown: getComputedStyle(g).display !== 'none' })));
+      assert(after[target.i].w === 1180, target.name + ' is ' + after[target.i].w + ' px wide after the click, was ' + target.w);
+      /* Its callers stay, full width; frames beside it go. */
+      for (const f of frames) {
+        const a = after[f.i];
+        if (f.y > target.y && f.x <= target.x + 0.02 && f.x + f.w >= target.x + target.w - 0.02)
+          assert(a.shown && a.w === 1180, 'caller ' + f.name + ' is ' + a.w + ' px wide, shown ' + a.shown);
+        else if (f.x + f.w <= target.x - 0.02 || f.x >= target.x + target.w + 0.02)
+          assert(!a.shown, f.name + ', beside the zoomed frame, is still shown');
+      }
+      const label = await page.$eval('#unzoom', (e) => getComputedStyle(e).display);
+      assert(label !== 'none', 'no Reset zoom after the zoom');
+      await page.click('#unzoom');
+      const back = await page.$$eval('g.f rect', (rs) => rs.map((r) => +r.getAttribute('width')));
+      assert(frames.every((f) => Math.abs(back[f.i] - f.w) < 0.006), 'the reset does not give back the widths');
+      /* A click on the root zooms out as well. */
+      await g.click();
+      await (await page.$$('g.f'))[root.i].click();
+      const w = await page.$$eval('g.f rect', (rs, i) => +rs[i].getAttribute('width'), target.i);
+      assert(Math.abs(w - target.w) < 0.006, 'a click on the root leaves ' + target.name + ' ' + w + ' px wide');
+      assert(!errors.length, errors.join('; '));
+      await page.close();
+    });
+
+    await test('flamegraph_search_highlights_the_matching_frames', async () => {
+      const { page, errors } = await openPage(browser, 'file://' + file('demo.flame.svg'));
+      await page.waitForSelector('svg[data-ready=yes]', { timeout: WAIT });
+      page.once('dialog', (d) => d.accept('parse_conf'));
+      await page.click('#search');
+      const frames = await page.$$eval('g.f', (gs, fn) => {
+        const name = new Function('return ' + fn)();
+        return gs.map((g) => ({ name: name(g), match: g.classList.contains('match'),
+          fill: getComputedStyle(g.querySelector('rect')).fill, w: +g.querySelector('rect').getAttribute('width') }));
+      }, flameName.toString());
+      const hits = frames.filter((f) => f.match);
+      assert(hits.length > 0, 'nothing highlighted');
+      assert(frames.every((f) => f.match === /parse_conf/.test(f.name)), 'a frame highlighted wrongly');
+      assert(hits.every((f) => f.fill === 'rgb(230, 0, 230)'), 'highlighted in ' + hits[0].fill);
+      assert(frames.filter((f) => !f.match).every((f) => f.fill !== 'rgb(230, 0, 230)'), 'a frame painted that does not match');
+      const info = await page.$eval('#matched', (e) => e.textContent);
+      const want = (100 * hits.reduce((s, f) => s + f.w, 0) / 1180).toFixed(1);
+      assert(info === 'Matched: ' + want + '%', 'matched: ' + info + ', want ' + want + '%');
+      await page.click('#search');
+      const left = await page.$$eval('g.f.match', (gs) => gs.length);
+      assert(left === 0, left + ' frames still highlighted after the reset');
+      assert(!errors.length, errors.join('; '));
+      await page.close();
     });
 
     await test('speedscope_export_is_valid_under_speedscopes_schema', async () => {

@@ -33,6 +33,22 @@
     return (ns / 1e9).toPrecision(4) + ' s';
   }
   function xfmt(x) { return D.series.x === 'ns' ? dur(x) : 'seq ' + count(Math.round(x)); }
+  /* A time axis's labels: one unit for the whole axis, the largest that
+   * the span (x1 - x0) holds once, and no more decimals than the step
+   * needs, trailing zeros dropped ("0 s", "0.5 s", "1 s"); a seq axis's
+   * as xfmt. */
+  var TIME_UNITS = [[1, 'ns'], [1e3, '\u00b5s'], [1e6, 'ms'], [1e9, 's']];
+  function axisFmt(x0, x1, step) {
+    if (D.series.x !== 'ns') return xfmt;
+    var u = TIME_UNITS[0], d = 0;
+    TIME_UNITS.forEach(function (t) { if (t[0] <= x1 - x0) u = t; });
+    while (d < 9 && Math.abs(step / u[0] * Math.pow(10, d) - Math.round(step / u[0] * Math.pow(10, d))) > 1e-6) d++;
+    return function (v) {
+      var s = (v / u[0]).toFixed(d);
+      if (d) s = s.replace(/\.?0+$/, '');
+      return (s === '-0' ? '0' : s) + ' ' + u[1];
+    };
+  }
   function esc(s) {
     return String(s).replace(/[&<>"]/g, function (c) {
       return { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c];
@@ -162,7 +178,7 @@
     var x0 = range[0], x1 = range[1];
     var yb = bytesTicks(Math.max(T.peak_live_bytes, 1), 5);
     var yk = ticks(Math.max(T.peak_live_allocations, 1), 5);
-    var xt = ticks(x1 - x0, 8);
+    var xt = ticks(x1 - x0, 8), xlabel = axisFmt(x0, x1, xt.step);
     function px(x) { return L + (x - x0) / (x1 - x0) * PW; }
     function py(v, ax) { return TOP + PH - v / ax.end * PH; }
     el('rect', { x: L, y: TOP, width: PW, height: PH, fill: 'none', stroke: '#999' }, chart);
@@ -176,7 +192,7 @@
     for (v = Math.ceil(x0 / xt.step) * xt.step; v <= x1; v += xt.step) {
       var x = px(v);
       el('line', { x1: x, x2: x, y1: TOP + PH, y2: TOP + PH + 4, stroke: '#999' }, chart);
-      el('text', { x: x, y: TOP + PH + 17, 'text-anchor': 'middle' }, chart).textContent = xfmt(v);
+      el('text', { x: x, y: TOP + PH + 17, 'text-anchor': 'middle', 'class': 'xtick' }, chart).textContent = xlabel(v);
     }
     if (!S.heap_events) {
       el('text', { x: L + PW / 2, y: TOP + PH / 2, 'text-anchor': 'middle' }, chart).textContent =
@@ -437,8 +453,10 @@
     el('rect', { x: l, y: t, width: pw, height: ph, fill: 'none', stroke: '#999' }, svg);
     for (var v = 0; v <= ax.end + 1e-9; v += ax.step)
       el('text', { x: l - 6, y: py(v) + 4, 'text-anchor': 'end' }, svg).textContent = size(v);
-    el('text', { x: l, y: H - 6 }, svg).textContent = xfmt(0);
-    el('text', { x: l + pw, y: H - 6, 'text-anchor': 'end' }, svg).textContent = xfmt(S.x_end);
+    /* Both ends in the chart's unit; the end with three digits. */
+    var xl = axisFmt(0, S.x_end, Math.pow(10, Math.floor(Math.log10(Math.max(S.x_end, 1))) - 2));
+    el('text', { x: l, y: H - 6 }, svg).textContent = xl(0);
+    el('text', { x: l + pw, y: H - 6, 'text-anchor': 'end' }, svg).textContent = xl(S.x_end);
     var line = pts.map(function (p) { return px(p[0]).toFixed(2) + ',' + py(p[1]).toFixed(2); });
     el('polygon', { fill: HEAP, 'fill-opacity': 0.25, points: px(0) + ',' + (t + ph) + ' ' +
       line.join(' ') + ' ' + px(xe) + ',' + (t + ph) }, svg);
