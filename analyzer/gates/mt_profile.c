@@ -305,8 +305,8 @@ static int cmp_site(const void *x, const void *y)
 	return a->stack_id < b->stack_id ? -1 : a->stack_id > b->stack_id;
 }
 
-static void take_site(mt_profile_site_t *out, uint64_t id, const mt_site_t *s,
-		      uint64_t calls)
+static void take_site(mt_profile_site_t *out, const mt_heap_t *h, uint64_t id,
+		      const mt_site_t *s, uint64_t calls)
 {
 	out->stack_id = id;
 	out->allocations = s->allocations;
@@ -315,6 +315,7 @@ static void take_site(mt_profile_site_t *out, uint64_t id, const mt_site_t *s,
 	out->live_allocations = s->live_allocations;
 	out->live_bytes = s->live_bytes;
 	out->peak_live_bytes = s->peak_live_bytes;
+	out->at_peak = mt_heap_site_at_peak(h, s);
 	out->nframes = 0;
 	out->frames = NULL;
 }
@@ -363,6 +364,7 @@ static int load_trace(mt_profile_t *p, const char *path, const char *allocator)
 	p->total[MT_PF_TEMPORARY_ALLOCATIONS] = h->temporary_allocations;
 	p->total[MT_PF_DURATION_NS] = h->duration_ns;
 	p->sample_bytes = h->sample_bytes;
+	p->has_at_peak = 1;
 
 	while (mt_map_iter(&h->stacks, &pos, &key, &v)) {
 		const mt_stack_t *s = *(mt_stack_t **)v;
@@ -384,7 +386,7 @@ static int load_trace(mt_profile_t *p, const char *path, const char *allocator)
 			return MT_ENOMEM;
 	}
 	if (site_active(&h->no_stack))
-		take_site(&p->sites[p->nsites++], 0, &h->no_stack,
+		take_site(&p->sites[p->nsites++], h, 0, &h->no_stack,
 			  mt_heap_site_calls(h, NULL));
 	pos = 0;
 	while (mt_map_iter(&h->stacks, &pos, &key, &v)) {
@@ -394,7 +396,7 @@ static int load_trace(mt_profile_t *p, const char *path, const char *allocator)
 		if (!site_active(mt_heap_stack_site(h, s)))
 			continue;
 		site = &p->sites[p->nsites++];
-		take_site(site, s->id, mt_heap_stack_site(h, s),
+		take_site(site, h, s->id, mt_heap_stack_site(h, s),
 			  mt_heap_site_calls(h, s));
 		site->frames = p->frame_store + used;
 		site->nframes = s->nframes;

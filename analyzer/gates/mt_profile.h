@@ -78,6 +78,10 @@ typedef struct {
 	uint64_t calls;
 	uint64_t bytes_allocated;
 	uint64_t live_allocations, live_bytes, peak_live_bytes;
+	/* Its live bytes at the moment of the run's peak (peak_seq), its
+	 * part of peak_live_bytes (mt_heap_site_at_peak()): from a trace
+	 * alone (mt_profile_t.has_at_peak); a site line does not say. */
+	uint64_t at_peak;
 	size_t nframes;
 	const mt_profile_frame_t *frames; /* innermost first */
 } mt_profile_site_t;
@@ -100,6 +104,8 @@ typedef struct {
 	/* A sampled trace's mean (its summary's "sample_bytes"), 0 when not
 	 * sampled: the totals and sites are then estimates. */
 	uint64_t sample_bytes;
+	/* The sites' at_peak are known: a trace, not a summary file. */
+	int has_at_peak;
 	mt_profile_site_t *sites;
 	size_t nsites;
 
