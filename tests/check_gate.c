@@ -762,6 +762,37 @@ START_TEST(test_diff_min_growth_is_the_bytes_allowed)
 }
 END_TEST
 
+/* wl_inl3 (-O2): inner -> middle -> main, each always_inline, so one
+ * return address stands for three functions.  diff's and gate's lists
+ * of frames give each level its own frame, as report does, never main
+ * alone. */
+START_TEST(test_diff_and_gate_list_each_inlined_level_as_a_frame)
+{
+	static const char chain[] = "inner (wl_inl3) < middle (wl_inl3) < main (wl_inl3) < ";
+	char *dir = mt_test_scratch();
+	mt_test_run_t r;
+
+	traced(dir, "a.jsonl", "o2/wl_inl3", NULL);
+	traced(dir, "b.jsonl", "o2/wl_inl3", "one more argument");
+	/* One argument more: one byte more, still live at exit. */
+	MT(&r, dir, "diff", "a.jsonl", "b.jsonl", "--threshold", "0",
+	   "--min-growth", "0");
+	assert_status(&r, 1);
+	mt_quiet(strstr(r.out, "  at peak +1 B (17 B -> 18 B), live +1 B (17 B -> 18 B)") &&
+		 strstr(r.out, chain), "no inline chain:\n%s", r.out);
+	mt_test_run_release(&r);
+	MT(&r, dir, "diff", "a.jsonl", "b.jsonl", "--threshold", "0",
+	   "--min-growth", "0", "--format", "github");
+	mt_quiet(strstr(r.out, chain) != NULL, "no inline chain:\n%s", r.out);
+	mt_test_run_release(&r);
+	MT(&r, dir, "gate", "b.jsonl", "--max-live", "1");
+	assert_status(&r, 1);
+	mt_quiet(strstr(r.out, "most live bytes: 18 B in 1 block from ") &&
+		 strstr(r.out, chain), "no inline chain:\n%s", r.out);
+	mt_test_run_release(&r);
+}
+END_TEST
+
 START_TEST(test_diff_ranks_sites_by_their_growth_at_the_peak)
 {
 	char *dir = mt_test_scratch();
@@ -1730,6 +1761,7 @@ Suite *mt_suite_gate(void)
 	tcase_add_test(diff, test_diff_threshold_is_the_growth_allowed);
 	tcase_add_test(diff, test_diff_of_two_runs_of_one_program_matches_every_site);
 	tcase_add_test(diff, test_diff_ranks_sites_by_their_growth_at_the_peak);
+	tcase_add_test(diff, test_diff_and_gate_list_each_inlined_level_as_a_frame);
 	tcase_add_test(diff, test_diff_and_gate_accept_two_runs_of_one_program);
 	tcase_add_test(diff, test_diff_min_growth_is_the_bytes_allowed);
 	tcase_add_test(diff, test_diff_bad_input_has_its_own_exit_status);

@@ -547,7 +547,8 @@ static int render_text(mt_buf_t *b, const diff_t *d)
 					      ", not listed in NEW" :
 					      ", only in BASE"));
 		ADD(mt_buf_add_str(b, "\n      "));
-		ADD(mt_profile_add_frames(b, either(pr)->site, SITE_FRAMES));
+		ADD(mt_profile_add_frames(b, pr->now ? d->now : d->base,
+					    either(pr)->site, SITE_FRAMES));
 		ADD(mt_buf_add_str(b, "\n"));
 	}
 	ADD(add_verdict(b, d));
@@ -803,7 +804,7 @@ static int add_case(mt_ci_t *c, const diff_t *d, int i)
 			    count(pr->base, i == 0 ? C_PEAK : C_LIVE_BYTES),
 			    count(pr->now, i == 0 ? C_PEAK : C_LIVE_BYTES), 1));
 	ADD(mt_buf_add_str(&k->site, " from "));
-	ADD(mt_profile_add_frames(&k->site, pr->now->site, SITE_FRAMES));
+	ADD(mt_profile_add_frames(&k->site, d->now, pr->now->site, SITE_FRAMES));
 	ADD(mt_ci_set_site(c, k, d->now, pr->now->site));
 cleanup:
 	return rc;

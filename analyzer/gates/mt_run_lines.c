@@ -466,7 +466,7 @@ static int add_stack(mt_buf_t *b, const mt_heap_t *h, uint64_t id)
 
 		mt_profile_frame_of(&frames[i], f);
 	}
-	return mt_profile_add_frames(b, &site, OOM_FRAMES) ||
+	return mt_profile_add_frames(b, NULL, &site, OOM_FRAMES) ||
 	       mt_buf_add_str(b, "\n") ? MT_ENOMEM : MT_OK;
 }
 
