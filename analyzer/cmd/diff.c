@@ -14,8 +14,8 @@
 #define DEFAULT_TOP 10
 /* The growth allowed by default: 1% of BASE and 1 KiB, both.  Repeated
  * runs of real programs (a bash pipeline, perl, python3 through a pyenv
- * shim) differ by 3 to 2,000 bytes, at most 0.05% of their peak: 1% is
- * twenty times that, and the floor keeps a small program's few bytes
+ * shim) differ by 3 to 2,000 bytes, at most 0.06% of their peak: 1% is
+ * over fifteen times that, and the floor keeps a small program's few bytes
  * (3 B of a 300 B peak is 1%) from reading as a regression. */
 #define DEFAULT_THRESHOLD 1000 /* thousandths of a percent */
 #define DEFAULT_MIN_GROWTH 1024
