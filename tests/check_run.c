@@ -422,7 +422,8 @@ START_TEST(test_failing_workload_gives_workload_failed_rows_and_its_exit_status)
 	/* Run 1 failed: as in the seed, no capture at all, and it says so. */
 	ck_assert(!in_dir(r.out, "summary.jsonl"));
 	ck_assert(!in_dir(r.out, "captures.jsonl"));
-	mt_quiet(strstr(r.se, "run 1/2: exit 3, workload_failed"), "%s", r.se);
+	mt_quiet(strstr(r.se, "run 1/2: exit 3, ") &&
+		 strstr(r.se, ", workload_failed (its row has no summary)\n"), "%s", r.se);
 	mt_quiet(strstr(r.se, "run 1 failed: no capture"), "%s", r.se);
 	rows_release(&rows);
 	run_release(&r);
@@ -651,14 +652,153 @@ START_TEST(test_forking_workload_leaves_one_trace_per_process)
 		 "complete (allocations.1.jsonl.zst and 3 child traces)\n"), "%s", r.se);
 	mt_quiet(strstr(r.se, "  allocations               9            9            9\n"),
 		 "%s", r.se);
-	/* The rows are the parent's: one per run. */
+	/* The rows cover the tree as the line does: one per run. */
 	rows_in(&rows, r.out, "allocations.repetitions.jsonl");
 	mt_quiet_int_eq(rows.n, 2);
-	mt_quiet_int_eq(num(get(rows.row[1], "summary"), "allocations"), 2);
+	mt_quiet_int_eq(num(get(rows.row[1], "summary"), "allocations"), 9);
 	rows_release(&rows);
 	run_release(&r);
 	free(mt);
 	free(wl);
+}
+END_TEST
+
+/* A run's number n in a file of the run's rows or summary, as a string
+ * of the line's first "key":n. */
+static uint64_t field_in(const char *dir, const char *name, const char *key)
+{
+	char *p = mt_test_path(dir, name), *s = mt_test_read(p, NULL), *at;
+	char pat[64];
+	uint64_t v;
+
+	mt_quiet(s != NULL, "%s is missing", p);
+	snprintf(pat, sizeof(pat), "\"%s\":", key);
+	at = strstr(s, pat);
+	mt_quiet(at != NULL, "no %s in %s", key, p);
+	v = strtoull(at + strlen(pat), NULL, 10);
+	free(s);
+	free(p);
+	return v;
+}
+
+/* The rows, the capture's summary and so a gate of it see what the line
+ * sees, the whole tree; --top-only keeps the first process alone, in
+ * the line and the rows alike. */
+START_TEST(test_rows_and_gates_cover_the_whole_tree_unless_top_only)
+{
+	char *wl = mt_test_workload("wl_fork");
+	char *mt = build_file("memtrace"), *summary;
+	char *argv[] = { mt, "gate", NULL, "--max-allocations", "8", NULL };
+	uint64_t tree_peak;
+	mt_test_run_t g;
+	run_t r;
+
+	run_init(&r);
+	RUN(&r, "-o", r.out, "--", wl);
+	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
+	mt_quiet(strstr(r.se, "run 1/1: exit 0, 4 processes: 9 allocations, peak 31.5 KiB, "
+		 "complete (allocations.1.jsonl.zst and 3 child traces)\n"), "%s", r.se);
+	mt_quiet_int_eq(field_in(r.out, "allocations.repetitions.jsonl", "allocations"), 9);
+	mt_quiet_int_eq(field_in(r.out, "summary.jsonl", "allocations"), 9);
+	tree_peak = field_in(r.out, "summary.jsonl", "peak_live_bytes");
+	mt_quiet(tree_peak >= 31 * 1024 && tree_peak < 32 * 1024,
+		 "the tree's peak is %llu", (unsigned long long)tree_peak);
+	mt_quiet_int_eq(field_in(r.out, "allocations.repetitions.jsonl",
+				 "peak_live_bytes"), tree_peak);
+	summary = mt_test_path(r.out, "summary.jsonl");
+	argv[2] = summary;
+	mt_test_run(&g, argv, NULL);
+	mt_quiet(g.status == 1 && strstr(g.out, "allocations is 9, 1 over"),
+		 "gate of the tree's summary: %d\n%s", g.status, g.out);
+	mt_test_run_release(&g);
+
+	RUN(&r, "--top-only", "-o", r.out, "--", wl);
+	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
+	mt_quiet(strstr(r.se, "run 1/1: exit 0, 2 allocations, peak ") &&
+		 !strstr(r.se, "processes"), "%s", r.se);
+	mt_quiet_int_eq(field_in(r.out, "allocations.repetitions.jsonl", "allocations"), 2);
+	mt_quiet_int_eq(field_in(r.out, "summary.jsonl", "allocations"), 2);
+	mt_test_run(&g, argv, NULL);
+	mt_quiet(g.status == 0, "gate of the first process: %d\n%s", g.status, g.out);
+	mt_test_run_release(&g);
+	RUN(&r, "--top-only", "--oom-sweep", "--", wl);
+	mt_quiet_int_eq(r.status, 64);
+	free(summary);
+	run_release(&r);
+	free(mt);
+	free(wl);
+}
+END_TEST
+
+/* A failed run has no row summary and no capture (the seed's rule), but
+ * its line and the table still give its figures, from its traces. */
+START_TEST(test_a_failed_run_still_gets_its_figures)
+{
+	char *wl = mt_test_workload("wl_exit"); /* _exit(3) */
+	run_t r;
+
+	run_init(&r);
+	RUN(&r, "-n", "2", "-o", r.out, "--", wl);
+	mt_quiet_int_eq(r.status, 3);
+	mt_quiet(strstr(r.se, "run 1/2: exit 3, 5 allocations, peak 2.7 KiB, complete, "
+			"workload_failed (its row has no summary)\n") &&
+		 strstr(r.se, "memtrace-run: 2 runs of wl_exit, none left a summary, "
+			"2 failed runs counted from their traces; rows in ") &&
+		 strstr(r.se, "  allocations               5            5            5\n"
+			"  peak live           2.7 KiB      2.7 KiB      2.7 KiB\n"),
+		 "%s", r.se);
+	ck_assert(!in_dir(r.out, "summary.jsonl"));
+	run_release(&r);
+	free(wl);
+}
+END_TEST
+
+/* Two runs of a real pipeline in a bash, each summed over its tree, as a
+ * CI job makes them: from two directories (a base and a branch), whose
+ * paths bash keeps in its environment, so the runs differ by a few
+ * bytes.  diff's default tolerance and a gate of each accept them; an
+ * exact diff does not. */
+START_TEST(test_two_runs_of_a_pipeline_pass_diff_and_gate)
+{
+	static const char pipeline[] = "cat /etc/passwd /etc/group | grep -v nologin | wc -l";
+	char *bash = "/bin/bash", *mt = build_file("memtrace");
+	char *dir = mt_test_scratch(), *a = mt_test_path(dir, "base");
+	char *b = mt_test_path(dir, "new-from-the-branch-feature-with-a-long-name");
+	char *sa, *sb;
+	mt_test_run_t g;
+	run_t r;
+
+	if (access(bash, X_OK))
+		MT_TEST_SKIP("no /bin/bash to run a pipeline in");
+	run_init(&r);
+	RUN(&r, "-o", a, "--", bash, "-c", pipeline);
+	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
+	RUN(&r, "-o", b, "--", bash, "-c", pipeline);
+	mt_quiet(r.status == 0, "status %d: %s", r.status, r.se);
+	sa = mt_test_path(a, "summary.jsonl");
+	sb = mt_test_path(b, "summary.jsonl");
+	{
+		char *d[] = { mt, "diff", sa, sb, NULL };
+		char *exact[] = { mt, "diff", sa, sb, "--threshold", "0",
+				  "--min-growth", "0", NULL };
+		char *gate[] = { mt, "gate", sb, "--require-complete", NULL };
+
+		mt_test_run(&g, exact, NULL);
+		mt_quiet(g.status == 1, "the runs do not differ: %d\n%s", g.status, g.out);
+		mt_test_run_release(&g);
+		mt_test_run(&g, d, NULL);
+		mt_quiet(g.status == 0, "diff: %d\n%s", g.status, g.out);
+		mt_test_run_release(&g);
+		mt_test_run(&g, gate, NULL);
+		mt_quiet(g.status == 0, "gate: %d\n%s", g.status, g.out);
+		mt_test_run_release(&g);
+	}
+	free(sa);
+	free(sb);
+	free(a);
+	free(b);
+	run_release(&r);
+	free(mt);
 }
 END_TEST
 
@@ -1226,6 +1366,9 @@ Suite *mt_suite_run(void)
 	tcase_add_test(tc, test_workload_stdin_stdout_and_stderr_are_its_own);
 	tcase_add_test(tc, test_quiet_prints_nothing_of_its_own);
 	tcase_add_test(tc, test_forking_workload_leaves_one_trace_per_process);
+	tcase_add_test(tc, test_rows_and_gates_cover_the_whole_tree_unless_top_only);
+	tcase_add_test(tc, test_a_failed_run_still_gets_its_figures);
+	tcase_add_test(tc, test_two_runs_of_a_pipeline_pass_diff_and_gate);
 	tcase_add_test(tc, test_killed_workload_row_is_summary_written_with_missing_stop_event);
 	tcase_add_test(tc, test_a_tree_whose_top_process_dies_names_the_trace_cut_off);
 	tcase_add_test(tc, test_verbose_prints_a_line_per_process_of_the_tree);

@@ -283,7 +283,7 @@ START_TEST(test_run_refuses_a_bad_command_line_as_memtrace_run_does)
 			    bad[i].args[2], bad[i].args[3], NULL);
 		snprintf(want, sizeof(want), "memtrace-run: %s (usage: "
 			 "memtrace-run [-n N] [-o DIR] [--stack-depth D] [--sample B] "
-			 "[--strict] [--quiet|--verbose] -- CMD [ARGS...])\n",
+			 "[--top-only] [--strict] [--quiet|--verbose] -- CMD [ARGS...])\n",
 			 bad[i].says);
 		mt_quiet(r.status == 64, "%s: %d", bad[i].says, r.status);
 		ck_assert_str_eq(r.err, want);

@@ -17,6 +17,7 @@
 
 #include "../base/mt_units.h"
 #include "../base/mt_error.h"
+#include "../base/mt_mem.h"
 #include "../base/mt_output.h"
 
 const struct option mt_cmd_row_options[] = {
@@ -30,6 +31,7 @@ const struct option mt_cmd_row_options[] = {
 	{ "append", required_argument, NULL, MT_CMD_OPT_APPEND },
 	{ "out", required_argument, NULL, MT_CMD_OPT_OUT },
 	{ "index", required_argument, NULL, MT_CMD_OPT_INDEX },
+	{ "child", required_argument, NULL, MT_CMD_OPT_CHILD },
 	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -63,6 +65,7 @@ static const struct {
 	{ MT_CMD_OPT_APPEND, MT_CMD_ROW_APPEND },
 	{ MT_CMD_OPT_OUT, MT_CMD_ROW_OUT },
 	{ MT_CMD_OPT_INDEX, MT_CMD_ROW_INDEX },
+	{ MT_CMD_OPT_CHILD, MT_CMD_ROW_CHILD },
 };
 
 int mt_cmd_row_option(void *ctx, int c, const char *arg)
@@ -117,10 +120,27 @@ int mt_cmd_row_option(void *ctx, int c, const char *arg)
 						  arg);
 		o->have_index = 1;
 		break;
+	case MT_CMD_OPT_CHILD: {
+		char **n = mt_mem_realloc(o->children,
+					  (o->nchildren + 1) * sizeof(*n));
+
+		if (!n)
+			return mt_cmd_nomem();
+		o->children = n;
+		o->children[o->nchildren++] = (char *)arg;
+		break;
+	}
 	default:
 		return MT_CMD_NOT_HERE;
 	}
 	return -1;
+}
+
+void mt_cmd_row_release(mt_cmd_row_opts_t *o)
+{
+	mt_mem_free(o->children);
+	o->children = NULL;
+	o->nchildren = 0;
 }
 
 int mt_cmd_row_parse(mt_cmd_row_opts_t *o, const char *arg, int more,

@@ -62,6 +62,7 @@ enum {
 	MT_CMD_OPT_APPEND,
 	MT_CMD_OPT_OUT,
 	MT_CMD_OPT_INDEX,
+	MT_CMD_OPT_CHILD,           /* --child TRACE */
 	MT_CMD_OPT_SUPPRESSIONS,    /* --suppressions FILE */
 	MT_CMD_OPT_NO_DEFAULT_SUPP, /* --no-default-suppressions */
 	MT_CMD_OPT_ALLOCATOR,       /* --allocator NAME */
@@ -92,6 +93,7 @@ enum {
 	MT_CMD_ROW_APPEND = 1 << 7,     /* --append FILE */
 	MT_CMD_ROW_OUT = 1 << 8,        /* --out FILE */
 	MT_CMD_ROW_INDEX = 1 << 9,      /* --index I */
+	MT_CMD_ROW_CHILD = 1 << 10,     /* --child TRACE, again and again */
 };
 
 /* What the row commands' options say, as mt_cmd_row_option() reads
@@ -105,6 +107,10 @@ typedef struct {
 	int64_t exit_code;
 	uint64_t index;
 	int have_index;
+	/* --child TRACE, in the order given (mt_mem memory: release with
+	 * mt_cmd_row_release()). */
+	char **children;
+	size_t nchildren;
 } mt_cmd_row_opts_t;
 
 #define MT_CMD_ROW_OPTS_INIT(u, t) { .usage = (u), .takes = (t), .top = 10 }
@@ -121,6 +127,9 @@ int mt_cmd_row_option(void *ctx, int c, const char *arg);
  */
 int mt_cmd_row_parse(mt_cmd_row_opts_t *o, const char *arg, int more,
 		     int argc, char **argv, int *first);
+
+/* Release what parsing o kept (its children), whatever parsing returned. */
+void mt_cmd_row_release(mt_cmd_row_opts_t *o);
 
 /*
  * The suppression options of report, gate and diff (mt_suppress): each

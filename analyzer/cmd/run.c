@@ -44,7 +44,7 @@
 
 #define RUN_USAGE                                                             \
 	"usage: memtrace-run [-n N] [-o DIR] [--stack-depth D] [--sample B] "   \
-	"[--strict] [--quiet|--verbose] -- CMD [ARGS...]"
+	"[--top-only] [--strict] [--quiet|--verbose] -- CMD [ARGS...]"
 
 static const char run_help[] =
 	RUN_USAGE "\n"
@@ -54,8 +54,9 @@ static const char run_help[] =
 	"DIR/allocations.I.jsonl.zst (a child process: DIR/allocations.I.PID.jsonl.zst)\n"
 	"and one row of DIR/allocations.repetitions.jsonl; run 1 is also the\n"
 	"capture, written to DIR/summary.jsonl with its row appended to\n"
-	"DIR/captures.jsonl.  A run's line and the table cover every trace of the\n"
-	"run's process tree, summed; the rows are the workload's own trace's.\n"
+	"DIR/captures.jsonl.  A run's line, the table and the rows cover every\n"
+	"trace of the run's process tree, summed (peaks: the sum of each\n"
+	"process's own).\n"
 	"\n"
 	"  -n, --runs N         runs of CMD (default 1)\n"
 	"  -o, --output DIR     where the traces and rows go (default memtrace-out),\n"
@@ -63,6 +64,8 @@ static const char run_help[] =
 	"  --stack-depth D      frames recorded per stack, 0 to 256 (MEMTRACE_STACK_DEPTH)\n"
 	"  --sample B           record one allocation per B bytes on average, B bytes\n"
 	"                       or 512K, 2M, 1G (MEMTRACE_SAMPLE): figures are estimates\n"
+	"  --top-only           the line, table and rows count CMD's own process\n"
+	"                       alone, not its children nor the images they exec\n"
 	"  --strict             also fail when a run's trace is not complete\n"
 	"  -q, --quiet          no progress lines and no table on stderr\n"
 	"  -v, --verbose        also a line per process of each run's tree\n"
@@ -98,7 +101,7 @@ static const struct {
 
 typedef struct {
 	const char *value[V_COUNT];
-	int strict, quiet, verbose, sweep, help;
+	int strict, quiet, verbose, sweep, help, top_only;
 	int taken; /* the arguments before CMD */
 } run_opts_t;
 
@@ -155,6 +158,8 @@ static int read_options(run_opts_t *o, int argc, char **argv)
 			o->value[which] = v ? v : argv[++i];
 		} else if (!strcmp(a, "--strict")) {
 			o->strict = 1;
+		} else if (!strcmp(a, "--top-only")) {
+			o->top_only = 1;
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			o->quiet = 1;
 		} else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
@@ -221,6 +226,7 @@ typedef struct {
 	uint64_t runs, sweep_max, sweep_timeout;
 	const char *depth, *sample; /* NULL: not given */
 	int strict, quiet, verbose, sweep;
+	int top_only; /* the rows, line and table: CMD's own trace alone */
 	char *dir;  /* DIR without its trailing slashes ("/" stays) */
 	char **cmd; /* CMD [ARGS...], NULL-terminated */
 } settings_t;
@@ -276,6 +282,8 @@ static int read_settings(settings_t *s, int argc, char **argv)
 				   "CMD once per allocation");
 		if (o.strict)
 			return bad("--strict does not apply to --oom-sweep");
+		if (o.top_only)
+			return bad("--top-only does not apply to --oom-sweep");
 		if (s->sample)
 			return bad("--sample does not apply to --oom-sweep, which "
 				   "counts every allocation");
@@ -291,6 +299,7 @@ static int read_settings(settings_t *s, int argc, char **argv)
 		return bad("--max and --timeout apply only to --oom-sweep");
 	}
 	s->strict = o.strict;
+	s->top_only = o.top_only;
 	s->quiet = o.quiet;
 	s->verbose = o.verbose;
 	s->sweep = o.sweep;
@@ -673,15 +682,30 @@ static int add_process(mt_buf_t *b, const char *path, const mt_analysis_t *a)
 }
 
 /* The tree of traces[0..n): its sum into *t, and a line per process
- * into procs (verbose).  -1, or the status after saying why. */
+ * into procs (verbose); *have set when every trace was read and is
+ * evidence.  Unless tolerant, a trace that cannot be read stops it:
+ * -1, or the status after saying why.  Tolerant (a failed workload's
+ * traces, which may be missing or cut short), it leaves *have clear. */
 static int sum_tree(mt_tree_t *t, char **traces, size_t n, int verbose,
-		    mt_buf_t *procs)
+		    mt_buf_t *procs, int tolerant, int *have)
 {
+	*have = 0;
 	for (size_t i = 0; i < n; i++) {
 		mt_analysis_t a;
 		int status, rc = MT_OK;
 
-		if ((status = mt_cmd_analyze(&a, traces[i], NULL, NULL)) >= 0) {
+		if (tolerant) {
+			rc = mt_analysis_run(&a, traces[i]);
+			if (rc == MT_ENOMEM) {
+				mt_analysis_release(&a);
+				return mt_cmd_nomem();
+			}
+			if (rc || a.integrity.invalid) {
+				mt_analysis_release(&a);
+				mt_buf_truncate(procs, 0);
+				return -1;
+			}
+		} else if ((status = mt_cmd_analyze(&a, traces[i], NULL, NULL)) >= 0) {
 			mt_analysis_release(&a);
 			return status;
 		}
@@ -692,6 +716,7 @@ static int sum_tree(mt_tree_t *t, char **traces, size_t n, int verbose,
 		if (rc)
 			return mt_cmd_nomem();
 	}
+	*have = 1;
 	return -1;
 }
 
@@ -706,7 +731,9 @@ static const char *base_name(const char *path)
  * Run i's figures onto figures (a line) and its line (and a line per
  * process) onto line, from the last row of reps and the run's traces
  * (traces[0] the workload's, then its children's, n in all): with child
- * traces the whole tree's, summed.  -1, or the status after saying why.
+ * traces the whole tree's, summed, as the rows sum it.  A failed
+ * workload's row has no summary: its figures are then read from its
+ * traces, when they can be.  -1, or the status after saying why.
  */
 static int account(const settings_t *s, uint64_t i, int exit, const char *sig,
 		   const char *reps, char **traces, size_t n, mt_buf_t *figures,
@@ -716,9 +743,9 @@ static int account(const settings_t *s, uint64_t i, int exit, const char *sig,
 	mt_tree_t t = MT_TREE_INIT;
 	mt_buf_t procs = MT_BUF_INIT;
 	char why[MT_RUN_LINES_WHY_MAX];
-	int status = -1, err = 0, rc, summed;
+	int status = -1, err = 0, rc, summed, written, failed, counted, have = 0;
 	uint64_t fig[3];
-	const char *state;
+	const char *state, *trace_status;
 
 	rc = mt_run_lines_last_row(reps, &row, &err, why, sizeof(why));
 	if (rc == MT_ENOMEM)
@@ -731,24 +758,32 @@ static int account(const settings_t *s, uint64_t i, int exit, const char *sig,
 		return MT_EXIT_INVALID;
 	}
 	state = row.state[0] ? row.state : NULL;
-	summed = state && !strcmp(state, "summary_written") && n > 1;
+	written = state && !strcmp(state, "summary_written");
+	failed = state && !strcmp(state, "workload_failed");
 	fig[0] = row.allocations;
 	fig[1] = row.peak_live_bytes;
 	fig[2] = row.live_bytes;
-	if (summed) {
-		if ((status = sum_tree(&t, traces, n, s->verbose, &procs)) >= 0)
+	trace_status = row.status;
+	if ((written && n > 1) || failed) {
+		if ((status = sum_tree(&t, traces, n, s->verbose, &procs, failed,
+				       &have)) >= 0)
 			goto cleanup;
-		fig[0] = t.allocations;
-		fig[1] = t.peak_live_bytes;
-		fig[2] = t.live_bytes;
+		if (have) {
+			fig[0] = t.allocations;
+			fig[1] = t.peak_live_bytes;
+			fig[2] = t.live_bytes;
+			trace_status = t.status ? t.status : "complete";
+		}
 	}
+	counted = written || have;
+	summed = have && n > 1;
 	rc = mt_buf_add_u64(figures, (uint64_t)exit) ||
 	     mt_buf_add_str(figures, " ") ||
 	     mt_buf_add_str(figures, state ? state : "-");
-	if (state && !strcmp(state, "summary_written"))
+	if (counted)
 		for (int k = -1; k < 3 && !rc; k++)
 			rc = mt_buf_add_str(figures, " ") ||
-			     (k < 0 ? mt_buf_add_str(figures, row.status) :
+			     (k < 0 ? mt_buf_add_str(figures, trace_status) :
 				      mt_buf_add_u64(figures, fig[k]));
 	rc = rc || mt_buf_add_str(figures, "\n") ||
 	     mt_buf_add_str(line, "run ") || mt_buf_add_u64(line, i) ||
@@ -759,24 +794,21 @@ static int account(const settings_t *s, uint64_t i, int exit, const char *sig,
 	if (rc) {
 	} else if (!state) {
 		rc = mt_buf_add_str(line, ", no row\n");
-	} else if (strcmp(state, "summary_written")) {
+	} else if (!counted) {
 		rc = mt_buf_add_str(line, ", ") || mt_buf_add_str(line, state) ||
 		     mt_buf_add_str(line,
-				    !strcmp(state, "workload_failed") ?
-					    " (trace not summarized)\n" :
+				    failed ? " (trace not summarized)\n" :
 				    !strcmp(state, "capture_missing") ?
 					    " (no trace: a static or set-user-ID program?)\n" :
 					    "\n");
 	} else if (!summed) {
 		rc = mt_buf_add_str(line, ", ") ||
-		     mt_run_lines_add_figures(line, fig[0], fig[1], row.status) ||
-		     mt_buf_add_str(line, "\n");
+		     mt_run_lines_add_figures(line, fig[0], fig[1], trace_status);
 	} else {
 		rc = mt_buf_add_str(line, ", ") ||
 		     mt_buf_add_u64(line, t.processes) ||
 		     mt_buf_add_str(line, " processes: ") ||
-		     mt_run_lines_add_figures(line, fig[0], fig[1],
-					 t.status ? t.status : "complete") ||
+		     mt_run_lines_add_figures(line, fig[0], fig[1], trace_status) ||
 		     (t.status && (mt_buf_add_str(line, " in ") ||
 				   mt_buf_add_str(line, base_name(t.trace)))) ||
 		     mt_buf_add_str(line, " (") ||
@@ -784,9 +816,13 @@ static int account(const settings_t *s, uint64_t i, int exit, const char *sig,
 		     mt_buf_add_str(line, " and ") ||
 		     mt_units_add_count(line, (uint64_t)n - 1, "child trace",
 					"child traces") ||
-		     mt_buf_add_str(line, ")\n") ||
-		     mt_buf_add(line, procs.data, procs.len);
+		     mt_buf_add_str(line, ")");
 	}
+	if (!rc && counted)
+		rc = (failed && mt_buf_add_str(line, ", workload_failed (its row "
+					       "has no summary)")) ||
+		     mt_buf_add_str(line, "\n") ||
+		     mt_buf_add(line, procs.data, summed ? procs.len : 0);
 	status = rc ? mt_cmd_nomem() : -1;
 cleanup:
 	mt_buf_release(&procs);
@@ -929,13 +965,27 @@ static int runs(const settings_t *s, const mt_launch_t *l, const char *pfx,
 			code_s = NULL;
 			goto nomem;
 		}
+		/* The rows, the line and the table cover the run's whole
+		 * tree: each child trace is a --child of the steps (unless
+		 * --top-only). */
+		if (s->top_only)
+			nchildren = 0;
 		{
-			char *rep[] = { "repetition", "--capture", trace, "--out", reps,
-					"--index", index, "--exit-code", code_s, NULL };
-			char *cap[] = { "capture", "--capture", trace, "--summary",
-					summary, "--exit-code", code_s, "--append",
-					captures, NULL };
+			char *rep[10 + 2 * nchildren], *cap[10 + 2 * nchildren];
+			char *rep_args[] = { "repetition", "--capture", trace, "--out",
+					     reps, "--index", index, "--exit-code",
+					     code_s };
+			char *cap_args[] = { "capture", "--capture", trace, "--summary",
+					     summary, "--exit-code", code_s, "--append",
+					     captures };
 
+			memcpy(rep, rep_args, sizeof(rep_args));
+			memcpy(cap, cap_args, sizeof(cap_args));
+			for (size_t k = 0; k < nchildren; k++) {
+				rep[9 + 2 * k] = cap[9 + 2 * k] = "--child";
+				rep[10 + 2 * k] = cap[10 + 2 * k] = children[k];
+			}
+			rep[9 + 2 * nchildren] = cap[9 + 2 * nchildren] = NULL;
 			if ((rc = analyze(rep))) {
 				status = step_failed(s, "repetition", rc, i, first_fail);
 				goto cleanup;
@@ -948,7 +998,8 @@ static int runs(const settings_t *s, const mt_launch_t *l, const char *pfx,
 		if (!(traces = calloc(nchildren + 2, sizeof(*traces))))
 			goto nomem;
 		traces[0] = trace;
-		memcpy(traces + 1, children, nchildren * sizeof(*traces));
+		if (nchildren)
+			memcpy(traces + 1, children, nchildren * sizeof(*traces));
 		mt_buf_truncate(&line, 0);
 		if ((rc = account(s, i, exit_rc, sig, reps,
 				  traces, nchildren + 1, &figures, &line)) >= 0) {

@@ -40,9 +40,10 @@ static const struct {
  * "allocations" is the site's calls, reallocs included, when both runs
  * are traces (build_side()). */
 enum { C_ALLOCATIONS, C_BYTES_ALLOCATED, C_LIVE_ALLOCATIONS, C_LIVE_BYTES,
-       NCOUNTS };
+       C_PEAK, NCOUNTS };
 static const char *const count_names[NCOUNTS] = {
 	"allocations", "bytes_allocated", "live_allocations", "live_bytes",
+	"bytes_at_peak",
 };
 
 /* The sites of one run whose stacks read the same. */
@@ -50,10 +51,11 @@ typedef struct {
 	const char *key;
 	size_t key_len;
 	const mt_profile_site_t *site; /* the first, for its frames */
+	/* count[C_PEAK] is the site's part of peak_live_bytes (its bytes
+	 * live at the run's peak) when both runs are traces; a summary
+	 * file does not say it, and then it is the sites' own peaks added
+	 * up (a site line's peak_live_bytes), which are not simultaneous. */
 	uint64_t count[NCOUNTS];
-	/* The sites' own peaks, added up: only for naming the site whose
-	 * peak grew most (mt_diff_ci()), never compared. */
-	uint64_t peak;
 } group_t;
 
 typedef struct {
@@ -126,8 +128,10 @@ static int cmp_group(const void *x, const void *y)
 }
 
 /* Group one run's sites by key, sorted by key.  With calls, a site's
- * allocations are its calls (mt_profile_site_t.calls). */
-static int build_side(side_t *sd, const mt_profile_t *p, int calls)
+ * allocations are its calls (mt_profile_site_t.calls); with at_peak, its
+ * peak is its part of the run's peak (mt_profile_site_t.at_peak), else
+ * its own. */
+static int build_side(side_t *sd, const mt_profile_t *p, int calls, int at_peak)
 {
 	size_t *off = NULL, n = p->nsites, out = 0;
 	int rc = MT_OK;
@@ -159,7 +163,7 @@ static int build_side(side_t *sd, const mt_profile_t *p, int calls)
 		g->count[C_BYTES_ALLOCATED] = s->bytes_allocated;
 		g->count[C_LIVE_ALLOCATIONS] = s->live_allocations;
 		g->count[C_LIVE_BYTES] = s->live_bytes;
-		g->peak = s->peak_live_bytes;
+		g->count[C_PEAK] = at_peak ? s->at_peak : s->peak_live_bytes;
 	}
 	qsort(sd->groups, n, sizeof(*sd->groups), cmp_group);
 	for (size_t i = 0; i < n; i++) {
@@ -170,7 +174,6 @@ static int build_side(side_t *sd, const mt_profile_t *p, int calls)
 				    g->key_len)) {
 			for (int c = 0; c < NCOUNTS; c++)
 				sd->groups[out - 1].count[c] += g->count[c];
-			sd->groups[out - 1].peak += g->peak;
 			continue;
 		}
 		sd->groups[out++] = *g;
@@ -205,15 +208,22 @@ static const group_t *either(const pair_t *pr)
 	return pr->now ? pr->now : pr->base;
 }
 
-static int cmp_pair(const void *x, const void *y)
+/* The orders of the changed sites: by their change in the figure that
+ * regressed, the peak's first; then in the others. */
+#define NORDER 4
+static const int by_peak[NORDER] = { C_PEAK, C_LIVE_BYTES, C_BYTES_ALLOCATED,
+				     C_ALLOCATIONS };
+static const int by_live[NORDER] = { C_LIVE_BYTES, C_PEAK, C_BYTES_ALLOCATED,
+				     C_ALLOCATIONS };
+
+static int cmp_pair(const void *x, const void *y, void *ctx)
 {
 	const pair_t *a = x, *b = y;
+	const int *order = ctx;
 	i128 da, db;
 	const group_t *ga = either(a), *gb = either(b);
 
-	static const int order[] = { C_LIVE_BYTES, C_BYTES_ALLOCATED, C_ALLOCATIONS };
-
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+	for (size_t i = 0; i < NORDER; i++)
 		if ((da = change(a, order[i])) != (db = change(b, order[i])))
 			return da > db ? -1 : 1;
 	return cmp_key(ga->key, ga->key_len, gb->key, gb->key_len);
@@ -230,9 +240,10 @@ static int changed(const pair_t *pr)
 }
 
 /* Pair the groups of two sides by key, keeping the changed pairs, by
- * growth.  *unchanged counts the others. */
-static int pair_sites(const side_t *b, const side_t *n, pair_t **out,
-		      size_t *npairs, size_t *unchanged)
+ * growth in the counts of order (NORDER of them).  *unchanged counts the
+ * others. */
+static int pair_sites(const side_t *b, const side_t *n, const int *order,
+		      pair_t **out, size_t *npairs, size_t *unchanged)
 {
 	size_t i = 0, j = 0, k = 0;
 	pair_t *pairs;
@@ -260,7 +271,7 @@ static int pair_sites(const side_t *b, const side_t *n, pair_t **out,
 		else
 			++*unchanged;
 	}
-	qsort(pairs, k, sizeof(*pairs), cmp_pair);
+	qsort_r(pairs, k, sizeof(*pairs), cmp_pair, (void *)order);
 	*out = pairs;
 	*npairs = k;
 	return MT_OK;
@@ -274,8 +285,17 @@ typedef struct {
 	pair_t *pairs;
 	size_t npairs, unchanged;
 	int compare_sites;
+	/* Both runs are traces: a site's C_PEAK is its part of the peak. */
+	int at_peak;
 	int regressed[NDECIDING];
 } diff_t;
+
+/* Whether the sites go by their change at the peak: unless live_bytes
+ * alone regressed. */
+static int by_peak_first(const diff_t *d)
+{
+	return d->regressed[0] || !d->regressed[1];
+}
 
 static const char *source_name(const mt_profile_t *p)
 {
@@ -389,8 +409,23 @@ cleanup:
 	return rc;
 }
 
-/* "memtrace diff: live_bytes grew from ... beyond the threshold of 0%",
- * no newline. */
+/* "1%", or "1% and 1.0 KiB" with a floor: the growth allowed. */
+static int add_threshold(mt_buf_t *b, const mt_diff_t *o)
+{
+	int rc;
+
+	ADD(mt_units_add_milli(b, o->threshold));
+	ADD(mt_buf_add_str(b, "%"));
+	if (o->min_growth) {
+		ADD(mt_buf_add_str(b, " and "));
+		ADD(mt_units_add_size(b, o->min_growth));
+	}
+cleanup:
+	return rc;
+}
+
+/* "memtrace diff: live_bytes grew from ... beyond the threshold of 1%
+ * and 1.0 KiB", no newline. */
 static int add_verdict(mt_buf_t *b, const diff_t *d)
 {
 	const mt_diff_t *o = d->o;
@@ -420,8 +455,7 @@ static int add_verdict(mt_buf_t *b, const diff_t *d)
 		ADD(mt_buf_add_str(b, "neither peak_live_bytes nor live_bytes "
 				      "grew beyond the threshold of "));
 	}
-	ADD(mt_units_add_milli(b, o->threshold));
-	ADD(mt_buf_add_str(b, "%"));
+	ADD(add_threshold(b, o));
 cleanup:
 	return rc;
 }
@@ -478,7 +512,9 @@ static int render_text(mt_buf_t *b, const diff_t *d)
 		ADD(mt_buf_add_str(b, "\n"));
 	}
 	if (d->compare_sites) {
-		ADD(mt_buf_add_str(b, "sites by growth: "));
+		ADD(mt_buf_add_str(b, !by_peak_first(d) ? "sites by growth of live bytes: " :
+				      d->at_peak ? "sites by growth at the peak: " :
+				      "sites by growth of their own peaks: "));
 		ADD(mt_buf_add_u64(b, d->npairs));
 		ADD(mt_buf_add_str(b, " changed, "));
 		ADD(mt_buf_add_u64(b, d->unchanged));
@@ -494,7 +530,9 @@ static int render_text(mt_buf_t *b, const diff_t *d)
 		const pair_t *pr = &d->pairs[i];
 		const group_t *bg = pr->base, *ng = pr->now;
 
-		ADD(add_site_counts(b, "  live ", count(bg, C_LIVE_BYTES),
+		ADD(add_site_counts(b, d->at_peak ? "  at peak " : "  own peak ",
+				    count(bg, C_PEAK), count(ng, C_PEAK), 1));
+		ADD(add_site_counts(b, ", live ", count(bg, C_LIVE_BYTES),
 				    count(ng, C_LIVE_BYTES), 1));
 		ADD(add_site_counts(b, ", allocated ", count(bg, C_BYTES_ALLOCATED),
 				    count(ng, C_BYTES_ALLOCATED), 1));
@@ -509,7 +547,8 @@ static int render_text(mt_buf_t *b, const diff_t *d)
 					      ", not listed in NEW" :
 					      ", only in BASE"));
 		ADD(mt_buf_add_str(b, "\n      "));
-		ADD(mt_profile_add_frames(b, either(pr)->site, SITE_FRAMES));
+		ADD(mt_profile_add_frames(b, pr->now ? d->now : d->base,
+					    either(pr)->site, SITE_FRAMES));
 		ADD(mt_buf_add_str(b, "\n"));
 	}
 	ADD(add_verdict(b, d));
@@ -562,6 +601,13 @@ cleanup:
 	return rc;
 }
 
+/* A count's name in the JSON: a site's peak is "bytes_at_peak" between
+ * two traces, else the site lines' own "peak_live_bytes". */
+static const char *count_name(const diff_t *d, int c)
+{
+	return c == C_PEAK && !d->at_peak ? "peak_live_bytes" : count_names[c];
+}
+
 static int render_json(mt_buf_t *b, const diff_t *d)
 {
 	int rc = MT_OK, first = 1;
@@ -572,6 +618,7 @@ static int render_json(mt_buf_t *b, const diff_t *d)
 	ADD(add_json_run(b, d->o->new_path, d->now));
 	ADD(mt_buf_add_str(b, ",\"threshold_pct\":"));
 	ADD(mt_units_add_milli(b, d->o->threshold));
+	ADD(add_json_field(b, "min_growth_bytes", d->o->min_growth, 1));
 	ADD(mt_buf_add_str(b, ",\"regressed\":["));
 	for (int i = 0; i < NDECIDING; i++) {
 		if (!d->regressed[i])
@@ -613,12 +660,12 @@ static int render_json(mt_buf_t *b, const diff_t *d)
 			}
 			ADD(mt_buf_add_str(b, "{"));
 			for (int c = 0; c < NCOUNTS; c++)
-				ADD(add_json_field(b, count_names[c], g[k]->count[c], c));
+				ADD(add_json_field(b, count_name(d, c), g[k]->count[c], c));
 			ADD(mt_buf_add_str(b, "}"));
 		}
 		ADD(mt_buf_add_str(b, ",\"change\":{"));
 		for (int c = 0; c < NCOUNTS; c++)
-			ADD(add_json_change(b, count_names[c], change(pr, c), c));
+			ADD(add_json_change(b, count_name(d, c), change(pr, c), c));
 		ADD(mt_buf_add_str(b, "},\"frames\":["));
 		for (size_t f = 0; f < s->nframes; f++) {
 			ADD(mt_buf_add_str(b, f ? ",{\"symbol\":" : "{\"symbol\":"));
@@ -632,6 +679,15 @@ static int render_json(mt_buf_t *b, const diff_t *d)
 	ADD(mt_buf_add_str(b, "]}\n"));
 cleanup:
 	return rc;
+}
+
+/* Whether a deciding figure grew beyond what o allows: by more than the
+ * threshold's percent of base and more than min_growth bytes.  Growth
+ * from nothing is beyond any: a new leak is never noise. */
+static int beyond(const mt_diff_t *o, uint64_t base, uint64_t now)
+{
+	return mt_units_grew_beyond(base, now, o->threshold) &&
+	       (!base || now - base > o->min_growth);
 }
 
 /* Compare base and now into d, with the sides' groups in sb and sn:
@@ -651,17 +707,19 @@ static int compare(diff_t *d, side_t *sb, side_t *sn, const mt_diff_t *o,
 	d->compare_sites = !(base->source == MT_PROFILE_SUMMARY && !base->nsites) &&
 			   !(now->source == MT_PROFILE_SUMMARY && !now->nsites);
 	for (int i = 0; i < NDECIDING; i++)
-		d->regressed[i] = mt_units_grew_beyond(base->total[shown[i].field],
-						       now->total[shown[i].field],
-						       o->threshold);
+		d->regressed[i] = beyond(o, base->total[shown[i].field],
+					 now->total[shown[i].field]);
 	/* A site's reallocs are calls, as the report counts them; but a
 	 * summary file's site line counts alloc events only, and a site must
 	 * be counted alike in both runs, or every realloc would read as a
 	 * change. */
 	calls = base->source == MT_PROFILE_TRACE && now->source == MT_PROFILE_TRACE;
-	if (build_side(sb, base, calls) || build_side(sn, now, calls) ||
+	d->at_peak = base->has_at_peak && now->has_at_peak;
+	if (build_side(sb, base, calls, d->at_peak) ||
+	    build_side(sn, now, calls, d->at_peak) ||
 	    (d->compare_sites &&
-	     pair_sites(sb, sn, &d->pairs, &d->npairs, &d->unchanged)))
+	     pair_sites(sb, sn, by_peak_first(d) ? by_peak : by_live,
+			&d->pairs, &d->npairs, &d->unchanged)))
 		return MT_ENOMEM;
 	return MT_OK;
 }
@@ -689,14 +747,12 @@ int mt_diff_render(mt_buf_t *out, const mt_diff_t *o, const mt_profile_t *base,
 
 /* ---- CI cases ---- */
 
-/* Deciding figure i's growth at a site: the sites' own peaks for
- * peak_live_bytes, live bytes for live_bytes. */
+/* Deciding figure i's growth at a site: its part of the peak (or its
+ * own peak, from a summary file) for peak_live_bytes, live bytes for
+ * live_bytes. */
 static i128 figure_change(const pair_t *pr, int i)
 {
-	if (i == 0)
-		return (i128)(pr->now ? pr->now->peak : 0) -
-		       (i128)(pr->base ? pr->base->peak : 0);
-	return change(pr, C_LIVE_BYTES);
+	return change(pr, i == 0 ? C_PEAK : C_LIVE_BYTES);
 }
 
 /* The changed site that grew most in deciding figure i; NULL when none
@@ -738,19 +794,17 @@ static int add_case(mt_ci_t *c, const diff_t *d, int i)
 	ADD(mt_buf_add_str(&k->message, k->failed ?
 				"), beyond the threshold of " :
 				"), within the threshold of "));
-	ADD(mt_units_add_milli(&k->message, d->o->threshold));
-	ADD(mt_buf_add_str(&k->message, "%"));
+	ADD(add_threshold(&k->message, d->o));
 	if (!k->failed || !(pr = grew_most(d, i)))
 		goto cleanup;
 	/* It grew, so NEW has it. */
-	ADD(add_site_counts(&k->site, i == 0 ? "site peak grew most: " :
-					       "live grew most: ",
-			    i == 0 ? (pr->base ? pr->base->peak : 0) :
-				     count(pr->base, C_LIVE_BYTES),
-			    i == 0 ? pr->now->peak : count(pr->now, C_LIVE_BYTES),
-			    1));
+	ADD(add_site_counts(&k->site, i == 1 ? "live grew most: " :
+				      d->at_peak ? "at peak grew most: " :
+				      "site peak grew most: ",
+			    count(pr->base, i == 0 ? C_PEAK : C_LIVE_BYTES),
+			    count(pr->now, i == 0 ? C_PEAK : C_LIVE_BYTES), 1));
 	ADD(mt_buf_add_str(&k->site, " from "));
-	ADD(mt_profile_add_frames(&k->site, pr->now->site, SITE_FRAMES));
+	ADD(mt_profile_add_frames(&k->site, d->now, pr->now->site, SITE_FRAMES));
 	ADD(mt_ci_set_site(c, k, d->now, pr->now->site));
 cleanup:
 	return rc;

@@ -7,13 +7,16 @@
  * symbolized stack, never by stack id or address (both change from run to
  * run): the sequence, innermost first, of each frame's symbol and the file
  * name of its module.  Sites of one run whose stacks read the same are
- * added together first.  The changed sites are listed by growth: the
- * change in live bytes, then in bytes allocated, then in allocations,
- * largest first.
+ * added together first.  The changed sites are listed by their change in
+ * the figure that regressed, largest first: their part of the peak (the
+ * bytes each holds live at its run's peak) when peak_live_bytes did or
+ * neither did, live bytes when live_bytes alone did; then the other, then
+ * bytes allocated, then allocations.
  *
  * Returns the exit status: 0 when neither peak_live_bytes nor live_bytes
- * (leaked at exit) grew beyond PCT percent of BASE's (default 0: any
- * growth), 1 when one did, 2 either input is not valid evidence, 3 one is
+ * (leaked at exit) grew beyond both PCT percent of BASE's and SIZE bytes
+ * (defaults 1% and 1 KiB: runs of one program differ by a few bytes;
+ * growth from 0 is always beyond), 1 when one did, 2 either input is not valid evidence, 3 one is
  * missing or unreadable, 4 out of memory, 64 usage.  The report is text
  * for people on stdout, or with --json one JSON object on one line;
  * nothing is printed before everything is computed.
@@ -32,6 +35,7 @@
 typedef struct {
 	const char *base_path, *new_path; /* the runs' names in the report */
 	uint64_t threshold; /* growth allowed: thousandths of a percent */
+	uint64_t min_growth; /* and bytes: a regression exceeds both */
 	uint64_t top;       /* changed sites to list */
 	int json;           /* one JSON object instead of text */
 	/* What suppressions left out of each run's live figures

@@ -109,7 +109,7 @@ static int add_hint(mt_buf_t *out, const mt_profile_t *p, mt_gate_budget_t b,
 		ADD(mt_buf_add_str(out, " from "));
 		break;
 	}
-	ADD(mt_profile_add_frames(out, s, HINT_FRAMES));
+	ADD(mt_profile_add_frames(out, p, s, HINT_FRAMES));
 cleanup:
 	return rc;
 }

@@ -241,6 +241,8 @@ void mt_profile_frame_of(mt_profile_frame_t *f, const mt_frame_t *tf)
 	f->module = tf ? tf->module : NULL;
 	f->has_offset = tf && !tf->symbol && (tf->has & MT_HAS_MODULE_OFFSET);
 	f->offset = f->has_offset ? tf->module_offset : 0;
+	f->trace_frame = NULL;
+	f->frame_id = 0;
 }
 
 /* A frame as every one-line list names it: its symbol and its module's
@@ -259,24 +261,55 @@ static int add_frame(mt_buf_t *b, const mt_profile_frame_t *f)
 	       mt_buf_add_str(b, ")") ? MT_ENOMEM : MT_OK;
 }
 
-int mt_profile_add_frames(mt_buf_t *b, const mt_profile_site_t *s,
-			  size_t max)
+/* Level k of frame f, resolved as loc: the level's function and the
+ * module, or the frame as add_frame() names it when no function is
+ * known at its own level. */
+static int add_level(mt_buf_t *b, const mt_profile_frame_t *f,
+		     const mt_srcline_loc_t *loc, size_t k)
 {
-	size_t mark = b->len;
+	mt_srcline_level_t l = mt_srcline_level(loc, k);
+	const char *module = f->module ? mt_profile_module_name(f->module) : "?";
+
+	if (!l.function && !l.inlined)
+		return add_frame(b, f);
+	return mt_srcline_add_clean(b, l.function ? l.function : "??") ||
+	       mt_buf_add_str(b, " (") || mt_buf_add_str(b, module) ||
+	       mt_buf_add_str(b, ")") ? MT_ENOMEM : MT_OK;
+}
+
+int mt_profile_add_frames(mt_buf_t *b, const mt_profile_t *p,
+			  const mt_profile_site_t *s, size_t max)
+{
+	mt_srcline_t *lines = p ? p->srclines : NULL;
+	size_t mark = b->len, shown = 0, total = 0;
 	int rc = MT_OK;
 
 	if (!s->nframes)
 		return mt_buf_add_str(b, "(no stack)");
-	for (size_t i = 0; i < s->nframes && i < max; i++) {
+	for (size_t i = 0; i < s->nframes; i++) {
 		const mt_profile_frame_t *f = &s->frames[i];
+		mt_srcline_loc_t loc = { 0 };
+		size_t n = 1;
 
-		if ((i && (rc = mt_buf_add_str(b, " < "))) ||
-		    (rc = add_frame(b, f)))
-			goto cleanup;
+		if (lines && f->trace_frame) {
+			if ((rc = mt_srcline_resolve(lines, f->frame_id,
+						     f->trace_frame, &loc)))
+				goto cleanup;
+			n = mt_srcline_nlevels(&loc);
+		}
+		for (size_t k = 0; k < n; k++, total++) {
+			if (shown == max)
+				continue;
+			if ((shown && (rc = mt_buf_add_str(b, " < "))) ||
+			    (rc = lines && f->trace_frame ? add_level(b, f, &loc, k) :
+							     add_frame(b, f)))
+				goto cleanup;
+			shown++;
+		}
 	}
-	if (s->nframes > max &&
+	if (total > shown &&
 	    ((rc = mt_buf_add_str(b, " < ... (")) ||
-	     (rc = mt_buf_add_u64(b, s->nframes - max)) ||
+	     (rc = mt_buf_add_u64(b, total - shown)) ||
 	     (rc = mt_buf_add_str(b, " more)"))))
 		goto cleanup;
 cleanup:
@@ -305,8 +338,8 @@ static int cmp_site(const void *x, const void *y)
 	return a->stack_id < b->stack_id ? -1 : a->stack_id > b->stack_id;
 }
 
-static void take_site(mt_profile_site_t *out, uint64_t id, const mt_site_t *s,
-		      uint64_t calls)
+static void take_site(mt_profile_site_t *out, const mt_heap_t *h, uint64_t id,
+		      const mt_site_t *s, uint64_t calls)
 {
 	out->stack_id = id;
 	out->allocations = s->allocations;
@@ -315,6 +348,7 @@ static void take_site(mt_profile_site_t *out, uint64_t id, const mt_site_t *s,
 	out->live_allocations = s->live_allocations;
 	out->live_bytes = s->live_bytes;
 	out->peak_live_bytes = s->peak_live_bytes;
+	out->at_peak = mt_heap_site_at_peak(h, s);
 	out->nframes = 0;
 	out->frames = NULL;
 }
@@ -363,6 +397,11 @@ static int load_trace(mt_profile_t *p, const char *path, const char *allocator)
 	p->total[MT_PF_TEMPORARY_ALLOCATIONS] = h->temporary_allocations;
 	p->total[MT_PF_DURATION_NS] = h->duration_ns;
 	p->sample_bytes = h->sample_bytes;
+	p->has_at_peak = 1;
+	if (!(p->srclines = mt_mem_malloc(sizeof(*p->srclines))))
+		return MT_ENOMEM;
+	mt_srcline_init(p->srclines);
+	p->srclines->names_only = 1;
 
 	while (mt_map_iter(&h->stacks, &pos, &key, &v)) {
 		const mt_stack_t *s = *(mt_stack_t **)v;
@@ -384,7 +423,7 @@ static int load_trace(mt_profile_t *p, const char *path, const char *allocator)
 			return MT_ENOMEM;
 	}
 	if (site_active(&h->no_stack))
-		take_site(&p->sites[p->nsites++], 0, &h->no_stack,
+		take_site(&p->sites[p->nsites++], h, 0, &h->no_stack,
 			  mt_heap_site_calls(h, NULL));
 	pos = 0;
 	while (mt_map_iter(&h->stacks, &pos, &key, &v)) {
@@ -394,7 +433,7 @@ static int load_trace(mt_profile_t *p, const char *path, const char *allocator)
 		if (!site_active(mt_heap_stack_site(h, s)))
 			continue;
 		site = &p->sites[p->nsites++];
-		take_site(site, s->id, mt_heap_stack_site(h, s),
+		take_site(site, h, s->id, mt_heap_stack_site(h, s),
 			  mt_heap_site_calls(h, s));
 		site->frames = p->frame_store + used;
 		site->nframes = s->nframes;
@@ -404,6 +443,8 @@ static int load_trace(mt_profile_t *p, const char *path, const char *allocator)
 			const mt_frame_t *f = mt_map_find(&h->frames, s->frames[i]);
 
 			mt_profile_frame_of(&p->frame_store[used], f);
+			p->frame_store[used].trace_frame = f;
+			p->frame_store[used].frame_id = s->frames[i];
 			used++;
 		}
 	}
@@ -727,6 +768,10 @@ void mt_profile_release(mt_profile_t *p)
 	mt_mem_free(p->lines);
 	mt_mem_free(p->sites);
 	mt_mem_free(p->frame_store);
+	if (p->srclines) {
+		mt_srcline_release(p->srclines);
+		mt_mem_free(p->srclines);
+	}
 	if (p->have_analysis)
 		mt_analysis_release(&p->analysis);
 	memset(p, 0, sizeof(*p));

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "../model/mt_analysis.h"
+#include "../model/mt_srcline.h"
 #include "../base/mt_buf.h"
 
 struct json_object;
@@ -63,6 +64,10 @@ typedef struct {
 	/* A frame without a symbol: its offset in module (has_offset). */
 	uint64_t offset;
 	int has_offset;
+	/* From a trace: the frame itself and its id, to unfold the calls
+	 * inlined there (mt_profile_add_frames()); NULL from a summary. */
+	const mt_frame_t *trace_frame;
+	uint64_t frame_id;
 } mt_profile_frame_t;
 
 /* Fill f from a trace's frame (NULL: unknown). */
@@ -78,6 +83,10 @@ typedef struct {
 	uint64_t calls;
 	uint64_t bytes_allocated;
 	uint64_t live_allocations, live_bytes, peak_live_bytes;
+	/* Its live bytes at the moment of the run's peak (peak_seq), its
+	 * part of peak_live_bytes (mt_heap_site_at_peak()): from a trace
+	 * alone (mt_profile_t.has_at_peak); a site line does not say. */
+	uint64_t at_peak;
 	size_t nframes;
 	const mt_profile_frame_t *frames; /* innermost first */
 } mt_profile_site_t;
@@ -100,6 +109,8 @@ typedef struct {
 	/* A sampled trace's mean (its summary's "sample_bytes"), 0 when not
 	 * sampled: the totals and sites are then estimates. */
 	uint64_t sample_bytes;
+	/* The sites' at_peak are known: a trace, not a summary file. */
+	int has_at_peak;
 	mt_profile_site_t *sites;
 	size_t nsites;
 
@@ -109,6 +120,9 @@ typedef struct {
 	struct json_object **lines;     /* a summary file's parsed lines */
 	size_t nlines, lines_cap;
 	mt_profile_frame_t *frame_store;
+	/* A trace's frames' inlined calls, looked up when a list of frames
+	 * is written (names only: no line tables are read). */
+	mt_srcline_t *srclines;
 } mt_profile_t;
 
 /*
@@ -162,10 +176,14 @@ int mt_profile_read_summary(struct json_object *obj,
  * innermost first, a C++ symbol demangled (mt_demangle), each module by
  * its file name alone, "?" for what is
  * unknown, at most max frames and then "< ... (N more)"; "(no stack)" for
- * a site without frames.
+ * a site without frames.  With p a profile of a trace, each call inlined
+ * at a frame is a frame of its own, named by the module's debug
+ * information (mt_srcline, as report and the exports unfold them), and
+ * the frames counted are these levels; p NULL, or a summary file's: the
+ * trace's frames as they are.
  */
-int mt_profile_add_frames(mt_buf_t *b, const mt_profile_site_t *s,
-			  size_t max);
+int mt_profile_add_frames(mt_buf_t *b, const mt_profile_t *p,
+			  const mt_profile_site_t *s, size_t max);
 
 /* The file name of a module path (after its last '/'). */
 const char *mt_profile_module_name(const char *module);

@@ -152,6 +152,7 @@ typedef struct {
 	char state[32];
 	char status[32];
 	uint64_t fig[3]; /* allocations, peak live, live at exit */
+	int has_fig;     /* status and fig were given */
 } run_t;
 
 /* The next word of *s (spaces between), copied into w (cap bytes): 0, or
@@ -179,7 +180,10 @@ static int parse_figures(const char *line, run_t *run)
 	    mt_units_parse_count(run->exit, &run->exit_status) ||
 	    word(&line, run->state, sizeof(run->state)))
 		return -1;
-	if (strcmp(run->state, "summary_written"))
+	/* A failed workload's row has no summary, but its trace may still
+	 * give its figures. */
+	if (strcmp(run->state, "summary_written") &&
+	    (strcmp(run->state, "workload_failed") || !*line))
 		return *line ? -1 : 0;
 	if (word(&line, run->status, sizeof(run->status)))
 		return -1;
@@ -187,6 +191,7 @@ static int parse_figures(const char *line, run_t *run)
 		if (word(&line, num, sizeof(num)) ||
 		    mt_units_parse_count(num, &run->fig[f]))
 			return -1;
+	run->has_fig = 1;
 	return *line ? -1 : 0;
 }
 
@@ -263,15 +268,16 @@ static int render_table(mt_buf_t *b, const run_t *runs, size_t n,
 					      "live at exit" };
 	uint64_t *v = NULL, stat[3][3];
 	mt_buf_t warn = MT_BUF_INIT;
-	size_t summarized = 0;
+	size_t summarized = 0, counted = 0;
 	int exit_differs = 0, status_differs = 0, items = 0, rc = MT_OK;
 	const char *first_status = NULL;
 
 	for (size_t i = 0; i < n; i++) {
 		exit_differs |= strcmp(runs[i].exit, runs[0].exit) != 0;
-		if (strcmp(runs[i].state, "summary_written"))
+		summarized += !strcmp(runs[i].state, "summary_written");
+		if (!runs[i].has_fig)
 			continue;
-		summarized++;
+		counted++;
 		if (!first_status)
 			first_status = runs[i].status;
 		status_differs |= strcmp(runs[i].status, first_status) != 0;
@@ -286,6 +292,14 @@ static int render_table(mt_buf_t *b, const run_t *runs, size_t n,
 				       "summarized"));
 	else
 		ADD(mt_buf_add_str(b, "none left a summary"));
+	if (counted > summarized) {
+		ADD(mt_buf_add_str(b, ", "));
+		ADD(mt_units_add_count(b, counted - summarized, "failed run",
+				       "failed runs"));
+		ADD(mt_buf_add_str(b, " counted from "));
+		ADD(mt_buf_add_str(b, counted - summarized == 1 ? "its trace" :
+							      "their traces"));
+	}
 	ADD(mt_buf_add_str(b, "; rows in "));
 	ADD(mt_buf_add_str(b, rows));
 	ADD(mt_buf_add_str(b, "\n"));
@@ -293,8 +307,8 @@ static int render_table(mt_buf_t *b, const run_t *runs, size_t n,
 		ADD(add_item(&warn, &items, "exit status"));
 	if (status_differs)
 		ADD(add_item(&warn, &items, "trace status"));
-	if (summarized) {
-		if (!(v = mt_mem_calloc(summarized, sizeof(*v)))) {
+	if (counted) {
+		if (!(v = mt_mem_calloc(counted, sizeof(*v)))) {
 			rc = MT_ENOMEM;
 			goto cleanup;
 		}
@@ -302,7 +316,7 @@ static int render_table(mt_buf_t *b, const run_t *runs, size_t n,
 			size_t k = 0;
 
 			for (size_t i = 0; i < n; i++)
-				if (!strcmp(runs[i].state, "summary_written"))
+				if (runs[i].has_fig)
 					v[k++] = runs[i].fig[f];
 			qsort(v, k, sizeof(*v), cmp_u64);
 			stat[f][0] = v[0];
@@ -452,7 +466,7 @@ static int add_stack(mt_buf_t *b, const mt_heap_t *h, uint64_t id)
 
 		mt_profile_frame_of(&frames[i], f);
 	}
-	return mt_profile_add_frames(b, &site, OOM_FRAMES) ||
+	return mt_profile_add_frames(b, NULL, &site, OOM_FRAMES) ||
 	       mt_buf_add_str(b, "\n") ? MT_ENOMEM : MT_OK;
 }
 

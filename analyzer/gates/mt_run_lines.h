@@ -8,9 +8,11 @@
  * A run's figures pass to the table as one line of words, "EXIT STATE
  * [STATUS ALLOCATIONS PEAK LIVE]", of which the table reads STATE and
  * STATUS for --strict.  EXIT is the shell's status as given; STATE the
- * row's state ("-" when there is no row); the rest only for
- * summary_written: the row's own trace status and the figures the run's
- * line gives (the whole tree's, summed, when the run left child traces).
+ * row's state ("-" when there is no row); the rest for summary_written,
+ * and for workload_failed when the run's traces could be read (a failed
+ * run's row has no summary, but its figures still count in the table):
+ * the trace status and the figures the run's line gives (the whole
+ * tree's, summed, when the run left child traces).
  *
  * Invariants: the functions print nothing; they append whole lines to a
  * buffer or nothing, and return MT_OK or an MT_E* code.

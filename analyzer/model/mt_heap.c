@@ -121,8 +121,9 @@ void mt_heap_release(mt_heap_t *h)
 
 uint64_t mt_heap_threads(const mt_heap_t *h)
 {
-	return mt_map_count(&h->threads);
+	return mt_map_count(&h->threads) + h->added_threads;
 }
+
 
 static mt_allocator_t *find_allocator(mt_heap_t *h, uint64_t id)
 {
@@ -806,4 +807,60 @@ int mt_heap_has_allocator(const mt_heap_t *h, const char *name)
 			return 1;
 	}
 	return 0;
+}
+
+int mt_heap_add_process(mt_heap_t *h, const mt_heap_t *from)
+{
+	size_t pos = 0;
+	uint64_t key;
+	void *v;
+
+	h->events += from->events;
+	h->allocations += from->allocations;
+	h->frees += from->frees;
+	h->resizes += from->resizes;
+	h->remaps += from->remaps;
+	h->failed_allocations += from->failed_allocations;
+	h->unknown_frees += from->unknown_frees;
+	h->overlapping_allocs += from->overlapping_allocs;
+	h->bytes_allocated += from->bytes_allocated;
+	h->bytes_freed += from->bytes_freed;
+	h->live_allocations += from->live_allocations;
+	h->live_bytes += from->live_bytes;
+	h->peak_live_bytes += from->peak_live_bytes;
+	h->peak_live_allocations += from->peak_live_allocations;
+	h->temporary_allocations += from->temporary_allocations;
+	if (from->duration_ns > h->duration_ns)
+		h->duration_ns = from->duration_ns;
+	h->added_threads += mt_heap_threads(from);
+	while (mt_map_iter(&from->allocators, &pos, &key, &v)) {
+		const mt_allocator_t *f = *(mt_allocator_t **)v;
+		mt_allocator_t *a = find_allocator(h, f->id);
+
+		if (!a) {
+			void *slot;
+
+			if (!(a = mt_mem_calloc(1, sizeof(*a))))
+				return MT_ENOMEM;
+			a->id = f->id;
+			mt_blocks_init(&a->blocks);
+			a->skipped = f->skipped;
+			if ((f->name && !(a->name = mt_mem_strndup(f->name, strlen(f->name)))) ||
+			    mt_map_upsert(&h->allocators, f->id, &slot, NULL)) {
+				mt_mem_free(a->name);
+				mt_mem_free(a);
+				return MT_ENOMEM;
+			}
+			*(mt_allocator_t **)slot = a;
+		}
+		if (!a->name && f->name && !(a->name = mt_mem_strndup(f->name, strlen(f->name))))
+			return MT_ENOMEM;
+		a->allocations += f->allocations;
+		a->frees += f->frees;
+		a->resizes += f->resizes;
+		a->remaps += f->remaps;
+		a->live_bytes += f->live_bytes;
+		a->peak_live_bytes += f->peak_live_bytes;
+	}
+	return MT_OK;
 }

@@ -143,6 +143,8 @@ typedef struct {
 	 * when it is declared, and the table doubles. */
 	uint32_t *stack_dense;
 	size_t dense_cap;
+	/* The threads of the processes added by mt_heap_add_process(). */
+	uint64_t added_threads;
 } mt_heap_t;
 
 /* Returned by mt_heap_apply() for an event that names what the trace never
@@ -202,8 +204,24 @@ const char *mt_heap_allocator_name(const mt_allocator_t *a);
 /* Whether the trace declared an allocator of that name. */
 int mt_heap_has_allocator(const mt_heap_t *h, const char *name);
 
-/* The number of distinct thread ids seen. */
+/* The number of distinct thread ids seen (with the threads of the
+ * processes added, mt_heap_add_process()). */
 uint64_t mt_heap_threads(const mt_heap_t *h);
+
+/*
+ * Add the totals of another process's heap (from) to h's, so that h's
+ * summary line covers a process tree: every count and byte figure is the
+ * sum of the processes', threads too; peak_live_bytes and
+ * peak_live_allocations are the sums of each process's own peak (the
+ * traces share no clock to find the tree's moment of peak); duration_ns
+ * is the longest; peak_seq and sample_bytes stay h's (a seq is one
+ * trace's line number).  Each allocator of from is added to h's of the
+ * same id, or added as it is.  The sites and blocks stay h's own, so
+ * after it the sites no longer add up to the totals: for a summary line,
+ * not for per-site views.  MT_OK or MT_ENOMEM (h then unchanged in its
+ * allocators but possibly its totals: release it).
+ */
+int mt_heap_add_process(mt_heap_t *h, const mt_heap_t *from);
 
 /* A site's live bytes at the moment of the global peak (peak_seq): its
  * contribution to peak_live_bytes, which the sites' contributions sum to. */

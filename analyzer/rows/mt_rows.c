@@ -5,6 +5,7 @@
 #include "../rows/mt_rows.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../base/mt_error.h"
@@ -16,9 +17,65 @@
 			goto cleanup; \
 	} while (0)
 
+static const char *file_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* Add the process whose trace at path is a child of j's: MT_OK with
+ * *bad set when it is no evidence (j->why says so), or MT_ENOMEM. */
+static int add_child(mt_row_judgement_t *j, const char *path, int *bad)
+{
+	mt_integrity_t *ig = &j->analysis.integrity;
+	mt_analysis_t c;
+	int rc = mt_analysis_run(&c, path);
+
+	*bad = 0;
+	if (rc == MT_ENOMEM)
+		goto cleanup;
+	if (rc == MT_EIO || c.integrity.invalid) {
+		snprintf(j->why_buf, sizeof(j->why_buf), "child trace '%s' %s",
+			 file_name(path), rc == MT_EIO ? "cannot be read" :
+			 "is not valid evidence");
+		j->why = j->why_buf;
+		*bad = 1;
+		rc = MT_OK;
+		goto cleanup;
+	}
+	if ((rc = mt_heap_add_process(&j->analysis.heap, &c.heap)))
+		goto cleanup;
+	/* The first trace that is not complete gives the status. */
+	if (mt_integrity_complete(ig) && !mt_integrity_complete(&c.integrity)) {
+		ig->caveats = c.integrity.caveats;
+		for (int k = 0; k < MT_CAVEAT_COUNT; k++)
+			if (ig->caveats & (1u << k)) {
+				int len = snprintf(ig->message[k],
+						   sizeof(ig->message[k]),
+						   "in %s: %s", file_name(path),
+						   c.integrity.message[k]);
+
+				if (len < 0 || (size_t)len >= sizeof(ig->message[k]))
+					memcpy(ig->message[k], c.integrity.message[k],
+					       sizeof(ig->message[k]));
+			}
+	}
+	ig->malformed += c.integrity.malformed;
+cleanup:
+	mt_analysis_release(&c);
+	return rc;
+}
+
 int mt_rows_judge(mt_row_judgement_t *j, const char *path)
 {
-	int rc;
+	return mt_rows_judge_tree(j, path, NULL, 0);
+}
+
+int mt_rows_judge_tree(mt_row_judgement_t *j, const char *path,
+		       char *const *children, size_t n)
+{
+	int rc, bad = 0;
 
 	memset(j, 0, sizeof(*j));
 	mt_buf_init(&j->summary, 0);
@@ -37,6 +94,13 @@ int mt_rows_judge(mt_row_judgement_t *j, const char *path)
 	if (j->analysis.integrity.invalid) {
 		j->outcome = MT_ROW_SUMMARY_INVALID;
 		j->why = j->analysis.integrity.invalid_message;
+		return MT_OK;
+	}
+	for (size_t i = 0; i < n && !bad; i++)
+		if ((rc = add_child(j, children[i], &bad)))
+			return rc;
+	if (bad) {
+		j->outcome = MT_ROW_SUMMARY_INVALID;
 		return MT_OK;
 	}
 	rc = mt_summary_render(&j->analysis, 0, 1, &j->summary);

@@ -27,11 +27,27 @@ typedef struct {
 	mt_analysis_t analysis;
 	int read_errno;     /* why an unreadable trace could not be read */
 	const char *why;    /* for SUMMARY_INVALID: a sentence, or NULL */
+	char why_buf[MT_INTEGRITY_MSG_MAX]; /* where why is made */
 } mt_row_judgement_t;
 
 /* Analyze path and decide.  Returns MT_OK or MT_ENOMEM; either way,
  * mt_rows_judgement_release() must follow. */
 int mt_rows_judge(mt_row_judgement_t *j, const char *path);
+
+/*
+ * The same for a process tree: path is the first process's trace, which
+ * decides the outcome as above; children[0, n) the traces of the other
+ * processes of the run (its children, the images they exec), whose
+ * figures are added to the summary line (mt_heap_add_process(): counts
+ * and bytes summed, peaks the sum of each process's own).  The line's
+ * status, message and caveats are those of the first trace, in that
+ * order, that is not complete, the message then naming a child's trace
+ * by its file name, as `memtrace tree` gives the status.  A child trace
+ * that cannot be read or is not valid evidence makes the tree's
+ * summary_invalid (why says which).
+ */
+int mt_rows_judge_tree(mt_row_judgement_t *j, const char *path,
+		       char *const *children, size_t n);
 void mt_rows_judgement_release(mt_row_judgement_t *j);
 
 /* The capture row for a judgement. */
