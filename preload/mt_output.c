@@ -114,8 +114,15 @@ static int make_dir(const char *base, char *dir, size_t dcap)
 		 * component: a name that anything has is passed over. */
 		rc = mt_real_syscall6(SYS_mkdirat, AT_FDCWD, (long)dir, 0700, 0, 0, 0);
 	}
-	if (rc == 0)
-		return 0;
+	/* 0700 whatever the umask: the traces are the user's alone
+	 * (docs/security.md), and a umask that takes the owner's write
+	 * bit would leave no room for them. */
+	if (rc == 0) {
+		rc = mt_real_syscall6(SYS_fchmodat, AT_FDCWD, (long)dir, 0700, 0, 0, 0);
+		if (rc == 0)
+			return 0;
+		mt_output_unmake(dir);
+	}
 	untraced_why((int)rc, why, sizeof(why));
 	mt_say_line("cannot make directory '", dir, why);
 	dir[0] = '\0';

@@ -572,12 +572,13 @@ static char **entries(const char *dir, size_t *n)
 
 /*
  * Run bash -c script from dir under the preload, with MEMTRACE_OUTPUT
- * set to output (NULL: unset); bash's pid into *pid.  bash forks and
- * execs in a subdirectory: where each process starts must not decide
- * where its trace goes.
+ * set to output (NULL: unset), after the shell commands pre (which may
+ * use $$, bash's pid to be); bash's pid into *pid.  bash forks and execs
+ * in a subdirectory: where each process starts must not decide where its
+ * trace goes.
  */
-static void run_bash_in(mt_test_run_t *r, const char *dir, const char *output,
-			const char *script, long *pid)
+static void run_bash_after(mt_test_run_t *r, const char *dir, const char *pre,
+			   const char *output, const char *script, long *pid)
 {
 	char cmd[8192];
 	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
@@ -586,12 +587,19 @@ static void run_bash_in(mt_test_run_t *r, const char *dir, const char *output,
 	if (output)
 		snprintf(out, sizeof(out), "MEMTRACE_OUTPUT='%s' ", output);
 	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && unset MEMTRACE_OUTPUT && echo $$ && "
+		 "cd '%s' && unset MEMTRACE_OUTPUT && %s echo $$ && "
 		 "%sLD_PRELOAD='%s/libmtpreload.so' exec /bin/bash -c '%s'",
-		 dir, out, mt_test_build_dir(), script);
+		 dir, pre, out, mt_test_build_dir(), script);
 	mt_test_run(r, argv, NULL);
 	mt_quiet(r->status == 0, "bash ended with %d: %s", r->status, r->err);
 	mt_quiet(sscanf(r->out, "%ld", pid) == 1, "printed %s", r->out);
+}
+
+/* run_bash_after() with nothing before. */
+static void run_bash_in(mt_test_run_t *r, const char *dir, const char *output,
+			const char *script, long *pid)
+{
+	run_bash_after(r, dir, "", output, script, pid);
 }
 
 /* A relative MEMTRACE_OUTPUT names every trace of the tree beside the
@@ -745,6 +753,62 @@ out:
 }
 END_TEST
 
+/* A directory of the default name that exists (an earlier run whose
+ * first process had the same pid, or the user's) is never written into:
+ * the run takes memtrace.bash.PID.1, and the other stays as it was. */
+START_TEST(test_the_default_directory_of_an_earlier_run_is_never_reused)
+{
+	char *dir = mt_test_scratch(), *old, *tree;
+	char **names, want[64];
+	mt_test_run_t r;
+	size_t n;
+	long pid;
+
+	if (access("/bin/bash", X_OK) != 0) {
+		MT_TEST_SKIP("needs bash (/bin/bash: %s)", strerror(errno));
+		goto out;
+	}
+	run_bash_after(&r, dir, "mkdir memtrace.bash.$$ &&", NULL, "ls >/dev/null", &pid);
+	snprintf(want, sizeof(want), "memtrace.bash.%ld", pid);
+	old = mt_test_path(dir, want);
+	names = entries(old, &n);
+	mt_quiet(n == 0, "%zu files in %s, the first %s", n, want, n ? names[0] : "");
+	mt_test_traces_release(names, n);
+	snprintf(want, sizeof(want), "memtrace.bash.%ld.1", pid);
+	tree = mt_test_path(dir, want);
+	mt_quiet_uint_ge(mt_test_assert_traces_complete_ending(tree, ".jsonl.zst"), 1);
+	names = mt_test_traces_ending(tree, ".jsonl.zst", &n);
+	mt_quiet(find_trace(names, n, tree, "bash", pid) != NULL ||
+		 find_trace(names, n, tree, "ls", pid) != NULL, "no trace of bash's pid");
+	mt_test_traces_release(names, n);
+	free(tree);
+	free(old);
+	mt_test_run_release(&r);
+out:;
+}
+END_TEST
+
+/* A '%' in the name of the directory the first process starts in is
+ * the directory's, not a pattern's: the traces go into it. */
+START_TEST(test_a_percent_sign_in_the_starting_directory_stays_in_the_name)
+{
+	char *top = mt_test_scratch(), *dir = mt_test_path(top, "a%pb%%c");
+	mt_test_run_t r;
+	long pid;
+
+	if (access("/bin/bash", X_OK) != 0) {
+		MT_TEST_SKIP("needs bash (/bin/bash: %s)", strerror(errno));
+		goto out;
+	}
+	mt_quiet_int_eq(mkdir(dir, 0700), 0);
+	run_bash_in(&r, dir, "t.jsonl", "ls >/dev/null; true", &pid);
+	mt_quiet_uint_ge(mt_test_assert_traces_complete(dir), 2);
+	mt_test_run_release(&r);
+out:
+	free(dir);
+}
+END_TEST
+
 Suite *mt_suite_process(void)
 {
 	Suite *s = suite_create("process");
@@ -766,6 +830,8 @@ Suite *mt_suite_process(void)
 	tcase_add_test(tc, test_a_relative_pattern_with_pid_is_resolved_once_for_the_tree);
 	tcase_add_test(tc, test_the_default_output_keeps_a_whole_tree_in_one_directory);
 	tcase_add_test(tc, test_an_exec_image_never_takes_the_name_of_its_parents_trace);
+	tcase_add_test(tc, test_the_default_directory_of_an_earlier_run_is_never_reused);
+	tcase_add_test(tc, test_a_percent_sign_in_the_starting_directory_stays_in_the_name);
 	suite_add_tcase(s, tc);
 	return s;
 }
