@@ -675,22 +675,23 @@ END_TEST
 
 /* Without MEMTRACE_OUTPUT the directory the command starts in gets one
  * entry, memtrace.bash.PID, made 0700, which holds the trace of every
- * process of the tree; sub, where they went, gets none. */
+ * process of the tree; src, where they went, gets none. */
 START_TEST(test_the_default_output_keeps_a_whole_tree_in_one_directory)
 {
-	char *dir = mt_test_scratch(), *sub = mt_test_path(dir, "sub"), *tree;
-	char **names, want[64];
+	char *dir = mt_test_scratch(), *sub = mt_test_path(dir, "src"), *tree;
+	char **names, want[64], name[64], exe[4096];
+	const char *child;
 	mt_test_run_t r;
 	struct stat st;
 	size_t n;
-	long pid;
+	long pid, child_pid, ppid;
 
 	if (access("/bin/bash", X_OK) != 0) {
 		MT_TEST_SKIP("needs bash (/bin/bash: %s)", strerror(errno));
 		goto out;
 	}
 	mt_quiet_int_eq(mkdir(sub, 0700), 0);
-	run_bash_in(&r, dir, NULL, "cd sub && ls >/dev/null; exec cat /dev/null", &pid);
+	run_bash_in(&r, dir, NULL, "cd src && ls >/dev/null; exec cat /dev/null", &pid);
 	names = entries(sub, &n);
 	mt_quiet(n == 0, "%zu files in sub, the first %s", n, n ? names[0] : "");
 	mt_test_traces_release(names, n);
@@ -698,17 +699,36 @@ START_TEST(test_the_default_output_keeps_a_whole_tree_in_one_directory)
 	names = entries(dir, &n);
 	mt_quiet_uint_eq(n, 2);
 	ck_assert_str_eq(names[0], want);
-	ck_assert_str_eq(names[1], "sub");
+	ck_assert_str_eq(names[1], "src");
 	mt_test_traces_release(names, n);
 	tree = mt_test_path(dir, want);
 	mt_quiet_int_eq(stat(tree, &st), 0);
 	mt_quiet(S_ISDIR(st.st_mode), "%s is no directory", tree);
 	mt_quiet_int_eq((int)(st.st_mode & 07777), 0700);
 	mt_quiet_uint_eq(mt_test_assert_traces_complete_ending(tree, ".jsonl.zst"), 4);
+	/* docs/preload-use.md, "Where traces go", shows this listing. */
 	names = mt_test_traces_ending(tree, ".jsonl.zst", &n);
-	mt_quiet(find_trace(names, n, tree, "bash", pid) != NULL, "no trace of bash");
-	mt_quiet(find_trace(names, n, tree, "ls", 0) != NULL, "no trace of ls");
-	mt_quiet(find_trace(names, n, tree, "cat", pid) != NULL, "no trace of cat");
+	snprintf(name, sizeof(name), "memtrace.%ld.jsonl.zst", pid);
+	ck_assert_str_eq(find_trace(names, n, tree, "bash", pid), name);
+	snprintf(name, sizeof(name), "memtrace.%ld.1.jsonl.zst", pid);
+	ck_assert_str_eq(find_trace(names, n, tree, "cat", pid), name);
+	child = find_trace(names, n, tree, "ls", 0);
+	mt_quiet(child != NULL, "no trace of ls");
+	trace_exe(tree, child, exe, sizeof(exe), &child_pid);
+	snprintf(name, sizeof(name), "memtrace.%ld.1.jsonl.zst", child_pid);
+	ck_assert_str_eq(child, name);
+	snprintf(name, sizeof(name), "memtrace.%ld.jsonl.zst", child_pid);
+	trace_exe(tree, name, exe, sizeof(exe), &child_pid);
+	ck_assert_str_eq(base(exe), "bash");
+	{
+		char *path = mt_test_path(tree, name);
+		json_object *start = mt_test_trace_start(path);
+
+		ppid = (long)mt_test_json_i64(start, "ppid");
+		json_object_put(start);
+		free(path);
+	}
+	mt_quiet_int_eq(ppid, pid);
 	mt_test_traces_release(names, n);
 	free(tree);
 	mt_test_run_release(&r);
