@@ -688,8 +688,11 @@ static int has_libstdcxx(void)
 void mt_trace_init(void)
 {
 	int expected = 0;
+	/* Once per process (init_state): off the stack, which a first
+	 * hook may find small. */
+	static char pattern[PATH_CAP], made_dir[PATH_CAP];
 	const char *env;
-	char name[PATH_CAP], pattern[PATH_CAP], made_dir[PATH_CAP];
+	char name[PATH_CAP];
 	int rc, root;
 
 	if (!atomic_compare_exchange_strong(&init_state, &expected, 1))
