@@ -38,15 +38,16 @@ static void untraced_why(int rc, char *why, size_t cap)
 static int current_dir(char *cwd, size_t cap)
 {
 	long rc = mt_real_syscall6(SYS_getcwd, (long)cwd, (long)cap, 0, 0, 0, 0);
-	char why[160];
+	const char *desc;
 
 	/* Linux names a directory outside the process's root (a chroot
 	 * entered since) "(unreachable)/...": no path to write beside. */
 	if (rc >= 0 && cwd[0] != '/')
 		rc = -ENOENT;
 	if (rc < 0) {
-		untraced_why((int)rc, why, sizeof(why));
-		mt_say_line("cannot name the current directory for the traces '", ".", why);
+		desc = strerrordesc_np((int)-rc);
+		mt_say_line("cannot name the current directory for the traces: ",
+			    desc ? desc : "unknown error", "; the program runs untraced");
 		return -1;
 	}
 	if (!strcmp(cwd, "/"))

@@ -829,6 +829,37 @@ out:
 }
 END_TEST
 
+/* A tree that starts in a directory removed since cannot write beside
+ * it: one line says so, and the tree runs untraced, its output, stderr
+ * and status those of the bare run but for that line. */
+START_TEST(test_a_removed_starting_directory_is_said_once_and_runs_untraced)
+{
+	static const char line[] = "memtrace: cannot name the current directory for the traces: "
+				   "No such file or directory; the program runs untraced\n";
+	char *dir = mt_test_scratch(), cmd[8192];
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	mt_test_run_t bare, r;
+
+	for (int traced = 0; traced < 2; traced++) {
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%s' && mkdir gone%d && cd gone%d && rmdir ../gone%d && "
+			 "unset MEMTRACE_OUTPUT && %s%s%s exec /bin/bash -c "
+			 "'ls / >/dev/null; (echo done); exit 3' 2>&1",
+			 dir, traced, traced, traced, traced ? "LD_PRELOAD='" : "",
+			 traced ? mt_test_build_dir() : "", traced ? "/libmtpreload.so'" : "");
+		mt_test_run(traced ? &r : &bare, argv, NULL);
+	}
+	mt_quiet_int_eq(bare.status, 3);
+	mt_quiet_int_eq(r.status, 3);
+	mt_quiet(strlen(r.out) == strlen(line) + strlen(bare.out) &&
+		 !strncmp(r.out, line, strlen(line)) && !strcmp(r.out + strlen(line), bare.out),
+		 "bare:\n%straced:\n%s", bare.out, r.out);
+	mt_quiet(strstr(bare.out, "done\n") != NULL, "bare: %s", bare.out);
+	mt_test_run_release(&bare);
+	mt_test_run_release(&r);
+}
+END_TEST
+
 Suite *mt_suite_process(void)
 {
 	Suite *s = suite_create("process");
@@ -852,6 +883,7 @@ Suite *mt_suite_process(void)
 	tcase_add_test(tc, test_an_exec_image_never_takes_the_name_of_its_parents_trace);
 	tcase_add_test(tc, test_the_default_directory_of_an_earlier_run_is_never_reused);
 	tcase_add_test(tc, test_a_percent_sign_in_the_starting_directory_stays_in_the_name);
+	tcase_add_test(tc, test_a_removed_starting_directory_is_said_once_and_runs_untraced);
 	suite_add_tcase(s, tc);
 	return s;
 }
