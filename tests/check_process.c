@@ -4,7 +4,9 @@
  * to their children, images that exec others and keep their pid, exec
  * that fails, children that end in _exit, signals that end a process,
  * make running recipes through the shell, a thread that forbids RDTSC
- * after it has allocated, and a disk too small for the trace.  Each test holds the run's output and
+ * after it has allocated, a disk too small for the trace, and where a
+ * tree's traces go (one place per traced command, whatever directory
+ * each process starts in).  Each test holds the run's output and
  * exit status to the bare run's, and every trace file it left to being
  * its own process's, whole and cut to its length.
  */
