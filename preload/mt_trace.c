@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -34,6 +35,7 @@
 #include "mt_declare.h"
 #include "mt_lock.h"
 #include "mt_name.h"
+#include "mt_output.h"
 #include "mt_real.h"
 #include "mt_record.h"
 #include "mt_say.h"
@@ -196,12 +198,46 @@ static void arm_sampling(void)
 		       mt_clock_now() ^ (uint64_t)getpid() << 32);
 }
 
-/* Replace the MEMTRACE_OUTPUT entry of env in place with env_entry. */
-static void publish_in(char **env)
+/* Replace the MEMTRACE_OUTPUT entry of env in place with env_entry.
+ * Returns 1 when env had one, else 0. */
+static int publish_in(char **env)
 {
+	int found = 0;
+
 	for (; env && *env; env++)
-		if (!strncmp(*env, "MEMTRACE_OUTPUT=", 16))
+		if (!strncmp(*env, "MEMTRACE_OUTPUT=", 16)) {
 			*env = env_entry;
+			found = 1;
+		}
+	return found;
+}
+
+/*
+ * An environment without MEMTRACE_OUTPUT gets env_entry added: environ
+ * becomes a copy of it with the entry at its end, in memory of its own
+ * (never malloc's, never given back).  glibc calls main() with environ as
+ * it is after the constructors, so the program and a shell's copy of its
+ * envp have it.  The old array stays valid for whoever still holds it.
+ */
+static void publish_added(void)
+{
+	size_t n = 0, len;
+	char **env;
+
+	while (environ && environ[n])
+		n++;
+	len = (n + 2) * sizeof(*env);
+	env = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (env == MAP_FAILED) {
+		mt_say_line("cannot hand the trace pattern to the processes below this one; "
+			    "they write their traces where they start", NULL, NULL);
+		return;
+	}
+	if (n)
+		memcpy(env, environ, n * sizeof(*env));
+	env[n] = env_entry;
+	env[n + 1] = NULL;
+	environ = env;
 }
 
 /* Take libmtpreload.so out of the LD_PRELOAD entry of env, in place:
@@ -292,14 +328,18 @@ static int collectors_would_be_children(void)
 
 void mt_trace_publish_env(char **envp)
 {
+	int found;
+
 	main_envp = envp;
 	if (unpreload)
 		unpreload_env();
 	if (!env_entry[0])
 		return;
-	publish_in(envp);
+	found = publish_in(envp);
 	if (environ != envp)
-		publish_in(environ);
+		found = publish_in(environ);
+	if (!found)
+		publish_added();
 }
 
 /* ---- records ---- */
@@ -648,7 +688,10 @@ static int has_libstdcxx(void)
 void mt_trace_init(void)
 {
 	int expected = 0;
-	const char *pattern, *env;
+	/* Once per process (init_state): off the stack, which a first
+	 * hook may find small. */
+	static char pattern[PATH_CAP], made_dir[PATH_CAP];
+	const char *env;
 	char name[PATH_CAP];
 	int rc, root;
 
@@ -677,23 +720,6 @@ void mt_trace_init(void)
 		untrace_tree();
 		goto done;
 	}
-	env = getenv("MEMTRACE_OUTPUT");
-	pattern = env && *env ? env : MT_TRACE_DEFAULT_OUTPUT;
-	if (mt_name_child_pattern(pattern, child_pattern, sizeof(child_pattern)) < 0 ||
-	    mt_name_expand(pattern, getpid(), name, sizeof(name)) < 0) {
-		mt_say_line("MEMTRACE_OUTPUT is too long; the program runs untraced",
-			    NULL, NULL);
-		untrace_tree();
-		goto done;
-	}
-	/* A pattern without %p is the user's name for the first process of
-	 * the tree: the processes below it find the pattern that cannot
-	 * clash with it in their environment (mt_trace_publish_env). */
-	root = !mt_name_has_pid(pattern);
-	if (root && env) {
-		memcpy(env_entry, "MEMTRACE_OUTPUT=", 16);
-		memcpy(env_entry + 16, child_pattern, strlen(child_pattern) + 1);
-	}
 	ring_slots = mt_settings_ring_slots(getenv("MEMTRACE_RING_SLOTS"));
 	arm_sampling();
 	stats = mt_settings_stats(getenv("MEMTRACE_STATS"));
@@ -702,15 +728,44 @@ void mt_trace_init(void)
 		untrace_tree();
 		goto done;
 	}
+	/* The pattern made absolute: the processes below this one start
+	 * wherever it has gone since, and write beside it. */
+	env = getenv("MEMTRACE_OUTPUT");
+	if (mt_output_pattern(env, program_invocation_short_name, getpid(), pattern,
+			      sizeof(pattern), made_dir, sizeof(made_dir)) < 0) {
+		untrace_tree();
+		goto done;
+	}
+	if (mt_name_child_pattern(pattern, child_pattern, sizeof(child_pattern)) < 0 ||
+	    mt_name_expand(pattern, getpid(), name, sizeof(name)) < 0) {
+		mt_say_line("MEMTRACE_OUTPUT is too long; the program runs untraced",
+			    NULL, NULL);
+		mt_output_unmake(made_dir);
+		untrace_tree();
+		goto done;
+	}
+	/* A pattern without %p is the user's name for the first process of
+	 * the tree: the processes below it find the pattern that cannot
+	 * clash with it, absolute, in their environment
+	 * (mt_trace_publish_env). */
+	root = !mt_name_has_pid(pattern);
+	if (!env || strcmp(env, child_pattern)) {
+		memcpy(env_entry, "MEMTRACE_OUTPUT=", 16);
+		memcpy(env_entry + 16, child_pattern, strlen(child_pattern) + 1);
+	}
 	mt_lock_take();
 	rc = begin_trace_locked(name, root, mt_settings_depth(getenv("MEMTRACE_STACK_DEPTH")),
 				getppid());
 	mt_lock_give();
 	if (rc < 0) {
 		/* A process limit (EAGAIN) is the one refusal a descendant
-		 * may not meet: the others would repeat, line after line. */
-		if (rc != -EAGAIN)
+		 * may not meet, and writes beside this process's place: the
+		 * others would repeat, line after line. */
+		if (rc != -EAGAIN) {
+			env_entry[0] = '\0';
+			mt_output_unmake(made_dir);
 			untrace_tree();
+		}
 		goto done;
 	}
 	/* Every module's symbols now: a program that locks its system

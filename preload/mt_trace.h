@@ -68,12 +68,15 @@ int mt_trace_start(const char *path, int stack_depth);
 void mt_trace_stop(const char *reason);
 
 /*
- * The processes below a root (a MEMTRACE_OUTPUT without %p) must find the
- * pattern of descendants in their environment, and a shell hands its
- * children the environment it copied from main()'s envp, not environ: so
- * the MEMTRACE_OUTPUT entry of envp (and of environ, when that is another
- * array) is replaced in place, before main() runs.  The library
- * constructor calls it with the envp glibc gives constructors.
+ * The processes below the first of a tree must find the absolute pattern
+ * of descendants in their environment (mt_output.h), and a shell hands
+ * its children the environment it copied from main()'s envp, not
+ * environ: so the MEMTRACE_OUTPUT entry of envp (and of environ, when
+ * that is another array) is replaced in place, before main() runs, or,
+ * when there is none, environ becomes a copy with the entry added, which
+ * glibc then passes to main().  Nothing changes when the value was
+ * already absolute and named %p.  The library constructor calls it with
+ * the envp glibc gives constructors.
  */
 void mt_trace_publish_env(char **envp);
 

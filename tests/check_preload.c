@@ -758,13 +758,15 @@ START_TEST(test_stack_depth_limits_the_frames_of_each_stack)
 }
 END_TEST
 
-/* memtrace.PID.jsonl.zst, compressed by default, and whole. */
-START_TEST(test_default_output_is_memtrace_pid_jsonl_zst_in_the_working_directory)
+/* memtrace.PROG.PID/memtrace.PID.jsonl.zst, in a directory of its own
+ * made 0700, compressed by default, and whole. */
+START_TEST(test_default_output_is_memtrace_pid_jsonl_zst_in_a_directory_of_its_own)
 {
 	char *dir = mt_test_scratch(), cmd[8192];
 	char *prog = mt_test_workload("wl_entry");
 	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
 	mt_test_run_t r;
+	struct stat st;
 	int pid;
 
 	/* Only the workload gets the preload: a traced shell would leave
@@ -774,7 +776,10 @@ START_TEST(test_default_output_is_memtrace_pid_jsonl_zst_in_the_working_director
 		 dir, preload_env(), prog);
 	mt_test_run(&r, argv, NULL);
 	mt_quiet_int_eq(sscanf(r.out, "%d", &pid), 1);
-	snprintf(cmd, sizeof(cmd), "%s/memtrace.%d.jsonl.zst", dir, pid);
+	snprintf(cmd, sizeof(cmd), "%s/memtrace.wl_entry.%d", dir, pid);
+	mt_quiet(stat(cmd, &st) == 0 && S_ISDIR(st.st_mode), "no directory %s", cmd);
+	mt_quiet_int_eq((int)(st.st_mode & 07777), 0700);
+	snprintf(cmd, sizeof(cmd), "%s/memtrace.wl_entry.%d/memtrace.%d.jsonl.zst", dir, pid, pid);
 	mt_quiet(mt_test_exists(cmd), "no %s", cmd);
 	{
 		summary_t s;
@@ -1638,7 +1643,7 @@ Suite *mt_suite_preload(void)
 	tcase_add_test(tc, test_dlopen_while_threads_allocate_does_not_deadlock);
 	tcase_add_test(tc, test_stack_depth_zero_writes_no_stacks);
 	tcase_add_test(tc, test_stack_depth_limits_the_frames_of_each_stack);
-	tcase_add_test(tc, test_default_output_is_memtrace_pid_jsonl_zst_in_the_working_directory);
+	tcase_add_test(tc, test_default_output_is_memtrace_pid_jsonl_zst_in_a_directory_of_its_own);
 	tcase_add_test(tc, test_secure_execution_is_never_traced);
 	tcase_add_test(tc, test_posix_spawn_and_vfork_children_trace_themselves);
 	tcase_add_test(tc, test_allocation_in_an_earlier_constructor_is_traced);

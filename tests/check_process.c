@@ -4,7 +4,9 @@
  * to their children, images that exec others and keep their pid, exec
  * that fails, children that end in _exit, signals that end a process,
  * make running recipes through the shell, a thread that forbids RDTSC
- * after it has allocated, and a disk too small for the trace.  Each test holds the run's output and
+ * after it has allocated, a disk too small for the trace, and where a
+ * tree's traces go (one place per traced command, whatever directory
+ * each process starts in).  Each test holds the run's output and
  * exit status to the bare run's, and every trace file it left to being
  * its own process's, whole and cut to its length.
  */
@@ -553,6 +555,313 @@ out:
 }
 END_TEST
 
+/* The names in dir but "." and "..", sorted, as mt_test_traces gives
+ * them (release with mt_test_traces_release). */
+static char **entries(const char *dir, size_t *n)
+{
+	char **all = mt_test_traces_ending(dir, "", n);
+	size_t k = 0;
+
+	for (size_t i = 0; i < *n; i++) {
+		if (!strcmp(all[i], ".") || !strcmp(all[i], ".."))
+			free(all[i]);
+		else
+			all[k++] = all[i];
+	}
+	*n = k;
+	return all;
+}
+
+/*
+ * Run bash -c script from dir under the preload, with MEMTRACE_OUTPUT
+ * set to output (NULL: unset), after the shell commands pre (which may
+ * use $$, bash's pid to be); bash's pid into *pid.  bash forks and execs
+ * in a subdirectory: where each process starts must not decide where its
+ * trace goes.
+ */
+static void run_bash_after(mt_test_run_t *r, const char *dir, const char *pre,
+			   const char *output, const char *script, long *pid)
+{
+	char cmd[8192];
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	char out[4200] = "";
+
+	if (output)
+		snprintf(out, sizeof(out), "MEMTRACE_OUTPUT='%s' ", output);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && unset MEMTRACE_OUTPUT && %s echo $$ && "
+		 "%sLD_PRELOAD='%s/libmtpreload.so' exec /bin/bash -c '%s'",
+		 dir, pre, out, mt_test_build_dir(), script);
+	mt_test_run(r, argv, NULL);
+	mt_quiet(r->status == 0, "bash ended with %d: %s", r->status, r->err);
+	mt_quiet(sscanf(r->out, "%ld", pid) == 1, "printed %s", r->out);
+}
+
+/* run_bash_after() with nothing before. */
+static void run_bash_in(mt_test_run_t *r, const char *dir, const char *output,
+			const char *script, long *pid)
+{
+	run_bash_after(r, dir, "", output, script, pid);
+}
+
+/* A relative MEMTRACE_OUTPUT names every trace of the tree beside the
+ * first process's, wherever the others start: after `cd sub`, bash's
+ * forked child, the ls it execs and the cat bash execs itself write in
+ * the directory bash started in, and none in sub. */
+START_TEST(test_a_relative_output_puts_every_trace_where_the_first_process_started)
+{
+	char *dir = mt_test_scratch(), *sub = mt_test_path(dir, "sub");
+	char **names, want[64];
+	const char *cat;
+	mt_test_run_t r;
+	size_t n;
+	long pid, p;
+	char exe[4096];
+
+	if (access("/bin/bash", X_OK) != 0) {
+		MT_TEST_SKIP("needs bash (/bin/bash: %s)", strerror(errno));
+		goto out;
+	}
+	mt_quiet_int_eq(mkdir(sub, 0700), 0);
+	run_bash_in(&r, dir, "t.jsonl", "cd sub && ls >/dev/null; exec cat /dev/null", &pid);
+	names = entries(sub, &n);
+	mt_quiet(n == 0, "%zu files in sub, the first %s", n, n ? names[0] : "");
+	mt_test_traces_release(names, n);
+	/* bash, its forked child, ls, cat. */
+	mt_quiet_uint_eq(mt_test_assert_traces_complete(dir), 4);
+	trace_exe(dir, "t.jsonl", exe, sizeof(exe), &p);
+	ck_assert_str_eq(base(exe), "bash");
+	mt_quiet_int_eq(p, pid);
+	names = mt_test_traces(dir, &n);
+	mt_quiet(find_trace(names, n, dir, "ls", 0) != NULL, "no trace of ls");
+	cat = find_trace(names, n, dir, "cat", pid);
+	mt_quiet(cat != NULL, "no trace of cat");
+	snprintf(want, sizeof(want), "t.%ld.jsonl", pid);
+	ck_assert_str_eq(cat, want);
+	mt_test_traces_release(names, n);
+	mt_test_run_release(&r);
+out:
+	free(sub);
+}
+END_TEST
+
+/* The same with %p in the relative name: the first process resolves it
+ * once for the tree. */
+START_TEST(test_a_relative_pattern_with_pid_is_resolved_once_for_the_tree)
+{
+	char *dir = mt_test_scratch(), *sub = mt_test_path(dir, "sub");
+	char **names;
+	mt_test_run_t r;
+	size_t n;
+	long pid;
+
+	if (access("/bin/bash", X_OK) != 0) {
+		MT_TEST_SKIP("needs bash (/bin/bash: %s)", strerror(errno));
+		goto out;
+	}
+	mt_quiet_int_eq(mkdir(sub, 0700), 0);
+	run_bash_in(&r, dir, "t.%p.jsonl", "cd sub && ls >/dev/null; exec cat /dev/null", &pid);
+	names = entries(sub, &n);
+	mt_quiet(n == 0, "%zu files in sub, the first %s", n, n ? names[0] : "");
+	mt_test_traces_release(names, n);
+	mt_quiet_uint_eq(mt_test_assert_traces_complete(dir), 4);
+	names = mt_test_traces(dir, &n);
+	mt_quiet(find_trace(names, n, dir, "ls", 0) != NULL, "no trace of ls");
+	mt_quiet(find_trace(names, n, dir, "cat", pid) != NULL, "no trace of cat");
+	mt_test_traces_release(names, n);
+	mt_test_run_release(&r);
+out:
+	free(sub);
+}
+END_TEST
+
+/* Without MEMTRACE_OUTPUT the directory the command starts in gets one
+ * entry, memtrace.bash.PID, made 0700, which holds the trace of every
+ * process of the tree; src, where they went, gets none. */
+START_TEST(test_the_default_output_keeps_a_whole_tree_in_one_directory)
+{
+	char *dir = mt_test_scratch(), *sub = mt_test_path(dir, "src"), *tree;
+	char **names, want[64], name[64], exe[4096];
+	const char *child;
+	mt_test_run_t r;
+	struct stat st;
+	size_t n;
+	long pid, child_pid, ppid;
+
+	if (access("/bin/bash", X_OK) != 0) {
+		MT_TEST_SKIP("needs bash (/bin/bash: %s)", strerror(errno));
+		goto out;
+	}
+	mt_quiet_int_eq(mkdir(sub, 0700), 0);
+	run_bash_in(&r, dir, NULL, "cd src && ls >/dev/null; exec cat /dev/null", &pid);
+	names = entries(sub, &n);
+	mt_quiet(n == 0, "%zu files in sub, the first %s", n, n ? names[0] : "");
+	mt_test_traces_release(names, n);
+	snprintf(want, sizeof(want), "memtrace.bash.%ld", pid);
+	names = entries(dir, &n);
+	mt_quiet_uint_eq(n, 2);
+	ck_assert_str_eq(names[0], want);
+	ck_assert_str_eq(names[1], "src");
+	mt_test_traces_release(names, n);
+	tree = mt_test_path(dir, want);
+	mt_quiet_int_eq(stat(tree, &st), 0);
+	mt_quiet(S_ISDIR(st.st_mode), "%s is no directory", tree);
+	mt_quiet_int_eq((int)(st.st_mode & 07777), 0700);
+	mt_quiet_uint_eq(mt_test_assert_traces_complete_ending(tree, ".jsonl.zst"), 4);
+	/* docs/preload-use.md, "Where traces go", shows this listing. */
+	names = mt_test_traces_ending(tree, ".jsonl.zst", &n);
+	snprintf(name, sizeof(name), "memtrace.%ld.jsonl.zst", pid);
+	ck_assert_str_eq(find_trace(names, n, tree, "bash", pid), name);
+	snprintf(name, sizeof(name), "memtrace.%ld.1.jsonl.zst", pid);
+	ck_assert_str_eq(find_trace(names, n, tree, "cat", pid), name);
+	child = find_trace(names, n, tree, "ls", 0);
+	mt_quiet(child != NULL, "no trace of ls");
+	trace_exe(tree, child, exe, sizeof(exe), &child_pid);
+	snprintf(name, sizeof(name), "memtrace.%ld.1.jsonl.zst", child_pid);
+	ck_assert_str_eq(child, name);
+	snprintf(name, sizeof(name), "memtrace.%ld.jsonl.zst", child_pid);
+	trace_exe(tree, name, exe, sizeof(exe), &child_pid);
+	ck_assert_str_eq(base(exe), "bash");
+	{
+		char *path = mt_test_path(tree, name);
+		json_object *start = mt_test_trace_start(path);
+
+		ppid = (long)mt_test_json_i64(start, "ppid");
+		json_object_put(start);
+		free(path);
+	}
+	mt_quiet_int_eq(ppid, pid);
+	mt_test_traces_release(names, n);
+	free(tree);
+	mt_test_run_release(&r);
+out:
+	free(sub);
+}
+END_TEST
+
+/* An image a process execs keeps its pid but never its parent's name,
+ * wherever it starts: bash's trace is memtrace.PID.jsonl.zst, and cat,
+ * exec'd after `cd sub`, takes memtrace.PID.1.jsonl.zst beside it. */
+START_TEST(test_an_exec_image_never_takes_the_name_of_its_parents_trace)
+{
+	char *dir = mt_test_scratch(), *sub = mt_test_path(dir, "sub"), *tree;
+	char **names, want[64], old_name[64], new_name[64];
+	mt_test_run_t r;
+	size_t n;
+	long pid;
+
+	if (access("/bin/bash", X_OK) != 0) {
+		MT_TEST_SKIP("needs bash (/bin/bash: %s)", strerror(errno));
+		goto out;
+	}
+	mt_quiet_int_eq(mkdir(sub, 0700), 0);
+	run_bash_in(&r, dir, NULL, "cd sub && exec cat /dev/null", &pid);
+	names = entries(sub, &n);
+	mt_quiet(n == 0, "%zu files in sub, the first %s", n, n ? names[0] : "");
+	mt_test_traces_release(names, n);
+	snprintf(want, sizeof(want), "memtrace.bash.%ld", pid);
+	tree = mt_test_path(dir, want);
+	mt_quiet_uint_eq(mt_test_assert_traces_complete_ending(tree, ".jsonl.zst"), 2);
+	snprintf(old_name, sizeof(old_name), "memtrace.%ld.jsonl.zst", pid);
+	snprintf(new_name, sizeof(new_name), "memtrace.%ld.1.jsonl.zst", pid);
+	names = mt_test_traces_ending(tree, ".jsonl.zst", &n);
+	ck_assert_str_eq(find_trace(names, n, tree, "bash", pid), old_name);
+	ck_assert_str_eq(find_trace(names, n, tree, "cat", pid), new_name);
+	mt_test_traces_release(names, n);
+	free(tree);
+	mt_test_run_release(&r);
+out:
+	free(sub);
+}
+END_TEST
+
+/* A directory of the default name that exists (an earlier run whose
+ * first process had the same pid, or the user's) is never written into:
+ * the run takes memtrace.bash.PID.1, and the other stays as it was. */
+START_TEST(test_the_default_directory_of_an_earlier_run_is_never_reused)
+{
+	char *dir = mt_test_scratch(), *old, *tree;
+	char **names, want[64];
+	mt_test_run_t r;
+	size_t n;
+	long pid;
+
+	if (access("/bin/bash", X_OK) != 0) {
+		MT_TEST_SKIP("needs bash (/bin/bash: %s)", strerror(errno));
+		goto out;
+	}
+	run_bash_after(&r, dir, "mkdir memtrace.bash.$$ &&", NULL, "ls >/dev/null", &pid);
+	snprintf(want, sizeof(want), "memtrace.bash.%ld", pid);
+	old = mt_test_path(dir, want);
+	names = entries(old, &n);
+	mt_quiet(n == 0, "%zu files in %s, the first %s", n, want, n ? names[0] : "");
+	mt_test_traces_release(names, n);
+	snprintf(want, sizeof(want), "memtrace.bash.%ld.1", pid);
+	tree = mt_test_path(dir, want);
+	mt_quiet_uint_ge(mt_test_assert_traces_complete_ending(tree, ".jsonl.zst"), 1);
+	names = mt_test_traces_ending(tree, ".jsonl.zst", &n);
+	mt_quiet(find_trace(names, n, tree, "bash", pid) != NULL ||
+		 find_trace(names, n, tree, "ls", pid) != NULL, "no trace of bash's pid");
+	mt_test_traces_release(names, n);
+	free(tree);
+	free(old);
+	mt_test_run_release(&r);
+out:;
+}
+END_TEST
+
+/* A '%' in the name of the directory the first process starts in is
+ * the directory's, not a pattern's: the traces go into it. */
+START_TEST(test_a_percent_sign_in_the_starting_directory_stays_in_the_name)
+{
+	char *top = mt_test_scratch(), *dir = mt_test_path(top, "a%pb%%c");
+	mt_test_run_t r;
+	long pid;
+
+	if (access("/bin/bash", X_OK) != 0) {
+		MT_TEST_SKIP("needs bash (/bin/bash: %s)", strerror(errno));
+		goto out;
+	}
+	mt_quiet_int_eq(mkdir(dir, 0700), 0);
+	run_bash_in(&r, dir, "t.jsonl", "ls >/dev/null; true", &pid);
+	mt_quiet_uint_ge(mt_test_assert_traces_complete(dir), 2);
+	mt_test_run_release(&r);
+out:
+	free(dir);
+}
+END_TEST
+
+/* A tree that starts in a directory removed since cannot write beside
+ * it: one line says so, and the tree runs untraced, its output, stderr
+ * and status those of the bare run but for that line. */
+START_TEST(test_a_removed_starting_directory_is_said_once_and_runs_untraced)
+{
+	static const char line[] = "memtrace: cannot name the current directory for the traces: "
+				   "No such file or directory; the program runs untraced\n";
+	char *dir = mt_test_scratch(), cmd[8192];
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	mt_test_run_t bare, r;
+
+	for (int traced = 0; traced < 2; traced++) {
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%s' && mkdir gone%d && cd gone%d && rmdir ../gone%d && "
+			 "unset MEMTRACE_OUTPUT && %s%s%s exec /bin/bash -c "
+			 "'ls / >/dev/null; (echo done); exit 3' 2>&1",
+			 dir, traced, traced, traced, traced ? "LD_PRELOAD='" : "",
+			 traced ? mt_test_build_dir() : "", traced ? "/libmtpreload.so'" : "");
+		mt_test_run(traced ? &r : &bare, argv, NULL);
+	}
+	mt_quiet_int_eq(bare.status, 3);
+	mt_quiet_int_eq(r.status, 3);
+	mt_quiet(strlen(r.out) == strlen(line) + strlen(bare.out) &&
+		 !strncmp(r.out, line, strlen(line)) && !strcmp(r.out + strlen(line), bare.out),
+		 "bare:\n%straced:\n%s", bare.out, r.out);
+	mt_quiet(strstr(bare.out, "done\n") != NULL, "bare: %s", bare.out);
+	mt_test_run_release(&bare);
+	mt_test_run_release(&r);
+}
+END_TEST
+
 Suite *mt_suite_process(void)
 {
 	Suite *s = suite_create("process");
@@ -570,6 +879,13 @@ Suite *mt_suite_process(void)
 	tcase_add_test(tc, test_python_keeps_keyboard_interrupt_and_its_trace_ends);
 	tcase_add_test(tc, test_small_tmpfs_keeps_what_fits);
 	tcase_add_test(tc, test_make_j2_through_the_shell_leaves_every_trace_complete);
+	tcase_add_test(tc, test_a_relative_output_puts_every_trace_where_the_first_process_started);
+	tcase_add_test(tc, test_a_relative_pattern_with_pid_is_resolved_once_for_the_tree);
+	tcase_add_test(tc, test_the_default_output_keeps_a_whole_tree_in_one_directory);
+	tcase_add_test(tc, test_an_exec_image_never_takes_the_name_of_its_parents_trace);
+	tcase_add_test(tc, test_the_default_directory_of_an_earlier_run_is_never_reused);
+	tcase_add_test(tc, test_a_percent_sign_in_the_starting_directory_stays_in_the_name);
+	tcase_add_test(tc, test_a_removed_starting_directory_is_said_once_and_runs_untraced);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -437,6 +437,46 @@ done:
 }
 END_TEST
 
+/* Without -o, record makes memtrace.PROG.PID new, mode 0700: a directory
+ * of that name that exists (an earlier run's, a pid come round again) is
+ * left as it was, and the run takes memtrace.PROG.PID.1; a '%' in the
+ * directory record starts in stays the directory's. */
+START_TEST(test_record_makes_a_directory_of_its_own_for_each_run)
+{
+	char *top = mt_test_scratch(), *dir = mt_test_path(top, "a%pb");
+	char *mt = mt_test_memtrace(), cmd[8192], name[64], *old, *tree;
+	char *argv[] = { "/bin/sh", "-c", cmd, NULL };
+	mt_test_run_t r;
+	struct stat st;
+	size_t n;
+	char **names;
+	long pid;
+
+	mt_quiet_int_eq(mkdir(dir, 0700), 0);
+	snprintf(cmd, sizeof(cmd),
+		 "cd '%s' && unset MEMTRACE_OUTPUT && mkdir memtrace.sh.$$ && echo $$ && "
+		 "exec '%s' record -- sh -c 'cd / && ls >/dev/null'", dir, mt);
+	mt_test_run(&r, argv, NULL);
+	mt_quiet(r.status == 0, "record ended with %d: %s", r.status, r.err);
+	mt_quiet(sscanf(r.out, "%ld", &pid) == 1, "printed %s", r.out);
+	snprintf(name, sizeof(name), "memtrace.sh.%ld", pid);
+	old = mt_test_path(dir, name);
+	names = zst_traces(old, &n);
+	mt_quiet_uint_eq(n, 0);
+	free(names);
+	snprintf(name, sizeof(name), "memtrace.sh.%ld.1", pid);
+	tree = mt_test_path(dir, name);
+	mt_quiet_int_eq(stat(tree, &st), 0);
+	mt_quiet_int_eq((int)(st.st_mode & 07777), 0700);
+	mt_quiet_uint_ge(assert_complete(tree), 2);
+	free(tree);
+	free(old);
+	free(mt);
+	mt_test_run_release(&r);
+	free(dir);
+}
+END_TEST
+
 Suite *mt_suite_record(void)
 {
 	Suite *s = suite_create("record");
@@ -452,6 +492,7 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_a_tree_under_record_costs_one_process);
 	tcase_add_test(tc, test_sigterm_to_record_reaches_the_command);
 	tcase_add_test(tc, test_a_process_in_another_network_namespace_says_so_and_runs_untraced);
+	tcase_add_test(tc, test_record_makes_a_directory_of_its_own_for_each_run);
 	suite_add_tcase(s, tc);
 	return s;
 }

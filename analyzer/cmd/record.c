@@ -23,7 +23,8 @@ static const char usage[] =
 	"Run CMD with every process of its tree traced, each into a trace of its\n"
 	"own, DIR/memtrace.PID.jsonl.zst, written by one collector process, CMD's\n"
 	"parent.  DIR is made when missing; by default memtrace.PROG.PID in the\n"
-	"current directory (PROG: CMD's base name, PID: record's), or, when\n"
+	"current directory (PROG: CMD's base name, PID: record's; made new, mode\n"
+	"0700, memtrace.PROG.PID.1 ... when that is taken), or, when\n"
 	"MEMTRACE_OUTPUT is set and -o is not given, the traces are named by it.\n"
 	"Exits with CMD's status (128 + N when it dies of signal N), once CMD and\n"
 	"every traced process of its tree have ended.\n"
@@ -64,6 +65,33 @@ static int command_start(int argc, char **argv, int *dashdash)
 	return argc;
 }
 
+/* dir into out at *n (cap bytes) with each '%' written "%%", so that a
+ * pattern that starts with it names it ("/" is ""). */
+static int add_dir(char *out, size_t cap, size_t *n, const char *dir)
+{
+	if (!strcmp(dir, "/"))
+		dir = "";
+	for (; *dir; dir++) {
+		if (*n + 3 > cap)
+			return -1;
+		out[(*n)++] = *dir;
+		if (*dir == '%')
+			out[(*n)++] = '%';
+	}
+	out[*n] = '\0';
+	return 0;
+}
+
+/* The pattern dir/name into out (dir's '%' escaped, name as it is). */
+static int pattern_in(const char *dir, const char *name, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (add_dir(out, cap, &n, dir) < 0)
+		return -1;
+	return snprintf(out + n, cap - n, "/%s", name) < (int)(cap - n) ? 0 : -1;
+}
+
 /* path made absolute against the current directory (not resolved: a
  * pattern's file need not exist), into out. */
 static int absolute(const char *path, char *out, size_t cap)
@@ -74,7 +102,45 @@ static int absolute(const char *path, char *out, size_t cap)
 		return snprintf(out, cap, "%s", path) < (int)cap ? 0 : -1;
 	if (!getcwd(cwd, sizeof(cwd)))
 		return -1;
-	return snprintf(out, cap, "%s/%s", strcmp(cwd, "/") ? cwd : "", path) < (int)cap ? 0 : -1;
+	return pattern_in(cwd, path, out, cap);
+}
+
+/* -o DIR: made when missing, used as it is when it is there. */
+static int make_named(const char *out, char *dir, size_t cap)
+{
+	snprintf(dir, cap, "%s", out);
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		fprintf(stderr, "memtrace: cannot make directory '%s': %s\n", dir,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The default, memtrace.PROG.PID in the current directory, as the preload
+ * names a tree's directory (docs/preload-use.md, "Where traces go"): made
+ * new, mode 0700; when the name is taken (an earlier run's, a pid come
+ * round again), the first free of .1 to .999 after it. */
+static int make_default(const char *prog, char *dir, size_t cap)
+{
+	const char *base = strrchr(prog, '/');
+	int rc = -1;
+
+	for (int k = 0; k < 1000; k++) {
+		if (k)
+			snprintf(dir, cap, "memtrace.%s.%d.%d", base ? base + 1 : prog,
+				 (int)getpid(), k);
+		else
+			snprintf(dir, cap, "memtrace.%s.%d", base ? base + 1 : prog,
+				 (int)getpid());
+		rc = mkdir(dir, 0700);
+		if (rc == 0 || errno != EEXIST)
+			break;
+	}
+	if (rc == 0 && chmod(dir, 0700) == 0)
+		return 0;
+	fprintf(stderr, "memtrace: cannot make directory '%s': %s\n", dir, strerror(errno));
+	return -1;
 }
 
 static int run(int argc, char **argv)
@@ -105,26 +171,15 @@ static int run(int argc, char **argv)
 		if (absolute(env, pattern, sizeof(pattern)) < 0)
 			goto too_long;
 	} else {
-		if (out) {
-			snprintf(dir, sizeof(dir), "%s", out);
-		} else {
-			const char *base = strrchr(cmd[0], '/');
-
-			snprintf(dir, sizeof(dir), "memtrace.%s.%d", base ? base + 1 : cmd[0],
-				 (int)getpid());
-		}
-		if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-			fprintf(stderr, "memtrace: cannot make directory '%s': %s\n", dir,
-				strerror(errno));
+		if (out ? make_named(out, dir, sizeof(dir)) < 0 :
+			  make_default(cmd[0], dir, sizeof(dir)) < 0)
 			return MT_EXIT_CANTCREAT;
-		}
 		if (!realpath(dir, real)) {
 			fprintf(stderr, "memtrace: cannot use directory '%s': %s\n", dir,
 				strerror(errno));
 			return MT_EXIT_CANTCREAT;
 		}
-		if (snprintf(pattern, sizeof(pattern), "%s/memtrace.%%p.jsonl.zst",
-			     strcmp(real, "/") ? real : "") >= (int)sizeof(pattern))
+		if (pattern_in(real, "memtrace.%p.jsonl.zst", pattern, sizeof(pattern)) < 0)
 			goto too_long;
 	}
 	return mt_launch_record(&l, pattern, cmd);
