@@ -33,7 +33,7 @@
  * allocations, gb to peak_live_bytes, eb and ebk to live_bytes and
  * live_allocations.  What memtrace does not keep is written as 0 and
  * documented in docs/reports.md: tl (block lifetimes), mbk and gbk (a
- * site's blocks at its own peak and at the global one), pid.
+ * site's blocks at its own peak and at the global one).
  *
  * This module renders into a buffer and prints nothing; it must never
  * write half a document (out is as it was on failure).
@@ -67,9 +67,11 @@ typedef struct {
 void mt_export_observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev);
 
 /*
- * Append the export of a (valid evidence) in format fmt.  path is the
- * trace's path, the document's name (speedscope) or command (DHAT);
- * times may be NULL (tg then 0).  MT_OK or MT_ENOMEM (out as it was).
+ * Append the export of a (valid evidence) in format fmt.  The document's
+ * name (speedscope), command and pid (DHAT) and comment (pprof) are the
+ * program a->identity names; path is the trace's path, the name and
+ * command of a trace that names none.  times may be NULL (tg then 0).
+ * MT_OK or MT_ENOMEM (out as it was).
  */
 int mt_export_render(const mt_analysis_t *a, mt_export_format_t fmt,
 		     const char *path, const mt_export_times_t *times,
