@@ -17,6 +17,8 @@
 #include "mt_test.h"
 #include "mt_test_trace.h"
 #include "../common/mt_utf8.h"
+#include "../analyzer/base/mt_buf.h"
+#include "../analyzer/model/mt_identity.h"
 
 /* wl_fork's run: its traces (MEMTRACE_OUTPUT t.%p.jsonl) and what each
  * view must say of them. */
@@ -465,6 +467,27 @@ START_TEST(test_a_hostile_command_line_is_cut_and_escaped)
 }
 END_TEST
 
+/* An argv whose first argument alone passes what is kept names no
+ * program: the text is the fallback, whole, with no "..." of a cut. */
+START_TEST(test_an_argv_too_long_to_keep_leaves_the_fallback_whole)
+{
+	static char line[8192];
+	mt_identity_t id;
+	mt_buf_t b = MT_BUF_INIT;
+	int k = snprintf(line, sizeof(line),
+			 "{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"pid\":5,\"argv\":[\"");
+
+	for (int i = 0; i < MT_IDENTITY_ARGS_MAX + 10; i++)
+		line[k++] = 'a';
+	k += snprintf(line + k, sizeof(line) - (size_t)k, "\"]}");
+	ck_assert_int_eq(mt_identity_read(&id, line, (size_t)k), 0);
+	ck_assert(!mt_identity_known(&id));
+	ck_assert_int_eq(mt_identity_describe(&id, "t.jsonl", MT_IDENTITY_PIDS, &b), 0);
+	ck_assert_str_eq(b.data, "t.jsonl (pid 5)");
+	mt_buf_release(&b);
+}
+END_TEST
+
 /* Every allocation of the analyzer failing in turn: each run of tree,
  * readable or --json, is out of memory (4) with no output, or whole. */
 START_TEST(test_tree_survives_every_allocation_failure)
@@ -499,6 +522,7 @@ Suite *mt_suite_identity(void)
 	tcase_add_test(tc, test_pprof_export_comments_the_program);
 	tcase_add_test(tc, test_a_trace_that_names_no_program_is_named_by_its_file);
 	tcase_add_test(tc, test_a_hostile_command_line_is_cut_and_escaped);
+	tcase_add_test(tc, test_an_argv_too_long_to_keep_leaves_the_fallback_whole);
 	tcase_add_test(tc, test_tree_survives_every_allocation_failure);
 	suite_add_tcase(s, tc);
 	return s;

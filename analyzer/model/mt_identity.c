@@ -183,7 +183,7 @@ int mt_identity_describe(const mt_identity_t *id, const char *fallback,
 {
 	text_t t = { .len = 0 };
 	size_t mark = out->len, first = 0, n;
-	int rc = MT_OK, any = 0;
+	int rc = MT_OK, any = 0, cut;
 
 	if (id->exe_len) {
 		put_word(&t, id->exe);
@@ -199,13 +199,15 @@ int mt_identity_describe(const mt_identity_t *id, const char *fallback,
 	for (size_t i = 0; i < t.len; i++)
 		if ((unsigned char)t.s[i] < 0x20 || t.s[i] == 0x7f)
 			t.s[i] = '?';
-	/* Room for the "..." that says it was cut. */
+	/* Room for the "..." that says it was cut: the text, or the
+	 * arguments read (a fallback has none to cut). */
+	cut = id->args_cut && mt_identity_known(id);
 	n = t.len;
-	if (id->args_cut || n > MT_IDENTITY_TEXT_MAX)
+	if (cut || n > MT_IDENTITY_TEXT_MAX)
 		n = fit(t.s, n, MT_IDENTITY_TEXT_MAX - 3);
 	if ((rc = mt_buf_add(out, t.s, n)))
 		goto cleanup;
-	if (n < t.len || id->args_cut)
+	if (n < t.len || cut)
 		if ((rc = mt_buf_add_str(out, "...")))
 			goto cleanup;
 	if (!(flags & MT_IDENTITY_PIDS) || (!id->has_pid && !id->has_ppid))
