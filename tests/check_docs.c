@@ -136,6 +136,8 @@ static char *normalise(char *s, const char *scratch)
 	s = replace_re(s, "\"(ptr|ip)\":\"0x[0-9a-f]+\"", "\"\\1\":\"0xN\"");
 	/* A frame without a symbol: its offset is the system library's. */
 	s = replace_re(s, "0x[0-9a-f]+ in ([^ ]+)", "0xN in \\1");
+	/* A pid in a trace's file name: t.4242.jsonl, t.4242.1.jsonl. */
+	s = replace_re(s, "\\.[0-9]+\\.(jsonl|[0-9]+\\.jsonl)", ".N.\\1");
 	/* How long a run took. */
 	s = replace_re(s, "(duration +)[0-9.]+ [^ ]+", "\\1T");
 	/* Where zstd's frames end depends on the library's version. */

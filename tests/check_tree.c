@@ -70,7 +70,7 @@ START_TEST(test_tree_sums_the_processes_and_writes_a_line_each)
 
 	for (int i = 0; i < 4; i++)
 		sums[i] = summary_of(paths[i]);
-	mt_test_memtrace_in(&r, NULL, "tree", demo, complete, killed, gap, NULL);
+	mt_test_memtrace_in(&r, NULL, "tree", "--json", demo, complete, killed, gap, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	parse_lines(&l, r.out);
 	mt_quiet_int_eq(l.n, 5);
@@ -124,7 +124,7 @@ START_TEST(test_tree_counts_a_trace_that_is_not_evidence_and_adds_nothing)
 	mt_test_run_t r;
 	lines_t l;
 
-	mt_test_memtrace_in(&r, NULL, "tree", complete, NULL);
+	mt_test_memtrace_in(&r, NULL, "tree", "--json", complete, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	parse_lines(&l, r.out);
 	ck_assert_str_eq(mt_test_json_str(l.line[0], "status"), "complete");
@@ -132,7 +132,7 @@ START_TEST(test_tree_counts_a_trace_that_is_not_evidence_and_adds_nothing)
 	lines_release(&l);
 	mt_test_run_release(&r);
 
-	mt_test_memtrace_in(&r, NULL, "tree", complete, empty, NULL);
+	mt_test_memtrace_in(&r, NULL, "tree", "--json", complete, empty, NULL);
 	mt_quiet_int_eq(r.status, 0);
 	parse_lines(&l, r.out);
 	mt_quiet_int_eq(l.n, 3);

@@ -39,6 +39,7 @@ int main(void)
 	srunner_add_suite(sr, mt_suite_clock());
 	srunner_add_suite(sr, mt_suite_process());
 	srunner_add_suite(sr, mt_suite_tree());
+	srunner_add_suite(sr, mt_suite_identity());
 	srunner_add_suite(sr, mt_suite_fmt());
 	srunner_add_suite(sr, mt_suite_utf8());
 	srunner_add_suite(sr, mt_suite_event());

@@ -660,22 +660,26 @@ static int analyze(char **argv)
 	return mt_commands_find(argv[0])->run(argc, argv);
 }
 
-/* A run's figures, for the table: "EXIT STATE [STATUS ALLOCATIONS PEAK
- * LIVE]" (mt_run_lines.h), and its line for a person. */
+/* A process's line under its run's (--verbose): "  PROGRAM ARGS (pid N,
+ * parent M): FIGURES  TRACE", as `memtrace tree` writes it; the trace's
+ * name stands for the program when its trace.start does not say. */
 static int add_process(mt_buf_t *b, const char *path, const mt_analysis_t *a)
 {
 	const char *slash = strrchr(path, '/');
+	const char *name = slash ? slash + 1 : path;
 	size_t mark = b->len;
 	int rc;
 
 	if ((rc = mt_buf_add_str(b, "  ")) ||
-	    (rc = mt_buf_add_str(b, slash ? slash + 1 : path)) ||
+	    (rc = mt_identity_describe(&a->identity, name, MT_IDENTITY_PIDS, b)) ||
 	    (rc = mt_buf_add_str(b, ": ")) ||
 	    (rc = a->integrity.invalid ?
 			  mt_buf_add_str(b, "invalid") :
 			  mt_run_lines_add_figures(b, a->heap.allocations,
 					      a->heap.peak_live_bytes,
 					      mt_integrity_status(&a->integrity))) ||
+	    (mt_identity_known(&a->identity) &&
+	     ((rc = mt_buf_add_str(b, "  ")) || (rc = mt_buf_add_str(b, name)))) ||
 	    (rc = mt_buf_add_str(b, "\n")))
 		mt_buf_truncate(b, mark);
 	return rc;

@@ -518,7 +518,7 @@ enum { P_PEAK, P_LEAKED, P_BYTES, P_CALLS, P_COUNT };
 static int add_speedscope(mt_buf_t *out, const mt_buf_t *table,
 			  const mt_buf_t samples[P_COUNT],
 			  const mt_buf_t weights[P_COUNT],
-			  const uint64_t total[P_COUNT], const char *path)
+			  const uint64_t total[P_COUNT], const mt_buf_t *name)
 {
 	static const char *const head[P_COUNT] = {
 		[P_PEAK] = "{\"type\":\"sampled\",\"name\":\"bytes live at "
@@ -530,7 +530,6 @@ static int add_speedscope(mt_buf_t *out, const mt_buf_t *table,
 		[P_CALLS] = "{\"type\":\"sampled\",\"name\":\"allocation "
 			    "calls\",\"unit\":\"none\",",
 	};
-	const char *name = base_name(path);
 	size_t mark = out->len;
 	int rc;
 
@@ -551,8 +550,9 @@ static int add_speedscope(mt_buf_t *out, const mt_buf_t *table,
 		ADD(mt_buf_add(out, weights[p].data, weights[p].len));
 		ADD(mt_buf_add_str(out, "]}"));
 	}
+	/* The program the trace names, else the trace's file name. */
 	ADD(mt_buf_add_str(out, "],\"name\":"));
-	ADD(mt_buf_add_json_str(out, name, strlen(name)));
+	ADD(mt_buf_add_json_str(out, name->data, name->len));
 	ADD(mt_buf_add_str(out, ",\"activeProfileIndex\":0,"
 			   "\"exporter\":\"memtrace " MT_VERSION "\"}\n"));
 cleanup:
@@ -607,7 +607,10 @@ static int render_speedscope(const mt_analysis_t *a, const char *path,
 			total[p] += value[p];
 		}
 	}
-	rc = add_speedscope(out, &t.table, samples, weights, total, path);
+	mt_buf_reset(&stack);
+	ADD(mt_identity_describe(&a->identity, base_name(path), MT_IDENTITY_PIDS,
+				 &stack));
+	rc = add_speedscope(out, &t.table, samples, weights, total, &stack);
 cleanup:
 	for (int p = 0; p < P_COUNT; p++) {
 		mt_buf_release(&samples[p]);
@@ -721,9 +724,15 @@ static int render_dhat(const mt_analysis_t *a, const char *path,
 			   "\"bkacc\":false,\"tu\":\"ns\",\"Mtu\":\"ms\","
 			   "\"tuth\":"));
 	ADD(mt_buf_add_u64(out, DHAT_TUTH_NS));
+	/* The program and its pid as trace.start names them; the trace's
+	 * path and pid 0 when it does not. */
+	mt_buf_reset(&fs);
+	ADD(mt_identity_describe(&a->identity, path, 0, &fs));
 	ADD(mt_buf_add_str(out, ",\"cmd\":"));
-	ADD(mt_buf_add_json_str(out, path, strlen(path)));
-	ADD(mt_buf_add_str(out, ",\"pid\":0,\"te\":"));
+	ADD(mt_buf_add_json_str(out, fs.data, fs.len));
+	ADD(mt_buf_add_str(out, ",\"pid\":"));
+	ADD(mt_buf_add_u64(out, a->identity.has_pid ? a->identity.pid : 0));
+	ADD(mt_buf_add_str(out, ",\"te\":"));
 	ADD(mt_buf_add_u64(out, h->duration_ns));
 	ADD(mt_buf_add_str(out, ",\"tg\":"));
 	ADD(mt_buf_add_u64(out, h->peak_live_bytes ? times->peak_t : 0));

@@ -108,10 +108,12 @@ void mt_export_times_release(mt_export_times_t *t);
 void mt_export_observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev);
 
 /*
- * Append the export of a (valid evidence) in format fmt.  path is the
- * trace's path, the document's name (speedscope) or command (DHAT);
- * times is the pass's, observed with mt_export_observe() (NULL but for
- * dhat).  MT_OK or MT_ENOMEM (out as it was).
+ * Append the export of a (valid evidence) in format fmt.  The document's
+ * name (speedscope), command and pid (DHAT) and comment (pprof) are the
+ * program a->identity names; path is the trace's path, the name and
+ * command of a trace that names none.  times is the pass's, observed with
+ * mt_export_observe() (NULL but for dhat).  MT_OK or MT_ENOMEM (out as it
+ * was).
  */
 int mt_export_render(const mt_analysis_t *a, mt_export_format_t fmt,
 		     const char *path, const mt_export_times_t *times,

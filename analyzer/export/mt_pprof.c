@@ -33,9 +33,11 @@ enum {
 	PROFILE_LOCATION = 4,
 	PROFILE_FUNCTION = 5,
 	PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9,
 	PROFILE_DURATION_NANOS = 10,
 	PROFILE_PERIOD_TYPE = 11,
 	PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
 	VALUE_TYPE_TYPE = 1,
 	VALUE_TYPE_UNIT = 2,
 	SAMPLE_LOCATION_ID = 1,
@@ -450,7 +452,7 @@ int mt_pprof_render(const mt_analysis_t *a, mt_buf_t *out)
 	uint64_t *ids = NULL;
 	size_t nsites = 0, most = 0, mark = out->len;
 	mt_buf_t samples = MT_BUF_INIT;
-	int64_t index;
+	int64_t index, comment = 0;
 	int rc;
 
 	pprof_init(&t, h);
@@ -475,6 +477,16 @@ int mt_pprof_render(const mt_analysis_t *a, mt_buf_t *out)
 		    s->live_allocations || s->live_bytes)
 			ADD(add_sample(&t, a, &sites[i], ids, &samples));
 	}
+	/* The program, for `pprof -comments` and the raw listing: interned
+	 * before the table is written, as every string. */
+	if (mt_identity_known(&a->identity)) {
+		mt_buf_reset(&t.msg);
+		ADD(mt_buf_add_str(&t.msg, "program: "));
+		ADD(mt_identity_describe(&a->identity, "", MT_IDENTITY_PIDS,
+					 &t.msg));
+		ADD(mt_protobuf_strtab_index(&t.strs, t.msg.data, t.msg.len,
+					     &comment));
+	}
 	ADD(add_value_type(out, &t.msg, PROFILE_SAMPLE_TYPE, S_ALLOC_OBJECTS, S_COUNT));
 	ADD(add_value_type(out, &t.msg, PROFILE_SAMPLE_TYPE, S_ALLOC_SPACE, S_BYTES));
 	ADD(add_value_type(out, &t.msg, PROFILE_SAMPLE_TYPE, S_INUSE_OBJECTS, S_COUNT));
@@ -484,13 +496,17 @@ int mt_pprof_render(const mt_analysis_t *a, mt_buf_t *out)
 	ADD(mt_buf_add(out, t.locs.data, t.locs.len));
 	ADD(mt_buf_add(out, t.funcs.data, t.funcs.len));
 	ADD(mt_protobuf_strtab_add(out, PROFILE_STRING_TABLE, &t.strs));
+	if (a->identity.has_time && a->identity.time_ns <= INT64_MAX)
+		ADD(mt_protobuf_add_int(out, PROFILE_TIME_NANOS,
+					(int64_t)a->identity.time_ns));
 	ADD(mt_protobuf_add_int(out, PROFILE_DURATION_NANOS, (int64_t)h->duration_ns));
 	ADD(add_value_type(out, &t.msg, PROFILE_PERIOD_TYPE, S_SPACE, S_BYTES));
 	/* A sampled trace's figures are already the heap's estimates, as a
 	 * Go heap profile's are; its period is the mean bytes between two
 	 * samples, as Go's is. */
-	rc = mt_protobuf_add_int(out, PROFILE_PERIOD,
-				 h->sample_bytes ? (int64_t)h->sample_bytes : 1);
+	ADD(mt_protobuf_add_int(out, PROFILE_PERIOD,
+				h->sample_bytes ? (int64_t)h->sample_bytes : 1));
+	rc = mt_protobuf_add_int(out, PROFILE_COMMENT, comment);
 cleanup:
 	if (rc)
 		mt_buf_truncate(out, mark);

@@ -34,6 +34,8 @@
  *                 one (frame events' build_id).
  *   functions     one per distinct name and file.
  *
+ * comment: "program: EXE ARGS (pid N, parent M)" (mt_identity) and
+ * time_nanos trace.start's time_ns, when the trace names them;
  * duration_nanos is the trace's duration; period_type space/bytes, period
  * 1 (every allocation is in the trace), or a sampled trace's sample_bytes
  * (its figures are the summary's estimates, as in a Go heap profile).

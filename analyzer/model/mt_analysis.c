@@ -412,6 +412,11 @@ int mt_analysis_run_full(mt_analysis_t *a, const char *path,
 				judge_first_line(a, &parser, r, ev);
 				if (a->integrity.invalid)
 					break;
+				if (r == MT_PARSE_OK &&
+				    ev->kind == MT_KIND_TRACE_START &&
+				    (rc = mt_identity_read(&a->identity,
+							   line.data, line.len)))
+					goto cleanup;
 			}
 			why = parser.why;
 			field = parser.why_field;

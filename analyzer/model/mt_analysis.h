@@ -13,6 +13,7 @@
 #define MT_ANALYSIS_H
 
 #include "../model/mt_heap.h"
+#include "../model/mt_identity.h"
 #include "../model/mt_integrity.h"
 #include "../read/mt_reader.h"
 
@@ -25,6 +26,9 @@ typedef struct {
 	 * stack; has_stack_depth 0 when line 1 had none (or no integer). */
 	uint64_t stack_depth;
 	int has_stack_depth;
+	/* The program trace.start names (pid, ppid, exe, argv), read from
+	 * line 1 in the pass; none when line 1 is no valid trace.start. */
+	mt_identity_t identity;
 } mt_analysis_t;
 
 /*

@@ -907,7 +907,13 @@ static int add_page(mt_buf_t *b, page_t *g, size_t nodes)
 			      "<meta charset=\"utf-8\">\n"
 			      "<meta name=\"viewport\" content=\"width=device-width\">\n"
 			      "<title>memtrace: "));
-	for (const char *p = g->name; *p; p++) {
+	/* The program the trace names, else the trace's name, as the
+	 * page's heading says it. */
+	mt_buf_reset(&g->scratch);
+	ADD(mt_identity_describe(&g->a->identity, g->name, MT_IDENTITY_PIDS,
+				 &g->scratch));
+	for (size_t i = 0; i < g->scratch.len; i++) {
+		const char *p = g->scratch.data + i;
 		const char *esc = *p == '<' ? "&lt;" : *p == '>' ? "&gt;" :
 				  *p == '&' ? "&amp;" : NULL;
 
@@ -919,6 +925,11 @@ static int add_page(mt_buf_t *b, page_t *g, size_t nodes)
 			      "<script type=\"application/json\" id=\"memtrace-data\">{"
 			      "\"memtrace_html\":1,\"name\":"));
 	ADD(add_json_cstr(b, g->name));
+	ADD(mt_buf_add_str(b, ",\"program\":"));
+	if (mt_identity_known(&g->a->identity))
+		ADD(add_json(b, g->scratch.data, g->scratch.len));
+	else
+		ADD(mt_buf_add_str(b, "null"));
 	ADD(mt_buf_add_str(b, ","));
 	ADD(add_verdict(b, g->a));
 	ADD(mt_buf_add_str(b, ","));

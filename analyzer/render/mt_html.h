@@ -1,7 +1,8 @@
 /*
  * mt_html: `memtrace html TRACE [-o FILE] [--strict]`, the trace as one
- * self-contained HTML page to explore in a browser: the integrity verdict
- * first, the totals, live bytes and blocks over time (readouts under the
+ * self-contained HTML page to explore in a browser, titled with the
+ * program the trace names (mt_identity; else the trace's name): the
+ * integrity verdict first, the totals, live bytes and blocks over time (readouts under the
  * pointer, a range to select), an icicle flame graph by allocation calls,
  * bytes allocated, peak contribution or bytes leaked (click to zoom,
  * search to highlight), sortable tables of the top sites, and a site's

@@ -503,7 +503,16 @@ int mt_report_render_labelled(const mt_analysis_t *a, const char *name,
 	}
 	ADD(mt_buf_add_str(out, "memtrace report of "));
 	ADD(mt_srcline_add_clean(out, name));
-	ADD(mt_buf_add_str(out, "\n\n"));
+	ADD(mt_buf_add_str(out, "\n"));
+	/* Which program, when the trace says: a directory of traces is
+	 * told apart by what ran, not by file names. */
+	if (mt_identity_known(&a->identity)) {
+		ADD(mt_buf_add_str(out, "program: "));
+		ADD(mt_identity_describe(&a->identity, name, MT_IDENTITY_PIDS,
+					 out));
+		ADD(mt_buf_add_str(out, "\n"));
+	}
+	ADD(mt_buf_add_str(out, "\n"));
 	ADD(add_integrity(&r));
 	ADD(add_sampling(&r));
 	ADD(add_allocators(&r));

@@ -1,7 +1,8 @@
 /*
  * mt_report: `memtrace report TRACE [--top N] [--strict] [-o FILE]`, the
- * report people read, in the manner of heaptrack_print: the integrity
- * verdict first, in words (a caveated trace says so before any figure),
+ * report people read, in the manner of heaptrack_print: under its title
+ * the program the trace names (mt_identity), then the integrity verdict
+ * first, in words (a caveated trace says so before any figure),
  * the totals in human units, then the top N sites by peak contribution,
  * by bytes leaked, by calls and by temporary allocations, each with its
  * whole stack, one frame a line, "function at file:line in module" where

@@ -44,9 +44,42 @@ void mt_tree_add(mt_tree_t *t, const char *path, const mt_analysis_t *a);
 int mt_tree_render(const mt_tree_t *t, mt_buf_t *out);
 
 /* One process's line, memtrace.process/v1, with its newline: its trace,
- * status and figures, or for a trace that is not valid evidence, the
- * message that says why. */
+ * the program trace.start names (pid, ppid, exe, argv: null when it does
+ * not say), status and figures, or for a trace that is not valid
+ * evidence, the message that says why. */
 int mt_tree_render_process(const char *path, const mt_analysis_t *a,
 			   mt_buf_t *out);
+
+/*
+ * The tree for a person (`memtrace tree`'s default): the tree's line, then
+ * a line per process, "PROGRAM ARGS (pid N, parent M): figures  TRACE",
+ * each child under its parent, indented: a trace whose pid an earlier
+ * one had is the image that one exec'd ("exec " before it), else one
+ * whose pid is its ppid is its parent, else it is a root.  Earlier is by
+ * trace.start's time_ns when every trace has one, else in the order
+ * added.  It keeps a few figures and the program's text per process,
+ * never an analysis.
+ */
+typedef struct mt_tree_proc mt_tree_proc_t;
+
+typedef struct {
+	mt_tree_proc_t *procs;
+	size_t n, cap;
+	mt_buf_t text; /* the processes' texts, each ending in a NUL */
+} mt_tree_view_t;
+
+#define MT_TREE_VIEW_INIT { NULL, 0, 0, MT_BUF_INIT }
+
+/* Add the process whose trace at path (the caller's, which must outlive
+ * the view) a has analyzed.  MT_OK or MT_ENOMEM (v as it was). */
+int mt_tree_view_add(mt_tree_view_t *v, const char *path,
+		     const mt_analysis_t *a);
+
+/* The tree t (the same processes, summed) and its processes, as above.
+ * MT_OK or MT_ENOMEM (out as it was). */
+int mt_tree_view_render(const mt_tree_view_t *v, const mt_tree_t *t,
+			mt_buf_t *out);
+
+void mt_tree_view_release(mt_tree_view_t *v);
 
 #endif

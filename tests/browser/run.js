@@ -281,6 +281,16 @@ async function main() {
       assert(first === 'verdict', 'the verdict is not first under the title: ' + first);
     });
 
+    await test('html_heading_names_the_program', async () => {
+      const h1 = await page.$eval('h1#program', (e) => e.textContent);
+      const exe = fs.realpathSync(path.join(BUILD, 'workloads/wl_demo'));
+      const want = 'memtrace: ' + exe + ' 20000 (pid ';
+      assert(h1.startsWith(want), 'heading: ' + h1 + ', want ' + want + '...');
+      assert(/ \(pid \d+, parent \d+\) \(demo\.jsonl\.zst\)$/.test(h1), 'heading: ' + h1);
+      const title = await page.title();
+      assert(title === h1.replace(/ \(demo\.jsonl\.zst\)$/, ''), 'title: ' + title);
+    });
+
     await test('html_chart_and_flame_graph_are_drawn', async () => {
       const points = await page.$eval('#live-bytes', (e) => e.getAttribute('points').trim().split(/\s+/).length);
       assert(points > 4, 'the live-bytes curve has ' + points + ' points');

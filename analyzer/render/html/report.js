@@ -59,7 +59,8 @@
   /* ---- the page's skeleton ---- */
   var T = D.totals, V = D.verdict;
   var complete = V.status === 'complete';
-  var html = '<h1>memtrace: ' + esc(D.name) + '</h1>';
+  var html = '<h1 id="program">memtrace: ' + esc(D.program || D.name) +
+    (D.program ? ' <span class="note" id="trace-name">(' + esc(D.name) + ')</span>' : '') + '</h1>';
   html += '<div id="verdict" class="verdict ' + (complete ? 'complete' : 'caveated') + '">';
   if (complete) {
     html += '<b>Integrity: complete</b> \u2014 the trace starts and stops, with no gap, no ' +
