@@ -443,6 +443,16 @@ START_TEST(test_sampled_summary_scales_and_gives_its_mean_and_standard_errors)
 }
 END_TEST
 
+/* The text of file name in dir (the test fails without one). */
+static char *read_in(const char *dir, const char *name)
+{
+	char *path = mt_test_path(dir, name), *text = mt_test_read(path, NULL);
+
+	mt_quiet(text != NULL, "no %s", path);
+	free(path);
+	return text;
+}
+
 /*
  * The standard errors of sampled_trace, by hand: at a mean of 4096 a
  * block of 64 bytes is recorded with p = 1 - exp(-1/64) = 0.0155036, so
@@ -521,6 +531,20 @@ START_TEST(test_an_unsampled_trace_has_no_standard_errors)
 	ck_assert_int_eq(r.status, 0);
 	mt_quiet(!strstr(r.out, "+-"), "top: %s", r.out);
 	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, f.dir, "plot", "trace.jsonl", "-o", "plot.svg", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, f.dir, "html", "trace.jsonl", "-o", "page.html", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	{
+		char *svg = read_in(f.dir, "plot.svg"), *page = read_in(f.dir, "page.html");
+
+		mt_quiet(!strstr(svg, "+-"), "plot: %.3000s", svg);
+		mt_quiet(!strstr(page, "allocations_stderr\":"), "html: %.3000s", page);
+		free(svg);
+		free(page);
+	}
 	mt_test_file_done(&f);
 	free(full);
 }
@@ -562,7 +586,7 @@ START_TEST(test_report_gate_plot_html_and_diff_say_a_sampled_traces_figures_are_
 	{
 		char *page_path = mt_test_path(f.dir, "page.html"), *page = mt_test_read(page_path, NULL);
 
-		mt_quiet(page && strstr(page, ",\"sample_bytes\":4096}") &&
+		mt_quiet(page && strstr(page, ",\"sample_bytes\":4096,") &&
 			 strstr(page, "every count and size below is an estimate"),
 			 "html: %s", page ? page : "(no file)");
 		free(page);
@@ -572,6 +596,63 @@ START_TEST(test_report_gate_plot_html_and_diff_say_a_sampled_traces_figures_are_
 	mt_quiet(strstr(r.out, "note: BASE is sampled (") && strstr(r.out, "note: NEW is sampled ("),
 		 "diff: %s", r.out);
 	mt_test_run_release(&r);
+	mt_test_file_done(&f);
+}
+END_TEST
+
+/* Every view that shows sampled_trace's totals follows each with its
+ * standard error, the summary's (5793 bytes is 5.7 KiB). */
+START_TEST(test_every_view_gives_a_sampled_totals_standard_error)
+{
+	mt_test_file_t f;
+	mt_test_run_t r;
+	char *text;
+
+	mt_test_file_write(&f, sampled_trace, sizeof(sampled_trace) - 1);
+	mt_test_memtrace_in(&r, f.dir, "report", "trace.jsonl", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_quiet(strstr(r.out, "\n  allocations             128 +- 91\n") &&
+		 strstr(r.out, "\n  frees                   64 +- 64\n") &&
+		 strstr(r.out, "\n  bytes allocated         8.1 KiB (8256 bytes) +- 5.7 KiB\n") &&
+		 strstr(r.out, "\n  peak heap               8.1 KiB (8256 bytes) +- 5.7 KiB, "
+			       "first reached at seq 4\n") &&
+		 strstr(r.out, "\n  peak live blocks        128 +- 91\n") &&
+		 strstr(r.out, "\n  leaked                  4.0 KiB (4128 bytes) +- 4.0 KiB "
+			       "in 64 +- 64 blocks,"),
+		 "report: %.3000s", r.out);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, f.dir, "top", "trace.jsonl", "--once", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_quiet(strstr(r.out, "\n  live        4.0 KiB (4128 bytes) +- 4.0 KiB in 64 +- 64 blocks\n") &&
+		 strstr(r.out, "\n  peak        8.1 KiB (8256 bytes) +- 5.7 KiB in 128 +- 91 blocks\n") &&
+		 strstr(r.out, "\n  allocated   8.1 KiB (8256 bytes) +- 5.7 KiB in 128 +- 91 "
+			       "allocations, 64 +- 64 frees\n"),
+		 "top: %.3000s", r.out);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, f.dir, "plot", "trace.jsonl", "-o", "plot.svg", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	text = read_in(f.dir, "plot.svg");
+	mt_quiet(strstr(text, ">peak 8.1 KiB +- 5.7 KiB (seq 4), 4.0 KiB +- 4.0 KiB live at "
+			      "the end; 128 +- 91 allocations, 64 +- 64 frees in "),
+		 "plot: %.3000s", text);
+	free(text);
+	/* The page's totals are the summary's, standard errors included;
+	 * its script prints each after its figure (the browser tests see
+	 * the page drawn). */
+	mt_test_memtrace_in(&r, f.dir, "html", "trace.jsonl", "-o", "page.html", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	text = read_in(f.dir, "page.html");
+	mt_quiet(strstr(text, ",\"sample_bytes\":4096,\"allocations_stderr\":91,"
+			      "\"frees_stderr\":64,\"resizes_stderr\":0,\"remaps_stderr\":0,"
+			      "\"bytes_allocated_stderr\":5793,\"bytes_freed_stderr\":4096,"
+			      "\"live_allocations_stderr\":64,\"live_bytes_stderr\":4096,"
+			      "\"peak_live_bytes_stderr\":5793,"
+			      "\"peak_live_allocations_stderr\":91}") &&
+		 strstr(text, "' +- '"),
+		 "html: %.3000s", text);
+	free(text);
 	mt_test_file_done(&f);
 }
 END_TEST
@@ -597,6 +678,7 @@ Suite *mt_suite_sample(void)
 	tcase_add_test(read, test_sampled_summary_scales_and_gives_its_mean_and_standard_errors);
 	tcase_add_test(read, test_a_sampled_summarys_standard_errors_are_its_estimators);
 	tcase_add_test(read, test_an_unsampled_trace_has_no_standard_errors);
+	tcase_add_test(read, test_every_view_gives_a_sampled_totals_standard_error);
 	tcase_add_test(read, test_report_gate_plot_html_and_diff_say_a_sampled_traces_figures_are_estimates);
 	suite_add_tcase(s, read);
 	return s;

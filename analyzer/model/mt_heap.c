@@ -152,13 +152,13 @@ static inline uint64_t *reallocs_at(mt_heap_t *h, uint32_t index)
 }
 
 /* The live variance of a site index, as site_at(). */
-static inline mt_sampling_var_t *live_var_at(mt_heap_t *h, uint32_t index)
+static inline mt_sampling_block_t *live_var_at(mt_heap_t *h, uint32_t index)
 {
 	return index ? &h->site_live_var[index] : &h->no_stack_live_var;
 }
 
-mt_sampling_var_t mt_heap_site_live_var(const mt_heap_t *h,
-					const mt_stack_t *stack)
+mt_sampling_block_t mt_heap_site_live_var(const mt_heap_t *h,
+					  const mt_stack_t *stack)
 {
 	return stack ? h->site_live_var[stack->site_index] : h->no_stack_live_var;
 }
@@ -338,7 +338,8 @@ static __attribute__((noinline)) void var_born(mt_heap_t *h, uint32_t index,
 	h->var.bytes_allocated += v.bytes;
 	h->var.live_bytes += v.bytes;
 	h->var.live_allocations += v.count;
-	*live_var_at(h, index) += v.bytes;
+	live_var_at(h, index)->bytes += v.bytes;
+	live_var_at(h, index)->count += v.count;
 	if (bytes_peak)
 		h->var.peak_live_bytes = h->var.live_bytes;
 	if (blocks_peak)
@@ -355,7 +356,8 @@ static __attribute__((noinline)) void var_died(mt_heap_t *h, uint32_t index,
 	h->var.bytes_freed += v.bytes;
 	h->var.live_bytes -= v.bytes;
 	h->var.live_allocations -= v.count;
-	*live_var_at(h, index) -= v.bytes;
+	live_var_at(h, index)->bytes -= v.bytes;
+	live_var_at(h, index)->count -= v.count;
 }
 
 /* The term a sampled block of size bytes adds to a count's variance. */
@@ -544,7 +546,7 @@ static int reserve_sites(mt_heap_t *h, size_t n)
 	size_t want;
 	mt_site_t *grown;
 	uint64_t *reallocs;
-	mt_sampling_var_t *live_var;
+	mt_sampling_block_t *live_var;
 
 	reallocs = reserve(h->site_reallocs, &h->site_reallocs_cap,
 			   sizeof(uint64_t), n);
@@ -552,7 +554,7 @@ static int reserve_sites(mt_heap_t *h, size_t n)
 		return MT_ENOMEM;
 	h->site_reallocs = reallocs;
 	live_var = reserve(h->site_live_var, &h->site_live_var_cap,
-			   sizeof(mt_sampling_var_t), n);
+			   sizeof(mt_sampling_block_t), n);
 	if (!live_var)
 		return MT_ENOMEM;
 	h->site_live_var = live_var;

@@ -138,11 +138,12 @@ typedef struct {
 	uint64_t *site_reallocs;
 	size_t site_reallocs_cap;
 	uint64_t no_stack_reallocs; /* site 0's */
-	/* By site index, as site_reallocs: the variance of each site's
-	 * live_bytes in a sampled trace (mt_heap_site_live_var()). */
-	mt_sampling_var_t *site_live_var;
+	/* By site index, as site_reallocs: the variances of each site's
+	 * live_bytes and live_allocations in a sampled trace
+	 * (mt_heap_site_live_var()). */
+	mt_sampling_block_t *site_live_var;
 	size_t site_live_var_cap;
-	mt_sampling_var_t no_stack_live_var; /* site 0's */
+	mt_sampling_block_t no_stack_live_var; /* site 0's */
 	uint64_t serial;
 	uint64_t no_tid_serial;
 	mt_allocator_t *last_allocator; /* lookup cache */
@@ -221,10 +222,10 @@ int mt_heap_has_allocator(const mt_heap_t *h, const char *name);
 /* The number of distinct thread ids seen. */
 uint64_t mt_heap_threads(const mt_heap_t *h);
 
-/* The estimated variance of a site's live_bytes (0 unless the trace is
- * sampled); stack is NULL for site 0. */
-mt_sampling_var_t mt_heap_site_live_var(const mt_heap_t *h,
-					const mt_stack_t *stack);
+/* The estimated variances of a site's live_bytes and live_allocations
+ * (0 unless the trace is sampled); stack is NULL for site 0. */
+mt_sampling_block_t mt_heap_site_live_var(const mt_heap_t *h,
+					  const mt_stack_t *stack);
 
 /* A site's live bytes at the moment of the global peak (peak_seq): its
  * contribution to peak_live_bytes, which the sites' contributions sum to. */
