@@ -506,6 +506,42 @@ START_TEST(test_a_sampled_summarys_standard_errors_are_its_estimators)
 }
 END_TEST
 
+/* A peak that a program's own allocator (recorded whole) makes keeps
+ * the variance of its moment: two sampled blocks of 64 bytes make a
+ * first peak (8256 bytes, +- 5793), one is freed, then a pool block of
+ * 5000 bytes makes a higher one, of which one sampled block is an
+ * estimate (+- 4096). */
+START_TEST(test_a_peak_a_pool_makes_has_the_standard_error_of_its_moment)
+{
+	static const char trace[] =
+		"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"sample_bytes\":4096}\n"
+		"{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0}\n"
+		"{\"v\":1,\"seq\":3,\"kind\":\"allocator\",\"allocator_id\":1,\"name\":\"pool\"}\n"
+		"{\"v\":1,\"seq\":4,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x1000\",\"size\":64,\"fn\":\"malloc\"}\n"
+		"{\"v\":1,\"seq\":5,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x2000\",\"size\":64,\"fn\":\"malloc\"}\n"
+		"{\"v\":1,\"seq\":6,\"kind\":\"free\",\"allocator_id\":0,\"ptr\":\"0x1000\"}\n"
+		"{\"v\":1,\"seq\":7,\"kind\":\"alloc\",\"allocator_id\":1,\"ptr\":\"0x9000\",\"size\":5000,\"fn\":\"api\"}\n"
+		"{\"v\":1,\"seq\":8,\"kind\":\"trace.stop\",\"reason\":\"exit\"}\n";
+	mt_test_file_t f;
+	mt_test_run_t r;
+	json_object *row;
+
+	mt_test_file_write(&f, trace, sizeof(trace) - 1);
+	mt_test_memtrace_in(&r, f.dir, "summary", "trace.jsonl", "--top", "0", NULL);
+	ck_assert_int_eq(r.status, 0);
+	row = json_tokener_parse(r.out);
+	ck_assert_ptr_nonnull(row);
+	ck_assert_int_eq(field(row, "peak_live_bytes"), 4128 + 5000);
+	ck_assert_int_eq(field(row, "peak_seq"), 7);
+	ck_assert_int_eq(field(row, "peak_live_bytes_stderr"), 4096);
+	ck_assert_int_eq(field(row, "live_bytes_stderr"), 4096);
+	ck_assert_int_eq(field(row, "bytes_allocated_stderr"), 5793);
+	json_object_put(row);
+	mt_test_run_release(&r);
+	mt_test_file_done(&f);
+}
+END_TEST
+
 /* The same trace without sample_bytes is a full one: its summary has
  * no standard error, and no view prints one. */
 START_TEST(test_an_unsampled_trace_has_no_standard_errors)
@@ -678,6 +714,7 @@ Suite *mt_suite_sample(void)
 	tcase_add_test(read, test_sampled_summary_scales_and_gives_its_mean_and_standard_errors);
 	tcase_add_test(read, test_a_sampled_summarys_standard_errors_are_its_estimators);
 	tcase_add_test(read, test_an_unsampled_trace_has_no_standard_errors);
+	tcase_add_test(read, test_a_peak_a_pool_makes_has_the_standard_error_of_its_moment);
 	tcase_add_test(read, test_every_view_gives_a_sampled_totals_standard_error);
 	tcase_add_test(read, test_report_gate_plot_html_and_diff_say_a_sampled_traces_figures_are_estimates);
 	suite_add_tcase(s, read);

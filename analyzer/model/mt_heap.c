@@ -393,8 +393,12 @@ born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site, uint32_t index,
 		h->peak_live_allocations = h->live_allocations;
 		blocks_peak = 1;
 	}
-	if (__builtin_expect(mean_of(h, a) != 0, 0))
-		var_born(h, index, block_size, epoch != h->peak_epoch, blocks_peak);
+	/* In a sampled trace a peak keeps the variance of the moment, even
+	 * when a program's own allocator made it: its blocks, recorded
+	 * whole, add no term (a size of 0 adds none). */
+	if (__builtin_expect(h->sample_bytes != 0, 0))
+		var_born(h, index, mean_of(h, a) ? block_size : 0,
+			 epoch != h->peak_epoch, blocks_peak);
 	return count;
 }
 
