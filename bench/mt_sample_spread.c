@@ -8,9 +8,12 @@
  * It replays TRACE's blocks of allocator 0 (the C library's: the ones the
  * preload samples) up to and including the event PEAK_SEQ (the summary's
  * peak_seq), then adds up, over the blocks live there, the variance of
- * the format's estimator at MEAN bytes (spec section 2.1): a block of s
- * bytes is kept with probability p = 1 - exp(-s / MEAN) and counted s / p,
- * a variance of s^2 (1 - p) / p.  It prints
+ * the format's estimator at MEAN bytes (spec section 2.1), as the
+ * analyzer's model writes it (analyzer/model/mt_sampling.h): a block of
+ * s bytes is kept with probability p = 1 - exp(-s / MEAN) and counted
+ * s / p, a variance of s^2 (1 - p) / p.  (A sampled trace's own summary
+ * estimates the same sum from its recorded blocks: its
+ * peak_live_bytes_stderr.)  It prints
  *
  *   blocks N, live L bytes, spread X %
  *
@@ -26,6 +29,7 @@
 #include <string.h>
 
 #include "../analyzer/base/mt_map.h"
+#include "../analyzer/model/mt_sampling.h"
 #include "../analyzer/parse/mt_parse.h"
 #include "../analyzer/read/mt_reader.h"
 #include "../analyzer/base/mt_units.h"
@@ -105,12 +109,11 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	while (mt_map_iter(&live, &pos, &key, &v)) {
-		double s = (double)*(uint64_t *)v, p = -expm1(-s / (double)mean);
+		uint64_t s = *(uint64_t *)v;
 
 		blocks++;
-		bytes += s;
-		if (s > 0)
-			var += s * s * (1 - p) / p;
+		bytes += (double)s;
+		var += mt_sampling_variance(mean, s, (double)s);
 	}
 	printf("blocks %" PRIu64 ", live %.0f bytes, spread %.2f %%\n", blocks,
 	       bytes, bytes > 0 ? 100 * sqrt(var) / bytes : 0.0);

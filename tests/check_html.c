@@ -432,6 +432,67 @@ START_TEST(test_html_labels_each_site_and_names_no_module_as_a_file)
 }
 END_TEST
 
+/* Whether the report of path with --alloc-fn pattern names a site
+ * label ("     site: LABEL"). */
+static int report_names(const char *path, const char *pattern, const char *label)
+{
+	mt_test_run_t r;
+	char *line = NULL;
+	int found;
+
+	mt_test_memtrace_in(&r, NULL, "report", "--alloc-fn", pattern, path, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert(asprintf(&line, "\n     site: %s\n", label) > 0);
+	found = strstr(r.out, line) != NULL;
+	free(line);
+	mt_test_run_release(&r);
+	return found;
+}
+
+/* --alloc-fn means in html what it means in report: the functions it
+ * names are passed over as the allocator is, so the page's labels are
+ * the report's with the same patterns; a bad pattern is a usage error. */
+START_TEST(test_html_passes_over_an_alloc_fn_as_the_report_does)
+{
+	char *trace = mt_test_fixture("report/app.jsonl");
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "page.html"), *page;
+	json_object *data, *sites, *strs;
+	mt_test_run_t r;
+	int saw_main = 0;
+
+	mt_test_memtrace_in(&r, NULL, "html", "--alloc-fn", "^load_config$", trace,
+			    "-o", out, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	page = mt_test_read(out, NULL);
+	ck_assert_ptr_nonnull(page);
+	data = data_of(page);
+	sites = mt_test_json_member(data, "sites");
+	strs = mt_test_json_member(data, "strings");
+	ck_assert_uint_gt(json_object_array_length(sites), 2);
+	for (size_t i = 0; i < json_object_array_length(sites); i++) {
+		const char *label = json_object_get_string(json_object_array_get_idx(
+			strs, (size_t)json_object_get_int64(mt_test_json_member(
+				json_object_array_get_idx(sites, i), "label"))));
+
+		mt_quiet(strncmp(label, "load_config", 11), "a site named by "
+			 "the --alloc-fn it passes over: %s", label);
+		mt_quiet(report_names(trace, "^load_config$", label),
+			 "the report with the same --alloc-fn names no site %s", label);
+		saw_main |= !strncmp(label, "main+0x10 in app", 16);
+	}
+	ck_assert_msg(saw_main, "load_config's caller names no site");
+	json_object_put(data);
+	free(page);
+	mt_test_memtrace_in(&r, NULL, "html", "--alloc-fn", "(", trace, "-o", out, NULL);
+	mt_quiet(r.status == 64 && strstr(r.err, "--alloc-fn"),
+		 "a bad pattern: %d %s", r.status, r.err);
+	mt_test_run_release(&r);
+	free(out);
+	free(trace);
+}
+END_TEST
+
 START_TEST(test_html_refuses_what_is_not_evidence_and_writes_no_file)
 {
 	char *invalid = mt_test_fixture("traces/invalid_not_json.jsonl");
@@ -502,6 +563,7 @@ Suite *mt_suite_html(void)
 	tcase_add_test(tc, test_html_stays_under_5_mib_on_a_big_trace);
 	tcase_add_test(tc, test_html_of_a_real_workload_has_its_sites_and_their_series);
 	tcase_add_test(tc, test_html_labels_each_site_and_names_no_module_as_a_file);
+	tcase_add_test(tc, test_html_passes_over_an_alloc_fn_as_the_report_does);
 	tcase_add_test(tc, test_html_refuses_what_is_not_evidence_and_writes_no_file);
 	tcase_add_test(tc, test_html_usage_errors_exit_64_and_help_prints_the_usage);
 	tcase_add_test(tc, test_html_survives_every_allocation_failure);

@@ -1096,7 +1096,7 @@ START_TEST(test_sample_reaches_the_workload)
 	mt_quiet(strstr(text, "\"sample_bytes\":65536"), "trace.start: %.300s", text);
 	sum = mt_test_path(r.out, "summary.jsonl");
 	sum_text = mt_test_read(sum, NULL);
-	mt_quiet(sum_text && strstr(sum_text, "],\"sample_bytes\":65536}"),
+	mt_quiet(sum_text && strstr(sum_text, "],\"sample_bytes\":65536,\"allocations_stderr\":"),
 		 "summary: %s", sum_text ? sum_text : "(none)");
 	free(sum_text);
 	free(sum);

@@ -414,7 +414,7 @@ static const char sampled_trace[] =
 	"{\"v\":1,\"seq\":5,\"kind\":\"free\",\"allocator_id\":0,\"ptr\":\"0x1000\",\"tid\":1,\"t\":3000}\n"
 	"{\"v\":1,\"seq\":6,\"kind\":\"trace.stop\",\"reason\":\"exit\",\"t\":4000}\n";
 
-START_TEST(test_sampled_summary_scales_and_ends_with_sample_bytes)
+START_TEST(test_sampled_summary_scales_and_gives_its_mean_and_standard_errors)
 {
 	mt_test_file_t f;
 	mt_test_run_t r;
@@ -432,9 +432,157 @@ START_TEST(test_sampled_summary_scales_and_ends_with_sample_bytes)
 		"\"peak_live_allocations\":128,\"peak_seq\":4,\"temporary_allocations\":0,"
 		"\"duration_ns\":4000,\"by_allocator\":[{\"allocator_id\":0,\"name\":\"libc\","
 		"\"allocations\":128,\"frees\":64,\"resizes\":0,\"remaps\":0,"
-		"\"live_bytes\":4128,\"peak_live_bytes\":8256}],\"sample_bytes\":4096}\n");
+		"\"live_bytes\":4128,\"peak_live_bytes\":8256}],\"sample_bytes\":4096,"
+		"\"allocations_stderr\":91,\"frees_stderr\":64,\"resizes_stderr\":0,"
+		"\"remaps_stderr\":0,\"bytes_allocated_stderr\":5793,"
+		"\"bytes_freed_stderr\":4096,\"live_allocations_stderr\":64,"
+		"\"live_bytes_stderr\":4096,\"peak_live_bytes_stderr\":5793,"
+		"\"peak_live_allocations_stderr\":91}\n");
 	mt_test_run_release(&r);
 	mt_test_file_done(&f);
+}
+END_TEST
+
+/* The text of file name in dir (the test fails without one). */
+static char *read_in(const char *dir, const char *name)
+{
+	char *path = mt_test_path(dir, name), *text = mt_test_read(path, NULL);
+
+	mt_quiet(text != NULL, "no %s", path);
+	free(path);
+	return text;
+}
+
+/*
+ * The standard errors of sampled_trace, by hand: at a mean of 4096 a
+ * block of 64 bytes is recorded with p = 1 - exp(-1/64) = 0.0155036, so
+ * each recorded one adds 64^2 (1 - p) / p^2 = 16776874.7 to a byte
+ * figure's variance and (1 - p) / p^2 = 4095.92 to a count's.  Two
+ * blocks were allocated (both live at the peak), one freed, one left:
+ * sqrt(2 * 16776874.7) = 5792.6 and sqrt(2 * 4095.92) = 90.5 for the
+ * allocated and the peak, sqrt(16776874.7) = 4096.0 and sqrt(4095.92) =
+ * 64.0 for the freed and the live.  The test computes the same apart,
+ * with libm, and compares each field.
+ */
+START_TEST(test_a_sampled_summarys_standard_errors_are_its_estimators)
+{
+	double p = -expm1(-64.0 / 4096.0);
+	double vb = 64.0 * 64.0 * (1 - p) / (p * p), vc = (1 - p) / (p * p);
+	const struct {
+		const char *field;
+		double var;
+		long long by_hand;
+	} want[] = {
+		{ "allocations_stderr", 2 * vc, 91 },
+		{ "frees_stderr", vc, 64 },
+		{ "resizes_stderr", 0, 0 },
+		{ "remaps_stderr", 0, 0 },
+		{ "bytes_allocated_stderr", 2 * vb, 5793 },
+		{ "bytes_freed_stderr", vb, 4096 },
+		{ "live_allocations_stderr", vc, 64 },
+		{ "live_bytes_stderr", vb, 4096 },
+		{ "peak_live_bytes_stderr", 2 * vb, 5793 },
+		{ "peak_live_allocations_stderr", 2 * vc, 91 },
+	};
+	mt_test_file_t f;
+	mt_test_run_t r;
+	json_object *row;
+
+	mt_test_file_write(&f, sampled_trace, sizeof(sampled_trace) - 1);
+	mt_test_memtrace_in(&r, f.dir, "summary", "trace.jsonl", "--top", "0", NULL);
+	ck_assert_int_eq(r.status, 0);
+	row = json_tokener_parse(r.out);
+	ck_assert_ptr_nonnull(row);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		mt_quiet(field(row, want[i].field) == llround(sqrt(want[i].var)) &&
+			 field(row, want[i].field) == want[i].by_hand,
+			 "%s: %lld, want %lld (%.3f)", want[i].field,
+			 (long long)field(row, want[i].field), want[i].by_hand,
+			 sqrt(want[i].var));
+	}
+	json_object_put(row);
+	mt_test_run_release(&r);
+	mt_test_file_done(&f);
+}
+END_TEST
+
+/* A peak that a program's own allocator (recorded whole) makes keeps
+ * the variance of its moment: two sampled blocks of 64 bytes make a
+ * first peak (8256 bytes, +- 5793), one is freed, then a pool block of
+ * 5000 bytes makes a higher one, of which one sampled block is an
+ * estimate (+- 4096). */
+START_TEST(test_a_peak_a_pool_makes_has_the_standard_error_of_its_moment)
+{
+	static const char trace[] =
+		"{\"v\":1,\"seq\":1,\"kind\":\"trace.start\",\"sample_bytes\":4096}\n"
+		"{\"v\":1,\"seq\":2,\"kind\":\"allocator\",\"allocator_id\":0}\n"
+		"{\"v\":1,\"seq\":3,\"kind\":\"allocator\",\"allocator_id\":1,\"name\":\"pool\"}\n"
+		"{\"v\":1,\"seq\":4,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x1000\",\"size\":64,\"fn\":\"malloc\"}\n"
+		"{\"v\":1,\"seq\":5,\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x2000\",\"size\":64,\"fn\":\"malloc\"}\n"
+		"{\"v\":1,\"seq\":6,\"kind\":\"free\",\"allocator_id\":0,\"ptr\":\"0x1000\"}\n"
+		"{\"v\":1,\"seq\":7,\"kind\":\"alloc\",\"allocator_id\":1,\"ptr\":\"0x9000\",\"size\":5000,\"fn\":\"api\"}\n"
+		"{\"v\":1,\"seq\":8,\"kind\":\"trace.stop\",\"reason\":\"exit\"}\n";
+	mt_test_file_t f;
+	mt_test_run_t r;
+	json_object *row;
+
+	mt_test_file_write(&f, trace, sizeof(trace) - 1);
+	mt_test_memtrace_in(&r, f.dir, "summary", "trace.jsonl", "--top", "0", NULL);
+	ck_assert_int_eq(r.status, 0);
+	row = json_tokener_parse(r.out);
+	ck_assert_ptr_nonnull(row);
+	ck_assert_int_eq(field(row, "peak_live_bytes"), 4128 + 5000);
+	ck_assert_int_eq(field(row, "peak_seq"), 7);
+	ck_assert_int_eq(field(row, "peak_live_bytes_stderr"), 4096);
+	ck_assert_int_eq(field(row, "live_bytes_stderr"), 4096);
+	ck_assert_int_eq(field(row, "bytes_allocated_stderr"), 5793);
+	json_object_put(row);
+	mt_test_run_release(&r);
+	mt_test_file_done(&f);
+}
+END_TEST
+
+/* The same trace without sample_bytes is a full one: its summary has
+ * no standard error, and no view prints one. */
+START_TEST(test_an_unsampled_trace_has_no_standard_errors)
+{
+	const char *start = strstr(sampled_trace, ",\"sample_bytes\":4096");
+	mt_test_file_t f;
+	mt_test_run_t r;
+	char *full = NULL;
+
+	ck_assert(asprintf(&full, "%.*s%s", (int)(start - sampled_trace), sampled_trace,
+			   start + strlen(",\"sample_bytes\":4096")) > 0);
+	mt_test_file_write(&f, full, strlen(full));
+	mt_test_memtrace_in(&r, f.dir, "summary", "trace.jsonl", "--top", "0", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_quiet(!strstr(r.out, "stderr") && !strstr(r.out, "sample_bytes") &&
+		 strstr(r.out, ",\"peak_live_bytes\":128}]}\n"), "summary: %s", r.out);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, f.dir, "report", "trace.jsonl", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_quiet(!strstr(r.out, "+-"), "report: %s", r.out);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, f.dir, "top", "trace.jsonl", "--once", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_quiet(!strstr(r.out, "+-"), "top: %s", r.out);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, f.dir, "plot", "trace.jsonl", "-o", "plot.svg", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, f.dir, "html", "trace.jsonl", "-o", "page.html", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	{
+		char *svg = read_in(f.dir, "plot.svg"), *page = read_in(f.dir, "page.html");
+
+		mt_quiet(!strstr(svg, "+-"), "plot: %.3000s", svg);
+		mt_quiet(!strstr(page, "allocations_stderr\":"), "html: %.3000s", page);
+		free(svg);
+		free(page);
+	}
+	mt_test_file_done(&f);
+	free(full);
 }
 END_TEST
 
@@ -474,7 +622,7 @@ START_TEST(test_report_gate_plot_html_and_diff_say_a_sampled_traces_figures_are_
 	{
 		char *page_path = mt_test_path(f.dir, "page.html"), *page = mt_test_read(page_path, NULL);
 
-		mt_quiet(page && strstr(page, ",\"sample_bytes\":4096}") &&
+		mt_quiet(page && strstr(page, ",\"sample_bytes\":4096,") &&
 			 strstr(page, "every count and size below is an estimate"),
 			 "html: %s", page ? page : "(no file)");
 		free(page);
@@ -484,6 +632,63 @@ START_TEST(test_report_gate_plot_html_and_diff_say_a_sampled_traces_figures_are_
 	mt_quiet(strstr(r.out, "note: BASE is sampled (") && strstr(r.out, "note: NEW is sampled ("),
 		 "diff: %s", r.out);
 	mt_test_run_release(&r);
+	mt_test_file_done(&f);
+}
+END_TEST
+
+/* Every view that shows sampled_trace's totals follows each with its
+ * standard error, the summary's (5793 bytes is 5.7 KiB). */
+START_TEST(test_every_view_gives_a_sampled_totals_standard_error)
+{
+	mt_test_file_t f;
+	mt_test_run_t r;
+	char *text;
+
+	mt_test_file_write(&f, sampled_trace, sizeof(sampled_trace) - 1);
+	mt_test_memtrace_in(&r, f.dir, "report", "trace.jsonl", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_quiet(strstr(r.out, "\n  allocations             128 +- 91\n") &&
+		 strstr(r.out, "\n  frees                   64 +- 64\n") &&
+		 strstr(r.out, "\n  bytes allocated         8.1 KiB (8256 bytes) +- 5.7 KiB\n") &&
+		 strstr(r.out, "\n  peak heap               8.1 KiB (8256 bytes) +- 5.7 KiB, "
+			       "first reached at seq 4\n") &&
+		 strstr(r.out, "\n  peak live blocks        128 +- 91\n") &&
+		 strstr(r.out, "\n  leaked                  4.0 KiB (4128 bytes) +- 4.0 KiB "
+			       "in 64 +- 64 blocks,"),
+		 "report: %.3000s", r.out);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, f.dir, "top", "trace.jsonl", "--once", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_quiet(strstr(r.out, "\n  live        4.0 KiB (4128 bytes) +- 4.0 KiB in 64 +- 64 blocks\n") &&
+		 strstr(r.out, "\n  peak        8.1 KiB (8256 bytes) +- 5.7 KiB in 128 +- 91 blocks\n") &&
+		 strstr(r.out, "\n  allocated   8.1 KiB (8256 bytes) +- 5.7 KiB in 128 +- 91 "
+			       "allocations, 64 +- 64 frees\n"),
+		 "top: %.3000s", r.out);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in(&r, f.dir, "plot", "trace.jsonl", "-o", "plot.svg", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	text = read_in(f.dir, "plot.svg");
+	mt_quiet(strstr(text, ">peak 8.1 KiB +- 5.7 KiB (seq 4), 4.0 KiB +- 4.0 KiB live at "
+			      "the end; 128 +- 91 allocations, 64 +- 64 frees in "),
+		 "plot: %.3000s", text);
+	free(text);
+	/* The page's totals are the summary's, standard errors included;
+	 * its script prints each after its figure (the browser tests see
+	 * the page drawn). */
+	mt_test_memtrace_in(&r, f.dir, "html", "trace.jsonl", "-o", "page.html", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_test_run_release(&r);
+	text = read_in(f.dir, "page.html");
+	mt_quiet(strstr(text, ",\"sample_bytes\":4096,\"allocations_stderr\":91,"
+			      "\"frees_stderr\":64,\"resizes_stderr\":0,\"remaps_stderr\":0,"
+			      "\"bytes_allocated_stderr\":5793,\"bytes_freed_stderr\":4096,"
+			      "\"live_allocations_stderr\":64,\"live_bytes_stderr\":4096,"
+			      "\"peak_live_bytes_stderr\":5793,"
+			      "\"peak_live_allocations_stderr\":91}") &&
+		 strstr(text, "' +- '"),
+		 "html: %.3000s", text);
+	free(text);
 	mt_test_file_done(&f);
 }
 END_TEST
@@ -506,7 +711,11 @@ Suite *mt_suite_sample(void)
 	tcase_add_test(preload, test_a_bad_sample_value_warns_once_and_records_everything);
 	tcase_add_test(preload, test_sampled_threads_and_forks_write_complete_traces);
 	suite_add_tcase(s, preload);
-	tcase_add_test(read, test_sampled_summary_scales_and_ends_with_sample_bytes);
+	tcase_add_test(read, test_sampled_summary_scales_and_gives_its_mean_and_standard_errors);
+	tcase_add_test(read, test_a_sampled_summarys_standard_errors_are_its_estimators);
+	tcase_add_test(read, test_an_unsampled_trace_has_no_standard_errors);
+	tcase_add_test(read, test_a_peak_a_pool_makes_has_the_standard_error_of_its_moment);
+	tcase_add_test(read, test_every_view_gives_a_sampled_totals_standard_error);
 	tcase_add_test(read, test_report_gate_plot_html_and_diff_say_a_sampled_traces_figures_are_estimates);
 	suite_add_tcase(s, read);
 	return s;

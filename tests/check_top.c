@@ -808,6 +808,63 @@ START_TEST(test_a_terminal_frame_redraws_in_place)
 }
 END_TEST
 
+/* Every site top lists ("stack N: LABEL") is named as the report names
+ * it ("     site: LABEL" above "     stack N: ..."), with and without an
+ * --alloc-fn: its first frame in the program's own code, not the
+ * allocator's frame. */
+static void assert_top_labels_are_the_reports(const char *trace, const char *pattern)
+{
+	mt_test_run_t top, rep;
+	const char *p;
+	size_t listed = 0;
+
+	if (pattern) {
+		mt_test_memtrace_in(&top, NULL, "top", "--once", "--alloc-fn", pattern,
+				    trace, NULL);
+		mt_test_memtrace_in(&rep, NULL, "report", "--alloc-fn", pattern, trace, NULL);
+	} else {
+		mt_test_memtrace_in(&top, NULL, "top", "--once", trace, NULL);
+		mt_test_memtrace_in(&rep, NULL, "report", trace, NULL);
+	}
+	mt_quiet(top.status == 0 && rep.status == 0, "top %d, report %d: %s%s",
+		 top.status, rep.status, top.err, rep.err);
+	for (p = strstr(top.out, ", stack "); p; p = strstr(p, ", stack ")) {
+		unsigned long long id;
+		int n = 0;
+		const char *eol;
+		char *want = NULL;
+
+		ck_assert_int_eq(sscanf(p, ", stack %llu: %n", &id, &n), 1);
+		p += n;
+		eol = strchr(p, '\n');
+		ck_assert_ptr_nonnull(eol);
+		ck_assert(asprintf(&want, "\n     site: %.*s\n     stack %llu: ",
+				   (int)(eol - p), p, id) > 0);
+		mt_quiet(strstr(rep.out, want) != NULL, "top names stack %llu %.*s, "
+			 "the report otherwise:\n%.3000s", id, (int)(eol - p), p, rep.out);
+		free(want);
+		listed++;
+	}
+	mt_quiet(listed >= 3, "top lists %zu sites:\n%s", listed, top.out);
+	mt_test_run_release(&top);
+	mt_test_run_release(&rep);
+}
+
+START_TEST(test_top_names_each_site_as_the_report_does)
+{
+	char *trace = mt_test_fixture("report/app.jsonl");
+	mt_test_run_t r;
+
+	assert_top_labels_are_the_reports(trace, NULL);
+	assert_top_labels_are_the_reports(trace, "^load_config$");
+	mt_test_memtrace_in(&r, NULL, "top", "--once", "--alloc-fn", "(", trace, NULL);
+	mt_quiet(r.status == 64 && strstr(r.err, "--alloc-fn"),
+		 "a bad pattern: %d %s", r.status, r.err);
+	mt_test_run_release(&r);
+	free(trace);
+}
+END_TEST
+
 Suite *mt_suite_top(void)
 {
 	Suite *s = suite_create("top");
@@ -825,6 +882,7 @@ Suite *mt_suite_top(void)
 	tcase_add_test(tc, test_a_missing_trace_is_an_error);
 	tcase_add_test(tc, test_not_a_trace_is_not_evidence);
 	tcase_add_test(tc, test_bad_options_are_usage_errors);
+	tcase_add_test(tc, test_top_names_each_site_as_the_report_does);
 	tcase_add_test(tc, test_reader_follow_resumes_a_zstd_frame_cut_by_the_writer);
 	tcase_add_test(tc, test_reader_follow_resumes_a_gzip_member_cut_by_the_writer);
 	tcase_add_test(tc, test_reader_follow_reads_no_zero_padding_until_content_follows);

@@ -314,3 +314,23 @@ int mt_units_add_label(mt_buf_t *b, const char *label, size_t width)
 		return rc;
 	return mt_buf_add(b, pad, fill < sizeof(pad) - 1 ? fill : sizeof(pad) - 1);
 }
+
+int mt_units_add_pm_size(mt_buf_t *b, uint64_t bytes)
+{
+	size_t mark = b->len;
+	int rc;
+
+	if ((rc = mt_buf_add_str(b, " +- ")) || (rc = mt_units_add_size(b, bytes)))
+		mt_buf_truncate(b, mark);
+	return rc;
+}
+
+int mt_units_add_pm_count(mt_buf_t *b, uint64_t n)
+{
+	size_t mark = b->len;
+	int rc;
+
+	if ((rc = mt_buf_add_str(b, " +- ")) || (rc = mt_buf_add_u64(b, n)))
+		mt_buf_truncate(b, mark);
+	return rc;
+}

@@ -73,4 +73,9 @@ int mt_units_add_duration(mt_buf_t *b, uint64_t ns);
 int mt_units_add_count(mt_buf_t *b, uint64_t n, const char *one,
 		       const char *many);
 
+/* A sampled estimate's standard error after its figure: " +- 4.0 KiB"
+ * beside a size (as mt_units_add_size()), " +- 64" beside a count. */
+int mt_units_add_pm_size(mt_buf_t *b, uint64_t bytes);
+int mt_units_add_pm_count(mt_buf_t *b, uint64_t n);
+
 #endif

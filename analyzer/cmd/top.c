@@ -1,6 +1,6 @@
 /*
  * top: `memtrace top TRACE [--interval SECONDS] [--top N] [--once]
- * [--timeout SECONDS]`, a live view of a running process from its growing
+ * [--timeout SECONDS] [--alloc-fn REGEX]`, a live view of a running process from its growing
  * trace (mt_top), refreshed every interval while one pass reads the trace
  * as it is written (mt_growing, mt_analysis_run_followed()).  It must read
  * the trace once, keeping its place, and never take a trace that still
@@ -36,11 +36,13 @@
 
 static const char usage[] =
 	"usage: memtrace top TRACE [--interval SECONDS] [--top N] [--once]\n"
-	"                    [--timeout SECONDS]\n"
+	"                    [--timeout SECONDS] [--alloc-fn REGEX]\n"
 	"\n"
 	"Watch a running process from its growing trace: live bytes, peak,\n"
-	"allocation rate and the top sites by live bytes, refreshed every\n"
-	"interval, in place on a terminal, else one block of figures a refresh.\n"
+	"allocation rate and the top sites by live bytes (each named as the\n"
+	"report names it), refreshed every interval, in place on a terminal,\n"
+	"else one block of figures a refresh.  A sampled trace's figures come\n"
+	"with their standard errors (+-).\n"
 	"Ends after trace.stop with the final figures (exit 0); when the process\n"
 	"is gone without one, ends with them too (exit 1).\n"
 	"\n"
@@ -48,12 +50,15 @@ static const char usage[] =
 	"  --top N              sites listed (default 10; 0: the totals alone)\n"
 	"  --once               print the figures as written so far and exit\n"
 	"  --timeout SECONDS    give up (exit 75) when no byte comes for so long\n"
-	"                       (default: wait while the traced process lives)\n";
+	"                       (default: wait while the traced process lives)\n"
+	"  --alloc-fn REGEX     a function to pass over when naming a site, as\n"
+	"                       the allocator is (POSIX extended, repeatable)\n";
 
 enum {
 	OPT_INTERVAL = MT_CMD_OPT_OWN,
 	OPT_ONCE,
 	OPT_TIMEOUT,
+	OPT_ALLOC_FN,
 };
 
 static const struct option options[] = {
@@ -61,6 +66,7 @@ static const struct option options[] = {
 	{ "top", required_argument, NULL, MT_CMD_OPT_TOP },
 	{ "once", no_argument, NULL, OPT_ONCE },
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "alloc-fn", required_argument, NULL, OPT_ALLOC_FN },
 	{ "help", no_argument, NULL, MT_CMD_OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -68,6 +74,7 @@ static const struct option options[] = {
 typedef struct {
 	uint64_t interval_ns, timeout_ns, top;
 	int once;
+	mt_label_opts_t labels;
 } top_opts_t;
 
 /* Seconds as typed: digits, and a fraction of at most 9 digits ("0.25");
@@ -119,6 +126,14 @@ static int option(void *ctx, int c, const char *arg)
 	case OPT_ONCE:
 		o->once = 1;
 		return -1;
+	case OPT_ALLOC_FN: {
+		int rc = mt_label_opts_add(&o->labels, arg);
+
+		if (rc == MT_ENOMEM)
+			return mt_cmd_nomem();
+		return rc ? mt_cmd_usage_error(usage, "--alloc-fn needs a "
+					       "pattern, not '%s'", arg) : -1;
+	}
 	case MT_CMD_OPT_TOP:
 		if (mt_units_parse_count(arg, &o->top))
 			return mt_cmd_usage_error(usage,
@@ -222,7 +237,9 @@ static int write_failed(void)
 	return MT_EXIT_CANTCREAT;
 }
 
-static int run(int argc, char **argv)
+/* The command, with o's defaults set; the caller releases its labels
+ * whatever happens. */
+static int watch(top_opts_t *o, int argc, char **argv)
 {
 	static const mt_cmd_spec_t spec = {
 		.usage = usage,
@@ -230,7 +247,6 @@ static int run(int argc, char **argv)
 		.option = option,
 		.args = { "TRACE" },
 	};
-	top_opts_t o = { .interval_ns = DEFAULT_INTERVAL_NS, .top = DEFAULT_TOP };
 	top_t t;
 	mt_analysis_t a;
 	mt_top_state_t state;
@@ -238,7 +254,7 @@ static int run(int argc, char **argv)
 	int status, first, rc, fd, have_a = 0;
 	struct stat st;
 
-	if ((status = mt_cmd_parse(&spec, &o, argc, argv, &first)) >= 0)
+	if ((status = mt_cmd_parse(&spec, o, argc, argv, &first)) >= 0)
 		return status;
 	path = argv[first];
 	if (!strcmp(path, "-"))
@@ -259,8 +275,9 @@ static int run(int argc, char **argv)
 	mt_buf_init(&t.frame, 0);
 	t.a = &a;
 	t.tty = isatty(STDOUT_FILENO);
-	mt_growing_init(&t.follow, o.interval_ns, o.timeout_ns, o.once);
-	mt_top_init(&t.view, path, 0, o.top);
+	mt_growing_init(&t.follow, o->interval_ns, o->timeout_ns, o->once);
+	mt_top_init(&t.view, path, 0, o->top);
+	t.view.labels = &o->labels;
 	if (mt_growing_wait_start(&t.follow, path)) {
 		status = mt_cmd_cannot_read(path, errno);
 		goto cleanup;
@@ -312,6 +329,15 @@ cleanup:
 	mt_top_release(&t.view);
 	mt_buf_release(&t.frame);
 	mt_buf_release(&t.text);
+	return status;
+}
+
+static int run(int argc, char **argv)
+{
+	top_opts_t o = { .interval_ns = DEFAULT_INTERVAL_NS, .top = DEFAULT_TOP };
+	int status = watch(&o, argc, argv);
+
+	mt_label_opts_release(&o.labels);
 	return status;
 }
 

@@ -11,6 +11,7 @@
 
 #include "../base/mt_error.h"
 #include "../base/mt_mem.h"
+#include "../model/mt_sampling.h"
 
 /* The most stacks, and thread ids, a trace may have: a live block names
  * each by a 32-bit index from 1. */
@@ -34,12 +35,12 @@ typedef struct {
 static __attribute__((noinline)) weight_t sampled_weight(uint64_t mean, uint64_t size,
 							 uint64_t serial)
 {
-	double w, whole;
+	double p = mt_sampling_chance(mean, size), w, whole;
 	uint64_t x = serial + 0x9e3779b97f4a7c15ull;
 
-	if (!size || size / 40 >= mean)
+	if (p >= 1.0)
 		return (weight_t){ size, 1 };
-	w = -1.0 / expm1(-(double)size / (double)mean);
+	w = 1.0 / p;
 	whole = floor(w);
 	/* splitmix64's finalizer: a uniform 53-bit fraction of the serial. */
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -115,6 +116,7 @@ void mt_heap_release(mt_heap_t *h)
 	mt_mem_free(h->thread_last);
 	mt_mem_free_line(h->sites);
 	mt_mem_free(h->site_reallocs);
+	mt_mem_free(h->site_live_var);
 	mt_mem_free(h->stack_dense);
 	mt_heap_init(h);
 }
@@ -148,6 +150,18 @@ static inline mt_site_t *site_at(mt_heap_t *h, uint32_t index)
 static inline uint64_t *reallocs_at(mt_heap_t *h, uint32_t index)
 {
 	return index ? &h->site_reallocs[index] : &h->no_stack_reallocs;
+}
+
+/* The live variance of a site index, as site_at(). */
+static inline mt_sampling_block_t *live_var_at(mt_heap_t *h, uint32_t index)
+{
+	return index ? &h->site_live_var[index] : &h->no_stack_live_var;
+}
+
+mt_sampling_block_t mt_heap_site_live_var(const mt_heap_t *h,
+					  const mt_stack_t *stack)
+{
+	return stack ? h->site_live_var[stack->site_index] : h->no_stack_live_var;
 }
 
 uint64_t mt_heap_site_calls(const mt_heap_t *h, const mt_stack_t *stack)
@@ -313,14 +327,56 @@ static void site_sub(const mt_heap_t *h, mt_site_t *s, uint64_t size,
 	s->live_bytes -= size;
 }
 
-/* A block is born: the totals, its allocator and its site grow.  Returns
- * the blocks it counts for (its weight). */
+/* A sampled block of size bytes is born in the site of index index: the
+ * variances of the sums it joins grow by its terms (mt_sampling), and a
+ * peak it made (of bytes, of blocks) keeps the variance it has now. */
+static __attribute__((noinline)) void var_born(mt_heap_t *h, uint32_t index,
+					       uint64_t size, int bytes_peak,
+					       int blocks_peak)
+{
+	mt_sampling_block_t v = mt_sampling_block(h->sample_bytes, size);
+
+	h->var.bytes_allocated += v.bytes;
+	h->var.live_bytes += v.bytes;
+	h->var.live_allocations += v.count;
+	live_var_at(h, index)->bytes += v.bytes;
+	live_var_at(h, index)->count += v.count;
+	if (bytes_peak)
+		h->var.peak_live_bytes = h->var.live_bytes;
+	if (blocks_peak)
+		h->var.peak_live_allocations = h->var.live_allocations;
+}
+
+/* A sampled block dies: what var_born() added to the live sums is taken
+ * back, exactly (the terms are a function of the size alone). */
+static __attribute__((noinline)) void var_died(mt_heap_t *h, uint32_t index,
+					       uint64_t size)
+{
+	mt_sampling_block_t v = mt_sampling_block(h->sample_bytes, size);
+
+	h->var.bytes_freed += v.bytes;
+	h->var.live_bytes -= v.bytes;
+	h->var.live_allocations -= v.count;
+	live_var_at(h, index)->bytes -= v.bytes;
+	live_var_at(h, index)->count -= v.count;
+}
+
+/* The term a sampled block of size bytes adds to a count's variance. */
+static __attribute__((noinline)) mt_sampling_var_t var_count(const mt_heap_t *h,
+							     uint64_t size)
+{
+	return mt_sampling_block(h->sample_bytes, size).count;
+}
+
+/* A block is born: the totals, its allocator and its site (of index
+ * index) grow.  Returns the blocks it counts for (its weight). */
 static inline __attribute__((always_inline)) uint64_t
-born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site,
+born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site, uint32_t index,
      uint64_t block_size, uint64_t serial, uint64_t seq)
 {
 	weight_t w = weigh(h, a, block_size, serial);
-	uint64_t size = w.bytes, count = w.count;
+	uint64_t size = w.bytes, count = w.count, epoch = h->peak_epoch;
+	int blocks_peak = 0;
 
 	h->bytes_allocated += size;
 	h->live_allocations += count;
@@ -334,8 +390,16 @@ born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site,
 		h->peak_seq = seq;
 		h->peak_epoch++;
 	}
-	if (h->live_allocations > h->peak_live_allocations)
+	if (h->live_allocations > h->peak_live_allocations) {
 		h->peak_live_allocations = h->live_allocations;
+		blocks_peak = 1;
+	}
+	/* In a sampled trace a peak keeps the variance of the moment, even
+	 * when a program's own allocator made it: its blocks, recorded
+	 * whole, add no term (a size of 0 adds none). */
+	if (__builtin_expect(h->sample_bytes != 0, 0))
+		var_born(h, index, mean_of(h, a) ? block_size : 0,
+			 epoch != h->peak_epoch, blocks_peak);
 	return count;
 }
 
@@ -356,6 +420,8 @@ died(mt_heap_t *h, mt_allocator_t *a, const mt_block_t *b)
 	 * stable while the heap applies events: the heap is never copied), so
 	 * site is never NULL. */
 	site_sub(h, site, size, count);
+	if (__builtin_expect(mean_of(h, a) != 0, 0))
+		var_died(h, b->site, b->size);
 	return count;
 }
 
@@ -397,7 +463,7 @@ insert_block(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 		h->overlapping_allocs++;
 		died(h, a, &old);
 	}
-	return born(h, a, site, ev->size, b.serial, ev->seq);
+	return born(h, a, site, site_index, ev->size, b.serial, ev->seq);
 }
 
 static int declare_allocator(mt_heap_t *h, const mt_event_t *ev,
@@ -475,21 +541,28 @@ nomem:
 	return MT_ENOMEM;
 }
 
-/* Room in h->sites and h->site_reallocs for site n, zeroed.  The sites
- * are on cache lines, so they grow by copying rather than by
- * mt_mem_realloc().  MT_ENOMEM leaves the sites as they were (the
- * realloc counts may have grown, which changes no figure). */
+/* Room in h->sites, h->site_reallocs and h->site_live_var for site n,
+ * zeroed.  The sites are on cache lines, so they grow by copying rather
+ * than by mt_mem_realloc().  MT_ENOMEM leaves the sites as they were
+ * (the realloc counts and variances may have grown, which changes no
+ * figure). */
 static int reserve_sites(mt_heap_t *h, size_t n)
 {
 	size_t want;
 	mt_site_t *grown;
 	uint64_t *reallocs;
+	mt_sampling_block_t *live_var;
 
 	reallocs = reserve(h->site_reallocs, &h->site_reallocs_cap,
 			   sizeof(uint64_t), n);
 	if (!reallocs)
 		return MT_ENOMEM;
 	h->site_reallocs = reallocs;
+	live_var = reserve(h->site_live_var, &h->site_live_var_cap,
+			   sizeof(mt_sampling_block_t), n);
+	if (!live_var)
+		return MT_ENOMEM;
+	h->site_live_var = live_var;
 	if (n < h->sites_cap)
 		return MT_OK;
 	want = grown_cap(h->sites_cap, n);
@@ -562,9 +635,13 @@ static inline void count_realloc(mt_heap_t *h, mt_allocator_t *a,
 	if (ev->kind == MT_KIND_RESIZE) {
 		h->resizes += count;
 		a->resizes += count;
+		if (__builtin_expect(mean_of(h, a) != 0, 0))
+			h->var.resizes += var_count(h, ev->size);
 	} else {
 		h->remaps += count;
 		a->remaps += count;
+		if (__builtin_expect(mean_of(h, a) != 0, 0))
+			h->var.remaps += var_count(h, ev->size);
 	}
 }
 
@@ -581,6 +658,8 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 		h->allocations += count;
 		a->allocations += count;
 		site->allocations += count;
+		if (__builtin_expect(mean_of(h, a) != 0, 0))
+			h->var.allocations += var_count(h, ev->size);
 		return;
 	}
 
@@ -593,6 +672,8 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 		count = died(h, a, &old);
 		h->frees += count;
 		a->frees += count;
+		if (__builtin_expect(mean_of(h, a) != 0, 0))
+			h->var.frees += var_count(h, old.size);
 		/* Whether a block was temporary depends on the allocations a
 		 * sampled trace left out: there the figure stays 0 (format.md
 		 * 2.1). */

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "../model/mt_blocks.h"
+#include "../model/mt_sampling.h"
 #include "../base/mt_map.h"
 #include "../parse/mt_parse.h"
 
@@ -95,6 +96,16 @@ typedef struct {
 	 * format.md 2.1 says (mt_heap_weight_bytes()).  Set before any block
 	 * event. */
 	uint64_t sample_bytes;
+	/* In a sampled trace, the estimated variance of each estimate above
+	 * (mt_sampling: the terms of the recorded blocks each sums), the
+	 * peaks' as they stood when each peak was first reached; all 0
+	 * when the trace is not sampled. */
+	struct {
+		mt_sampling_var_t allocations, frees, resizes, remaps;
+		mt_sampling_var_t bytes_allocated, bytes_freed;
+		mt_sampling_var_t live_allocations, live_bytes;
+		mt_sampling_var_t peak_live_bytes, peak_live_allocations;
+	} var;
 
 	mt_map_t allocators; /* id -> mt_allocator_t * */
 	/* NULL: every allocator's blocks count.  Else, set before the first
@@ -127,6 +138,12 @@ typedef struct {
 	uint64_t *site_reallocs;
 	size_t site_reallocs_cap;
 	uint64_t no_stack_reallocs; /* site 0's */
+	/* By site index, as site_reallocs: the variances of each site's
+	 * live_bytes and live_allocations in a sampled trace
+	 * (mt_heap_site_live_var()). */
+	mt_sampling_block_t *site_live_var;
+	size_t site_live_var_cap;
+	mt_sampling_block_t no_stack_live_var; /* site 0's */
 	uint64_t serial;
 	uint64_t no_tid_serial;
 	mt_allocator_t *last_allocator; /* lookup cache */
@@ -222,6 +239,11 @@ uint64_t mt_heap_threads(const mt_heap_t *h);
  * allocators but possibly its totals: release it).
  */
 int mt_heap_add_process(mt_heap_t *h, const mt_heap_t *from);
+
+/* The estimated variances of a site's live_bytes and live_allocations
+ * (0 unless the trace is sampled); stack is NULL for site 0. */
+mt_sampling_block_t mt_heap_site_live_var(const mt_heap_t *h,
+					  const mt_stack_t *stack);
 
 /* A site's live bytes at the moment of the global peak (peak_seq): its
  * contribution to peak_live_bytes, which the sites' contributions sum to. */

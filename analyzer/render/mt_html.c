@@ -625,9 +625,29 @@ static int add_totals(mt_buf_t *b, const mt_analysis_t *a)
 	ADD(mt_buf_add_str(b, "\"totals\":{"));
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		ADD(add_u64_field(b, f[i].key, f[i].v, i == 0));
-	/* A sampled trace's mean: the page says its figures are estimates. */
-	if (h->sample_bytes)
+	/* A sampled trace's mean: the page says its figures are estimates,
+	 * each with its standard error, under the summary row's names. */
+	if (h->sample_bytes) {
+		const struct {
+			const char *key;
+			mt_sampling_var_t var;
+		} e[] = {
+			{ "allocations_stderr", h->var.allocations },
+			{ "frees_stderr", h->var.frees },
+			{ "resizes_stderr", h->var.resizes },
+			{ "remaps_stderr", h->var.remaps },
+			{ "bytes_allocated_stderr", h->var.bytes_allocated },
+			{ "bytes_freed_stderr", h->var.bytes_freed },
+			{ "live_allocations_stderr", h->var.live_allocations },
+			{ "live_bytes_stderr", h->var.live_bytes },
+			{ "peak_live_bytes_stderr", h->var.peak_live_bytes },
+			{ "peak_live_allocations_stderr", h->var.peak_live_allocations },
+		};
+
 		ADD(add_u64_field(b, "sample_bytes", h->sample_bytes, 0));
+		for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+			ADD(add_u64_field(b, e[i].key, mt_sampling_stderr(e[i].var), 0));
+	}
 	ADD(mt_buf_add_str(b, "}"));
 cleanup:
 	return rc;
@@ -988,6 +1008,14 @@ int mt_html_render(const mt_analysis_t *a, const mt_html_pass_t *p,
 		   const mt_suppress_t *supp, const char *path, const char *name,
 		   mt_buf_t *out)
 {
+	return mt_html_render_labelled(a, p, supp, NULL, path, name, out);
+}
+
+int mt_html_render_labelled(const mt_analysis_t *a, const mt_html_pass_t *p,
+			    const mt_suppress_t *supp,
+			    const mt_label_opts_t *labels, const char *path,
+			    const char *name, mt_buf_t *out)
+{
 	page_t g = { .a = a, .pass = p, .path = path, .name = name };
 	site_series_t *ss = NULL;
 	size_t per = SITES_PER_FIGURE, nodes = FLAME_NODES, name_bytes = NAME_BYTES;
@@ -998,7 +1026,7 @@ int mt_html_render(const mt_analysis_t *a, const mt_html_pass_t *p,
 	page_init(&g, name_bytes);
 	ADD(mt_sites_list(&a->heap, &g.refs, &n));
 	g.nsites = n;
-	ADD(mt_label_sites(&a->heap, &g.lines, NULL, g.refs, n, &g.labels));
+	ADD(mt_label_sites(&a->heap, &g.lines, labels, g.refs, n, &g.labels));
 	if (n && !(g.sites = mt_mem_calloc(n, sizeof(*g.sites)))) {
 		rc = MT_ENOMEM;
 		goto cleanup;

@@ -40,6 +40,7 @@
 #include <stdint.h>
 
 #include "../model/mt_analysis.h"
+#include "../model/mt_label.h"
 #include "../base/mt_buf.h"
 #include "../render/mt_plot.h"
 #include "../gates/mt_suppress.h"
@@ -71,5 +72,12 @@ void mt_html_observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev);
 int mt_html_render(const mt_analysis_t *a, const mt_html_pass_t *p,
 		   const mt_suppress_t *supp, const char *path, const char *name,
 		   mt_buf_t *out);
+
+/* mt_html_render(), each site named as labels (--alloc-fn; NULL for
+ * none) tells mt_label, as the report names it. */
+int mt_html_render_labelled(const mt_analysis_t *a, const mt_html_pass_t *p,
+			    const mt_suppress_t *supp,
+			    const mt_label_opts_t *labels, const char *path,
+			    const char *name, mt_buf_t *out);
 
 #endif

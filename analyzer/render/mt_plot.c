@@ -431,7 +431,7 @@ static int add_header(mt_buf_t *b, const mt_analysis_t *a, const char *name)
 	const mt_heap_t *h = &a->heap;
 	const mt_integrity_t *ig = &a->integrity;
 	mt_buf_t line = MT_BUF_INIT;
-	int rc;
+	int rc, sampled = h->sample_bytes != 0;
 
 	ADD(mt_buf_add_str(&line, "Live heap of "));
 	ADD(mt_buf_add_str(&line, name));
@@ -442,18 +442,28 @@ static int add_header(mt_buf_t *b, const mt_analysis_t *a, const char *name)
 			       "font-weight=\"bold\" fill=\"#222222\"", line.data));
 
 	mt_buf_reset(&line);
+	/* A sampled trace's figures each with its standard error. */
 	if (h->peak_live_bytes) {
 		ADD(mt_buf_add_str(&line, "peak "));
 		ADD(mt_units_add_size(&line, h->peak_live_bytes));
+		if (sampled)
+			ADD(mt_units_add_pm_size(&line, mt_sampling_stderr(h->var.peak_live_bytes)));
 		ADD(mt_buf_add_str(&line, " (seq "));
 		ADD(mt_buf_add_u64(&line, h->peak_seq));
 		ADD(mt_buf_add_str(&line, "), "));
 		ADD(mt_units_add_size(&line, h->live_bytes));
+		if (sampled)
+			ADD(mt_units_add_pm_size(&line, mt_sampling_stderr(h->var.live_bytes)));
 		ADD(mt_buf_add_str(&line, " live at the end; "));
 	}
-	ADD(mt_units_add_count(&line, h->allocations, "allocation", "allocations"));
-	ADD(mt_buf_add_str(&line, ", "));
-	ADD(mt_units_add_count(&line, h->frees, "free", "frees"));
+	ADD(mt_buf_add_u64(&line, h->allocations));
+	if (sampled)
+		ADD(mt_units_add_pm_count(&line, mt_sampling_stderr(h->var.allocations)));
+	ADD(mt_buf_add_str(&line, h->allocations == 1 ? " allocation, " : " allocations, "));
+	ADD(mt_buf_add_u64(&line, h->frees));
+	if (sampled)
+		ADD(mt_units_add_pm_count(&line, mt_sampling_stderr(h->var.frees)));
+	ADD(mt_buf_add_str(&line, h->frees == 1 ? " free" : " frees"));
 	if (h->duration_ns) {
 		ADD(mt_buf_add_str(&line, " in "));
 		ADD(mt_units_add_duration(&line, h->duration_ns));

@@ -35,6 +35,7 @@ typedef struct {
 	mt_suppress_left_t left; /* what suppressions left out */
 	char **labels; /* each site's, in mt_sites_list()'s order */
 	uint64_t live_bytes, live_allocations; /* the heap's, less left */
+	mt_sampling_block_t left_var; /* the variances of what left out holds */
 } report_t;
 
 /* ---- the verdict and the totals ---- */
@@ -103,9 +104,20 @@ static int add_sampling(report_t *r)
 		")\n"
 		"  Every count and size below is an estimate: each recorded block\n"
 		"  stands for the blocks of its size that sampling passed over.\n"
+		"  A total's standard error follows it (+-).\n"
 		"  Temporary allocations are not counted.\n"));
 cleanup:
 	return rc;
+}
+
+/* A sampled figure's standard error (of variance v) after it: " +- 64"
+ * for a count, " +- 4.0 KiB" for a size; nothing for a full trace. */
+static int add_pm(report_t *r, mt_sampling_var_t v, int size)
+{
+	if (!r->a->heap.sample_bytes)
+		return MT_OK;
+	return size ? mt_units_add_pm_size(r->out, mt_sampling_stderr(v)) :
+		      mt_units_add_pm_count(r->out, mt_sampling_stderr(v));
 }
 
 static int add_totals(report_t *r)
@@ -128,9 +140,11 @@ static int add_totals(report_t *r)
 	ADD(mt_buf_add_str(b, ")\n"));
 	ADD(mt_units_add_label(b, "allocations", LABEL_WIDTH));
 	ADD(mt_buf_add_u64(b, h->allocations));
+	ADD(add_pm(r, h->var.allocations, 0));
 	ADD(mt_buf_add_str(b, "\n"));
 	ADD(mt_units_add_label(b, "reallocations", LABEL_WIDTH));
 	ADD(mt_buf_add_u64(b, h->resizes + h->remaps));
+	ADD(add_pm(r, h->var.resizes + h->var.remaps, 0));
 	ADD(mt_buf_add_str(b, " ("));
 	ADD(mt_buf_add_u64(b, h->resizes));
 	ADD(mt_buf_add_str(b, " in place, "));
@@ -138,6 +152,7 @@ static int add_totals(report_t *r)
 	ADD(mt_buf_add_str(b, " moved)\n"));
 	ADD(mt_units_add_label(b, "frees", LABEL_WIDTH));
 	ADD(mt_buf_add_u64(b, h->frees));
+	ADD(add_pm(r, h->var.frees, 0));
 	ADD(mt_buf_add_str(b, "\n"));
 	ADD(mt_units_add_label(b, "temporary allocations", LABEL_WIDTH));
 	ADD(mt_buf_add_u64(b, h->temporary_allocations));
@@ -155,9 +170,11 @@ static int add_totals(report_t *r)
 	}
 	ADD(mt_units_add_label(b, "bytes allocated", LABEL_WIDTH));
 	ADD(mt_units_add_size_exact(b, h->bytes_allocated));
+	ADD(add_pm(r, h->var.bytes_allocated, 1));
 	ADD(mt_buf_add_str(b, "\n"));
 	ADD(mt_units_add_label(b, "peak heap", LABEL_WIDTH));
 	ADD(mt_units_add_size_exact(b, h->peak_live_bytes));
+	ADD(add_pm(r, h->var.peak_live_bytes, 1));
 	if (h->peak_live_bytes) {
 		ADD(mt_buf_add_str(b, ", first reached at seq "));
 		ADD(mt_buf_add_u64(b, h->peak_seq));
@@ -165,11 +182,19 @@ static int add_totals(report_t *r)
 	ADD(mt_buf_add_str(b, "\n"));
 	ADD(mt_units_add_label(b, "peak live blocks", LABEL_WIDTH));
 	ADD(mt_buf_add_u64(b, h->peak_live_allocations));
+	ADD(add_pm(r, h->var.peak_live_allocations, 0));
 	ADD(mt_buf_add_str(b, "\n"));
 	ADD(mt_units_add_label(b, "leaked", LABEL_WIDTH));
 	ADD(mt_units_add_size_exact(b, r->live_bytes));
+	ADD(add_pm(r, h->var.live_bytes - r->left_var.bytes, 1));
 	ADD(mt_buf_add_str(b, " in "));
-	ADD(mt_units_add_count(b, r->live_allocations, "block", "blocks"));
+	if (h->sample_bytes) {
+		ADD(mt_buf_add_u64(b, r->live_allocations));
+		ADD(add_pm(r, h->var.live_allocations - r->left_var.count, 0));
+		ADD(mt_buf_add_str(b, r->live_allocations == 1 ? " block" : " blocks"));
+	} else {
+		ADD(mt_units_add_count(b, r->live_allocations, "block", "blocks"));
+	}
 	ADD(mt_buf_add_str(b, ", still live at the end of the trace\n"));
 	if (r->left.sites) {
 		ADD(mt_buf_add_str(b, "                          "));
@@ -489,6 +514,7 @@ int mt_report_render_labelled(const mt_analysis_t *a, const char *name,
 	r.live_bytes = a->heap.live_bytes;
 	r.live_allocations = a->heap.live_allocations;
 	for (size_t i = 0; i < nsites; i++) {
+		mt_sampling_block_t var;
 		int hit;
 
 		ADD(mt_suppress_site(supp, &a->heap, &r.lines, &sites[i], &hit));
@@ -500,6 +526,9 @@ int mt_report_render_labelled(const mt_analysis_t *a, const char *name,
 		r.left.live_allocations += sites[i].site->live_allocations;
 		r.live_bytes -= sites[i].site->live_bytes;
 		r.live_allocations -= sites[i].site->live_allocations;
+		var = mt_heap_site_live_var(&a->heap, sites[i].stack);
+		r.left_var.bytes += var.bytes;
+		r.left_var.count += var.count;
 	}
 	ADD(mt_buf_add_str(out, "memtrace report of "));
 	ADD(mt_srcline_add_clean(out, name));

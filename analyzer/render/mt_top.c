@@ -10,6 +10,7 @@
 
 #include "../base/mt_error.h"
 #include "../base/mt_mem.h"
+#include "../model/mt_label.h"
 #include "../model/mt_sites.h"
 #include "../base/mt_units.h"
 
@@ -147,10 +148,14 @@ static int add_sites(mt_top_t *t, const mt_heap_t *h, mt_buf_t *b)
 {
 	mt_site_ref_t *sites = NULL;
 	ranked_t *ranked = NULL;
+	char **labels = NULL;
 	size_t nsites = 0, n = 0;
 	int rc;
 
 	ADD(mt_sites_list(h, &sites, &nsites));
+	/* Every site's label, as the report names them among the same
+	 * sites, so that a site reads the same in both. */
+	ADD(mt_label_sites(h, &t->lines, t->labels, sites, nsites, &labels));
 	ranked = mt_mem_malloc((nsites ? nsites : 1) * sizeof(*ranked));
 	if (!ranked) {
 		rc = MT_ENOMEM;
@@ -182,27 +187,56 @@ static int add_sites(mt_top_t *t, const mt_heap_t *h, mt_buf_t *b)
 		ADD(mt_buf_add_str(b, ", stack "));
 		ADD(mt_buf_add_u64(b, ref->stack_id));
 		ADD(mt_buf_add_str(b, ": "));
-		ADD(mt_srcline_add_frame(b, &t->lines, ref->stack->frames[0],
-					 mt_map_find(&h->frames,
-						     ref->stack->frames[0])));
+		ADD(mt_srcline_add_clean(b, labels[ref - sites]));
 		ADD(mt_buf_add_str(b, "\n"));
 	}
 cleanup:
+	mt_label_free(labels, nsites);
 	mt_mem_free(ranked);
 	mt_mem_free(sites);
 	return rc;
 }
 
-/* A figure's line: "  LABEL  <bytes> in <count> <things>". */
-static int add_bytes_in(mt_buf_t *out, const char *label, uint64_t bytes,
-			uint64_t count, const char *one, const char *many)
+/* A count and then one or the other word; in a sampled trace (sampled),
+ * its standard error (of variance v) before the word: "64 +- 8 blocks". */
+static int add_count(mt_buf_t *out, int sampled, uint64_t count,
+		     mt_sampling_var_t v, const char *one, const char *many)
+{
+	int rc;
+
+	if (!sampled)
+		return mt_units_add_count(out, count, one, many);
+	ADD(mt_buf_add_u64(out, count));
+	ADD(mt_units_add_pm_count(out, mt_sampling_stderr(v)));
+	ADD(mt_buf_add_str(out, " "));
+	ADD(mt_buf_add_str(out, count == 1 ? one : many));
+cleanup:
+	return rc;
+}
+
+/* A size; in a sampled trace, and its standard error (of variance v). */
+static int add_size(mt_buf_t *out, int sampled, uint64_t bytes,
+		    mt_sampling_var_t v)
+{
+	int rc = mt_units_add_size_exact(out, bytes);
+
+	if (!rc && sampled)
+		rc = mt_units_add_pm_size(out, mt_sampling_stderr(v));
+	return rc;
+}
+
+/* A figure's line: "  LABEL  <bytes> in <count> blocks", each with its
+ * standard error in a sampled trace (variances vb and vc). */
+static int add_bytes_in(mt_buf_t *out, const mt_heap_t *h, const char *label,
+			uint64_t bytes, mt_sampling_var_t vb, uint64_t count,
+			mt_sampling_var_t vc)
 {
 	int rc;
 
 	ADD(mt_units_add_label(out, label, LABEL_WIDTH));
-	ADD(mt_units_add_size_exact(out, bytes));
+	ADD(add_size(out, h->sample_bytes != 0, bytes, vb));
 	ADD(mt_buf_add_str(out, " in "));
-	ADD(mt_units_add_count(out, count, one, many));
+	ADD(add_count(out, h->sample_bytes != 0, count, vc, "block", "blocks"));
 	ADD(mt_buf_add_str(out, "\n"));
 cleanup:
 	return rc;
@@ -212,7 +246,7 @@ int mt_top_render(mt_top_t *t, const mt_heap_t *h, mt_top_state_t state,
 		  const mt_integrity_t *ig, mt_buf_t *out)
 {
 	size_t mark = out->len;
-	int rc;
+	int rc, sampled = h->sample_bytes != 0;
 
 	ADD(mt_buf_add_str(out, "memtrace top: "));
 	ADD(mt_srcline_add_clean(out, t->name));
@@ -232,17 +266,25 @@ int mt_top_render(mt_top_t *t, const mt_heap_t *h, mt_top_state_t state,
 	ADD(mt_buf_add_str(out, ", "));
 	ADD(mt_units_add_count(out, mt_heap_threads(h), "thread", "threads"));
 	ADD(mt_buf_add_str(out, "\n"));
-	ADD(add_bytes_in(out, "live", h->live_bytes, h->live_allocations,
-			 "block", "blocks"));
-	ADD(add_bytes_in(out, "peak", h->peak_live_bytes,
-			 h->peak_live_allocations, "block", "blocks"));
+	ADD(add_bytes_in(out, h, "live", h->live_bytes, h->var.live_bytes,
+			 h->live_allocations, h->var.live_allocations));
+	ADD(add_bytes_in(out, h, "peak", h->peak_live_bytes, h->var.peak_live_bytes,
+			 h->peak_live_allocations, h->var.peak_live_allocations));
 	ADD(mt_units_add_label(out, "allocated", LABEL_WIDTH));
-	ADD(mt_units_add_size_exact(out, h->bytes_allocated));
+	ADD(add_size(out, sampled, h->bytes_allocated, h->var.bytes_allocated));
 	ADD(mt_buf_add_str(out, " in "));
-	ADD(mt_units_add_count(out, h->allocations, "allocation", "allocations"));
+	ADD(add_count(out, sampled, h->allocations, h->var.allocations,
+		      "allocation", "allocations"));
 	ADD(mt_buf_add_str(out, ", "));
-	ADD(mt_units_add_count(out, h->frees, "free", "frees"));
+	ADD(add_count(out, sampled, h->frees, h->var.frees, "free", "frees"));
 	ADD(mt_buf_add_str(out, "\n"));
+	if (sampled) {
+		ADD(mt_units_add_label(out, "sampled", LABEL_WIDTH));
+		ADD(mt_buf_add_str(out, "one allocation recorded per "));
+		ADD(mt_units_add_size(out, h->sample_bytes));
+		ADD(mt_buf_add_str(out, " on average: estimates +- their "
+				      "standard errors\n"));
+	}
 	ADD(add_rate(t, h, out));
 	if (ig) {
 		ADD(mt_units_add_label(out, "integrity", LABEL_WIDTH));

@@ -2,8 +2,10 @@
  * mt_top: one view of `memtrace top`, the figures of a heap being rebuilt
  * from a growing trace: its state, live bytes, peak, bytes allocated,
  * the allocation rate since the last view, and the top sites by live
- * bytes, each named by its stack id and innermost frame as the report
- * names a frame (mt_srcline).  Sizes are written as the report writes
+ * bytes, each named by its stack id and its label, the one the report
+ * gives it (mt_label, among every site of the heap).  In a sampled trace
+ * each total is followed by its standard error ("+- 1.0 MiB",
+ * mt_sampling).  Sizes are written as the report writes
  * them: "3.0 MiB (3145728 bytes)", and below 1 KiB "512 B".
  *
  * The rate is measured in the trace's own time (its events' t), not the
@@ -28,6 +30,7 @@
 #include "../base/mt_buf.h"
 #include "../model/mt_heap.h"
 #include "../model/mt_integrity.h"
+#include "../model/mt_label.h"
 #include "../model/mt_srcline.h"
 
 typedef enum {
@@ -42,6 +45,9 @@ typedef struct {
 	const char *name; /* the trace, as given */
 	int64_t pid;      /* trace.start's, or 0 */
 	uint64_t top;     /* sites listed */
+	/* --alloc-fn's patterns for the sites' labels (NULL: none); the
+	 * caller's, kept as long as t. */
+	const mt_label_opts_t *labels;
 	mt_srcline_t lines;
 	/* The last view's figures, for the rate. */
 	uint64_t bytes_allocated, allocations, duration_ns;

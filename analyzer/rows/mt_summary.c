@@ -78,6 +78,31 @@ static int collect_allocators(const mt_heap_t *h, int include_zero_live,
 	return MT_OK;
 }
 
+/* A sampled summary's "<figure>_stderr" fields, in its figures' order. */
+static int add_stderrs(mt_buf_t *line, const mt_heap_t *h)
+{
+	const struct {
+		const char *key;
+		mt_sampling_var_t var;
+	} f[] = {
+		{ ",\"allocations_stderr\":", h->var.allocations },
+		{ ",\"frees_stderr\":", h->var.frees },
+		{ ",\"resizes_stderr\":", h->var.resizes },
+		{ ",\"remaps_stderr\":", h->var.remaps },
+		{ ",\"bytes_allocated_stderr\":", h->var.bytes_allocated },
+		{ ",\"bytes_freed_stderr\":", h->var.bytes_freed },
+		{ ",\"live_allocations_stderr\":", h->var.live_allocations },
+		{ ",\"live_bytes_stderr\":", h->var.live_bytes },
+		{ ",\"peak_live_bytes_stderr\":", h->var.peak_live_bytes },
+		{ ",\"peak_live_allocations_stderr\":", h->var.peak_live_allocations },
+	};
+	int rc = MT_OK;
+
+	for (size_t i = 0; !rc && i < sizeof(f) / sizeof(f[0]); i++)
+		rc = add_field_u64(line, f[i].key, mt_sampling_stderr(f[i].var));
+	return rc;
+}
+
 static int render_summary_line(const mt_analysis_t *a, int include_zero_live,
 			       mt_buf_t *line)
 {
@@ -134,9 +159,12 @@ static int render_summary_line(const mt_analysis_t *a, int include_zero_live,
 		ADD(mt_buf_add_str(line, "}"));
 	}
 	ADD(mt_buf_add_str(line, "]"));
-	/* A sampled trace's figures are estimates: say of which mean. */
-	if (h->sample_bytes)
+	/* A sampled trace's figures are estimates: say of which mean, and
+	 * each one's standard error (format.md 2.1). */
+	if (h->sample_bytes) {
 		ADD(add_field_u64(line, ",\"sample_bytes\":", h->sample_bytes));
+		ADD(add_stderrs(line, h));
+	}
 	ADD(mt_buf_add_str(line, "}\n"));
 cleanup:
 	mt_mem_free(list);

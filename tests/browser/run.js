@@ -15,6 +15,8 @@
  *     highlights; a site's row shows its stack and its own series; and a
  *     screenshot has the heap's colour under the curve across the whole
  *     run;
+ *     a sampled trace's totals show their standard errors (+-), a full
+ *     trace's none;
  *   - `memtrace plot`: the same screenshot check on its SVG;
  *   - `memtrace flamegraph`: its SVG opened as a file; a click on a frame
  *     makes it the full width (its callers stay, the frames beside it
@@ -417,6 +419,37 @@ async function main() {
         assert(!errors.length, errors.join('; '));
         await page.close();
       }
+    });
+
+    await test('html_gives_a_sampled_totals_standard_errors', async () => {
+      /* Two blocks of 64 bytes at a mean of 4096, one freed: the
+       * summary's standard errors (tests/check_sample.c) beside each total. */
+      const sampled = file('sampled.jsonl');
+      fs.writeFileSync(sampled, [
+        '{"v":1,"seq":1,"kind":"trace.start","sample_bytes":4096}',
+        '{"v":1,"seq":2,"kind":"allocator","allocator_id":0}',
+        '{"v":1,"seq":3,"kind":"alloc","allocator_id":0,"ptr":"0x1000","size":64,"fn":"malloc","tid":1,"t":1000}',
+        '{"v":1,"seq":4,"kind":"alloc","allocator_id":0,"ptr":"0x2000","size":64,"fn":"malloc","tid":1,"t":2000}',
+        '{"v":1,"seq":5,"kind":"free","allocator_id":0,"ptr":"0x1000","tid":1,"t":3000}',
+        '{"v":1,"seq":6,"kind":"trace.stop","reason":"exit","t":4000}', ''].join('\n'));
+      memtrace('html', sampled, '-o', file('sampled.html'));
+      const { page, errors } = await openPage(browser, 'file://' + file('sampled.html'));
+      await page.waitForSelector('html[data-drawn=yes]', { timeout: WAIT });
+      const totals = await page.$eval('#totals', (e) => e.innerText.replace(/\s+/g, ' '));
+      for (const want of ['peak live 8.06 KiB +- 5.66 KiB in 128 +- 91 blocks',
+        'live at the end 4.03 KiB +- 4.00 KiB in 64 +- 64 blocks', 'allocations 128 +- 91',
+        'frees 64 +- 64', 'bytes allocated 8.06 KiB +- 5.66 KiB'])
+        assert(totals.includes(want), 'no "' + want + '" in the totals: ' + totals);
+      const demoTotals = await (async () => {
+        const { page: p } = await openPage(browser, 'file://' + pages.demo);
+        await p.waitForSelector('html[data-drawn=yes]', { timeout: WAIT });
+        const t = await p.$eval('#totals', (e) => e.innerText);
+        await p.close();
+        return t;
+      })();
+      assert(!demoTotals.includes('+-'), 'a full trace with standard errors: ' + demoTotals);
+      assert(!errors.length, errors.join('; '));
+      await page.close();
     });
 
     await test('plot_area_covers_the_whole_run', async () => {

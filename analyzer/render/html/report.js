@@ -77,7 +77,8 @@
   if (T.sample_bytes)
     html += '<div id="sampled" class="verdict caveated"><b>Sampled</b> \u2014 one allocation ' +
       'recorded per ' + esc(String(T.sample_bytes)) + ' bytes allocated, on average ' +
-      '(MEMTRACE_SAMPLE): every count and size below is an estimate.</div>';
+      '(MEMTRACE_SAMPLE): every count and size below is an estimate, each total followed ' +
+      'by its standard error (+-).</div>';
   html += '<h2>Totals</h2><div class="totals" id="totals"></div>';
   if (D.left_out)
     html += '<div class="note" id="left-out">Leaked figures: ' + esc(D.left_out) + '.</div>';
@@ -111,12 +112,18 @@
   }
 
   /* ---- totals ---- */
+  /* A sampled trace's figure, then its standard error: "18.5 MiB +- 1.0 MiB". */
+  function pm(key, fmt) {
+    var e = T[key + '_stderr'];
+    return fmt(T[key]) + (e === undefined ? '' : ' +- ' + fmt(e));
+  }
   var tot = [
-    ['peak live', size(T.peak_live_bytes) + ' in ' + count(T.peak_live_allocations) + ' blocks'],
-    ['live at the end', size(T.live_bytes) + ' in ' + count(T.live_allocations) + ' blocks'],
-    ['allocations', count(T.allocations)], ['frees', count(T.frees)],
-    ['resizes + remaps', count(T.resizes) + ' + ' + count(T.remaps)],
-    ['bytes allocated', size(T.bytes_allocated)], ['bytes freed', size(T.bytes_freed)],
+    ['peak live', pm('peak_live_bytes', size) + ' in ' + pm('peak_live_allocations', count) +
+      ' blocks'],
+    ['live at the end', pm('live_bytes', size) + ' in ' + pm('live_allocations', count) + ' blocks'],
+    ['allocations', pm('allocations', count)], ['frees', pm('frees', count)],
+    ['resizes + remaps', pm('resizes', count) + ' + ' + pm('remaps', count)],
+    ['bytes allocated', pm('bytes_allocated', size)], ['bytes freed', pm('bytes_freed', size)],
     ['temporary allocations', count(T.temporary_allocations)],
     ['failed allocations', count(T.failed_allocations)],
     ['unknown frees', count(T.unknown_frees)], ['threads', count(T.threads)],
