@@ -693,6 +693,38 @@ START_TEST(test_every_view_gives_a_sampled_totals_standard_error)
 }
 END_TEST
 
+/* A tree of sampled processes and memtrace-run's line of a sampled run
+ * give the standard errors of their allocations and peak: two processes
+ * sampled independently, so their variances add (two of sampled_trace:
+ * 128 +- 91 allocations and a peak of 8.1 KiB +- 5.7 KiB each). */
+START_TEST(test_a_sampled_tree_and_runs_line_give_their_standard_errors)
+{
+	mt_test_file_t f;
+	mt_test_run_t r;
+	char *copy, *dir = mt_test_scratch(), *demo = mt_test_workload("wl_demo");
+	const char *run[] = { "run", "--sample", "4K", "-o", "out", "--", demo, NULL };
+
+	mt_test_file_write(&f, sampled_trace, sizeof(sampled_trace) - 1);
+	copy = mt_test_path(f.dir, "child.jsonl");
+	mt_test_write(copy, sampled_trace, sizeof(sampled_trace) - 1);
+	mt_test_memtrace_in(&r, f.dir, "tree", "trace.jsonl", "child.jsonl", NULL);
+	ck_assert_int_eq(r.status, 0);
+	mt_quiet(strstr(r.out, "2 processes: 256 +- 128 allocations, peak 16.1 KiB +- 8.0 KiB, "
+			       "complete") &&
+		 strstr(r.out, ": 128 +- 91 allocations, peak 8.1 KiB +- 5.7 KiB, complete"),
+		 "tree: %.3000s", r.out);
+	mt_test_run_release(&r);
+	mt_test_memtrace_in_argv(&r, dir, NULL, run);
+	ck_assert_int_eq(r.status, 0);
+	mt_quiet(strstr(r.err, "run 1/1: exit 0, ") && strstr(r.err, " allocations, peak ") &&
+		 strstr(r.err, " +- "), "run: %.3000s", r.err);
+	mt_test_run_release(&r);
+	free(copy);
+	free(demo);
+	mt_test_file_done(&f);
+}
+END_TEST
+
 Suite *mt_suite_sample(void)
 {
 	Suite *s = suite_create("sample");
@@ -716,6 +748,7 @@ Suite *mt_suite_sample(void)
 	tcase_add_test(read, test_an_unsampled_trace_has_no_standard_errors);
 	tcase_add_test(read, test_a_peak_a_pool_makes_has_the_standard_error_of_its_moment);
 	tcase_add_test(read, test_every_view_gives_a_sampled_totals_standard_error);
+	tcase_add_test(read, test_a_sampled_tree_and_runs_line_give_their_standard_errors);
 	tcase_add_test(read, test_report_gate_plot_html_and_diff_say_a_sampled_traces_figures_are_estimates);
 	suite_add_tcase(s, read);
 	return s;

@@ -668,6 +668,10 @@ static int add_process(mt_buf_t *b, const char *path, const mt_analysis_t *a)
 	const char *slash = strrchr(path, '/');
 	const char *name = slash ? slash + 1 : path;
 	size_t mark = b->len;
+	mt_run_lines_stderr_t se = {
+		mt_sampling_stderr(a->heap.var.allocations),
+		mt_sampling_stderr(a->heap.var.peak_live_bytes),
+	};
 	int rc;
 
 	if ((rc = mt_buf_add_str(b, "  ")) ||
@@ -677,6 +681,7 @@ static int add_process(mt_buf_t *b, const char *path, const mt_analysis_t *a)
 			  mt_buf_add_str(b, "invalid") :
 			  mt_run_lines_add_figures(b, a->heap.allocations,
 					      a->heap.peak_live_bytes,
+					      a->heap.sample_bytes ? &se : NULL,
 					      mt_integrity_status(&a->integrity))) ||
 	    (mt_identity_known(&a->identity) &&
 	     ((rc = mt_buf_add_str(b, "  ")) || (rc = mt_buf_add_str(b, name)))) ||
@@ -749,6 +754,8 @@ static int account(const settings_t *s, uint64_t i, int exit, const char *sig,
 	char why[MT_RUN_LINES_WHY_MAX];
 	int status = -1, err = 0, rc, summed, written, failed, counted, have = 0;
 	uint64_t fig[3];
+	mt_run_lines_stderr_t se;
+	const mt_run_lines_stderr_t *sampled;
 	const char *state, *trace_status;
 
 	rc = mt_run_lines_last_row(reps, &row, &err, why, sizeof(why));
@@ -767,6 +774,8 @@ static int account(const settings_t *s, uint64_t i, int exit, const char *sig,
 	fig[0] = row.allocations;
 	fig[1] = row.peak_live_bytes;
 	fig[2] = row.live_bytes;
+	se = row.stderr_of;
+	sampled = row.sampled ? &se : NULL;
 	trace_status = row.status;
 	if ((written && n > 1) || failed) {
 		if ((status = sum_tree(&t, traces, n, s->verbose, &procs, failed,
@@ -776,6 +785,9 @@ static int account(const settings_t *s, uint64_t i, int exit, const char *sig,
 			fig[0] = t.allocations;
 			fig[1] = t.peak_live_bytes;
 			fig[2] = t.live_bytes;
+			se.allocations = mt_sampling_stderr(t.var_allocations);
+			se.peak = mt_sampling_stderr(t.var_peak);
+			sampled = t.sampled ? &se : NULL;
 			trace_status = t.status ? t.status : "complete";
 		}
 	}
@@ -807,12 +819,12 @@ static int account(const settings_t *s, uint64_t i, int exit, const char *sig,
 					    "\n");
 	} else if (!summed) {
 		rc = mt_buf_add_str(line, ", ") ||
-		     mt_run_lines_add_figures(line, fig[0], fig[1], trace_status);
+		     mt_run_lines_add_figures(line, fig[0], fig[1], sampled, trace_status);
 	} else {
 		rc = mt_buf_add_str(line, ", ") ||
 		     mt_buf_add_u64(line, t.processes) ||
 		     mt_buf_add_str(line, " processes: ") ||
-		     mt_run_lines_add_figures(line, fig[0], fig[1], trace_status) ||
+		     mt_run_lines_add_figures(line, fig[0], fig[1], sampled, trace_status) ||
 		     (t.status && (mt_buf_add_str(line, " in ") ||
 				   mt_buf_add_str(line, base_name(t.trace)))) ||
 		     mt_buf_add_str(line, " (") ||

@@ -68,6 +68,12 @@ static int read_row(void *tok, const mt_line_t *line, mt_run_lines_row_t *row,
 			row->allocations = total[MT_PF_ALLOCATIONS];
 			row->peak_live_bytes = total[MT_PF_PEAK_LIVE_BYTES];
 			row->live_bytes = total[MT_PF_LIVE_BYTES];
+			/* A sampled summary's errors, when it gives them. */
+			row->sampled = json_object_object_get_ex(summary, "sample_bytes", &v);
+			if (json_object_object_get_ex(summary, "allocations_stderr", &v))
+				row->stderr_of.allocations = (uint64_t)json_object_get_uint64(v);
+			if (json_object_object_get_ex(summary, "peak_live_bytes_stderr", &v))
+				row->stderr_of.peak = (uint64_t)json_object_get_uint64(v);
 		}
 	}
 	json_object_put(o);
@@ -120,14 +126,22 @@ cleanup:
 }
 
 int mt_run_lines_add_figures(mt_buf_t *b, uint64_t allocations, uint64_t peak,
-			     const char *status)
+			     const mt_run_lines_stderr_t *se, const char *status)
 {
 	size_t mark = b->len;
 	int rc;
 
-	ADD(mt_units_add_count(b, allocations, "allocation", "allocations"));
+	if (se) {
+		ADD(mt_buf_add_u64(b, allocations));
+		ADD(mt_units_add_pm_count(b, se->allocations));
+		ADD(mt_buf_add_str(b, allocations == 1 ? " allocation" : " allocations"));
+	} else {
+		ADD(mt_units_add_count(b, allocations, "allocation", "allocations"));
+	}
 	ADD(mt_buf_add_str(b, ", peak "));
 	ADD(mt_units_add_size(b, peak));
+	if (se)
+		ADD(mt_units_add_pm_size(b, se->peak));
 	ADD(mt_buf_add_str(b, ", "));
 	ADD(mt_buf_add_str(b, status));
 cleanup:

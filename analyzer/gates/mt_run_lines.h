@@ -29,10 +29,18 @@
 #define MT_RUN_LINES_WHY_MAX 256
 
 /* The last row of a repetitions file, as a run's line reads it. */
+/* The standard errors of a sampled run's allocations and peak. */
+typedef struct {
+	uint64_t allocations, peak;
+} mt_run_lines_stderr_t;
+
 typedef struct {
 	char state[32];  /* "" when the file holds no row */
 	char status[32]; /* the summary's, for summary_written */
 	uint64_t allocations, peak_live_bytes, live_bytes;
+	/* A sampled summary's (sample_bytes and its _stderr fields). */
+	int sampled;
+	mt_run_lines_stderr_t stderr_of;
 } mt_run_lines_row_t;
 
 /*
@@ -43,9 +51,10 @@ typedef struct {
 int mt_run_lines_last_row(const char *path, mt_run_lines_row_t *row, int *err,
 			  char *why, size_t cap);
 
-/* "N allocations, peak SIZE, STATUS" ("1 allocation"). */
+/* "N allocations, peak SIZE, STATUS" ("1 allocation"); of a sampled
+ * run (se not NULL) "N +- E allocations, peak SIZE +- E, STATUS". */
 int mt_run_lines_add_figures(mt_buf_t *b, uint64_t allocations, uint64_t peak,
-			     const char *status);
+			     const mt_run_lines_stderr_t *se, const char *status);
 
 /* The median of n sorted values (n >= 1): of an even number, the mean of
  * the two middle ones, rounded down, computed without wrapping. */

@@ -913,6 +913,17 @@ int mt_heap_add_process(mt_heap_t *h, const mt_heap_t *from)
 	h->temporary_allocations += from->temporary_allocations;
 	if (from->duration_ns > h->duration_ns)
 		h->duration_ns = from->duration_ns;
+	/* The processes are sampled independently: their variances add. */
+	h->var.allocations += from->var.allocations;
+	h->var.frees += from->var.frees;
+	h->var.resizes += from->var.resizes;
+	h->var.remaps += from->var.remaps;
+	h->var.bytes_allocated += from->var.bytes_allocated;
+	h->var.bytes_freed += from->var.bytes_freed;
+	h->var.live_allocations += from->var.live_allocations;
+	h->var.live_bytes += from->var.live_bytes;
+	h->var.peak_live_bytes += from->var.peak_live_bytes;
+	h->var.peak_live_allocations += from->var.peak_live_allocations;
 	h->added_threads += mt_heap_threads(from);
 	while (mt_map_iter(&from->allocators, &pos, &key, &v)) {
 		const mt_allocator_t *f = *(mt_allocator_t **)v;

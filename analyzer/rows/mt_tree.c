@@ -57,6 +57,11 @@ void mt_tree_add(mt_tree_t *t, const char *path, const mt_analysis_t *a)
 	t->live_bytes += h->live_bytes;
 	t->peak_live_bytes += h->peak_live_bytes;
 	t->temporary_allocations += h->temporary_allocations;
+	if (h->sample_bytes) {
+		t->sampled++;
+		t->var_allocations += h->var.allocations;
+		t->var_peak += h->var.peak_live_bytes;
+	}
 }
 
 static int add_u64(mt_buf_t *b, const char *key, uint64_t v)
@@ -173,6 +178,8 @@ struct mt_tree_proc {
 	int known, invalid;
 	int has_pid, has_ppid, has_time;
 	uint64_t pid, ppid, time_ns, allocations, peak;
+	int sampled;
+	mt_run_lines_stderr_t se; /* when sampled */
 	size_t added;       /* its place in the order added */
 };
 
@@ -222,6 +229,9 @@ int mt_tree_view_add(mt_tree_view_t *v, const char *path,
 	p->time_ns = id->time_ns;
 	p->allocations = a->heap.allocations;
 	p->peak = a->heap.peak_live_bytes;
+	p->sampled = a->heap.sample_bytes != 0;
+	p->se.allocations = mt_sampling_stderr(a->heap.var.allocations);
+	p->se.peak = mt_sampling_stderr(a->heap.var.peak_live_bytes);
 	v->n++;
 cleanup:
 	if (rc)
@@ -262,7 +272,7 @@ static int add_line(mt_buf_t *out, const mt_tree_view_t *v,
 		ADD(mt_buf_add_str(out, v->text.data + p->message));
 	} else {
 		ADD(mt_run_lines_add_figures(out, p->allocations, p->peak,
-					     p->status));
+					     p->sampled ? &p->se : NULL, p->status));
 	}
 	/* The trace's file, unless it already stands for the program. */
 	if (p->known) {
@@ -286,6 +296,7 @@ int mt_tree_view_render(const mt_tree_view_t *v, const mt_tree_t *t,
 	mt_map_t last = { 0 }; /* pid -> place + 1 of its latest process */
 	size_t n = v->n, mark = out->len, top = 0;
 	int rc = MT_ENOMEM, timed = 1;
+	mt_run_lines_stderr_t se;
 
 	mt_map_init(&last, sizeof(size_t));
 	order = mt_mem_calloc(n ? n : 1, sizeof(*order));
@@ -330,7 +341,10 @@ int mt_tree_view_render(const mt_tree_view_t *v, const mt_tree_t *t,
 
 	ADD(mt_units_add_count(out, t->processes, "process", "processes"));
 	ADD(mt_buf_add_str(out, ": "));
+	se.allocations = mt_sampling_stderr(t->var_allocations);
+	se.peak = mt_sampling_stderr(t->var_peak);
 	ADD(mt_run_lines_add_figures(out, t->allocations, t->peak_live_bytes,
+				     t->sampled ? &se : NULL,
 				     t->status ? t->status : "complete"));
 	if (t->trace) {
 		ADD(mt_buf_add_str(out, " in "));

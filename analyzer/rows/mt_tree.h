@@ -28,6 +28,11 @@ typedef struct {
 	uint64_t failed_allocations, unknown_frees;
 	uint64_t bytes_allocated, bytes_freed, live_allocations, live_bytes;
 	uint64_t peak_live_bytes, temporary_allocations;
+	/* Of sampled processes (sampled counts them): the variances of
+	 * allocations and of peak_live_bytes, summed, for the processes are
+	 * sampled independently (mt_sampling). */
+	uint64_t sampled;
+	mt_sampling_var_t var_allocations, var_peak;
 	/* The first trace not complete, and its status; NULL: none.  The
 	 * caller's strings, which must outlive the tree. */
 	const char *trace;
