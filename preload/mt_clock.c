@@ -561,7 +561,9 @@ uint64_t mt_clock_now(void)
 {
 	uint64_t t, g;
 
-	if (__builtin_expect(mt_clock_thread_tsc_ok(), 1)) {
+	if (atomic_load_explicit(&verdict, memory_order_relaxed) < 0) {
+		t = monotonic(); /* the machine's or the calibration's no */
+	} else if (__builtin_expect(mt_clock_thread_tsc_ok(), 1)) {
 		g = atomic_load_explicit(&published, memory_order_acquire);
 		if (__builtin_expect(g != 0, 1)) {
 			const anchor_t *a = &anchors[g % SLOTS];
@@ -573,8 +575,6 @@ uint64_t mt_clock_now(void)
 				t = ns + (uint64_t)(((unsigned __int128)d * mult + frac) >> 32);
 			else
 				t = slow_now(now, 1);
-		} else if (atomic_load_explicit(&verdict, memory_order_relaxed) < 0) {
-			t = monotonic(); /* the machine's or the calibration's no */
 		} else {
 			t = slow_now(0, 0);
 		}
