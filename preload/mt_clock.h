@@ -3,7 +3,7 @@
  * and what each thread allows of the time-stamp counter.
  *
  * Every block event reads the clock once.  clock_gettime() through the
- * vDSO costs about 20 ns a call; RDTSC about 9.  So where the TSC keeps
+ * vDSO costs 21 to 30 ns a call on the project's guest; RDTSC 9 to 11.  So where the TSC keeps
  * CLOCK_MONOTONIC's pace, a thread that may execute RDTSC converts the
  * counter itself: t = ns + ((tsc - tsc0) * mult + frac) >> 32, with a
  * 128-bit product (no overflow whatever the distance from the anchor, and
@@ -13,16 +13,20 @@
  * page is no ABI (its layout changed across 5.x and 6.x, a time namespace
  * puts another page in its place, kvm-clock and Hyper-V have pages of
  * their own), and reading it right takes the vDSO's own seqlock loop and
- * ordered RDTSC, which is what costs the 20 ns.  The calibration's
+ * ordered RDTSC, which is what its cost is.  The calibration's
  * error is bounded instead: the anchor is measured again every
  * millisecond of events (RDTSC on both sides of clock_gettime, the
  * tightest of four tries), the rate is the kernel clock's own over the
  * last interval (it follows NTP's frequency changes), and the line runs
  * on from where the last one ended: forward to the measured time when it
- * is behind, and slewed (a slope up to half slower) when it is ahead, so
- * it never goes back.  Past four intervals with no new anchor a reading
- * is clock_gettime()'s.  So t stays within about 100 ns of the kernel's
- * clock while its rate changes slowly (NTP's 500 ppm at most).
+ * is behind, and slower by what it is ahead over the next interval when
+ * it is ahead, so it never goes back.  Past four intervals with no new anchor a reading
+ * is clock_gettime()'s.  So t stays within some tens of nanoseconds of
+ * the kernel's clock while its rate changes slowly (NTP's 500 ppm at
+ * most).  RDTSC follows an LFENCE (7 ns of the conversion's 25 on the
+ * project's guest): without it the counter may be read before a lock
+ * the thread has just taken, and a reading ordered after another
+ * thread's could come out earlier.
  *
  * The TSC is used only on x86-64, in a thread that may execute RDTSC
  * (prctl(PR_SET_TSC) below), once the process has read the clock for a
@@ -32,9 +36,9 @@
  * read when the calibration is due, in one mt_nofd child (a clone: 0.3
  * ms and more on a busy machine), so a process that ends sooner never
  * pays for it; a program that has installed a seccomp filter by then is
- * never asked (the clone could be fatal).  A calibration that looks wrong (a rate 1 % off
- * the first, an error over 20 us, a counter that went back) stops it for
- * the process.  Everywhere else t is clock_gettime()'s.
+ * never asked (the clone could be fatal).  A calibration that looks
+ * wrong (a rate 1 % off the first, 20 us ahead, a counter that went back)
+ * stops it for the process.  Everywhere else t is clock_gettime()'s.
  *
  * t never goes back in one thread (each thread keeps its last reading),
  * and readings ordered between threads agree up to a few nanoseconds at
