@@ -23,7 +23,7 @@
  * it is ahead, so it never goes back.  Past four intervals with no new anchor a reading
  * is clock_gettime()'s.  So t stays within some tens of nanoseconds of
  * the kernel's clock while its rate changes slowly (NTP's 500 ppm at
- * most).  RDTSC follows an LFENCE (7 ns of the conversion's 25 on the
+ * most).  RDTSC follows an LFENCE (7 ns of the conversion's 24 on the
  * project's guest): without it the counter may be read before a lock
  * the thread has just taken, and a reading ordered after another
  * thread's could come out earlier.
