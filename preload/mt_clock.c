@@ -1,15 +1,21 @@
 /*
- * mt_clock: the preload's clock (mt_clock.h).  It must never execute
- * RDTSC, itself or through the vDSO, in a thread that forbids it.
+ * mt_clock: the preload's clock (mt_clock.h says how and why).  It must
+ * never execute RDTSC, itself or through the vDSO, in a thread that
+ * forbids it; never wait for another thread (an anchoring interrupted by
+ * a signal, or left half done by a fork, only delays the next one); and
+ * never let t go back in a thread.
  */
 #include "mt_clock.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "mt_nofd.h"
 #include "mt_real.h"
 
 #if defined(__x86_64__)
@@ -70,6 +76,12 @@ int mt_clock_thread_forbids_tsc(void)
 #endif
 }
 
+/* The last t this thread was given: the next is never smaller. */
+static __thread __attribute__((tls_model("initial-exec"))) uint64_t thread_last;
+
+/* Never below this (the TSC's last t, once the process stopped using it). */
+static _Atomic uint64_t floor_ns;
+
 static uint64_t read_clock(clockid_t id)
 {
 	struct timespec ts = { 0, 0 };
@@ -88,12 +100,526 @@ static uint64_t read_clock(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t mt_clock_now(void)
+static inline uint64_t monotonic(void)
 {
-	return read_clock(CLOCK_MONOTONIC);
+	uint64_t t = read_clock(CLOCK_MONOTONIC), f = atomic_load_explicit(&floor_ns, memory_order_relaxed);
+
+	return t > f ? t : f;
 }
 
 uint64_t mt_clock_realtime(void)
 {
 	return read_clock(CLOCK_REALTIME);
 }
+
+/* ---- whether the TSC may stand for CLOCK_MONOTONIC ---- */
+
+static int is_space(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* Whether the line at line (up to its '\n' or NUL) has the word w among
+ * the words after its ':'. */
+static int line_has_word(const char *line, const char *w)
+{
+	const char *p = line;
+	size_t n = 0;
+
+	while (w[n])
+		n++;
+	while (*p && *p != '\n' && *p != ':')
+		p++;
+	if (*p != ':')
+		return 0;
+	for (p++; *p && *p != '\n';) {
+		const char *s;
+		size_t i = 0;
+
+		while (is_space(*p))
+			p++;
+		s = p;
+		while (*p && *p != '\n' && !is_space(*p))
+			p++;
+		if ((size_t)(p - s) != n)
+			continue;
+		while (i < n && s[i] == w[i])
+			i++;
+		if (i == n)
+			return 1;
+	}
+	return 0;
+}
+
+/* The first line of text that is "flags", spaces, ':'; NULL if none. */
+static const char *flags_line(const char *text)
+{
+	for (const char *p = text; p && *p;) {
+		const char *q = p;
+
+		if (q[0] == 'f' && q[1] == 'l' && q[2] == 'a' && q[3] == 'g' && q[4] == 's') {
+			q += 5;
+			while (is_space(*q))
+				q++;
+			if (*q == ':')
+				return p;
+		}
+		while (*p && *p != '\n')
+			p++;
+		if (*p)
+			p++;
+	}
+	return NULL;
+}
+
+/* why = a, then b's first n bytes, then c: no printf in a hook. */
+static void say_why(char *why, size_t cap, const char *a, const char *b, size_t n,
+		    const char *c)
+{
+	size_t at = 0;
+
+	for (; *a && at + 1 < cap; a++)
+		why[at++] = *a;
+	for (size_t i = 0; i < n && b[i] && at + 1 < cap; i++)
+		why[at++] = b[i];
+	for (; *c && at + 1 < cap; c++)
+		why[at++] = *c;
+	if (cap)
+		why[at] = 0;
+}
+
+int mt_clock_tsc_usable(const char *cpuinfo, const char *clocksource, char *why,
+			size_t cap)
+{
+	static const char *const need[] = { "constant_tsc", "nonstop_tsc" };
+	const char *flags;
+	size_t n = 0;
+
+	if (!clocksource) {
+		say_why(why, cap, "the kernel's clocksource not readable", "", 0, "");
+		return 0;
+	}
+	while (clocksource[n] && clocksource[n] != '\n')
+		n++;
+	if (n != 3 || clocksource[0] != 't' || clocksource[1] != 's' || clocksource[2] != 'c') {
+		say_why(why, cap, "the kernel's clocksource is ", clocksource, n < 40 ? n : 40,
+			", not tsc");
+		return 0;
+	}
+	flags = cpuinfo ? flags_line(cpuinfo) : NULL;
+	if (!flags) {
+		say_why(why, cap, cpuinfo ? "no flags line in /proc/cpuinfo" :
+			"/proc/cpuinfo not readable", "", 0, "");
+		return 0;
+	}
+	for (int i = 0; i < 2; i++)
+		if (!line_has_word(flags, need[i])) {
+			say_why(why, cap, "/proc/cpuinfo's flags lack ", need[i], 20, "");
+			return 0;
+		}
+	return 1;
+}
+
+#if defined(__x86_64__)
+
+/* ---- the conversion ---- */
+
+#define INTERVAL_NS 1000000u /* an anchor a millisecond of events */
+#define LIMIT_INTERVALS 4    /* past that, clock_gettime() */
+#define MAX_AHEAD_NS 20000u  /* a calibration this far ahead is wrong */
+#define MAX_BRACKET_NS 300u  /* a measurement no looser */
+#define FIRST_BRACKET 2048u  /* counts, before the rate is known */
+#define SLOTS 16u
+
+/*
+ * One anchor: t = ns + ((tsc' - tsc) * mult + frac) >> 32 for tsc' up
+ * to next counts past tsc.  Written only while not published (gen 0
+ * during the writing); readers check gen after reading (a seqlock per
+ * slot, never waited on: a reader that finds it changed reads the clock).
+ */
+typedef struct {
+	_Atomic uint64_t gen;   /* the generation held; 0 while written */
+	_Atomic uint64_t tsc;   /* the counter at the anchor */
+	_Atomic uint64_t ns;    /* t there, whole nanoseconds */
+	_Atomic uint64_t frac;  /* and its fraction, in 2^-32 ns */
+	_Atomic uint64_t mult;  /* ns per count, times 2^32; 0: a measurement only */
+	_Atomic uint64_t next;  /* counts past tsc when to anchor again */
+	_Atomic uint64_t limit; /* counts past tsc beyond which t is the clock's */
+	_Atomic uint64_t m_tsc; /* the measurement it came from: the counter */
+	_Atomic uint64_t m_ns;  /* and CLOCK_MONOTONIC */
+} __attribute__((aligned(64))) anchor_t;
+
+typedef struct {
+	uint64_t tsc, ns, frac, mult, next, limit, m_tsc, m_ns;
+} view_t;
+
+/* Slot 0 stays empty: generation 0 means none published. */
+static anchor_t anchors[SLOTS];
+static _Atomic uint64_t published; /* the generation in use; 0: none */
+static _Atomic uint64_t tickets;   /* generations handed out */
+static _Atomic uint64_t claim_until; /* no other anchoring before this count */
+static _Atomic uint64_t first_mult;  /* the first calibration's rate */
+
+/* 0 not asked, 2 being asked, 1 the TSC may be used, -1 it may not. */
+static _Atomic int verdict;
+static const char *_Atomic why_not = "the TSC is not calibrated yet";
+static char verdict_why[160];
+
+#define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+#define ST(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
+
+static inline uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	/* LFENCE first: the counter is read after every load before it
+	 * (another thread's event this one has seen), as the vDSO's own. */
+	__asm__ volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi) :: "memory");
+	return (uint64_t)hi << 32 | lo;
+}
+
+static inline uint64_t convert(const view_t *v, uint64_t d, uint64_t *frac)
+{
+	unsigned __int128 s = (unsigned __int128)d * v->mult + v->frac;
+
+	if (frac)
+		*frac = (uint32_t)s;
+	return v->ns + (uint64_t)(s >> 32);
+}
+
+/* A consistent copy of generation g's anchor: 1, or 0 (none, or rewritten). */
+static int read_anchor(uint64_t g, view_t *v)
+{
+	const anchor_t *a = &anchors[g % SLOTS];
+
+	v->tsc = LD(a->tsc);
+	v->ns = LD(a->ns);
+	v->frac = LD(a->frac);
+	v->mult = LD(a->mult);
+	v->next = LD(a->next);
+	v->limit = LD(a->limit);
+	v->m_tsc = LD(a->m_tsc);
+	v->m_ns = LD(a->m_ns);
+	atomic_thread_fence(memory_order_acquire);
+	return g && LD(a->gen) == g;
+}
+
+/* Write v in a slot of its own and make it the anchor in use, if the one
+ * in use is still g (another anchoring may have come first). */
+static void publish(uint64_t g, const view_t *v)
+{
+	uint64_t ticket;
+	anchor_t *a;
+
+	do
+		ticket = atomic_fetch_add(&tickets, 1) + 1;
+	while (ticket % SLOTS == 0 || ticket % SLOTS == g % SLOTS);
+	a = &anchors[ticket % SLOTS];
+	ST(a->gen, 0);
+	atomic_thread_fence(memory_order_release);
+	ST(a->tsc, v->tsc);
+	ST(a->ns, v->ns);
+	ST(a->frac, v->frac);
+	ST(a->mult, v->mult);
+	ST(a->next, v->next);
+	ST(a->limit, v->limit);
+	ST(a->m_tsc, v->m_tsc);
+	ST(a->m_ns, v->m_ns);
+	atomic_store_explicit(&a->gen, ticket, memory_order_release);
+	if (atomic_load(&verdict) >= 0)
+		atomic_compare_exchange_strong(&published, &g, ticket);
+}
+
+/* The process stops using the TSC: t is the clock's, never below floor. */
+static void stop(const char *why, uint64_t floor)
+{
+	uint64_t f = atomic_load(&floor_ns);
+
+	atomic_store(&why_not, why);
+	while (f < floor && !atomic_compare_exchange_weak(&floor_ns, &f, floor))
+		;
+	atomic_store(&verdict, -1);
+	atomic_store(&published, 0);
+}
+
+/* In mt_nofd's child: the start of /proc/cpuinfo and the clocksource. */
+static char cpuinfo_buf[4096], clocksource_buf[64];
+
+static long read_into(const char *path, char *buf, size_t cap)
+{
+	size_t have = 0;
+	long fd, n;
+
+	do
+		fd = mt_real_syscall6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	while (fd == -EINTR);
+	if (fd < 0)
+		return fd;
+	while (have < cap - 1) {
+		n = mt_real_syscall6(SYS_read, fd, (long)(buf + have), (long)(cap - 1 - have), 0, 0, 0);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+	}
+	buf[have] = 0;
+	mt_real_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	return (long)have;
+}
+
+static long read_machine(void *arg)
+{
+	long *rc = arg;
+
+	/* The clocksource first: /proc/cpuinfo can take milliseconds (the
+	 * kernel asks each CPU its frequency), and is read only where the
+	 * kernel keeps time by the TSC. */
+	rc[1] = read_into("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+			  clocksource_buf, sizeof(clocksource_buf));
+	if (rc[1] == 4 && !memcmp(clocksource_buf, "tsc\n", 4))
+		rc[0] = read_into("/proc/cpuinfo", cpuinfo_buf, sizeof(cpuinfo_buf));
+	return 0;
+}
+
+static _Atomic int locked_down;
+
+void mt_clock_program_locks_down(void)
+{
+	atomic_store(&locked_down, 1);
+}
+
+/* Ask the machine once, when the calibration is due (a process that ends
+ * sooner never pays for mt_nofd's child), unless the program has locked
+ * its system calls down (the child's clone could be fatal). */
+static void decide(void)
+{
+	long rc[2] = { -1, -1 };
+	int expected = 0;
+
+	if (!atomic_compare_exchange_strong(&verdict, &expected, 2))
+		return;
+	if (atomic_load(&locked_down)) {
+		stop("the program installed a seccomp filter before the TSC was judged", 0);
+		return;
+	}
+	if (mt_nofd_run(read_machine, rc) < 0)
+		rc[0] = rc[1] = -1;
+	if (mt_clock_tsc_usable(rc[0] > 0 ? cpuinfo_buf : NULL,
+				rc[1] > 0 ? clocksource_buf : NULL, verdict_why,
+				sizeof(verdict_why))) {
+		atomic_store(&verdict, 1);
+	} else {
+		stop(verdict_why, 0);
+	}
+}
+
+/* CLOCK_MONOTONIC and the counter at the same moment, the tightest of
+ * four tries: 1, or 0 when none was within max counts. */
+static int measure(uint64_t max, uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+	int saved = errno;
+
+	for (int i = 0; i < 4; i++) {
+		struct timespec ts = { 0, 0 };
+		uint64_t a = rdtsc(), b;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		b = rdtsc();
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		}
+	}
+	errno = saved;
+	return best <= max;
+}
+
+static uint64_t counts(uint64_t ns, uint64_t mult)
+{
+	return (uint64_t)(((unsigned __int128)ns << 32) / mult);
+}
+
+/*
+ * Anchor anew, by the one thread that claimed it: the first measurement;
+ * the first rate, a millisecond later; then the kernel clock's rate over
+ * the last interval, from the point the line in use had reached (or the
+ * measured time, when that is later).
+ */
+static void anchor(void)
+{
+	uint64_t g = atomic_load_explicit(&published, memory_order_acquire);
+	uint64_t fm = atomic_load(&first_mult), tsc = 0, ns = 0, dt, dn, mult, d, cur, frac;
+	view_t p, v = { 0 };
+	int have = read_anchor(g, &p);
+
+	if (!measure(fm ? counts(MAX_BRACKET_NS, fm) : FIRST_BRACKET, &tsc, &ns))
+		return;
+	v.tsc = v.m_tsc = tsc;
+	v.ns = v.m_ns = ns;
+	if (!have) {
+		publish(g, &v); /* a measurement: the rate comes from the next */
+		return;
+	}
+	dt = tsc - p.m_tsc;
+	dn = ns - p.m_ns;
+	if ((int64_t)dt <= 0 || (int64_t)dn < 0) {
+		stop("the TSC went back", 0);
+		return;
+	}
+	if (dn < INTERVAL_NS && !p.mult)
+		return;
+	if (!p.mult) {
+		decide();
+		if (atomic_load(&verdict) != 1)
+			return;
+	}
+	mult = (uint64_t)(((unsigned __int128)dn << 32) / dt);
+	if (!p.mult) {
+		/* 10 MHz to 100 GHz: anything else is no counter of time. */
+		if (mult < (1ull << 32) / 100 || mult > (100ull << 32)) {
+			stop("the TSC's rate is implausible", 0);
+			return;
+		}
+		atomic_store(&first_mult, mult);
+		fm = mult;
+	} else if (mult > fm + fm / 100 || mult < fm - fm / 100) {
+		stop("the TSC's rate moved over 1 %", 0);
+		return;
+	} else {
+		d = tsc - p.tsc;
+		cur = convert(&p, d < p.limit ? d : p.limit, &frac);
+		if (cur > ns) {
+			/* Ahead: slow down, never back, to meet the clock
+			 * an interval on. */
+			if (cur - ns > MAX_AHEAD_NS) {
+				stop("the TSC's calibration was over 20 us ahead", cur + 1);
+				return;
+			}
+			v.ns = cur;
+			v.frac = frac;
+			mult -= (uint64_t)((unsigned __int128)mult * (cur - ns) / INTERVAL_NS);
+		}
+	}
+	v.mult = mult;
+	v.next = counts(INTERVAL_NS, mult);
+	v.limit = LIMIT_INTERVALS * v.next;
+	publish(g, &v);
+}
+
+/* Whether this thread anchors now: the first to ask once the last claim
+ * has expired. */
+static void try_anchor(uint64_t now)
+{
+	uint64_t until = atomic_load(&claim_until), fm = atomic_load(&first_mult);
+	uint64_t lease = fm ? counts(INTERVAL_NS / 4, fm) : 1u << 20;
+
+	if ((int64_t)(now - until) < 0 ||
+	    !atomic_compare_exchange_strong(&claim_until, &until, now + lease))
+		return;
+	anchor();
+}
+
+/* Past the anchor's interval, before any, or with a torn one; now is
+ * the counter when have_now (read here only when the TSC is in use). */
+static __attribute__((noinline)) uint64_t slow_now(uint64_t now, int have_now)
+{
+	uint64_t g = atomic_load_explicit(&published, memory_order_acquire), d;
+	int v_ok, verdict_now = atomic_load_explicit(&verdict, memory_order_relaxed);
+	view_t v;
+
+	if (verdict_now < 0)
+		return monotonic();
+	if (!have_now)
+		now = rdtsc();
+	v_ok = read_anchor(g, &v);
+	if (v_ok && v.mult) {
+		d = now - v.tsc;
+		if ((int64_t)d < 0) /* read before the anchor's own measurement */
+			return v.ns;
+		if (d > v.next)
+			try_anchor(now);
+		if (d <= v.limit)
+			return convert(&v, d, NULL);
+	} else if (!v_ok && g) {
+		return monotonic(); /* rewritten under us: the next is whole */
+	} else {
+		/* None yet, or calibrating: the clock's, and the next
+		 * measurement once an interval has passed. */
+		uint64_t t = monotonic();
+
+		if (!v_ok || t - v.m_ns >= INTERVAL_NS)
+			try_anchor(now);
+		return t;
+	}
+	return monotonic();
+}
+
+uint64_t mt_clock_now(void)
+{
+	uint64_t t, g;
+
+	if (atomic_load_explicit(&verdict, memory_order_relaxed) < 0) {
+		t = monotonic(); /* the machine's or the calibration's no */
+	} else if (__builtin_expect(mt_clock_thread_tsc_ok(), 1)) {
+		g = atomic_load_explicit(&published, memory_order_acquire);
+		if (__builtin_expect(g != 0, 1)) {
+			const anchor_t *a = &anchors[g % SLOTS];
+			uint64_t tsc = LD(a->tsc), ns = LD(a->ns), frac = LD(a->frac);
+			uint64_t mult = LD(a->mult), next = LD(a->next), now = rdtsc(), d = now - tsc;
+
+			atomic_thread_fence(memory_order_acquire);
+			if (__builtin_expect(d <= next && LD(a->gen) == g, 1))
+				t = ns + (uint64_t)(((unsigned __int128)d * mult + frac) >> 32);
+			else
+				t = slow_now(now, 1);
+		} else {
+			t = slow_now(0, 0);
+		}
+	} else {
+		t = monotonic();
+	}
+	if (__builtin_expect(t < thread_last, 0))
+		t = thread_last;
+	thread_last = t;
+	return t;
+}
+
+int mt_clock_tsc_in_use(const char **why)
+{
+	uint64_t g = atomic_load(&published);
+	view_t v;
+
+	if (atomic_load(&verdict) == 1 && read_anchor(g, &v) && v.mult &&
+	    mt_clock_thread_tsc_ok())
+		return 1;
+	*why = mt_clock_thread_tsc_ok() ? atomic_load(&why_not) :
+	       "this thread may not execute RDTSC";
+	return 0;
+}
+
+#else
+
+void mt_clock_program_locks_down(void)
+{
+}
+
+uint64_t mt_clock_now(void)
+{
+	uint64_t t = monotonic();
+
+	if (t < thread_last)
+		t = thread_last;
+	thread_last = t;
+	return t;
+}
+
+int mt_clock_tsc_in_use(const char **why)
+{
+	*why = "RDTSC is x86-64's (not this machine)";
+	return 0;
+}
+
+#endif

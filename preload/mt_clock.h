@@ -2,19 +2,65 @@
  * mt_clock: CLOCK_MONOTONIC in nanoseconds for the preload's hot path,
  * and what each thread allows of the time-stamp counter.
  *
- * Every block event reads the clock once: clock_gettime() through the
- * vDSO, about 20 ns a call.  Where the kernel keeps time with the TSC the
- * vDSO executes RDTSC, which kills a thread that asked
- * prctl(PR_SET_TSC, PR_TSC_SIGSEGV): such a thread reads the clock with
- * the clock_gettime system call instead, and mt_stack keeps it from the
- * unwinder's RDTSC (glibc's adaptive mutex back-off).  The thread's answer
- * is asked once, and again after the hooks see it change.
+ * Every block event reads the clock once.  clock_gettime() through the
+ * vDSO costs 21 to 30 ns a call on the project's guest; RDTSC 9 to 11.  So where the TSC keeps
+ * CLOCK_MONOTONIC's pace, a thread that may execute RDTSC converts the
+ * counter itself: t = ns + ((tsc - tsc0) * mult + frac) >> 32, with a
+ * 128-bit product (no overflow whatever the distance from the anchor, and
+ * the counter's wrap is the unsigned difference's).  The anchor (tsc0,
+ * ns, frac, mult) is the process's own calibration against
+ * clock_gettime(CLOCK_MONOTONIC), not the kernel's vDSO data: the vvar
+ * page is no ABI (its layout changed across 5.x and 6.x, a time namespace
+ * puts another page in its place, kvm-clock and Hyper-V have pages of
+ * their own), and reading it right takes the vDSO's own seqlock loop and
+ * ordered RDTSC, which is what its cost is.  The calibration's
+ * error is bounded instead: the anchor is measured again every
+ * millisecond of events (RDTSC on both sides of clock_gettime, the
+ * tightest of four tries), the rate is the kernel clock's own over the
+ * last interval (it follows NTP's frequency changes), and the line runs
+ * on from where the last one ended: forward to the measured time when it
+ * is behind, and slower by what it is ahead over the next interval when
+ * it is ahead, so it never goes back.  Past four intervals with no new anchor a reading
+ * is clock_gettime()'s.  So t stays within some tens of nanoseconds of
+ * the kernel's clock while its rate changes slowly (NTP's 500 ppm at
+ * most).  RDTSC follows an LFENCE (7 ns of the conversion's 24 on the
+ * project's guest): without it the counter may be read before a lock
+ * the thread has just taken, and a reading ordered after another
+ * thread's could come out earlier.
  *
- * It must never allocate or take a lock; async-signal-safe.
+ * The TSC is used only on x86-64, in a thread that may execute RDTSC
+ * (prctl(PR_SET_TSC) below), once the process has read the clock for a
+ * millisecond, and only where the kernel's clocksource is "tsc" (it found
+ * the counters of all CPUs in step) and /proc/cpuinfo's flags have
+ * constant_tsc and nonstop_tsc (an invariant counter).  Those files are
+ * read when the calibration is due, in one mt_nofd child (a clone: 0.3
+ * ms and more on a busy machine), so a process that ends sooner never
+ * pays for it; a program that has installed a seccomp filter by then is
+ * never asked (the clone could be fatal).  A calibration that looks
+ * wrong (a rate 1 % off the first, 20 us ahead, a counter that went back)
+ * stops it for the process.  Everywhere else t is clock_gettime()'s.
+ *
+ * t never goes back in one thread (each thread keeps its last reading),
+ * and readings ordered between threads agree up to a few nanoseconds at
+ * an anchor's change; the collector holds the trace's t from going down
+ * along seq.  A forked child keeps the calibration (the same counter on
+ * the same machine) and anchors anew as it needs.
+ *
+ * Where the kernel keeps time with the TSC the vDSO executes RDTSC, which
+ * kills a thread that asked prctl(PR_SET_TSC, PR_TSC_SIGSEGV): such a
+ * thread reads the clock with the clock_gettime system call instead, and
+ * mt_stack keeps it from the unwinder's RDTSC (glibc's adaptive mutex
+ * back-off).  The thread's answer is asked once, and again after the
+ * hooks see it change.
+ *
+ * It must never allocate, take a lock or wait for another thread;
+ * async-signal-safe (a handler that interrupts an anchoring reads the
+ * anchor before it, or the clock).
  */
 #ifndef MT_CLOCK_H
 #define MT_CLOCK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* CLOCK_MONOTONIC now, in nanoseconds. */
@@ -40,5 +86,28 @@ int mt_clock_thread_forbids_tsc(void);
 /* The calling thread has just changed what it allows (prctl(PR_SET_TSC),
  * seen by the hooks): ask the kernel again at the next reading. */
 void mt_clock_thread_tsc_changed(void);
+
+/* The program is about to install a seccomp filter (prctl(PR_SET_SECCOMP)
+ * or seccomp(2), seen by the hooks): a process whose TSC is not judged yet
+ * never reads the machine's files (the clone of mt_nofd's child could be
+ * refused, or fatal) and keeps clock_gettime(). */
+void mt_clock_program_locks_down(void);
+
+/*
+ * Whether the TSC may stand for CLOCK_MONOTONIC, judged from the text of
+ * /sys/devices/system/clocksource/clocksource0/current_clocksource (must
+ * be "tsc"; judged first, as the process reads /proc/cpuinfo, which can
+ * take milliseconds, only then) and of /proc/cpuinfo (its first "flags"
+ * line must have constant_tsc and nonstop_tsc): 1 yes; 0 no, with why in
+ * why (cap bytes, "what was found").  Either text may be NULL: not
+ * readable.
+ */
+int mt_clock_tsc_usable(const char *cpuinfo, const char *clocksource,
+			char *why, size_t cap);
+
+/* 1 when mt_clock_now() converts the TSC in a thread that may read it; 0
+ * when it reads clock_gettime(), with *why (a static string) saying why:
+ * not decided yet, the machine's answer, or the calibration's. */
+int mt_clock_tsc_in_use(const char **why);
 
 #endif

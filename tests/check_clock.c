@@ -1,11 +1,15 @@
 /*
  * check_clock: the preload's clock (preload/mt_clock.h) is
- * CLOCK_MONOTONIC itself, read between two readings of clock_gettime();
- * in a thread that forbids RDTSC it is read without it (the vDSO's
+ * CLOCK_MONOTONIC within a microsecond, read between two readings of
+ * clock_gettime(), converted from the TSC where the machine allows it;
+ * it never goes back, in a thread, between threads or after a fork; in a
+ * thread that forbids RDTSC it is read without it (the vDSO's
  * clock_gettime would execute RDTSC where the clocksource is the TSC).
  */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,13 +26,65 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+enum { US = 1000, MS = 1000 * US };
+
+static void sleep_ns(long ns)
+{
+	struct timespec ts = { 0, ns };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Whether the machine lets the TSC stand for CLOCK_MONOTONIC, read here
+ * as a test reads it: 1, or 0 with why. */
+static int machine_tsc_usable(char *why, size_t cap)
+{
+	static char cpuinfo[8192], source[64];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(cpuinfo, 1, sizeof(cpuinfo) - 1, f);
+		fclose(f);
+	}
+	cpuinfo[n] = 0;
+	f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+	n = 0;
+	if (f) {
+		n = fread(source, 1, sizeof(source) - 1, f);
+		fclose(f);
+	}
+	source[n] = 0;
+#if defined(__x86_64__)
+	return mt_clock_tsc_usable(cpuinfo, n ? source : NULL, why, cap);
+#else
+	snprintf(why, cap, "RDTSC is x86-64's (not this machine)");
+	return 0;
+#endif
+}
+
+/* Read the clock for ms milliseconds: past the calibration. */
+static void read_for(uint64_t ms)
+{
+	uint64_t start = clock_ns(CLOCK_MONOTONIC);
+
+	while (clock_ns(CLOCK_MONOTONIC) - start < ms * MS)
+		mt_clock_now();
+}
+
+/* 1 when t is over a microsecond out of CLOCK_MONOTONIC read around it. */
+static int off_clock(uint64_t before, uint64_t t, uint64_t after)
+{
+	return t + US < before || t > after + US;
+}
+
 START_TEST(test_clock_reads_clock_monotonic_and_realtime)
 {
 	for (int i = 0; i < 100000; i++) {
 		uint64_t before = clock_ns(CLOCK_MONOTONIC), t = mt_clock_now();
 		uint64_t after = clock_ns(CLOCK_MONOTONIC);
 
-		mt_quiet(before <= t && t <= after, "%ju not in [%ju, %ju]",
+		mt_quiet(!off_clock(before, t, after), "%ju not within 1 us of [%ju, %ju]",
 			 (uintmax_t)t, (uintmax_t)before, (uintmax_t)after);
 	}
 	{
@@ -75,6 +131,230 @@ START_TEST(test_clock_in_a_thread_that_forbids_rdtsc_makes_the_system_call)
 }
 END_TEST
 
+/*
+ * Ten seconds of readings in bursts, between pauses of a millisecond and
+ * now and then of 20 (longer than the anchor's reach): each within a
+ * microsecond of clock_gettime() around it, none before the last, and
+ * the TSC in use from the first milliseconds to the end.
+ */
+START_TEST(test_clock_stays_within_a_microsecond_of_clock_monotonic_for_ten_seconds)
+{
+	uint64_t start, last = 0, readings = 0, worst_ahead = 0, worst_behind = 0;
+	const char *why = NULL;
+	char found[160];
+
+	if (!machine_tsc_usable(found, sizeof(found))) {
+		MT_TEST_SKIP("the TSC cannot stand for CLOCK_MONOTONIC here (%s)", found);
+		return;
+	}
+	read_for(5);
+	mt_quiet(mt_clock_tsc_in_use(&why), "the TSC is not in use: %s", why);
+	start = clock_ns(CLOCK_MONOTONIC);
+	for (int burst = 0; clock_ns(CLOCK_MONOTONIC) - start < 10000ull * MS; burst++) {
+		for (int i = 0; i < 2000; i++, readings++) {
+			uint64_t before = clock_ns(CLOCK_MONOTONIC), t = mt_clock_now();
+			uint64_t after = clock_ns(CLOCK_MONOTONIC);
+
+			if (t > after && t - after > worst_ahead)
+				worst_ahead = t - after;
+			if (t < before && before - t > worst_behind)
+				worst_behind = before - t;
+			mt_quiet(!off_clock(before, t, after) && t >= last,
+				 "reading %ju: %ju not within 1 us of [%ju, %ju] "
+				 "or before the last, %ju", (uintmax_t)readings,
+				 (uintmax_t)t, (uintmax_t)before, (uintmax_t)after,
+				 (uintmax_t)last);
+			last = t;
+		}
+		sleep_ns(burst % 50 == 49 ? 20 * MS : MS);
+	}
+	mt_quiet(mt_clock_tsc_in_use(&why), "the TSC went out of use: %s", why);
+	printf("clock: %ju readings in 10 s, at worst %ju ns ahead, %ju behind\n",
+	       (uintmax_t)readings, (uintmax_t)worst_ahead, (uintmax_t)worst_behind);
+}
+END_TEST
+
+enum { THREADS = 4 };
+
+static pthread_mutex_t order_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t order_last, order_back;
+
+/* Readings ordered by a lock, each thread taking turns. */
+static void *order_main(void *arg)
+{
+	uint64_t start = clock_ns(CLOCK_MONOTONIC);
+
+	(void)arg;
+	while (clock_ns(CLOCK_MONOTONIC) - start < 300 * MS) {
+		pthread_mutex_lock(&order_lock);
+		for (int i = 0; i < 10; i++) {
+			uint64_t t = mt_clock_now();
+
+			if (t < order_last)
+				order_back++;
+			order_last = t;
+		}
+		pthread_mutex_unlock(&order_lock);
+	}
+	return NULL;
+}
+
+/* From the first reading (the calibration) on, across some 300 anchors. */
+START_TEST(test_clock_never_goes_back_across_threads)
+{
+	pthread_t t[THREADS];
+	const char *why = NULL;
+	char found[160];
+
+	for (int i = 0; i < THREADS; i++)
+		mt_quiet_int_eq(pthread_create(&t[i], NULL, order_main, NULL), 0);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	mt_quiet_uint_eq(order_back, 0);
+	if (machine_tsc_usable(found, sizeof(found)))
+		mt_quiet(mt_clock_tsc_in_use(&why), "the TSC is not in use: %s", why);
+}
+END_TEST
+
+/* A child keeps its parent's calibration: its first reading is no
+ * earlier than the parent's last, and it reads the TSC on, anchoring
+ * anew, within a microsecond. */
+START_TEST(test_clock_never_goes_back_after_fork)
+{
+	const char *why = NULL;
+	char found[160];
+	int usable = machine_tsc_usable(found, sizeof(found)), status;
+	uint64_t parent;
+	pid_t pid;
+
+	read_for(5);
+	parent = mt_clock_now();
+	pid = fork();
+	mt_quiet(pid >= 0, "fork failed");
+	if (pid == 0) {
+		uint64_t last = mt_clock_now(), start = clock_ns(CLOCK_MONOTONIC);
+
+		if (last < parent)
+			_exit(3);
+		while (clock_ns(CLOCK_MONOTONIC) - start < 50 * MS) {
+			uint64_t before = clock_ns(CLOCK_MONOTONIC), t = mt_clock_now();
+			uint64_t after = clock_ns(CLOCK_MONOTONIC);
+
+			if (t < last)
+				_exit(4);
+			if (off_clock(before, t, after))
+				_exit(5);
+			last = t;
+		}
+		_exit(usable && !mt_clock_tsc_in_use(&why) ? 6 : 0);
+	}
+	mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "the child ended with status %#x", status);
+}
+END_TEST
+
+/* A thread that reads the TSC, forbids it, reads the clock by the system
+ * call, allows it again and reads the TSC: in a child (a RDTSC made
+ * while forbidden kills it), and never going back across the changes. */
+START_TEST(test_clock_a_thread_that_changes_its_rdtsc_setting_never_goes_back)
+{
+#if defined(__x86_64__)
+	char found[160];
+	int usable = machine_tsc_usable(found, sizeof(found)), status;
+	pid_t pid = fork();
+
+	mt_quiet(pid >= 0, "fork failed");
+	if (pid == 0) {
+		const char *why;
+		uint64_t last;
+
+		alarm(30);
+		read_for(5);
+		if (usable && !mt_clock_tsc_in_use(&why))
+			_exit(3);
+		last = mt_clock_now();
+		for (int round = 0; round < 4; round++) {
+			int forbid = round % 2 == 0;
+
+			if (prctl(PR_SET_TSC, forbid ? PR_TSC_SIGSEGV : PR_TSC_ENABLE) != 0)
+				_exit(4);
+			mt_clock_thread_tsc_changed();
+			if (mt_clock_thread_tsc_ok() == forbid || (forbid && mt_clock_tsc_in_use(&why)))
+				_exit(5);
+			for (int i = 0; i < 20000; i++) {
+				uint64_t t = mt_clock_now();
+
+				if (t < last)
+					_exit(6);
+				last = t;
+			}
+		}
+		_exit(usable && !mt_clock_tsc_in_use(&why) ? 7 : 0);
+	}
+	mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "the child ended with status %#x", status);
+#else
+	MT_TEST_SKIP("RDTSC is x86-64's (not this machine)");
+#endif
+}
+END_TEST
+
+static const char cpuinfo_head[] =
+	"processor\t: 0\nvendor_id\t: AuthenticAMD\n"
+	"vmx flags\t: constant_tsc nonstop_tsc\n";
+
+static int usable_with(const char *flags, const char *source, char *why, size_t cap)
+{
+	static char text[1024];
+
+	snprintf(text, sizeof(text), "%sflags\t\t: %s\nbugs\t\t: sysret_ss_attrs\n"
+		 "\nprocessor\t: 1\nflags\t\t: constant_tsc nonstop_tsc\n",
+		 cpuinfo_head, flags);
+	return mt_clock_tsc_usable(text, source, why, cap);
+}
+
+START_TEST(test_clock_falls_back_where_the_cpuinfo_flags_lack_an_invariant_tsc)
+{
+	char why[160];
+
+	mt_quiet_int_eq(usable_with("fpu tsc constant_tsc rep_good nopl", "tsc\n", why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "/proc/cpuinfo's flags lack nonstop_tsc");
+	mt_quiet_int_eq(usable_with("fpu tsc nonstop_tsc_s3 nonstop_tsc", "tsc\n", why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "/proc/cpuinfo's flags lack constant_tsc");
+	mt_quiet_int_eq(usable_with("", "tsc\n", why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "/proc/cpuinfo's flags lack constant_tsc");
+	mt_quiet_int_eq(mt_clock_tsc_usable("processor\t: 0\n", "tsc\n", why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "no flags line in /proc/cpuinfo");
+	mt_quiet_int_eq(mt_clock_tsc_usable(NULL, "tsc\n", why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "/proc/cpuinfo not readable");
+}
+END_TEST
+
+START_TEST(test_clock_falls_back_where_the_clocksource_is_not_the_tsc)
+{
+	char why[160];
+
+	mt_quiet_int_eq(usable_with("constant_tsc nonstop_tsc", "kvm-clock\n", why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "the kernel's clocksource is kvm-clock, not tsc");
+	mt_quiet_int_eq(usable_with("constant_tsc nonstop_tsc", "tsc-early\n", why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "the kernel's clocksource is tsc-early, not tsc");
+	mt_quiet_int_eq(usable_with("constant_tsc nonstop_tsc", NULL, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "the kernel's clocksource not readable");
+}
+END_TEST
+
+START_TEST(test_clock_takes_the_tsc_where_it_is_invariant_and_the_clocksource)
+{
+	char why[160] = "";
+
+	mt_quiet_int_eq(usable_with("fpu tsc constant_tsc nonstop_tsc tsc_known_freq", "tsc\n",
+				    why, sizeof(why)), 1);
+	mt_quiet_int_eq(usable_with("nonstop_tsc constant_tsc", "tsc", why, sizeof(why)), 1);
+}
+END_TEST
+
 Suite *mt_suite_clock(void)
 {
 	Suite *s = suite_create("clock");
@@ -82,6 +362,14 @@ Suite *mt_suite_clock(void)
 
 	tcase_add_test(tc, test_clock_reads_clock_monotonic_and_realtime);
 	tcase_add_test(tc, test_clock_in_a_thread_that_forbids_rdtsc_makes_the_system_call);
+	tcase_add_test(tc, test_clock_stays_within_a_microsecond_of_clock_monotonic_for_ten_seconds);
+	tcase_add_test(tc, test_clock_never_goes_back_across_threads);
+	tcase_add_test(tc, test_clock_never_goes_back_after_fork);
+	tcase_add_test(tc, test_clock_a_thread_that_changes_its_rdtsc_setting_never_goes_back);
+	tcase_add_test(tc, test_clock_falls_back_where_the_cpuinfo_flags_lack_an_invariant_tsc);
+	tcase_add_test(tc, test_clock_falls_back_where_the_clocksource_is_not_the_tsc);
+	tcase_add_test(tc, test_clock_takes_the_tsc_where_it_is_invariant_and_the_clocksource);
+	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
 }
