@@ -458,9 +458,9 @@ int mt_out_cpus(void)
 
 int mt_out_workers_for(int cpus)
 {
-	if (cpus <= 1)
+	if (cpus <= 2)
 		return 0;
-	return cpus - 1 < MT_OUT_WORKERS_MAX ? cpus - 1 : MT_OUT_WORKERS_MAX;
+	return cpus - 2 < MT_OUT_WORKERS_MAX ? cpus - 2 : MT_OUT_WORKERS_MAX;
 }
 
 int mt_out_write(mt_out_t *o, const char *buf, size_t len)

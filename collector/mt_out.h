@@ -29,8 +29,10 @@
  * trace: before one zstd frame). */
 #define MT_OUT_CHUNK (1u << 20)
 
-/* The zstd level (docs/performance.md, "The collector"). */
-#define MT_OUT_LEVEL 1
+/* The zstd level: --fast=3, the fastest that keeps python3's and
+ * sqlite3's traces within 12 bytes an event (docs/performance.md, "The
+ * collector"). */
+#define MT_OUT_LEVEL -3
 
 /*
  * With zstd's own worker threads (mt_out_set_zstd), lines go into one
@@ -94,9 +96,10 @@ int mt_out_set_zstd(mt_out_t *o, int level, int workers);
  * 1. */
 int mt_out_cpus(void);
 
-/* zstd workers for a collector that may run on cpus CPUs: none on one
- * (a worker would only take turns with the drain), else one fewer than
- * the CPUs, at most MT_OUT_WORKERS_MAX. */
+/* zstd workers for a collector that may run on cpus CPUs: one CPU is
+ * the program's and one the drain's, so a worker only where a third is
+ * (on fewer it would take turns with them), one for each CPU past two,
+ * at most MT_OUT_WORKERS_MAX. */
 int mt_out_workers_for(int cpus);
 
 /*
