@@ -341,11 +341,17 @@ $(BUILD)/mt-churn $(BUILD)/mt-deep $(BUILD)/mt-pingpong: $(BUILD)/mt-%: bench/mt
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $< -pthread
 
-# make bench BENCH=analyzer|preload runs one half; the default, both.
+# The collector's drain alone, on a recorded ring (bench/run-collector-bench).
+BENCH_COLLECT = $(BUILD)/mt-bench-collect
+$(BENCH_COLLECT): $(OBJ)/bench/mt_bench_collect.o $(COLLECTOR_OBJ) $(COMMON_OBJ)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(COMPRESS_LIBS) -lpthread
+
+# make bench BENCH=analyzer|preload|sample|collector runs one part; the
+# default, all of them.
 BENCH ?= all
 bench: deps
-	$(Q)case '$(BENCH)' in all|analyzer|preload|sample) ;; \
-	*) echo "make bench: BENCH is all, analyzer, preload or sample, not '$(BENCH)'" >&2; exit 64 ;; esac
+	$(Q)case '$(BENCH)' in all|analyzer|preload|sample|collector) ;; \
+	*) echo "make bench: BENCH is all, analyzer, preload, sample or collector, not '$(BENCH)'" >&2; exit 64 ;; esac
 ifneq ($(filter $(BENCH),all analyzer),)
 	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(BENCH_GEN) $(OBJ)/bench/mt_bench_parse.o \
 		$(BUILD)/mt-pingpong
@@ -363,6 +369,11 @@ ifneq ($(filter $(BENCH),all sample),)
 	$(call say,LINK,$(BUILD)/mt-sample-spread)$(CC) $(LDFLAGS_ALL) -o $(BUILD)/mt-sample-spread \
 		$(OBJ)/bench/mt_sample_spread.o $(LIBANALYZER) $(JSONC_LIBS) $(COMPRESS_LIBS) $(DEMANGLE_LIBS) -lpthread -lm
 	$(Q)sh bench/run-sample-bench $(BUILD)
+endif
+ifneq ($(filter $(BENCH),all collector),)
+	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(BENCH_COLLECT) \
+		$(BUILD)/mt-pingpong
+	$(Q)sh bench/run-collector-bench $(BUILD)
 endif
 
 # What make install puts under share/doc/memtrace: the README, docs/ (its

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,9 @@ struct mt_out {
 	size_t len;      /* bytes held in buf, at most MT_OUT_CHUNK */
 	char *zbuf;      /* zstd: a frame of buf's lines, compressed */
 	size_t zcap;
+	int workers;     /* zstd's threads; 0: frames compressed in one call */
+	size_t in_frame; /* workers: bytes of lines in the frame under way */
+	size_t zlen;     /* workers: its compressed bytes in zbuf so far */
 	uint64_t size;   /* bytes in the file (its descriptor's offset) */
 	uint64_t safe;   /* where the last whole line or frame in it ends */
 	uint64_t mark;   /* the last mark: a whole line or frame end */
@@ -165,6 +169,16 @@ static int zstd_errno(size_t r)
 								   : -EIO;
 }
 
+/* Forget the lines not yet in the file (and a frame under way). */
+static void drop(mt_out_t *o)
+{
+	o->len = 0;
+	if (o->zc && o->workers) {
+		ZSTD_CCtx_reset(o->zc, ZSTD_reset_session_only);
+		o->in_frame = o->zlen = 0;
+	}
+}
+
 /*
  * o failed with err, after done bytes of p reached the file at its end:
  * cut the file back to its last whole line (found in p for a plain trace,
@@ -227,6 +241,74 @@ static int put(mt_out_t *o, const char *p, size_t n)
 	return 0;
 }
 
+/* Workers: end the frame under way, wait for its jobs, write it out. */
+static int frame_end(mt_out_t *o)
+{
+	ZSTD_inBuffer in = { NULL, 0, 0 };
+	size_t r, n;
+	int rc;
+
+	if (!o->in_frame)
+		return 0;
+	do {
+		ZSTD_outBuffer zo = { o->zbuf, o->zcap, o->zlen };
+
+		r = ZSTD_compressStream2(o->zc, &zo, &in, ZSTD_e_end);
+		o->zlen = zo.pos;
+		if (ZSTD_isError(r))
+			return fail(o, zstd_errno(r), NULL, 0);
+		if (r && zo.pos == zo.size)
+			return fail(o, -EIO, NULL, 0); /* cannot be: zcap bounds a frame */
+	} while (r);
+	n = o->zlen;
+	o->zlen = o->in_frame = 0;
+	rc = put(o, o->zbuf, n);
+	if (rc < 0)
+		return rc;
+	o->safe = o->size;
+	return 0;
+}
+
+/* Workers: hand len bytes of whole lines to zstd's stream, a frame
+ * ended first when they would take it past MT_OUT_FRAME.  The workers
+ * compress a job once it is full; this waits only when all are busy. */
+static int frame_add(mt_out_t *o, const char *buf, size_t len)
+{
+	int rc;
+
+	while (len) {
+		size_t take = len;
+		ZSTD_inBuffer in;
+
+		if (o->in_frame && o->in_frame + len > MT_OUT_FRAME) {
+			rc = frame_end(o);
+			if (rc < 0)
+				return rc;
+			continue;
+		}
+		if (take > MT_OUT_FRAME) {
+			const char *nl = memrchr(buf, '\n', MT_OUT_FRAME);
+
+			take = nl ? (size_t)(nl - buf) + 1 : MT_OUT_FRAME;
+		}
+		in = (ZSTD_inBuffer){ buf, take, 0 };
+		while (in.pos < in.size) {
+			ZSTD_outBuffer zo = { o->zbuf, o->zcap, o->zlen };
+			size_t r = ZSTD_compressStream2(o->zc, &zo, &in, ZSTD_e_continue);
+
+			o->zlen = zo.pos;
+			if (ZSTD_isError(r))
+				return fail(o, zstd_errno(r), NULL, 0);
+			if (zo.pos == zo.size)
+				return fail(o, -EIO, NULL, 0);
+		}
+		o->in_frame += take;
+		buf += take;
+		len -= take;
+	}
+	return 0;
+}
+
 /*
  * Write the buffer out: a plain trace's lines as they are, a compressed
  * trace's as one zstd frame of their own.  A frame per buffer, each
@@ -239,6 +321,8 @@ static int drain(mt_out_t *o)
 	size_t n = o->len, z;
 	int rc;
 
+	if (o->workers)
+		return frame_end(o);
 	o->len = 0;
 	if (!n)
 		return 0;
@@ -325,12 +409,68 @@ int mt_out_compressed(const mt_out_t *o)
 	return o->zc != NULL;
 }
 
+int mt_out_set_zstd(mt_out_t *o, int level, int workers)
+{
+	ZSTD_bounds b;
+	size_t r, zcap;
+	char *zbuf;
+
+	if (!o->zc || o->size || o->len || o->in_frame || workers < 0)
+		return -EINVAL;
+	b = ZSTD_cParam_getBounds(ZSTD_c_compressionLevel);
+	if (ZSTD_isError(b.error) || level < b.lowerBound || level > b.upperBound)
+		return -EINVAL;
+	if (workers) {
+		b = ZSTD_cParam_getBounds(ZSTD_c_nbWorkers);
+		if (ZSTD_isError(b.error) || b.upperBound < workers)
+			return -ENOTSUP;
+	}
+	r = ZSTD_CCtx_setParameter(o->zc, ZSTD_c_compressionLevel, level);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(o->zc, ZSTD_c_nbWorkers, workers);
+	if (!ZSTD_isError(r) && workers)
+		r = ZSTD_CCtx_setParameter(o->zc, ZSTD_c_jobSize, MT_OUT_JOB);
+	if (ZSTD_isError(r))
+		return zstd_errno(r);
+	/* A frame of MT_OUT_FRAME bytes, its jobs' blocks each bounded. */
+	zcap = ZSTD_compressBound(workers ? MT_OUT_FRAME : MT_OUT_CHUNK) + (64u << 10);
+	if (zcap > o->zcap) {
+		zbuf = realloc(o->zbuf, zcap);
+		if (!zbuf)
+			return -ENOMEM;
+		o->zbuf = zbuf;
+		o->zcap = zcap;
+	}
+	o->workers = workers;
+	return 0;
+}
+
+int mt_out_cpus(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return 1;
+	n = CPU_COUNT(&set);
+	return n > 0 ? n : 1;
+}
+
+int mt_out_workers_for(int cpus)
+{
+	if (cpus <= 2)
+		return 0;
+	return cpus - 2 < MT_OUT_WORKERS_MAX ? cpus - 2 : MT_OUT_WORKERS_MAX;
+}
+
 int mt_out_write(mt_out_t *o, const char *buf, size_t len)
 {
 	int rc;
 
 	if (o->error)
 		return o->error;
+	if (o->workers)
+		return frame_add(o, buf, len);
 	while (len) {
 		size_t take = len;
 
@@ -384,7 +524,7 @@ int mt_out_rewind(mt_out_t *o)
 {
 	if (o->error)
 		return o->error;
-	o->len = 0;
+	drop(o);
 	if (o->size != o->mark &&
 	    (ftruncate(o->fd, (off_t)o->mark) < 0 ||
 	     lseek(o->fd, (off_t)o->mark, SEEK_SET) < 0)) {

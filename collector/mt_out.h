@@ -29,8 +29,21 @@
  * trace: before one zstd frame). */
 #define MT_OUT_CHUNK (1u << 20)
 
-/* The zstd level (docs/performance.md, "The collector"). */
-#define MT_OUT_LEVEL 1
+/* The zstd level: --fast=3, the fastest that keeps python3's and
+ * sqlite3's traces within 12 bytes an event (docs/performance.md, "The
+ * collector"). */
+#define MT_OUT_LEVEL -3
+
+/*
+ * With zstd's own worker threads (mt_out_set_zstd), lines go into one
+ * stream that the workers compress in jobs of MT_OUT_JOB bytes, and a
+ * frame ends every MT_OUT_FRAME bytes of lines (and at each flush): the
+ * drain waits for a frame's last job at its end, so a frame spans
+ * several jobs.  The workers are at most MT_OUT_WORKERS_MAX.
+ */
+#define MT_OUT_FRAME (4u << 20)
+#define MT_OUT_JOB (512u << 10)
+#define MT_OUT_WORKERS_MAX 2
 
 /* The names a non-root trace tries: NAME, then NAME.1 ... NAME.999. */
 #define MT_OUT_NAME_TRIES 1000
@@ -68,6 +81,26 @@ int mt_out_open(mt_out_t **out, const char *name, int root, char *path,
 
 /* Whether the trace is written zstd-compressed. */
 int mt_out_compressed(const mt_out_t *o);
+
+/*
+ * Set a compressed trace's zstd level (negative: zstd's --fast=N) and
+ * the worker threads zstd compresses it on (0: the caller's thread, a
+ * frame of MT_OUT_CHUNK bytes compressed in one call).  Only before the
+ * first mt_out_write.  Returns 0, -EINVAL for a plain trace, a level
+ * zstd refuses or a call after a write, -ENOTSUP when the libzstd
+ * has no threads (ZSTD_cParam_getBounds says at most 0 workers).
+ */
+int mt_out_set_zstd(mt_out_t *o, int level, int workers);
+
+/* The CPUs the calling process may run on (sched_getaffinity), at least
+ * 1. */
+int mt_out_cpus(void);
+
+/* zstd workers for a collector that may run on cpus CPUs: one CPU is
+ * the program's and one the drain's, so a worker only where a third is
+ * (on fewer it would take turns with them), one for each CPU past two,
+ * at most MT_OUT_WORKERS_MAX. */
+int mt_out_workers_for(int cpus);
 
 /*
  * Append len bytes: whole JSONL lines, each ending in '\n'; a line is

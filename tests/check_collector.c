@@ -32,9 +32,15 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "mt_test.h"
 #include "mt_test_trace.h"
+#include "../collector/mt_collect.h"
+#include "../collector/mt_out.h"
+#include "../common/mt_event.h"
+#include "../common/mt_jsonl.h"
+#include "../common/mt_ring.h"
 
 /* A bound that only ends a hang: no test here times anything. */
 #define HANG_GUARD_S 20
@@ -795,6 +801,272 @@ START_TEST(test_a_free_comes_before_the_alloc_that_reuses_its_address)
 }
 END_TEST
 
+/* ---- the drain alone, driven on a ring in memory ---- */
+
+/* Records of a fixed ring, and the lines they must become. */
+typedef struct {
+	mt_ring_slot_t *slots;
+	size_t n, cap;
+	mt_test_bytes_t want;
+} fixed_ring_t;
+
+#define RING_T0 5000000000ull
+#define DRAIN_SLOTS 4096u
+
+static mt_ring_slot_t *fixed_more(fixed_ring_t *f, size_t n)
+{
+	if (f->n + n > f->cap) {
+		f->cap = f->cap ? f->cap * 2 : 1u << 16;
+		f->slots = realloc(f->slots, f->cap * sizeof(*f->slots));
+		mt_quiet_ptr_nonnull(f->slots);
+	}
+	memset(&f->slots[f->n], 0, n * sizeof(*f->slots));
+	f->n += n;
+	return &f->slots[f->n - n];
+}
+
+static uint64_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return *x >> 11;
+}
+
+/*
+ * Every kind of record the preload publishes, in a fixed pseudo-random
+ * mix: block events of each kind and fn (a program's own allocator's
+ * among them), alignments, fail_at, runs of three threads, times that
+ * repeat, go back (a thread descheduled) and grow past 2^32; text
+ * records of one to a dozen slots; trace.stop last.  The lines are made
+ * with mt_jsonl's general appenders, not the block layout the drain
+ * uses: a second spelling of the format.
+ */
+static void fixed_ring(fixed_ring_t *f, size_t events)
+{
+	static const mt_kind_t kinds[] = { MT_KIND_ALLOC, MT_KIND_ALLOC, MT_KIND_FREE,
+					   MT_KIND_FREE, MT_KIND_RESIZE, MT_KIND_REMAP,
+					   MT_KIND_ALLOC_FAIL };
+	uint64_t x = 42, t = RING_T0, last = 0, seq = 0, tid = 1000;
+	char line[4096];
+	mt_jsonl_t l;
+
+	for (size_t i = 0; i < events; i++) {
+		uint64_t r = lcg(&x);
+
+		if (r % 61 == 0) {
+			/* A declaration: its line but seq, over as many slots as it takes. */
+			char sym[700];
+			size_t sl = 1 + lcg(&x) % (sizeof(sym) - 1), len, ns;
+			mt_ring_slot_t *v;
+
+			for (size_t k = 0; k < sl; k++)
+				sym[k] = (char)('a' + (k * 7 + i) % 26);
+			mt_jsonl_begin(&l, line, sizeof(line), 0, "frame");
+			mt_jsonl_u64(&l, "frame_id", i + 1);
+			mt_jsonl_hex(&l, "ip", lcg(&x));
+			mt_jsonl_str(&l, "symbol", sym, sl, 0);
+			len = mt_jsonl_end(&l);
+			ns = (len + MT_RING_PAYLOAD - 1) / MT_RING_PAYLOAD;
+			v = fixed_more(f, ns);
+			for (size_t k = 0; k < ns; k++) {
+				size_t off = k * MT_RING_PAYLOAD;
+
+				memcpy(v[k].payload, line + off,
+				       len - off < MT_RING_PAYLOAD ? len - off : MT_RING_PAYLOAD);
+				v[k].word = k ? MT_RING_WORD(MT_REC_CONT, 0, 0, 0, 0)
+					      : MT_RING_WORD(MT_REC_TEXT, ns, 0, 0, len);
+			}
+			/* The same line with its seq put in. */
+			mt_test_bytes_addf(&f->want, "{\"v\":1,\"seq\":%llu",
+					   (unsigned long long)++seq);
+			mt_test_bytes_add(&f->want, line + 14, len - 14);
+			continue;
+		}
+		{
+			mt_ring_block_t *b = (mt_ring_block_t *)fixed_more(f, 1);
+			mt_kind_t k = kinds[r % 7];
+			uint64_t q = lcg(&x), lt;
+			mt_fn_t fn;
+
+			if (k == MT_KIND_FREE)
+				fn = q % 5 == 0 ? MT_FN_REALLOC : q % 7 == 0 ? MT_FN_API : MT_FN_COUNT;
+			else if (k == MT_KIND_RESIZE || k == MT_KIND_REMAP)
+				fn = q % 9 == 0 ? MT_FN_API : MT_FN_REALLOC;
+			else
+				fn = (mt_fn_t)(lcg(&x) % MT_FN_FREE);
+			if (r % 13 == 0)
+				tid = 1000 + lcg(&x) % 3;
+			if (r % 3 == 0)
+				t += lcg(&x) % 5000;
+			if (r % 17 == 0)
+				t -= t > RING_T0 + 3000 ? 3000 : 0;
+			if (i == events / 2)
+				t += 5000000000ull; /* t past 2^32 */
+			b->t = t;
+			b->ptr = lcg(&x) & 0x7ffffffffff0ull;
+			b->new_ptr = lcg(&x) & 0x7ffffffffff0ull;
+			b->size = r % 11 == 0 ? lcg(&x) : lcg(&x) % 5000;
+			if (fn == MT_FN_API)
+				b->allocator_id = 1 + lcg(&x) % 3;
+			else if (fn == MT_FN_POSIX_MEMALIGN || fn == MT_FN_ALIGNED_ALLOC ||
+				 fn == MT_FN_MEMALIGN)
+				b->align = 16u << (lcg(&x) % 8);
+			b->stack = r % 4 == 0 ? 0 : 1 + lcg(&x) % 100000;
+			b->fail_at = k == MT_KIND_ALLOC_FAIL && r % 2 ? 1 + i : 0;
+			b->word = MT_RING_WORD(MT_REC_BLOCK, 1, k, fn, tid);
+			lt = (t - RING_T0) / 1000 * 1000;
+			if (lt < last)
+				lt = last;
+			last = lt;
+			mt_jsonl_begin(&l, line, sizeof(line), ++seq, mt_event_kind_name(k));
+			mt_jsonl_u64(&l, "allocator_id", fn == MT_FN_API ? b->allocator_id : 0);
+			if (k != MT_KIND_ALLOC_FAIL)
+				mt_jsonl_hex(&l, "ptr", b->ptr);
+			if (k == MT_KIND_REMAP)
+				mt_jsonl_hex(&l, "new_ptr", b->new_ptr);
+			if (k != MT_KIND_FREE)
+				mt_jsonl_u64(&l, "size", b->size);
+			if (fn != MT_FN_COUNT)
+				mt_jsonl_str(&l, "fn", mt_event_fn_name(fn),
+					     strlen(mt_event_fn_name(fn)), 0);
+			if (fn != MT_FN_API && b->align)
+				mt_jsonl_u64(&l, "align", b->align);
+			if (b->stack)
+				mt_jsonl_u64(&l, "stack", b->stack);
+			if (b->fail_at)
+				mt_jsonl_u64(&l, "fail_at", b->fail_at);
+			mt_jsonl_u64(&l, "tid", tid);
+			mt_jsonl_u64(&l, "t", lt);
+			mt_test_bytes_add(&f->want, line, mt_jsonl_end(&l));
+		}
+	}
+	{
+		mt_ring_stop_t *st = (mt_ring_stop_t *)fixed_more(f, 1);
+
+		st->t = t + 999;
+		st->dropped = 3;
+		st->word = MT_RING_WORD(MT_REC_STOP, 1, MT_STOP_EXIT, 0, 0);
+		mt_jsonl_begin(&l, line, sizeof(line), ++seq, "trace.stop");
+		mt_jsonl_str(&l, "reason", "exit", 4, 0);
+		mt_jsonl_u64(&l, "dropped", 3);
+		mt_jsonl_u64(&l, "t", (t + 999 - RING_T0) / 1000 * 1000 > last
+					      ? (t + 999 - RING_T0) / 1000 * 1000 : last);
+		mt_test_bytes_add(&f->want, line, mt_jsonl_end(&l));
+	}
+}
+
+/* Drain f's records through a ring of DRAIN_SLOTS into path, as the
+ * collector does (mt_collect_open, step, close), a program's side that
+ * publishes whole records while there is room. */
+static void drain_fixed(const fixed_ring_t *f, const char *path, int level, int workers)
+{
+	mt_ring_hdr_t *h = calloc(1, MT_RING_HDR_SIZE + (size_t)DRAIN_SLOTS * MT_RING_SLOT);
+	mt_collect_t c = { .pidfd = -1, .statfd = -1, .ring_fd = -1, .watched = 1 };
+	char used[4096];
+	uint64_t head = 0;
+	size_t pos = 0;
+	int st;
+
+	mt_quiet_ptr_nonnull(h);
+	h->magic = MT_RING_MAGIC;
+	h->nslots = DRAIN_SLOTS;
+	h->t0 = RING_T0;
+	c.hdr = h;
+	c.slots = (mt_ring_slot_t *)((char *)h + MT_RING_HDR_SIZE);
+	c.program = getpid();
+	mt_quiet_int_eq(mt_out_open(&c.out, path, 1, used, sizeof(used)), 0);
+	if (mt_out_compressed(c.out))
+		mt_quiet_int_eq(mt_out_set_zstd(c.out, level, workers), 0);
+	c.path = used;
+	mt_quiet_int_eq(mt_collect_open(&c), 0);
+	for (st = MT_COLLECT_BUSY; st != MT_COLLECT_DONE;) {
+		while (pos < f->n) {
+			unsigned n = MT_RING_NSLOTS(f->slots[pos].word);
+
+			if (head + n - atomic_load(&h->tail) > DRAIN_SLOTS)
+				break;
+			for (unsigned i = n; i-- > 0;)
+				memcpy(&c.slots[(head + i) % DRAIN_SLOTS], &f->slots[pos + i],
+				       MT_RING_SLOT);
+			head += n;
+			pos += n;
+		}
+		atomic_store(&h->head, head);
+		c.ended = pos == f->n;
+		while ((st = mt_collect_step(&c)) == MT_COLLECT_BUSY)
+			;
+	}
+	mt_quiet_int_eq(mt_collect_close(&c), 0);
+	free(h);
+}
+
+/* The decoded bytes of a zstd file (a plain one as it is). */
+static mt_test_bytes_t read_decoded(const char *path)
+{
+	mt_test_bytes_t b = { 0 }, out = { 0 };
+	ZSTD_DCtx *d;
+	ZSTD_inBuffer in;
+	char buf[1 << 16];
+
+	b.data = mt_test_read(path, &b.len);
+	mt_quiet(b.data != NULL, "cannot read %s", path);
+	if (b.len < 4 || memcmp(b.data, "\x28\xb5\x2f\xfd", 4))
+		return b;
+	d = ZSTD_createDCtx();
+	mt_quiet_ptr_nonnull(d);
+	in = (ZSTD_inBuffer){ b.data, b.len, 0 };
+	while (in.pos < in.size) {
+		ZSTD_outBuffer ob = { buf, sizeof(buf), 0 };
+		size_t r = ZSTD_decompressStream(d, &ob, &in);
+
+		mt_quiet(!ZSTD_isError(r), "%s: %s", path, ZSTD_getErrorName(r));
+		mt_test_bytes_add(&out, buf, ob.pos);
+	}
+	ZSTD_freeDCtx(d);
+	free(b.data);
+	return out;
+}
+
+static void assert_drains_to(const fixed_ring_t *f, const char *dir, const char *name,
+			     int level, int workers)
+{
+	char *path = mt_test_path(dir, name);
+	mt_test_bytes_t got;
+
+	drain_fixed(f, path, level, workers);
+	got = read_decoded(path);
+	mt_quiet(got.len == f->want.len, "%s, level %d, %d workers: %zu bytes, not %zu",
+		 name, level, workers, got.len, f->want.len);
+	mt_quiet(!memcmp(got.data, f->want.data, got.len),
+		 "%s, level %d, %d workers: other lines than the ring's", name, level, workers);
+	free(got.data);
+	unlink(path);
+	free(path);
+}
+
+START_TEST(test_the_drain_writes_a_fixed_ring_as_the_same_lines_however_compressed)
+{
+	char *dir = mt_test_scratch();
+	fixed_ring_t f = { 0 };
+	ZSTD_bounds b = ZSTD_cParam_getBounds(ZSTD_c_nbWorkers);
+
+	/* Some 12 MB of lines: frames of every size on zstd's workers. */
+	fixed_ring(&f, 120000);
+	mt_quiet_uint_gt(f.want.len, 2 * MT_OUT_FRAME);
+	assert_drains_to(&f, dir, "t.jsonl", 0, 0);
+	assert_drains_to(&f, dir, "t.jsonl.zst", MT_OUT_LEVEL, 0);
+	assert_drains_to(&f, dir, "t.jsonl.zst", -5, 0);
+	if (ZSTD_isError(b.error) || b.upperBound < 2) {
+		MT_TEST_SKIP("zstd workers need a libzstd with threads (ZSTD_c_nbWorkers at most %d)",
+			     b.upperBound);
+	} else {
+		assert_drains_to(&f, dir, "t.jsonl.zst", MT_OUT_LEVEL, 1);
+		assert_drains_to(&f, dir, "t.jsonl.zst", MT_OUT_LEVEL, 2);
+	}
+	free(f.slots);
+	free(f.want.data);
+}
+END_TEST
+
 Suite *mt_suite_collector(void)
 {
 	Suite *s = suite_create("collector");
@@ -812,6 +1084,9 @@ Suite *mt_suite_collector(void)
 	tcase_add_test(tc, test_collector_holds_no_descriptor_of_the_program);
 	tcase_add_test(tc, test_a_running_programs_trace_shows_its_recent_events);
 	tcase_add_test(tc, test_a_free_comes_before_the_alloc_that_reuses_its_address);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("drain");
+	tcase_add_test(tc, test_the_drain_writes_a_fixed_ring_as_the_same_lines_however_compressed);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,12 +104,42 @@ static mt_test_bytes_t read_back(const char *path)
 	return b;
 }
 
+/* zstd's workers for the compressed traces a test opens: the tests of
+ * zstd traces run with 0, 1 and 2 (Check's loop index). */
+static int out_workers;
+
+/* Use n workers; 0 and a skip line where libzstd has no threads. */
+static int use_workers(const char *test, int n)
+{
+	ZSTD_bounds b = ZSTD_cParam_getBounds(ZSTD_c_nbWorkers);
+
+	out_workers = 0;
+	if (n && (ZSTD_isError(b.error) || b.upperBound < n)) {
+		mt_test_skip(test, "%d zstd workers need a libzstd with threads "
+			     "(ZSTD_c_nbWorkers at most %d)", n, b.upperBound);
+		return 0;
+	}
+	out_workers = n;
+	return 1;
+}
+
+/* Open name as mt_out_open does, a compressed trace on out_workers. */
+static int open_with_workers(mt_out_t **o, const char *path, int root, char *used,
+			     size_t cap)
+{
+	int rc = mt_out_open(o, path, root, used, cap);
+
+	if (!rc && mt_out_compressed(*o) && out_workers)
+		rc = mt_out_set_zstd(*o, MT_OUT_LEVEL, out_workers);
+	return rc;
+}
+
 static mt_out_t *open_out(const char *path, int root)
 {
 	char used[4096];
 	mt_out_t *o;
 
-	mt_quiet_int_eq(mt_out_open(&o, path, root, used, sizeof(used)), 0);
+	mt_quiet_int_eq(open_with_workers(&o, path, root, used, sizeof(used)), 0);
 	mt_quiet(!strcmp(used, path), "opened %s, not %s", used, path);
 	return o;
 }
@@ -148,11 +179,14 @@ START_TEST(test_out_zstd_round_trip_is_the_plain_trace)
 {
 	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "t.jsonl.zst");
-	mt_out_t *o = open_out(path, 1);
+	mt_out_t *o;
 	mt_test_bytes_t want = { 0 }, z, got = { 0 };
 	mt_analysis_t a;
 	uint64_t seq;
 
+	if (!use_workers(__func__, _i))
+		return;
+	o = open_out(path, 1);
 	mt_quiet_int_eq(mt_out_compressed(o), 1);
 	add_head(&want);
 	out_tail(o, &want, want.len);
@@ -184,10 +218,13 @@ START_TEST(test_out_zstd_flush_makes_every_line_readable_while_open)
 {
 	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "t.zst");
-	mt_out_t *o = open_out(path, 1);
+	mt_out_t *o;
 	mt_test_bytes_t want = { 0 };
 	uint64_t seq = 3;
 
+	if (!use_workers(__func__, _i))
+		return;
+	o = open_out(path, 1);
 	add_head(&want);
 	out_tail(o, &want, want.len);
 	for (int round = 0; round < 5; round++) {
@@ -415,7 +452,8 @@ END_TEST
 
 START_TEST(test_out_mark_and_rewind_zstd_forget_every_frame_past_the_mark)
 {
-	assert_rewind_forgets("t.jsonl.zst");
+	if (use_workers(__func__, _i))
+		assert_rewind_forgets("t.jsonl.zst");
 }
 END_TEST
 
@@ -447,7 +485,7 @@ static void fill_small_disk(const char *path, int flush_every, mt_test_bytes_t *
 		int rc = 0, n = 0;
 
 		if (setrlimit(RLIMIT_FSIZE, &rl) ||
-		    mt_out_open(&o, path, 1, used, sizeof(used)))
+		    open_with_workers(&o, path, 1, used, sizeof(used)))
 			_exit(10);
 		while (!rc && at < want->len) {
 			size_t end = (size_t)(strchr(want->data + at, '\n') - want->data) + 1;
@@ -494,6 +532,9 @@ START_TEST(test_out_a_small_disk_keeps_every_whole_frame_that_fits)
 	char *dir = mt_test_scratch();
 	char *path = mt_test_path(dir, "t.jsonl.zst");
 	mt_test_bytes_t want = { 0 }, z, got = { 0 };
+
+	if (!use_workers(__func__, _i))
+		return;
 
 	fill_small_disk(path, 20, &want);
 	z = read_back(path);
@@ -575,6 +616,148 @@ START_TEST(test_out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_
 }
 END_TEST
 
+/* Lines of some MiB, no flush: with workers, each frame (at most
+ * MT_OUT_FRAME bytes of lines) decodes alone, checksum and all, and ends
+ * at a line's end, so a trace cut at any frame's end keeps whole lines. */
+START_TEST(test_out_a_trace_on_zstd_workers_is_whole_frames_of_whole_lines)
+{
+	char *dir = mt_test_scratch();
+	char *path = mt_test_path(dir, "t.jsonl.zst");
+	mt_test_bytes_t want = { 0 }, z, all = { 0 };
+	size_t at = 0, frames = 0;
+	uint64_t seq;
+	mt_out_t *o;
+
+	if (!use_workers(__func__, 2))
+		return;
+	o = open_out(path, 1);
+	add_head(&want);
+	out_tail(o, &want, want.len);
+	for (seq = 3; want.len < 2 * MT_OUT_FRAME + MT_OUT_FRAME / 2; seq++)
+		out_tail(o, &want, add_event(&want, seq));
+	mt_quiet_int_eq(mt_out_close(o), 0);
+	z = read_back(path);
+	while (at < z.len) {
+		size_t n = ZSTD_findFrameCompressedSize(z.data + at, z.len - at);
+		mt_test_bytes_t one = { 0 };
+
+		mt_quiet(!ZSTD_isError(n), "frame %zu at %zu: %s", frames, at,
+			 ZSTD_getErrorName(n));
+		/* The frame header descriptor's Content_Checksum_flag. */
+		mt_quiet(n > 5 && (z.data[at + 4] & 4), "frame %zu has no checksum", frames);
+		mt_quiet_int_eq(unzstd(z.data + at, n, &one), 1);
+		mt_quiet(one.len > 0 && one.len <= MT_OUT_FRAME, "frame %zu: %zu bytes",
+			 frames, one.len);
+		mt_quiet(one.data[one.len - 1] == '\n', "frame %zu ends inside a line", frames);
+		mt_test_bytes_add(&all, one.data, one.len);
+		free(one.data);
+		at += n;
+		frames++;
+	}
+	mt_quiet_uint_eq(frames, 3);
+	mt_quiet_uint_eq(all.len, want.len);
+	mt_quiet_mem_eq(all.data, want.data, want.len);
+	free(all.data);
+	free(z.data);
+	free(want.data);
+	free(path);
+}
+END_TEST
+
+START_TEST(test_out_zstd_workers_take_the_cpus_past_two_and_one_cpu_has_none)
+{
+	pid_t pid;
+	int status;
+
+	/* One CPU for the program, one for the drain, the rest zstd's. */
+	mt_quiet_int_eq(mt_out_workers_for(1), 0);
+	mt_quiet_int_eq(mt_out_workers_for(2), 0);
+	mt_quiet_int_eq(mt_out_workers_for(3), 1);
+	mt_quiet_int_eq(mt_out_workers_for(4), 2);
+	mt_quiet_int_eq(mt_out_workers_for(64), MT_OUT_WORKERS_MAX);
+	mt_quiet_int_eq(mt_out_cpus(), mt_test_cpus());
+	/* A collector pinned to one CPU (taskset) counts one. */
+	pid = fork();
+	mt_quiet(pid >= 0, "fork: %s", strerror(errno));
+	if (!pid) {
+		cpu_set_t one;
+
+		CPU_ZERO(&one);
+		CPU_SET(sched_getcpu() >= 0 ? sched_getcpu() : 0, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) < 0)
+			_exit(10);
+		_exit(mt_out_cpus() == 1 && mt_out_workers_for(mt_out_cpus()) == 0 ? 0 : 11);
+	}
+	mt_quiet(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "pinned to one CPU: status %#x", status);
+}
+END_TEST
+
+/* One chunk of lines through mt_out, compressed on the drain's thread:
+ * the very frame zstd makes of them at the level asked. */
+static void assert_frame_at_level(const char *dir, int level, int set)
+{
+	char *path = mt_test_path(dir, "level.jsonl.zst");
+	mt_test_bytes_t want = { 0 }, z;
+	ZSTD_CCtx *zc = ZSTD_createCCtx();
+	char *ref;
+	size_t n, cap;
+	uint64_t seq;
+	mt_out_t *o;
+
+	unlink(path);
+	o = open_out(path, 1);
+	if (set)
+		mt_quiet_int_eq(mt_out_set_zstd(o, level, 0), 0);
+	add_head(&want);
+	for (seq = 3; want.len < MT_OUT_CHUNK / 2; seq++)
+		add_event(&want, seq);
+	out_tail(o, &want, want.len);
+	mt_quiet_int_eq(mt_out_set_zstd(o, level, 0), -EINVAL); /* after a write */
+	mt_quiet_int_eq(mt_out_close(o), 0);
+	z = read_back(path);
+	cap = ZSTD_compressBound(want.len);
+	ref = malloc(cap);
+	mt_quiet_ptr_nonnull(ref);
+	mt_quiet_ptr_nonnull(zc);
+	mt_quiet(!ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_compressionLevel, level)),
+		 "level %d", level);
+	mt_quiet(!ZSTD_isError(ZSTD_CCtx_setParameter(zc, ZSTD_c_checksumFlag, 1)), "checksum");
+	n = ZSTD_compress2(zc, ref, cap, want.data, want.len);
+	mt_quiet(!ZSTD_isError(n), "ZSTD_compress2: %s", ZSTD_getErrorName(n));
+	mt_quiet_uint_eq(z.len, n);
+	mt_quiet_mem_eq(z.data, ref, n);
+	ZSTD_freeCCtx(zc);
+	free(ref);
+	free(z.data);
+	free(want.data);
+	free(path);
+}
+
+START_TEST(test_out_a_compressed_trace_is_written_at_the_level_set)
+{
+	char *dir = mt_test_scratch();
+	char *plain = mt_test_path(dir, "t.jsonl");
+	mt_out_t *o;
+
+	/* The collector's level unless told, and zstd's --fast=N as -N. */
+	assert_frame_at_level(dir, MT_OUT_LEVEL, 0);
+	assert_frame_at_level(dir, -5, 1);
+	assert_frame_at_level(dir, 3, 1);
+	o = open_out(plain, 1);
+	mt_quiet_int_eq(mt_out_set_zstd(o, 1, 0), -EINVAL);
+	mt_quiet_int_eq(mt_out_close(o), 0);
+	free(plain);
+	plain = mt_test_path(dir, "t2.jsonl.zst");
+	o = open_out(plain, 1);
+	mt_quiet_int_eq(mt_out_set_zstd(o, ZSTD_maxCLevel() + 1, 0), -EINVAL);
+	mt_quiet_int_eq(mt_out_set_zstd(o, 1, -1), -EINVAL);
+	mt_quiet_int_eq(mt_out_close(o), 0);
+	free(plain);
+}
+END_TEST
+
 Suite *mt_suite_out(void)
 {
 	Suite *s = suite_create("out");
@@ -582,18 +765,21 @@ Suite *mt_suite_out(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_out_plain_lines_round_trip);
-	tcase_add_test(tc, test_out_zstd_round_trip_is_the_plain_trace);
-	tcase_add_test(tc, test_out_zstd_flush_makes_every_line_readable_while_open);
+	tcase_add_loop_test(tc, test_out_zstd_round_trip_is_the_plain_trace, 0, 3);
+	tcase_add_loop_test(tc, test_out_zstd_flush_makes_every_line_readable_while_open, 0, 3);
 	tcase_add_test(tc, test_out_root_empties_an_existing_file);
 	tcase_add_test(tc, test_out_non_root_takes_the_first_free_name);
 	tcase_add_test(tc, test_out_jsonl_zst_names_get_the_number_before_jsonl_zst);
 	tcase_add_test(tc, test_out_flock_is_held_while_open_and_released_on_close);
 	tcase_add_test(tc, test_out_root_leaves_a_trace_locked_by_another_alone);
 	tcase_add_test(tc, test_out_mark_and_rewind_plain_forget_every_line_past_the_mark);
-	tcase_add_test(tc, test_out_mark_and_rewind_zstd_forget_every_frame_past_the_mark);
+	tcase_add_loop_test(tc, test_out_mark_and_rewind_zstd_forget_every_frame_past_the_mark, 0, 3);
 	tcase_add_test(tc, test_out_a_small_disk_keeps_every_whole_line_that_fits);
-	tcase_add_test(tc, test_out_a_small_disk_keeps_every_whole_frame_that_fits);
+	tcase_add_loop_test(tc, test_out_a_small_disk_keeps_every_whole_frame_that_fits, 0, 3);
 	tcase_add_test(tc, test_out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_stop_event);
+	tcase_add_test(tc, test_out_a_trace_on_zstd_workers_is_whole_frames_of_whole_lines);
+	tcase_add_test(tc, test_out_zstd_workers_take_the_cpus_past_two_and_one_cpu_has_none);
+	tcase_add_test(tc, test_out_a_compressed_trace_is_written_at_the_level_set);
 	suite_add_tcase(s, tc);
 	return s;
 }
