@@ -341,11 +341,12 @@ $(BUILD)/mt-churn $(BUILD)/mt-deep $(BUILD)/mt-pingpong: $(BUILD)/mt-%: bench/mt
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $< -pthread
 
-# make bench BENCH=analyzer|preload runs one half; the default, both.
+# make bench BENCH=analyzer|preload|sample|start runs one part; the
+# default, all.
 BENCH ?= all
 bench: deps
-	$(Q)case '$(BENCH)' in all|analyzer|preload|sample) ;; \
-	*) echo "make bench: BENCH is all, analyzer, preload or sample, not '$(BENCH)'" >&2; exit 64 ;; esac
+	$(Q)case '$(BENCH)' in all|analyzer|preload|sample|start) ;; \
+	*) echo "make bench: BENCH is all, analyzer, preload, sample or start, not '$(BENCH)'" >&2; exit 64 ;; esac
 ifneq ($(filter $(BENCH),all analyzer),)
 	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(BENCH_GEN) $(OBJ)/bench/mt_bench_parse.o \
 		$(BUILD)/mt-pingpong
@@ -363,6 +364,10 @@ ifneq ($(filter $(BENCH),all sample),)
 	$(call say,LINK,$(BUILD)/mt-sample-spread)$(CC) $(LDFLAGS_ALL) -o $(BUILD)/mt-sample-spread \
 		$(OBJ)/bench/mt_sample_spread.o $(LIBANALYZER) $(JSONC_LIBS) $(COMPRESS_LIBS) $(DEMANGLE_LIBS) -lpthread -lm
 	$(Q)sh bench/run-sample-bench $(BUILD)
+endif
+ifneq ($(filter $(BENCH),all start),)
+	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(PRELOAD) $(COLLECTOR)
+	$(Q)sh bench/run-start-bench $(BUILD)
 endif
 
 # What make install puts under share/doc/memtrace: the README, docs/ (its
