@@ -346,12 +346,12 @@ BENCH_COLLECT = $(BUILD)/mt-bench-collect
 $(BENCH_COLLECT): $(OBJ)/bench/mt_bench_collect.o $(COLLECTOR_OBJ) $(COMMON_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(COMPRESS_LIBS) -lpthread
 
-# make bench BENCH=analyzer|preload|sample|collector runs one part; the
-# default, all of them.
+# make bench BENCH=analyzer|preload|sample|collector|start runs one part;
+# the default, all of them.
 BENCH ?= all
 bench: deps
-	$(Q)case '$(BENCH)' in all|analyzer|preload|sample|collector) ;; \
-	*) echo "make bench: BENCH is all, analyzer, preload, sample or collector, not '$(BENCH)'" >&2; exit 64 ;; esac
+	$(Q)case '$(BENCH)' in all|analyzer|preload|sample|collector|start) ;; \
+	*) echo "make bench: BENCH is all, analyzer, preload, sample, collector or start, not '$(BENCH)'" >&2; exit 64 ;; esac
 ifneq ($(filter $(BENCH),all analyzer),)
 	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(BENCH_GEN) $(OBJ)/bench/mt_bench_parse.o \
 		$(BUILD)/mt-pingpong
@@ -374,6 +374,10 @@ ifneq ($(filter $(BENCH),all collector),)
 	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(BENCH_COLLECT) \
 		$(BUILD)/mt-pingpong
 	$(Q)sh bench/run-collector-bench $(BUILD)
+endif
+ifneq ($(filter $(BENCH),all start),)
+	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(PRELOAD) $(COLLECTOR)
+	$(Q)sh bench/run-start-bench $(BUILD)
 endif
 
 # What make install puts under share/doc/memtrace: the README, docs/ (its

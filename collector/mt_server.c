@@ -137,6 +137,34 @@ static void answer(int fd, char a)
 	while (w < 0 && errno == EINTR);
 }
 
+/* Say FAILED (EPERM) in the ring on memfd fd, which is not served. */
+static void refuse_ring(int fd)
+{
+	struct stat st;
+	mt_ring_hdr_t *h;
+
+	if (fd < 0 || fstat(fd, &st) < 0 || (size_t)st.st_size < MT_RING_HDR_SIZE)
+		return;
+	h = mmap(NULL, MT_RING_HDR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (h == MAP_FAILED)
+		return;
+	if (h->magic == MT_RING_MAGIC) {
+		atomic_store(&h->open_error, EPERM);
+		atomic_store(&h->state, MT_RING_FAILED);
+		wake(&h->state);
+	}
+	munmap(h, MT_RING_HDR_SIZE);
+}
+
+/* A program that left its trace to this collector (mt_ring.h, detached)
+ * is not there to print the message of a trace that could not be
+ * written: this process says it, unless the program took it first. */
+static void say_left_message(mt_ring_hdr_t *h)
+{
+	if (atomic_load(&h->detached) && h->message[0] && !atomic_exchange(&h->said, 1))
+		fprintf(stderr, "memtrace: %.*s\n", (int)sizeof(h->message), h->message);
+}
+
 /*
  * Take the registration on fd, a connection just accepted: the ring
  * mapped and its trace opened, its state set; NULL when there is nothing
@@ -157,7 +185,7 @@ static ring_t *take(int fd)
 	struct timeval tv = { REGISTER_TIMEOUT_S, 0 };
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
-	int fds[2] = { -1, -1 }, nfds = 0, rc;
+	int fds[2] = { -1, -1 }, nfds = 0, rc, foreign = 0;
 	ring_t *r = NULL;
 	mt_ring_hdr_t *h;
 	struct stat st;
@@ -165,8 +193,7 @@ static ring_t *take(int fd)
 
 	if (!msg)
 		goto refuse;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0 ||
-	    (cr.uid != geteuid() && cr.uid != 0))
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0)
 		goto refuse;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	do
@@ -186,6 +213,10 @@ static ring_t *take(int fd)
 	if (n != (ssize_t)sizeof(*msg) || msg->magic != MT_REGISTER_MAGIC || nfds < 1 ||
 	    memchr(msg->name, '\0', sizeof(msg->name)) == NULL)
 		goto refuse;
+	if (cr.uid != geteuid() && cr.uid != 0) {
+		foreign = 1;
+		goto refuse;
+	}
 	if (!(r = calloc(1, sizeof(*r))))
 		goto refuse;
 	r->memfd = fds[0];
@@ -211,10 +242,15 @@ static ring_t *take(int fd)
 	 * the program or its go-between child, and the program waits for the
 	 * answer, so its pid is still the program's when a pidfd of it is
 	 * opened here. */
-	if (r->pidfd >= 0)
+	if (r->pidfd >= 0) {
 		r->c.program = pidfd_pid(r->pidfd);
-	else
+		/* A program that did not wait may be reaped by now (Pid -1):
+		 * its pidfd says it has ended, and the pid it sent names it. */
+		if (r->c.program <= 0)
+			r->c.program = msg->pid;
+	} else {
 		r->c.program = msg->via_child ? parent_of(cr.pid) : cr.pid;
+	}
 	if (r->c.program <= 0)
 		goto refuse;
 	if (r->pidfd < 0)
@@ -236,6 +272,16 @@ static ring_t *take(int fd)
 	r->c.path = r->path;
 	r->c.made = !msg->root;
 	if (rc < 0) {
+		/* A program that did not wait for the answer is told nothing
+		 * more: it stops tracing at its next look at the ring. */
+		if (msg->nowait) {
+			if (rc == -ENAMETOOLONG)
+				fprintf(stderr, "memtrace: the trace name of process %d is too long; "
+					"it runs untraced\n", (int)msg->pid);
+			else
+				fprintf(stderr, "memtrace: cannot open trace '%s'; process %d runs "
+					"untraced\n", r->path[0] ? r->path : msg->name, (int)msg->pid);
+		}
 		atomic_store(&h->open_error, -rc);
 		atomic_store(&h->state, MT_RING_FAILED);
 		wake(&h->state);
@@ -258,6 +304,12 @@ static ring_t *take(int fd)
 	return r;
 refuse:
 	answer(fd, MT_REGISTER_REFUSED);
+	/* A program that did not wait learns it from its ring. */
+	if (foreign && msg->nowait) {
+		refuse_ring(fds[0]);
+		fprintf(stderr, "memtrace: memtrace record's collector does not serve process %d "
+			"(another user's); it runs untraced\n", (int)msg->pid);
+	}
 	for (int i = 0; i < 2; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
@@ -409,6 +461,7 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 
 			if (st == MT_COLLECT_DONE) {
 				mt_collect_close(&r->c);
+				say_left_message(r->c.hdr);
 				*p = r->next;
 				ring_free(r);
 				nrings--;

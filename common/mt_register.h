@@ -8,11 +8,15 @@
  * The preload connects to the abstract UNIX socket named by
  * MEMTRACE_RECORD (SOCK_SEQPACKET, the name without its leading NUL),
  * sends one mt_register_msg_t with the ring's memfd and, when it has one,
- * a pidfd of the program (SCM_RIGHTS, in that order), and reads one byte
- * of answer: MT_REGISTER_TAKEN once the collector has set the ring's
- * state (WRITING or FAILED, common/mt_ring.h), MT_REGISTER_REFUSED when
- * it will not serve the sender (another user).  Any other end (no byte)
- * is a collector that is gone.
+ * a pidfd of the program (SCM_RIGHTS, in that order).  With a pidfd, and
+ * the collector's pid in its pid namespace, it reads no answer (nowait): the collector knows the program by the pidfd
+ * however soon it ends, the memfd in flight keeps the ring, and the
+ * collector sets the ring's state (WRITING or FAILED, common/mt_ring.h)
+ * when it takes it, saying on its own stderr why it does not serve the
+ * program (another user) or cannot open its trace.  Without one it reads
+ * one byte of answer: MT_REGISTER_TAKEN once the collector has set the
+ * ring's state, MT_REGISTER_REFUSED when it will not serve the sender;
+ * any other end (no byte) is a collector that is gone.
  */
 #ifndef MT_REGISTER_H
 #define MT_REGISTER_H
@@ -20,7 +24,7 @@
 #include <stdint.h>
 
 #define MT_REGISTER_ENV "MEMTRACE_RECORD"
-#define MT_REGISTER_MAGIC 0x676572746d000001ull /* "mtreg", version 1 */
+#define MT_REGISTER_MAGIC 0x676572746d000002ull /* "mtreg", version 2 */
 /* The socket's name, its leading NUL not counted. */
 #define MT_REGISTER_SOCKET_MAX 100
 
@@ -33,6 +37,8 @@ typedef struct {
 	uint32_t has_pidfd; /* a pidfd of the program follows the memfd */
 	uint32_t via_child; /* the sender is a child of the program's (the
 			     * go-between), not the program itself */
+	uint32_t nowait;    /* the sender reads no answer (it sent a pidfd,
+			     * and sees the collector's pid) */
 	char name[4096];    /* the trace's name, %p expanded */
 } mt_register_msg_t;
 

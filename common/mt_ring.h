@@ -160,6 +160,13 @@ typedef struct {
 	 * the program to print: the collector holds none of the program's
 	 * descriptors, stderr included.  Set before state turns DONE. */
 	char message[512];
+	/* Under memtrace record the program does not wait for the trace's
+	 * end (its collector holds the ring and drains it after the program
+	 * is gone): set before its stop, it says the collector prints its
+	 * message itself.  said: whoever prints the message takes it first
+	 * (atomic exchange to 1), so it is printed once. */
+	_Atomic uint32_t detached;
+	_Atomic uint32_t said;
 } mt_ring_hdr_t;
 
 _Static_assert(sizeof(mt_ring_hdr_t) <= MT_RING_HDR_SIZE, "the header fits");

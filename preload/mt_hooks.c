@@ -488,10 +488,9 @@ EXECL_HOOK(execle, execve, path, 1)
 __attribute__((constructor)) static void mt_hooks_start(int argc, char **argv,
 							char **envp)
 {
-	(void)argc;
-	(void)argv;
 	if (mt_real_resolve() < 0 || !mt_trace_guard())
 		return;
+	mt_trace_set_argv(argc, argv);
 	mt_trace_init();
 	mt_trace_publish_env(envp);
 	mt_trace_leave();

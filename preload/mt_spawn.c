@@ -96,6 +96,7 @@ typedef struct {
 	const char *name;
 	int root;
 	int alone; /* registers from the program's own table */
+	int nowait; /* registered without waiting for the answer */
 	/* Results, written by the children into the shared memory. */
 	void *map;
 	pid_t collector_pid;
@@ -312,6 +313,11 @@ static void register_ring(spawn_t *s)
 	/* The collector's pid as this process sees it (0 when it is outside
 	 * the program's pid namespace): whether it still runs. */
 	sys(SYS_getsockopt, sk, SOL_SOCKET, SO_PEERCRED, (long)&cr, (long)&crlen, 0);
+	/* Without waiting for the answer the program relies on the pidfd to
+	 * be known by, and on the collector's pid to learn that it died
+	 * before it took the ring's drainer word (mt_record.c): it waits when
+	 * it has not both. */
+	msg.nowait = s->pidfd >= 0 && cr.pid > 0;
 	do
 		n = sys(SYS_sendmsg, sk, (long)&mh, MSG_NOSIGNAL, 0, 0, 0);
 	while (n == -EINTR);
@@ -319,13 +325,19 @@ static void register_ring(spawn_t *s)
 		s->err = -ECONNREFUSED;
 		goto out;
 	}
-	do
-		n = sys(SYS_recvfrom, sk, (long)&a, 1, 0, 0, 0);
-	while (n == -EINTR);
-	if (n != 1 || a != MT_REGISTER_TAKEN) {
-		s->err = n == 1 ? -EPERM : -ECONNREFUSED;
-		goto out;
+	/* With a pidfd sent the program goes on at once: the collector
+	 * takes the ring whenever it comes to it, even after the program
+	 * has ended (common/mt_register.h). */
+	if (!msg.nowait) {
+		do
+			n = sys(SYS_recvfrom, sk, (long)&a, 1, 0, 0, 0);
+		while (n == -EINTR);
+		if (n != 1 || a != MT_REGISTER_TAKEN) {
+			s->err = n == 1 ? -EPERM : -ECONNREFUSED;
+			goto out;
+		}
 	}
+	s->nowait = (int)msg.nowait;
 	s->map = (void *)map;
 	s->collector_pid = cr.pid;
 	map = 0;
@@ -400,6 +412,7 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
 	r->slots = (mt_ring_slot_t *)((char *)s.map + MT_RING_HDR_SIZE);
 	r->map_len = s.map_len;
 	r->collector = s.collector_pid;
+	r->nowait = 0;
 	return 0;
 }
 
@@ -441,6 +454,7 @@ int mt_spawn_register(const char *sock, const char *name, int root,
 	r->slots = (mt_ring_slot_t *)((char *)s.map + MT_RING_HDR_SIZE);
 	r->map_len = s.map_len;
 	r->collector = s.collector_pid;
+	r->nowait = s.nowait;
 	return 0;
 }
 

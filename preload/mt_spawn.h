@@ -47,6 +47,10 @@ typedef struct {
 	mt_ring_slot_t *slots;
 	size_t map_len;
 	pid_t collector;
+	/* Registered with memtrace record's collector without waiting for
+	 * its answer: the ring may still be STARTING, and the collector says
+	 * itself why it could not serve it. */
+	int nowait;
 } mt_spawn_ring_t;
 
 /*
@@ -71,8 +75,10 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
  * program's own is needed (RLIMIT_NPROC).  Returns 0 with r filled
  * (r->collector: the collector's pid in the program's pid namespace, 0
  * when it is outside it), -ECONNREFUSED when no collector answered,
- * -EPERM when it refused, or another -errno.  The caller then waits for
- * r->hdr->state to leave MT_RING_STARTING.
+ * -EPERM when it refused, or another -errno.  With a pidfd of the program
+ * to send and the collector's pid known, it reads no answer (r->nowait): the caller goes on with the
+ * state STARTING.  Otherwise the caller then waits for r->hdr->state to
+ * leave MT_RING_STARTING.
  */
 int mt_spawn_register(const char *sock, const char *name, int root,
 		      uint64_t nslots, uint64_t t0, int alone, mt_spawn_ring_t *r);

@@ -118,13 +118,39 @@ static pid_t current_tid(void)
 	return tid_cache;
 }
 
-/* /proc/self/cmdline as argv strings, in a caller's buffer (read with
- * no descriptor in the program's table). */
+/* main()'s argv while mt_trace_init() runs from the constructor (its
+ * strings are /proc/self/cmdline's bytes until the program changes
+ * them), else none. */
+static int init_argc;
+static char **init_argv;
+
+void mt_trace_set_argv(int argc, char **argv)
+{
+	init_argc = argv ? argc : 0;
+	init_argv = argv;
+}
+
+/* /proc/self/cmdline as argv strings, in a caller's buffer: its bytes
+ * copied from main()'s argv during the constructor's start, else read
+ * with no descriptor in the program's table. */
 static size_t read_argv(char *buf, size_t cap, const char **argv, size_t max)
 {
-	long got = mt_nofd_read("/proc/self/cmdline", buf, cap - 1);
-	size_t have = got > 0 ? (size_t)got : 0, n = 0;
+	size_t have = 0, n = 0;
 
+	if (init_argc > 0) {
+		for (int i = 0; i < init_argc && init_argv[i] && have < cap - 1; i++) {
+			size_t k = strlen(init_argv[i]) + 1;
+
+			if (k > cap - 1 - have)
+				k = cap - 1 - have;
+			memcpy(buf + have, init_argv[i], k);
+			have += k;
+		}
+	} else {
+		long got = mt_nofd_read("/proc/self/cmdline", buf, cap - 1);
+
+		have = got > 0 ? (size_t)got : 0;
+	}
 	buf[have] = '\0';
 	for (size_t i = 0; i < have && n < max; i += strlen(buf + i) + 1)
 		argv[n++] = buf + i;
@@ -344,13 +370,15 @@ void mt_trace_publish_env(char **envp)
 
 /* ---- records ---- */
 
-/* Print the collector's message, once (it has no stderr of its own). */
+/* Print the collector's message, once (a collector of its own has no
+ * stderr; record's prints it for a program that left, and whoever prints
+ * it first takes it). */
 static void say_collector_message(void)
 {
 	mt_ring_hdr_t *h = mt_record_ring.hdr;
 
 	if (h && atomic_load(&h->state) == MT_RING_DONE && h->message[0] &&
-	    !atomic_exchange(&warned, 1))
+	    !atomic_exchange(&h->said, 1) && !atomic_exchange(&warned, 1))
 		mt_say_line(h->message, NULL, NULL);
 }
 
@@ -361,6 +389,10 @@ void mt_trace_collector_lost(void)
 	int expected = ON;
 
 	if (!atomic_compare_exchange_strong(&active, &expected, OFF))
+		return;
+	/* Registered without waiting: record's collector has said why it
+	 * could not open the trace, or serve this process. */
+	if (mt_record_ring.nowait && atomic_load(&mt_record_ring.hdr->state) == MT_RING_FAILED)
 		return;
 	say_collector_message();
 	if (!atomic_exchange(&warned, 1))
@@ -447,14 +479,46 @@ static uint64_t fit_ring(uint64_t want)
 }
 
 /*
- * Start tracing into name (%p expanded; root: the user's own name, which
- * the collector may reuse): start a collector on a new ring, wait for it
- * to open the trace, write the header.  Table lock held.  Returns 0, or
- * -errno after saying why on stderr.
+ * Wait for the collector to say whether it opened the trace named name,
+ * then trace.  Under record without an answer (nowait) there is nothing
+ * to wait for: record's collector says itself when it cannot open it.
+ * Returns 0, or -errno after saying why on stderr (the ring unmapped).
  */
-static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid)
+static int open_wait(const char *name)
 {
-	mt_ring_hdr_t *h;
+	mt_ring_hdr_t *h = mt_record_ring.hdr;
+	int rc;
+
+	if (!mt_record_ring.nowait) {
+		rc = mt_record_wait_open();
+		if (rc != MT_RING_WRITING) {
+			int err = rc == MT_RING_FAILED ? atomic_load(&h->open_error) : ECHILD;
+
+			if (err == ENAMETOOLONG)
+				mt_say_line("the trace name is too long; the program runs untraced",
+					    NULL, NULL);
+			else
+				mt_say_line("cannot open trace '", h->path[0] ? h->path : name,
+					    "'; the program runs untraced");
+			mt_spawn_unmap(&mt_record_ring);
+			return -(err ? err : EIO);
+		}
+	}
+	atomic_store(&warned, 0);
+	atomic_store(&active, ON);
+	return 0;
+}
+
+/*
+ * Start tracing into name (%p expanded; root: the user's own name, which
+ * the collector may reuse): start a collector on a new ring, write the
+ * header, and, when wait, wait for it to open the trace (open_wait).
+ * Table lock held.  Returns 0; 1 when the caller is to call open_wait
+ * (not wait, and a collector to wait for); or -errno after saying why on
+ * stderr.
+ */
+static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid, int wait)
+{
 	uint64_t slots;
 	int rc;
 
@@ -500,25 +564,12 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid)
 	}
 started:
 	mt_record_seen_tail = 0;
-	h = mt_record_ring.hdr;
 	/* The header goes into the ring before the wait: a process killed
 	 * while its collector opens the trace still gets a trace.start. */
 	write_header(ppid);
-	rc = mt_record_wait_open();
-	if (rc != MT_RING_WRITING) {
-		int err = rc == MT_RING_FAILED ? atomic_load(&h->open_error) : ECHILD;
-
-		if (err == ENAMETOOLONG)
-			mt_say_line("the trace name is too long; the program runs untraced", NULL, NULL);
-		else
-			mt_say_line("cannot open trace '", h->path[0] ? h->path : name,
-				    "'; the program runs untraced");
-		mt_spawn_unmap(&mt_record_ring);
-		return -(err ? err : EIO);
-	}
-	atomic_store(&warned, 0);
-	atomic_store(&active, ON);
-	return 0;
+	if (!wait && !mt_record_ring.nowait)
+		return 1;
+	return open_wait(name);
 }
 
 int mt_trace_start(const char *path, int depth)
@@ -538,25 +589,44 @@ int mt_trace_start(const char *path, int depth)
 	/* The old ring's collector is done: nothing writes to it now. */
 	if (mt_record_ring.hdr)
 		mt_spawn_unmap(&mt_record_ring);
-	rc = begin_trace_locked(path, 1, depth, getppid());
+	rc = begin_trace_locked(path, 1, depth, getppid(), 1);
 	mt_lock_give();
 	return rc;
-}
-
-/* Write trace.stop with reason and wait until the collector has closed
- * the trace (up to timeout_ms; 0: as long as it lives). */
-static void stop_and_wait(unsigned reason, unsigned timeout_ms)
-{
-	uint64_t end;
-
-	if (mt_record_stop(reason, mt_clock_now(),
-			   atomic_load(&mt_record_ring.hdr->dropped), &end) == 0)
-		mt_record_wait_collector(end, 0, timeout_ms);
 }
 
 /* MEMTRACE_STATS=1: once the trace is finished, one line on stderr with
  * what the collector did (make bench reads it). */
 static int stats;
+
+/*
+ * Whether the program may leave its trace to the collector without
+ * waiting for it: under memtrace record the collector holds the ring (its
+ * own mapping of the memfd) and drains it after the program has ended,
+ * and record itself ends only once every trace is finished; its message,
+ * if any, it prints itself.  A collector of the program's own must have
+ * finished the file when the program ends: whoever ran the program reads
+ * it next.  MEMTRACE_STATS waits for the collector's account.
+ */
+static int leave_to_collector(void)
+{
+	if (!record_sock[0] || stats)
+		return 0;
+	atomic_store(&mt_record_ring.hdr->detached, 1);
+	return 1;
+}
+
+/* Write trace.stop with reason and wait until the collector has closed
+ * the trace (up to timeout_ms; 0: as long as it lives), unless it is
+ * left to the collector. */
+static void stop_and_wait(unsigned reason, unsigned timeout_ms)
+{
+	int leave = leave_to_collector();
+	uint64_t end;
+
+	if (mt_record_stop(reason, mt_clock_now(),
+			   atomic_load(&mt_record_ring.hdr->dropped), &end) == 0 && !leave)
+		mt_record_wait_collector(end, 0, timeout_ms);
+}
 
 static void say_stats(void)
 {
@@ -637,7 +707,7 @@ static void atfork_child(void)
 			mt_say_line("the trace name is too long; the child runs untraced", NULL, NULL);
 		} else {
 			forked_alone = 1;
-			begin_trace_locked(name, 0, stack_depth, ppid);
+			begin_trace_locked(name, 0, stack_depth, ppid, 1);
 			forked_alone = 0;
 		}
 	}
@@ -723,7 +793,9 @@ void mt_trace_init(void)
 	ring_slots = mt_settings_ring_slots(getenv("MEMTRACE_RING_SLOTS"));
 	arm_sampling();
 	stats = mt_settings_stats(getenv("MEMTRACE_STATS"));
-	collector_found = find_collector();
+	/* Under record no collector is started: none is looked for. */
+	if (!record_sock[0])
+		collector_found = find_collector();
 	if (route_unwinder() < 0) {
 		untrace_tree();
 		goto done;
@@ -755,8 +827,15 @@ void mt_trace_init(void)
 	}
 	mt_lock_take();
 	rc = begin_trace_locked(name, root, mt_settings_depth(getenv("MEMTRACE_STACK_DEPTH")),
-				getppid());
+				getppid(), 0);
 	mt_lock_give();
+	/* Every module's symbols now: a program that locks its system
+	 * calls down later must not see the tracer open a file.  Read while
+	 * the collector starts and opens the trace, then wait for it. */
+	if (rc >= 0)
+		mt_symbol_load();
+	if (rc == 1)
+		rc = open_wait(name);
 	if (rc < 0) {
 		/* A process limit (EAGAIN) is the one refusal a descendant
 		 * may not meet, and writes beside this process's place: the
@@ -768,13 +847,11 @@ void mt_trace_init(void)
 		}
 		goto done;
 	}
-	/* Every module's symbols now: a program that locks its system
-	 * calls down later must not see the tracer open a file. */
-	mt_symbol_load();
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	mt_signal_install(end_on_signal, mt_real.sigaction);
 	arm_fail_at();
 done:
+	init_argc = 0;
 	atomic_store(&init_state, 2);
 }
 
@@ -814,7 +891,7 @@ void mt_trace_freeres(void)
  */
 int mt_trace_exec_begin(void)
 {
-	int saved = errno, expected = ON;
+	int saved = errno, expected = ON, leave;
 	uint64_t end;
 
 	if (!mt_trace_owned() || !mt_trace_guard())
@@ -824,8 +901,13 @@ int mt_trace_exec_begin(void)
 		errno = saved;
 		return 0;
 	}
+	/* Under record the stop need not be in the file before the exec: the
+	 * collector holds the ring, reads the stop whenever it comes to it
+	 * and learns the outcome as ever (an UNSTOP, or the ring no longer
+	 * mapped by the program). */
+	leave = leave_to_collector();
 	if (mt_record_stop(MT_STOP_EXEC, mt_clock_now(),
-			   atomic_load(&mt_record_ring.hdr->dropped), &end) == 0)
+			   atomic_load(&mt_record_ring.hdr->dropped), &end) == 0 && !leave)
 		mt_record_wait_collector(end, 1, 0);
 	say_collector_message();
 	errno = saved;

@@ -59,6 +59,12 @@
  * comes first.  Must be called inside mt_trace_enter(). */
 void mt_trace_init(void);
 
+/* The constructor's argc and argv, main()'s: the first trace.start's
+ * argv is made from them instead of /proc/self/cmdline, which holds the
+ * same bytes until the program changes them and costs a child process to
+ * read (mt_nofd).  Call before mt_trace_init(); kept for that call only. */
+void mt_trace_set_argv(int argc, char **argv);
+
 /* Start tracing to path (no pattern expansion) with stack_depth frames:
  * the tests' way in.  Returns 0, or -errno when the file cannot be made. */
 int mt_trace_start(const char *path, int stack_depth);

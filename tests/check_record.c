@@ -477,6 +477,122 @@ START_TEST(test_record_makes_a_directory_of_its_own_for_each_run)
 }
 END_TEST
 
+/* 12. A loop of many short processes, as a build or a configure script
+ * runs them: each process has one complete trace with every event it
+ * made, however soon it ended after its start (the collector takes a
+ * ring the program no longer waits for, even after the program is
+ * gone). */
+START_TEST(test_a_loop_of_short_processes_has_one_whole_trace_each)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *prog = mt_test_workload("wl_exit"), script[8192];
+	char *args[] = { "sh", "-c", script, NULL };
+	size_t n, progs = 0;
+	char **names;
+	mt_test_run_t r;
+
+	snprintf(script, sizeof(script),
+		 "i=0; while [ $i -lt 40 ]; do '%s'; /bin/true; i=$((i + 1)); done", prog);
+	record(&r, out, args);
+	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.err, "");
+	/* sh, and per round the two images its children exec (dash starts
+	 * them with vfork: no trace of their own before the exec). */
+	mt_quiet_uint_ge(assert_complete(out), 1 + 2 * 40);
+	names = zst_traces(out, &n);
+	for (size_t i = 0; i < n; i++) {
+		char *path = mt_test_path(out, names[i]);
+		json_object *start = mt_test_trace_start(path);
+		const char *exe = mt_test_json_str(start, "exe");
+
+		if (exe && strlen(exe) > 8 && !strcmp(exe + strlen(exe) - 8, "/wl_exit")) {
+			progs++;
+			mt_quiet(mt_test_trace_count(path, "alloc", 555) == 5,
+				 "%s: not 5 allocations of 555 bytes", path);
+		}
+		json_object_put(start);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	mt_quiet_uint_eq(progs, 40);
+	mt_test_run_release(&r);
+	free(prog);
+	free(out);
+}
+END_TEST
+
+/* 13. A process that ends right after its start (the command itself,
+ * /bin/true) has its trace whole: start, stop, complete. */
+START_TEST(test_a_process_that_exits_at_once_has_a_whole_trace)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *args[] = { "/bin/true", NULL };
+	size_t n;
+	char **names;
+	char *path;
+	mt_test_run_t r;
+
+	for (int round = 0; round < 5; round++) {
+		mt_test_rmdir(out);
+		record(&r, out, args);
+		mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
+		ck_assert_str_eq(r.err, "");
+		mt_quiet_uint_eq(assert_complete(out), 1);
+		names = zst_traces(out, &n);
+		path = mt_test_path(out, names[0]);
+		mt_quiet_int_eq(mt_test_trace_count(path, "trace.start", 0), 1);
+		mt_quiet_int_eq(mt_test_trace_count(path, "trace.stop", 0), 1);
+		free(path);
+		free(names[0]);
+		free(names);
+		mt_test_run_release(&r);
+	}
+	free(out);
+}
+END_TEST
+
+/* Run wl_stopped_collector MODE under record, the collector its PPID's
+ * (sh's parent): the child's four blocks of 4242 bytes are all in its
+ * trace, and the child did not wait for the stopped collector. */
+static void stopped_collector(const char *mode)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *prog = mt_test_workload("wl_stopped_collector"), script[8192];
+	char *args[] = { "sh", "-c", script, NULL };
+	mt_test_run_t r;
+
+	snprintf(script, sizeof(script), "'%s' $PPID %s", prog, mode);
+	record(&r, out, args);
+	mt_quiet(r.status == 0, "record exited %d: %s %s", r.status, r.out, r.err);
+	ck_assert_str_eq(r.out, "child ended\n");
+	ck_assert_str_eq(r.err, "");
+	mt_quiet_uint_ge(assert_complete(out), 2);
+	mt_quiet_int_eq(count_all(out, 4242), 4);
+	mt_test_run_release(&r);
+	free(prog);
+	free(out);
+}
+
+/* 14. A traced process ends without waiting for record's collector: the
+ * collector holds the ring and drains it after the process is gone, so
+ * a process that ends while the collector is stopped ends at once, and
+ * its trace is whole once the collector runs again. */
+START_TEST(test_a_process_ends_without_waiting_for_records_collector)
+{
+	stopped_collector("exit");
+}
+END_TEST
+
+/* 15. A traced process starts without waiting for record's collector to
+ * take its ring: it registers and goes on, and the collector, stopped
+ * meanwhile, takes the ring and writes the whole trace later. */
+START_TEST(test_a_process_starts_without_waiting_for_records_collector)
+{
+	stopped_collector("start");
+}
+END_TEST
+
 Suite *mt_suite_record(void)
 {
 	Suite *s = suite_create("record");
@@ -493,6 +609,10 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_sigterm_to_record_reaches_the_command);
 	tcase_add_test(tc, test_a_process_in_another_network_namespace_says_so_and_runs_untraced);
 	tcase_add_test(tc, test_record_makes_a_directory_of_its_own_for_each_run);
+	tcase_add_test(tc, test_a_loop_of_short_processes_has_one_whole_trace_each);
+	tcase_add_test(tc, test_a_process_that_exits_at_once_has_a_whole_trace);
+	tcase_add_test(tc, test_a_process_ends_without_waiting_for_records_collector);
+	tcase_add_test(tc, test_a_process_starts_without_waiting_for_records_collector);
 	suite_add_tcase(s, tc);
 	return s;
 }
