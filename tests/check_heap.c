@@ -359,6 +359,42 @@ START_TEST(test_heap_temporary_follows_each_threads_last_allocation)
 }
 END_TEST
 
+/* A thread's last allocation is a block of one allocator: a block of
+ * another at the same address (a program's pool inside a malloc'd chunk)
+ * made before it was not its thread's last, and dies not temporary. */
+START_TEST(test_heap_temporary_tells_allocators_apart_at_one_address)
+{
+	static const uint64_t stacks[] = { 1 };
+	mt_heap_t h;
+	mt_event_t ev;
+	int64_t before = mt_mem_outstanding();
+
+	heap_declare_stacks(&h, stacks, 1);
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = MT_KIND_ALLOCATOR;
+	ev.allocator_id = 1;
+	heap_declare(&h, &ev);
+	ev = heap_event(MT_KIND_ALLOC, 10, 0x1000, 4096, 1);
+	heap_apply_ok(&h, &ev, 1);
+	ev = heap_event(MT_KIND_ALLOC, 13, 0x1000, 64, 1);
+	ev.allocator_id = 1;
+	heap_apply_ok(&h, &ev, 1);
+	/* The same tid (1 + seq % 3) throughout. */
+	ev = heap_event(MT_KIND_FREE, 16, 0x1000, 0, 0);
+	heap_apply_ok(&h, &ev, 1);
+	mt_quiet_uint_eq(h.frees, 1);
+	mt_quiet_uint_eq(h.temporary_allocations, 0);
+	ev = heap_event(MT_KIND_FREE, 19, 0x1000, 0, 0);
+	ev.allocator_id = 1;
+	heap_apply_ok(&h, &ev, 1);
+	mt_quiet_uint_eq(h.frees, 2);
+	mt_quiet_uint_eq(h.temporary_allocations, 1);
+	mt_quiet_uint_eq(mt_heap_threads(&h), 1);
+	mt_heap_release(&h);
+	mt_quiet_int_eq(mt_mem_outstanding(), before);
+}
+END_TEST
+
 #define COUNT_TIDS 2500
 
 /* An event of a kind the seq picks, by tid, or by no thread for NULL. */
@@ -823,6 +859,7 @@ Suite *mt_suite_heap(void)
 	tcase_add_test(tc, test_heap_apply_block_matches_apply);
 	tcase_add_test(tc, test_heap_dense_and_sparse_stack_ids_keep_their_sites);
 	tcase_add_test(tc, test_heap_temporary_follows_each_threads_last_allocation);
+	tcase_add_test(tc, test_heap_temporary_tells_allocators_apart_at_one_address);
 	tcase_add_test(tc, test_heap_threads_counts_distinct_tids);
 	tcase_add_test(tc, test_heap_blocks_keep_their_sites_across_stacks);
 	tcase_add_test(

@@ -173,7 +173,7 @@ static void follow_block(mt_export_times_t *t, const mt_heap_t *h,
 	uint32_t touched[3];
 	size_t ntouched = 0;
 	uint64_t ptr = ev->kind == MT_KIND_REMAP ? ev->new_ptr : ev->ptr;
-	const mt_block_t *hb;
+	mt_block_t hb;
 	mt_map_t *blocks;
 	void *v;
 	int created;
@@ -188,12 +188,11 @@ static void follow_block(mt_export_times_t *t, const mt_heap_t *h,
 	end_block(t, blocks, ev->ptr, touched, &ntouched);
 	if (ev->kind == MT_KIND_REMAP)
 		end_block(t, blocks, ev->new_ptr, touched, &ntouched);
-	if (ev->kind != MT_KIND_FREE && (hb = mt_blocks_find(&a->blocks, ptr))) {
+	if (ev->kind != MT_KIND_FREE && mt_blocks_find(&a->blocks, ptr, &hb)) {
 		block_t b = {
 			.t = t->now,
-			.count = a->id ? 1 : mt_heap_weight_count(h, hb->size,
-								  hb->serial),
-			.site = hb->site,
+			.count = mt_heap_block_count(h, a, &hb),
+			.site = hb.site,
 		};
 
 		if (!site_figures(t, b.site) ||

@@ -3,12 +3,17 @@
  * alloc, free, resize and remap of a trace looks up, so the analyzer's
  * hottest data structure.
  *
- * It is mt_map's design (open addressing, linear probing, backward-shift
- * deletion, the same seeded hash, load under 7/10) with the entry fixed at
- * 32 bytes, two to a cache line and never straddling one: a trace's live
- * set of 100,000 blocks takes 8 MiB of slots where mt_map's 48-byte entries
- * would take 12.6, and the probe, the copies and the shifts are compiled for the
- * one size.  Every key, 0 and UINT64_MAX included, is valid.
+ * Open addressing with linear probing and backward-shift deletion, keyed
+ * with mt_map's seeded hash, in 16-byte slots, four to a cache line and
+ * never straddling one: the address, and the block's size, site, thread
+ * and weight bit packed in one word.  A block whose size, site or thread
+ * does not fit its field (MT_BLOCKS_FITS()) keeps them in a wide entry of
+ * a side array, the slot holding the entry's index.  The capacity need not
+ * be a power of two: a home is the hash's top bits scaled to the capacity
+ * (a multiply's high word), so the table grows by a quarter at a time and
+ * stays between MT_BLOCKS_LOAD_PCT of full and that over 1.25, at most 2x
+ * the live set's 16 bytes a block.  Every key, 0 and UINT64_MAX included,
+ * is valid.
  *
  * Invariants: mt_blocks_count() is the number of live blocks; a block's
  * value is only what was put; the table allocates only through mt_mem and
@@ -23,29 +28,53 @@
 #include "../base/mt_map.h"
 
 /* What the heap keeps of a live block.  The site and the thread are the
- * heap's dense indices (mt_heap.c), four bytes each, so that an entry is
- * 32 bytes with its key. */
+ * heap's dense indices (mt_heap.c). */
 typedef struct {
 	uint64_t size;
-	uint64_t serial; /* of the alloc, resize or remap that made it */
 	uint32_t site;   /* its site: the heap's site index */
 	uint32_t thread; /* the heap's thread index; 0 for no tid */
+	unsigned up;     /* 0 or 1: its sampled weight is rounded up */
 } mt_block_t;
+
+/* The widths of a slot's fields: a block whose size, site and thread
+ * are below these bounds fits its slot; another takes a wide entry too. */
+#define MT_BLOCKS_SIZE_BITS 32
+#define MT_BLOCKS_SITE_BITS 23
+#define MT_BLOCKS_THREAD_BITS 8
+/* The thread field's last value marks a wide block. */
+#define MT_BLOCKS_FITS(b)                                                   \
+	((b)->size < (1ull << MT_BLOCKS_SIZE_BITS) &&                       \
+	 (b)->site < (1u << MT_BLOCKS_SITE_BITS) &&                         \
+	 (b)->thread < (1u << MT_BLOCKS_THREAD_BITS) - 1)
 
 /* A slot: private to mt_blocks.c but for mt_blocks_prefetch() below. */
 typedef struct mt_blocks_slot {
-	uint64_t key; /* the block's address plus one; 0: an empty slot */
-	mt_block_t block;
+	uint64_t key;    /* the block's address plus one; 0: an empty slot */
+	uint64_t packed; /* size, site, thread, up; or a wide entry's index */
 } mt_blocks_slot_t;
+
+/* A wide block's fields; a free entry's size is the next free one's
+ * index plus one. */
+typedef struct {
+	uint64_t size;
+	uint32_t site;
+	uint32_t thread;
+} mt_blocks_wide_t;
+
+/* The load the table grows at, in percent of its slots. */
+#define MT_BLOCKS_LOAD_PCT 80
 
 typedef struct {
 	mt_blocks_slot_t *slots; /* cap slots */
-	size_t cap;              /* a power of two, or 0 before the first put */
-	unsigned shift;          /* 64 - log2(cap) */
+	size_t cap;              /* a multiple of 4, or 0 before the first put */
+	size_t limit;            /* the most blocks the slots hold */
 	size_t count;            /* blocks in slots (the side slot excluded) */
 	uint64_t seed;           /* mt_map's hash seed, kept at hand */
 	int has_side;            /* the block at UINT64_MAX is live */
 	mt_block_t side;
+	mt_blocks_wide_t *wide;  /* wide_cap entries, wide_len ever used */
+	size_t wide_cap, wide_len;
+	size_t wide_free;        /* the first free entry's index plus one */
 } mt_blocks_t;
 
 void mt_blocks_init(mt_blocks_t *t);
@@ -61,25 +90,46 @@ size_t mt_blocks_count(const mt_blocks_t *t);
 int mt_blocks_put(mt_blocks_t *t, uint64_t ptr, const mt_block_t *b,
 		  mt_block_t *old, int *replaced);
 
-/* Double the table (from nothing: MIN_CAP slots).  MT_OK or MT_ENOMEM
- * (the table unchanged). */
-int mt_blocks_grow(mt_blocks_t *t);
+/* Grow the slots by a quarter (from nothing: MIN_CAP slots), or the wide
+ * entries when wide is set.  MT_OK or MT_ENOMEM (the table unchanged). */
+int mt_blocks_grow(mt_blocks_t *t, int wide);
 
-/* Room for one more block, growing when it would take the load past
- * 7/10 (the one place that rule stands): after MT_OK, the next put cannot
- * fail.  MT_ENOMEM leaves the table unchanged.  Inline: every block event
- * but a free asks, and nearly always there is room. */
-static inline int mt_blocks_reserve(mt_blocks_t *t)
+/* Room for one more block no wider than b (each of its size, site and
+ * thread at most b's), growing the slots when it would take the load past
+ * MT_BLOCKS_LOAD_PCT (the one place that rule stands): after MT_OK, a put
+ * of such a block cannot fail.  MT_ENOMEM leaves the table unchanged.
+ * Inline: every block event but a free asks, and nearly always there is
+ * room. */
+static inline int mt_blocks_reserve(mt_blocks_t *t, const mt_block_t *b)
 {
-	return (t->count + 1) * 10 > t->cap * 7 ? mt_blocks_grow(t) : 0;
+	if (t->count + 1 > t->limit) {
+		int rc = mt_blocks_grow(t, 0);
+
+		if (rc)
+			return rc;
+	}
+	if (!MT_BLOCKS_FITS(b) && !t->wide_free && t->wide_len == t->wide_cap)
+		return mt_blocks_grow(t, 1);
+	return 0;
 }
 
 /* Remove the block at ptr, copying it to *out.  Returns 1 when it was
  * live, 0 otherwise (*out untouched). */
 int mt_blocks_take(mt_blocks_t *t, uint64_t ptr, mt_block_t *out);
 
-/* The block at ptr, or NULL; valid until the next put or take. */
-const mt_block_t *mt_blocks_find(const mt_blocks_t *t, uint64_t ptr);
+/* Copy the block at ptr to *out: 1, or 0 when none is live there (*out
+ * untouched). */
+int mt_blocks_find(const mt_blocks_t *t, uint64_t ptr, mt_block_t *out);
+
+/* The home slot of a stored key (an address plus one) in a table of cap
+ * slots with that seed: mt_map_home()'s product, its top bits scaled to
+ * cap, so that homes keep the hash's order whatever the capacity. */
+static inline size_t mt_blocks_home(uint64_t stored, uint64_t seed, size_t cap)
+{
+	uint64_t h = (stored ^ seed) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(((unsigned __int128)h * cap) >> 64);
+}
 
 /* The smallest table whose slots mt_blocks_prefetch() loads ahead: about
  * a core's L2 (as mt_map's). */
@@ -101,7 +151,7 @@ mt_blocks_prefetch(const mt_blocks_t *t, uint64_t ptr)
 	    !(ptr + 1))
 		return;
 	/* One line: a slot never straddles two. */
-	__builtin_prefetch(&t->slots[mt_map_home(ptr + 1, t->seed, t->shift)]);
+	__builtin_prefetch(&t->slots[mt_blocks_home(ptr + 1, t->seed, t->cap)]);
 }
 
 #endif

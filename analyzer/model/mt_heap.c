@@ -25,29 +25,45 @@
  * up, up with the probability of w's fraction, chosen by a hash of the
  * block's serial: rounding to the nearest would count a block of size B
  * (w = 1.58) as 2, a quarter too many, where this adds no bias.  A block
- * is weighed by its size and serial now, so that what its free takes back
- * is what its alloc added.  Past 40 B the weight is 1 to within 2^-57.
+ * keeps which way it was rounded (mt_block_t's up bit), so that what its
+ * free takes back is what its alloc added.  Past 40 B the weight is 1 to
+ * within 2^-57.
  */
 typedef struct {
 	uint64_t bytes, count;
 } weight_t;
 
-static __attribute__((noinline)) weight_t sampled_weight(uint64_t mean, uint64_t size,
-							 uint64_t serial)
+/* Whether the sampled block of size bytes made by the heap's serial-th
+ * allocation counts for w's whole part plus one: with the probability of
+ * w's fraction. */
+static __attribute__((noinline)) unsigned sampled_up(uint64_t mean, uint64_t size,
+						     uint64_t serial)
 {
-	double p = mt_sampling_chance(mean, size), w, whole;
+	double p = mt_sampling_chance(mean, size), w;
 	uint64_t x = serial + 0x9e3779b97f4a7c15ull;
 
 	if (p >= 1.0)
-		return (weight_t){ size, 1 };
+		return 0;
 	w = 1.0 / p;
-	whole = floor(w);
 	/* splitmix64's finalizer: a uniform 53-bit fraction of the serial. */
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
 	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
 	x ^= x >> 31;
+	return (double)(x >> 11) * 0x1p-53 < w - floor(w);
+}
+
+/* The weight of a sampled block of size bytes, its count rounded up
+ * when up is 1 (sampled_up()), down when 0. */
+static __attribute__((noinline)) weight_t sampled_weight(uint64_t mean, uint64_t size,
+							 unsigned up)
+{
+	double p = mt_sampling_chance(mean, size), w;
+
+	if (p >= 1.0)
+		return (weight_t){ size, 1 };
+	w = 1.0 / p;
 	return (weight_t){ (uint64_t)llround(w * (double)size),
-			   (uint64_t)whole + ((double)(x >> 11) * 0x1p-53 < w - whole) };
+			   (uint64_t)floor(w) + up };
 }
 
 /* The sampling mean of a's blocks: the trace's for the C library's
@@ -58,12 +74,12 @@ static inline uint64_t mean_of(const mt_heap_t *h, const mt_allocator_t *a)
 	return a->id ? 0 : h->sample_bytes;
 }
 
-/* What a block of a, of size bytes and serial, counts for. */
+/* What a block of a, of size bytes, rounded up or not, counts for. */
 static inline weight_t weigh(const mt_heap_t *h, const mt_allocator_t *a,
-			     uint64_t size, uint64_t serial)
+			     uint64_t size, unsigned up)
 {
 	return __builtin_expect(!mean_of(h, a), 1) ? (weight_t){ size, 1 } :
-	       sampled_weight(h->sample_bytes, size, serial);
+	       sampled_weight(h->sample_bytes, size, up);
 }
 
 uint64_t mt_heap_weight_bytes(const mt_heap_t *h, uint64_t size)
@@ -73,7 +89,15 @@ uint64_t mt_heap_weight_bytes(const mt_heap_t *h, uint64_t size)
 
 uint64_t mt_heap_weight_count(const mt_heap_t *h, uint64_t size, uint64_t serial)
 {
-	return h->sample_bytes ? sampled_weight(h->sample_bytes, size, serial).count : 1;
+	return h->sample_bytes ?
+	       sampled_weight(h->sample_bytes, size,
+			      sampled_up(h->sample_bytes, size, serial)).count : 1;
+}
+
+uint64_t mt_heap_block_count(const mt_heap_t *h, const mt_allocator_t *a,
+			     const mt_block_t *b)
+{
+	return weigh(h, a, b->size, b->up).count;
 }
 
 void mt_heap_init(mt_heap_t *h)
@@ -242,11 +266,11 @@ static __attribute__((noinline)) int thread_lookup(mt_heap_t *h, uint64_t tid,
 	int rc;
 	void *v;
 
-	/* Room for a new thread's serial first, so a failure leaves the
-	 * tables as they were. */
+	/* Room for a new thread's last allocation first, so a failure
+	 * leaves the tables as they were. */
 	if (n >= MAX_INDEX)
 		return MT_ENOMEM;
-	v = reserve(h->thread_last, &h->thread_cap, sizeof(uint64_t), n + 1);
+	v = reserve(h->thread_last, &h->thread_cap, sizeof(mt_heap_last_t), n + 1);
 	if (!v)
 		return MT_ENOMEM;
 	h->thread_last = v;
@@ -255,7 +279,7 @@ static __attribute__((noinline)) int thread_lookup(mt_heap_t *h, uint64_t tid,
 		return rc;
 	if (*created) {
 		*(uint32_t *)v = (uint32_t)(n + 1);
-		h->thread_last[n + 1] = 0;
+		h->thread_last[n + 1] = (mt_heap_last_t){ 0 };
 	}
 	e = tid_entry(h, tid);
 	e->tid = tid;
@@ -372,9 +396,9 @@ static __attribute__((noinline)) mt_sampling_var_t var_count(const mt_heap_t *h,
  * index) grow.  Returns the blocks it counts for (its weight). */
 static inline __attribute__((always_inline)) uint64_t
 born(mt_heap_t *h, mt_allocator_t *a, mt_site_t *site, uint32_t index,
-     uint64_t block_size, uint64_t serial, uint64_t seq)
+     uint64_t block_size, unsigned up, uint64_t seq)
 {
-	weight_t w = weigh(h, a, block_size, serial);
+	weight_t w = weigh(h, a, block_size, up);
 	uint64_t size = w.bytes, count = w.count, epoch = h->peak_epoch;
 	int blocks_peak = 0;
 
@@ -409,7 +433,7 @@ static inline __attribute__((always_inline)) uint64_t
 died(mt_heap_t *h, mt_allocator_t *a, const mt_block_t *b)
 {
 	mt_site_t *site = site_at(h, b->site);
-	weight_t w = weigh(h, a, b->size, b->serial);
+	weight_t w = weigh(h, a, b->size, b->up);
 	uint64_t size = w.bytes, count = w.count;
 
 	h->bytes_freed += size;
@@ -425,25 +449,22 @@ died(mt_heap_t *h, mt_allocator_t *a, const mt_block_t *b)
 	return count;
 }
 
-/* The serial of a new allocation by the thread of index thread (0: the
- * events without a tid). */
-static inline __attribute__((always_inline)) uint64_t
-next_serial(mt_heap_t *h, uint32_t thread)
+/* Where the thread of index thread (0: the events without a tid) made
+ * its last allocation. */
+static inline mt_heap_last_t *last_of(mt_heap_t *h, uint32_t thread)
 {
-	uint64_t serial = ++h->serial;
-
-	if (thread)
-		h->thread_last[thread] = serial;
-	else
-		h->no_tid_serial = serial;
-	return serial;
+	return thread ? &h->thread_last[thread] : &h->no_tid_last;
 }
 
-/* Freed while temporary: its thread allocated nothing after it. */
-static inline int is_temporary(const mt_heap_t *h, const mt_block_t *b)
+/* Freed while temporary: its thread allocated nothing after it, so its
+ * thread's last allocation is still the block at ptr of a (a later one
+ * there would have replaced it). */
+static inline int is_temporary(mt_heap_t *h, const mt_allocator_t *a,
+			       uint64_t ptr, const mt_block_t *b)
 {
-	return (b->thread ? h->thread_last[b->thread] : h->no_tid_serial) ==
-	       b->serial;
+	const mt_heap_last_t *last = last_of(h, b->thread);
+
+	return last->allocator == a && last->ptr == ptr;
 }
 
 /* Make ptr a live block of a; an already live one is replaced.  The
@@ -454,16 +475,20 @@ insert_block(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 	     uint64_t ptr, mt_site_t *site, uint32_t site_index,
 	     uint32_t thread)
 {
-	mt_block_t b = { .size = ev->size, .serial = next_serial(h, thread),
-			 .site = site_index, .thread = thread }, old;
+	mt_block_t b = { .size = ev->size, .site = site_index, .thread = thread },
+		   old;
+	uint64_t serial = ++h->serial;
 	int replaced;
 
+	if (__builtin_expect(mean_of(h, a) != 0, 0))
+		b.up = sampled_up(h->sample_bytes, ev->size, serial);
+	*last_of(h, thread) = (mt_heap_last_t){ a, ptr };
 	mt_blocks_put(&a->blocks, ptr, &b, &old, &replaced);
 	if (replaced) {
 		h->overlapping_allocs++;
 		died(h, a, &old);
 	}
-	return born(h, a, site, site_index, ev->size, b.serial, ev->seq);
+	return born(h, a, site, site_index, ev->size, b.up, ev->seq);
 }
 
 static int declare_allocator(mt_heap_t *h, const mt_event_t *ev,
@@ -677,7 +702,7 @@ apply_block_event(mt_heap_t *h, mt_allocator_t *a, const mt_event_t *ev,
 		/* Whether a block was temporary depends on the allocations a
 		 * sampled trace left out: there the figure stays 0 (format.md
 		 * 2.1). */
-		if (!h->sample_bytes && is_temporary(h, &old)) {
+		if (!h->sample_bytes && is_temporary(h, a, ev->ptr, &old)) {
 			h->temporary_allocations += count;
 			site_at(h, old.site)->temporary_allocations += count;
 		}
@@ -785,7 +810,12 @@ apply_block_kind(mt_heap_t *h, const mt_event_t *ev, uint32_t thread,
 	 * once the event has begun to change the heap (the free's take
 	 * needs none; the others put one at most). */
 	if (ev->kind != MT_KIND_FREE) {
-		int rc = mt_blocks_reserve(&a->blocks);
+		/* No site index is above nsites: a realloc without a stack
+		 * keeps its block's. */
+		mt_block_t widest = { .size = ev->size,
+				      .site = (uint32_t)h->nsites,
+				      .thread = thread };
+		int rc = mt_blocks_reserve(&a->blocks, &widest);
 
 		if (rc)
 			return rc;

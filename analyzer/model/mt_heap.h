@@ -52,6 +52,15 @@ typedef struct {
 	uint32_t index; /* 0: empty */
 } mt_heap_tid_entry_t;
 
+struct mt_allocator;
+
+/* A thread's last allocation: the block at ptr of allocator (NULL
+ * before the first). */
+typedef struct {
+	const struct mt_allocator *allocator;
+	uint64_t ptr;
+} mt_heap_last_t;
+
 typedef struct {
 	uint64_t ip, offset, module_offset;
 	unsigned has; /* MT_HAS_SYMBOL, _OFFSET, _MODULE, _MODULE_OFFSET */
@@ -67,7 +76,7 @@ typedef struct {
 	uint64_t frames[]; /* frame ids, innermost first */
 } mt_stack_t;
 
-typedef struct {
+typedef struct mt_allocator {
 	uint64_t id;
 	char *name; /* NULL when the trace gave none */
 	uint64_t allocations, frees, resizes, remaps;
@@ -119,9 +128,9 @@ typedef struct {
 	/* tid -> its thread index (uint32_t), from 1 in the order first
 	 * seen; a live block keeps its thread's index, not its tid. */
 	mt_map_t threads;
-	/* By thread index: the serial of the thread's last allocation
-	 * (element 0 unused); no_tid_serial for events without a tid. */
-	uint64_t *thread_last;
+	/* By thread index: where the thread made its last allocation
+	 * (element 0 unused); no_tid_last for events without a tid. */
+	mt_heap_last_t *thread_last;
 	size_t thread_cap;
 	mt_site_t no_stack;  /* allocations without a stack: site 0 */
 	/* By site index: each declared stack's site, in one array of cache
@@ -144,8 +153,8 @@ typedef struct {
 	mt_sampling_block_t *site_live_var;
 	size_t site_live_var_cap;
 	mt_sampling_block_t no_stack_live_var; /* site 0's */
-	uint64_t serial;
-	uint64_t no_tid_serial;
+	uint64_t serial; /* the allocations so far: a sampled block's hash */
+	mt_heap_last_t no_tid_last;
 	mt_allocator_t *last_allocator; /* lookup cache */
 	/* Lookup cache of threads, direct-mapped by the tid's low bits:
 	 * threads interleave (two busy ones alternate event by event), and
@@ -213,6 +222,11 @@ uint64_t mt_heap_site_calls(const mt_heap_t *h, const mt_stack_t *stack);
  * weight); size and 1 unless the trace is sampled. */
 uint64_t mt_heap_weight_bytes(const mt_heap_t *h, uint64_t size);
 uint64_t mt_heap_weight_count(const mt_heap_t *h, uint64_t size, uint64_t serial);
+
+/* The blocks a live block b of a counts for: 1, unless the trace is
+ * sampled and a is the C library's allocator. */
+uint64_t mt_heap_block_count(const mt_heap_t *h, const mt_allocator_t *a,
+			     const mt_block_t *b);
 
 /* An allocator's name: the trace's, "libc" for id 0 when the trace gave
  * none (the summary's by_allocator says so), else NULL. */
