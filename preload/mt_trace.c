@@ -43,6 +43,7 @@
 #include "mt_signal.h"
 #include "mt_spawn.h"
 #include "mt_stack.h"
+#include "mt_unwind_cache.h"
 #include "mt_symbol.h"
 #include "mt_nofd.h"
 #include "mt_unwind_sys.h"
@@ -591,7 +592,9 @@ static void say_stats(void)
 		n = (size_t)(stpcpy(msg, "unwind: fast ") - msg);
 		n += mt_fmt_u64(msg + n, fast);
 		n += (size_t)(stpcpy(msg + n, " libunwind ") - (msg + n));
-		msg[n + mt_fmt_u64(msg + n, slow)] = '\0';
+		n += mt_fmt_u64(msg + n, slow);
+		n += (size_t)(stpcpy(msg + n, " rules ") - (msg + n));
+		msg[n + mt_fmt_u64(msg + n, mt_unwind_cache_rules_read())] = '\0';
 		mt_say_line(msg, NULL, NULL);
 	}
 }

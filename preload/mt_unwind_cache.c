@@ -588,7 +588,12 @@ static void read_rule(uint64_t ip, rule_t *out)
 
 /* ---- the per-thread state ---- */
 
-#define RULES 4096
+/* 8,192 rules a thread, in sets of 4 (a cache line): a direct-mapped
+ * table of 4,096 made hot addresses of python3 evict each other, and each
+ * eviction reads the rule again. */
+#define RULE_SET_BITS 11
+#define RULE_WAYS 4
+#define RULES ((1 << RULE_SET_BITS) * RULE_WAYS)
 /* A walk's steps: its outputs and the step that ended it. */
 #define FRAMES 300
 
@@ -605,7 +610,8 @@ typedef struct {
 } step_t;
 
 typedef struct {
-	rule_t rules[RULES];
+	rule_t rules[RULES] __attribute__((aligned(64)));
+	unsigned victim;
 	/* The previous walk's steps, rec[base..top), innermost first. */
 	int base, top, end, valid;
 	step_t rec[FRAMES];
@@ -615,6 +621,8 @@ typedef struct {
 #define STATE_NONE ((state_t *)1)
 
 static TLS state_t *state;
+/* Rules read from .eh_frame, every thread's (MEMTRACE_STATS=1). */
+static _Atomic uint64_t rules_read;
 static TLS int walking;
 static pthread_key_t state_key;
 static int state_key_ok;
@@ -662,13 +670,17 @@ static state_t *thread_state(void)
 static const rule_t *rule_of(state_t *st, uint64_t ip)
 {
 	uint64_t h = ip * 0x9e3779b97f4a7c15ull;
-	rule_t *r = &st->rules[h >> 52];
+	rule_t *set = &st->rules[(h >> (64 - RULE_SET_BITS)) * RULE_WAYS], *r;
 	rule_t fresh;
 
-	if (__builtin_expect(r->ip == ip, 1))
-		return r;
+	for (int w = 0; w < RULE_WAYS; w++)
+		if (__builtin_expect(set[w].ip == ip, 1))
+			return &set[w];
 	memset(&fresh, 0, sizeof(fresh));
 	read_rule(ip, &fresh);
+	atomic_fetch_add_explicit(&rules_read, 1, memory_order_relaxed);
+	/* Each set's ways taken in turn. */
+	r = &set[st->victim++ % RULE_WAYS];
 	/* The address last: a walk that reads the slot meanwhile (it is
 	 * this thread's) sees it empty, never half written. */
 	r->ip = 0;
@@ -682,31 +694,40 @@ static const rule_t *rule_of(state_t *st, uint64_t ip)
 	return r;
 }
 
-/* Whether steps rec[from..to) read what they read before. */
-static int still_holds(const step_t *s, int n)
+uint64_t mt_unwind_cache_rules_read(void)
+{
+	return atomic_load_explicit(&rules_read, memory_order_relaxed);
+}
+
+/* The first of steps s[0..n) whose slots no longer hold what it read,
+ * or n. */
+static int first_changed(const step_t *s, int n)
 {
 	for (int k = 0; k < n; k++) {
 		if (s[k].last)
 			continue;
 		if (*(const uint64_t *)(s[k].cfa - 8) != s[k].ra)
-			return 0;
+			return k;
 		if (s[k].slot && *(const uint64_t *)s[k].slot != s[k].slotval)
-			return 0;
+			return k;
 	}
-	return 1;
+	return n;
 }
 
 /*
  * Take the previous walk's steps from j on, after the i steps of this
  * walk in scratch (its outputs out[0..n) made): returns the outputs, or
- * -1 (nothing changed) when they cannot be taken.
+ * -1 (nothing changed) when they cannot be taken; then *changed is the
+ * first step whose slots changed (a step further out may still be
+ * taken), or nrec when none can.
  */
-static int take_previous(state_t *st, int i, int j, void **out, int n, int max)
+static int take_previous(state_t *st, int i, int j, void **out, int n, int max, int *changed)
 {
 	int nrec = st->top - st->base, kept = 0, end = -1, k, src, base, top;
 	step_t *r = st->rec + st->base;
 
-	if (!still_holds(r + j, nrec - j))
+	*changed = j + first_changed(r + j, nrec - j);
+	if (*changed < nrec)
 		return -1;
 	/* An output a step, but for the step that ends a walk: a last one,
 	 * or one that read a return address too low. */
@@ -723,8 +744,10 @@ static int take_previous(state_t *st, int i, int j, void **out, int n, int max)
 		}
 	}
 	/* A truncated walk that ends before this one would. */
-	if (end < 0)
+	if (end < 0) {
+		*changed = nrec;
 		return -1;
+	}
 	/* The record: scratch[0..i), then the kept steps where they are. */
 	src = st->base + j;
 	if (src >= i) {
@@ -769,7 +792,7 @@ int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t
 {
 	state_t *st;
 	uint64_t rip = ra, rsp = sp, rbp = bp, cfa;
-	int depth = 0, i = 0, j = 0, reuse, n = -1, end = END_NATURAL;
+	int depth = 0, i = 0, j = 0, changed = -1, reuse, n = -1, end = END_NATURAL;
 
 	if (walking || max <= 0 || max > FRAMES - 1)
 		return -1;
@@ -801,11 +824,15 @@ int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t
 
 			while (j < nrec && rec[j].sp < rsp)
 				j++;
-			if (j < nrec && rec[j].sp == rsp && rec[j].rip == rip && rec[j].bp == rbp) {
-				n = take_previous(st, i, j, out, depth, max);
+			/* Past a step whose slots changed: the frames there
+			 * were replaced, those further out may not be. */
+			if (j < nrec && j > changed && rec[j].sp == rsp && rec[j].rip == rip &&
+			    rec[j].bp == rbp) {
+				n = take_previous(st, i, j, out, depth, max, &changed);
 				if (n >= 0)
 					goto done;
-				reuse = 0;
+				if (changed >= nrec)
+					reuse = 0;
 			}
 		}
 		r = rule_of(st, rip);

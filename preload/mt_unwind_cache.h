@@ -32,6 +32,9 @@
  * start; later calls do nothing).  Without it, every walk answers -1. */
 void mt_unwind_cache_init(void);
 
+/* The rules read from .eh_frame so far, every thread's. */
+uint64_t mt_unwind_cache_rules_read(void);
+
 /*
  * The stack of the function that calls this: out[0..) gets the return
  * address of that function's frame and of each frame above it,
