@@ -80,6 +80,21 @@ uint64_t mt_settings_fail_at(const char *s)
 	return *s ? (uint64_t)n : 0;
 }
 
+int mt_settings_unwind(const char *s)
+{
+	if (!s || !*s)
+		return MT_UNWIND_DEFAULT;
+	if (!strcmp(s, "libunwind"))
+		return MT_UNWIND_LIBUNWIND;
+	if (!strcmp(s, "fast"))
+		return MT_UNWIND_FAST;
+	if (!strcmp(s, "verify"))
+		return MT_UNWIND_VERIFY;
+	mt_say_line("MEMTRACE_UNWIND is not libunwind, fast or verify: '", s,
+		    MT_UNWIND_DEFAULT == MT_UNWIND_FAST ? "'; using fast" : "'; using libunwind");
+	return MT_UNWIND_DEFAULT;
+}
+
 int mt_settings_stats(const char *s)
 {
 	return s && !strcmp(s, "1");

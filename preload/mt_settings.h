@@ -34,6 +34,11 @@ uint64_t mt_settings_sample_bytes(const char *s);
  * when unset, empty, or not a plain decimal number (said). */
 uint64_t mt_settings_fail_at(const char *s);
 
+/* MEMTRACE_UNWIND: the unwinder, MT_UNWIND_* (mt_stack.h): "libunwind",
+ * "fast" or "verify"; unset or empty: MT_UNWIND_DEFAULT; anything else:
+ * that, said. */
+int mt_settings_unwind(const char *s);
+
 /* MEMTRACE_STATS: 1 when exactly "1", else 0. */
 int mt_settings_stats(const char *s);
 

@@ -12,7 +12,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "../common/mt_fmt.h"
+#include "mt_say.h"
 #include "mt_table.h"
+#include "mt_unwind_cache.h"
 
 typedef struct {
 	uint64_t id;
@@ -57,6 +60,8 @@ void mt_stack_init(uint64_t self_start, uint64_t self_end)
 
 typedef struct {
 	atomic_int n;
+	/* Stacks the fast walker gave, and those it left to libunwind. */
+	_Atomic uint64_t fast, slow;
 } __attribute__((aligned(64))) shard_t;
 
 static shard_t unwinding[SHARDS];
@@ -180,6 +185,111 @@ void mt_stack_as_unwind(void (*fn)(void *), void *arg)
 	mt_stack_unwind_enter();
 	fn(arg);
 	mt_stack_unwind_leave();
+}
+
+_Atomic int mt_stack_unwinder = MT_UNWIND_LIBUNWIND;
+static void (*unwind_difference)(void);
+static atomic_int differed;
+
+void mt_stack_set_unwinder(int unwinder, void (*on_difference)(void))
+{
+	unwind_difference = on_difference;
+	if (unwinder != MT_UNWIND_LIBUNWIND)
+		mt_unwind_cache_init();
+	atomic_store(&mt_stack_unwinder, unwinder);
+}
+
+/* One frame of a stack for the line: its address, or "none" past its
+ * end. */
+static size_t put_frame(char *dst, const uint64_t *ips, int n, int at)
+{
+	if (at >= n) {
+		memcpy(dst, "none", 4);
+		return 4;
+	}
+	return mt_fmt_hex(dst, ips[at]);
+}
+
+static void say_difference(const uint64_t *fast, int nf, const uint64_t *lib, int nl)
+{
+	char msg[160];
+	size_t len;
+	int at = 0;
+
+	while (at < nf && at < nl && fast[at] == lib[at])
+		at++;
+	len = mt_fmt_u64(msg, (uint64_t)at);
+	memcpy(msg + len, ": fast ", 7);
+	len += 7;
+	len += put_frame(msg + len, fast, nf, at);
+	memcpy(msg + len, ", libunwind ", 12);
+	len += 12;
+	len += put_frame(msg + len, lib, nl, at);
+	memcpy(msg + len, "; tracing stops", 16);
+	mt_say_line("MEMTRACE_UNWIND=verify: the unwinders' stacks differ at frame ", msg,
+		    NULL);
+}
+
+/* A count of the thread's shard: a load and a store, no locked
+ * instruction (an event's worth of time); two threads that share a shard
+ * may lose a count. */
+static inline void count(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* Both unwinders, compared; libunwind's stack is the one given.  Apart
+ * from mt_stack_walk(): only verify pays for the second buffer. */
+static __attribute__((noinline)) int verify_walk(mt_stack_buf_t *st, int want, int depth,
+						 shard_t *sh)
+{
+	mt_stack_buf_t lib;
+	int n, nl;
+
+	n = mt_unwind_cache_here(st->p, want);
+	count(n < 0 ? &sh->slow : &sh->fast);
+	nl = mt_stack_keep(&lib, unw_backtrace(lib.p, want), depth);
+	if (n >= 0) {
+		n = mt_stack_keep(st, n, depth);
+		if ((n != nl || memcmp(st->ip, lib.ip, (size_t)n * sizeof(uint64_t))) &&
+		    !atomic_exchange(&differed, 1)) {
+			atomic_store(&mt_stack_unwinder, MT_UNWIND_LIBUNWIND);
+			say_difference(st->ip, n, lib.ip, nl);
+			if (unwind_difference)
+				unwind_difference();
+		}
+	}
+	memcpy(st->ip, lib.ip, (size_t)nl * sizeof(uint64_t));
+	return nl;
+}
+
+/* The fast walker, libunwind where it cannot walk.  Not inlined: the
+ * walker's first frame is this one's (mt_stack_capture()). */
+__attribute__((noinline)) int mt_stack_walk(mt_stack_buf_t *st, int want, int depth)
+{
+	shard_t *sh = &unwinding[self_shard - 1];
+	int n;
+
+	if (atomic_load_explicit(&mt_stack_unwinder, memory_order_relaxed) == MT_UNWIND_VERIFY)
+		return verify_walk(st, want, depth, sh);
+	n = mt_unwind_cache_here(st->p, want);
+	if (__builtin_expect(n < 0, 0)) {
+		count(&sh->slow);
+		n = unw_backtrace(st->p, want);
+	} else {
+		count(&sh->fast);
+	}
+	return mt_stack_keep(st, n, depth);
+}
+
+void mt_stack_unwind_counts(uint64_t *fast, uint64_t *libunwind)
+{
+	*fast = *libunwind = 0;
+	for (int i = 0; i < SHARDS; i++) {
+		*fast += atomic_load_explicit(&unwinding[i].fast, memory_order_relaxed);
+		*libunwind += atomic_load_explicit(&unwinding[i].slow, memory_order_relaxed);
+	}
 }
 
 int mt_stack_keep(mt_stack_buf_t *st, int n, int depth)

@@ -12,6 +12,7 @@
 #ifndef MT_STACK_H
 #define MT_STACK_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,10 +36,27 @@ typedef union {
 	uint64_t ip[MT_STACK_CAPTURE_MAX];
 } mt_stack_buf_t;
 
+/*
+ * The unwinder (MEMTRACE_UNWIND): libunwind's unw_backtrace; the fast
+ * walker (mt_unwind_cache.h), which leaves to libunwind the stacks it
+ * cannot walk as libunwind would; or both on every event, compared.  On
+ * the first difference verify says so in one line, gives libunwind's
+ * stack, calls on_difference (which stops tracing) and unwinds with
+ * libunwind alone from then on.  Set once, at start.
+ */
+enum { MT_UNWIND_LIBUNWIND, MT_UNWIND_FAST, MT_UNWIND_VERIFY };
+#define MT_UNWIND_DEFAULT MT_UNWIND_LIBUNWIND
+extern _Atomic int mt_stack_unwinder;
+void mt_stack_set_unwinder(int unwinder, void (*on_difference)(void));
+/* The stacks the fast walker gave so far, and those it left to
+ * libunwind (fast and verify). */
+void mt_stack_unwind_counts(uint64_t *fast, uint64_t *libunwind);
+
 /* What mt_stack_capture() calls; see there. */
 void mt_stack_unwind_enter(void);
 void mt_stack_unwind_leave(void);
 int mt_stack_keep(mt_stack_buf_t *st, int n, int depth);
+int mt_stack_walk(mt_stack_buf_t *st, int want, int depth);
 
 /*
  * The caller's return addresses, innermost first, up to depth of them,
@@ -50,7 +68,8 @@ int mt_stack_keep(mt_stack_buf_t *st, int n, int depth);
  * the tracer's before the program's first (mt_trace.h's
  * mt_trace_allocated() calls it in the hook itself).  The unwind is
  * counted for the fork protocol (mt_stack.c), and the tracer's own frames
- * are dropped after it.
+ * are dropped after it.  The fast walker (mt_stack_walk) is a call: its
+ * own frame is one more of the tracer's, dropped with them.
  */
 static inline __attribute__((always_inline)) int mt_stack_capture(mt_stack_buf_t *st,
 								  int depth)
@@ -62,6 +81,12 @@ static inline __attribute__((always_inline)) int mt_stack_capture(mt_stack_buf_t
 	if (want > MT_STACK_CAPTURE_MAX)
 		want = MT_STACK_CAPTURE_MAX;
 	mt_stack_unwind_enter();
+	if (atomic_load_explicit(&mt_stack_unwinder, memory_order_relaxed) !=
+	    MT_UNWIND_LIBUNWIND) {
+		n = mt_stack_walk(st, want, depth);
+		mt_stack_unwind_leave();
+		return n;
+	}
 	n = unw_backtrace(st->p, want);
 	mt_stack_unwind_leave();
 	return mt_stack_keep(st, n, depth);

@@ -43,6 +43,7 @@
 #include "mt_signal.h"
 #include "mt_spawn.h"
 #include "mt_stack.h"
+#include "mt_unwind_cache.h"
 #include "mt_symbol.h"
 #include "mt_nofd.h"
 #include "mt_unwind_sys.h"
@@ -400,6 +401,13 @@ void mt_trace_collector_lost(void)
 			    NULL, NULL);
 }
 
+/* MEMTRACE_UNWIND=verify found the unwinders disagree (said): the trace
+ * ends there, whole, and the program runs on. */
+static void unwind_differed(void)
+{
+	mt_trace_stop("exit");
+}
+
 /* A system call the tracer cannot do without was refused (a seccomp
  * filter of the program's: EPERM or ENOSYS): tracing stops, with one
  * line, and the program runs on as it would bare. */
@@ -647,6 +655,18 @@ static void say_stats(void)
 	n += (size_t)(stpcpy(msg + n, " bytes ") - (msg + n));
 	stpcpy(msg + n, bytes);
 	mt_say_line(msg, NULL, NULL);
+	if (atomic_load(&mt_stack_unwinder) != MT_UNWIND_LIBUNWIND) {
+		uint64_t fast, slow;
+
+		mt_stack_unwind_counts(&fast, &slow);
+		n = (size_t)(stpcpy(msg, "unwind: fast ") - msg);
+		n += mt_fmt_u64(msg + n, fast);
+		n += (size_t)(stpcpy(msg + n, " libunwind ") - (msg + n));
+		n += mt_fmt_u64(msg + n, slow);
+		n += (size_t)(stpcpy(msg + n, " rules ") - (msg + n));
+		msg[n + mt_fmt_u64(msg + n, mt_unwind_cache_rules_read())] = '\0';
+		mt_say_line(msg, NULL, NULL);
+	}
 }
 
 static unsigned reason_code(const char *reason)
@@ -793,6 +813,7 @@ void mt_trace_init(void)
 	ring_slots = mt_settings_ring_slots(getenv("MEMTRACE_RING_SLOTS"));
 	arm_sampling();
 	stats = mt_settings_stats(getenv("MEMTRACE_STATS"));
+	mt_stack_set_unwinder(mt_settings_unwind(getenv("MEMTRACE_UNWIND")), unwind_differed);
 	/* Under record no collector is started: none is looked for. */
 	if (!record_sock[0])
 		collector_found = find_collector();

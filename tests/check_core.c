@@ -936,6 +936,23 @@ START_TEST(test_settings_fail_at_is_a_plain_decimal_and_empty_is_unset)
 }
 END_TEST
 
+START_TEST(test_settings_unwind_names_libunwind_fast_or_verify)
+{
+	ck_assert_int_eq(SAYING(mt_settings_unwind(NULL)), MT_UNWIND_DEFAULT);
+	ck_assert_int_eq(SAYING(mt_settings_unwind("")), MT_UNWIND_DEFAULT);
+	ck_assert_int_eq(SAYING(mt_settings_unwind("libunwind")), MT_UNWIND_LIBUNWIND);
+	ck_assert_int_eq(SAYING(mt_settings_unwind("fast")), MT_UNWIND_FAST);
+	ck_assert_int_eq(SAYING(mt_settings_unwind("verify")), MT_UNWIND_VERIFY);
+	ck_assert_str_eq(said, "");
+	ck_assert_int_eq(SAYING(mt_settings_unwind("Fast")), MT_UNWIND_DEFAULT);
+	ck_assert_str_eq(said, MT_UNWIND_DEFAULT == MT_UNWIND_FAST ?
+				       "memtrace: MEMTRACE_UNWIND is not libunwind, fast or "
+				       "verify: 'Fast'; using fast\n" :
+				       "memtrace: MEMTRACE_UNWIND is not libunwind, fast or "
+				       "verify: 'Fast'; using libunwind\n");
+}
+END_TEST
+
 START_TEST(test_settings_sample_takes_bytes_with_a_binary_suffix)
 {
 	ck_assert_uint_eq(SAYING(mt_settings_sample_bytes(NULL)), 0);
@@ -1012,6 +1029,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(settings, test_settings_depth_is_a_number_of_frames_capped_at_the_most);
 	tcase_add_test(settings, test_settings_ring_slots_are_a_power_of_two_from_64_to_16777216);
 	tcase_add_test(settings, test_settings_fail_at_is_a_plain_decimal_and_empty_is_unset);
+	tcase_add_test(settings, test_settings_unwind_names_libunwind_fast_or_verify);
 	tcase_add_test(settings, test_settings_sample_takes_bytes_with_a_binary_suffix);
 	tcase_add_test(settings, test_settings_stats_are_on_only_for_1);
 	tcase_add_test(settings, test_settings_a_record_socket_too_long_leaves_the_program_untraced);

@@ -36,6 +36,7 @@ Suite *mt_suite_man(void);        /* tests/check_man.c: man pages, completion, v
 Suite *mt_suite_hostile(void);    /* tests/check_hostile.c: traces and environments an attacker writes */
 Suite *mt_suite_stress(void);     /* tests/check_stress.c: threads and fork at once */
 Suite *mt_suite_real(void);       /* tests/check_real.c: programs nobody here wrote */
+Suite *mt_suite_unwind(void);     /* tests/check_unwind.c: the fast unwinder against libunwind */
 Suite *mt_suite_report(void);     /* tests/check_report.c: report, flamegraph, plot */
 Suite *mt_suite_gate(void);       /* tests/check_gate.c: gate, diff, repetitions */
 Suite *mt_suite_suppress(void);   /* tests/check_suppress.c: leak suppressions */

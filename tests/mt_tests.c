@@ -32,6 +32,7 @@ int main(void)
 	srunner_add_suite(sr, mt_suite_hostile());
 	srunner_add_suite(sr, mt_suite_stress());
 	srunner_add_suite(sr, mt_suite_real());
+	srunner_add_suite(sr, mt_suite_unwind());
 	srunner_add_suite(sr, mt_suite_report());
 	srunner_add_suite(sr, mt_suite_gate());
 	srunner_add_suite(sr, mt_suite_suppress());

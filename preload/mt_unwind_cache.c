@@ -1,0 +1,883 @@
+/*
+ * mt_unwind_cache: rules read from .eh_frame, cached per thread, and the
+ * previous walk taken again where its slots still hold what it read
+ * (mt_unwind_cache.h).  It must never write to the program's memory,
+ * call malloc, keep a descriptor, or give a stack libunwind would not:
+ * whatever it does not follow exactly as libunwind's fast trace does
+ * (libunwind's src/x86_64/Gtrace.c), it leaves to libunwind.
+ */
+#include "mt_unwind_cache.h"
+
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* ---- rules ---- */
+
+enum { RULE_STANDARD = 1, RULE_LAST, RULE_OTHER };
+/* rbp_off when the frame leaves rbp as it was. */
+#define RBP_KEPT INT16_MIN
+
+typedef struct {
+	uint64_t ip; /* 0: an empty slot; written last */
+	int32_t cfa_off;
+	int16_t rbp_off;
+	uint8_t kind;
+	uint8_t cfa_rsp; /* 1: CFA = rsp + cfa_off; 0: rbp + cfa_off */
+} rule_t;
+
+/* DWARF's numbers of the registers a rule may name. */
+#define DW_RBP 6
+#define DW_RSP 7
+#define DW_RA 16
+/* libunwind keeps rules for registers 0..16 and fails on others. */
+#define DW_REGS 17
+
+enum { WHERE_SAME, WHERE_UNDEF, WHERE_CFAREL, WHERE_OTHER };
+
+typedef struct {
+	uint8_t where;
+	int64_t off;
+} reg_t;
+
+typedef struct {
+	uint64_t cfa_reg;
+	int64_t cfa_off;
+	int cfa_expr;
+	reg_t rbp, rsp, ra;
+} row_t;
+
+/* The registers of a row the walk reads; NULL for the others. */
+static reg_t *row_reg(row_t *r, uint64_t reg)
+{
+	switch (reg) {
+	case DW_RBP:
+		return &r->rbp;
+	case DW_RSP:
+		return &r->rsp;
+	case DW_RA:
+		return &r->ra;
+	}
+	return NULL;
+}
+
+static uint64_t uleb(const uint8_t **pp, const uint8_t *end)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	const uint8_t *p = *pp;
+
+	while (p < end) {
+		uint8_t b = *p++;
+
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	*pp = p;
+	return v;
+}
+
+static int64_t sleb(const uint8_t **pp, const uint8_t *end)
+{
+	int64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b = 0;
+	const uint8_t *p = *pp;
+
+	while (p < end) {
+		b = *p++;
+		if (shift < 64)
+			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
+		shift += 7;
+		if (!(b & 0x80))
+			break;
+	}
+	if (shift < 64 && (b & 0x40))
+		v |= -((int64_t)1 << shift);
+	*pp = p;
+	return v;
+}
+
+/* A pointer of encoding enc (DW_EH_PE_*) at *pp: absolute or relative
+ * to its own place (pcrel), or to base (datarel).  -1 for the others. */
+static int read_enc(const uint8_t **pp, const uint8_t *end, uint8_t enc, uint64_t base,
+		    uint64_t *out)
+{
+	const uint8_t *p = *pp;
+	uint64_t v;
+
+	if (enc == 0xff || (enc & 0x80))
+		return -1;
+	switch (enc & 0x0f) {
+	case 0x00:
+	case 0x04:
+	case 0x0c:
+		if (end - p < 8)
+			return -1;
+		memcpy(&v, p, 8);
+		*pp = p + 8;
+		break;
+	case 0x01:
+		v = uleb(pp, end);
+		break;
+	case 0x09:
+		v = (uint64_t)sleb(pp, end);
+		break;
+	case 0x02: {
+		uint16_t u;
+
+		if (end - p < 2)
+			return -1;
+		memcpy(&u, p, 2);
+		v = u;
+		*pp = p + 2;
+		break;
+	}
+	case 0x0a: {
+		int16_t s;
+
+		if (end - p < 2)
+			return -1;
+		memcpy(&s, p, 2);
+		v = (uint64_t)(int64_t)s;
+		*pp = p + 2;
+		break;
+	}
+	case 0x03: {
+		uint32_t u;
+
+		if (end - p < 4)
+			return -1;
+		memcpy(&u, p, 4);
+		v = u;
+		*pp = p + 4;
+		break;
+	}
+	case 0x0b: {
+		int32_t s;
+
+		if (end - p < 4)
+			return -1;
+		memcpy(&s, p, 4);
+		v = (uint64_t)(int64_t)s;
+		*pp = p + 4;
+		break;
+	}
+	default:
+		return -1;
+	}
+	switch (enc & 0x70) {
+	case 0x00:
+		break;
+	case 0x10:
+		v += (uint64_t)p;
+		break;
+	case 0x30:
+		v += base;
+		break;
+	default:
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+typedef struct {
+	const uint8_t *instr, *end; /* the CIE's initial instructions */
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	uint8_t fde_enc;
+	int has_aug;
+	int signal;
+} cie_t;
+
+static int parse_cie(const uint8_t *c, cie_t *cie)
+{
+	uint32_t len;
+	const uint8_t *p, *end, *aug;
+	uint8_t version;
+
+	memcpy(&len, c, 4);
+	if (len == 0 || len == 0xffffffffu)
+		return -1;
+	p = c + 4;
+	end = p + len;
+	if (*(const uint32_t *)p != 0)
+		return -1;
+	p += 4;
+	version = *p++;
+	if (version != 1 && version != 3)
+		return -1;
+	aug = p;
+	while (p < end && *p)
+		p++;
+	if (p >= end)
+		return -1;
+	p++;
+	if (aug[0] && aug[0] != 'z')
+		return -1; /* "eh" and other old forms */
+	cie->code_align = uleb(&p, end);
+	cie->data_align = sleb(&p, end);
+	cie->ra_reg = version == 1 ? *p++ : uleb(&p, end);
+	cie->fde_enc = 0; /* absptr */
+	cie->has_aug = aug[0] == 'z';
+	cie->signal = 0;
+	if (cie->has_aug) {
+		uint64_t alen = uleb(&p, end);
+		const uint8_t *q = p, *aend = p + alen;
+
+		if (aend > end)
+			return -1;
+		for (const uint8_t *a = aug + 1; *a; a++) {
+			uint64_t ignored;
+
+			switch (*a) {
+			case 'R':
+				cie->fde_enc = *q++;
+				break;
+			case 'L':
+				q++;
+				break;
+			case 'P': {
+				/* Only its size matters: read as absolute. */
+				uint8_t enc = *q++;
+
+				if (read_enc(&q, aend, enc & 0x0f, 0, &ignored) < 0)
+					return -1;
+				break;
+			}
+			case 'S':
+				cie->signal = 1;
+				break;
+			default:
+				return -1;
+			}
+		}
+		p = aend;
+	}
+	cie->instr = p;
+	cie->end = end;
+	return 0;
+}
+
+#define STATE_STACK 16
+
+typedef struct {
+	row_t row, initial;
+	row_t saved[STATE_STACK];
+	int nsaved;
+} cfi_t;
+
+static int set_reg(cfi_t *s, uint64_t reg, uint8_t where, int64_t off)
+{
+	reg_t *r;
+
+	if (reg >= DW_REGS)
+		return -1;
+	r = row_reg(&s->row, reg);
+	if (r) {
+		r->where = where;
+		r->off = off;
+	}
+	return 0;
+}
+
+/*
+ * Run the CFA program [p, end) from location *loc while *loc <= upto, as
+ * libunwind's run_cfi_program does.  -1 on what the walk does not take.
+ */
+static int run_cfi(cfi_t *s, const cie_t *cie, const uint8_t *p, const uint8_t *end,
+		   uint64_t *loc, uint64_t upto)
+{
+	while (*loc <= upto && p < end) {
+		uint8_t op = *p++, low = op & 0x3f;
+		uint64_t reg, u;
+		int64_t off;
+		reg_t *r;
+
+		switch (op & 0xc0) {
+		case 0x40:
+			*loc += low * cie->code_align;
+			continue;
+		case 0x80:
+			u = uleb(&p, end);
+			if (set_reg(s, low, WHERE_CFAREL, (int64_t)u * cie->data_align) < 0)
+				return -1;
+			continue;
+		case 0xc0:
+			if (low >= DW_REGS)
+				return -1;
+			r = row_reg(&s->row, low);
+			if (r)
+				*r = *row_reg(&s->initial, low);
+			continue;
+		}
+		switch (op) {
+		case 0x00: /* nop */
+			break;
+		case 0x01: /* set_loc */
+			if (read_enc(&p, end, cie->fde_enc, 0, loc) < 0)
+				return -1;
+			break;
+		case 0x02:
+			*loc += *p++ * cie->code_align;
+			break;
+		case 0x03: {
+			uint16_t d;
+
+			memcpy(&d, p, 2);
+			p += 2;
+			*loc += d * cie->code_align;
+			break;
+		}
+		case 0x04: {
+			uint32_t d;
+
+			memcpy(&d, p, 4);
+			p += 4;
+			*loc += d * cie->code_align;
+			break;
+		}
+		case 0x05: /* offset_extended */
+			reg = uleb(&p, end);
+			u = uleb(&p, end);
+			if (set_reg(s, reg, WHERE_CFAREL, (int64_t)u * cie->data_align) < 0)
+				return -1;
+			break;
+		case 0x06: /* restore_extended */
+			reg = uleb(&p, end);
+			if (reg >= DW_REGS)
+				return -1;
+			r = row_reg(&s->row, reg);
+			if (r)
+				*r = *row_reg(&s->initial, reg);
+			break;
+		case 0x07: /* undefined */
+			if (set_reg(s, uleb(&p, end), WHERE_UNDEF, 0) < 0)
+				return -1;
+			break;
+		case 0x08: /* same_value */
+			if (set_reg(s, uleb(&p, end), WHERE_SAME, 0) < 0)
+				return -1;
+			break;
+		case 0x09: /* register */
+			reg = uleb(&p, end);
+			uleb(&p, end);
+			if (set_reg(s, reg, WHERE_OTHER, 0) < 0)
+				return -1;
+			break;
+		case 0x0a: /* remember_state */
+			if (s->nsaved == STATE_STACK)
+				return -1;
+			s->saved[s->nsaved++] = s->row;
+			break;
+		case 0x0b: /* restore_state */
+			if (!s->nsaved)
+				return -1;
+			s->row = s->saved[--s->nsaved];
+			break;
+		case 0x0c: /* def_cfa */
+			s->row.cfa_reg = uleb(&p, end);
+			s->row.cfa_off = (int64_t)uleb(&p, end);
+			s->row.cfa_expr = 0;
+			break;
+		case 0x0d: /* def_cfa_register */
+			s->row.cfa_reg = uleb(&p, end);
+			s->row.cfa_expr = 0;
+			break;
+		case 0x0e: /* def_cfa_offset */
+			s->row.cfa_off = (int64_t)uleb(&p, end);
+			break;
+		case 0x0f: /* def_cfa_expression */
+			u = uleb(&p, end);
+			p += u;
+			s->row.cfa_expr = 1;
+			break;
+		case 0x10: /* expression */
+		case 0x16: /* val_expression */
+			reg = uleb(&p, end);
+			u = uleb(&p, end);
+			p += u;
+			if (set_reg(s, reg, WHERE_OTHER, 0) < 0)
+				return -1;
+			break;
+		case 0x11: /* offset_extended_sf */
+			reg = uleb(&p, end);
+			off = sleb(&p, end);
+			if (set_reg(s, reg, WHERE_CFAREL, off * cie->data_align) < 0)
+				return -1;
+			break;
+		case 0x12: /* def_cfa_sf */
+			s->row.cfa_reg = uleb(&p, end);
+			s->row.cfa_off = sleb(&p, end) * cie->data_align;
+			s->row.cfa_expr = 0;
+			break;
+		case 0x13: /* def_cfa_offset_sf */
+			s->row.cfa_off = sleb(&p, end) * cie->data_align;
+			break;
+		case 0x14: /* val_offset */
+		case 0x15: /* val_offset_sf */
+			reg = uleb(&p, end);
+			uleb(&p, end);
+			if (set_reg(s, reg, WHERE_OTHER, 0) < 0)
+				return -1;
+			break;
+		case 0x2e: /* GNU_args_size */
+			uleb(&p, end);
+			break;
+		case 0x2f: /* GNU_negative_offset_extended */
+			reg = uleb(&p, end);
+			u = uleb(&p, end);
+			if (set_reg(s, reg, WHERE_CFAREL, -(int64_t)u * cie->data_align) < 0)
+				return -1;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
+
+typedef struct {
+	uint64_t ip;
+	const uint8_t *hdr;
+	int in;
+} find_t;
+
+static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	find_t *f = arg;
+	const uint8_t *hdr = NULL;
+	int in = 0;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && f->ip >= lo && f->ip < lo + ph->p_memsz)
+			in = 1;
+		else if (ph->p_type == PT_GNU_EH_FRAME)
+			hdr = (const uint8_t *)lo;
+	}
+	if (!in)
+		return 0;
+	f->in = 1;
+	f->hdr = hdr;
+	return 1;
+}
+
+/* The FDE of ip through its module's .eh_frame_hdr table, or NULL. */
+static const uint8_t *find_fde(uint64_t ip)
+{
+	find_t f = { ip, NULL, 0 };
+	const uint8_t *p, *end;
+	const int32_t *table;
+	uint64_t ignored, count, base;
+	size_t lo, hi;
+
+	dl_iterate_phdr(find_module, &f);
+	if (!f.in || !f.hdr || f.hdr[0] != 1 || f.hdr[3] != 0x3b)
+		return NULL;
+	base = (uint64_t)f.hdr;
+	p = f.hdr + 4;
+	end = p + 32;
+	if (read_enc(&p, end, f.hdr[1], base, &ignored) < 0 ||
+	    read_enc(&p, end, f.hdr[2], base, &count) < 0 || !count)
+		return NULL;
+	table = (const int32_t *)p;
+	/* The last entry whose start is at or below ip. */
+	if (ip < base + (uint64_t)(int64_t)table[0])
+		return NULL;
+	lo = 0;
+	hi = count;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ip < base + (uint64_t)(int64_t)table[2 * mid])
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return (const uint8_t *)(base + (uint64_t)(int64_t)table[2 * lo + 1]);
+}
+
+/* The rule at ip (the address libunwind looks up: a caller's return
+ * address minus one), as libunwind's tdep_stash_frame would class it. */
+static void read_rule(uint64_t ip, rule_t *out)
+{
+	const uint8_t *fde = find_fde(ip), *p, *end, *cie_at;
+	uint32_t len, cie_off;
+	uint64_t begin, range, loc;
+	cie_t cie;
+	cfi_t s;
+
+	out->kind = RULE_OTHER;
+	if (!fde)
+		return;
+	memcpy(&len, fde, 4);
+	if (len == 0 || len == 0xffffffffu)
+		return;
+	p = fde + 4;
+	end = p + len;
+	memcpy(&cie_off, p, 4);
+	if (!cie_off)
+		return;
+	cie_at = p - cie_off;
+	p += 4;
+	if (parse_cie(cie_at, &cie) < 0 || cie.signal || cie.ra_reg != DW_RA)
+		return;
+	if (read_enc(&p, end, cie.fde_enc, 0, &begin) < 0 ||
+	    read_enc(&p, end, cie.fde_enc & 0x0f, 0, &range) < 0)
+		return;
+	if (ip < begin || ip >= begin + range)
+		return;
+	if (cie.has_aug) {
+		uint64_t alen = uleb(&p, end);
+
+		p += alen;
+	}
+	memset(&s, 0, sizeof(s));
+	s.row.cfa_reg = ~0ull; /* none */
+	loc = 0;
+	if (run_cfi(&s, &cie, cie.instr, cie.end, &loc, ~0ull) < 0)
+		return;
+	s.initial = s.row;
+	s.nsaved = 0;
+	loc = begin;
+	if (run_cfi(&s, &cie, p, end, &loc, ip) < 0)
+		return;
+	if (s.row.cfa_expr || (s.row.cfa_reg != DW_RSP && s.row.cfa_reg != DW_RBP))
+		return;
+	/* libunwind's unw_step ends the stack where the return address or
+	 * rbp is undefined. */
+	if (s.row.ra.where == WHERE_UNDEF || s.row.rbp.where == WHERE_UNDEF) {
+		out->kind = RULE_LAST;
+		return;
+	}
+	if (s.row.cfa_off <= -(1 << 28) || s.row.cfa_off >= (1 << 28))
+		return;
+	if (s.row.ra.where != WHERE_CFAREL || s.row.ra.off != -8)
+		return;
+	if (s.row.rbp.where == WHERE_CFAREL) {
+		if (s.row.rbp.off <= -(1 << 14) || s.row.rbp.off >= (1 << 14) ||
+		    s.row.rbp.off == -1)
+			return;
+		out->rbp_off = (int16_t)s.row.rbp.off;
+	} else if (s.row.rbp.where == WHERE_SAME) {
+		out->rbp_off = RBP_KEPT;
+	} else {
+		return;
+	}
+	if (s.row.rsp.where == WHERE_OTHER ||
+	    (s.row.rsp.where == WHERE_CFAREL &&
+	     (s.row.rsp.off <= -(1 << 14) || s.row.rsp.off >= (1 << 14) || s.row.rsp.off == -1)))
+		return;
+	out->cfa_off = (int32_t)s.row.cfa_off;
+	out->cfa_rsp = s.row.cfa_reg == DW_RSP;
+	out->kind = RULE_STANDARD;
+}
+
+/* ---- the per-thread state ---- */
+
+/* 8,192 rules a thread, in sets of 4 (a cache line): a direct-mapped
+ * table of 4,096 made hot addresses of python3 evict each other, and each
+ * eviction reads the rule again. */
+#define RULE_SET_BITS 11
+#define RULE_WAYS 4
+#define RULES ((1 << RULE_SET_BITS) * RULE_WAYS)
+/* A walk's steps: its outputs and the step that ended it. */
+#define FRAMES 300
+
+enum { END_NATURAL, END_TRUNCATED };
+
+/* One step of a walk: the registers it began with (rip already the
+ * address looked up), and what it read. */
+typedef struct {
+	uint64_t sp, rip, bp;
+	uint64_t cfa, ra;
+	uint64_t slot, slotval; /* slot 0: rbp not read */
+	uint32_t last; /* a RULE_LAST step: nothing read */
+	uint32_t pad;
+} step_t;
+
+typedef struct {
+	rule_t rules[RULES] __attribute__((aligned(64)));
+	unsigned victim;
+	/* The previous walk's steps, rec[base..top), innermost first. */
+	int base, top, end, valid;
+	step_t rec[FRAMES];
+	step_t scratch[FRAMES];
+} state_t;
+
+#define STATE_NONE ((state_t *)1)
+
+static TLS state_t *state;
+/* Rules read from .eh_frame, every thread's (MEMTRACE_STATS=1). */
+static _Atomic uint64_t rules_read;
+static TLS int walking;
+static pthread_key_t state_key;
+static int state_key_ok;
+
+static void state_drop(void *p)
+{
+	state = STATE_NONE;
+	if (p)
+		munmap(p, sizeof(state_t));
+}
+
+static void state_key_make(void)
+{
+	state_key_ok = pthread_key_create(&state_key, state_drop) == 0;
+}
+
+void mt_unwind_cache_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, state_key_make);
+}
+
+static state_t *thread_state(void)
+{
+	void *p;
+
+	if (__builtin_expect(state != NULL, 1))
+		return state == STATE_NONE ? NULL : state;
+	state = STATE_NONE;
+	if (!state_key_ok)
+		return NULL;
+	p = mmap(NULL, sizeof(state_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (pthread_setspecific(state_key, p) != 0) {
+		munmap(p, sizeof(state_t));
+		return NULL;
+	}
+	state = p;
+	return state;
+}
+
+static const rule_t *rule_of(state_t *st, uint64_t ip)
+{
+	uint64_t h = ip * 0x9e3779b97f4a7c15ull;
+	rule_t *set = &st->rules[(h >> (64 - RULE_SET_BITS)) * RULE_WAYS], *r;
+	rule_t fresh;
+
+	for (int w = 0; w < RULE_WAYS; w++)
+		if (__builtin_expect(set[w].ip == ip, 1))
+			return &set[w];
+	memset(&fresh, 0, sizeof(fresh));
+	read_rule(ip, &fresh);
+	atomic_fetch_add_explicit(&rules_read, 1, memory_order_relaxed);
+	/* Each set's ways taken in turn. */
+	r = &set[st->victim++ % RULE_WAYS];
+	/* The address last: a walk that reads the slot meanwhile (it is
+	 * this thread's) sees it empty, never half written. */
+	r->ip = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	r->cfa_off = fresh.cfa_off;
+	r->rbp_off = fresh.rbp_off;
+	r->kind = fresh.kind;
+	r->cfa_rsp = fresh.cfa_rsp;
+	atomic_signal_fence(memory_order_seq_cst);
+	r->ip = ip;
+	return r;
+}
+
+uint64_t mt_unwind_cache_rules_read(void)
+{
+	return atomic_load_explicit(&rules_read, memory_order_relaxed);
+}
+
+/* The first of steps s[0..n) whose slots no longer hold what it read,
+ * or n. */
+static int first_changed(const step_t *s, int n)
+{
+	for (int k = 0; k < n; k++) {
+		if (s[k].last)
+			continue;
+		if (*(const uint64_t *)(s[k].cfa - 8) != s[k].ra)
+			return k;
+		if (s[k].slot && *(const uint64_t *)s[k].slot != s[k].slotval)
+			return k;
+	}
+	return n;
+}
+
+/*
+ * Take the previous walk's steps from j on, after the i steps of this
+ * walk in scratch (its outputs out[0..n) made): returns the outputs, or
+ * -1 (nothing changed) when they cannot be taken; then *changed is the
+ * first step whose slots changed (a step further out may still be
+ * taken), or nrec when none can.
+ */
+static int take_previous(state_t *st, int i, int j, void **out, int n, int max, int *changed)
+{
+	int nrec = st->top - st->base, kept = 0, end = -1, k, src, base, top;
+	step_t *r = st->rec + st->base;
+
+	*changed = j + first_changed(r + j, nrec - j);
+	if (*changed < nrec)
+		return -1;
+	/* An output a step, but for the step that ends a walk: a last one,
+	 * or one that read a return address too low. */
+	for (k = j; k < nrec; k++) {
+		kept++;
+		if (r[k].last || r[k].ra < 0x4000) {
+			end = END_NATURAL;
+			break;
+		}
+		out[n++] = (void *)r[k].ra;
+		if (n == max) {
+			end = END_TRUNCATED;
+			break;
+		}
+	}
+	/* A truncated walk that ends before this one would. */
+	if (end < 0) {
+		*changed = nrec;
+		return -1;
+	}
+	/* The record: scratch[0..i), then the kept steps where they are. */
+	src = st->base + j;
+	if (src >= i) {
+		base = src - i;
+		top = src + kept;
+	} else {
+		memmove(st->rec + FRAMES - kept, st->rec + src, (size_t)kept * sizeof(step_t));
+		top = FRAMES;
+		base = FRAMES - kept - i;
+	}
+	memcpy(st->rec + base, st->scratch, (size_t)i * sizeof(step_t));
+	st->base = base;
+	st->top = top;
+	st->end = end;
+	return n;
+}
+
+/*
+ * The walk's first frame is that of the function that calls
+ * mt_unwind_cache_here(): the return address into it, and its rsp and
+ * rbp as they are at the call, which is where unw_backtrace's own first
+ * step lands.  So the trampoline passes its return address, the rsp the
+ * caller has again once it returns, and rbp, which it leaves alone, and
+ * jumps to the walk (given in r9: the assembly names no C symbol, which
+ * link-time optimisation may rename).  Its CFI is the default of an
+ * entry point, true of every instruction in it.
+ */
+__asm__(".text\n"
+	".globl mt_unwind_cache_trampoline\n"
+	".hidden mt_unwind_cache_trampoline\n"
+	".type mt_unwind_cache_trampoline, @function\n"
+	"mt_unwind_cache_trampoline:\n"
+	".cfi_startproc\n"
+	"\tmovq (%rsp), %rdx\n"
+	"\tleaq 8(%rsp), %rcx\n"
+	"\tmovq %rbp, %r8\n"
+	"\tjmp *%r9\n"
+	".cfi_endproc\n"
+	".size mt_unwind_cache_trampoline, .-mt_unwind_cache_trampoline\n");
+
+int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t bp)
+{
+	state_t *st;
+	uint64_t rip = ra, rsp = sp, rbp = bp, cfa;
+	int depth = 0, i = 0, j = 0, changed = -1, reuse, n = -1, end = END_NATURAL;
+
+	if (walking || max <= 0 || max > FRAMES - 1)
+		return -1;
+	walking = 1;
+	st = thread_state();
+	if (!st)
+		goto done;
+	/* The record describes a walk of the past whatever came since:
+	 * taking it again depends only on the registers and the slots. */
+	reuse = st->valid;
+	/* unw_backtrace's first output: the caller's own frame. */
+	out[depth++] = (void *)ra;
+	if (depth == max) {
+		n = depth;
+		goto done;
+	}
+	for (;;) {
+		step_t *s = &st->scratch[i];
+		const rule_t *r;
+
+		/* Every frame here is a caller's: its address looked up is
+		 * the return address minus one. */
+		rip -= 1;
+		/* The previous walk's step with these registers, if any:
+		 * from there on this walk would read what it read. */
+		if (reuse) {
+			const step_t *rec = st->rec + st->base;
+			int nrec = st->top - st->base;
+
+			while (j < nrec && rec[j].sp < rsp)
+				j++;
+			/* Past a step whose slots changed: the frames there
+			 * were replaced, those further out may not be. */
+			if (j < nrec && j > changed && rec[j].sp == rsp && rec[j].rip == rip &&
+			    rec[j].bp == rbp) {
+				n = take_previous(st, i, j, out, depth, max, &changed);
+				if (n >= 0)
+					goto done;
+				if (changed >= nrec)
+					reuse = 0;
+			}
+		}
+		r = rule_of(st, rip);
+		s->sp = rsp;
+		s->rip = rip;
+		s->bp = rbp;
+		s->slot = 0;
+		s->last = 0;
+		if (r->kind == RULE_LAST) {
+			s->last = 1;
+			i++;
+			break;
+		}
+		if (r->kind != RULE_STANDARD)
+			goto done;
+		cfa = (r->cfa_rsp ? rsp : rbp) + (uint64_t)(int64_t)r->cfa_off;
+		/* A frame below the one it returns to is no stack to walk
+		 * fast: libunwind's to judge. */
+		if (cfa <= rsp || (cfa & 7))
+			goto done;
+		s->cfa = cfa;
+		s->ra = *(const uint64_t *)(cfa - 8);
+		if (r->rbp_off != RBP_KEPT) {
+			s->slot = cfa + (uint64_t)(int64_t)r->rbp_off;
+			rbp = *(const uint64_t *)s->slot;
+			s->slotval = rbp;
+		}
+		rsp = cfa;
+		rip = s->ra;
+		i++;
+		if (rip < 0x4000)
+			break;
+		out[depth++] = (void *)rip;
+		if (depth == max) {
+			end = END_TRUNCATED;
+			break;
+		}
+	}
+	memcpy(st->rec + FRAMES - i, st->scratch, (size_t)i * sizeof(step_t));
+	st->base = FRAMES - i;
+	st->top = FRAMES;
+	st->end = end;
+	st->valid = 1;
+	n = depth;
+done:
+	walking = 0;
+	return n;
+}

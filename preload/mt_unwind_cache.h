@@ -1,0 +1,58 @@
+/*
+ * mt_unwind_cache: an x86-64 stack walker that gives what libunwind's
+ * unw_backtrace gives (each caller's return address, innermost
+ * first), at a cost that does not grow with the part of the stack the
+ * thread's previous walk already read.
+ *
+ * It handles the frames libunwind's own fast trace handles the same way:
+ * the canonical frame address (CFA) is rsp or rbp plus a constant, the
+ * return address is at CFA - 8, rbp is kept or saved at CFA plus a
+ * constant; and the last frame (return address or rbp undefined).  Each
+ * code address's rule is read once per thread from its module's
+ * .eh_frame (through .eh_frame_hdr's table) and kept in a per-thread
+ * table.  The outer part of the thread's previous walk is taken again
+ * from the first frame whose registers (ip, rsp, rbp) are those the
+ * previous walk had there, once every return-address and saved-rbp slot
+ * it read from there outwards still holds what it read.
+ *
+ * For anything else (a signal frame, an expression, a module without
+ * .eh_frame_hdr, an address without an FDE, a nested call from a signal
+ * handler) it answers -1 and the caller asks libunwind.  It never writes
+ * to the program's memory, never calls malloc (its per-thread memory is
+ * mapped), holds no descriptor, and reads .eh_frame through
+ * dl_iterate_phdr only on a rule's first use (the loader's lock, as
+ * libunwind takes it).
+ */
+#ifndef MT_UNWIND_CACHE_H
+#define MT_UNWIND_CACHE_H
+
+#include <stdint.h>
+
+/* Make the key that unmaps a thread's tables when it ends (once, at
+ * start; later calls do nothing).  Without it, every walk answers -1. */
+void mt_unwind_cache_init(void);
+
+/* The rules read from .eh_frame so far, every thread's. */
+uint64_t mt_unwind_cache_rules_read(void);
+
+/*
+ * The stack of the function that calls this: out[0..) gets the return
+ * address of that function's frame and of each frame above it,
+ * at most max of them, as unw_backtrace called at the same place would.
+ * Returns how many, or -1 when libunwind must do this walk.
+ */
+static inline int mt_unwind_cache_here(void **out, int max);
+
+/* How: an assembly trampoline reads the registers and jumps to fn, the
+ * walk.  Not to be called otherwise. */
+int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t bp);
+int mt_unwind_cache_trampoline(void **out, int max, uint64_t ra, uint64_t sp, uint64_t bp,
+			       int (*fn)(void **, int, uint64_t, uint64_t, uint64_t))
+	__attribute__((visibility("hidden")));
+
+static inline int mt_unwind_cache_here(void **out, int max)
+{
+	return mt_unwind_cache_trampoline(out, max, 0, 0, 0, mt_unwind_cache_from);
+}
+
+#endif

@@ -1,0 +1,1 @@
+../wl_unwind_throw.cpp
