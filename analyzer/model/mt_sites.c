@@ -4,6 +4,8 @@
  */
 #include "../model/mt_sites.h"
 
+#include <stdlib.h>
+
 #include "../base/mt_error.h"
 #include "../base/mt_mem.h"
 
@@ -12,6 +14,13 @@
 static int site_made_anything(const mt_site_t *s, uint64_t calls)
 {
 	return calls || s->bytes_allocated || s->live_bytes;
+}
+
+static int by_stack_id(const void *x, const void *y)
+{
+	const mt_site_ref_t *a = x, *b = y;
+
+	return (a->stack_id > b->stack_id) - (a->stack_id < b->stack_id);
 }
 
 int mt_sites_list(const mt_heap_t *h, mt_site_ref_t **out, size_t *n)
@@ -36,6 +45,9 @@ int mt_sites_list(const mt_heap_t *h, mt_site_ref_t **out, size_t *n)
 		if (site_made_anything(site, calls))
 			list[count++] = (mt_site_ref_t){ s->id, site, s, calls };
 	}
+	/* The table's order follows its per-process hash seed (mt_map.c):
+	 * by id, every view and export is the same from run to run. */
+	qsort(list, count, sizeof(*list), by_stack_id);
 	*out = list;
 	*n = count;
 	return MT_OK;

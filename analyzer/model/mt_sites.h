@@ -22,8 +22,8 @@ typedef struct {
 } mt_site_ref_t;
 
 /*
- * Every site that made a call (mt_heap_site_calls()) or holds bytes, site
- * 0 first when it did, then the stacks in the table's order.  *out is
+ * Every site that made a call (mt_heap_site_calls()) or holds bytes, by
+ * stack id: site 0 first when it did, then the stacks.  *out is
  * mt_mem memory for the caller to free (NULL when there are none).  MT_OK
  * or MT_ENOMEM.
  */
