@@ -4,6 +4,9 @@
  */
 #include "../base/mt_buf.h"
 
+#include <assert.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../../common/mt_fmt.h"
@@ -98,6 +101,19 @@ int mt_buf_add_hex(mt_buf_t *b, uint64_t v)
 	char tmp[MT_FMT_HEX_MAX];
 
 	return mt_buf_add(b, tmp, mt_fmt_hex(tmp, v));
+}
+
+int mt_buf_addf(mt_buf_t *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	assert(n >= 0 && (size_t)n < sizeof(tmp));
+	return mt_buf_add(b, tmp, (size_t)n);
 }
 
 int mt_buf_add_json_str(mt_buf_t *b, const char *s, size_t n)

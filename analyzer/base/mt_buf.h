@@ -35,6 +35,11 @@ int mt_buf_add_str(mt_buf_t *b, const char *s);
 int mt_buf_add_u64(mt_buf_t *b, uint64_t v);
 int mt_buf_add_i64(mt_buf_t *b, int64_t v);
 int mt_buf_add_hex(mt_buf_t *b, uint64_t v);
+/* printf's formatting of a short piece (an SVG element's coordinates, a
+ * figure with its unit): at most 511 bytes, a longer one being the
+ * caller's bug (assert). */
+int mt_buf_addf(mt_buf_t *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* A JSON string literal of the n bytes at s, quotes included.  Bytes below
  * 0x20, '"' and '\\' are escaped; other bytes are copied as they are (the

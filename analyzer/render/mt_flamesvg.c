@@ -7,9 +7,7 @@
 #include "../render/mt_flamesvg.h"
 
 #include <assert.h>
-#include <stdarg.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,23 +47,6 @@ typedef struct {
 	size_t n, cap;
 	unsigned depth; /* the deepest level */
 } tree_t;
-
-static int addf(mt_buf_t *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int addf(mt_buf_t *b, const char *fmt, ...)
-{
-	char tmp[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	/* Every format here is short: anything longer is a bug. */
-	assert(n >= 0 && (size_t)n < sizeof(tmp));
-	return mt_buf_add(b, tmp, (size_t)n);
-}
 
 /* The index of a new node under parent (0 for the root itself). */
 static int tree_add(tree_t *t, size_t parent, const char *name, size_t len,
@@ -264,7 +245,7 @@ static int add_colour(mt_buf_t *b, const char *name, size_t len)
 		return mt_buf_add_str(b, "rgb(190,190,190)");
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ (unsigned char)name[i]) * 16777619u;
-	return addf(b, "rgb(%u,%u,%u)", 30 + (h & 0xff) * 60 / 255,
+	return mt_buf_addf(b, "rgb(%u,%u,%u)", 30 + (h & 0xff) * 60 / 255,
 		    150 + ((h >> 8) & 0xff) * 80 / 255,
 		    110 + ((h >> 16) & 0xff) * 130 / 255);
 }
@@ -308,12 +289,12 @@ static int add_frame(mt_buf_t *b, const layout_t *l, size_t i, double x)
 	    (rc = mt_flamesvg_add_text(b, n->name, n->len, 0)) ||
 	    (rc = mt_buf_add_str(b, " (")) ||
 	    (rc = add_figure(b, l->metric, n->value)) ||
-	    (rc = addf(b, ", %.2f%%)</title><rect x=\"%.2f\" y=\"%.1f\" "
+	    (rc = mt_buf_addf(b, ", %.2f%%)</title><rect x=\"%.2f\" y=\"%.1f\" "
 			  "width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"",
 		       (double)n->value * 100.0 / (double)total, x, y, w,
 		       FRAME_H - 1)) ||
 	    (rc = add_colour(b, n->name, n->len)) ||
-	    (rc = addf(b, "\"/><text x=\"%.2f\" y=\"%.1f\">", x + 3,
+	    (rc = mt_buf_addf(b, "\"/><text x=\"%.2f\" y=\"%.1f\">", x + 3,
 		       y + FRAME_H - 5)))
 		return rc;
 	if (fit >= 3 && (rc = mt_flamesvg_add_text(b, n->name, n->len, fit)))
@@ -352,31 +333,31 @@ int mt_flamesvg_render(const mt_analysis_t *a, mt_flame_metric_t metric,
 	l.height = TOP_H + (t.depth + 1) * FRAME_H + BOTTOM_H;
 	if (t.v[0].value)
 		l.scale = (double)(w - 2 * xpad) / (double)t.v[0].value;
-	ADD(addf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+	ADD(mt_buf_addf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		      "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
 		      "width=\"%u\" height=\"%u\" viewBox=\"0 0 %u %u\">\n",
 		 w, l.height, w, l.height));
 	ADD(mt_buf_add_str(out, "<style><![CDATA[\n"));
 	ADD(mt_buf_add_str(out, mt_flamesvg_style));
 	ADD(mt_buf_add_str(out, "]]></style>\n"));
-	ADD(addf(out, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" "
+	ADD(mt_buf_addf(out, "<rect x=\"0\" y=\"0\" width=\"%u\" height=\"%u\" "
 		      "fill=\"#f8fbfa\"/>\n", w, l.height));
-	ADD(addf(out, "<text id=\"title\" x=\"%u\" y=\"24\" text-anchor=\"middle\">",
+	ADD(mt_buf_addf(out, "<text id=\"title\" x=\"%u\" y=\"24\" text-anchor=\"middle\">",
 		 w / 2));
 	ADD(mt_buf_add_str(out, metric_title[metric]));
 	ADD(mt_buf_add_str(out, " by stack: "));
 	ADD(mt_flamesvg_add_text(out, name, strlen(name), 0));
 	ADD(mt_buf_add_str(out, "</text>\n"));
-	ADD(addf(out, "<text id=\"unzoom\" class=\"ctl hidden\" x=\"%u\" y=\"24\">"
+	ADD(mt_buf_addf(out, "<text id=\"unzoom\" class=\"ctl hidden\" x=\"%u\" y=\"24\">"
 		      "Reset zoom</text>\n", xpad));
-	ADD(addf(out, "<text id=\"search\" class=\"ctl\" x=\"%u\" y=\"24\" "
+	ADD(mt_buf_addf(out, "<text id=\"search\" class=\"ctl\" x=\"%u\" y=\"24\" "
 		      "text-anchor=\"end\">Search</text>\n", w - xpad));
-	ADD(addf(out, "<text id=\"details\" x=\"%u\" y=\"%u\"> </text>\n",
+	ADD(mt_buf_addf(out, "<text id=\"details\" x=\"%u\" y=\"%u\"> </text>\n",
 		 xpad, l.height - 12));
-	ADD(addf(out, "<text id=\"matched\" x=\"%u\" y=\"%u\" "
+	ADD(mt_buf_addf(out, "<text id=\"matched\" x=\"%u\" y=\"%u\" "
 		      "text-anchor=\"end\"> </text>\n", w - xpad, l.height - 12));
 	if (!t.v[0].value) {
-		ADD(addf(out, "<text x=\"%u\" y=\"%u\" text-anchor=\"middle\">",
+		ADD(mt_buf_addf(out, "<text x=\"%u\" y=\"%u\" text-anchor=\"middle\">",
 			 w / 2, TOP_H + FRAME_H - 4));
 		ADD(mt_buf_add_str(out, metric == MT_FLAME_ALLOCATIONS
 			? "no allocation call in this trace"

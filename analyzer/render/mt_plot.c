@@ -7,9 +7,6 @@
  */
 #include "../render/mt_plot.h"
 
-#include <assert.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "../base/mt_error.h"
@@ -123,23 +120,6 @@ void mt_plot_observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev)
 #define PLOT_T 92.0
 #define PLOT_W 720.0
 #define PLOT_H 300.0
-
-static int addf(mt_buf_t *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static int addf(mt_buf_t *b, const char *fmt, ...)
-{
-	char tmp[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-	va_end(ap);
-	/* Every format here is short: anything longer is a bug. */
-	assert(n >= 0 && (size_t)n < sizeof(tmp));
-	return mt_buf_add(b, tmp, (size_t)n);
-}
 
 /* s as XML character data or attribute text: markup escaped, and what XML
  * cannot hold (control bytes, bytes that are not UTF-8) as '?'. */
@@ -259,9 +239,9 @@ static int add_tick_label(mt_buf_t *b, const axis_t *ax, uint64_t k)
 	uint64_t tenths = k * ax->step;
 
 	if (tenths % 10)
-		return addf(b, "%llu.%llu%s", (unsigned long long)(tenths / 10),
+		return mt_buf_addf(b, "%llu.%llu%s", (unsigned long long)(tenths / 10),
 			    (unsigned long long)(tenths % 10), ax->suffix);
-	return addf(b, "%llu%s", (unsigned long long)(tenths / 10), ax->suffix);
+	return mt_buf_addf(b, "%llu%s", (unsigned long long)(tenths / 10), ax->suffix);
 }
 
 static double tick_value(const axis_t *ax, uint64_t k)
@@ -290,7 +270,7 @@ static int pen_to(pen_t *p, uint64_t x, uint64_t y)
 
 	if (p->any && p->x == x && p->y == y)
 		return MT_OK;
-	rc = addf(p->b, "%s%.2f,%.2f", sep,
+	rc = mt_buf_addf(p->b, "%s%.2f,%.2f", sep,
 		  PLOT_L + (double)x / p->ax->end * PLOT_W,
 		  PLOT_T + PLOT_H - (double)y / p->ay->end * PLOT_H);
 	p->any = 1;
@@ -345,7 +325,7 @@ static int add_text(mt_buf_t *b, double x, double y, const char *attrs,
 {
 	int rc;
 
-	if ((rc = addf(b, "<text x=\"%.1f\" y=\"%.1f\"%s>", x, y, attrs)) ||
+	if ((rc = mt_buf_addf(b, "<text x=\"%.1f\" y=\"%.1f\"%s>", x, y, attrs)) ||
 	    (rc = add_xml(b, text)))
 		return rc;
 	return mt_buf_add_str(b, "</text>\n");
@@ -354,7 +334,7 @@ static int add_text(mt_buf_t *b, double x, double y, const char *attrs,
 static int add_line(mt_buf_t *b, double x1, double y1, double x2, double y2,
 		    const char *attrs)
 {
-	return addf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"%s/>\n",
+	return mt_buf_addf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"%s/>\n",
 		    x1, y1, x2, y2, attrs);
 }
 
@@ -371,7 +351,7 @@ static int add_axes(mt_buf_t *b, const axis_t *ax, const axis_t *ay,
 	mt_buf_t label = MT_BUF_INIT;
 	int rc;
 
-	ADD(addf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+	ADD(mt_buf_addf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 		    "fill=\"none\" stroke=\"#999999\"/>\n",
 		 PLOT_L, PLOT_T, PLOT_W, PLOT_H));
 	ADD(mt_buf_add_str(b, "<g font-family=\"sans-serif\" font-size=\"11\" "
@@ -404,10 +384,10 @@ static int add_axes(mt_buf_t *b, const axis_t *ax, const axis_t *ay,
 		     timed ? "time since the trace started" :
 			     "event sequence number (the trace has no time for "
 			     "every event)"));
-	ADD(addf(b, "<text x=\"0\" y=\"0\" transform=\"translate(22 %.1f) "
+	ADD(mt_buf_addf(b, "<text x=\"0\" y=\"0\" transform=\"translate(22 %.1f) "
 		    "rotate(-90)\" text-anchor=\"middle\" font-size=\"12\" "
 		    "fill=\"#1f5fa8\">live heap</text>\n", PLOT_T + PLOT_H / 2));
-	ADD(addf(b, "<text x=\"0\" y=\"0\" transform=\"translate(%.1f %.1f) "
+	ADD(mt_buf_addf(b, "<text x=\"0\" y=\"0\" transform=\"translate(%.1f %.1f) "
 		    "rotate(90)\" text-anchor=\"middle\" font-size=\"12\" "
 		    "fill=\"#c05a00\">live blocks</text>\n",
 		 (double)PAGE_W - 18, PLOT_T + PLOT_H / 2));
@@ -530,7 +510,7 @@ static int add_peak(mt_buf_t *b, const mt_analysis_t *a,
 		ADD(mt_buf_add_str(&label, " at seq "));
 		ADD(mt_buf_add_u64(&label, x));
 	}
-	ADD(addf(b, "<circle id=\"peak\" cx=\"%.2f\" cy=\"%.2f\" r=\"4\" "
+	ADD(mt_buf_addf(b, "<circle id=\"peak\" cx=\"%.2f\" cy=\"%.2f\" r=\"4\" "
 		    "fill=\"#d62728\" stroke=\"white\" stroke-width=\"1\"/>\n", px, py));
 	/* A white halo keeps the label legible over the curves; it goes
 	 * under the point when above it would leave the plot area. */
@@ -562,7 +542,7 @@ int mt_plot_render(const mt_analysis_t *a, const mt_plot_curve_t *c,
 	axis_make(&ay, &bytes_scale, h->peak_live_bytes, 5, 1);
 	axis_make(&ab, &count_scale, h->peak_live_allocations, 5, 1);
 
-	ADD(addf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	ADD(mt_buf_addf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		      "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" "
 		      "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
 		 PAGE_W, PAGE_H, PAGE_W, PAGE_H));
@@ -586,12 +566,12 @@ int mt_plot_render(const mt_analysis_t *a, const mt_plot_curve_t *c,
 	 * top edges stay in the file (data-x-end, data-y-end), so a reader
 	 * can turn pixels back into them.
 	 */
-	ADD(addf(out, "<polygon id=\"live-bytes-area\" data-x-end=\"%llu\" "
+	ADD(mt_buf_addf(out, "<polygon id=\"live-bytes-area\" data-x-end=\"%llu\" "
 		      "data-y-end=\"%.17g\" fill=\"#1f5fa8\" "
 		      "fill-opacity=\"0.15\" stroke=\"none\" points=\"",
 		 (unsigned long long)s->x_end, ay.end));
 	ADD(add_points(out, s, 0, &ax, &ay));
-	ADD(addf(out, " %.2f,%.2f\"/>\n", PLOT_L + PLOT_W, PLOT_T + PLOT_H));
+	ADD(mt_buf_addf(out, " %.2f,%.2f\"/>\n", PLOT_L + PLOT_W, PLOT_T + PLOT_H));
 	ADD(mt_buf_add_str(out, "<polyline id=\"live-blocks\" fill=\"none\" "
 				"stroke=\"#c05a00\" stroke-width=\"1\" "
 				"stroke-opacity=\"0.8\" points=\""));
