@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../common/mt_utf8.h"
 #include "../base/mt_error.h"
 #include "../base/mt_mem.h"
 #include "../base/mt_units.h"
+#include "../render/mt_xml.h"
 
 #define ADD(expr)                     \
 	do {                          \
@@ -186,54 +186,6 @@ static void tree_sort(tree_t *t)
 	}
 }
 
-int mt_flamesvg_add_text(mt_buf_t *b, const char *s, size_t n, size_t max)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t mark = b->len, chars = 0, total = 0, keep = SIZE_MAX;
-	int rc = MT_OK;
-
-	if (max) {
-		for (size_t i = 0; i < n; total++) {
-			size_t len = mt_utf8_len(p + i, n - i);
-
-			i += len ? len : 1;
-		}
-		if (total > max)
-			keep = max > 2 ? max - 2 : 0;
-	}
-	while (n && !rc) {
-		size_t len = mt_utf8_len(p, n);
-
-		if (chars == keep) {
-			rc = mt_buf_add_str(b, "..");
-			break;
-		}
-		chars++;
-		if (*p == '&')
-			rc = mt_buf_add_str(b, "&amp;");
-		else if (*p == '<')
-			rc = mt_buf_add_str(b, "&lt;");
-		else if (*p == '>')
-			rc = mt_buf_add_str(b, "&gt;");
-		else if (*p == '"')
-			rc = mt_buf_add_str(b, "&quot;");
-		else if (*p == '\'')
-			rc = mt_buf_add_str(b, "&apos;");
-		else if (!len || *p < 0x20 || *p == 0x7f ||
-			 (len == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] >= 0xbe))
-			rc = mt_buf_add_str(b, "\xef\xbf\xbd");
-		else
-			rc = mt_buf_add(b, p, len);
-		if (!len)
-			len = 1;
-		p += len;
-		n -= len;
-	}
-	if (rc)
-		mt_buf_truncate(b, mark);
-	return rc;
-}
-
 /* The colour of a frame named name: a hash of the name (FNV-1a) in greens
  * and blues, so that a frame keeps its colour from graph to graph; the
  * frames memtrace adds ("[no stack]", "[truncated]") in grey. */
@@ -286,7 +238,7 @@ static int add_frame(mt_buf_t *b, const layout_t *l, size_t i, double x)
 	if (w < MT_FLAMESVG_MIN_WIDTH)
 		return MT_OK;
 	if ((rc = mt_buf_add_str(b, "<g class=\"f\"><title>")) ||
-	    (rc = mt_flamesvg_add_text(b, n->name, n->len, 0)) ||
+	    (rc = mt_xml_add_text(b, n->name, n->len, 0)) ||
 	    (rc = mt_buf_add_str(b, " (")) ||
 	    (rc = add_figure(b, l->metric, n->value)) ||
 	    (rc = mt_buf_addf(b, ", %.2f%%)</title><rect x=\"%.2f\" y=\"%.1f\" "
@@ -297,7 +249,7 @@ static int add_frame(mt_buf_t *b, const layout_t *l, size_t i, double x)
 	    (rc = mt_buf_addf(b, "\"/><text x=\"%.2f\" y=\"%.1f\">", x + 3,
 		       y + FRAME_H - 5)))
 		return rc;
-	if (fit >= 3 && (rc = mt_flamesvg_add_text(b, n->name, n->len, fit)))
+	if (fit >= 3 && (rc = mt_xml_add_text(b, n->name, n->len, fit)))
 		return rc;
 	if ((rc = mt_buf_add_str(b, "</text></g>\n")))
 		return rc;
@@ -346,7 +298,7 @@ int mt_flamesvg_render(const mt_analysis_t *a, mt_flame_metric_t metric,
 		 w / 2));
 	ADD(mt_buf_add_str(out, metric_title[metric]));
 	ADD(mt_buf_add_str(out, " by stack: "));
-	ADD(mt_flamesvg_add_text(out, name, strlen(name), 0));
+	ADD(mt_xml_add_text(out, name, strlen(name), 0));
 	ADD(mt_buf_add_str(out, "</text>\n"));
 	ADD(mt_buf_addf(out, "<text id=\"unzoom\" class=\"ctl hidden\" x=\"%u\" y=\"24\">"
 		      "Reset zoom</text>\n", xpad));

@@ -46,13 +46,4 @@
 int mt_flamesvg_render(const mt_analysis_t *a, mt_flame_metric_t metric,
 		       const char *name, mt_buf_t *out);
 
-/*
- * Append n bytes of s as XML text, fit for an attribute too: & < > " '
- * escaped; what XML 1.0 cannot hold (control bytes, bytes that are not
- * UTF-8, U+FFFE, U+FFFF) as U+FFFD.  When max is not 0 and s has more
- * than max characters, its first max - 2 and "..", as a frame's label is
- * cut to its box.  MT_OK or MT_ENOMEM (b then as it was).
- */
-int mt_flamesvg_add_text(mt_buf_t *b, const char *s, size_t n, size_t max);
-
 #endif

@@ -12,7 +12,7 @@
 #include "../base/mt_error.h"
 #include "../base/mt_mem.h"
 #include "../base/mt_units.h"
-#include "../../common/mt_utf8.h"
+#include "../render/mt_xml.h"
 
 #define ADD(expr)                     \
 	do {                          \
@@ -120,39 +120,6 @@ void mt_plot_observe(void *ctx, const mt_heap_t *h, const mt_event_t *ev)
 #define PLOT_T 92.0
 #define PLOT_W 720.0
 #define PLOT_H 300.0
-
-/* s as XML character data or attribute text: markup escaped, and what XML
- * cannot hold (control bytes, bytes that are not UTF-8) as '?'. */
-static int add_xml(mt_buf_t *b, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strlen(s), mark = b->len;
-	int rc = MT_OK;
-
-	while (n && !rc) {
-		size_t len = mt_utf8_len(p, n);
-
-		if (*p == '&')
-			rc = mt_buf_add_str(b, "&amp;");
-		else if (*p == '<')
-			rc = mt_buf_add_str(b, "&lt;");
-		else if (*p == '>')
-			rc = mt_buf_add_str(b, "&gt;");
-		else if (*p == '"')
-			rc = mt_buf_add_str(b, "&quot;");
-		else if (!len || *p < 0x20 || *p == 0x7f)
-			rc = mt_buf_add_str(b, "?");
-		else
-			rc = mt_buf_add(b, p, len);
-		if (!len)
-			len = 1;
-		p += len;
-		n -= len;
-	}
-	if (rc)
-		mt_buf_truncate(b, mark);
-	return rc;
-}
 
 /*
  * An axis: labels in a unit (bytes in B, KiB...), ticks every step, where
@@ -326,7 +293,7 @@ static int add_text(mt_buf_t *b, double x, double y, const char *attrs,
 	int rc;
 
 	if ((rc = mt_buf_addf(b, "<text x=\"%.1f\" y=\"%.1f\"%s>", x, y, attrs)) ||
-	    (rc = add_xml(b, text)))
+	    (rc = mt_xml_add_text(b, text, strlen(text), 0)))
 		return rc;
 	return mt_buf_add_str(b, "</text>\n");
 }
@@ -416,7 +383,7 @@ static int add_header(mt_buf_t *b, const mt_analysis_t *a, const char *name)
 	ADD(mt_buf_add_str(&line, "Live heap of "));
 	ADD(mt_buf_add_str(&line, name));
 	ADD(mt_buf_add_str(b, "<title>"));
-	ADD(add_xml(b, line.data));
+	ADD(mt_xml_add_text(b, line.data, line.len, 0));
 	ADD(mt_buf_add_str(b, "</title>\n"));
 	ADD(add_text(b, PLOT_L, 24, " font-family=\"sans-serif\" font-size=\"16\" "
 			       "font-weight=\"bold\" fill=\"#222222\"", line.data));
