@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -137,6 +138,39 @@ static void slurp_append(char **buf, size_t *len, size_t *cap, const char *p,
 	(*buf)[*len] = '\0';
 }
 
+/* The environment of a command: ours, with env's NAME=VALUE strings in
+ * place of ours of the same names, and without those env names bare (as
+ * putenv would have it).  Made before the fork, so that the
+ * child, which may be forked beside another thread, allocates nothing. */
+static char **env_with(char *const env[])
+{
+	size_t n = 0, k = 0, extra = 0;
+	char **out;
+
+	while (environ[n])
+		n++;
+	while (env && env[extra])
+		extra++;
+	out = calloc(n + extra + 1, sizeof(*out));
+	mt_quiet_ptr_nonnull(out);
+	for (size_t i = 0; i < n; i++) {
+		int replaced = 0;
+
+		for (size_t j = 0; j < extra && !replaced; j++) {
+			size_t len = strcspn(env[j], "=");
+
+			replaced = !strncmp(environ[i], env[j], len) && environ[i][len] == '=';
+		}
+		if (!replaced)
+			out[k++] = environ[i];
+	}
+	for (size_t j = 0; j < extra; j++)
+		if (strchr(env[j], '='))
+			out[k++] = env[j];
+	out[k] = NULL;
+	return out;
+}
+
 /* Run argv; in the child, chdir to cwd and set umask 022 when cwd is not
  * NULL. */
 static void run_in(mt_test_run_t *r, char *const argv[], char *const env[],
@@ -144,11 +178,17 @@ static void run_in(mt_test_run_t *r, char *const argv[], char *const env[],
 {
 	int out[2], err[2], status;
 	size_t out_cap = 0, err_cap = 0;
+	char **envp;
 	pid_t pid;
 
 	memset(r, 0, sizeof(*r));
-	mt_quiet_int_eq(pipe(out), 0);
-	mt_quiet_int_eq(pipe(err), 0);
+	envp = env_with(env);
+	/* Close-on-exec, so a command run from another thread at the same
+	 * time (mt_test_sweep_allocation_failures) holds no end of these
+	 * pipes and their reader sees its end-of-file when this child ends.
+	 * dup2 below clears the flag on 1 and 2. */
+	mt_quiet_int_eq(pipe2(out, O_CLOEXEC), 0);
+	mt_quiet_int_eq(pipe2(err, O_CLOEXEC), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -159,8 +199,6 @@ static void run_in(mt_test_run_t *r, char *const argv[], char *const env[],
 		dup2(err[1], 2);
 		close(out[0]);
 		close(err[0]);
-		for (size_t i = 0; env && env[i]; i++)
-			putenv(env[i]);
 		if (cwd) {
 			if (chdir(cwd) < 0) {
 				fprintf(stderr, "cd %s: %s\n", cwd, strerror(errno));
@@ -170,7 +208,7 @@ static void run_in(mt_test_run_t *r, char *const argv[], char *const env[],
 		}
 		/* No command may hang the suite: SIGALRM survives exec. */
 		alarm(MT_TEST_RUN_TIMEOUT);
-		execv(argv[0], argv);
+		execve(argv[0], argv, envp);
 		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
@@ -209,6 +247,7 @@ static void run_in(mt_test_run_t *r, char *const argv[], char *const env[],
 	}
 	while (waitpid(pid, &status, 0) < 0)
 		mt_quiet_int_eq(errno, EINTR);
+	free(envp);
 	r->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -258,29 +297,60 @@ void mt_test_run_release(mt_test_run_t *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* One run of a sweep: the analyzer with its nth allocation failing. */
+typedef struct {
+	const char *const *args;
+	int n;
+	char env0[64];
+	mt_test_run_t r;
+} sweep_run_t;
+
+static void *sweep_run(void *arg)
+{
+	sweep_run_t *s = arg;
+	char *env[] = { s->env0, NULL };
+
+	snprintf(s->env0, sizeof(s->env0), "MEMTRACE_ANALYZER_FAIL_AT=%d", s->n);
+	mt_test_memtrace_in_argv(&s->r, NULL, env, s->args);
+	return NULL;
+}
+
+/*
+ * The runs go two at a time, the second on a thread of its own: each is a
+ * process of its own, so the sweep takes half the wall time where two
+ * CPUs are free, and the verdicts are read in the runs' order.
+ */
 void mt_test_sweep_allocation_failures(const char *const args[], const char *what)
 {
-	mt_test_run_t full, r;
+	mt_test_run_t full;
 	int done = 0;
 
 	mt_test_memtrace_in_argv(&full, NULL, NULL, args);
 	ck_assert_int_eq(full.status, 0);
-	for (int n = 1; !done && n < 100000; n++) {
-		char env0[64];
-		char *env[] = { env0, NULL };
+	for (int n = 1; !done && n < 100000; n += 2) {
+		sweep_run_t runs[2] = { { .args = args, .n = n }, { .args = args, .n = n + 1 } };
+		pthread_t second;
 
-		snprintf(env0, sizeof(env0), "MEMTRACE_ANALYZER_FAIL_AT=%d", n);
-		mt_test_memtrace_in_argv(&r, NULL, env, args);
-		mt_quiet(r.status == 0 || r.status == 4,
-			 "%s, allocation %d failing: status %d: %s", what, n,
-			 r.status, r.err);
-		if (r.status == 4)
-			mt_quiet(r.out_len == 0, "%s, allocation %d: half an output",
-				 what, n);
-		else
-			done = r.out_len == full.out_len &&
-			       !memcmp(r.out, full.out, r.out_len);
-		mt_test_run_release(&r);
+		mt_quiet_int_eq(pthread_create(&second, NULL, sweep_run, &runs[1]), 0);
+		sweep_run(&runs[0]);
+		mt_quiet_int_eq(pthread_join(second, NULL), 0);
+		for (int i = 0; i < 2; i++) {
+			mt_test_run_t *r = &runs[i].r;
+
+			if (!done) {
+				mt_quiet(r->status == 0 || r->status == 4,
+					 "%s, allocation %d failing: status %d: %s", what,
+					 runs[i].n, r->status, r->err);
+				if (r->status == 4)
+					mt_quiet(r->out_len == 0,
+						 "%s, allocation %d: half an output", what,
+						 runs[i].n);
+				else
+					done = r->out_len == full.out_len &&
+					       !memcmp(r->out, full.out, r->out_len);
+			}
+			mt_test_run_release(r);
+		}
 	}
 	ck_assert_msg(done, "%s never completed", what);
 	mt_test_run_release(&full);
