@@ -183,21 +183,21 @@ int mt_blocks_grow(mt_blocks_t *t, int wide)
 	 * slots, copied in order, land in order in the new table, a quarter
 	 * further in: giving back each stretch of the old one once it is
 	 * copied keeps the copy's peak near the new table's size, not both
-	 * tables'. */
-	/* The copy probes each slot before it stores there, and a page first
+	 * tables'.
+	 *
+	 * The copy probes each slot before it stores there, and a page first
 	 * read maps the kernel's zero page, copied on the store: a second
 	 * fault and a TLB flush, which reaches the reader's thread on the
 	 * other core.  A mapped table's pages are faulted in writable a
-	 * stretch ahead of where the copy stores (as the old one's go back);
+	 * stretch ahead of where the copy stores (ready: the slots done so);
 	 * one from malloc's arenas, below a huge page, is written whole. */
-	size_t ready = 0;
-
 	if (cap * sizeof(*slots) < MT_MEM_HUGE)
 		memset(slots, 0, cap * sizeof(*slots));
-
-	for (size_t j = 0; j < old_cap; j++) {
+	for (size_t j = 0, ready = 0; j < old_cap; j++) {
 		if (!(j % DISCARD_SLOTS)) {
-			size_t want = (size_t)((unsigned __int128)(j + DISCARD_SLOTS + DISCARD_SLOTS / 4) *
+			/* Where old slot j + 1.25 stretches lands, scaled. */
+			size_t want = (size_t)((unsigned __int128)(j + DISCARD_SLOTS +
+								    DISCARD_SLOTS / 4) *
 					       cap / old_cap);
 
 			if (want > cap)
