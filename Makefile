@@ -109,6 +109,7 @@ CORE_OBJ = $(patsubst %.c,$(OBJ)/%.o,$(filter-out preload/mt_hooks.c preload/mt_
 LIBANALYZER = $(BUILD)/libmtanalyzer.a
 TESTS = $(BUILD)/mt-tests
 BENCH_GEN = $(BUILD)/mt-gen-trace
+BENCH_PARSE = $(BUILD)/mt-bench-parse
 # The man pages and the bash completion, and their maker (below).
 MKMAN = $(BUILD)/mt-mkman
 MAN_SRC = $(wildcard man/*.txt)
@@ -262,6 +263,9 @@ $(TESTS): $(TEST_OBJ) $(COLLECTOR_OBJ) $(LIBCORE) $(LIBANALYZER)
 $(BENCH_GEN): $(OBJ)/bench/mt_gen_trace.o $(LIBANALYZER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(COMPRESS_LIBS) $(DEMANGLE_LIBS) -lpthread -lm
 
+$(BENCH_PARSE): $(OBJ)/bench/mt_bench_parse.o $(LIBANALYZER)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(COMPRESS_LIBS) $(DEMANGLE_LIBS) -lpthread -lm
+
 # One suite alone: make one-suite SUITE=cli [BUILD=/tmp/mine]
 .PHONY: one-suite
 one-suite: $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(WORKLOADS) $(LIBCORE) $(LIBANALYZER) $(COLLECTOR_OBJ)
@@ -347,20 +351,23 @@ $(BENCH_COLLECT): $(OBJ)/bench/mt_bench_collect.o $(COLLECTOR_OBJ) $(COMMON_OBJ)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(COMPRESS_LIBS) -lpthread
 
 # make bench BENCH=analyzer|preload|sample|collector|start runs one part;
-# the default, all of them.
+# the default, all of them.  BENCH=billion (the analyzer on a streamed
+# trace of a billion events, minutes long) runs only when named.
 BENCH ?= all
 bench: deps
-	$(Q)case '$(BENCH)' in all|analyzer|preload|sample|collector|start) ;; \
-	*) echo "make bench: BENCH is all, analyzer, preload, sample, collector or start, not '$(BENCH)'" >&2; exit 64 ;; esac
+	$(Q)case '$(BENCH)' in all|analyzer|preload|sample|collector|start|billion) ;; \
+	*) echo "make bench: BENCH is all, analyzer, preload, sample, collector, start or billion, not '$(BENCH)'" >&2; exit 64 ;; esac
+ifeq ($(BENCH),billion)
+	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(BENCH_GEN)
+	$(Q)sh bench/run-billion-bench $(BUILD)
+endif
 ifneq ($(filter $(BENCH),all analyzer),)
-	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(BENCH_GEN) $(OBJ)/bench/mt_bench_parse.o \
+	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(BENCH_GEN) $(BENCH_PARSE) \
 		$(BUILD)/mt-pingpong
-	$(call say,LINK,$(BUILD)/mt-bench-parse)$(CC) $(LDFLAGS_ALL) -o $(BUILD)/mt-bench-parse \
-		$(OBJ)/bench/mt_bench_parse.o $(LIBANALYZER) $(JSONC_LIBS) $(COMPRESS_LIBS) $(DEMANGLE_LIBS) -lpthread -lm
 	$(Q)sh bench/run-analyzer-bench $(BUILD)
 endif
 ifneq ($(filter $(BENCH),all preload),)
-	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(BENCH_PROGS)
+	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(BENCH_PROGS) $(BENCH_PARSE)
 	$(Q)sh bench/run-preload-bench $(BUILD)
 endif
 ifneq ($(filter $(BENCH),all sample),)

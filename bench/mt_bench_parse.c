@@ -12,6 +12,9 @@
  *            fast path, then json-c for what both decline
  *   generic  the generic fast path, json-c for what it declines: the
  *            parser without the exact-layout matcher
+ *   window   the analyzer's own parse (mt_analysis.c): the exact matcher on
+ *            the reader's buffer, finding each line's end itself, and
+ *            mt_parser_parse_inexact() for what it declines; no heap
  *
  * Every mode reads the trace with mt_reader, as the analyzer does, and
  * prints the lines read and how many went to json-c.  Timing is left to
@@ -26,7 +29,7 @@
 #include "../analyzer/parse/mt_parse.h"
 #include "../analyzer/read/mt_reader.h"
 
-enum { TOKENER, JSON_C, PARSER, GENERIC };
+enum { TOKENER, JSON_C, PARSER, GENERIC, WINDOW };
 
 int main(int argc, char **argv)
 {
@@ -34,7 +37,7 @@ int main(int argc, char **argv)
 	mt_parser_t parser;
 	mt_line_t line;
 	mt_event_t ev;
-	unsigned long long lines = 0, json_c = 0, ok = 0;
+	unsigned long long lines = 0, json_c = 0, ok = 0, bytes = 0;
 	int mode, got;
 
 	if (argc != 3)
@@ -47,6 +50,8 @@ int main(int argc, char **argv)
 		mode = PARSER;
 	else if (!strcmp(argv[1], "generic"))
 		mode = GENERIC;
+	else if (!strcmp(argv[1], "window"))
+		mode = WINDOW;
 	else
 		goto usage;
 	if (mt_reader_open(&reader, argv[2])) {
@@ -57,10 +62,30 @@ int main(int argc, char **argv)
 		fputs("mt-bench-parse: out of memory\n", stderr);
 		return 4;
 	}
-	while ((got = mt_reader_next(&reader, &line)) > 0) {
+	for (;;) {
 		mt_parse_result_t r;
+		int declined = 0;
 
+		if (mode == WINDOW) {
+			size_t avail, len;
+			const char *w = mt_reader_window(&reader, &avail);
+
+			if (avail >= MT_PARSE_EXACT_SPAN && reader.line_no) {
+				if (mt_parse_exact_window(&parser, w, &ev, &len) ==
+				    MT_PARSE_OK) {
+					mt_reader_take(&reader, len);
+					lines++;
+					ok++;
+					bytes += len + 1;
+					continue;
+				}
+				declined = 1;
+			}
+		}
+		if ((got = mt_reader_next(&reader, &line)) <= 0)
+			break;
 		lines++;
+		bytes += line.len + line.terminated;
 		if (mode == TOKENER) {
 			struct json_object *o;
 
@@ -81,6 +106,9 @@ int main(int argc, char **argv)
 			if (r == MT_PARSE_DECLINED)
 				r = mt_any_json_parse(&parser, line.data,
 						      line.len, &ev);
+		} else if (declined) {
+			r = mt_parser_parse_inexact(&parser, line.data, line.len,
+						    &ev);
 		} else {
 			r = mt_parser_parse(&parser, line.data, line.len, &ev);
 		}
@@ -97,11 +125,11 @@ int main(int argc, char **argv)
 		perror(argv[2]);
 		return 3;
 	}
-	printf("%s: %llu lines, %llu ok, %llu through json-c\n", argv[1], lines,
-	       ok, json_c);
+	printf("%s: %llu lines, %llu bytes, %llu ok, %llu through json-c\n",
+	       argv[1], lines, bytes, ok, json_c);
 	return 0;
 usage:
-	fputs("usage: mt-bench-parse tokener|json-c|parser|generic TRACE\n",
+	fputs("usage: mt-bench-parse tokener|json-c|parser|generic|window TRACE\n",
 	      stderr);
 	return 64;
 }

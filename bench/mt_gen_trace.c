@@ -3,7 +3,7 @@
  * shaped like the preload's output, for the analyzer benchmark.
  *
  *   mt-gen-trace [-n EVENTS] [-l LIVE] [-t THREADS] [-s SEED]
- *                [-f FRAMES] [-k STACKS] [-u] [-o FILE]
+ *                [-f FRAMES] [-k STACKS] [-u] [-g] [-o FILE]
  *
  * EVENTS counts every line, trace.start and trace.stop included, so the
  * summary's "events" is EVENTS.  The trace is trace.start, allocator 0,
@@ -204,6 +204,7 @@ static void release_address(heap_t *h, uint64_t a)
 typedef struct {
 	uint64_t events, max_live, threads, seed, frames, stacks;
 	int uniform;
+	int fill; /* allocate until LIVE blocks are live, then mix */
 	const char *output;
 } opts_t;
 
@@ -417,7 +418,8 @@ static void generate(const opts_t *o)
 		 * the live set grows to its bound and stays there. */
 		if (r < 10) {
 			write_fail(++seq, 1ull << 40, stack, &c);
-		} else if ((r < 490 && h.nlive < h.max_live) || !h.nlive) {
+		} else if ((r < 490 && h.nlive < h.max_live) || !h.nlive ||
+			   (o->fill && h.nlive < h.max_live)) {
 			block_t *b = &h.live[h.nlive++];
 
 			b->size = block_size();
@@ -484,7 +486,7 @@ static int parse_opt(const char *s, uint64_t *out)
 static void usage(void)
 {
 	fputs("usage: mt-gen-trace [-n EVENTS] [-l LIVE] [-t THREADS] [-s SEED]\n"
-	      "                    [-f FRAMES] [-k STACKS] [-u] [-o FILE]\n"
+	      "                    [-f FRAMES] [-k STACKS] [-u] [-g] [-o FILE]\n"
 	      "\n"
 	      "  -n EVENTS   lines in the trace, start and stop included (default 10M)\n"
 	      "  -l LIVE     most blocks live at once (default 100k)\n"
@@ -494,6 +496,8 @@ static void usage(void)
 	      "  -k STACKS   stack events (default 3000)\n"
 	      "  -u          frees and reallocs take any live block alike, not\n"
 	      "              mostly young ones: the analyzer's worst case\n"
+	      "  -g          every block event allocates until LIVE blocks are\n"
+	      "              live: a live set at its bound from the start\n"
 	      "  -o FILE     write to FILE instead of stdout\n",
 	      stderr);
 	exit(64);
@@ -501,10 +505,10 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	opts_t o = { 10000000, 100000, 8, 1, 4000, 3000, 0, NULL };
+	opts_t o = { 10000000, 100000, 8, 1, 4000, 3000, 0, 0, NULL };
 	int c;
 
-	while ((c = getopt(argc, argv, "n:l:t:s:f:k:uo:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:l:t:s:f:k:ugo:h")) != -1) {
 		uint64_t *dst = NULL;
 
 		switch (c) {
@@ -515,6 +519,7 @@ int main(int argc, char **argv)
 		case 'f': dst = &o.frames; break;
 		case 'k': dst = &o.stacks; break;
 		case 'u': o.uniform = 1; break;
+		case 'g': o.fill = 1; break;
 		case 'o': o.output = optarg; break;
 		default: usage();
 		}

@@ -169,6 +169,30 @@ void mt_mem_discard_line(void *p, size_t from, size_t to)
 		(void)madvise((void *)start, end - start, MADV_DONTNEED);
 }
 
+void mt_mem_populate_line(void *p, size_t from, size_t to)
+{
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t base, start, end, limit;
+
+	if (!p || !((size_t *)p)[-2] || to <= from)
+		return;
+	/* Whole huge pages around the range, within the mapping. */
+	base = (uintptr_t)((void **)p)[-1];
+	limit = base + ((size_t *)p)[-2];
+	start = base + ((uintptr_t)p + from - base) / HUGE_PAGE * HUGE_PAGE;
+	end = base + ((uintptr_t)p + to - base + HUGE_PAGE - 1) / HUGE_PAGE *
+			     HUGE_PAGE;
+	if (end > limit)
+		end = limit;
+	if (end > start)
+		(void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
+#else
+	(void)p;
+	(void)from;
+	(void)to;
+#endif
+}
+
 void *mt_mem_realloc(void *p, size_t size)
 {
 	void *q;

@@ -44,6 +44,16 @@ void mt_mem_free_line(void *p);
  * each page once.  The table is still freed with mt_mem_free_line().
  */
 void mt_mem_discard_line(void *p, size_t from, size_t to);
+/*
+ * Fault in, writable, the huge pages of a mapped table from
+ * mt_mem_calloc_line() that hold bytes [from, to), before the caller
+ * writes there: a table read before it is written (a probe, then the
+ * store) otherwise maps the kernel's zero page on the read and copies it
+ * on the write, a second fault and a TLB flush for each huge page.
+ * Advice only (a kernel without MADV_POPULATE_WRITE ignores it); nothing
+ * for a table from malloc's arenas.
+ */
+void mt_mem_populate_line(void *p, size_t from, size_t to);
 
 /* zlib's allocator pair (z_stream's zalloc and zfree: alloc_func is
  * voidpf (*)(voidpf, uInt, uInt)), through this door, so the

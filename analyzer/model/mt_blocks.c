@@ -183,8 +183,31 @@ int mt_blocks_grow(mt_blocks_t *t, int wide)
 	 * slots, copied in order, land in order in the new table, a quarter
 	 * further in: giving back each stretch of the old one once it is
 	 * copied keeps the copy's peak near the new table's size, not both
-	 * tables'. */
-	for (size_t j = 0; j < old_cap; j++) {
+	 * tables'.
+	 *
+	 * The copy probes each slot before it stores there, and a page first
+	 * read maps the kernel's zero page, copied on the store: a second
+	 * fault and a TLB flush, which reaches the reader's thread on the
+	 * other core.  A mapped table's pages are faulted in writable a
+	 * stretch ahead of where the copy stores (ready: the slots done so);
+	 * one from malloc's arenas, below a huge page, is written whole. */
+	if (cap * sizeof(*slots) < MT_MEM_HUGE)
+		memset(slots, 0, cap * sizeof(*slots));
+	for (size_t j = 0, ready = 0; j < old_cap; j++) {
+		if (!(j % DISCARD_SLOTS)) {
+			/* Where old slot j + 1.25 stretches lands, scaled. */
+			size_t want = (size_t)((unsigned __int128)(j + DISCARD_SLOTS +
+								    DISCARD_SLOTS / 4) *
+					       cap / old_cap);
+
+			if (want > cap)
+				want = cap;
+			if (want > ready) {
+				mt_mem_populate_line(slots, ready * sizeof(*slots),
+						     want * sizeof(*slots));
+				ready = want;
+			}
+		}
 		if (old[j].key)
 			*probe(t, old[j].key) = old[j];
 		if (!((j + 1) % DISCARD_SLOTS))
