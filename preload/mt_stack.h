@@ -45,7 +45,7 @@ typedef union {
  * libunwind alone from then on.  Set once, at start.
  */
 enum { MT_UNWIND_LIBUNWIND, MT_UNWIND_FAST, MT_UNWIND_VERIFY };
-#define MT_UNWIND_DEFAULT MT_UNWIND_LIBUNWIND
+#define MT_UNWIND_DEFAULT MT_UNWIND_FAST
 extern _Atomic int mt_stack_unwinder;
 void mt_stack_set_unwinder(int unwinder, void (*on_difference)(void));
 /* Under verify, the fast walker's stack fast[0..nf) against
