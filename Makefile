@@ -19,6 +19,9 @@ OPTFLAGS ?= -O2 -g
 SANFLAGS ?=
 # Environment of the test runner, e.g. TEST_ENV='CK_RUN_SUITE=clock'.
 TEST_ENV ?=
+# The unwinder of every process the tests trace (MEMTRACE_UNWIND), e.g.
+# make check UNWIND=verify: both unwinders compared on every event.
+UNWIND ?=
 
 # The builds of make, make check, make sanitize and make fuzz use every
 # core (their sub-make gets -j$(JOBS)); the tests still run one at a time
@@ -282,7 +285,7 @@ check: deps
 
 .PHONY: run-tests
 run-tests: $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(MAN_STAMP) $(COMPLETION) $(WORKLOADS) $(TESTS)
-	$(call say,TEST,$(TESTS))$(TEST_ENV) $(TESTS)
+	$(call say,TEST,$(TESTS))$(if $(UNWIND),MEMTRACE_UNWIND=$(UNWIND)) $(TEST_ENV) $(TESTS)
 
 # The same suite in its own build tree, with the sanitizers on.  ASan's leak
 # checker runs at exit of every test process.  Everything runs some times

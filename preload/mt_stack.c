@@ -239,6 +239,19 @@ static inline void count(_Atomic uint64_t *c)
 			      memory_order_relaxed);
 }
 
+int mt_stack_verify(const uint64_t *fast, int nf, const uint64_t *lib, int nl)
+{
+	if (nf == nl && !memcmp(fast, lib, (size_t)nf * sizeof(uint64_t)))
+		return 0;
+	if (!atomic_exchange(&differed, 1)) {
+		atomic_store(&mt_stack_unwinder, MT_UNWIND_LIBUNWIND);
+		say_difference(fast, nf, lib, nl);
+		if (unwind_difference)
+			unwind_difference();
+	}
+	return 1;
+}
+
 /* Both unwinders, compared; libunwind's stack is the one given.  Apart
  * from mt_stack_walk(): only verify pays for the second buffer. */
 static __attribute__((noinline)) int verify_walk(mt_stack_buf_t *st, int want, int depth,
@@ -250,16 +263,8 @@ static __attribute__((noinline)) int verify_walk(mt_stack_buf_t *st, int want, i
 	n = mt_unwind_cache_here(st->p, want);
 	count(n < 0 ? &sh->slow : &sh->fast);
 	nl = mt_stack_keep(&lib, unw_backtrace(lib.p, want), depth);
-	if (n >= 0) {
-		n = mt_stack_keep(st, n, depth);
-		if ((n != nl || memcmp(st->ip, lib.ip, (size_t)n * sizeof(uint64_t))) &&
-		    !atomic_exchange(&differed, 1)) {
-			atomic_store(&mt_stack_unwinder, MT_UNWIND_LIBUNWIND);
-			say_difference(st->ip, n, lib.ip, nl);
-			if (unwind_difference)
-				unwind_difference();
-		}
-	}
+	if (n >= 0)
+		mt_stack_verify(st->ip, mt_stack_keep(st, n, depth), lib.ip, nl);
 	memcpy(st->ip, lib.ip, (size_t)nl * sizeof(uint64_t));
 	return nl;
 }

@@ -45,9 +45,14 @@ typedef union {
  * libunwind alone from then on.  Set once, at start.
  */
 enum { MT_UNWIND_LIBUNWIND, MT_UNWIND_FAST, MT_UNWIND_VERIFY };
-#define MT_UNWIND_DEFAULT MT_UNWIND_LIBUNWIND
+#define MT_UNWIND_DEFAULT MT_UNWIND_FAST
 extern _Atomic int mt_stack_unwinder;
 void mt_stack_set_unwinder(int unwinder, void (*on_difference)(void));
+/* Under verify, the fast walker's stack fast[0..nf) against
+ * libunwind's lib[0..nl), both as kept: 1 when they differ.  The first
+ * difference of the process is said in one line (the first frame that
+ * differs), makes libunwind the unwinder and calls on_difference. */
+int mt_stack_verify(const uint64_t *fast, int nf, const uint64_t *lib, int nl);
 /* The stacks the fast walker gave so far, and those it left to
  * libunwind (fast and verify). */
 void mt_stack_unwind_counts(uint64_t *fast, uint64_t *libunwind);

@@ -408,6 +408,11 @@ static void unwind_differed(void)
 	mt_trace_stop("exit");
 }
 
+void mt_trace_set_unwinder(int unwinder)
+{
+	mt_stack_set_unwinder(unwinder, unwind_differed);
+}
+
 /* A system call the tracer cannot do without was refused (a seccomp
  * filter of the program's: EPERM or ENOSYS): tracing stops, with one
  * line, and the program runs on as it would bare. */
@@ -813,7 +818,7 @@ void mt_trace_init(void)
 	ring_slots = mt_settings_ring_slots(getenv("MEMTRACE_RING_SLOTS"));
 	arm_sampling();
 	stats = mt_settings_stats(getenv("MEMTRACE_STATS"));
-	mt_stack_set_unwinder(mt_settings_unwind(getenv("MEMTRACE_UNWIND")), unwind_differed);
+	mt_trace_set_unwinder(mt_settings_unwind(getenv("MEMTRACE_UNWIND")));
 	/* Under record no collector is started: none is looked for. */
 	if (!record_sock[0])
 		collector_found = find_collector();

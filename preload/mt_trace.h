@@ -69,6 +69,11 @@ void mt_trace_set_argv(int argc, char **argv);
  * the tests' way in.  Returns 0, or -errno when the file cannot be made. */
 int mt_trace_start(const char *path, int stack_depth);
 
+/* The unwinder of the stacks, MT_UNWIND_* (mt_stack.h); under verify
+ * the first difference of the unwinders ends the trace ("exit"), the
+ * program running on.  mt_trace_init() sets MEMTRACE_UNWIND's. */
+void mt_trace_set_unwinder(int unwinder);
+
 /* Record trace.stop with reason ("exit", "signal", "api") and wait until
  * the collector has finished the trace.  Later events are ignored. */
 void mt_trace_stop(const char *reason);

@@ -953,6 +953,60 @@ START_TEST(test_settings_unwind_names_libunwind_fast_or_verify)
 }
 END_TEST
 
+/*
+ * MEMTRACE_UNWIND=verify's comparison: stacks that differ at frame 3 are
+ * said at frame 3 with both addresses, the trace ends there complete
+ * ("exit"), libunwind unwinds from then on, and a later difference says
+ * nothing more.  Equal stacks say nothing and leave the trace running.
+ */
+START_TEST(test_verify_says_the_first_frame_where_the_stacks_differ_and_ends_the_trace)
+{
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
+	const uint64_t lib[6] = { 0x401000, 0x401100, 0x401200, 0x401300, 0x401400, 0x401500 };
+	uint64_t fast[6];
+	json_object *o;
+	char *data;
+	int status;
+
+	memcpy(fast, lib, sizeof(lib));
+	fast[3] = 0x7f0000402300;
+	mt_quiet_int_eq(mt_trace_start(trace, 0), 0);
+	mt_trace_set_unwinder(MT_UNWIND_VERIFY);
+	ck_assert_int_eq(SAYING(mt_stack_verify(lib, 6, lib, 6)), 0);
+	ck_assert_str_eq(said, "");
+	ck_assert(mt_trace_active());
+	ck_assert_int_eq(atomic_load(&mt_stack_unwinder), MT_UNWIND_VERIFY);
+	ck_assert_int_eq(SAYING(mt_stack_verify(fast, 6, lib, 6)), 1);
+	ck_assert_str_eq(said, "memtrace: MEMTRACE_UNWIND=verify: the unwinders' stacks differ "
+			       "at frame 3: fast 0x7f0000402300, libunwind 0x401300; tracing "
+			       "stops\n");
+	ck_assert(!mt_trace_active());
+	ck_assert_int_eq(atomic_load(&mt_stack_unwinder), MT_UNWIND_LIBUNWIND);
+	ck_assert_int_eq(SAYING(mt_stack_verify(lib, 5, lib, 6)), 1);
+	ck_assert_str_eq(said, "");
+	data = mt_test_read(trace, NULL);
+	mt_quiet_ptr_nonnull(strstr(data, "\"kind\":\"trace.stop\",\"reason\":\"exit\""));
+	o = analyze("check", trace, &status);
+	ck_assert_int_eq(status, 0);
+	ck_assert_str_eq(mt_test_json_str(o, "status"), "complete");
+	json_object_put(o);
+	free(data);
+	free(trace);
+}
+END_TEST
+
+/* A stack that ends before the other differs at its end: "none". */
+START_TEST(test_verify_says_none_past_the_end_of_the_shorter_stack)
+{
+	const uint64_t lib[3] = { 0x401000, 0x401100, 0x401200 };
+
+	mt_stack_set_unwinder(MT_UNWIND_VERIFY, NULL);
+	ck_assert_int_eq(SAYING(mt_stack_verify(lib, 2, lib, 3)), 1);
+	ck_assert_str_eq(said, "memtrace: MEMTRACE_UNWIND=verify: the unwinders' stacks differ "
+			       "at frame 2: fast none, libunwind 0x401200; tracing stops\n");
+}
+END_TEST
+
 START_TEST(test_settings_sample_takes_bytes_with_a_binary_suffix)
 {
 	ck_assert_uint_eq(SAYING(mt_settings_sample_bytes(NULL)), 0);
@@ -1030,6 +1084,9 @@ Suite *mt_suite_core(void)
 	tcase_add_test(settings, test_settings_ring_slots_are_a_power_of_two_from_64_to_16777216);
 	tcase_add_test(settings, test_settings_fail_at_is_a_plain_decimal_and_empty_is_unset);
 	tcase_add_test(settings, test_settings_unwind_names_libunwind_fast_or_verify);
+	tcase_add_test(settings,
+		       test_verify_says_the_first_frame_where_the_stacks_differ_and_ends_the_trace);
+	tcase_add_test(settings, test_verify_says_none_past_the_end_of_the_shorter_stack);
 	tcase_add_test(settings, test_settings_sample_takes_bytes_with_a_binary_suffix);
 	tcase_add_test(settings, test_settings_stats_are_on_only_for_1);
 	tcase_add_test(settings, test_settings_a_record_socket_too_long_leaves_the_program_untraced);

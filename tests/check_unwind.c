@@ -6,7 +6,8 @@
  * said, that the fast walker walked (MEMTRACE_STATS=1's unwind line), and
  * that every trace is complete.  The programs are the stacks that break
  * unwinders: longjmp, swapcontext, sigaltstack, C++ exceptions, threads,
- * deep recursion, at -O0 and -O2, and python3 and sqlite3.
+ * deep recursion, a frame rebuilt where the last walk's was, at -O0 and
+ * -O2, and python3, sqlite3 and gcc compiling a file.
  */
 #include <dirent.h>
 #include <inttypes.h>
@@ -137,6 +138,16 @@ START_TEST(test_a_recursion_deeper_than_a_stack_unwinds_as_libunwind_does)
 }
 END_TEST
 
+/* A frame rebuilt at the address of the last walk's, with the same
+ * return address in its slot, under another caller: the walk must not
+ * take the last walk's outer frames for this one's (the saved rbp, and
+ * the frames further out, differ). */
+START_TEST(test_a_frame_rebuilt_where_the_last_was_under_another_caller_unwinds_as_libunwind_does)
+{
+	verify_both_builds("wl_unwind", "reframe");
+}
+END_TEST
+
 START_TEST(test_cxx_throw_and_catch_through_allocating_frames_unwinds_as_libunwind_does)
 {
 	verify_both_builds("wl_unwind_throw", NULL);
@@ -153,8 +164,10 @@ START_TEST(test_python3_unwinds_as_libunwind_does)
 			 "print(len(sorted(e.items())))\n",
 			 NULL };
 
-	if (access(argv[0], X_OK))
+	if (access(argv[0], X_OK)) {
 		MT_TEST_SKIP("needs %s (not found)", argv[0]);
+		return;
+	}
 	verify_run(argv, "PYTHONMALLOC=malloc");
 }
 END_TEST
@@ -169,9 +182,69 @@ START_TEST(test_sqlite3_unwinds_as_libunwind_does)
 			 "select count(*) from t;",
 			 NULL };
 
-	if (access(argv[0], X_OK))
+	if (access(argv[0], X_OK)) {
 		MT_TEST_SKIP("needs %s (not found)", argv[0]);
+		return;
+	}
 	verify_run(argv, NULL);
+}
+END_TEST
+
+/* The C compiler a file goes through: the driver, cc1 (GCC's own
+ * allocators, deep recursive descent) and the assembler, each traced. */
+START_TEST(test_gcc_compiling_a_file_unwinds_as_libunwind_does)
+{
+	static const char source[] =
+		"#include <stdio.h>\n"
+		"#include <stdlib.h>\n"
+		"struct node { struct node *next; int key; double w[4]; };\n"
+		"static struct node *push(struct node *h, int k)\n"
+		"{\n"
+		"\tstruct node *n = malloc(sizeof(*n));\n"
+		"\tif (!n)\n\t\tabort();\n"
+		"\tn->next = h;\n\tn->key = k;\n"
+		"\tfor (int i = 0; i < 4; i++)\n\t\tn->w[i] = k * 0.5 + i;\n"
+		"\treturn n;\n"
+		"}\n"
+		"int main(int argc, char **argv)\n"
+		"{\n"
+		"\tstruct node *h = NULL;\n"
+		"\tlong sum = 0;\n"
+		"\tfor (int i = 0; i < argc * 1000; i++)\n"
+		"\t\th = push(h, i % 7 ? i : -i);\n"
+		"\tfor (struct node *n = h; n; n = n->next)\n"
+		"\t\tsum += n->key > 0 ? n->key : (long)n->w[argc % 4];\n"
+		"\tprintf(\"%s %ld\\n\", argv[0], sum);\n"
+		"\treturn 0;\n"
+		"}\n";
+	char *gcc = "/usr/bin/gcc", *dir, *src, *obj;
+	char *probe[] = { gcc, "-print-prog-name=cc1", NULL };
+	mt_test_run_t r;
+
+	if (access(gcc, X_OK)) {
+		MT_TEST_SKIP("needs %s (not found)", gcc);
+		return;
+	}
+	mt_test_run(&r, probe, NULL);
+	r.out[strcspn(r.out, "\n")] = '\0';
+	if (r.status != 0 || r.out[0] != '/' || access(r.out, X_OK)) {
+		MT_TEST_SKIP("needs gcc's cc1 (gcc -print-prog-name=cc1: '%s')", r.out);
+		mt_test_run_release(&r);
+		return;
+	}
+	mt_test_run_release(&r);
+	dir = mt_test_scratch();
+	src = mt_test_path(dir, "list.c");
+	obj = mt_test_path(dir, "list.o");
+	mt_test_write(src, source, sizeof(source) - 1);
+	{
+		char *argv[] = { gcc, "-O2", "-g", "-Wall", "-c", src, "-o", obj, NULL };
+
+		verify_run(argv, NULL);
+	}
+	ck_assert(mt_test_exists(obj));
+	free(src);
+	free(obj);
 }
 END_TEST
 
@@ -186,10 +259,14 @@ Suite *mt_suite_unwind(void)
 	tcase_add_test(tc, test_a_signal_handler_on_sigaltstack_unwinds_as_libunwind_does);
 	tcase_add_test(tc, test_eight_threads_unwind_as_libunwind_does);
 	tcase_add_test(tc, test_a_recursion_deeper_than_a_stack_unwinds_as_libunwind_does);
+	tcase_add_test(
+		tc,
+		test_a_frame_rebuilt_where_the_last_was_under_another_caller_unwinds_as_libunwind_does);
 	tcase_add_test(tc,
 		       test_cxx_throw_and_catch_through_allocating_frames_unwinds_as_libunwind_does);
 	tcase_add_test(tc, test_python3_unwinds_as_libunwind_does);
 	tcase_add_test(tc, test_sqlite3_unwinds_as_libunwind_does);
+	tcase_add_test(tc, test_gcc_compiling_a_file_unwinds_as_libunwind_does);
 	suite_add_tcase(s, tc);
 	return s;
 }

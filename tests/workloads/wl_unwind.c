@@ -7,10 +7,20 @@
  *   sigaltstack  allocations in a SIGUSR1 handler on an alternate stack
  *                (raised outside malloc), 500 times;
  *   threads      8 threads allocating at once;
- *   recurse      allocations at every depth of a recursion 200 deep.
- * Prints nothing; exits 0, or 2 on a bad mode.
+ *   recurse      allocations at every depth of a recursion 200 deep;
+ *   reframe      two callers, one with a deeper frame, called from one
+ *                place, each calling the same function, which allocas
+ *                so that the frame that allocates is at the same
+ *                address both times: its return-address slot holds the
+ *                same value there, and so do the slots the other
+ *                caller's walk read further out (left on the stack);
+ *                only its saved rbp differs; 2000 times, in turn.
+ * Prints nothing; exits 0, 2 on a bad mode, 4 when reframe cannot put
+ * the frame at the same address.
  */
+#include <alloca.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -130,6 +140,74 @@ static void mode_recurse(void)
 		alloc_down(200, NULL);
 }
 
+static uintptr_t leaf_frame;
+
+/* The frame that allocates: its address (it keeps a frame pointer, and
+ * saves the caller's rbp) is where the caller's alloca put it. */
+static __attribute__((noinline)) void leaf(void)
+{
+	void *p = malloc(24);
+
+	leaf_frame = (uintptr_t)__builtin_frame_address(0);
+	sink += p != NULL;
+	free(p);
+}
+
+/* alloca keeps rbp as this frame's base: the rbp leaf saves is where
+ * this frame began, and leaf's own frame is pad further down. */
+static __attribute__((noinline)) void mid(size_t pad)
+{
+	volatile char *a = alloca(pad);
+
+	a[0] = 1;
+	leaf();
+	sink += a[0];
+}
+
+static __attribute__((noinline)) void outer_shallow(size_t pad)
+{
+	mid(pad);
+	sink++;
+}
+
+static __attribute__((noinline)) void outer_deep(size_t pad)
+{
+	volatile char big[512];
+
+	big[0] = 1;
+	mid(pad);
+	sink += big[0];
+}
+
+/* Both callers called from one place, so that their own return
+ * addresses are the same value in the same slot. */
+static void call_outer(void (*outer)(size_t), size_t pad)
+{
+	void (*volatile call)(size_t) = outer;
+
+	call(pad);
+}
+
+static void mode_reframe(void)
+{
+	uintptr_t want, deep;
+	size_t pad;
+
+	call_outer(outer_shallow, 1024);
+	want = leaf_frame;
+	call_outer(outer_deep, 1024);
+	deep = leaf_frame;
+	if (deep >= want || want - deep >= 1024)
+		exit(4);
+	pad = 1024 - (want - deep);
+	call_outer(outer_deep, pad);
+	if (leaf_frame != want)
+		exit(4);
+	/* One call site for both, as for call_outer's. */
+	for (int i = 0; i < 4000; i++)
+		call_outer(i & 1 ? outer_deep : outer_shallow, i & 1 ? pad : 1024);
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -144,6 +222,8 @@ int main(int argc, char **argv)
 		mode_threads();
 	else if (!strcmp(m, "recurse"))
 		mode_recurse();
+	else if (!strcmp(m, "reframe"))
+		mode_reframe();
 	else
 		return 2;
 	return 0;
