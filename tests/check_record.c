@@ -690,6 +690,65 @@ START_TEST(test_a_forked_child_keeps_its_parents_clock_verdict_and_needs_no_chil
 }
 END_TEST
 
+/* 18. Record's collector sleeps while no ring has records: it is woken
+ * by a registration, a program's end, a ring's doorbell, a trace's
+ * second, not every millisecond.  The command reads its parent's (the
+ * collector's) voluntary context switches over a second in which a
+ * traced sleep(1) is its only other process. */
+START_TEST(test_records_collector_sleeps_while_no_ring_has_records)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *args[] = { "sh", "-c",
+			 "s() { sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' /proc/$PPID/status; }; "
+			 "a=$(s); sleep 1; b=$(s); echo $((b - a))",
+			 NULL };
+	mt_test_run_t r;
+	long woke;
+
+	record(&r, out, args);
+	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.err, "");
+	woke = atol(r.out);
+	/* A millisecond's nap woke it a thousand times. */
+	mt_quiet(r.out[0] >= '0' && r.out[0] <= '9' && woke < 100,
+		 "the collector woke %s times in a second", r.out);
+	assert_complete(out);
+	mt_test_run_release(&r);
+	free(out);
+}
+END_TEST
+
+/* 19. A program that fills its ring while record's collector sleeps
+ * rings the doorbell and waits no longer than the collector takes: 64
+ * slots, 100,000 allocations and frees, every event in the trace, well
+ * within the time a collector that slept its second each time would
+ * take. */
+START_TEST(test_a_full_ring_wakes_records_sleeping_collector)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *prog = mt_test_workload("wl_fill");
+	char *argv[] = { mt_test_memtrace(), "record", "-o", out, "--", prog, "100000", NULL };
+	char *env[] = { "MEMTRACE_RING_SLOTS=64", NULL };
+	struct timespec a, b;
+	mt_test_run_t r;
+	double secs;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	mt_test_run(&r, argv, env);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.out, "fill: 100000\n");
+	mt_quiet_uint_eq(assert_complete(out), 1);
+	mt_quiet_int_eq(count_all(out, 100), 100000);
+	mt_quiet(secs < 60, "took %.1f s", secs);
+	mt_test_run_release(&r);
+	free(argv[0]);
+	free(prog);
+	free(out);
+}
+END_TEST
+
 Suite *mt_suite_record(void)
 {
 	Suite *s = suite_create("record");
@@ -712,6 +771,8 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_a_process_starts_without_waiting_for_records_collector);
 	tcase_add_test(tc, test_a_process_starts_traced_without_a_child_sharing_its_memory);
 	tcase_add_test(tc, test_a_forked_child_keeps_its_parents_clock_verdict_and_needs_no_child);
+	tcase_add_test(tc, test_records_collector_sleeps_while_no_ring_has_records);
+	tcase_add_test(tc, test_a_full_ring_wakes_records_sleeping_collector);
 	suite_add_tcase(s, tc);
 	return s;
 }
