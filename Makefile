@@ -244,7 +244,7 @@ $(PIC)/%.o: %.c
 
 $(PRELOAD): $(PRELOAD_OBJ)
 	$(call say,LINK,$@)$(CC) $(OPTFLAGS) $(WARN) $(PRELOAD_LTO) $(LDFLAGS) -shared \
-		-Wl,-z,defs -Wl,-z,now -o $@ $^ $(UNWIND_LIBS) -ldl -lpthread -lm
+		-Wl,-z,defs -Wl,-z,now -o $@ $^ $(UNWIND_LIBS) -ldl -lpthread
 
 $(LIBCORE): $(CORE_OBJ)
 	$(call say,AR,$@)$(AR) rcs $@ $^

@@ -508,6 +508,8 @@ static int step(drain_t *d)
 		d->gone = 1; /* one more drain, stepping over what is half made */
 		return MT_COLLECT_BUSY;
 	}
+	if (d->exec_pending && c->replaced)
+		return MT_COLLECT_DONE; /* the exec succeeded: its image registered */
 	if (d->exec_pending && now_ns() - d->last_exec_look > EXEC_POLL_MS * 1000000ull) {
 		d->last_exec_look = now_ns();
 		if (!ring_still_mapped(c))
@@ -534,6 +536,31 @@ int mt_collect_step(mt_collect_t *c)
 	rc = step(d);
 	d->cpu_ns += thread_cpu_ns() - cpu;
 	return rc;
+}
+
+int mt_collect_wait_ms(mt_collect_t *c)
+{
+	drain_t *d = c->drain;
+	uint64_t now, ms = FLUSH_NS / 1000000;
+
+	if (!d || !d->batch || d->gone || c->ended)
+		return 0;
+	if (!c->watched)
+		return IDLE_MS; /* its end is known only by looking */
+	now = now_ns();
+	if (d->dirty) {
+		uint64_t due = d->last_flush + FLUSH_NS;
+
+		ms = due > now ? (due - now) / 1000000 + 1 : 0;
+	}
+	if (d->exec_pending) {
+		uint64_t due = d->last_exec_look + EXEC_POLL_MS * 1000000ull, e;
+
+		e = due > now ? (due - now) / 1000000 + 1 : 0;
+		if (e < ms)
+			ms = e;
+	}
+	return (int)ms;
 }
 
 void mt_collect_nap(mt_collect_t *c)

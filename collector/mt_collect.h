@@ -41,6 +41,9 @@ typedef struct {
 	/* The caller polls pidfd itself, with the other rings' (a shared
 	 * collector), and sets ended once it is readable. */
 	int watched, ended;
+	/* A later image of the same process has registered (a shared
+	 * collector): an exec whose stop was read has succeeded. */
+	int replaced;
 	struct mt_collect_drain *drain; /* mt_collect's own, from open */
 } mt_collect_t;
 
@@ -61,6 +64,12 @@ enum {
  * mt_collect_close must follow either way). */
 int mt_collect_open(mt_collect_t *c);
 int mt_collect_step(mt_collect_t *c);
+/* How long a collector of many rings may sleep for c, in ms, once every
+ * ring is idle: until its buffered lines are due in the file (a second
+ * after the last flush), or its exec is due a look (10 ms); a second at
+ * most; 0 when it is to be stepped now; 1 when its program's end is
+ * known only by looking. */
+int mt_collect_wait_ms(mt_collect_t *c);
 /* Sleep up to a millisecond, or until a writer that finds the ring full
  * rings its doorbell. */
 void mt_collect_nap(mt_collect_t *c);

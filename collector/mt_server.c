@@ -37,7 +37,10 @@
 /* How long the registration's message may take once a process has
  * connected: it sends it at once. */
 #define REGISTER_TIMEOUT_S 2
+/* The serve loop's nap once every ring is idle: NAP_MS after records,
+ * twice as long at each idle wake, at most NAP_MAX_MS. */
 #define NAP_MS 1
+#define NAP_MAX_MS 16
 
 typedef struct ring {
 	mt_collect_t c;
@@ -332,6 +335,12 @@ static void take_all(int lfd, ring_t **rings, size_t *nrings)
 		r = take(fd);
 		close(fd);
 		if (r) {
+			/* The same process again: its exec succeeded, and
+			 * the trace of the image before ends with its stop
+			 * without a look at its maps. */
+			for (ring_t *q = *rings; q; q = q->next)
+				if (q->c.program == r->c.program)
+					q->c.replaced = 1;
 			r->next = *rings;
 			*rings = r;
 			(*nrings)++;
@@ -389,7 +398,7 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 	size_t nrings = 0, cap = 0;
 	struct pollfd *pfd = NULL;
 	ring_t **polled = NULL;
-	int lfd = -1, status = 0, ended = 0;
+	int lfd = -1, status = 0, ended = 0, cmdfd = -1, nap = NAP_MS;
 	uint64_t rnd = 0;
 	pid_t pid;
 
@@ -435,6 +444,10 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	command_pid = pid;
+	/* The command's end wakes the loop (no SIGCHLD handler). */
+	cmdfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (cmdfd >= 0)
+		fcntl(cmdfd, F_SETFD, FD_CLOEXEC);
 	/* A terminal's ^C and ^\ reach the command itself (it is in the
 	 * foreground process group too); record waits for it to end. */
 	memset(&sa, 0, sizeof(sa));
@@ -452,8 +465,8 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 	sigprocmask(SIG_UNBLOCK, &block, NULL);
 
 	for (;;) {
-		int busy = 0;
-		size_t n = 0;
+		int busy = 0, wait = -1;
+		size_t n = 0, first;
 
 		for (ring_t **p = &rings; *p;) {
 			ring_t *r = *p;
@@ -468,8 +481,33 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 				continue;
 			}
 			busy |= st == MT_COLLECT_BUSY;
+			if (st == MT_COLLECT_IDLE) {
+				int ms = mt_collect_wait_ms(&r->c);
+
+				if (wait < 0 || ms < wait)
+					wait = ms;
+			}
 			p = &r->next;
 		}
+		/*
+		 * A writer can wake this loop only through a futex word of
+		 * its ring (it holds no descriptor of ours), which poll()
+		 * cannot wait on, and a thread to wait on the words would
+		 * count against the user's RLIMIT_NPROC.  So the nap grows
+		 * while no ring has records, and a writer that fills its
+		 * ring meanwhile waits at most NAP_MAX_MS; registrations,
+		 * ends and the command's end wake it at once.
+		 */
+		if (busy) {
+			wait = 0;
+			nap = NAP_MS;
+		} else if (nrings) {
+			if (wait < 0 || wait > nap)
+				wait = nap;
+			nap = nap * 2 > NAP_MAX_MS ? NAP_MAX_MS : nap * 2;
+		}
+		if (!ended && cmdfd < 0 && (wait < 0 || wait > NAP_MAX_MS))
+			wait = NAP_MAX_MS; /* the command's end is known only by looking */
 		if (!ended) {
 			int ws;
 			pid_t got = waitpid(pid, &ws, WNOHANG);
@@ -490,7 +528,7 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 			if (!nrings)
 				break;
 		}
-		if (cap < nrings + 1) {
+		if (cap < nrings + 2) {
 			struct pollfd *q = realloc(pfd, (nrings + 16) * sizeof(*q));
 			ring_t **qr = q ? realloc(polled, (nrings + 16) * sizeof(*qr)) : NULL;
 
@@ -501,17 +539,21 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 				cap = nrings + 16;
 			}
 		}
-		if (pfd && polled && cap >= nrings + 1) {
+		if (pfd && polled && cap >= nrings + 2) {
 			pfd[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+			pfd[n++] = (struct pollfd){ .fd = ended ? -1 : cmdfd, .events = POLLIN };
+			first = n;
 			for (ring_t *r = rings; r; r = r->next)
 				if (r->c.watched && !r->c.ended) {
 					polled[n] = r;
 					pfd[n++] = (struct pollfd){ .fd = r->pidfd, .events = POLLIN };
 				}
-			if (poll(pfd, (nfds_t)n, busy ? 0 : NAP_MS) > 0)
-				for (size_t i = 1; i < n; i++)
+			if (poll(pfd, (nfds_t)n, wait) > 0) {
+				nap = NAP_MS;
+				for (size_t i = first; i < n; i++)
 					if (pfd[i].revents)
 						polled[i]->c.ended = 1;
+			}
 		} else {
 			/* No memory for the arrays: each ring on its own. */
 			for (ring_t *r = rings; r; r = r->next)
@@ -528,6 +570,8 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 		}
 		take_all(lfd, &rings, &nrings);
 	}
+	if (cmdfd >= 0)
+		close(cmdfd);
 	close(lfd);
 	free(pfd);
 	free(polled);

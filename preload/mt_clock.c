@@ -389,9 +389,10 @@ void mt_clock_program_locks_down(void)
 	atomic_store(&locked_down, 1);
 }
 
-/* Ask the machine once, when the calibration is due (a process that ends
- * sooner never pays for mt_nofd's child), unless the program has locked
- * its system calls down (the child's clone could be fatal). */
+/* Ask the machine once: at the start (mt_clock_decide), or, in a
+ * process that started with threads, when the calibration is due, unless
+ * the program has locked its system calls down (the child's clone could
+ * be fatal). */
 static void decide(void)
 {
 	long rc[2] = { -1, -1 };
@@ -412,6 +413,12 @@ static void decide(void)
 	} else {
 		stop(verdict_why, 0);
 	}
+}
+
+void mt_clock_decide(void)
+{
+	if (atomic_load(&verdict) == 0)
+		decide();
 }
 
 /* CLOCK_MONOTONIC and the counter at the same moment, the tightest of

@@ -33,10 +33,12 @@
  * millisecond, and only where the kernel's clocksource is "tsc" (it found
  * the counters of all CPUs in step) and /proc/cpuinfo's flags have
  * constant_tsc and nonstop_tsc (an invariant counter).  Those files are
- * read when the calibration is due, in one mt_nofd child (a clone: 0.3
- * ms and more on a busy machine), so a process that ends sooner never
- * pays for it; a program that has installed a seccomp filter by then is
- * never asked (the clone could be fatal).  A calibration that looks
+ * read at the start, while the process has one thread, in place
+ * (mt_clock_decide: three system calls where the clocksource is not the
+ * TSC), and a forked child keeps the answer; a process that started with
+ * threads reads them when the calibration is due, in one mt_nofd child,
+ * unless it has installed a seccomp filter by then (the clone could be
+ * fatal).  A calibration that looks
  * wrong (a rate 1 % off the first, 20 us ahead, a counter that went back)
  * stops it for the process.  Everywhere else t is clock_gettime()'s.
  *
@@ -92,6 +94,12 @@ void mt_clock_thread_tsc_changed(void);
  * never reads the machine's files (the clone of mt_nofd's child could be
  * refused, or fatal) and keeps clock_gettime(). */
 void mt_clock_program_locks_down(void);
+
+/* Judge the machine now, if it is not judged yet: its files read through
+ * mt_nofd (in place while the process has one thread, mt_nofd_set_alone).
+ * The start calls it while it is alone, so that no process asks later in
+ * a child of its own; a forked child keeps its parent's verdict. */
+void mt_clock_decide(void);
 
 /*
  * Whether the TSC may stand for CLOCK_MONOTONIC, judged from the text of

@@ -22,6 +22,18 @@
 #define STACK_LEN (64u << 10)
 
 _Atomic int mt_nofd_refused;
+/* Set only while the process has one thread (mt_nofd_set_alone). */
+static int alone;
+
+void mt_nofd_set_alone(int on)
+{
+	alone = on;
+}
+
+int mt_nofd_alone(void)
+{
+	return alone;
+}
 
 static long sys(long n, long a, long b, long c, long d, long e, long f)
 {
@@ -51,11 +63,20 @@ long mt_nofd_run(long (*fn)(void *), void *arg)
 	int saved = errno, st;
 	pid_t pid;
 
+	sigfillset(&all);
+	if (alone) {
+		/* No handler of the program may run while a descriptor of
+		 * ours is in its table. */
+		sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
+		r.result = fn(arg);
+		sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+		errno = saved;
+		return r.result;
+	}
 	stack = mt_child_stack_map(STACK_LEN);
 	if (stack < 0 && stack > -4096)
 		return stack;
 	/* No handler of the program may run in a child sharing its memory. */
-	sigfillset(&all);
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
 	/* No exit signal: the child is no one's business but ours. */
 	pid = clone(child, (char *)stack + STACK_LEN, CLONE_VM | CLONE_VFORK, &r);

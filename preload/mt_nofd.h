@@ -30,6 +30,19 @@
  */
 long mt_nofd_run(long (*fn)(void *), void *arg);
 
+/*
+ * While on is set, the process has one thread and every signal of it is
+ * blocked around each call: mt_nofd_run runs fn in place, in the
+ * program's own table, and the descriptors fn opens are closed before it
+ * returns.  Nothing of the program can run meanwhile to see one, so the
+ * table is what it was, as in a child, without the child's clone and the
+ * scheduler's round trip (a forked child before fork() returns in it; an
+ * image's start before its first thread).  Only the one thread may set
+ * it, and must clear it before anything else can run.
+ */
+void mt_nofd_set_alone(int on);
+int mt_nofd_alone(void);
+
 /* The errno of the first clone refused with EPERM or ENOSYS (a seccomp
  * filter the program installed), 0 while none was: the caller stops
  * tracing (it cannot read a file the way it must). */

@@ -6,8 +6,8 @@
  */
 #include "mt_sample.h"
 
-#include <math.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/mman.h>
 
 uint64_t mt_sample_bytes;
@@ -68,15 +68,48 @@ static uint64_t next_random(void)
 	return rng * 0x2545f4914f6cdd1dull;
 }
 
+/* ln(x) for a normal x > 0, to a few units in the last place: the
+ * preload's own, so that it does not load libm into every traced process
+ * for one function.  x = m 2^e, m in [sqrt(1/2), sqrt(2)); ln m =
+ * 2 atanh(s), s = (m - 1) / (m + 1), |s| < 0.172, whose series has
+ * converged to 2^-58 by s^23. */
+double mt_sample_ln(double x)
+{
+	uint64_t b;
+	double m, s, s2, p, t = 0;
+	int e;
+
+	memcpy(&b, &x, sizeof(b));
+	e = (int)((b >> 52) & 0x7ff) - 1023;
+	b = (b & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
+	memcpy(&m, &b, sizeof(m));
+	if (m > 0x1.6a09e667f3bcdp+0) {
+		m *= 0.5;
+		e++;
+	}
+	s = (m - 1) / (m + 1);
+	s2 = s * s;
+	p = s;
+	for (int k = 1; k <= 23; k += 2) {
+		t += p / k;
+		p *= s2;
+	}
+	return e * 0x1.62e42fefa39efp-1 + 2 * t;
+}
+
 uint64_t mt_sample_draw(void)
 {
-	/* u in (0, 1]: -log(u) is finite. */
+	/* u in (0, 1]: -ln(u) is finite. */
 	double u = (double)((next_random() >> 11) + 1) * 0x1p-53;
-	double x = ceil(-log(u) * (double)mt_sample_bytes);
+	double x = -mt_sample_ln(u) * (double)mt_sample_bytes;
+	uint64_t k;
 
-	if (x < 1)
-		return 1;
-	return x >= (double)LEFT_MAX ? (uint64_t)LEFT_MAX : (uint64_t)x;
+	if (x >= (double)LEFT_MAX)
+		return (uint64_t)LEFT_MAX;
+	k = (uint64_t)x; /* rounded up, as ceil() */
+	if ((double)k < x)
+		k++;
+	return k < 1 ? 1 : k;
 }
 
 void mt_sample_init(uint64_t bytes, uint64_t seed)

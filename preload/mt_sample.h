@@ -69,6 +69,10 @@ static inline __attribute__((always_inline)) int mt_sample_take(size_t size)
  * countdown restarts from.  For the tests of the estimator. */
 uint64_t mt_sample_draw(void);
 
+/* The natural logarithm of a normal x > 0, the draw's own (the preload
+ * loads no libm); exposed for its test against libm's log(). */
+double mt_sample_ln(double x);
+
 /*
  * The set of live sampled blocks.  mark: ptr is a sampled block now (0,
  * or -1 when no memory could be mapped for its bit: the caller records it

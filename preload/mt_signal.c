@@ -100,11 +100,22 @@ void mt_signal_raise_pending(void)
 void mt_signal_install(int (*on_end)(void),
 		       int (*real)(int, const struct sigaction *, struct sigaction *))
 {
+	sigset_t all, was;
+	int init;
+
 	real_action = real;
 	memset(&handler, 0, sizeof(handler));
 	handler.sa_sigaction = on_signal;
 	handler.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigemptyset(&handler.sa_mask);
+	sigfillset(&all);
+	init = is_init();
+	/* One system call a signal, not three (a look, a getpid, the
+	 * handler): the handler goes in and the action found comes out, and
+	 * an action that was not the default goes straight back.  Every
+	 * signal is blocked meanwhile, so none is delivered to a handler
+	 * that stands for a moment where the program chose an action. */
+	sigprocmask(SIG_SETMASK, &all, &was);
 	for (size_t i = 0; i < NSIGS; i++) {
 		int sig = ending[i];
 		struct sigaction old;
@@ -113,18 +124,21 @@ void mt_signal_install(int (*on_end)(void),
 		/* A pid namespace's init (the program exec'd by unshare -pf,
 		 * a container's entrypoint) does not die of these: no
 		 * handler, hidden or not, where the default does nothing. */
-		if (i >= CRASHES && is_init())
+		if (i >= CRASHES && init)
 			continue;
-		if (real(sig, NULL, &old) < 0)
+		if (real(sig, &handler, &old) < 0)
 			continue;
 		/* An action the program (or another preload) chose first
 		 * is theirs to keep. */
-		if (!wants_default(&old))
+		if (!wants_default(&old)) {
+			real(sig, &old, NULL);
 			continue;
+		}
 		previous[sig] = old;
-		if (real(sig, &handler, NULL) == 0 && i >= CRASHES)
+		if (i >= CRASHES)
 			atomic_store(&hidden[sig], 1);
 	}
+	sigprocmask(SIG_SETMASK, &was, NULL);
 	end_trace = on_end;
 }
 

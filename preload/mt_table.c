@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define MIN_CAP 1024
+#define MIN_CAP 256
 
 static void *map(size_t size)
 {

@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -94,8 +95,6 @@ static atomic_int warned;
 /* MEMTRACE_RECORD: the socket of memtrace record's collector, which
  * serves this process's ring; empty: each process starts its own. */
 static char record_sock[MT_REGISTER_SOCKET_MAX + 1];
-/* A forked child registers from its own table (mt_spawn_register). */
-static int forked_alone;
 /* The process cannot be traced invisibly without memtrace record (it is
  * pid 1, or a child subreaper): neither it nor its tree is traced, and
  * libmtpreload.so leaves LD_PRELOAD (mt_trace_publish_env). */
@@ -542,8 +541,10 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid,
 	if (!slots)
 		return -EFBIG;
 	if (record_sock[0]) {
+		/* A process with one thread registers from its own table
+		 * (mt_nofd_set_alone says why that is invisible). */
 		rc = mt_spawn_register(record_sock, name, root, slots, mt_clock_now(),
-				       forked_alone, &mt_record_ring);
+				       mt_nofd_alone(), &mt_record_ring);
 		if (rc == -EPERM)
 			mt_say_line("memtrace record's collector does not serve this process "
 				    "(another user's); the program runs untraced", NULL, NULL);
@@ -731,9 +732,12 @@ static void atfork_child(void)
 		} else if (mt_name_expand(child_pattern, getpid(), name, sizeof(name)) < 0) {
 			mt_say_line("the trace name is too long; the child runs untraced", NULL, NULL);
 		} else {
-			forked_alone = 1;
+			/* One thread: the registration and the files its
+			 * header reads take no child (mt_nofd_set_alone). */
+			mt_nofd_set_alone(1);
+			mt_clock_decide();
 			begin_trace_locked(name, 0, stack_depth, ppid, 1);
-			forked_alone = 0;
+			mt_nofd_set_alone(0);
 		}
 	}
 	guard--;
@@ -851,6 +855,14 @@ void mt_trace_init(void)
 		memcpy(env_entry, "MEMTRACE_OUTPUT=", 16);
 		memcpy(env_entry + 16, child_pattern, strlen(child_pattern) + 1);
 	}
+	/* A start before any thread (glibc's own word: no thread was ever
+	 * made) reads its files and registers in place, with no child: the
+	 * clones were most of a short process's cost, each a round trip
+	 * through a busy scheduler (docs/performance.md). */
+	if (__libc_single_threaded) {
+		mt_nofd_set_alone(1);
+		mt_clock_decide();
+	}
 	mt_lock_take();
 	rc = begin_trace_locked(name, root, mt_settings_depth(getenv("MEMTRACE_STACK_DEPTH")),
 				getppid(), 0);
@@ -860,6 +872,7 @@ void mt_trace_init(void)
 	 * the collector starts and opens the trace, then wait for it. */
 	if (rc >= 0)
 		mt_symbol_load();
+	mt_nofd_set_alone(0);
 	if (rc == 1)
 		rc = open_wait(name);
 	if (rc < 0) {

@@ -403,6 +403,31 @@ START_TEST(test_the_program_sees_the_default_actions_it_did_not_change)
 }
 END_TEST
 
+/* An action ignored at the start (nohup's SIGHUP, a parent's SIGPIPE) is
+ * the program's: the handler that went in for a moment, every signal
+ * blocked, comes out again, and the program sees and gets what it does
+ * bare. */
+START_TEST(test_actions_ignored_at_the_start_stay_ignored)
+{
+	scene_t sc;
+	char script[4096];
+	char *argv[] = { "/bin/sh", "-c", script, NULL };
+	mt_test_run_t bare, r;
+
+	scene_init(&sc, "wl_signals", "t.%p.jsonl");
+	snprintf(script, sizeof(script), "trap '' HUP PIPE; exec '%s' show", sc.prog);
+	mt_test_run(&bare, argv, NULL);
+	mt_quiet_int_eq(bare.status, 0);
+	mt_quiet(strstr(bare.out, "sigaction HUP: ignored\n") != NULL, "%s", bare.out);
+	mt_test_run_traced(&r, argv, sc.trace, NULL);
+	mt_quiet_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, bare.out);
+	mt_test_run_release(&r);
+	mt_test_run_release(&bare);
+	scene_release(&sc);
+}
+END_TEST
+
 /*
  * Python makes SIGINT raise KeyboardInterrupt only where it finds the
  * default action at its start, and after an unhandled one it puts the
@@ -876,6 +901,7 @@ Suite *mt_suite_process(void)
 	tcase_add_test(tc, test_thread_that_forbids_rdtsc_after_allocating_runs_traced);
 	tcase_add_test(tc, test_signals_that_end_the_process_end_the_trace);
 	tcase_add_test(tc, test_the_program_sees_the_default_actions_it_did_not_change);
+	tcase_add_test(tc, test_actions_ignored_at_the_start_stay_ignored);
 	tcase_add_test(tc, test_python_keeps_keyboard_interrupt_and_its_trace_ends);
 	tcase_add_test(tc, test_small_tmpfs_keeps_what_fits);
 	tcase_add_test(tc, test_make_j2_through_the_shell_leaves_every_trace_complete);

@@ -593,6 +593,162 @@ START_TEST(test_a_process_starts_without_waiting_for_records_collector)
 }
 END_TEST
 
+/*
+ * wl_forkwait under record in a sandbox that refuses every clone() with
+ * CLONE_VM (wl_launch novmclone): the tracer can make no child that
+ * shares the program's memory.  Returns the trace of the process whose
+ * exe ends in wl_forkwait and whose ppid is (child) or is not (parent)
+ * another wl_forkwait's; NULL when the shape cannot be made.
+ */
+static char *forkwait_without_vm_clones(const char *test, const char *out, int child)
+{
+	char *launch = mt_test_workload("wl_launch"), *prog = mt_test_workload("wl_forkwait");
+	char *args[] = { launch, "novmclone", prog, NULL };
+	char *found = NULL, **names;
+	long parent = -1;
+	mt_test_run_t r;
+	size_t n;
+
+	record(&r, out, args);
+	if (r.status == 77 && strstr(r.err, "wl_launch: ")) {
+		mt_test_skip(test, "a seccomp filter cannot be installed here (%s)", r.err);
+		goto done;
+	}
+	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.err, "");
+	ck_assert_str_eq(r.out, "done\n");
+	/* wl_launch up to its exec, wl_forkwait and its child. */
+	mt_quiet_uint_eq(assert_complete(out), 3);
+	names = zst_traces(out, &n);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++) {
+			char *path = mt_test_path(out, names[i]);
+			json_object *start = mt_test_trace_start(path);
+			const char *exe = mt_test_json_str(start, "exe");
+			long pid = mt_test_json_i64(start, "pid"), ppid = mt_test_json_i64(start, "ppid");
+
+			if (exe && strstr(exe, "/wl_forkwait")) {
+				if (pass == 0 && mt_test_trace_count(path, "alloc", 4040) == 1)
+					parent = pid;
+				if (pass == 1 && !found && (child ? ppid == parent : pid == parent))
+					found = strdup(path);
+			}
+			json_object_put(start);
+			free(path);
+		}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	mt_quiet(found != NULL, "no trace of the %s", child ? "child" : "parent");
+done:
+	mt_test_run_release(&r);
+	free(launch);
+	free(prog);
+	return found;
+}
+
+/* 16. An image that starts with one thread reads its files and hands
+ * its ring over in place, with no child of the tracer's: where no such
+ * child can be made it is traced whole, its events after the clock's
+ * first calibration (a millisecond in) included. */
+START_TEST(test_a_process_starts_traced_without_a_child_sharing_its_memory)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *trace = forkwait_without_vm_clones(__func__, out, 0);
+
+	if (trace) {
+		mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", 4040), 1);
+		mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", 4141), 1);
+		mt_quiet_int_eq(mt_test_trace_count(trace, "free", 0), 2);
+		free(trace);
+	}
+	free(out);
+}
+END_TEST
+
+/* 17. A forked child keeps its parent's verdict on the TSC and reads its
+ * command line in place: no child of the tracer's either, its argv in
+ * its trace.start, its event after a millisecond recorded. */
+START_TEST(test_a_forked_child_keeps_its_parents_clock_verdict_and_needs_no_child)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *trace = forkwait_without_vm_clones(__func__, out, 1);
+
+	if (trace) {
+		json_object *start = mt_test_trace_start(trace), *argv;
+
+		argv = mt_test_json_member(start, "argv");
+		mt_quiet(json_object_array_length(argv) == 1, "argv: %s",
+			 json_object_to_json_string(argv));
+		mt_quiet(strstr(json_object_get_string(json_object_array_get_idx(argv, 0)),
+				"wl_forkwait") != NULL, "argv: %s", json_object_to_json_string(argv));
+		json_object_put(start);
+		mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", 4242), 1);
+		free(trace);
+	}
+	free(out);
+}
+END_TEST
+
+/* 18. Record's collector sleeps while no ring has records: it is woken
+ * by a registration, a program's end, a ring's doorbell, a trace's
+ * second, not every millisecond.  The command reads its parent's (the
+ * collector's) voluntary context switches over a second in which a
+ * traced sleep(1) is its only other process. */
+START_TEST(test_records_collector_sleeps_while_no_ring_has_records)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *args[] = { "sh", "-c",
+			 "s() { sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' /proc/$PPID/status; }; "
+			 "a=$(s); sleep 1; b=$(s); echo $((b - a))",
+			 NULL };
+	mt_test_run_t r;
+	long woke;
+
+	record(&r, out, args);
+	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.err, "");
+	woke = atol(r.out);
+	/* A millisecond's nap woke it a thousand times. */
+	mt_quiet(r.out[0] >= '0' && r.out[0] <= '9' && woke < 100,
+		 "the collector woke %s times in a second", r.out);
+	assert_complete(out);
+	mt_test_run_release(&r);
+	free(out);
+}
+END_TEST
+
+/* 19. A program that fills its ring while record's collector sleeps
+ * rings the doorbell and waits no longer than the collector takes: 64
+ * slots, 100,000 allocations and frees, every event in the trace, well
+ * within the time a collector that slept its second each time would
+ * take. */
+START_TEST(test_a_full_ring_wakes_records_sleeping_collector)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *prog = mt_test_workload("wl_fill");
+	char *argv[] = { mt_test_memtrace(), "record", "-o", out, "--", prog, "100000", NULL };
+	char *env[] = { "MEMTRACE_RING_SLOTS=64", NULL };
+	struct timespec a, b;
+	mt_test_run_t r;
+	double secs;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	mt_test_run(&r, argv, env);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.out, "fill: 100000\n");
+	mt_quiet_uint_eq(assert_complete(out), 1);
+	mt_quiet_int_eq(count_all(out, 100), 100000);
+	mt_quiet(secs < 60, "took %.1f s", secs);
+	mt_test_run_release(&r);
+	free(argv[0]);
+	free(prog);
+	free(out);
+}
+END_TEST
+
 Suite *mt_suite_record(void)
 {
 	Suite *s = suite_create("record");
@@ -613,6 +769,10 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_a_process_that_exits_at_once_has_a_whole_trace);
 	tcase_add_test(tc, test_a_process_ends_without_waiting_for_records_collector);
 	tcase_add_test(tc, test_a_process_starts_without_waiting_for_records_collector);
+	tcase_add_test(tc, test_a_process_starts_traced_without_a_child_sharing_its_memory);
+	tcase_add_test(tc, test_a_forked_child_keeps_its_parents_clock_verdict_and_needs_no_child);
+	tcase_add_test(tc, test_records_collector_sleeps_while_no_ring_has_records);
+	tcase_add_test(tc, test_a_full_ring_wakes_records_sleeping_collector);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -16,6 +16,44 @@
 
 /* ---- the preload's core ---- */
 
+/* The draw's logarithm is libm's to 4e-16 (relative; absolute near 1),
+ * over the draw's whole range, 2^-53 to 1, and beyond. */
+START_TEST(test_sample_ln_is_libms_log)
+{
+	double worst = 0;
+
+	for (double x = 0x1p-60; x < 0x1p+10; x *= 1.0009765625) {
+		double want = log(x), got = mt_sample_ln(x);
+		double err = fabs(got - want) / (fabs(want) > 1 ? fabs(want) : 1);
+
+		if (err > worst)
+			worst = err;
+	}
+	ck_assert_double_eq(mt_sample_ln(1), 0);
+	mt_quiet(worst < 4e-16, "worst relative error %g", worst);
+}
+END_TEST
+
+/* The preload loads no libm into the traced program (one library less to
+ * map and relocate at every process's start): cat, which needs none,
+ * lists its own maps with the preload in. */
+START_TEST(test_the_preload_needs_no_libm)
+{
+	char *dir = mt_test_scratch(), pre[4096], out[4096];
+	char *argv[] = { "/bin/cat", "/proc/self/maps", NULL };
+	char *env[] = { pre, out, NULL };
+	mt_test_run_t r;
+
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s/libmtpreload.so", mt_test_build_dir());
+	snprintf(out, sizeof(out), "MEMTRACE_OUTPUT=%s/t.jsonl", dir);
+	mt_test_run(&r, argv, env);
+	mt_quiet(r.status == 0, "cat: %s", r.err);
+	mt_quiet(strstr(r.out, "libmtpreload.so") != NULL, "maps: %s", r.out);
+	mt_quiet(strstr(r.out, "/libm.so") == NULL, "maps: %s", r.out);
+	mt_test_run_release(&r);
+}
+END_TEST
+
 START_TEST(test_sample_parse_takes_bytes_and_binary_suffixes)
 {
 	ck_assert_uint_eq(mt_sample_parse("1"), 1);
@@ -731,6 +769,8 @@ Suite *mt_suite_sample(void)
 	TCase *core = tcase_create("core"), *preload = tcase_create("preload"),
 	      *read = tcase_create("read");
 
+	tcase_add_test(core, test_sample_ln_is_libms_log);
+	tcase_add_test(core, test_the_preload_needs_no_libm);
 	tcase_add_test(core, test_sample_parse_takes_bytes_and_binary_suffixes);
 	tcase_add_test(core, test_sample_set_holds_exactly_the_marked_blocks);
 	tcase_add_test(core, test_sample_takes_a_block_with_probability_one_minus_exp);

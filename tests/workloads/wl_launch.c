@@ -6,6 +6,9 @@
  *   nopidfd  a seccomp filter makes pidfd_open fail with ENOSYS, as on a
  *            kernel before 5.3 or under a container's seccomp profile;
  *   nofile6  RLIMIT_NOFILE soft and hard 6 (`ulimit -n 6`);
+ *   novmclone a seccomp filter makes clone() with CLONE_VM fail with
+ *            EPERM (fork's clone passes), as a sandbox may: the tracer
+ *            cannot make the children it reads files in;
  *   pid1     PROG is pid 1 of new user and pid namespaces (as
  *            `unshare -rpf` makes it), the launcher waiting outside.
  *
@@ -56,6 +59,32 @@ static int deny_pidfd_open(void)
 	}
 	if (syscall(SYS_pidfd_open, getpid(), 0) >= 0 || errno != ENOSYS) {
 		fprintf(stderr, "wl_launch: the seccomp filter leaves pidfd_open working\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* clone() with CLONE_VM in its flags fails with EPERM: threads, vfork
+ * and the tracer's children that share the program's memory. */
+static int deny_vm_clone(void)
+{
+	struct sock_filter code[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_VM, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(code) / sizeof(code[0]), code };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) {
+		fprintf(stderr, "wl_launch: cannot install a seccomp filter: %s\n",
+			strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -116,11 +145,15 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: wl_launch nopidfd|nofile6|pid1 PROG [ARGS...]\n");
+		fprintf(stderr, "usage: wl_launch nopidfd|nofile6|novmclone|pid1 PROG [ARGS...]\n");
 		return 64;
 	}
 	if (!strcmp(argv[1], "nopidfd")) {
 		if (deny_pidfd_open() < 0)
+			return CANNOT;
+		run(argv + 2);
+	} else if (!strcmp(argv[1], "novmclone")) {
+		if (deny_vm_clone() < 0)
 			return CANNOT;
 		run(argv + 2);
 	} else if (!strcmp(argv[1], "nofile6")) {
