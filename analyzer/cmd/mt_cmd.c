@@ -268,8 +268,9 @@ int mt_cmd_parse(const mt_cmd_spec_t *spec, void *ctx, int argc, char **argv,
 		options[n] = spec->options[n];
 		n++;
 	}
-	options[n++] = (struct option){ "threads", required_argument, NULL,
-					MT_CMD_OPT_THREADS };
+	if (!spec->no_threads)
+		options[n++] = (struct option){ "threads", required_argument,
+						NULL, MT_CMD_OPT_THREADS };
 	options[n] = (struct option){ NULL, 0, NULL, 0 };
 	snprintf(shorts, sizeof(shorts), ":%s", spec->shorts ? spec->shorts : "");
 	optind = 0; /* glibc: start afresh, so the CLI can run again */

@@ -236,6 +236,8 @@ typedef struct {
 	 * plot); otherwise once every option is read, so a bad option
 	 * after it is still an error (the other commands). */
 	int help_at_once;
+	/* The command reads no trace: --threads is no option of its. */
+	int no_threads;
 } mt_cmd_spec_t;
 
 /*
@@ -247,6 +249,10 @@ typedef struct {
 #define MT_CMD_THREADS_USAGE                                                   \
 	"  --threads N          read and parse the trace on N threads (default:\n" \
 	"                       the CPUs available); the output is the same\n"
+/* top's: it follows a file as it grows, on its own thread. */
+#define MT_CMD_TOP_THREADS_USAGE                                               \
+	"  --threads N          taken, and unused: a growing trace is read on\n"  \
+	"                       one thread\n"
 
 /*
  * Parse argv (argv[0] the command's name) as spec says, handing each
