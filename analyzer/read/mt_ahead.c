@@ -31,6 +31,15 @@
  * reads what is not there (and finds no '\n' in it). */
 #define PAD MT_PARSE_EXACT_SPAN
 
+/* The events a chunk holds at most: a block line is longer than 64
+ * bytes.  Made with the chunk, so that no thread ever allocates (and the
+ * out-of-memory tests fail each allocation on the pass's thread). */
+#define RECS_CAP (DATA_CAP / 64)
+
+/* A chunk's frames, compressed, at most: a frame of DATA_CAP bytes that
+ * does not compress, as ZSTD_COMPRESSBOUND() has it. */
+#define COMP_CAP (DATA_CAP + (DATA_CAP >> 8) + (128u << 10))
+
 /* How much compressed data the frame finder holds to see a frame whole. */
 #define CARVE_CAP (2 * (DATA_CAP + (DATA_CAP >> 7) + (64u << 10)))
 #define CARVE_READ (1u << 20)
@@ -39,10 +48,10 @@ static _Atomic uint64_t stat_threads, stat_chunks, stat_by_threads, stat_events;
 
 typedef struct slot {
 	char *buf;            /* MT_READER_LINE_MAX of room, then the bytes */
-	mt_ahead_rec_t *recs;
-	size_t nrecs, rec_cap;
-	unsigned char *comp;  /* a zstd chunk's frames */
-	size_t comp_len, comp_cap;
+	mt_ahead_rec_t *recs; /* RECS_CAP of them */
+	size_t nrecs;
+	unsigned char *comp;  /* a zstd chunk's frames, COMP_CAP bytes */
+	size_t comp_len;
 	struct slot *next;    /* in the free list */
 } slot_t;
 
@@ -140,16 +149,8 @@ static void preparse(slot_t *s, const char *d, size_t n, mt_parser_t *p)
 		    q + len < end) {
 			mt_ahead_rec_t *x;
 
-			if (s->nrecs == s->rec_cap) {
-				size_t cap = s->rec_cap ? 2 * s->rec_cap : 16384;
-				mt_ahead_rec_t *m = mt_mem_realloc(s->recs,
-								   cap * sizeof(*m));
-
-				if (!m)
-					return;
-				s->recs = m;
-				s->rec_cap = cap;
-			}
+			if (s->nrecs == RECS_CAP)
+				return; /* cannot be: lines are longer */
 			x = &s->recs[s->nrecs++];
 			x->seq = ev.seq;
 			x->t = ev.t;
@@ -323,14 +324,10 @@ static void carve_job(ahead_t *a, job_t *j)
 			goto unclean;
 		if (frames && sum + weight > DATA_CAP)
 			break;
-		if (s->comp_len + fsz > s->comp_cap) {
-			size_t cap = s->comp_len + fsz + (64u << 10);
-			unsigned char *m = mt_mem_realloc(s->comp, cap);
-
-			if (!m)
-				goto unclean; /* the reader decodes the rest */
-			s->comp = m;
-			s->comp_cap = cap;
+		if (s->comp_len + fsz > COMP_CAP) {
+			if (frames)
+				break;
+			goto unclean; /* the reader decodes the rest */
 		}
 		memcpy(s->comp + s->comp_len, f, fsz);
 		s->comp_len += fsz;
@@ -393,7 +390,7 @@ static void produce(ahead_t *a)
 
 static void free_ahead(ahead_t *a)
 {
-	for (unsigned i = 0; i < a->nslots; i++) {
+	for (unsigned i = 0; a->slots && i < a->nslots; i++) {
 		mt_mem_free(a->slots[i].buf);
 		mt_mem_free(a->slots[i].recs);
 		mt_mem_free(a->slots[i].comp);
@@ -447,8 +444,12 @@ int mt_ahead_start(mt_reader_t *r, unsigned threads)
 	    (a->zstd && !(a->carve = mt_mem_malloc(CARVE_CAP))))
 		goto nomem;
 	for (unsigned i = 0; i < a->nslots; i++) {
-		a->slots[i].buf = mt_mem_malloc(MT_READER_LINE_MAX + DATA_CAP + PAD);
-		if (!a->slots[i].buf)
+		slot_t *sl = &a->slots[i];
+
+		sl->buf = mt_mem_malloc(MT_READER_LINE_MAX + DATA_CAP + PAD);
+		sl->recs = mt_mem_malloc(RECS_CAP * sizeof(*sl->recs));
+		sl->comp = a->zstd ? mt_mem_malloc(COMP_CAP) : NULL;
+		if (!sl->buf || !sl->recs || (a->zstd && !sl->comp))
 			goto nomem;
 		a->slots[i].next = a->free;
 		a->free = &a->slots[i];
