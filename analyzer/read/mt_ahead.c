@@ -44,6 +44,9 @@
 #define CARVE_CAP (2 * (DATA_CAP + (DATA_CAP >> 7) + (64u << 10)))
 #define CARVE_READ (1u << 20)
 
+_Static_assert(sizeof(mt_ahead_rec_t) == 64, "an event is 64 bytes");
+_Static_assert(MT_PARSE_EXACT_SPAN <= UINT16_MAX, "a line's length fits");
+
 static _Atomic uint64_t stat_threads, stat_chunks, stat_by_threads, stat_events;
 
 typedef struct slot {
@@ -146,7 +149,9 @@ static void preparse(slot_t *s, const char *d, size_t n, mt_parser_t *p)
 		size_t len;
 
 		if (mt_parse_exact_window(p, q, &ev, &len) == MT_PARSE_OK &&
-		    q + len < end) {
+		    q + len < end && ev.stack <= UINT32_MAX &&
+		    ev.tid <= UINT32_MAX && ev.align <= UINT32_MAX &&
+		    ev.allocator_id <= UINT8_MAX) {
 			mt_ahead_rec_t *x;
 
 			if (s->nrecs == RECS_CAP)
@@ -157,12 +162,12 @@ static void preparse(slot_t *s, const char *d, size_t n, mt_parser_t *p)
 			x->ptr = ev.ptr;
 			x->new_ptr = ev.new_ptr;
 			x->size = ev.size;
-			x->align = ev.align;
-			x->stack = ev.stack;
-			x->tid = ev.tid;
-			x->allocator_id = ev.allocator_id;
+			x->align = (uint32_t)ev.align;
+			x->stack = (uint32_t)ev.stack;
+			x->tid = (uint32_t)ev.tid;
+			x->allocator_id = (uint8_t)ev.allocator_id;
 			x->off = (uint32_t)(q - d);
-			x->len = (uint32_t)len;
+			x->len = (uint16_t)len;
 			x->has = (uint16_t)ev.has;
 			x->kind = (uint8_t)ev.kind;
 			x->fn = (uint8_t)ev.fn;
@@ -421,6 +426,8 @@ int mt_ahead_start(mt_reader_t *r, unsigned threads)
 		return MT_OK;
 	if (!r->decomp && r->remaining == UINT64_MAX)
 		return MT_OK; /* it shrank while opened: read it as a stream */
+	if (!r->decomp && r->remaining <= MT_AHEAD_CHUNK)
+		return MT_OK; /* one chunk: nothing to make ahead */
 	if ((at = lseek(r->fd, 0, SEEK_CUR)) < 0)
 		return MT_OK;
 	if (threads > MT_AHEAD_THREADS_MAX)
@@ -434,7 +441,7 @@ int mt_ahead_start(mt_reader_t *r, unsigned threads)
 	a->fd = r->fd;
 	a->zstd = r->decomp != NULL;
 	a->dontcache = r->dontcache;
-	a->window = threads + 2;
+	a->window = threads + 1;
 	a->nslots = a->window + 1;
 	a->content = (uint64_t)at + (a->zstd ? 0 : r->remaining);
 	a->next_at = a->cbase = (uint64_t)at;

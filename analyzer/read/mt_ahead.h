@@ -26,8 +26,9 @@
  *
  * The pass's thread takes a chunk itself when the next one it needs is not
  * yet taken, so it never waits on a thread that has not started.
- * Memory: the chunks in flight, at most the threads plus two, each
- * MT_READER_LINE_MAX + 4 MiB of bytes and its events.
+ * Memory: the chunks in flight, at most the threads plus one, each its
+ * bytes (a zstd chunk of one large frame up to 4 MiB) and 64 bytes an
+ * event.
  *
  * It must never hand out a byte out of order, nor let a thread's timing
  * change what the pass sees: a thread's failure (no memory for its
@@ -43,26 +44,29 @@
 #include "../read/mt_reader.h"
 
 /* The bytes of lines a chunk aims at. */
-#define MT_AHEAD_CHUNK (2u << 20)
+#define MT_AHEAD_CHUNK (1u << 20)
 
 /* The most threads --threads takes. */
 #define MT_AHEAD_THREADS_MAX 256
 
 /* A block event as the exact matcher made it, and where its line is in
- * its chunk: what the heap and the observers read of it. */
+ * its chunk: what the heap and the observers read of it, in 64 bytes (an
+ * event whose stack, thread, alignment or allocator does not fit is left
+ * to the pass). */
 typedef struct mt_ahead_rec {
-	uint64_t seq, t, ptr, new_ptr, size, align, stack, tid, allocator_id;
-	uint32_t off, len; /* the line's first byte in the chunk, its length */
-	uint16_t has;
-	uint8_t kind, fn;
+	uint64_t seq, t, ptr, size, new_ptr;
+	uint32_t stack, tid, align;
+	uint32_t off;      /* the line's first byte in the chunk */
+	uint16_t len, has; /* its length (at most MT_PARSE_EXACT_SPAN) */
+	uint8_t kind, fn, allocator_id, unused;
 } mt_ahead_rec_t;
 
 /*
  * Start reading r with threads threads in all (the caller's included):
- * threads - 1 of them are created.  Only a regular plain or zstd file not
- * yet read and not followed; for anything else (gzip, a pipe, threads < 2)
- * nothing changes.  MT_OK (r->par set or not) or MT_ENOMEM (nothing
- * changed).
+ * threads - 1 of them are created.  Only a regular zstd file, or a plain
+ * one longer than a chunk, not yet read and not followed; for anything
+ * else (gzip, a pipe, threads < 2) nothing changes.  MT_OK (r->par set
+ * or not) or MT_ENOMEM (nothing changed).
  */
 int mt_ahead_start(mt_reader_t *r, unsigned threads);
 
