@@ -55,6 +55,7 @@ Suite *mt_suite_clock(void);      /* tests/check_clock.c: the preload's clock */
 Suite *mt_suite_process(void);    /* tests/check_process.c: process trees, endings, names */
 Suite *mt_suite_tree(void);       /* tests/check_tree.c: memtrace tree, traces summed */
 Suite *mt_suite_identity(void);   /* tests/check_identity.c: every view names the program */
+Suite *mt_suite_ahead(void);      /* tests/check_ahead.c: --threads, the same output */
 Suite *mt_suite_compressed(void); /* tests/check_compressed.c: zstd and gzip traces */
 Suite *mt_suite_flat(void);       /* tests/check_flat.c: the fast path against json-c */
 Suite *mt_suite_block_line(void); /* tests/check_block_line.c: the exact matcher against json-c */

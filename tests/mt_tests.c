@@ -52,6 +52,7 @@ int main(void)
 	srunner_add_suite(sr, mt_suite_analysis());
 	srunner_add_suite(sr, mt_suite_heap());
 	srunner_add_suite(sr, mt_suite_compressed());
+	srunner_add_suite(sr, mt_suite_ahead());
 	srunner_add_suite(sr, mt_suite_flat());
 	srunner_add_suite(sr, mt_suite_block_line());
 	srunner_add_suite(sr, mt_suite_any_json());

@@ -13,7 +13,9 @@ static const char usage[] =
 	"\n"
 	"Print the verdict on TRACE as one JSON line: status, message, caveats.\n"
 	"Exit 0 when complete, 1 when caveated, 2 when not valid evidence,\n"
-	"3 when missing or unreadable.\n";
+	"3 when missing or unreadable.\n"
+	"\n"
+	MT_CMD_THREADS_USAGE;
 
 static int run(int argc, char **argv)
 {

@@ -39,6 +39,7 @@ static const char usage[] =
 	"  --json           one JSON object instead of text\n"
 	MT_CMD_SUPPRESS_USAGE
 	MT_CMD_CI_USAGE
+	MT_CMD_THREADS_USAGE
 	"\n"
 	"Exit 0 when neither grew beyond both, 1 when one did, 2 not valid\n"
 	"evidence, 3 missing, 4 out of memory, 64 usage, 73 an output cannot\n"

@@ -28,6 +28,7 @@ static const char usage[] =
 	"\n"
 	"  --strict             exit 1 when the trace is not complete\n"
 	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n"
+	MT_CMD_THREADS_USAGE
 	"\n"
 	"pprof's output is binary: without -o, a terminal on stdout is refused\n"
 	"(exit 73).\n";

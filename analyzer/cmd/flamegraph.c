@@ -23,7 +23,8 @@ static const char usage[] =
 	"  --folded             write the stacks folded instead (\"main;work;leak 7000\"),\n"
 	"                       the input of flamegraph.pl, inferno and speedscope\n"
 	"  --strict             exit 1 when the trace is not complete\n"
-	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
+	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n"
+	MT_CMD_THREADS_USAGE;
 
 enum { OPT_METRIC = MT_CMD_OPT_OWN, OPT_FOLDED };
 

@@ -32,6 +32,7 @@ static const char usage[] =
 	"                       every allocator's)\n"
 	MT_CMD_SUPPRESS_USAGE
 	MT_CMD_CI_USAGE
+	MT_CMD_THREADS_USAGE
 	"\n"
 	"SIZE is bytes, or a number with K, M or G (1024-based: 16K is 16384,\n"
 	"1.5M is 1572864; KiB, MiB, GiB too).  Exit 0 when every budget holds,\n"

@@ -59,6 +59,7 @@ int mt_cli_main(int argc, char **argv)
 	char usage[4096];
 	const mt_cmd_t *cmd;
 
+	mt_analysis_set_threads(0); /* the CPUs, unless --threads says */
 	if (argc < 2)
 		return mt_cmd_usage_error(mt_cli_usage(usage, sizeof(usage)), "%s",
 					  "no command given");

@@ -260,16 +260,27 @@ int mt_cmd_parse(const mt_cmd_spec_t *spec, void *ctx, int argc, char **argv,
 	char shorts[16];
 	int c, idx = -1, help = 0, status;
 
+	struct option options[64];
+	size_t n = 0;
+
+	/* The command's table and --threads, which every command takes. */
+	while (spec->options && spec->options[n].name && n + 2 < 64) {
+		options[n] = spec->options[n];
+		n++;
+	}
+	if (!spec->no_threads)
+		options[n++] = (struct option){ "threads", required_argument,
+						NULL, MT_CMD_OPT_THREADS };
+	options[n] = (struct option){ NULL, 0, NULL, 0 };
 	snprintf(shorts, sizeof(shorts), ":%s", spec->shorts ? spec->shorts : "");
 	optind = 0; /* glibc: start afresh, so the CLI can run again */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, shorts, spec->options, &idx)) != -1) {
+	while ((c = getopt_long(argc, argv, shorts, options, &idx)) != -1) {
 		char name[32];
 
 		/* argv[optind - 1] is the option's value when it has one. */
 		if (idx >= 0)
-			snprintf(name, sizeof(name), "--%s",
-				 spec->options[idx].name);
+			snprintf(name, sizeof(name), "--%s", options[idx].name);
 		else
 			snprintf(name, sizeof(name), "-%c", c);
 		idx = -1;
@@ -286,6 +297,17 @@ int mt_cmd_parse(const mt_cmd_spec_t *spec, void *ctx, int argc, char **argv,
 			if (spec->help_at_once)
 				break;
 			help = 1;
+			continue;
+		}
+		if (c == MT_CMD_OPT_THREADS) {
+			uint64_t t;
+
+			if (mt_units_parse_count(optarg, &t) || t < 1 || t > 256)
+				return mt_cmd_usage_error(spec->usage,
+							  "--threads needs a number "
+							  "from 1 to 256, not '%s'",
+							  optarg);
+			mt_analysis_set_threads((unsigned)t);
 			continue;
 		}
 		status = spec->option ? spec->option(ctx, c, optarg) :

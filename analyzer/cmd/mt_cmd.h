@@ -68,6 +68,7 @@ enum {
 	MT_CMD_OPT_ALLOCATOR,       /* --allocator NAME */
 	MT_CMD_OPT_JUNIT,           /* --junit FILE */
 	MT_CMD_OPT_FORMAT,          /* --format FORMAT */
+	MT_CMD_OPT_THREADS,         /* --threads N, every command's */
 	MT_CMD_OPT_OWN,
 };
 
@@ -235,11 +236,27 @@ typedef struct {
 	 * plot); otherwise once every option is read, so a bad option
 	 * after it is still an error (the other commands). */
 	int help_at_once;
+	/* The command reads no trace: --threads is no option of its. */
+	int no_threads;
 } mt_cmd_spec_t;
 
 /*
+ * --threads N, which mt_cmd_parse() takes for every command (its table
+ * need not list it): the threads a pass over a trace reads and parses
+ * with (mt_analysis_set_threads()); 1 to 256, the CPUs available unless
+ * given.  The output is the same for any N.
+ */
+#define MT_CMD_THREADS_USAGE                                                   \
+	"  --threads N          read and parse the trace on N threads (default:\n" \
+	"                       the CPUs available); the output is the same\n"
+/* top's: it follows a file as it grows, on its own thread. */
+#define MT_CMD_TOP_THREADS_USAGE                                               \
+	"  --threads N          taken, and unused: a growing trace is read on\n"  \
+	"                       one thread\n"
+
+/*
  * Parse argv (argv[0] the command's name) as spec says, handing each
- * option to spec->option with ctx.  --help prints the usage on stdout and
+ * option to spec->option with ctx (but --threads, taken here).  --help prints the usage on stdout and
  * returns 0.  Returns -1 when the command line is good, with its
  * arguments argv[*first..argc); else the status after saying why.
  */

@@ -17,7 +17,8 @@ static const char usage[] =
 	"self-contained SVG, the peak marked: open it in any browser.\n"
 	"\n"
 	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n"
-	"  --strict             exit 1 when the trace is not complete\n";
+	"  --strict             exit 1 when the trace is not complete\n"
+	MT_CMD_THREADS_USAGE;
 
 static const struct option options[] = {
 	{ "strict", no_argument, NULL, MT_CMD_OPT_STRICT },

@@ -151,6 +151,7 @@ static int run(int argc, char **argv)
 		.options = options,
 		.option = option,
 		.help_at_once = 1,
+		.no_threads = 1,
 	};
 	char pattern[PATH_MAX], dir[PATH_MAX], real[PATH_MAX];
 	const char *out = NULL, *env = getenv("MEMTRACE_OUTPUT");

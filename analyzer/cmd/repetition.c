@@ -17,7 +17,9 @@ static const char usage[] =
 	"is written, whatever its state; with --strict, the trace's status decides.\n"
 	"--child TRACE: the trace of another process of the run (a child, an\n"
 	"image it execs), again for each: the summary then covers the whole\n"
-	"tree, summed as `memtrace tree` sums it.\n";
+	"tree, summed as `memtrace tree` sums it.\n"
+	"\n"
+	MT_CMD_THREADS_USAGE;
 
 static int run_with(mt_cmd_row_opts_t *o, int argc, char **argv)
 {

@@ -44,6 +44,7 @@ int mt_repetitions_cmd(int argc, char **argv)
 {
 	static const mt_cmd_spec_t spec = {
 		.usage = usage,
+		.no_threads = 1,
 		.options = options,
 		.option = option,
 		.args = { "FILE" },

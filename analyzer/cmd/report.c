@@ -30,7 +30,8 @@ static const char usage[] =
 	MT_CMD_ALLOCATOR_USAGE
 	"  --alloc-fn REGEX     a function to pass over when naming a site, as\n"
 	"                       the allocator is (POSIX extended, repeatable)\n"
-	MT_CMD_SUPPRESS_USAGE;
+	MT_CMD_SUPPRESS_USAGE
+	MT_CMD_THREADS_USAGE;
 
 /* --alloc-fn REGEX: one more allocation function for mt_label. */
 #define OPT_ALLOC_FN MT_CMD_OPT_OWN

@@ -17,7 +17,8 @@ static const char usage[] =
 	"                       0 writes the summary line alone)\n"
 	"  --include-zero-live  also list allocators and sites with no live bytes\n"
 	"  --strict             exit 1 when the trace is not complete\n"
-	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
+	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n"
+	MT_CMD_THREADS_USAGE;
 
 static int run(int argc, char **argv)
 {

@@ -52,7 +52,8 @@ static const char usage[] =
 	"  --timeout SECONDS    give up (exit 75) when no byte comes for so long\n"
 	"                       (default: wait while the traced process lives)\n"
 	"  --alloc-fn REGEX     a function to pass over when naming a site, as\n"
-	"                       the allocator is (POSIX extended, repeatable)\n";
+	"                       the allocator is (POSIX extended, repeatable)\n"
+	MT_CMD_TOP_THREADS_USAGE;
 
 enum {
 	OPT_INTERVAL = MT_CMD_OPT_OWN,

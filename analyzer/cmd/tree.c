@@ -23,7 +23,8 @@ static const char usage[] =
 	"                       order given\n"
 	"  --strict             exit 1 when a trace is caveated, 2 when one is\n"
 	"                       not valid evidence\n"
-	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n";
+	"  -o, --output FILE    write to FILE (replaced whole) instead of stdout\n"
+	MT_CMD_THREADS_USAGE;
 
 enum { OPT_JSON = MT_CMD_OPT_OWN };
 

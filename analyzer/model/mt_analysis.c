@@ -13,6 +13,7 @@
 
 #include "../base/mt_error.h"
 #include "../base/mt_mem.h"
+#include "../read/mt_ahead.h"
 #include "../read/mt_reader.h"
 
 typedef struct {
@@ -53,6 +54,14 @@ static void judge_first_line(mt_analysis_t *a, mt_parser_t *p,
 	else if (ev->kind != MT_KIND_TRACE_START)
 		mt_integrity_missing_start(&a->integrity,
 					   mt_event_kind_name(ev->kind));
+}
+
+/* 0: the CPUs this process may run on. */
+static unsigned mt_analysis_threads;
+
+void mt_analysis_set_threads(unsigned n)
+{
+	mt_analysis_threads = n;
 }
 
 int mt_analysis_run(mt_analysis_t *a, const char *path)
@@ -301,6 +310,8 @@ int mt_analysis_run_full(mt_analysis_t *a, const char *path,
 	pass_t ps;
 	int have_parser = 0, have_reader = 0;
 	int rc, got = 0;
+	unsigned threads = mt_analysis_threads ? mt_analysis_threads :
+						 (unsigned)cpus();
 
 	memset(a, 0, sizeof(*a));
 	memset(&ps, 0, sizeof(ps));
@@ -323,10 +334,17 @@ int mt_analysis_run_full(mt_analysis_t *a, const char *path,
 	 * cores, a sixth of a plain trace's pass and about half of a zstd
 	 * one's.  A followed file's reads wait for its writer, and the
 	 * waits look at the heap: they stay on this thread. */
-	if (wait)
+	if (wait) {
 		mt_reader_follow(&reader, wait, wait_ctx);
-	else if (cpus() >= 2 && (rc = mt_reader_ahead(&reader)))
-		goto cleanup;
+	} else if (threads >= 2) {
+		/* A plain or zstd regular file in chunks on every thread
+		 * (mt_ahead); a gzip one or a pipe is read on one thread
+		 * beside this one. */
+		if ((rc = mt_ahead_start(&reader, threads)))
+			goto cleanup;
+		if (!reader.par && (rc = mt_reader_ahead(&reader)))
+			goto cleanup;
+	}
 	rc = mt_parser_init(&parser);
 	if (rc)
 		goto cleanup;
@@ -349,6 +367,19 @@ int mt_analysis_run_full(mt_analysis_t *a, const char *path,
 		 * line goes first); the line is what mt_reader_next() would
 		 * have returned, terminated and not line 1, so it is held as
 		 * below. */
+		/* A line a thread ahead already parsed (mt_ahead): its
+		 * event is the exact matcher's, as below. */
+		if (reader.nrecs) {
+			const mt_ahead_rec_t *x = mt_ahead_at(&reader);
+
+			if (x) {
+				mt_ahead_event(x, ev);
+				if ((rc = holder_add(hold, &ps,
+						     mt_reader_take(&reader, x->len))))
+					goto cleanup;
+				continue;
+			}
+		}
 		window = mt_reader_window(&reader, &avail);
 		if (avail >= MT_PARSE_EXACT_SPAN && reader.line_no) {
 			if (mt_parse_exact_window(&parser, window, ev, &len) ==

@@ -1,7 +1,8 @@
 /*
- * mt_analysis: one streaming pass over a trace file, on one thread,
- * judging its integrity (mt_integrity) and rebuilding its heap (mt_heap)
- * line by line.
+ * mt_analysis: one streaming pass over a trace file, judging its
+ * integrity (mt_integrity) and rebuilding its heap (mt_heap) line by line
+ * on one thread, while other threads read, decompress and parse the
+ * trace's later chunks (mt_ahead, mt_analysis_set_threads()).
  *
  * Memory is bounded by the reader's buffers plus the heap's tables: the
  * pass never keeps a line once the next one is read.  It parses up to 16
@@ -74,5 +75,15 @@ int mt_analysis_run_full(mt_analysis_t *a, const char *path,
 			 mt_analysis_observer_t *observe, void *ctx,
 			 mt_reader_wait_t *wait, void *wait_ctx);
 void mt_analysis_release(mt_analysis_t *a);
+
+/*
+ * How many threads a pass reads and parses with, its own included
+ * (mt_ahead): n >= 1, or 0 for the CPUs this process may run on (its
+ * affinity mask), the default.  1 reads, decompresses and parses on the
+ * pass's thread alone.  A followed trace (mt_analysis_run_followed()) is
+ * read on the pass's thread whatever n is.  The outcome is the same for
+ * every n.  For the whole process: the CLI sets it from --threads.
+ */
+void mt_analysis_set_threads(unsigned n);
 
 #endif

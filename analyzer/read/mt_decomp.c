@@ -113,6 +113,11 @@ void mt_decomp_free(mt_decomp_t *d)
 	mt_mem_free(d);
 }
 
+void mt_decomp_start_at(mt_decomp_t *d, uint64_t at)
+{
+	d->base = d->frame_start = at;
+}
+
 mt_decomp_format_t mt_decomp_format(const mt_decomp_t *d)
 {
 	return d->format;

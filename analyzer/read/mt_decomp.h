@@ -61,6 +61,11 @@ typedef struct mt_decomp mt_decomp_t;
 int mt_decomp_open(mt_decomp_t **out, mt_decomp_format_t f, const void *head,
 		   size_t nhead);
 void mt_decomp_free(mt_decomp_t *d);
+/* Before the first read: the stream starts at byte at of the file, at the
+ * start of a frame (or member), so that what the decoder says of a place
+ * names the file's byte (a reader that handed the frames before it to
+ * other decoders). */
+void mt_decomp_start_at(mt_decomp_t *d, uint64_t at);
 mt_decomp_format_t mt_decomp_format(const mt_decomp_t *d);
 
 /*

@@ -13,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "../read/mt_ahead.h"
 #include "../read/mt_decomp.h"
 #include "../base/mt_error.h"
 #include "../base/mt_mem.h"
@@ -378,7 +379,7 @@ void mt_reader_follow(mt_reader_t *r, mt_reader_wait_t *wait, void *ctx)
 {
 	struct stat st;
 
-	if (r->ahead || fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode))
+	if (r->ahead || r->par || fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return;
 	r->wait = wait;
 	r->wait_ctx = ctx;
@@ -391,7 +392,7 @@ int mt_reader_ahead(mt_reader_t *r)
 
 	/* A regular file only: a read of a pipe may wait for ever for its
 	 * writer, and the caller's release would wait for that read. */
-	if (r->ahead || r->wait || r->end - r->start > MT_READER_LINE_MAX ||
+	if (r->ahead || r->par || r->wait || r->end - r->start > MT_READER_LINE_MAX ||
 	    fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return MT_OK;
 	a = mt_mem_calloc(1, sizeof(*a));
@@ -475,6 +476,8 @@ void mt_reader_release(mt_reader_t *r)
 {
 	if (r->ahead)
 		ahead_stop(r);
+	if (r->par)
+		mt_ahead_stop(r);
 	mt_decomp_free(r->decomp);
 	r->decomp = NULL;
 	if (r->owns_fd)
@@ -495,6 +498,13 @@ static ssize_t fill(mt_reader_t *r)
 		return fill_ahead(r);
 	if (r->eof)
 		return 0;
+	if (r->par) {
+		got = mt_ahead_fill(r);
+		if (got == 0)
+			at_end(r);
+		if (got != MT_AHEAD_SERIAL)
+			return got;
+	}
 	if (r->start > 0 && r->cap - r->end < CHUNK) {
 		memmove(r->buf, r->buf + r->start, r->end - r->start);
 		r->end -= r->start;

@@ -67,6 +67,13 @@ typedef struct {
 	/* The reading thread (mt_reader_ahead()), or NULL: while it runs,
 	 * fd, dontcache, remaining and decomp are its own. */
 	struct mt_reader_ahead *ahead;
+	/* The chunks read and parsed on other threads (mt_ahead), or NULL:
+	 * while it runs, fd, remaining and decomp are its own.  recs[rec_i..
+	 * nrecs) are the parsed lines of the chunk whose first byte is
+	 * buf[rec_base] (mt_ahead_at()). */
+	struct mt_ahead *par;
+	const struct mt_ahead_rec *recs;
+	size_t nrecs, rec_i, rec_base;
 	mt_reader_wait_t *wait; /* following (mt_reader_follow()), or NULL */
 	void *wait_ctx;
 	uint64_t bytes_read; /* of the file, compressed or not */
