@@ -42,18 +42,10 @@
 static mt_test_bytes_t gen_trace(uint64_t events)
 {
 	mt_test_bytes_t b = { 0 };
-	uint64_t seq = 1, ptr = 0x7f0000001000ull, live[8] = { 0 };
+	uint64_t seq, ptr = 0x7f0000001000ull, live[8] = { 0 };
 	unsigned nlive = 0;
 
-	mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.start\",\"pid\":42}\n", seq++);
-	mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"allocator\",\"allocator_id\":0,\"name\":\"libc\"}\n", seq++);
-	for (int f = 1; f <= 3; f++)
-		mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"frame\",\"frame_id\":%d,"
-			 "\"ip\":\"0x40%04x\",\"symbol\":\"fn_%d\",\"offset\":\"0x%x\","
-			 "\"module\":\"/opt/app/bin/app\"}\n",
-		     seq++, f, f * 0x40, f, f * 4);
-	mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"stack\",\"stack_id\":1,\"frames\":[1,3]}\n", seq++);
-	mt_test_bytes_addf(&b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"stack\",\"stack_id\":2,\"frames\":[2,3]}\n", seq++);
+	seq = mt_test_bytes_add_trace_head(&b, "");
 	while (seq < events) {
 		uint64_t size = 16 + (seq * 2654435761u) % 4000;
 		unsigned tid = 100 + (unsigned)(seq % 2);

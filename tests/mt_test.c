@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -712,4 +713,24 @@ size_t mt_test_bytes_addf(mt_test_bytes_t *b, const char *fmt, ...)
 	mt_quiet(n > 0 && (size_t)n < sizeof(line), "line too long");
 	mt_test_bytes_add(b, line, (size_t)n);
 	return (size_t)n;
+}
+
+uint64_t mt_test_bytes_add_trace_head(mt_test_bytes_t *b, const char *start_extra)
+{
+	uint64_t seq = 1;
+
+	mt_test_bytes_addf(b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"trace.start\",\"pid\":42%s}\n",
+			   seq++, start_extra);
+	mt_test_bytes_addf(b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"allocator\",\"allocator_id\":0,"
+			   "\"name\":\"libc\"}\n", seq++);
+	for (int f = 1; f <= 3; f++)
+		mt_test_bytes_addf(b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"frame\",\"frame_id\":%d,"
+				   "\"ip\":\"0x40%04x\",\"symbol\":\"fn_%d\",\"offset\":\"0x%x\","
+				   "\"module\":\"/opt/app/bin/app\"}\n",
+				   seq++, f, f * 0x40, f, f * 4);
+	mt_test_bytes_addf(b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"stack\",\"stack_id\":1,"
+			   "\"frames\":[1,3]}\n", seq++);
+	mt_test_bytes_addf(b, "{\"v\":1,\"seq\":%" PRIu64 ",\"kind\":\"stack\",\"stack_id\":2,"
+			   "\"frames\":[2,3]}\n", seq++);
+	return seq;
 }

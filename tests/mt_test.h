@@ -284,4 +284,10 @@ void mt_test_bytes_add(mt_test_bytes_t *b, const void *p, size_t n);
 size_t mt_test_bytes_addf(mt_test_bytes_t *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* The head of the suites' generated traces, from seq 1: trace.start of
+ * pid 42 (start_extra added to its members: "" or ",\"stack_depth\":32"),
+ * allocator 0 "libc", frames 1 to 3 of /opt/app/bin/app, stacks 1 [1,3]
+ * and 2 [2,3].  Returns the next line's seq. */
+uint64_t mt_test_bytes_add_trace_head(mt_test_bytes_t *b, const char *start_extra);
+
 #endif
