@@ -18,38 +18,7 @@
 #include <unistd.h>
 
 #include "mt_test.h"
-
-/* Every trace in dir passes memtrace check; returns how many. */
-static int traces_complete(const char *dir)
-{
-	char *mt = mt_test_memtrace();
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int n = 0;
-
-	mt_quiet_ptr_nonnull(d);
-	while ((e = readdir(d))) {
-		char *trace;
-		mt_test_run_t r;
-
-		if (e->d_name[0] == '.')
-			continue;
-		trace = mt_test_path(dir, e->d_name);
-		{
-			char *argv[] = { mt, "check", trace, NULL };
-
-			mt_test_run(&r, argv, NULL);
-		}
-		mt_quiet(r.status == 0, "trace %s is not complete: %s%s", e->d_name, r.out,
-			 r.err);
-		mt_test_run_release(&r);
-		free(trace);
-		n++;
-	}
-	closedir(d);
-	free(mt);
-	return n;
-}
+#include "mt_test_trace.h"
 
 /* Run argv under the preload with MEMTRACE_UNWIND=verify (and env):
  * exit 0, no difference said, the fast walker used, a complete trace. */
@@ -81,7 +50,7 @@ static void verify_run(char *const argv[], const char *env1)
 		 "%s: no unwind line: %s", argv[0], r.err);
 	mt_quiet(fast > 0, "%s: the fast walker walked no stack (%" PRIu64 " left to libunwind)",
 		 argv[0], slow);
-	mt_quiet(traces_complete(traces) >= 1, "%s left no trace", argv[0]);
+	mt_quiet(mt_test_assert_traces_complete(traces) >= 1, "%s left no trace", argv[0]);
 	mt_test_run_release(&r);
 	free(traces);
 }
