@@ -24,6 +24,7 @@
 #include "mt_real.h"
 #include "mt_signal.h"
 #include "mt_trace.h"
+#include "mt_unwind_cache.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -247,6 +248,24 @@ EXPORT void *dlopen(const char *file, int mode)
 	if (mt_real_resolve() < 0 || !mt_real.dlopen)
 		return NULL;
 	return mt_real.dlopen(file, mode & ~RTLD_DEEPBIND);
+}
+
+/*
+ * The unloaded module's addresses may be given to another, whose code
+ * has other unwind rules: the fast unwinder forgets what it read.  Told
+ * after the real call, so that no walk from then on keeps a rule of the
+ * module.  This records nothing and calls no malloc, so it needs no
+ * recursion guard: inside the tracer or not, it is told the same.
+ */
+EXPORT int dlclose(void *handle)
+{
+	int rc;
+
+	if (mt_real_resolve() < 0 || !mt_real.dlclose)
+		return -1;
+	rc = mt_real.dlclose(handle);
+	mt_unwind_cache_forget();
+	return rc;
 }
 
 /*

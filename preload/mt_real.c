@@ -107,6 +107,7 @@ int mt_real_resolve_slow(void)
 	LOOKUP(pvalloc);
 	LOOKUP(malloc_usable_size);
 	LOOKUP(dlopen);
+	LOOKUP(dlclose);
 	*(void **)&mt_real.fork_without_handlers = dlsym(RTLD_NEXT, "_Fork");
 	*(void **)&mt_real.exit_now = dlsym(RTLD_NEXT, "_exit");
 	LOOKUP(execve);

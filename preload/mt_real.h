@@ -29,6 +29,7 @@ typedef struct {
 	void *(*pvalloc)(size_t);
 	size_t (*malloc_usable_size)(void *);
 	void *(*dlopen)(const char *, int);
+	int (*dlclose)(void *);
 	/* glibc's _Fork (2.34 and later), or NULL. */
 	pid_t (*fork_without_handlers)(void);
 	/* What ends or replaces the image, and what changes whether a

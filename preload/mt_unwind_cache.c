@@ -9,6 +9,7 @@
 #include "mt_unwind_cache.h"
 
 #include <link.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -612,6 +613,8 @@ typedef struct {
 typedef struct {
 	rule_t rules[RULES] __attribute__((aligned(64)));
 	unsigned victim;
+	/* The generation the rules and the record were read in. */
+	uint64_t generation;
 	/* The previous walk's steps, rec[base..top), innermost first. */
 	int base, top, end, valid;
 	step_t rec[FRAMES];
@@ -623,6 +626,9 @@ typedef struct {
 static TLS state_t *state;
 /* Rules read from .eh_frame, every thread's (MEMTRACE_STATS=1). */
 static _Atomic uint64_t rules_read;
+/* Bumped when a module may have been unloaded: a thread's rules and
+ * record read in an older one may describe code no longer there. */
+static _Atomic uint64_t generation;
 static TLS int walking;
 static pthread_key_t state_key;
 static int state_key_ok;
@@ -692,6 +698,46 @@ static const rule_t *rule_of(state_t *st, uint64_t ip)
 	atomic_signal_fence(memory_order_seq_cst);
 	r->ip = ip;
 	return r;
+}
+
+/* The loader's count of objects unloaded, or UINT64_MAX when it gives
+ * none. */
+static int count_unloads(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+		*(uint64_t *)arg = info->dlpi_subs;
+	return 1;
+}
+
+/* Most dlcloses only drop a reference (the object is a dependency of
+ * another, or was opened twice); only an unload is told to the walks,
+ * which would read every rule again.  The count is stored after the
+ * bump: a thread that finds it stored finds the bump too. */
+void mt_unwind_cache_forget(void)
+{
+	static _Atomic uint64_t unloads_seen;
+	uint64_t unloads = UINT64_MAX;
+
+	dl_iterate_phdr(count_unloads, &unloads);
+	if (unloads != UINT64_MAX && atomic_load(&unloads_seen) == unloads)
+		return;
+	atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
+	atomic_store(&unloads_seen, unloads);
+}
+
+/* The thread's rules and record emptied when a module may have been
+ * unloaded since they were read.  A rule read during this walk from a
+ * module unloaded meanwhile is kept with the generation read here, so
+ * the next walk empties it. */
+static void forget_if_unloaded(state_t *st)
+{
+	uint64_t now = atomic_load_explicit(&generation, memory_order_relaxed);
+
+	if (__builtin_expect(st->generation == now, 1))
+		return;
+	memset(st->rules, 0, sizeof(st->rules));
+	st->valid = 0;
+	st->generation = now;
 }
 
 uint64_t mt_unwind_cache_rules_read(void)
@@ -800,6 +846,7 @@ int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t
 	st = thread_state();
 	if (!st)
 		goto done;
+	forget_if_unloaded(st);
 	/* The record describes a walk of the past whatever came since:
 	 * taking it again depends only on the registers and the slots. */
 	reuse = st->valid;

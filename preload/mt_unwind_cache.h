@@ -10,10 +10,11 @@
  * constant; and the last frame (return address or rbp undefined).  Each
  * code address's rule is read once per thread from its module's
  * .eh_frame (through .eh_frame_hdr's table) and kept in a per-thread
- * table.  The outer part of the thread's previous walk is taken again
- * from the first frame whose registers (ip, rsp, rbp) are those the
- * previous walk had there, once every return-address and saved-rbp slot
- * it read from there outwards still holds what it read.
+ * table until a module is unloaded (mt_unwind_cache_forget).  The outer
+ * part of the thread's previous walk is taken again from the first
+ * frame whose registers (ip, rsp, rbp) are those the previous walk had
+ * there, once every return-address and saved-rbp slot it read from
+ * there outwards still holds what it read.
  *
  * For anything else (a signal frame, an expression, a module without
  * .eh_frame_hdr, an address without an FDE, a nested call from a signal
@@ -31,6 +32,12 @@
 /* Make the key that unmaps a thread's tables when it ends (once, at
  * start; later calls do nothing).  Without it, every walk answers -1. */
 void mt_unwind_cache_init(void);
+
+/* Modules may have been unloaded (called after a dlclose): if the
+ * loader's count of unloads changed, every thread empties its rules and
+ * its previous walk before its next walk, as code another module loads
+ * at their addresses has rules of its own.  One dl_iterate_phdr. */
+void mt_unwind_cache_forget(void);
 
 /* The rules read from .eh_frame so far, every thread's. */
 uint64_t mt_unwind_cache_rules_read(void);

@@ -7,10 +7,13 @@
  * that every trace is complete.  The programs are the stacks that break
  * unwinders: longjmp, swapcontext, sigaltstack, C++ exceptions, threads,
  * deep recursion, a frame rebuilt where the last walk's was, at -O0 and
- * -O2, and python3, sqlite3 and gcc compiling a file.
+ * -O2, and python3, sqlite3 and gcc compiling a file.  One more checks
+ * the fast walker's own stacks: a plugin loaded where an unloaded one
+ * was, which libunwind's trace cache gets wrong.
  */
 #include <dirent.h>
 #include <inttypes.h>
+#include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +220,81 @@ START_TEST(test_gcc_compiling_a_file_unwinds_as_libunwind_does)
 }
 END_TEST
 
+/*
+ * A plugin dlclosed and another dlopened at its address, whose middle
+ * frame has another rule at the same offset (wl_dlreuse): the stacks of
+ * both must name every frame, plugin_alloc above plugin_mid.  A rule
+ * kept from the first plugin skips the second's plugin_alloc.  Under
+ * MEMTRACE_UNWIND=fast, as libunwind's trace cache keeps the first
+ * plugin's rule (so verify would compare the fast walker with a stale
+ * stack).
+ */
+START_TEST(test_a_plugin_loaded_where_an_unloaded_one_was_unwinds_by_its_own_rules)
+{
+	char preload[4096], output[4096];
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
+	char *w = mt_test_workload("wl_dlreuse"), *text, *line, *save = NULL;
+	char *argv[] = { w, NULL };
+	char *env[] = { preload, output, "MEMTRACE_UNWIND=fast", NULL };
+	char *symbols[512] = { 0 };
+	int mids = 0;
+	mt_test_run_t r;
+
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libmtpreload.so", mt_test_build_dir());
+	snprintf(output, sizeof(output), "MEMTRACE_OUTPUT=%s", trace);
+	mt_test_run(&r, argv, env);
+	mt_quiet(r.status == 0, "wl_dlreuse exited %d: %s", r.status, r.err);
+	if (!strcmp(r.out, "not reused\n"))
+		MT_TEST_SKIP("needs the loader to map a plugin where the one unloaded was (it did not, 5 tries)");
+	ck_assert_str_eq(r.out, "reused\n");
+	mt_test_run_release(&r);
+	text = mt_test_read(trace, NULL);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_object *o = json_tokener_parse(line), *frames;
+		const char *kind;
+
+		mt_quiet_ptr_nonnull(o);
+		kind = mt_test_json_str(o, "kind");
+		if (!strcmp(kind, "frame")) {
+			int64_t id = mt_test_json_i64(o, "frame_id");
+			const char *sym = mt_test_json_opt_str(o, "symbol");
+
+			if (id >= 0 && id < 512 && sym)
+				symbols[id] = strdup(sym);
+		} else if (!strcmp(kind, "stack")) {
+			size_t n;
+
+			frames = mt_test_json_member(o, "frames");
+			n = json_object_array_length(frames);
+			for (size_t k = 0; k + 1 < n; k++) {
+				int64_t id = json_object_get_int64(json_object_array_get_idx(frames, k));
+				int64_t up =
+					json_object_get_int64(json_object_array_get_idx(frames, k + 1));
+
+				if (id < 0 || id >= 512 || !symbols[id] ||
+				    strcmp(symbols[id], "wl_dlreuse_mid"))
+					continue;
+				mids++;
+				mt_quiet(up >= 0 && up < 512 && symbols[up] &&
+						 !strcmp(symbols[up], "wl_dlreuse_alloc"),
+					 "stack %s has %s above wl_dlreuse_mid",
+					 json_object_to_json_string(frames),
+					 up >= 0 && up < 512 && symbols[up] ? symbols[up] : "?");
+			}
+		}
+		json_object_put(o);
+	}
+	/* The first plugin's stack and the second's (called from elsewhere
+	 * in main). */
+	mt_quiet(mids >= 2, "%d stacks through wl_dlreuse_mid", mids);
+	for (int i = 0; i < 512; i++)
+		free(symbols[i]);
+	free(text);
+	free(w);
+	free(trace);
+}
+END_TEST
+
 Suite *mt_suite_unwind(void)
 {
 	Suite *s = suite_create("unwind");
@@ -233,6 +311,7 @@ Suite *mt_suite_unwind(void)
 		test_a_frame_rebuilt_where_the_last_was_under_another_caller_unwinds_as_libunwind_does);
 	tcase_add_test(tc,
 		       test_cxx_throw_and_catch_through_allocating_frames_unwinds_as_libunwind_does);
+	tcase_add_test(tc, test_a_plugin_loaded_where_an_unloaded_one_was_unwinds_by_its_own_rules);
 	tcase_add_test(tc, test_python3_unwinds_as_libunwind_does);
 	tcase_add_test(tc, test_sqlite3_unwinds_as_libunwind_does);
 	tcase_add_test(tc, test_gcc_compiling_a_file_unwinds_as_libunwind_does);
