@@ -153,6 +153,9 @@ static void write_block(drain_t *d, const mt_ring_block_t *b, uint64_t w)
 
 	if (!dst)
 		return;
+	/* The lines ahead are new cache lines: ask for them now, not at
+	 * their first store. */
+	__builtin_prefetch(dst + 512, 1);
 	/* 0: not a block, never published by the preload: no seq taken. */
 	n = mt_lines_block(&d->lines, dst, d->seq + 1, b, w, line_t(d, b->t));
 	d->seq += n != 0;

@@ -165,26 +165,35 @@ static size_t slow_line(char *dst, uint64_t seq, const mt_ring_block_t *b,
 	return mt_jsonl_block_line(dst, seq, &ev, b->stack, tail, tail_len, t);
 }
 
-/* l's seq prefix made for seq: counted up from the last when it is the
- * next, written afresh otherwise (or when a digit is added). */
-static void seq_text(mt_lines_t *l, uint64_t seq)
+/*
+ * The seq prefix for seq into dst (48 bytes), and into l for the next.
+ * The next seq is the last one's copy with its digits counted up in both
+ * places: counted up in l alone and then copied, each line's copy would
+ * read bytes just stored, which the CPU cannot forward into a wider load
+ * (a stall of some cycles every line).  Written afresh otherwise, or
+ * when a digit is added.
+ */
+static size_t seq_put(mt_lines_t *l, char *dst, uint64_t seq)
 {
 	if (seq && seq - 1 == l->seq_of && l->seq_len) {
 		unsigned i = l->seq_len - 1;
 
+		COPY(dst, l->seq, 48);
 		while (l->seq[i] == '9' && i > SEQ_PREFIX_LEN) {
-			l->seq[i] = '0';
+			l->seq[i] = dst[i] = '0';
 			i--;
 		}
 		if (l->seq[i] != '9') {
-			l->seq[i]++;
+			dst[i] = ++l->seq[i];
 			l->seq_of = seq;
-			return;
+			return l->seq_len;
 		}
 	}
 	memcpy(l->seq, SEQ_PREFIX, SEQ_PREFIX_LEN);
 	l->seq_len = (unsigned)(SEQ_PREFIX_LEN + mt_fmt_u64(l->seq + SEQ_PREFIX_LEN, seq));
 	l->seq_of = seq;
+	COPY(dst, l->seq, 48);
+	return l->seq_len;
 }
 
 static void tid_text(mt_lines_t *l, uint64_t tid)
@@ -213,6 +222,40 @@ static void t_text(mt_lines_t *l, uint64_t t)
 	l->t_of = t;
 }
 
+/* ,"t":N}\n for t into dst (32 bytes) and l: a t other than the last
+ * line's is made in registers and stored to both (copied from l just
+ * after it is written, it would stall as seq_put says). */
+static size_t t_put(mt_lines_t *l, char *dst, uint64_t t)
+{
+	static const char key[8] = ",\"t\":", end[8] = "000}\n";
+	uint64_t us = t / 1000, k, e, d;
+	size_t n;
+
+	if (t == l->t_of && l->t_len) {
+		COPY(dst, l->t, 32);
+		return l->t_len;
+	}
+	if (!t || t % 1000 || us >= 100000000) {
+		t_text(l, t);
+		COPY(dst, l->t, 32);
+		return l->t_len;
+	}
+	n = 1 + (us > 9) + (us > 99) + (us > 999) + (us > 9999) + (us > 99999) +
+	    (us > 999999) + (us > 9999999);
+	d = digits8((uint32_t)us) >> (8 * (8 - n));
+	memcpy(&k, key, 8);
+	memcpy(&e, end, 8);
+	store64(dst, k);
+	store64(dst + 5, d);
+	store64(dst + 5 + n, e);
+	store64(l->t, k);
+	store64(l->t + 5, d);
+	store64(l->t + 5 + n, e);
+	l->t_of = t;
+	l->t_len = (unsigned)(5 + n + 5);
+	return l->t_len;
+}
+
 size_t mt_lines_block(mt_lines_t *l, char *dst, uint64_t seq,
 		      const mt_ring_block_t *b, uint64_t w, uint64_t t)
 {
@@ -228,14 +271,9 @@ size_t mt_lines_block(mt_lines_t *l, char *dst, uint64_t seq,
 				     b->fail_at,
 			     0))
 		return slow_line(dst, seq, b, w, t);
-	seq_text(l, seq);
 	if (tid != l->tid_of || !l->tid_len)
 		tid_text(l, tid);
-	if (t != l->t_of || !l->t_len)
-		t_text(l, t);
-
-	COPY(dst, l->seq, 48);
-	n = l->seq_len;
+	n = seq_put(l, dst, seq);
 	COPY(dst + n, heads[kind].s, 48);
 	n += heads[kind].len;
 	n += hex(dst + n, b->ptr);
@@ -256,6 +294,5 @@ size_t mt_lines_block(mt_lines_t *l, char *dst, uint64_t seq,
 	}
 	COPY(dst + n, l->tid, 32);
 	n += l->tid_len;
-	COPY(dst + n, l->t, 32);
-	return n + l->t_len;
+	return n + t_put(l, dst + n, t);
 }
