@@ -83,7 +83,7 @@ PRELOAD_SRC = preload/mt_hooks.c preload/mt_api_hooks.c preload/mt_api.c \
 	common/mt_jsonl.c common/mt_utf8.c
 # The collector: the process that drains a traced program's ring into its
 # trace (docs/preload.md, "The write path").
-COLLECTOR_SRC = collector/mt_out.c collector/mt_collect.c collector/mt_drainer.c \
+COLLECTOR_SRC = collector/mt_out.c collector/mt_lines.c collector/mt_collect.c collector/mt_drainer.c \
 	collector/mt_server.c
 TEST_SRC = tests/mt_tests.c tests/mt_test.c tests/mt_test_trace.c tests/mt_test_parse.c \
 	$(wildcard tests/check_*.c)
@@ -351,7 +351,8 @@ $(BUILD)/mt-churn $(BUILD)/mt-deep $(BUILD)/mt-pingpong: $(BUILD)/mt-%: bench/mt
 # The collector's drain alone, on a recorded ring (bench/run-collector-bench).
 BENCH_COLLECT = $(BUILD)/mt-bench-collect
 $(BENCH_COLLECT): $(OBJ)/bench/mt_bench_collect.o $(COLLECTOR_OBJ) $(COMMON_OBJ)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(COMPRESS_LIBS) -lpthread
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -Wl,--wrap=mt_out_room,--wrap=mt_out_put \
+		-o $@ $^ $(COMPRESS_LIBS) -lpthread
 
 # make bench BENCH=analyzer|preload|sample|collector|start runs one part;
 # the default, all of them.  BENCH=billion (the analyzer on a streamed

@@ -1,7 +1,7 @@
 /*
  * mt-bench-collect: the collector's drain alone, on a recorded ring.
  *
- *   mt-bench-collect [-n EVENTS] [-l LEVEL] [-w WORKERS] [-c] TRACE OUT
+ *   mt-bench-collect [-n EVENTS] [-l LEVEL] [-w WORKERS] [-c] [-f] TRACE OUT
  *
  * TRACE is a plain JSONL trace the preload wrote (make bench records
  * python3's and sqlite3's); each line is turned back into the ring
@@ -17,7 +17,10 @@
  *
  * cpu_ns is the process's CPU time over the same stretches (zstd's
  * threads included).  -c then reads OUT back (zstd -dc for ".zst") and
- * fails unless it is TRACE's first N lines, byte for byte.
+ * fails unless it is TRACE's first N lines, byte for byte.  -f times the
+ * formatting alone: the drain's lines go to a scratch buffer, never to
+ * mt_out (the link wraps mt_out_room and mt_out_put), and OUT stays
+ * empty.
  *
  * Never part of make check; it must never write anywhere but OUT.
  */
@@ -43,6 +46,37 @@ typedef struct {
 	size_t n, cap;
 	uint64_t lines;
 } slots_t;
+
+/* -f: the lines are written here, over and over, and dropped. */
+static int discard;
+static char *scratch;
+static size_t scratch_len;
+#define SCRATCH (1u << 20)
+
+int __real_mt_out_room(mt_out_t *o, size_t max, char **at);
+void __real_mt_out_put(mt_out_t *o, size_t len);
+int __wrap_mt_out_room(mt_out_t *o, size_t max, char **at);
+void __wrap_mt_out_put(mt_out_t *o, size_t len);
+
+int __wrap_mt_out_room(mt_out_t *o, size_t max, char **at)
+{
+	if (!discard)
+		return __real_mt_out_room(o, max, at);
+	if (max > SCRATCH)
+		return -EINVAL;
+	if (scratch_len + max > SCRATCH)
+		scratch_len = 0;
+	*at = scratch + scratch_len;
+	return 0;
+}
+
+void __wrap_mt_out_put(mt_out_t *o, size_t len)
+{
+	if (!discard)
+		__real_mt_out_put(o, len);
+	else
+		scratch_len += len;
+}
 
 static void die(const char *what)
 {
@@ -173,17 +207,20 @@ int main(int argc, char **argv)
 	mt_ring_hdr_t *h;
 	FILE *f;
 
-	while ((opt = getopt(argc, argv, "n:l:w:c")) != -1) {
+	while ((opt = getopt(argc, argv, "n:l:w:cf")) != -1) {
 		switch (opt) {
 		case 'n': max = strtoull(optarg, NULL, 10); break;
 		case 'l': level = atoi(optarg); break;
 		case 'w': workers = atoi(optarg); break;
 		case 'c': check = 1; break;
-		default: die("usage: mt-bench-collect [-n EVENTS] [-l LEVEL] [-w WORKERS] [-c] TRACE OUT");
+		case 'f': discard = 1; break;
+		default: die("usage: mt-bench-collect [-n EVENTS] [-l LEVEL] [-w WORKERS] [-c] [-f] TRACE OUT");
 		}
 	}
+	if (discard && !(scratch = malloc(SCRATCH)))
+		die("out of memory");
 	if (argc - optind != 2)
-		die("usage: mt-bench-collect [-n EVENTS] [-l LEVEL] [-w WORKERS] [-c] TRACE OUT");
+		die("usage: mt-bench-collect [-n EVENTS] [-l LEVEL] [-w WORKERS] [-c] [-f] TRACE OUT");
 	f = fopen(argv[optind], "r");
 	if (!f)
 		die("cannot open the trace");
@@ -246,7 +283,7 @@ int main(int argc, char **argv)
 	       (unsigned long long)cpu, (unsigned long long)h->collector_bytes);
 	if (h->collector_lines != s.lines)
 		die("the drain wrote another number of lines than the trace has");
-	if (check) {
+	if (check && !discard) {
 		char cmd[8400];
 
 		/* The output, decoded (zstd -dcf passes a plain file through),
@@ -259,6 +296,7 @@ int main(int argc, char **argv)
 		if (system(cmd) != 0)
 			die("the output is not the trace's lines");
 	}
+	free(scratch);
 	free(s.v);
 	free(line);
 	free(h);

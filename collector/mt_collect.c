@@ -22,9 +22,11 @@
 #include "../common/mt_event.h"
 #include "../common/mt_fmt.h"
 #include "../common/mt_jsonl.h"
+#include "mt_lines.h"
 
-/* Lines are gathered here and handed to mt_out in large pieces. */
-#define BATCH (256u << 10)
+/* Lines are written straight into mt_out's buffer, a window of this
+ * many bytes asked for at a time. */
+#define WINDOW (64u << 10)
 #define FLUSH_NS 1000000000ull
 /* How long an idle drain sleeps, and how often an exec's outcome is
  * looked for. */
@@ -38,18 +40,17 @@
 typedef struct mt_collect_drain {
 	mt_collect_t *c;
 	uint64_t mask, tail, published, publish_every, seq, last_t;
-	char *batch;
-	size_t used;
+	/* The window in mt_out's buffer: lines from base to at are written,
+	 * not yet handed over; room up to end. */
+	char *base, *at, *end;
 	int dirty, error;
+	int open; /* mt_collect_open went through */
 	uint64_t last_flush;
 	/* An exec's stop is written and waits for the outcome. */
 	int exec_pending;
 	uint64_t exec_seq, exec_last_t;
 	char text[MT_RING_TEXT_MAX + 64];
-	/* The last block's tail, and the tid it is for. */
-	char tail_buf[MT_JSONL_BLOCK_TAIL_MAX];
-	size_t tail_len;
-	uint64_t tail_tid;
+	mt_lines_t lines;
 	/* The program has ended: one more drain, then the end. */
 	int gone;
 	uint64_t last_exec_look;
@@ -84,17 +85,15 @@ static void say_error(drain_t *d, int err)
 		 strerror(err));
 }
 
+/* Hand the window's lines to mt_out, and let go of the window (before
+ * any other call of mt_out). */
 static int put_batch(drain_t *d)
 {
-	int rc;
-
-	if (!d->used || d->error)
-		return d->error ? -d->error : 0;
-	rc = mt_out_write(d->c->out, d->batch, d->used);
-	d->used = 0;
-	if (rc < 0)
-		say_error(d, -rc);
-	return rc;
+	if (d->base) {
+		mt_out_put(d->c->out, (size_t)(d->at - d->base));
+		d->base = d->at = d->end = NULL;
+	}
+	return d->error ? -d->error : 0;
 }
 
 static int flush(drain_t *d)
@@ -111,13 +110,27 @@ static int flush(drain_t *d)
 	return rc;
 }
 
-/* Room for one line of at most len bytes in the batch. */
+/* Room for one line of at most len bytes (at most WINDOW), or NULL
+ * once the trace cannot be written. */
 static char *room(drain_t *d, size_t len)
 {
-	if (d->used + len > BATCH)
+	if (__builtin_expect((size_t)(d->end - d->at) < len, 0)) {
+		char *p;
+		int rc;
+
 		put_batch(d);
+		if (d->error)
+			return NULL;
+		rc = mt_out_room(d->c->out, WINDOW, &p);
+		if (rc < 0) {
+			say_error(d, -rc);
+			return NULL;
+		}
+		d->base = d->at = p;
+		d->end = p + WINDOW;
+	}
 	d->dirty = 1;
-	return d->batch + d->used;
+	return d->at;
 }
 
 /* t of a line: since t0, rounded down to a microsecond (format.md 2.1),
@@ -135,47 +148,18 @@ static uint64_t line_t(drain_t *d, uint64_t t)
 
 static void write_block(drain_t *d, const mt_ring_block_t *b, uint64_t w)
 {
-	mt_jsonl_block_t ev = { 0 };
-	char *dst;
+	char *dst = room(d, MT_LINES_MAX);
+	size_t n;
 
-	ev.kind = (mt_kind_t)MT_RING_ARG_A(w);
-	ev.fn = (mt_fn_t)MT_RING_ARG_B(w);
-	ev.tid = MT_RING_VALUE(w);
-	ev.ptr = b->ptr;
-	ev.new_ptr = b->new_ptr;
-	ev.size = b->size;
-	if (ev.fn == MT_FN_API)
-		ev.allocator_id = b->allocator_id;
-	else
-		ev.align = b->align;
-	ev.fail_at = b->fail_at;
-	switch (ev.kind) {
-	case MT_KIND_ALLOC:
-		ev.has_ptr = ev.has_size = 1;
-		break;
-	case MT_KIND_ALLOC_FAIL:
-		ev.has_size = 1;
-		break;
-	case MT_KIND_FREE:
-		ev.has_ptr = 1;
-		break;
-	case MT_KIND_RESIZE:
-		ev.has_ptr = ev.has_size = 1;
-		break;
-	case MT_KIND_REMAP:
-		ev.has_ptr = ev.has_new_ptr = ev.has_size = 1;
-		break;
-	default:
-		return; /* not a block: never published by the preload */
-	}
-	/* The thread's tail (,"tid":N) is made once per run of its events. */
-	if (ev.fail_at || ev.tid != d->tail_tid || !d->tail_len) {
-		d->tail_len = mt_jsonl_block_tail(d->tail_buf, &ev);
-		d->tail_tid = ev.fail_at ? UINT64_MAX : ev.tid;
-	}
-	dst = room(d, MT_JSONL_BLOCK_MAX);
-	d->used += mt_jsonl_block_line(dst, ++d->seq, &ev, b->stack, d->tail_buf,
-				       d->tail_len, line_t(d, b->t));
+	if (!dst)
+		return;
+	/* The lines ahead are new cache lines: ask for them now, not at
+	 * their first store. */
+	__builtin_prefetch(dst + 512, 1);
+	/* 0: not a block, never published by the preload: no seq taken. */
+	n = mt_lines_block(&d->lines, dst, d->seq + 1, b, w, line_t(d, b->t));
+	d->seq += n != 0;
+	d->at += n;
 }
 
 /* A text record's line, its seq put in. */
@@ -196,12 +180,15 @@ static void write_text(drain_t *d, uint64_t pos, uint64_t w)
 	}
 	if (memcmp(d->text, TEXT_PREFIX, pre))
 		return;
-	k = mt_fmt_u64(num, ++d->seq);
+	k = mt_fmt_u64(num, d->seq + 1);
 	dst = room(d, len + k);
+	if (!dst)
+		return;
+	d->seq++;
 	memcpy(dst, "{\"v\":1,\"seq\":", 13);
 	memcpy(dst + 13, num, k);
 	memcpy(dst + 13 + k, d->text + pre - 1, len - pre + 1);
-	d->used += 13 + k + len - pre + 1;
+	d->at += 13 + k + len - pre + 1;
 }
 
 static const char *const reasons[] = { "exit", "exec", "signal", "api" };
@@ -209,7 +196,7 @@ static const char *const reasons[] = { "exit", "exec", "signal", "api" };
 static void write_stop(drain_t *d, const mt_ring_stop_t *s, uint64_t w)
 {
 	unsigned r = MT_RING_ARG_A(w);
-	char line[256];
+	char line[256], *dst;
 	mt_jsonl_t l;
 	size_t len;
 
@@ -219,8 +206,11 @@ static void write_stop(drain_t *d, const mt_ring_stop_t *s, uint64_t w)
 	mt_jsonl_u64(&l, "dropped", s->dropped);
 	mt_jsonl_u64(&l, "t", line_t(d, s->t));
 	len = mt_jsonl_end(&l);
-	memcpy(room(d, len), line, len);
-	d->used += len;
+	dst = room(d, len);
+	if (!dst)
+		return;
+	memcpy(dst, line, len);
+	d->at += len;
 }
 
 /* Tell the writers how far the collector has read, and wake those
@@ -287,6 +277,7 @@ static int unstop_ahead(drain_t *d)
 	}
 	if (d->tail >= head)
 		return 0;
+	put_batch(d);
 	rc = mt_out_rewind(d->c->out);
 	if (rc < 0)
 		say_error(d, -rc);
@@ -469,12 +460,14 @@ int mt_collect_open(mt_collect_t *c)
 	drain_t *d = calloc(1, sizeof(*d));
 
 	c->drain = d;
-	if (!d || !(d->batch = malloc(BATCH))) {
+	if (!d) {
 		snprintf(h->message, sizeof(h->message), "cannot write the trace: %s",
 			 strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	d->c = c;
+	d->open = 1;
+	mt_lines_init(&d->lines);
 	d->mask = h->nslots - 1;
 	d->publish_every = h->nslots / 4 < PUBLISH_EVERY ? h->nslots / 4 : PUBLISH_EVERY;
 	d->tail = d->published = atomic_load(&h->tail);
@@ -524,7 +517,7 @@ int mt_collect_step(mt_collect_t *c)
 	uint64_t cpu;
 	int rc;
 
-	if (!d || !d->batch)
+	if (!d || !d->open)
 		return MT_COLLECT_DONE;
 	/* A ring with nothing to read costs no system call: a shared
 	 * collector looks at every ring it serves each time it wakes. */
@@ -565,7 +558,7 @@ int mt_collect_wait_ms(mt_collect_t *c)
 
 void mt_collect_nap(mt_collect_t *c)
 {
-	if (c->drain && c->drain->batch)
+	if (c->drain && c->drain->open)
 		nap(c->drain);
 }
 
@@ -576,7 +569,7 @@ int mt_collect_close(mt_collect_t *c)
 	uint64_t out_length, cpu = c->shared ? thread_cpu_ns() : 0;
 	int rc = -ENOMEM;
 
-	if (d && d->batch) {
+	if (d && d->open) {
 		if (!d->error)
 			flush(d);
 		rc = d->error ? -d->error : 0;
@@ -617,8 +610,6 @@ int mt_collect_close(mt_collect_t *c)
 	atomic_store(&h->acked, UINT64_MAX);
 	atomic_fetch_add(&h->acks, 1);
 	wake(&h->acks);
-	if (d)
-		free(d->batch);
 	free(d);
 	c->drain = NULL;
 	return rc;

@@ -309,6 +309,15 @@ static int frame_add(mt_out_t *o, const char *buf, size_t len)
 	return 0;
 }
 
+/* Workers: hand the lines gathered in buf to zstd's stream. */
+static int hand(mt_out_t *o)
+{
+	size_t n = o->len;
+
+	o->len = 0;
+	return n ? frame_add(o, o->buf, n) : 0;
+}
+
 /*
  * Write the buffer out: a plain trace's lines as they are, a compressed
  * trace's as one zstd frame of their own.  A frame per buffer, each
@@ -321,8 +330,10 @@ static int drain(mt_out_t *o)
 	size_t n = o->len, z;
 	int rc;
 
-	if (o->workers)
-		return frame_end(o);
+	if (o->workers) {
+		rc = hand(o);
+		return rc < 0 ? rc : frame_end(o);
+	}
 	o->len = 0;
 	if (!n)
 		return 0;
@@ -469,8 +480,10 @@ int mt_out_write(mt_out_t *o, const char *buf, size_t len)
 
 	if (o->error)
 		return o->error;
-	if (o->workers)
-		return frame_add(o, buf, len);
+	if (o->workers) {
+		rc = hand(o);
+		return rc < 0 ? rc : frame_add(o, buf, len);
+	}
 	while (len) {
 		size_t take = len;
 
@@ -495,6 +508,28 @@ int mt_out_write(mt_out_t *o, const char *buf, size_t len)
 		len -= take;
 	}
 	return 0;
+}
+
+int mt_out_room(mt_out_t *o, size_t max, char **at)
+{
+	int rc;
+
+	if (o->error)
+		return o->error;
+	if (max > MT_OUT_CHUNK)
+		return -EINVAL;
+	if (o->len + max > MT_OUT_CHUNK) {
+		rc = o->workers ? hand(o) : drain(o);
+		if (rc < 0)
+			return rc;
+	}
+	*at = o->buf + o->len;
+	return 0;
+}
+
+void mt_out_put(mt_out_t *o, size_t len)
+{
+	o->len += len;
 }
 
 int mt_out_flush(mt_out_t *o)

@@ -112,6 +112,16 @@ int mt_out_workers_for(int cpus);
 int mt_out_write(mt_out_t *o, const char *buf, size_t len);
 
 /*
+ * The same as mt_out_write, without the copy: mt_out_room gives in *at
+ * room for max bytes (at most MT_OUT_CHUNK) at the end of the lines
+ * gathered, and mt_out_put appends the len <= max bytes of whole lines
+ * written there.  No other call of o may come in between.  Returns 0 or
+ * -errno (o's error, or -EINVAL for a max too large).
+ */
+int mt_out_room(mt_out_t *o, size_t max, char **at);
+void mt_out_put(mt_out_t *o, size_t len);
+
+/*
  * Make every line written so far readable in the file: plain, write the
  * buffer out; zstd, compress it as a frame of its own and write that out,
  * so a reader of the running trace, or of a trace cut by a kill of the

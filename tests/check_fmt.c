@@ -1,7 +1,8 @@
 /*
  * check_fmt: unit tests of mt_fmt: decimal and hex formatting at the
  * edges and at every length, and hex parsing, held to printf and to each
- * other.
+ * other; and the collector's block lines (mt_lines) held byte for byte
+ * to mt_jsonl_block_line(), the reference.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +16,10 @@
 #include <unistd.h>
 
 #include "mt_test.h"
+#include "../collector/mt_lines.h"
+#include "../common/mt_event.h"
 #include "../common/mt_fmt.h"
+#include "../common/mt_jsonl.h"
 
 static void assert_fmt(size_t n, const char *buf, const char *want)
 {
@@ -217,6 +221,145 @@ START_TEST(test_fmt_decimal_matches_printf)
 }
 END_TEST
 
+/* A number of 0 to 20 digits' size, the count drawn first, with the
+ * edges (0, powers of ten and one less, UINT64_MAX) often. */
+static uint64_t any_u64(void)
+{
+	int digits = (int)(mt_test_rng() % 21);
+	uint64_t v = 0;
+
+	switch (mt_test_rng() % 8) {
+	case 0:
+		return 0;
+	case 1:
+		for (v = 1; digits-- > 1 && v <= UINT64_MAX / 10;)
+			v *= 10;
+		return v - (mt_test_rng() & 1);
+	case 2:
+		return UINT64_MAX - (mt_test_rng() % 3);
+	default:
+		while (digits-- > 0 && v <= UINT64_MAX / 10)
+			v = v * 10 + mt_test_rng() % 10;
+		return v;
+	}
+}
+
+/* A ptr of 0 to 16 hex digits. */
+static uint64_t any_ptr(void)
+{
+	unsigned bits = (unsigned)(mt_test_rng() % 65);
+
+	return bits == 64 ? mt_test_rng() : mt_test_rng() & ((1ull << bits) - 1);
+}
+
+/* The reference line of record b (word w): the event written out field
+ * by field as format.md has each kind carry them. */
+static size_t reference_line(char *dst, uint64_t seq, const mt_ring_block_t *b,
+			     uint64_t w, uint64_t t)
+{
+	mt_jsonl_block_t ev = { 0 };
+	char tail[MT_JSONL_BLOCK_TAIL_MAX];
+	size_t tail_len;
+
+	ev.kind = (mt_kind_t)MT_RING_ARG_A(w);
+	ev.fn = (mt_fn_t)MT_RING_ARG_B(w);
+	ev.tid = MT_RING_VALUE(w);
+	ev.ptr = b->ptr;
+	ev.new_ptr = b->new_ptr;
+	ev.size = b->size;
+	if (ev.fn == MT_FN_API)
+		ev.allocator_id = b->allocator_id;
+	else
+		ev.align = b->align;
+	ev.fail_at = b->fail_at;
+	ev.has_ptr = ev.kind != MT_KIND_ALLOC_FAIL;
+	ev.has_size = ev.kind != MT_KIND_FREE;
+	ev.has_new_ptr = ev.kind == MT_KIND_REMAP;
+	tail_len = mt_jsonl_block_tail(tail, &ev);
+	return mt_jsonl_block_line(dst, seq, &ev, b->stack, tail, tail_len, t);
+}
+
+/*
+ * Every block kind and fn (and none), every field at its edges and at
+ * every length, a thread's run of events and interleaved threads, t
+ * repeated, seq counted up across each added digit and jumping back (an
+ * exec's stop taken back): mt_lines_block() writes the reference's
+ * bytes, and nothing past MT_LINES_MAX.
+ */
+START_TEST(test_collector_lines_match_the_reference_formatter)
+{
+	static const mt_kind_t kinds[] = { MT_KIND_ALLOC, MT_KIND_FREE, MT_KIND_RESIZE,
+					   MT_KIND_REMAP, MT_KIND_ALLOC_FAIL };
+	static const uint64_t seq_starts[] = { 1, 8, 98, 999990, 99999999999ull,
+					       UINT64_MAX - 3000 };
+	char got[MT_LINES_MAX + 1], want[MT_JSONL_BLOCK_MAX];
+	mt_lines_t l;
+	uint64_t seq = 0, t = 0, tid = 1234;
+	int fast = 0;
+
+	mt_test_rng_state = 34;
+	mt_lines_init(&l);
+	for (int i = 0; i < 200000; i++) {
+		mt_ring_block_t b = { 0 };
+		mt_kind_t kind = kinds[mt_test_rng() % 5];
+		unsigned fn = (unsigned)(mt_test_rng() % (MT_FN_COUNT + 1));
+		uint64_t w;
+		size_t n, m;
+
+		/* Mostly the next seq; now and then a jump, back or ahead. */
+		if (i % 5000 == 0)
+			seq = seq_starts[(i / 5000) % 6];
+		else if (mt_test_rng() % 1000 == 0)
+			seq -= mt_test_rng() % (seq < 50 ? seq : 50);
+		else
+			seq++;
+		if (mt_test_rng() % 4 == 0) /* t: repeated, or up, or anything */
+			t = mt_test_rng() % 8 ? t + 1000 * (mt_test_rng() % 5000)
+					      : any_u64() / 1000 * 1000;
+		if (mt_test_rng() % 50 == 0)
+			t = any_u64(); /* not whole microseconds: never made, still exact */
+		if (mt_test_rng() % 8 == 0)
+			tid = mt_test_rng() % 3 ? 1000 + mt_test_rng() % 4
+					       : (uint32_t)any_u64();
+		b.ptr = any_ptr();
+		b.new_ptr = any_ptr();
+		b.size = mt_test_rng() % 2 ? mt_test_rng() % 5000 : any_u64();
+		b.stack = mt_test_rng() % 4 ? mt_test_rng() % 100000 : any_u64();
+		b.align = mt_test_rng() % 8 ? 0 : any_u64(); /* or allocator_id */
+		b.fail_at = mt_test_rng() % 16 ? 0 : any_u64();
+		w = MT_RING_WORD(MT_REC_BLOCK, 1, kind, fn, tid);
+		b.word = w;
+
+		memset(got, '#', sizeof(got));
+		n = mt_lines_block(&l, got, seq, &b, w, t);
+		m = reference_line(want, seq, &b, w, t);
+		mt_quiet(n == m && !memcmp(got, want, m),
+			 "event %d: wrote\n%.*s\nwant\n%.*s", i, (int)n, got, (int)m, want);
+		mt_quiet_int_eq(got[MT_LINES_MAX], '#');
+		fast += !b.align && !b.fail_at && fn != MT_FN_API &&
+			(kind == MT_KIND_ALLOC || kind == MT_KIND_FREE ||
+			 kind == MT_KIND_RESIZE);
+	}
+	/* The fast path was what most of them took. */
+	ck_assert_int_gt(fast, 50000);
+}
+END_TEST
+
+/* A record of another type (never published as a block): no line. */
+START_TEST(test_collector_lines_write_nothing_for_a_record_that_is_no_block)
+{
+	mt_ring_block_t b = { 0 };
+	char buf[MT_LINES_MAX];
+	mt_lines_t l;
+
+	mt_lines_init(&l);
+	b.word = MT_RING_WORD(MT_REC_BLOCK, 1, MT_KIND_STACK, MT_FN_MALLOC, 1);
+	ck_assert_uint_eq(mt_lines_block(&l, buf, 1, &b, b.word, 1000), 0);
+	b.word = MT_RING_WORD(MT_REC_BLOCK, 1, MT_KIND_COUNT + 3, MT_FN_MALLOC, 1);
+	ck_assert_uint_eq(mt_lines_block(&l, buf, 1, &b, b.word, 1000), 0);
+}
+END_TEST
+
 Suite *mt_suite_fmt(void)
 {
 	Suite *s = suite_create("fmt");
@@ -231,6 +374,8 @@ Suite *mt_suite_fmt(void)
 	tcase_add_test(tc, test_fmt_parse_hex_rejects);
 	tcase_add_test(tc, test_fmt_hex_round_trips);
 	tcase_add_test(tc, test_fmt_decimal_matches_printf);
+	tcase_add_test(tc, test_collector_lines_match_the_reference_formatter);
+	tcase_add_test(tc, test_collector_lines_write_nothing_for_a_record_that_is_no_block);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -175,6 +175,57 @@ START_TEST(test_out_plain_lines_round_trip)
 }
 END_TEST
 
+/*
+ * Lines written in place (mt_out_room, mt_out_put), in runs that cross
+ * the chunks and mixed with mt_out_write and flushes, are the trace in
+ * the order written: plain (loop 0), zstd on the caller's thread (1)
+ * and on 2 workers (2).
+ */
+START_TEST(test_out_lines_written_in_place_are_the_trace_as_written)
+{
+	char *dir = mt_test_scratch();
+	char *path = mt_test_path(dir, _i ? "t.jsonl.zst" : "t.jsonl");
+	mt_test_bytes_t want = { 0 }, got = { 0 }, z;
+	uint64_t seq = 3;
+	mt_out_t *o;
+	char *at;
+
+	if (!use_workers(__func__, _i == 2 ? 2 : 0))
+		return;
+	o = open_out(path, 1);
+	add_head(&want);
+	out_tail(o, &want, want.len);
+	for (int run = 0; want.len < 3 * MT_OUT_CHUNK; run++) {
+		size_t from = want.len;
+
+		/* A run of lines in one room of 64 KiB. */
+		while (want.len - from < (64u << 10) - 200)
+			add_event(&want, seq++);
+		mt_quiet_int_eq(mt_out_room(o, 64u << 10, &at), 0);
+		memcpy(at, want.data + from, want.len - from);
+		mt_out_put(o, want.len - from);
+		if (run % 3 == 0)
+			out_tail(o, &want, add_event(&want, seq++));
+		if (run % 17 == 0)
+			mt_quiet_int_eq(mt_out_flush(o), 0);
+	}
+	ck_assert_int_eq(mt_out_room(o, MT_OUT_CHUNK + 1, &at), -EINVAL);
+	mt_quiet_int_eq(mt_out_close(o), 0);
+	z = read_back(path);
+	if (_i) {
+		mt_quiet_int_eq(unzstd(z.data, z.len, &got), 1);
+		free(z.data);
+	} else {
+		got = z;
+	}
+	mt_quiet_uint_eq(got.len, want.len);
+	mt_quiet_mem_eq(got.data, want.data, want.len);
+	free(got.data);
+	free(want.data);
+	free(path);
+}
+END_TEST
+
 START_TEST(test_out_zstd_round_trip_is_the_plain_trace)
 {
 	char *dir = mt_test_scratch();
@@ -765,6 +816,7 @@ Suite *mt_suite_out(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_out_plain_lines_round_trip);
+	tcase_add_loop_test(tc, test_out_lines_written_in_place_are_the_trace_as_written, 0, 3);
 	tcase_add_loop_test(tc, test_out_zstd_round_trip_is_the_plain_trace, 0, 3);
 	tcase_add_loop_test(tc, test_out_zstd_flush_makes_every_line_readable_while_open, 0, 3);
 	tcase_add_test(tc, test_out_root_empties_an_existing_file);
