@@ -536,7 +536,7 @@ int mt_collect_wait_ms(mt_collect_t *c)
 	drain_t *d = c->drain;
 	uint64_t now, ms = FLUSH_NS / 1000000;
 
-	if (!d || !d->batch || d->gone || c->ended)
+	if (!d || !d->open || d->gone || c->ended)
 		return 0;
 	if (!c->watched)
 		return IDLE_MS; /* its end is known only by looking */
