@@ -2,7 +2,7 @@
  * check_ahead: a trace read and parsed on several threads (mt_ahead,
  * --threads N; docs/commands.md, "Reading traces").
  *
- * The chunks are fixed by the input (2 MiB of a plain file, whole zstd
+ * The chunks are fixed by the input (1 MiB of a plain file, whole zstd
  * frames), the threads only make them ahead, and the pass applies them in
  * order: every command's output, status and messages are the same, byte
  * for byte, for 1, 2 and 8 threads, on plain and zstd traces, on the
@@ -441,6 +441,47 @@ START_TEST(test_a_late_corrupt_or_cut_frame_or_zero_bytes_say_the_same)
 }
 END_TEST
 
+/* The collector's frames of just under MT_AHEAD_CHUNK of lines are a
+ * chunk each, not two to a chunk, and N threads hold N chunks at most:
+ * what the threads add to the peak memory is about N frames' bytes and
+ * events. */
+START_TEST(test_frames_under_a_chunk_are_a_chunk_each_and_n_threads_hold_n)
+{
+	char *dir = mt_test_scratch();
+	mt_test_bytes_t plain = gen_trace(EVENTS);
+	mt_test_bytes_t z = zstd_frames(&plain, MT_AHEAD_CHUNK - (8u << 10));
+	char *path = write_trace(dir, "t.jsonl.zst", &z);
+	static const unsigned threads[] = { 2, 3, 8 };
+	uint64_t frames = 0;
+
+	for (size_t at = 0; at < z.len; frames++) {
+		size_t n = ZSTD_findFrameCompressedSize(z.data + at, z.len - at);
+
+		ck_assert(!ZSTD_isError(n));
+		ck_assert_uint_lt(ZSTD_getFrameContentSize(z.data + at, n),
+				  MT_AHEAD_CHUNK);
+		at += n;
+	}
+	ck_assert_uint_ge(frames, 5);
+	for (size_t i = 0; i < sizeof(threads) / sizeof(threads[0]); i++) {
+		mt_ahead_stats_t s0, s1;
+		mt_analysis_t a;
+
+		mt_ahead_stats(&s0);
+		mt_analysis_set_threads(threads[i]);
+		mt_quiet_int_eq(mt_analysis_run(&a, path), MT_OK);
+		mt_analysis_set_threads(0);
+		mt_analysis_release(&a);
+		mt_ahead_stats(&s1);
+		ck_assert_uint_eq(s1.chunks - s0.chunks, frames);
+		ck_assert_uint_eq(s1.chunks_held, threads[i]);
+	}
+	free(path);
+	free(z.data);
+	free(plain.data);
+}
+END_TEST
+
 /* --threads 2 starts one thread, which the chunks go through; 1 starts
  * none and makes no chunk. */
 START_TEST(test_two_threads_start_one_that_makes_chunks_and_one_starts_none)
@@ -506,6 +547,7 @@ Suite *mt_suite_ahead(void)
 	tcase_add_test(tc, test_a_trace_the_collector_wrote_in_many_frames_reads_the_same);
 	tcase_add_test(tc, test_a_malformed_line_in_a_late_chunk_says_the_same);
 	tcase_add_test(tc, test_a_late_corrupt_or_cut_frame_or_zero_bytes_say_the_same);
+	tcase_add_test(tc, test_frames_under_a_chunk_are_a_chunk_each_and_n_threads_hold_n);
 	tcase_add_test(tc, test_two_threads_start_one_that_makes_chunks_and_one_starts_none);
 	tcase_add_test(tc, test_threads_must_be_a_count_from_1_to_256);
 	suite_add_tcase(s, tc);

@@ -42,12 +42,15 @@
 
 /* How much compressed data the frame finder holds to see a frame whole. */
 #define CARVE_CAP (2 * (DATA_CAP + (DATA_CAP >> 7) + (64u << 10)))
-#define CARVE_READ (1u << 20)
+/* Read a little at a time: the buffer's pages are touched only as far
+ * as a frame and a read beyond it reach. */
+#define CARVE_READ (128u << 10)
 
 _Static_assert(sizeof(mt_ahead_rec_t) == 64, "an event is 64 bytes");
 _Static_assert(MT_PARSE_EXACT_SPAN <= UINT16_MAX, "a line's length fits");
 
 static _Atomic uint64_t stat_threads, stat_chunks, stat_by_threads, stat_events;
+static _Atomic uint64_t stat_held;
 
 typedef struct slot {
 	char *buf;            /* MT_READER_LINE_MAX of room, then the bytes */
@@ -327,7 +330,12 @@ static void carve_job(ahead_t *a, job_t *j)
 		weight = csz == ZSTD_CONTENTSIZE_UNKNOWN ? DATA_CAP : csz;
 		if (weight > DATA_CAP)
 			goto unclean;
-		if (frames && sum + weight > DATA_CAP)
+		/* Whole frames up to MT_AHEAD_CHUNK of lines; a larger
+		 * frame (up to DATA_CAP) is a chunk of its own.  The
+		 * collector's frames of just under 1 MiB are then one a
+		 * chunk, and the chunk's buffers are touched no further
+		 * than the frame fills them. */
+		if (frames && sum + weight > MT_AHEAD_CHUNK)
 			break;
 		if (s->comp_len + fsz > COMP_CAP) {
 			if (frames)
@@ -441,7 +449,11 @@ int mt_ahead_start(mt_reader_t *r, unsigned threads)
 	a->fd = r->fd;
 	a->zstd = r->decomp != NULL;
 	a->dontcache = r->dontcache;
-	a->window = threads + 1;
+	/* A job for each created thread, and the chunk the pass reads: the
+	 * threads make the next chunks while the pass applies its own, and
+	 * no more are held (each is its bytes and its events, about 1.6 MiB
+	 * for a collector's frame of 1 MiB of lines). */
+	a->window = threads - 1;
 	a->nslots = a->window + 1;
 	a->content = (uint64_t)at + (a->zstd ? 0 : r->remaining);
 	a->next_at = a->cbase = (uint64_t)at;
@@ -465,6 +477,7 @@ int mt_ahead_start(mt_reader_t *r, unsigned threads)
 		goto nomem;
 	a->have_parser = 1;
 	r->par = a;
+	atomic_store(&stat_held, a->nslots);
 	for (unsigned i = 0; i < threads - 1; i++) {
 		if (pthread_create(&a->threads[i], NULL, thread_main, a))
 			break; /* fewer threads: the pass's takes the rest */
@@ -598,4 +611,5 @@ void mt_ahead_stats(mt_ahead_stats_t *s)
 	s->chunks = atomic_load(&stat_chunks);
 	s->chunks_by_threads = atomic_load(&stat_by_threads);
 	s->events = atomic_load(&stat_events);
+	s->chunks_held = atomic_load(&stat_held);
 }

@@ -6,7 +6,8 @@
  * The split is fixed by the input, never by timing.  A plain regular
  * file is cut into chunks of MT_AHEAD_CHUNK bytes; a zstd trace into
  * chunks of whole frames (the collector writes independent frames of at
- * most 4 MiB of lines), about MT_AHEAD_CHUNK bytes of lines each.  A
+ * most 4 MiB of lines), as many as fit in MT_AHEAD_CHUNK bytes of lines,
+ * or one larger frame alone.  A
  * thread turns a chunk into its bytes (read, or decompressed) and a
  * compact array of the block events the exact matcher takes
  * (mt_parse_exact_window()), one for each line that begins after the
@@ -26,9 +27,13 @@
  *
  * The pass's thread takes a chunk itself when the next one it needs is not
  * yet taken, so it never waits on a thread that has not started.
- * Memory: the chunks in flight, at most the threads plus one, each its
- * bytes (a zstd chunk of one large frame up to 4 MiB) and 64 bytes an
- * event.
+ * Memory: the chunks in flight, as many as the threads (one being made by
+ * each created thread, and the one the pass reads), each its bytes (at
+ * most MT_AHEAD_CHUNK, or a zstd chunk of one larger frame, up to 4 MiB),
+ * 64 bytes an event and its compressed frames; and a buffer of the
+ * compressed bytes read ahead of the chunks, a frame and 128 KiB.  With
+ * the collector's frames of 1 MiB of lines that is about 1.6 MiB a
+ * chunk.
  *
  * It must never hand out a byte out of order, nor let a thread's timing
  * change what the pass sees: a thread's failure (no memory for its
@@ -124,6 +129,7 @@ typedef struct {
 	uint64_t chunks;            /* chunks with bytes handed out */
 	uint64_t chunks_by_threads; /* of them, made by a created thread */
 	uint64_t events;            /* parsed events handed out */
+	uint64_t chunks_held;       /* the chunks the last start may hold */
 } mt_ahead_stats_t;
 
 void mt_ahead_stats(mt_ahead_stats_t *s);
