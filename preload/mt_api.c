@@ -38,7 +38,7 @@ static char line[MT_JSONL_FIXED_MAX + 6 * MT_API_NAME_MAX];
 static void declare_locked(uint32_t id)
 {
 	allocator_t *a = &table[id];
-	uint64_t gen = mt_stack_generation();
+	uint64_t gen = mt_stack_trace_generation();
 	mt_jsonl_t l;
 
 	if (atomic_load_explicit(&a->declared, memory_order_relaxed) == gen ||
@@ -59,7 +59,7 @@ static int usable(uint32_t id)
 		return 0;
 	if (__builtin_expect(atomic_load_explicit(&table[id].declared,
 						  memory_order_acquire) ==
-				     mt_stack_generation(),
+				     mt_stack_trace_generation(),
 			     1))
 		return 1;
 	mt_trace_lock();

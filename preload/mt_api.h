@@ -16,7 +16,7 @@
  *   first named, and again in a new trace (a forked child's), lazily,
  *   on its first event there.  The declaration is recorded under the
  *   table lock before the allocator is marked declared for the trace's
- *   generation (mt_stack_generation()), so an event that finds it marked
+ *   generation (mt_stack_trace_generation()), so an event that finds it marked
  *   is reserved after it.
  * - Id 0 is no allocator: what mt_api_allocator() gives when tracing is
  *   off or the table is full; events of id 0 or of an id never given are

@@ -47,13 +47,15 @@ static void add_build_id(mt_jsonl_t *l, const mt_symbol_info_t *info)
 }
 
 /* Declare ip as a frame: resolve it with no lock held, then record the
- * frame unless another thread did meanwhile. */
+ * frame unless another thread did meanwhile, or a module was unloaded
+ * meanwhile (the name may be the unloaded module's; the caller asks
+ * again). */
 static void declare_frame(uint64_t ip)
 {
 	char module[MT_DECLARE_MODULE_CAP], symbol[MT_DECLARE_SYMBOL_CAP];
+	uint64_t gen = mt_stack_generation(), id;
 	mt_symbol_info_t info;
 	mt_jsonl_t l;
-	uint64_t id;
 	int cancel;
 
 	/* Naming a new frame is the tracer's slowest path, and libunwind's
@@ -66,7 +68,7 @@ static void declare_frame(uint64_t ip)
 	if (__builtin_expect(atomic_load(&mt_nofd_refused) != 0, 0))
 		mt_trace_clone_refused(atomic_load(&mt_nofd_refused));
 	mt_lock_take();
-	if (mt_trace_active() && !mt_stack_frame_find(ip)) {
+	if (mt_trace_active() && mt_stack_generation() == gen && !mt_stack_frame_find(ip)) {
 		mt_jsonl_begin(&l, line, sizeof(line), 0, "frame");
 		/* The id the table will give it: reserved before it is
 		 * published there. */
@@ -132,4 +134,16 @@ uint64_t mt_declare_stack(const uint64_t *ips, int n)
 		atomic_fetch_add(&mt_record_ring.hdr->dropped, 1);
 	mt_lock_give();
 	return id;
+}
+
+/* The module table first: a frame named after the tables are emptied
+ * must not be named from the table of before the unload.  A frame named
+ * before that is not recorded (declare_frame sees the generation
+ * change). */
+void mt_declare_forget(void)
+{
+	mt_symbol_forget();
+	mt_lock_take();
+	mt_stack_forget();
+	mt_lock_give();
 }

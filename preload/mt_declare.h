@@ -39,4 +39,11 @@
  * unless the thread's cache knows the stack. */
 uint64_t mt_declare_stack(const uint64_t *ips, int n);
 
+/* A module was unloaded: the module table is read again at the next
+ * frame named, and the frames and stacks declared so far are forgotten
+ * (under the table lock, which must not be held), so that a return
+ * address in a module loaded at its addresses is declared again, by its
+ * own name, under a new id. */
+void mt_declare_forget(void);
+
 #endif

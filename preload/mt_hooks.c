@@ -24,7 +24,6 @@
 #include "mt_real.h"
 #include "mt_signal.h"
 #include "mt_trace.h"
-#include "mt_unwind_cache.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -252,10 +251,13 @@ EXPORT void *dlopen(const char *file, int mode)
 
 /*
  * The unloaded module's addresses may be given to another, whose code
- * has other unwind rules: the fast unwinder forgets what it read.  Told
- * after the real call, so that no walk from then on keeps a rule of the
- * module.  This records nothing and calls no malloc, so it needs no
- * recursion guard: inside the tracer or not, it is told the same.
+ * has other unwind rules and other names: the fast unwinder forgets what
+ * it read, and the frames and stacks are declared again
+ * (mt_trace_dlclosed).  Told after the real call, so that no walk or
+ * frame from then on keeps anything of the module.  This records nothing
+ * and calls no malloc, so it needs no recursion guard: inside the tracer
+ * or not, it is told the same (the tracer never calls dlclose, so never
+ * with the table lock held).
  */
 EXPORT int dlclose(void *handle)
 {
@@ -264,7 +266,7 @@ EXPORT int dlclose(void *handle)
 	if (mt_real_resolve() < 0 || !mt_real.dlclose)
 		return -1;
 	rc = mt_real.dlclose(handle);
-	mt_unwind_cache_forget();
+	mt_trace_dlclosed();
 	return rc;
 }
 

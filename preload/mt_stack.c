@@ -29,8 +29,11 @@ static mt_arena_t arena;
 static uint64_t next_frame = 1, next_stack = 1;
 static uint64_t self_lo, self_hi;
 /* Starts at 1, so a thread's empty cache entries (generation 0) never
- * match. */
+ * match.  Bumped when the tables are emptied: at a new trace and at an
+ * unload (mt_stack_forget). */
 static _Atomic uint64_t generation = 1;
+/* Bumped only at a new trace. */
+static _Atomic uint64_t trace_generation = 1;
 
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
@@ -499,18 +502,37 @@ uint64_t mt_stack_generation(void)
 	return generation;
 }
 
+uint64_t mt_stack_trace_generation(void)
+{
+	return trace_generation;
+}
+
 void mt_stack_frame_ids(const uint64_t *ips, int n, uint64_t *ids)
 {
 	for (int i = 0; i < n; i++)
 		ids[i] = mt_stack_frame_find(ips[i]);
 }
 
-void mt_stack_reset(void)
+/* The records in the tables are gone (the thread caches hold copies of
+ * the ips, never a pointer into them), and every cached id is of the
+ * generation before. */
+static void empty_tables(void)
 {
 	mt_table_release(&frames);
 	mt_table_release(&stacks);
 	mt_arena_release(&arena);
+	generation++;
+}
+
+void mt_stack_forget(void)
+{
+	empty_tables();
+}
+
+void mt_stack_reset(void)
+{
+	empty_tables();
 	next_frame = 1;
 	next_stack = 1;
-	generation++;
+	trace_generation++;
 }

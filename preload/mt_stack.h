@@ -111,9 +111,9 @@ uint64_t mt_stack_add(const uint64_t *ips, int n);
 /*
  * Each thread keeps the stacks it used last, with their ids, so that the
  * usual event finds its stack id without the table lock.  An id belongs to
- * one generation of the tables (mt_stack_reset starts the next): the
- * caller compares the generation mt_stack_cached gives with
- * mt_stack_generation() before it uses the id.
+ * one generation of the tables (mt_stack_reset and mt_stack_forget start
+ * the next): the caller compares the generation mt_stack_cached gives
+ * with mt_stack_generation() before it uses the id.
  */
 /* Make the key that frees a thread's cache when it ends (at start;
  * later calls do nothing; without it, threads have no cache). */
@@ -123,8 +123,11 @@ void mt_stack_cache_init(void);
 uint64_t mt_stack_cached(const uint64_t *ips, int n, uint64_t *gen);
 /* Remember id for ips[0..n) in this thread (table lock held). */
 void mt_stack_remember(const uint64_t *ips, int n, uint64_t id);
-/* The tables' generation: it changes only when a trace starts. */
+/* The tables' generation: it changes when a trace starts and when a
+ * module is unloaded (mt_stack_forget). */
 uint64_t mt_stack_generation(void);
+/* The trace's generation: it changes only when a trace starts. */
+uint64_t mt_stack_trace_generation(void);
 
 /* The frame ids of ips[0..n) into ids (all must be known). */
 void mt_stack_frame_ids(const uint64_t *ips, int n, uint64_t *ids);
@@ -143,5 +146,11 @@ void mt_stack_as_unwind(void (*fn)(void *), void *arg);
 
 /* Forget every frame and stack (a forked child starts its own trace). */
 void mt_stack_reset(void);
+
+/* Forget every frame and stack but keep counting ids up, for the same
+ * trace: a module was unloaded, and another may be loaded at its
+ * addresses, whose return addresses are other frames (another module,
+ * symbol and build id), declared again under new ids. */
+void mt_stack_forget(void);
 
 #endif

@@ -1,12 +1,12 @@
 /*
  * mt_symbol: the module table (what is mapped where, from /proc/self/maps,
- * read again when the loader's adds and subs have changed) and the naming
- * of an address: its module and offset from the table, its symbol from
- * the module's ELF view (mt_elf.h, one private mapping of the file kept
- * per module; libunwind's get_proc_name re-reads the maps and maps the
- * file on every call), kept only when its extent (st_size, when it has
- * one) contains the address; a module whose file cannot be read that way
- * falls back to libunwind.  It must never call dladdr or dl_iterate_phdr
+ * read again when the loader's adds and subs have changed, or after an
+ * unload) and the naming of an address: its module and offset from the
+ * table, its symbol from the module's ELF view (mt_elf.h, one private
+ * mapping of the file kept per module; libunwind's get_proc_name re-reads
+ * the maps and maps the file on every call), kept only when its extent
+ * (st_size, when it has one) contains the address; a module whose file
+ * cannot be read that way falls back to libunwind.  It must never call dladdr or dl_iterate_phdr
  * while the module lock is held, never be called with the table lock
  * held, and never malloc.
  */
@@ -23,6 +23,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -46,6 +47,9 @@ typedef struct {
 } module_t;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* A module was unloaded since the table was read (mt_symbol_forget): an
+ * address inside an entry may be another module's now. */
+static atomic_int stale;
 static module_t modules[MAX_MODULES];
 static size_t nmodules;
 /* The table before a reload, to hand its views on. */
@@ -231,6 +235,9 @@ static int reload(void)
 {
 	long rc;
 
+	/* An unload told from now on is read by the next reload. */
+	atomic_store(&stale, 0);
+
 	memcpy(old_modules, modules, nmodules * sizeof(modules[0]));
 	nold = nmodules;
 	nmodules = 0;
@@ -299,13 +306,23 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 	module_t *m;
 	unw_word_t off = 0;
 	unw_accessors_t *acc;
-	int rc, fallback = 1;
-	uint64_t gen;
+	int rc, fallback = 1, reread;
+	uint64_t gen = 0;
 
 	memset(info, 0, sizeof(*info));
 	module[0] = '\0';
 	symbol[0] = '\0';
+	/* The loader is asked with no lock of ours held. */
+	reread = atomic_load(&stale);
+	if (reread)
+		gen = loader_generation();
 	pthread_mutex_lock(&lock);
+	if (reread && atomic_load(&stale)) {
+		/* The unloaded module's view is dropped here, under the
+		 * lock, the only place its symbols are read. */
+		loaded = reload() == 0;
+		loaded_gen = gen;
+	}
 	/* The return address may be the first byte of the next function
 	 * after a call that does not return: look up the call itself. */
 	m = find(ip - 1);
@@ -386,6 +403,11 @@ void mt_symbol_load(void)
 		loaded_gen = gen;
 	}
 	pthread_mutex_unlock(&lock);
+}
+
+void mt_symbol_forget(void)
+{
+	atomic_store(&stale, 1);
 }
 
 void mt_symbol_stats(mt_symbol_stats_t *stats)

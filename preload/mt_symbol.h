@@ -15,7 +15,8 @@
  *
  * The module table is read from /proc/self/maps, never from the dynamic
  * loader, and is re-read when an address falls outside it and the loader
- * has loaded or unloaded an object since (a dlopen), never for JIT code.
+ * has loaded or unloaded an object since (a dlopen), never for JIT code,
+ * and at the first address named after an unload (mt_symbol_forget).
  * Every file is opened in a child with a descriptor table of its own
  * (mt_nofd), never in the program's.
  * Callers must hold no lock of the tracer while calling in: libunwind may
@@ -78,6 +79,11 @@ typedef mt_elf_sym_t mt_symbol_probe_t;
 
 int mt_symbol_probe(uint64_t at, uint64_t ip, mt_symbol_probe_t *scan,
 		    mt_symbol_probe_t *indexed);
+
+/* A module was unloaded: the next address named reads the module table
+ * again (its entry may now be another module's), and the unloaded
+ * module's file is unmapped then.  Takes no lock; any thread. */
+void mt_symbol_forget(void);
 
 /* Forget the module table and unmap its files (a forked child keeps its
  * parent's mappings, so this is only for tests). */

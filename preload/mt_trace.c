@@ -1078,6 +1078,15 @@ static void block_event(mt_kind_t kind, mt_fn_t fn, uint64_t ptr, uint64_t size,
 		publish_block(pos, kind, fn, t, ptr, 0, size, align, stack, fail_at);
 }
 
+void mt_trace_dlclosed(void)
+{
+	int saved = errno;
+
+	if (mt_unwind_cache_forget())
+		mt_declare_forget();
+	errno = saved;
+}
+
 int mt_trace_stack_depth(void)
 {
 	return stack_depth;

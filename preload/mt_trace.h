@@ -132,6 +132,12 @@ void mt_trace_exec_failed(void);
  * held forever in it. */
 void mt_trace_fork_untraced_child(void);
 
+/* After a dlclose: if a module was unloaded, the fast unwinder's rules
+ * and the frames and stacks declared so far are forgotten (another module
+ * may be loaded at its addresses).  Takes the table lock; never call it
+ * with the lock held.  No malloc, nothing recorded. */
+void mt_trace_dlclosed(void);
+
 /* The recursion guard: returns 1 when the calling thread should record
  * (and marks it busy), 0 when it is already inside the tracer or tracing
  * is off.  Every 1 must be followed by mt_trace_leave(). */

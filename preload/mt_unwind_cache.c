@@ -713,16 +713,17 @@ static int count_unloads(struct dl_phdr_info *info, size_t size, void *arg)
  * another, or was opened twice); only an unload is told to the walks,
  * which would read every rule again.  The count is stored after the
  * bump: a thread that finds it stored finds the bump too. */
-void mt_unwind_cache_forget(void)
+int mt_unwind_cache_forget(void)
 {
 	static _Atomic uint64_t unloads_seen;
 	uint64_t unloads = UINT64_MAX;
 
 	dl_iterate_phdr(count_unloads, &unloads);
 	if (unloads != UINT64_MAX && atomic_load(&unloads_seen) == unloads)
-		return;
+		return 0;
 	atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
 	atomic_store(&unloads_seen, unloads);
+	return 1;
 }
 
 /* The thread's rules and record emptied when a module may have been

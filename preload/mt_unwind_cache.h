@@ -36,8 +36,10 @@ void mt_unwind_cache_init(void);
 /* Modules may have been unloaded (called after a dlclose): if the
  * loader's count of unloads changed, every thread empties its rules and
  * its previous walk before its next walk, as code another module loads
- * at their addresses has rules of its own.  One dl_iterate_phdr. */
-void mt_unwind_cache_forget(void);
+ * at their addresses has rules of its own.  One dl_iterate_phdr.
+ * Returns 1 when the count changed (or the loader gives none), 0 when
+ * the dlclose only dropped a reference. */
+int mt_unwind_cache_forget(void);
 
 /* The rules read from .eh_frame so far, every thread's. */
 uint64_t mt_unwind_cache_rules_read(void);

@@ -9,7 +9,8 @@
  * deep recursion, a frame rebuilt where the last walk's was, at -O0 and
  * -O2, and python3, sqlite3 and gcc compiling a file.  One more checks
  * the fast walker's own stacks: a plugin loaded where an unloaded one
- * was, which libunwind's trace cache gets wrong.
+ * was, which libunwind's trace cache gets wrong; and another that its
+ * frames name that plugin, not the unloaded one.
  */
 #include <dirent.h>
 #include <inttypes.h>
@@ -295,6 +296,148 @@ START_TEST(test_a_plugin_loaded_where_an_unloaded_one_was_unwinds_by_its_own_rul
 }
 END_TEST
 
+/*
+ * The same program: the frames of the second plugin, loaded where the
+ * first was after it was unloaded, name the second plugin (its module
+ * and build id), never the first's records for the same addresses.  The
+ * last 20 allocations through the plugins are the second's
+ * (wl_dlreuse), the others the first's.
+ */
+#define DLREUSE_FRAMES 4096
+
+typedef struct {
+	char *symbol, *module, *build_id;
+} dlreuse_frame_t;
+
+/* Whether the plugin's three frames are at frames[at..at+3) of the
+ * stack, leaf first, all in module plugin (its file name) and of one
+ * build id, which goes to *build_id. */
+static int dlreuse_plugin_at(const dlreuse_frame_t *f, json_object *frames, size_t at,
+			     const char *plugin, const char **build_id)
+{
+	static const char *const names[] = { "wl_dlreuse_leaf", "wl_dlreuse_mid",
+					     "wl_dlreuse_alloc" };
+
+	for (size_t k = 0; k < 3; k++) {
+		int64_t id = json_object_get_int64(json_object_array_get_idx(frames, at + k));
+		const char *base;
+
+		if (id <= 0 || id >= DLREUSE_FRAMES || !f[id].symbol || !f[id].module ||
+		    !f[id].build_id || strcmp(f[id].symbol, names[k]))
+			return 0;
+		base = strrchr(f[id].module, '/');
+		base = base ? base + 1 : f[id].module;
+		ck_assert_msg(!strcmp(base, plugin), "frame %" PRId64 " (%s) names %s, not %s",
+			      id, f[id].symbol, f[id].module, plugin);
+		if (k == 0)
+			*build_id = f[id].build_id;
+		ck_assert_str_eq(f[id].build_id, *build_id);
+	}
+	return 1;
+}
+
+START_TEST(test_a_plugin_loaded_where_an_unloaded_one_was_names_its_own_frames)
+{
+	char preload[4096], output[4096];
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
+	char *w = mt_test_workload("wl_dlreuse"), *text, *line, *save = NULL, *status;
+	char *argv[] = { w, NULL };
+	char *env[] = { preload, output, "MEMTRACE_UNWIND=fast", NULL };
+	dlreuse_frame_t *f = calloc(DLREUSE_FRAMES, sizeof(*f));
+	json_object **stacks = calloc(DLREUSE_FRAMES, sizeof(*stacks));
+	int64_t plugin_allocs[256];
+	/* Volatile: MT_TEST_SKIP may jump over their first stores. */
+	const char *volatile a_id = NULL, *volatile b_id = NULL;
+	const char *id;
+	int n = 0;
+	mt_test_run_t r;
+
+	ck_assert(f && stacks);
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libmtpreload.so", mt_test_build_dir());
+	snprintf(output, sizeof(output), "MEMTRACE_OUTPUT=%s", trace);
+	mt_test_run(&r, argv, env);
+	mt_quiet(r.status == 0, "wl_dlreuse exited %d: %s", r.status, r.err);
+	if (!strcmp(r.out, "not reused\n"))
+		MT_TEST_SKIP("needs the loader to map a plugin where the one unloaded was (it did not, 5 tries)");
+	ck_assert_str_eq(r.out, "reused\n");
+	mt_test_run_release(&r);
+	status = mt_test_check_status(trace);
+	ck_assert_str_eq(status, "complete");
+	free(status);
+	text = mt_test_read(trace, NULL);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_object *o = json_tokener_parse(line);
+		const char *kind;
+
+		mt_quiet_ptr_nonnull(o);
+		kind = mt_test_json_str(o, "kind");
+		if (!strcmp(kind, "frame")) {
+			int64_t fid = mt_test_json_i64(o, "frame_id");
+			const char *sym = mt_test_json_opt_str(o, "symbol");
+			const char *mod = mt_test_json_opt_str(o, "module");
+			const char *bid = mt_test_json_opt_str(o, "build_id");
+
+			ck_assert_int_lt(fid, DLREUSE_FRAMES);
+			f[fid].symbol = sym ? strdup(sym) : NULL;
+			f[fid].module = mod ? strdup(mod) : NULL;
+			f[fid].build_id = bid ? strdup(bid) : NULL;
+		} else if (!strcmp(kind, "stack")) {
+			int64_t sid = mt_test_json_i64(o, "stack_id");
+
+			ck_assert_int_lt(sid, DLREUSE_FRAMES);
+			stacks[sid] = json_object_get(mt_test_json_member(o, "frames"));
+		} else if (!strcmp(kind, "alloc") && json_object_object_get_ex(o, "stack", NULL)) {
+			int64_t sid = mt_test_json_i64(o, "stack");
+			json_object *fr;
+
+			ck_assert(sid > 0 && sid < DLREUSE_FRAMES && stacks[sid]);
+			fr = stacks[sid];
+			for (size_t at = 0; at + 3 <= json_object_array_length(fr); at++) {
+				int64_t fid = json_object_get_int64(json_object_array_get_idx(fr, at));
+
+				if (fid > 0 && fid < DLREUSE_FRAMES && f[fid].symbol &&
+				    !strcmp(f[fid].symbol, "wl_dlreuse_leaf")) {
+					ck_assert_int_lt(n, 256);
+					plugin_allocs[n++] = sid;
+					break;
+				}
+			}
+		}
+		json_object_put(o);
+	}
+	/* Each run of the plugins allocates 20 times through them. */
+	mt_quiet(n >= 40, "%d allocations through the plugins", n);
+	for (int i = 0; i < n; i++) {
+		json_object *fr = stacks[plugin_allocs[i]];
+		int b = i >= n - 20, found = 0;
+
+		for (size_t at = 0; at + 3 <= json_object_array_length(fr) && !found; at++)
+			found = dlreuse_plugin_at(f, fr, at,
+						  b ? "libwl_dlreuse_b.so" : "libwl_dlreuse_a.so",
+						  &id);
+		mt_quiet(found, "allocation %d's stack %s lacks the plugin's three frames", i,
+			 json_object_to_json_string(fr));
+		if (b && !b_id)
+			b_id = id;
+		else if (!b && !a_id)
+			a_id = id;
+		ck_assert_str_eq(id, b ? b_id : a_id);
+	}
+	ck_assert_str_ne(a_id, b_id);
+	for (int i = 0; i < DLREUSE_FRAMES; i++) {
+		free(f[i].symbol);
+		free(f[i].module);
+		free(f[i].build_id);
+		json_object_put(stacks[i]);
+	}
+	free(f);
+	free(stacks);
+	free(text);
+	free(w);
+	free(trace);
+}
+END_TEST
+
 Suite *mt_suite_unwind(void)
 {
 	Suite *s = suite_create("unwind");
@@ -312,6 +455,7 @@ Suite *mt_suite_unwind(void)
 	tcase_add_test(tc,
 		       test_cxx_throw_and_catch_through_allocating_frames_unwinds_as_libunwind_does);
 	tcase_add_test(tc, test_a_plugin_loaded_where_an_unloaded_one_was_unwinds_by_its_own_rules);
+	tcase_add_test(tc, test_a_plugin_loaded_where_an_unloaded_one_was_names_its_own_frames);
 	tcase_add_test(tc, test_python3_unwinds_as_libunwind_does);
 	tcase_add_test(tc, test_sqlite3_unwinds_as_libunwind_does);
 	tcase_add_test(tc, test_gcc_compiling_a_file_unwinds_as_libunwind_does);
