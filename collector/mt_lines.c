@@ -33,18 +33,8 @@ static const piece_t heads[MT_KIND_COUNT] = {
 #define STACK_KEY ",\"stack\":"
 #define STACK_KEY_LEN (sizeof(STACK_KEY) - 1)
 static const piece_t fns[MT_FN_COUNT + 1] = {
-#define FN(e, s) [e] = { ",\"fn\":\"" s "\"" STACK_KEY, sizeof(",\"fn\":\"" s "\"" STACK_KEY) - 1 }
-	FN(MT_FN_MALLOC, "malloc"),
-	FN(MT_FN_CALLOC, "calloc"),
-	FN(MT_FN_REALLOC, "realloc"),
-	FN(MT_FN_REALLOCARRAY, "reallocarray"),
-	FN(MT_FN_POSIX_MEMALIGN, "posix_memalign"),
-	FN(MT_FN_ALIGNED_ALLOC, "aligned_alloc"),
-	FN(MT_FN_MEMALIGN, "memalign"),
-	FN(MT_FN_VALLOC, "valloc"),
-	FN(MT_FN_PVALLOC, "pvalloc"),
-	FN(MT_FN_API, "api"),
-	FN(MT_FN_FREE, "free"),
+#define FN(e, s) [e] = { ",\"fn\":\"" s "\"" STACK_KEY, sizeof(",\"fn\":\"" s "\"" STACK_KEY) - 1 },
+	MT_EVENT_FNS(FN)
 	[MT_FN_COUNT] = { STACK_KEY, STACK_KEY_LEN },
 #undef FN
 };

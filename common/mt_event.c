@@ -20,17 +20,9 @@ static const char *const kind_names[MT_KIND_COUNT] = {
 };
 
 static const char *const fn_names[MT_FN_COUNT] = {
-	[MT_FN_MALLOC] = "malloc",
-	[MT_FN_CALLOC] = "calloc",
-	[MT_FN_REALLOC] = "realloc",
-	[MT_FN_REALLOCARRAY] = "reallocarray",
-	[MT_FN_POSIX_MEMALIGN] = "posix_memalign",
-	[MT_FN_ALIGNED_ALLOC] = "aligned_alloc",
-	[MT_FN_MEMALIGN] = "memalign",
-	[MT_FN_VALLOC] = "valloc",
-	[MT_FN_PVALLOC] = "pvalloc",
-	[MT_FN_API] = "api",
-	[MT_FN_FREE] = "free",
+#define FN(e, s) [e] = s,
+	MT_EVENT_FNS(FN)
+#undef FN
 };
 
 static int name_index(const char *const *names, int count, const char *s,

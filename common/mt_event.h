@@ -48,6 +48,22 @@ typedef enum {
 	MT_FN_UNKNOWN = MT_FN_COUNT
 } mt_fn_t;
 
+/* Each fn with its name as written in a trace: X(MT_FN_..., "name"), for
+ * the tables that spell the names (mt_event.c, mt_jsonl.c, the
+ * collector's mt_lines.c), so that the spelling has one home. */
+#define MT_EVENT_FNS(X)                                   \
+	X(MT_FN_MALLOC, "malloc")                         \
+	X(MT_FN_CALLOC, "calloc")                         \
+	X(MT_FN_REALLOC, "realloc")                       \
+	X(MT_FN_REALLOCARRAY, "reallocarray")             \
+	X(MT_FN_POSIX_MEMALIGN, "posix_memalign")         \
+	X(MT_FN_ALIGNED_ALLOC, "aligned_alloc")           \
+	X(MT_FN_MEMALIGN, "memalign")                     \
+	X(MT_FN_VALLOC, "valloc")                         \
+	X(MT_FN_PVALLOC, "pvalloc")                       \
+	X(MT_FN_API, "api")                               \
+	X(MT_FN_FREE, "free")
+
 /* The longest kind name ("trace.start") and fn name ("posix_memalign"):
  * the fixed layout in mt_jsonl.h sizes its buffers from them, and the
  * tests check every name against them. */

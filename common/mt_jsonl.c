@@ -224,24 +224,14 @@ static size_t put_name(char *dst, const char *s)
 	return n;
 }
 
-/* The fn names with their lengths, so the hot path needs no strlen; the
- * tests check they spell what mt_event_fn_name() does. */
-#define FN(e, s) [e] = { s, sizeof(s) - 1 }
+/* The fn names of MT_EVENT_FNS with their lengths, so the hot path needs
+ * no strlen. */
+#define FN(e, s) [e] = { s, sizeof(s) - 1 },
 static const struct {
 	const char *s;
 	size_t n;
 } fn_names[MT_FN_COUNT] = {
-	FN(MT_FN_MALLOC, "malloc"),
-	FN(MT_FN_CALLOC, "calloc"),
-	FN(MT_FN_REALLOC, "realloc"),
-	FN(MT_FN_REALLOCARRAY, "reallocarray"),
-	FN(MT_FN_POSIX_MEMALIGN, "posix_memalign"),
-	FN(MT_FN_ALIGNED_ALLOC, "aligned_alloc"),
-	FN(MT_FN_MEMALIGN, "memalign"),
-	FN(MT_FN_VALLOC, "valloc"),
-	FN(MT_FN_PVALLOC, "pvalloc"),
-	FN(MT_FN_API, "api"),
-	FN(MT_FN_FREE, "free"),
+	MT_EVENT_FNS(FN)
 };
 #undef FN
 
