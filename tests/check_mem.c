@@ -117,8 +117,8 @@ static int vm_flag(const void *p, const char *flag)
 	return any ? got : -2;
 }
 
-/* From MT_MEM_HUGE bytes on, a table starts one line into a 2 MiB
- * boundary, and its mapping asks for huge pages: where the kernel has
+/* From MT_MEM_HUGE bytes on, a table starts on a 2 MiB boundary, and
+ * its mapping asks for huge pages: where the kernel has
  * THP at all, smaps shows the mapping's "hg" flag (MADV_HUGEPAGE), in
  * every mode. */
 START_TEST(test_mem_calloc_line_of_a_large_table_asks_for_huge_pages)
@@ -127,7 +127,7 @@ START_TEST(test_mem_calloc_line_of_a_large_table_asks_for_huge_pages)
 	unsigned char *big = mt_mem_calloc_line(1 << 17, 32); /* 4 MiB */
 
 	mt_quiet_ptr_nonnull(big);
-	mt_quiet_uint_eq(((uintptr_t)big - 64) % (2u << 20), 0);
+	mt_quiet_uint_eq((uintptr_t)big % (2u << 20), 0);
 	thp_mode(mode, sizeof(mode));
 	if (!mode[0]) {
 		mt_mem_free_line(big);
@@ -170,9 +170,9 @@ static size_t resident_pages(const unsigned char *p, size_t len)
 }
 
 /* A table copied out in order gives back what is behind the copy: the
- * whole huge pages of a mapped table below done go, but the first (it
- * holds what mt_mem_free_line() reads), and what is above stays as it
- * was; a table from malloc keeps everything.  Freed as any table. */
+ * whole huge pages of a mapped table below done go, the first among
+ * them, and read as zeroes; what is above stays as it was; a table from
+ * malloc keeps everything.  Freed as any table. */
 START_TEST(test_mem_discard_line_gives_back_whole_pages_below_done)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), mib2 = 2u << 20;
@@ -186,20 +186,44 @@ START_TEST(test_mem_discard_line_gives_back_whole_pages_below_done)
 	memset(small, 0x5a, 1024 * 32);
 	mt_mem_discard_line(big, 0, done);
 	mt_mem_discard_line(small, 0, 1024 * 32);
-	/* big starts a line (64 bytes) into a huge page: the second and third
-	 * huge pages of its mapping, bytes [2 MiB - 64, 6 MiB - 64) of the
-	 * table, go. */
-	mt_quiet_uint_eq(resident_pages(big + mib2 - 64, 2 * mib2), 0);
-	mt_quiet_uint_eq(resident_pages(big, mib2 - 64), (mib2 - 64 + page - 1) / page);
-	for (size_t i = 0; i < mib2 - 64; i++)
-		mt_quiet_uint_eq(big[i], 0xa5);
-	for (size_t i = 3 * mib2 - 64; i < bytes; i++)
+	/* big starts on a huge page: its first three, bytes [0, 6 MiB) of
+	 * the table, go; the fourth, which done is in, stays. */
+	mt_quiet_uint_eq(resident_pages(big, 3 * mib2), 0);
+	mt_quiet_uint_eq(resident_pages(big + 3 * mib2, mib2), mib2 / page);
+	for (size_t i = 0; i < 3 * mib2; i += page)
+		mt_quiet_uint_eq(big[i], 0);
+	for (size_t i = 3 * mib2; i < bytes; i++)
 		mt_quiet_uint_eq(big[i], 0xa5);
 	for (size_t i = 0; i < 1024 * 32; i++)
 		mt_quiet_uint_eq(small[i], 0x5a);
-	/* Again over the same range: nothing more goes. */
+	/* Again over the same range: nothing more goes, and the table is
+	 * freed as any (its words survived its first page). */
 	mt_mem_discard_line(big, 0, done);
 	mt_quiet_uint_eq(big[bytes - 1], 0xa5);
+	mt_mem_free_line(big);
+	mt_mem_free_line(small);
+}
+END_TEST
+
+/* mt_mem_populate_line() says how far the table is ready: to the end of
+ * the huge page to falls in, for a mapped table (whatever the kernel
+ * makes of the advice), and to itself, for one from malloc; nothing past
+ * the table's end.  The table reads as zeroes either way. */
+START_TEST(test_mem_populate_line_says_how_far_the_table_is_ready)
+{
+	size_t mib2 = 2u << 20, bytes = 3 * mib2;
+	unsigned char *big = mt_mem_calloc_line(bytes / 16, 16); /* 6 MiB */
+	unsigned char *small = mt_mem_calloc_line(1024, 16);
+
+	mt_quiet_ptr_nonnull(big);
+	mt_quiet_ptr_nonnull(small);
+	mt_quiet_uint_eq(mt_mem_populate_line(big, 0, 100), mib2);
+	mt_quiet_uint_eq(mt_mem_populate_line(big, mib2, mib2 + 1), 2 * mib2);
+	mt_quiet_uint_eq(mt_mem_populate_line(big, 2 * mib2, bytes), bytes);
+	mt_quiet_uint_eq(mt_mem_populate_line(big, 100, 100), 100);
+	mt_quiet_uint_eq(mt_mem_populate_line(small, 0, 100), 100);
+	for (size_t i = 0; i < bytes; i += 4096)
+		mt_quiet_uint_eq(big[i], 0);
 	mt_mem_free_line(big);
 	mt_mem_free_line(small);
 }
@@ -215,6 +239,7 @@ Suite *mt_suite_mem(void)
 	tcase_add_test(
 		tc, test_mem_calloc_line_of_a_large_table_asks_for_huge_pages);
 	tcase_add_test(tc, test_mem_discard_line_gives_back_whole_pages_below_done);
+	tcase_add_test(tc, test_mem_populate_line_says_how_far_the_table_is_ready);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -69,42 +69,46 @@ void *mt_mem_calloc(size_t n, size_t size)
  * kernel has no huge pages to give, the advice is ignored and the mapping
  * is an ordinary one.
  *
- * Either way the start is a line (64 bytes) into the block, and the two
- * words before it say how to free it: the block's own address, and the
- * mapping's length (0: it came from calloc).  From calloc, the start is
- * the first line at least 16 bytes into the block, so both words fit
- * before it.
+ * A mapped table starts on the huge page boundary itself, and the two
+ * words that say how to free it (the mapping's address and length) sit
+ * at the end of a small page of the mapping just before it: every huge
+ * page of the table, the first included, can then be given back while
+ * it is copied out (mt_mem_discard_line()) without losing them.  From
+ * calloc, the start is the first line at least 16 bytes into the block,
+ * with the same two words before it (the length 0: from calloc).
  */
 #define LINE 64
 #define HUGE_PAGE ((size_t)2 << 20)
+#define SMALL_PAGE ((size_t)4096)
 
 static void *huge_calloc(size_t bytes)
 {
-	/* Room to align the start of a huge page, then the line before the
-	 * table and the table, to whole pages; the caller keeps bytes below
+	/* Room to align the table on a huge page with a small page before
+	 * it, the table to whole small pages; the caller keeps bytes below
 	 * SIZE_MAX - 2 huge pages, so none of it overflows. */
-	size_t page = 4096, want, maplen;
-	unsigned char *mem, *base;
+	size_t want, maplen;
+	unsigned char *mem, *base, *start;
 
-	want = (LINE + bytes + page - 1) & ~(page - 1);
-	maplen = want + HUGE_PAGE;
+	want = (bytes + SMALL_PAGE - 1) & ~(SMALL_PAGE - 1);
+	maplen = SMALL_PAGE + want + HUGE_PAGE;
 	mem = mmap(NULL, maplen, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		return NULL;
-	base = (unsigned char *)(((uintptr_t)mem + HUGE_PAGE - 1) &
+	base = (unsigned char *)(((uintptr_t)mem + SMALL_PAGE + HUGE_PAGE - 1) &
 				 ~(uintptr_t)(HUGE_PAGE - 1));
+	start = base - SMALL_PAGE;
 	/* What alignment left over on each side goes back at once. */
-	if (base > mem)
-		munmap(mem, (size_t)(base - mem));
+	if (start > mem)
+		munmap(mem, (size_t)(start - mem));
 	if (mem + maplen > base + want)
 		munmap(base + want, (size_t)(mem + maplen - (base + want)));
 	/* Advice, not a promise: a kernel without THP says EINVAL, and the
 	 * table works the same on small pages. */
 	(void)madvise(base, want, MADV_HUGEPAGE);
-	((void **)(void *)(base + LINE))[-1] = base;
-	((size_t *)(void *)(base + LINE))[-2] = want;
-	return base + LINE;
+	((void **)(void *)base)[-1] = start;
+	((size_t *)(void *)base)[-2] = SMALL_PAGE + want;
+	return base;
 }
 
 void *mt_mem_calloc_line(size_t n, size_t size)
@@ -153,44 +157,39 @@ void mt_mem_free_line(void *p)
 
 void mt_mem_discard_line(void *p, size_t from, size_t to)
 {
-	uintptr_t base, start, end;
+	uintptr_t start, end;
 
 	if (!p || !((size_t *)p)[-2])
 		return;
-	/* The mapping starts on a huge page and the table a line into it:
-	 * whole huge pages only, so that none is split to free a part.  The
-	 * page from starts in is below to, so all of it is done. */
-	base = (uintptr_t)((void **)p)[-1];
-	start = base + ((uintptr_t)p + from - base) / HUGE_PAGE * HUGE_PAGE;
-	end = base + ((uintptr_t)p + to - base) / HUGE_PAGE * HUGE_PAGE;
-	if (start < base + HUGE_PAGE)
-		start = base + HUGE_PAGE;
+	/* A mapped table starts on a huge page: whole ones only, so that
+	 * none is split to free a part.  The page from starts in is below
+	 * to, so all of it is done. */
+	start = (uintptr_t)p + from / HUGE_PAGE * HUGE_PAGE;
+	end = (uintptr_t)p + to / HUGE_PAGE * HUGE_PAGE;
 	if (end > start)
 		(void)madvise((void *)start, end - start, MADV_DONTNEED);
 }
 
-void mt_mem_populate_line(void *p, size_t from, size_t to)
+size_t mt_mem_populate_line(void *p, size_t from, size_t to)
 {
-#ifdef MADV_POPULATE_WRITE
-	uintptr_t base, start, end, limit;
+	size_t start, end, limit;
 
 	if (!p || !((size_t *)p)[-2] || to <= from)
-		return;
-	/* Whole huge pages around the range, within the mapping. */
-	base = (uintptr_t)((void **)p)[-1];
-	limit = base + ((size_t *)p)[-2];
-	start = base + ((uintptr_t)p + from - base) / HUGE_PAGE * HUGE_PAGE;
-	end = base + ((uintptr_t)p + to - base + HUGE_PAGE - 1) / HUGE_PAGE *
-			     HUGE_PAGE;
+		return to;
+	/* Whole huge pages around the range, within the table. */
+	limit = ((size_t *)p)[-2] - SMALL_PAGE;
+	start = from / HUGE_PAGE * HUGE_PAGE;
+	end = (to + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
 	if (end > limit)
 		end = limit;
-	if (end > start)
-		(void)madvise((void *)start, end - start, MADV_POPULATE_WRITE);
-#else
-	(void)p;
-	(void)from;
-	(void)to;
+	if (end <= start)
+		return to;
+#ifdef MADV_POPULATE_WRITE
+	/* Advice: a kernel without it says EINVAL, and the stores fault
+	 * the pages in as they come. */
+	(void)madvise((unsigned char *)p + start, end - start, MADV_POPULATE_WRITE);
 #endif
+	return end > to ? end : to;
 }
 
 void *mt_mem_realloc(void *p, size_t size)

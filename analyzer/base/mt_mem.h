@@ -25,8 +25,9 @@ void mt_mem_free(void *p);
  * n zeroed elements of size bytes starting on a cache line (64 bytes), for
  * tables whose entries must never straddle two; NULL on failure or when
  * the size overflows.  Only mt_mem_free_line() frees it.  From
- * MT_MEM_HUGE bytes on, the table is a mapping of its own that asks the
- * kernel for transparent huge pages (MADV_HUGEPAGE), for tables read at
+ * MT_MEM_HUGE bytes on, the table is a mapping of its own, starting on a
+ * 2 MiB boundary, that asks the kernel for transparent huge pages
+ * (MADV_HUGEPAGE), for tables read at
  * random; below, it comes from malloc's arenas.  One call and one block
  * for the fault injection and mt_mem_outstanding() either way.
  */
@@ -37,9 +38,9 @@ void mt_mem_free_line(void *p);
  * Give back the memory of bytes [from, to) of a table from
  * mt_mem_calloc_line(), when the caller will never read a byte below to
  * again (a table being copied into a larger one, in order): the huge
- * pages of a mapped table that end in [from, to], but the first (it
- * holds the words mt_mem_free_line() reads), go back to the kernel, so
- * that the copy's peak is not both tables whole.  Nothing for a table
+ * pages of a mapped table that end in [from, to], the first included,
+ * go back to the kernel (reading them again gives zeroes), so that the
+ * copy's peak is not both tables whole.  Nothing for a table
  * from malloc's arenas.  Called for successive ranges, it gives back
  * each page once.  The table is still freed with mt_mem_free_line().
  */
@@ -51,9 +52,11 @@ void mt_mem_discard_line(void *p, size_t from, size_t to);
  * store) otherwise maps the kernel's zero page on the read and copies it
  * on the write, a second fault and a TLB flush for each huge page.
  * Advice only (a kernel without MADV_POPULATE_WRITE ignores it); nothing
- * for a table from malloc's arenas.
+ * for a table from malloc's arenas.  Returns how far the table is now
+ * made ready (to, or the end of the huge page to is in), so that a
+ * caller walking up a table asks again only past it.
  */
-void mt_mem_populate_line(void *p, size_t from, size_t to);
+size_t mt_mem_populate_line(void *p, size_t from, size_t to);
 
 /* zlib's allocator pair (z_stream's zalloc and zfree: alloc_func is
  * voidpf (*)(voidpf, uInt, uInt)), through this door, so the

@@ -21,9 +21,11 @@ _Static_assert(MT_BLOCKS_SIZE_BITS + MT_BLOCKS_SITE_BITS +
 	       "a block packs into one word");
 
 #define MIN_CAP 16
-/* The old table's slots given back at a time while it is copied: 2 MiB,
- * a huge page (mt_mem_discard_line() gives back whole ones). */
-#define DISCARD_SLOTS ((size_t)131072)
+/* How often, in old slots (64 KiB of them), the copy gives back what
+ * it has passed and faults in what it is about to store to: mt_mem
+ * does both by whole huge pages, so the old table keeps at most one
+ * partly copied huge page, and the new one is ready at most one ahead. */
+#define STEP_SLOTS ((size_t)4096)
 #define MIN_WIDE 16
 
 /* The packed word, from its low bit: up, thread, site, size.  A wide
@@ -188,30 +190,28 @@ int mt_blocks_grow(mt_blocks_t *t, int wide)
 	 * The copy probes each slot before it stores there, and a page first
 	 * read maps the kernel's zero page, copied on the store: a second
 	 * fault and a TLB flush, which reaches the reader's thread on the
-	 * other core.  A mapped table's pages are faulted in writable a
-	 * stretch ahead of where the copy stores (ready: the slots done so);
-	 * one from malloc's arenas, below a huge page, is written whole. */
+	 * other core.  A mapped table's pages are faulted in writable just
+	 * ahead of where the copy stores (ready: the slots done so); one
+	 * from malloc's arenas, below a huge page, is written whole. */
 	if (cap * sizeof(*slots) < MT_MEM_HUGE)
 		memset(slots, 0, cap * sizeof(*slots));
 	for (size_t j = 0, ready = 0; j < old_cap; j++) {
-		if (!(j % DISCARD_SLOTS)) {
-			/* Where old slot j + 1.25 stretches lands, scaled. */
-			size_t want = (size_t)((unsigned __int128)(j + DISCARD_SLOTS +
-								    DISCARD_SLOTS / 4) *
+		if (!(j % STEP_SLOTS)) {
+			/* Where old slot j + 2 steps lands, scaled. */
+			size_t want = (size_t)((unsigned __int128)(j + 2 * STEP_SLOTS) *
 					       cap / old_cap);
 
 			if (want > cap)
 				want = cap;
-			if (want > ready) {
-				mt_mem_populate_line(slots, ready * sizeof(*slots),
-						     want * sizeof(*slots));
-				ready = want;
-			}
+			if (want > ready)
+				ready = mt_mem_populate_line(slots, ready * sizeof(*slots),
+							     want * sizeof(*slots)) /
+					sizeof(*slots);
 		}
 		if (old[j].key)
 			*probe(t, old[j].key) = old[j];
-		if (!((j + 1) % DISCARD_SLOTS))
-			mt_mem_discard_line(old, (j + 1 - DISCARD_SLOTS) * sizeof(*old),
+		if (!((j + 1) % STEP_SLOTS))
+			mt_mem_discard_line(old, (j + 1 - STEP_SLOTS) * sizeof(*old),
 					    (j + 1) * sizeof(*old));
 	}
 	mt_mem_free_line(old);
