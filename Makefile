@@ -85,7 +85,7 @@ PRELOAD_SRC = preload/mt_hooks.c preload/mt_api_hooks.c preload/mt_api.c \
 # trace (docs/preload.md, "The write path").
 COLLECTOR_SRC = collector/mt_out.c collector/mt_lines.c collector/mt_collect.c collector/mt_drainer.c \
 	collector/mt_server.c
-TEST_SRC = tests/mt_tests.c tests/mt_test.c tests/mt_test_trace.c tests/mt_test_parse.c \
+TEST_SRC = tests/mt_tests.c tests/mt_test_jobs.c tests/mt_test.c tests/mt_test_trace.c tests/mt_test_parse.c \
 	$(wildcard tests/check_*.c)
 
 OBJ = $(BUILD)/obj

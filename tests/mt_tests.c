@@ -1,74 +1,81 @@
 /*
  * mt_tests: the one Check runner of `make check`: every suite of
  * tests/mt_test.h, each called by name so that a missing one fails the
- * link, forked per test, with Check's totals printed at the end.  Exit
- * status 0 only when every test passed.
+ * link, forked per test, side by side as mt_test_jobs says (MT_TEST_JOBS=1:
+ * one after another, in one Check runner), with the totals printed at the
+ * end.  Exit status 0 only when every test passed.
  */
 #include <stdlib.h>
 
 #include "mt_test.h"
+#include "mt_test_jobs.h"
+
+#define SUITE(name, long_running) { mt_suite_##name, long_running }
+
+/* In the order of a serial run and of the output.  The long ones (a
+ * minute or more: real programs, sweeps, sanitizer-heavy work) are
+ * started first when suites run side by side. */
+static const mt_test_suite_t suites[] = {
+	SUITE(seed, 0),
+	SUITE(fixtures, 0),
+	SUITE(cli, 0),
+	SUITE(summary, 0),
+	SUITE(parse, 0),
+	SUITE(oom, 1),
+	SUITE(core, 0),
+	SUITE(preload, 1),
+	SUITE(run, 0),
+	SUITE(fds, 0),
+	SUITE(cancel, 0),
+	SUITE(deploy, 0),
+	SUITE(limits, 0),
+	SUITE(record, 1),
+	SUITE(man, 0),
+	SUITE(hostile, 1),
+	SUITE(stress, 1),
+	SUITE(real, 1),
+	SUITE(unwind, 1),
+	SUITE(report, 1),
+	SUITE(gate, 1),
+	SUITE(suppress, 0),
+	SUITE(sweep, 1),
+	SUITE(clock, 0),
+	SUITE(process, 0),
+	SUITE(tree, 1),
+	SUITE(identity, 1),
+	SUITE(fmt, 0),
+	SUITE(utf8, 0),
+	SUITE(event, 0),
+	SUITE(buf, 0),
+	SUITE(map, 0),
+	SUITE(blocks, 0),
+	SUITE(mem, 0),
+	SUITE(reader, 0),
+	SUITE(analysis, 0),
+	SUITE(heap, 0),
+	SUITE(compressed, 1),
+	SUITE(ahead, 1),
+	SUITE(flat, 0),
+	SUITE(block_line, 0),
+	SUITE(any_json, 0),
+	SUITE(validate, 0),
+	SUITE(run_lines, 0),
+	SUITE(out, 1),
+	SUITE(collector, 1),
+	SUITE(export, 1),
+	SUITE(html, 1),
+	SUITE(sample, 0),
+	SUITE(top, 0),
+	SUITE(api, 0),
+	SUITE(units, 0),
+	SUITE(docs, 0),
+};
 
 int main(void)
 {
-	SRunner *sr;
-	int failed;
-
 	mt_test_runner_init();
-	sr = srunner_create(mt_suite_seed());
-	srunner_add_suite(sr, mt_suite_fixtures());
-	srunner_add_suite(sr, mt_suite_cli());
-	srunner_add_suite(sr, mt_suite_summary());
-	srunner_add_suite(sr, mt_suite_parse());
-	srunner_add_suite(sr, mt_suite_oom());
-	srunner_add_suite(sr, mt_suite_core());
-	srunner_add_suite(sr, mt_suite_preload());
-	srunner_add_suite(sr, mt_suite_run());
-	srunner_add_suite(sr, mt_suite_fds());
-	srunner_add_suite(sr, mt_suite_cancel());
-	srunner_add_suite(sr, mt_suite_deploy());
-	srunner_add_suite(sr, mt_suite_limits());
-	srunner_add_suite(sr, mt_suite_record());
-	srunner_add_suite(sr, mt_suite_man());
-	srunner_add_suite(sr, mt_suite_hostile());
-	srunner_add_suite(sr, mt_suite_stress());
-	srunner_add_suite(sr, mt_suite_real());
-	srunner_add_suite(sr, mt_suite_unwind());
-	srunner_add_suite(sr, mt_suite_report());
-	srunner_add_suite(sr, mt_suite_gate());
-	srunner_add_suite(sr, mt_suite_suppress());
-	srunner_add_suite(sr, mt_suite_sweep());
-	srunner_add_suite(sr, mt_suite_clock());
-	srunner_add_suite(sr, mt_suite_process());
-	srunner_add_suite(sr, mt_suite_tree());
-	srunner_add_suite(sr, mt_suite_identity());
-	srunner_add_suite(sr, mt_suite_fmt());
-	srunner_add_suite(sr, mt_suite_utf8());
-	srunner_add_suite(sr, mt_suite_event());
-	srunner_add_suite(sr, mt_suite_buf());
-	srunner_add_suite(sr, mt_suite_map());
-	srunner_add_suite(sr, mt_suite_blocks());
-	srunner_add_suite(sr, mt_suite_mem());
-	srunner_add_suite(sr, mt_suite_reader());
-	srunner_add_suite(sr, mt_suite_analysis());
-	srunner_add_suite(sr, mt_suite_heap());
-	srunner_add_suite(sr, mt_suite_compressed());
-	srunner_add_suite(sr, mt_suite_ahead());
-	srunner_add_suite(sr, mt_suite_flat());
-	srunner_add_suite(sr, mt_suite_block_line());
-	srunner_add_suite(sr, mt_suite_any_json());
-	srunner_add_suite(sr, mt_suite_validate());
-	srunner_add_suite(sr, mt_suite_run_lines());
-	srunner_add_suite(sr, mt_suite_out());
-	srunner_add_suite(sr, mt_suite_collector());
-	srunner_add_suite(sr, mt_suite_export());
-	srunner_add_suite(sr, mt_suite_html());
-	srunner_add_suite(sr, mt_suite_sample());
-	srunner_add_suite(sr, mt_suite_top());
-	srunner_add_suite(sr, mt_suite_api());
-	srunner_add_suite(sr, mt_suite_units());
-	srunner_add_suite(sr, mt_suite_docs());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return mt_test_jobs_run(suites, sizeof(suites) / sizeof(suites[0]),
+				mt_test_jobs_wanted()) ?
+		       EXIT_FAILURE :
+		       EXIT_SUCCESS;
 }
