@@ -21,6 +21,8 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "mt_zpool.h"
+
 struct mt_out {
 	int fd;
 	int error;       /* the -errno that stopped o, or 0: sticky */
@@ -29,9 +31,9 @@ struct mt_out {
 	size_t len;      /* bytes held in buf, at most MT_OUT_CHUNK */
 	char *zbuf;      /* zstd: a frame of buf's lines, compressed */
 	size_t zcap;
-	int workers;     /* zstd's threads; 0: frames compressed in one call */
-	size_t in_frame; /* workers: bytes of lines in the frame under way */
-	size_t zlen;     /* workers: its compressed bytes in zbuf so far */
+	/* zstd on worker threads, or NULL: frames compressed in one call on
+	 * the caller's.  With one, buf is the pool's buffer being filled. */
+	mt_zpool_t *pool;
 	uint64_t size;   /* bytes in the file (its descriptor's offset) */
 	uint64_t safe;   /* where the last whole line or frame in it ends */
 	uint64_t mark;   /* the last mark: a whole line or frame end */
@@ -169,13 +171,14 @@ static int zstd_errno(size_t r)
 								   : -EIO;
 }
 
-/* Forget the lines not yet in the file (and a frame under way). */
+/* Forget the lines not yet in the file (and the frames the workers
+ * have). */
 static void drop(mt_out_t *o)
 {
 	o->len = 0;
-	if (o->zc && o->workers) {
-		ZSTD_CCtx_reset(o->zc, ZSTD_reset_session_only);
-		o->in_frame = o->zlen = 0;
+	if (o->pool) {
+		mt_zpool_drop(o->pool);
+		o->buf = mt_zpool_buf(o->pool);
 	}
 }
 
@@ -241,81 +244,44 @@ static int put(mt_out_t *o, const char *p, size_t n)
 	return 0;
 }
 
-/* Workers: end the frame under way, wait for its jobs, write it out. */
-static int frame_end(mt_out_t *o)
+/* Workers: write the frames they are done with, oldest first: all of
+ * them when all is set (waiting for each), else those done already, and
+ * more, waiting, while no buffer is free to fill. */
+static int take_frames(mt_out_t *o, int all)
 {
-	ZSTD_inBuffer in = { NULL, 0, 0 };
-	size_t r, n;
-	int rc;
+	for (;;) {
+		const char *z;
+		size_t n;
+		int r = mt_zpool_oldest(o->pool, all || !mt_zpool_buf(o->pool), &z, &n);
+		int rc;
 
-	if (!o->in_frame)
-		return 0;
-	do {
-		ZSTD_outBuffer zo = { o->zbuf, o->zcap, o->zlen };
-
-		r = ZSTD_compressStream2(o->zc, &zo, &in, ZSTD_e_end);
-		o->zlen = zo.pos;
-		if (ZSTD_isError(r))
-			return fail(o, zstd_errno(r), NULL, 0);
-		if (r && zo.pos == zo.size)
-			return fail(o, -EIO, NULL, 0); /* cannot be: zcap bounds a frame */
-	} while (r);
-	n = o->zlen;
-	o->zlen = o->in_frame = 0;
-	rc = put(o, o->zbuf, n);
-	if (rc < 0)
-		return rc;
-	o->safe = o->size;
-	return 0;
-}
-
-/* Workers: hand len bytes of whole lines to zstd's stream, a frame
- * ended first when they would take it past MT_OUT_FRAME.  The workers
- * compress a job once it is full; this waits only when all are busy. */
-static int frame_add(mt_out_t *o, const char *buf, size_t len)
-{
-	int rc;
-
-	while (len) {
-		size_t take = len;
-		ZSTD_inBuffer in;
-
-		if (o->in_frame && o->in_frame + len > MT_OUT_FRAME) {
-			rc = frame_end(o);
-			if (rc < 0)
-				return rc;
-			continue;
+		if (!r)
+			return 0;
+		if (r < 0) {
+			mt_zpool_pop(o->pool);
+			return fail(o, r, NULL, 0);
 		}
-		if (take > MT_OUT_FRAME) {
-			const char *nl = memrchr(buf, '\n', MT_OUT_FRAME);
-
-			take = nl ? (size_t)(nl - buf) + 1 : MT_OUT_FRAME;
-		}
-		in = (ZSTD_inBuffer){ buf, take, 0 };
-		while (in.pos < in.size) {
-			ZSTD_outBuffer zo = { o->zbuf, o->zcap, o->zlen };
-			size_t r = ZSTD_compressStream2(o->zc, &zo, &in, ZSTD_e_continue);
-
-			o->zlen = zo.pos;
-			if (ZSTD_isError(r))
-				return fail(o, zstd_errno(r), NULL, 0);
-			if (zo.pos == zo.size)
-				return fail(o, -EIO, NULL, 0);
-		}
-		o->in_frame += take;
-		buf += take;
-		len -= take;
+		rc = put(o, z, n);
+		mt_zpool_pop(o->pool);
+		if (rc < 0)
+			return rc;
+		o->safe = o->size;
 	}
-	return 0;
 }
 
-/* Workers: hand the lines gathered in buf to zstd's stream. */
+/* Workers: queue the lines gathered in buf as a frame of their own, and
+ * go on in a free buffer. */
 static int hand(mt_out_t *o)
 {
-	size_t n = o->len;
+	int rc;
 
-	o->len = 0;
-	return n ? frame_add(o, o->buf, n) : 0;
+	if (o->len) {
+		mt_zpool_queue(o->pool, o->len);
+		o->len = 0;
+	}
+	rc = take_frames(o, 0);
+	o->buf = mt_zpool_buf(o->pool);
+	return rc;
 }
 
 /*
@@ -330,9 +296,9 @@ static int drain(mt_out_t *o)
 	size_t n = o->len, z;
 	int rc;
 
-	if (o->workers) {
+	if (o->pool) {
 		rc = hand(o);
-		return rc < 0 ? rc : frame_end(o);
+		return rc < 0 ? rc : take_frames(o, 1);
 	}
 	o->len = 0;
 	if (!n)
@@ -423,36 +389,29 @@ int mt_out_compressed(const mt_out_t *o)
 int mt_out_set_zstd(mt_out_t *o, int level, int workers)
 {
 	ZSTD_bounds b;
-	size_t r, zcap;
-	char *zbuf;
+	size_t r;
+	int rc;
 
-	if (!o->zc || o->size || o->len || o->in_frame || workers < 0)
+	if (!o->zc || o->size || o->len || o->pool || workers < 0 ||
+	    workers > MT_OUT_WORKERS_MAX)
 		return -EINVAL;
 	b = ZSTD_cParam_getBounds(ZSTD_c_compressionLevel);
 	if (ZSTD_isError(b.error) || level < b.lowerBound || level > b.upperBound)
 		return -EINVAL;
-	if (workers) {
-		b = ZSTD_cParam_getBounds(ZSTD_c_nbWorkers);
-		if (ZSTD_isError(b.error) || b.upperBound < workers)
-			return -ENOTSUP;
-	}
 	r = ZSTD_CCtx_setParameter(o->zc, ZSTD_c_compressionLevel, level);
-	if (!ZSTD_isError(r))
-		r = ZSTD_CCtx_setParameter(o->zc, ZSTD_c_nbWorkers, workers);
-	if (!ZSTD_isError(r) && workers)
-		r = ZSTD_CCtx_setParameter(o->zc, ZSTD_c_jobSize, MT_OUT_JOB);
 	if (ZSTD_isError(r))
 		return zstd_errno(r);
-	/* A frame of MT_OUT_FRAME bytes, its jobs' blocks each bounded. */
-	zcap = ZSTD_compressBound(workers ? MT_OUT_FRAME : MT_OUT_CHUNK) + (64u << 10);
-	if (zcap > o->zcap) {
-		zbuf = realloc(o->zbuf, zcap);
-		if (!zbuf)
-			return -ENOMEM;
-		o->zbuf = zbuf;
-		o->zcap = zcap;
-	}
-	o->workers = workers;
+	if (!workers)
+		return 0;
+	rc = mt_zpool_create(&o->pool, workers, level, MT_OUT_CHUNK);
+	if (rc < 0)
+		return rc;
+	/* The pool's buffers take the place of buf and zbuf. */
+	free(o->buf);
+	free(o->zbuf);
+	o->zbuf = NULL;
+	o->zcap = 0;
+	o->buf = mt_zpool_buf(o->pool);
 	return 0;
 }
 
@@ -480,16 +439,12 @@ int mt_out_write(mt_out_t *o, const char *buf, size_t len)
 
 	if (o->error)
 		return o->error;
-	if (o->workers) {
-		rc = hand(o);
-		return rc < 0 ? rc : frame_add(o, buf, len);
-	}
 	while (len) {
 		size_t take = len;
 
 		if (o->len + len > MT_OUT_CHUNK) {
 			if (o->len) {
-				rc = drain(o);
+				rc = o->pool ? hand(o) : drain(o);
 				if (rc < 0)
 					return rc;
 				continue;
@@ -519,7 +474,7 @@ int mt_out_room(mt_out_t *o, size_t max, char **at)
 	if (max > MT_OUT_CHUNK)
 		return -EINVAL;
 	if (o->len + max > MT_OUT_CHUNK) {
-		rc = o->workers ? hand(o) : drain(o);
+		rc = o->pool ? hand(o) : drain(o);
 		if (rc < 0)
 			return rc;
 	}
@@ -584,9 +539,12 @@ int mt_out_close(mt_out_t *o)
 	rc = mt_out_flush(o);
 	if (close(o->fd) < 0 && !rc)
 		rc = -errno;
+	if (o->pool)
+		mt_zpool_destroy(o->pool); /* buf is one of its buffers */
+	else
+		free(o->buf);
 	ZSTD_freeCCtx(o->zc);
 	free(o->zbuf);
-	free(o->buf);
 	free(o);
 	return rc;
 }

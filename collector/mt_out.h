@@ -35,14 +35,11 @@
 #define MT_OUT_LEVEL -3
 
 /*
- * With zstd's own worker threads (mt_out_set_zstd), lines go into one
- * stream that the workers compress in jobs of MT_OUT_JOB bytes, and a
- * frame ends every MT_OUT_FRAME bytes of lines (and at each flush): the
- * drain waits for a frame's last job at its end, so a frame spans
- * several jobs.  The workers are at most MT_OUT_WORKERS_MAX.
+ * With worker threads (mt_out_set_zstd), each chunk of lines is queued
+ * to them as it fills and the drain goes on in another buffer
+ * (mt_zpool): the frames are the same as without them, one a chunk, and
+ * reach the file in order.  The workers are at most MT_OUT_WORKERS_MAX.
  */
-#define MT_OUT_FRAME (4u << 20)
-#define MT_OUT_JOB (512u << 10)
 #define MT_OUT_WORKERS_MAX 2
 
 /* The names a non-root trace tries: NAME, then NAME.1 ... NAME.999. */
@@ -84,11 +81,12 @@ int mt_out_compressed(const mt_out_t *o);
 
 /*
  * Set a compressed trace's zstd level (negative: zstd's --fast=N) and
- * the worker threads zstd compresses it on (0: the caller's thread, a
- * frame of MT_OUT_CHUNK bytes compressed in one call).  Only before the
- * first mt_out_write.  Returns 0, -EINVAL for a plain trace, a level
- * zstd refuses or a call after a write, -ENOTSUP when the libzstd
- * has no threads (ZSTD_cParam_getBounds says at most 0 workers).
+ * the worker threads that compress its frames (0: the caller's thread;
+ * either way a frame of MT_OUT_CHUNK bytes compressed in one call).
+ * Only before the first mt_out_write, and once with workers.  Returns 0,
+ * -EINVAL for a plain trace, a level zstd refuses, more than
+ * MT_OUT_WORKERS_MAX workers or a call after a write, or mt_zpool's
+ * -errno (nothing changed).
  */
 int mt_out_set_zstd(mt_out_t *o, int level, int workers);
 
