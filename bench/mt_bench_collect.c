@@ -241,7 +241,8 @@ int main(int argc, char **argv)
 	c.hdr = h;
 	c.slots = (mt_ring_slot_t *)((char *)h + MT_RING_HDR_SIZE);
 	c.program = getpid();
-	unlink(argv[optind + 1]);
+	/* A root name: an existing trace of ours is emptied, and anything
+	 * but a regular file (/dev/null, a FIFO) is refused, never removed. */
 	if (mt_out_open(&c.out, argv[optind + 1], 1, path, sizeof(path)) < 0)
 		die("cannot open the output");
 	if (mt_out_compressed(c.out) && mt_out_set_zstd(c.out, level, workers) < 0)
