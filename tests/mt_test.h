@@ -70,6 +70,7 @@ Suite *mt_suite_html(void);       /* tests/check_html.c: memtrace html */
 Suite *mt_suite_sample(void);     /* tests/check_sample.c: MEMTRACE_SAMPLE */
 Suite *mt_suite_top(void);        /* tests/check_top.c: memtrace top, the live view */
 Suite *mt_suite_docs(void);       /* tests/check_docs.c: the documents' examples */
+Suite *mt_suite_jobs(void);       /* tests/check_jobs.c: the suites side by side */
 Suite *mt_suite_api(void);        /* tests/check_api.c: memtrace.h, a program's own allocators */
 
 /*

@@ -69,6 +69,7 @@ static const mt_test_suite_t suites[] = {
 	SUITE(api, 0),
 	SUITE(units, 0),
 	SUITE(docs, 0),
+	SUITE(jobs, 0),
 };
 
 int main(void)
