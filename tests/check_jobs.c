@@ -77,7 +77,6 @@ static char *run_jobs(const mt_test_suite_t *suites, size_t n, unsigned jobs,
 	char *saved[4];
 	char path[] = "/tmp/mt-check-jobs-XXXXXX";
 	int fd = mkstemp(path), out = dup(STDOUT_FILENO);
-	mt_test_bytes_t got;
 	char *text;
 
 	mt_quiet(fd >= 0 && out >= 0, "mkstemp or dup failed");
@@ -99,14 +98,10 @@ static char *run_jobs(const mt_test_suite_t *suites, size_t n, unsigned jobs,
 			setenv(vars[i], saved[i], 1);
 		free(saved[i]);
 	}
-	got.data = mt_test_read(path, &got.len);
+	/* NUL-terminated, as mt_test_read() always returns. */
+	text = mt_test_read(path, NULL);
 	unlink(path);
-	mt_quiet_ptr_nonnull(got.data);
-	text = malloc(got.len + 1);
 	mt_quiet_ptr_nonnull(text);
-	memcpy(text, got.data, got.len);
-	text[got.len] = '\0';
-	free(got.data);
 	return text;
 }
 
