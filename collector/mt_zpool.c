@@ -142,16 +142,15 @@ int mt_zpool_create(mt_zpool_t **out, int workers, int level, size_t cap)
 	/* The workers take no signal: they are the caller's to handle. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (unsigned i = 0; i < p->nworkers; i++) {
+	rc = 0;
+	for (unsigned i = 0; i < p->nworkers && !rc; i++) {
 		int err = pthread_create(&p->workers[i].thread, NULL, work,
 					 &p->workers[i]);
 
-		if (err) {
+		if (err)
 			rc = -err;
-			break;
-		}
-		p->workers[i].started = 1;
-		rc = 0;
+		else
+			p->workers[i].started = 1;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc)
