@@ -108,7 +108,7 @@ static inline const mt_ahead_rec_t *mt_ahead_at(mt_reader_t *r)
 /* The event mt_parse_exact_window() made of x's line. */
 static inline void mt_ahead_event(const mt_ahead_rec_t *x, mt_event_t *ev)
 {
-	memset(ev, 0, sizeof(*ev));
+	mt_event_clear(ev);
 	ev->seq = x->seq;
 	ev->kind = (mt_kind_t)x->kind;
 	ev->has = x->has;
