@@ -50,7 +50,7 @@ _Static_assert(sizeof(mt_ahead_rec_t) == 64, "an event is 64 bytes");
 _Static_assert(MT_PARSE_EXACT_SPAN <= UINT16_MAX, "a line's length fits");
 
 static _Atomic uint64_t stat_threads, stat_chunks, stat_by_threads, stat_events;
-static _Atomic uint64_t stat_held;
+static _Atomic uint64_t stat_held, stat_while_waiting;
 
 typedef struct slot {
 	char *buf;            /* MT_READER_LINE_MAX of room, then the bytes */
@@ -90,6 +90,12 @@ typedef struct mt_ahead {
 	uint64_t head, tail; /* jobs [head, tail) are in the ring */
 	slot_t *slots, *free, *cur; /* cur: the reader's buffer's */
 	unsigned nslots;
+	/* The reader's unread bytes while mt_ahead_fill() waits: its
+	 * chunk's slot is given back meanwhile.  side_used: they are here,
+	 * not in cur. */
+	char *side;
+	size_t side_len;
+	int side_used;
 	/* The producer (the pass's thread). */
 	int produced_all;
 	uint64_t content;    /* plain: the bytes of content */
@@ -363,10 +369,11 @@ unclean:
 	a->produced_all = 1;
 }
 
-/* Queue jobs until the window is full or the trace is all queued. */
+/* Queue jobs until the window is full, no slot is free or the trace is
+ * all queued. */
 static void produce(ahead_t *a)
 {
-	while (!a->produced_all && a->tail - a->head < a->window) {
+	while (!a->produced_all && a->tail - a->head < a->window && a->free) {
 		job_t *j = &a->ring[a->tail % a->window];
 		slot_t *s = a->free;
 
@@ -412,6 +419,7 @@ static void free_ahead(ahead_t *a)
 	mt_mem_free(a->ring);
 	mt_mem_free(a->threads);
 	mt_mem_free(a->carve);
+	mt_mem_free(a->side);
 	if (a->have_parser)
 		mt_parser_release(&a->parser);
 	ZSTD_freeDCtx(a->dctx);
@@ -449,18 +457,21 @@ int mt_ahead_start(mt_reader_t *r, unsigned threads)
 	a->fd = r->fd;
 	a->zstd = r->decomp != NULL;
 	a->dontcache = r->dontcache;
-	/* A job for each created thread, and the chunk the pass reads: the
-	 * threads make the next chunks while the pass applies its own, and
-	 * no more are held (each is its bytes and its events, about 1.6 MiB
-	 * for a collector's frame of 1 MiB of lines). */
-	a->window = threads - 1;
-	a->nslots = a->window + 1;
+	/* A slot for each created thread's job, one for a job the pass's
+	 * thread makes while it waits for a thread's (mt_ahead_fill()), and
+	 * the chunk the pass reads, whose slot a job may take while the pass
+	 * waits: no more chunks are held than that (each is its bytes and
+	 * its events, about 1.6 MiB for a collector's frame of 1 MiB of
+	 * lines). */
+	a->nslots = threads + 1;
+	a->window = a->nslots;
 	a->content = (uint64_t)at + (a->zstd ? 0 : r->remaining);
 	a->next_at = a->cbase = (uint64_t)at;
 	if (!(a->ring = mt_mem_calloc(a->window, sizeof(*a->ring))) ||
 	    !(a->slots = mt_mem_calloc(a->nslots, sizeof(*a->slots))) ||
 	    !(a->threads = mt_mem_calloc(threads - 1, sizeof(*a->threads))) ||
-	    (a->zstd && !(a->carve = mt_mem_malloc(CARVE_CAP))))
+	    (a->zstd && !(a->carve = mt_mem_malloc(CARVE_CAP))) ||
+	    !(a->side = mt_mem_malloc(MT_READER_LINE_MAX + DATA_CAP + PAD)))
 		goto nomem;
 	for (unsigned i = 0; i < a->nslots; i++) {
 		slot_t *sl = &a->slots[i];
@@ -502,7 +513,15 @@ static void teardown(mt_reader_t *r)
 	pthread_mutex_unlock(&a->lock);
 	for (unsigned i = 0; i < a->nthreads; i++)
 		pthread_join(a->threads[i], NULL);
-	if (a->cur) {
+	if (a->side_used) {
+		/* The unread bytes were set aside: their buffer becomes the
+		 * reader's, with room for its reads. */
+		r->buf = a->side;
+		a->side = NULL;
+		r->start = 0;
+		r->end = a->side_len;
+		r->cap = MT_READER_LINE_MAX + DATA_CAP;
+	} else if (a->cur) {
 		a->cur->buf = NULL; /* r->buf, from now on the reader's */
 		r->cap = MT_READER_LINE_MAX + DATA_CAP;
 	}
@@ -554,18 +573,43 @@ ssize_t mt_ahead_fill(mt_reader_t *r)
 		slot_t *s;
 		size_t n;
 
-		pthread_mutex_lock(&a->lock);
-		if (j->state == QUEUED) {
-			/* Not yet taken: this thread makes it now rather
-			 * than wait for one that may not run soon. */
-			j->state = RUNNING;
-			pthread_mutex_unlock(&a->lock);
-			run_job(a, j, &a->parser, &a->dctx);
-			pthread_mutex_lock(&a->lock);
-			j->state = DONE;
+		/* The unread bytes aside, and their chunk's slot given back,
+		 * so that a thread makes the next chunk into it while this
+		 * one makes or waits for the one it needs. */
+		memcpy(a->side, r->buf + r->start, keep);
+		a->side_len = keep;
+		a->side_used = 1;
+		if (a->cur) {
+			a->cur->next = a->free;
+			a->free = a->cur;
+			a->cur = NULL;
+		} else {
+			mt_mem_free(r->buf); /* the reader's own, from its open */
 		}
-		while (j->state != DONE)
-			pthread_cond_wait(&a->done, &a->lock);
+		r->buf = NULL;
+		produce(a);
+		pthread_mutex_lock(&a->lock);
+		while (j->state != DONE) {
+			/* The chunk it needs if no thread has taken it yet,
+			 * rather than wait for one that may not run soon;
+			 * while a thread makes it, a later one, rather than
+			 * wait idle.  The threads then never bound the pass
+			 * alone: when applying a chunk is quicker than
+			 * making one, the pass makes its share. */
+			job_t *k = j->state == QUEUED ? j : queued(a);
+
+			if (!k) {
+				pthread_cond_wait(&a->done, &a->lock);
+				continue;
+			}
+			k->state = RUNNING;
+			pthread_mutex_unlock(&a->lock);
+			run_job(a, k, &a->parser, &a->dctx);
+			pthread_mutex_lock(&a->lock);
+			k->state = DONE;
+			if (k != j)
+				atomic_fetch_add(&stat_while_waiting, 1);
+		}
 		pthread_mutex_unlock(&a->lock);
 		if (j->kind == END) {
 			teardown(r);
@@ -574,13 +618,8 @@ ssize_t mt_ahead_fill(mt_reader_t *r)
 		if (j->kind == FALLBACK || j->failed)
 			return go_serial(r, j->at);
 		s = j->slot;
-		memcpy(s->buf + MT_READER_LINE_MAX - keep, r->buf + r->start, keep);
-		if (a->cur) {
-			a->cur->next = a->free;
-			a->free = a->cur;
-		} else {
-			mt_mem_free(r->buf); /* the reader's own, from its open */
-		}
+		memcpy(s->buf + MT_READER_LINE_MAX - keep, a->side, keep);
+		a->side_used = 0;
 		a->cur = s;
 		r->buf = s->buf;
 		r->cap = MT_READER_LINE_MAX + DATA_CAP;
@@ -612,4 +651,5 @@ void mt_ahead_stats(mt_ahead_stats_t *s)
 	s->chunks_by_threads = atomic_load(&stat_by_threads);
 	s->events = atomic_load(&stat_events);
 	s->chunks_held = atomic_load(&stat_held);
+	s->chunks_while_waiting = atomic_load(&stat_while_waiting);
 }

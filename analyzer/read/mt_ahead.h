@@ -26,9 +26,12 @@
  * says of the rest is what it says today.
  *
  * The pass's thread takes a chunk itself when the next one it needs is not
- * yet taken, so it never waits on a thread that has not started.
- * Memory: the chunks in flight, as many as the threads (one being made by
- * each created thread, and the one the pass reads), each its bytes (at
+ * yet taken, so it never waits on a thread that has not started; and while
+ * a thread makes the one it needs, it makes a later one, so that a pass
+ * that applies faster than a thread makes chunks does its share of them.
+ * Memory: the chunks in flight, one more than the threads (one being made
+ * by each created thread, one the pass's thread makes while it waits, and
+ * the one the pass reads), each its bytes (at
  * most MT_AHEAD_CHUNK, or a zstd chunk of one larger frame, up to 4 MiB),
  * 64 bytes an event and its compressed frames; and a buffer of the
  * compressed bytes read ahead of the chunks, a frame and 128 KiB.  With
@@ -130,6 +133,8 @@ typedef struct {
 	uint64_t chunks_by_threads; /* of them, made by a created thread */
 	uint64_t events;            /* parsed events handed out */
 	uint64_t chunks_held;       /* the chunks the last start may hold */
+	uint64_t chunks_while_waiting; /* made by the pass while a thread
+					* made the one it needed */
 } mt_ahead_stats_t;
 
 void mt_ahead_stats(mt_ahead_stats_t *s);
