@@ -19,7 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
-#include <zstd_errors.h>
 
 #include "mt_zpool.h"
 
@@ -165,12 +164,6 @@ static int open_first_free(const char *name, char *path, size_t cap)
 	return -EEXIST;
 }
 
-static int zstd_errno(size_t r)
-{
-	return ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation ? -ENOMEM
-								   : -EIO;
-}
-
 /* Forget the lines not yet in the file (and the frames the workers
  * have). */
 static void drop(mt_out_t *o)
@@ -307,7 +300,7 @@ static int drain(mt_out_t *o)
 		return put(o, o->buf, n);
 	z = ZSTD_compress2(o->zc, o->zbuf, o->zcap, o->buf, n);
 	if (ZSTD_isError(z))
-		return fail(o, zstd_errno(z), NULL, 0);
+		return fail(o, mt_zpool_errno(z, -EIO), NULL, 0);
 	rc = put(o, o->zbuf, z);
 	if (rc < 0)
 		return rc;
@@ -355,7 +348,7 @@ int mt_out_open(mt_out_t **out, const char *name, int root, char *path,
 			r = ZSTD_CCtx_setParameter(o->zc, ZSTD_c_checksumFlag,
 						   1);
 		if (ZSTD_isError(r)) {
-			rc = zstd_errno(r);
+			rc = mt_zpool_errno(r, -EIO);
 			goto cleanup;
 		}
 	}
@@ -400,7 +393,7 @@ int mt_out_set_zstd(mt_out_t *o, int level, int workers)
 		return -EINVAL;
 	r = ZSTD_CCtx_setParameter(o->zc, ZSTD_c_compressionLevel, level);
 	if (ZSTD_isError(r))
-		return zstd_errno(r);
+		return mt_zpool_errno(r, -EIO);
 	if (!workers)
 		return 0;
 	rc = mt_zpool_create(&o->pool, workers, level, MT_OUT_CHUNK);

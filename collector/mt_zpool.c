@@ -133,9 +133,7 @@ int mt_zpool_create(mt_zpool_t **out, int workers, int level, size_t cap)
 		if (!ZSTD_isError(r))
 			r = ZSTD_CCtx_setParameter(w->zc, ZSTD_c_checksumFlag, 1);
 		if (ZSTD_isError(r)) {
-			rc = ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation ?
-				     -ENOMEM :
-				     -EINVAL;
+			rc = mt_zpool_errno(r, -EINVAL);
 			goto cleanup;
 		}
 	}
@@ -219,9 +217,7 @@ int mt_zpool_oldest(mt_zpool_t *p, int wait, const char **z, size_t *n)
 	if (state != DONE)
 		return 0;
 	if (ZSTD_isError(f->zr))
-		return ZSTD_getErrorCode(f->zr) == ZSTD_error_memory_allocation ?
-			       -ENOMEM :
-			       -EIO;
+		return mt_zpool_errno(f->zr, -EIO);
 	*z = f->z;
 	*n = f->zr;
 	return 1;
@@ -247,4 +243,10 @@ void mt_zpool_drop(mt_zpool_t *p)
 		(void)mt_zpool_oldest(p, 1, &z, &n);
 		mt_zpool_pop(p);
 	}
+}
+
+int mt_zpool_errno(size_t r, int otherwise)
+{
+	return ZSTD_getErrorCode(r) == ZSTD_error_memory_allocation ? -ENOMEM
+								   : otherwise;
 }

@@ -54,4 +54,9 @@ void mt_zpool_pop(mt_zpool_t *p);
 /* Wait for every queued frame and forget them all. */
 void mt_zpool_drop(mt_zpool_t *p);
 
+/* The -errno for zstd's error result r, for the pool and for mt_out's
+ * own frames alike: -ENOMEM when zstd ran out of memory, else otherwise
+ * (-EIO for a frame, -EINVAL for a parameter it refused). */
+int mt_zpool_errno(size_t r, int otherwise);
+
 #endif
