@@ -441,6 +441,38 @@ START_TEST(test_a_late_corrupt_or_cut_frame_or_zero_bytes_say_the_same)
 }
 END_TEST
 
+/* An in-process pass over path on threads threads: what the threads did
+ * meanwhile into *d (each counter's growth; chunks_held as the pass left
+ * it) and, when t is not NULL, the heap's totals into t. */
+static void run_counted(const char *path, unsigned threads,
+			mt_ahead_stats_t *d, uint64_t t[6])
+{
+	mt_ahead_stats_t s0, s1;
+	mt_analysis_t a;
+
+	mt_ahead_stats(&s0);
+	mt_analysis_set_threads(threads);
+	mt_quiet_int_eq(mt_analysis_run(&a, path), MT_OK);
+	mt_analysis_set_threads(0);
+	mt_ahead_stats(&s1);
+	d->threads_started = s1.threads_started - s0.threads_started;
+	d->chunks = s1.chunks - s0.chunks;
+	d->chunks_by_threads = s1.chunks_by_threads - s0.chunks_by_threads;
+	d->events = s1.events - s0.events;
+	d->chunks_held = s1.chunks_held;
+	d->chunks_while_waiting =
+		s1.chunks_while_waiting - s0.chunks_while_waiting;
+	if (t) {
+		t[0] = a.heap.events;
+		t[1] = a.heap.allocations;
+		t[2] = a.heap.frees;
+		t[3] = a.heap.live_bytes;
+		t[4] = a.heap.peak_live_bytes;
+		t[5] = a.heap.peak_seq;
+	}
+	mt_analysis_release(&a);
+}
+
 /* The collector's frames of just under MT_AHEAD_CHUNK of lines are a
  * chunk each, not two to a chunk, and N threads hold N + 1 chunks at most
  * (one for each created thread, one the pass makes while it waits, and
@@ -465,17 +497,11 @@ START_TEST(test_frames_under_a_chunk_are_a_chunk_each_and_n_threads_hold_n_1)
 	}
 	ck_assert_uint_ge(frames, 5);
 	for (size_t i = 0; i < sizeof(threads) / sizeof(threads[0]); i++) {
-		mt_ahead_stats_t s0, s1;
-		mt_analysis_t a;
+		mt_ahead_stats_t d;
 
-		mt_ahead_stats(&s0);
-		mt_analysis_set_threads(threads[i]);
-		mt_quiet_int_eq(mt_analysis_run(&a, path), MT_OK);
-		mt_analysis_set_threads(0);
-		mt_analysis_release(&a);
-		mt_ahead_stats(&s1);
-		ck_assert_uint_eq(s1.chunks - s0.chunks, frames);
-		ck_assert_uint_eq(s1.chunks_held, threads[i] + 1);
+		run_counted(path, threads[i], &d, NULL);
+		ck_assert_uint_eq(d.chunks, frames);
+		ck_assert_uint_eq(d.chunks_held, threads[i] + 1);
 	}
 	free(path);
 	free(z.data);
@@ -490,46 +516,20 @@ START_TEST(test_two_threads_start_one_that_makes_chunks_and_one_starts_none)
 	char *dir = mt_test_scratch();
 	mt_test_bytes_t plain = gen_trace(EVENTS);
 	char *path = write_trace(dir, "t.jsonl", &plain);
-	mt_ahead_stats_t s0, s1, s2;
-	mt_analysis_t a;
+	mt_ahead_stats_t d;
 
-	mt_ahead_stats(&s0);
-	mt_analysis_set_threads(2);
-	mt_quiet_int_eq(mt_analysis_run(&a, path), MT_OK);
-	mt_analysis_release(&a);
-	mt_ahead_stats(&s1);
-	ck_assert_uint_eq(s1.threads_started - s0.threads_started, 1);
-	ck_assert_uint_ge(s1.chunks - s0.chunks, 5);
+	run_counted(path, 2, &d, NULL);
+	ck_assert_uint_eq(d.threads_started, 1);
+	ck_assert_uint_ge(d.chunks, 5);
 	/* Nearly every line was parsed ahead. */
-	ck_assert_uint_gt(s1.events - s0.events, EVENTS * 9 / 10);
-	mt_analysis_set_threads(1);
-	mt_quiet_int_eq(mt_analysis_run(&a, path), MT_OK);
-	mt_analysis_release(&a);
-	mt_analysis_set_threads(0);
-	mt_ahead_stats(&s2);
-	ck_assert_uint_eq(s2.threads_started, s1.threads_started);
-	ck_assert_uint_eq(s2.chunks, s1.chunks);
+	ck_assert_uint_gt(d.events, EVENTS * 9 / 10);
+	run_counted(path, 1, &d, NULL);
+	ck_assert_uint_eq(d.threads_started, 0);
+	ck_assert_uint_eq(d.chunks, 0);
 	free(path);
 	free(plain.data);
 }
 END_TEST
-
-/* The heap's totals after an in-process pass on threads threads. */
-static void totals_at(const char *path, unsigned threads, uint64_t t[6])
-{
-	mt_analysis_t a;
-
-	mt_analysis_set_threads(threads);
-	mt_quiet_int_eq(mt_analysis_run(&a, path), MT_OK);
-	mt_analysis_set_threads(0);
-	t[0] = a.heap.events;
-	t[1] = a.heap.allocations;
-	t[2] = a.heap.frees;
-	t[3] = a.heap.live_bytes;
-	t[4] = a.heap.peak_live_bytes;
-	t[5] = a.heap.peak_seq;
-	mt_analysis_release(&a);
-}
 
 /* While a thread makes the chunk the pass needs next, the pass makes a
  * later one rather than wait idle, so that the threads never bound a pass
@@ -542,6 +542,7 @@ static void totals_at(const char *path, unsigned threads, uint64_t t[6])
 START_TEST(test_while_a_thread_makes_the_chunk_the_pass_needs_it_makes_a_later_one)
 {
 	mt_test_bytes_t plain, z;
+	mt_ahead_stats_t d;
 	uint64_t made = 0, one[6];
 	char *path;
 	int tries = 0;
@@ -554,19 +555,16 @@ START_TEST(test_while_a_thread_makes_the_chunk_the_pass_needs_it_makes_a_later_o
 	plain = gen_trace(EVENTS * 4);
 	z = zstd_frames(&plain, MT_AHEAD_CHUNK - (8u << 10));
 	path = write_trace(mt_test_scratch(), "t.jsonl.zst", &z);
-	totals_at(path, 1, one);
+	run_counted(path, 1, &d, one);
 	ck_assert_uint_gt(one[0], EVENTS * 3);
 	for (; tries < 20 && !made; tries++) {
-		mt_ahead_stats_t s0, s1;
 		uint64_t two[6];
 
-		mt_ahead_stats(&s0);
-		totals_at(path, 2, two);
-		mt_ahead_stats(&s1);
+		run_counted(path, 2, &d, two);
 		/* Whoever made a chunk, the pass applies the same. */
 		ck_assert_mem_eq(two, one, sizeof(one));
-		made = s1.chunks_while_waiting - s0.chunks_while_waiting;
-		ck_assert_uint_le(made, s1.chunks - s0.chunks);
+		made = d.chunks_while_waiting;
+		ck_assert_uint_le(made, d.chunks);
 	}
 	mt_quiet(made > 0, "the pass waited idle through %d reads", tries);
 	free(path);
