@@ -312,7 +312,6 @@ int mt_out_open(mt_out_t **out, const char *name, int root, char *path,
 		size_t cap)
 {
 	mt_out_t *o = NULL;
-	size_t r;
 	int rc;
 
 	*out = NULL;
@@ -341,16 +340,9 @@ int mt_out_open(mt_out_t **out, const char *name, int root, char *path,
 			rc = -ENOMEM;
 			goto cleanup;
 		}
-		r = ZSTD_CCtx_setParameter(o->zc, ZSTD_c_compressionLevel,
-					   MT_OUT_LEVEL);
-		/* A cut frame is told by its missing checksum. */
-		if (!ZSTD_isError(r))
-			r = ZSTD_CCtx_setParameter(o->zc, ZSTD_c_checksumFlag,
-						   1);
-		if (ZSTD_isError(r)) {
-			rc = mt_zpool_errno(r, -EIO);
+		rc = mt_zpool_params(o->zc, MT_OUT_LEVEL);
+		if (rc < 0)
 			goto cleanup;
-		}
 	}
 	if (root) {
 		memcpy(path, name, strlen(name) + 1);
@@ -381,24 +373,23 @@ int mt_out_compressed(const mt_out_t *o)
 
 int mt_out_set_zstd(mt_out_t *o, int level, int workers)
 {
-	ZSTD_bounds b;
-	size_t r;
 	int rc;
 
 	if (!o->zc || o->size || o->len || o->pool || workers < 0 ||
 	    workers > MT_OUT_WORKERS_MAX)
 		return -EINVAL;
-	b = ZSTD_cParam_getBounds(ZSTD_c_compressionLevel);
-	if (ZSTD_isError(b.error) || level < b.lowerBound || level > b.upperBound)
-		return -EINVAL;
-	r = ZSTD_CCtx_setParameter(o->zc, ZSTD_c_compressionLevel, level);
-	if (ZSTD_isError(r))
-		return mt_zpool_errno(r, -EIO);
+	/* The pool first, so that nothing changes when it cannot start. */
+	if (workers &&
+	    (rc = mt_zpool_create(&o->pool, workers, level, MT_OUT_CHUNK)) < 0)
+		return rc;
+	rc = mt_zpool_params(o->zc, level);
+	if (rc < 0) {
+		mt_zpool_destroy(o->pool);
+		o->pool = NULL;
+		return rc;
+	}
 	if (!workers)
 		return 0;
-	rc = mt_zpool_create(&o->pool, workers, level, MT_OUT_CHUNK);
-	if (rc < 0)
-		return rc;
 	/* The pool's buffers take the place of buf and zbuf. */
 	free(o->buf);
 	free(o->zbuf);

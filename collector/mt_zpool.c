@@ -94,13 +94,10 @@ int mt_zpool_create(mt_zpool_t **out, int workers, int level, size_t cap)
 {
 	mt_zpool_t *p;
 	sigset_t all, old;
-	ZSTD_bounds b;
 	int rc = -ENOMEM;
 
 	*out = NULL;
-	b = ZSTD_cParam_getBounds(ZSTD_c_compressionLevel);
-	if (workers < 1 || workers > MT_OUT_WORKERS_MAX || !cap ||
-	    ZSTD_isError(b.error) || level < b.lowerBound || level > b.upperBound)
+	if (workers < 1 || workers > MT_OUT_WORKERS_MAX || !cap)
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -122,20 +119,14 @@ int mt_zpool_create(mt_zpool_t **out, int workers, int level, size_t cap)
 	}
 	for (unsigned i = 0; i < p->nworkers; i++) {
 		worker_t *w = &p->workers[i];
-		size_t r;
 
 		w->pool = p;
 		w->zc = ZSTD_createCCtx();
 		if (!w->zc)
 			goto cleanup;
-		r = ZSTD_CCtx_setParameter(w->zc, ZSTD_c_compressionLevel, level);
-		/* A cut frame is told by its missing checksum. */
-		if (!ZSTD_isError(r))
-			r = ZSTD_CCtx_setParameter(w->zc, ZSTD_c_checksumFlag, 1);
-		if (ZSTD_isError(r)) {
-			rc = mt_zpool_errno(r, -EINVAL);
+		rc = mt_zpool_params(w->zc, level);
+		if (rc < 0)
 			goto cleanup;
-		}
 	}
 	/* The workers take no signal: they are the caller's to handle. */
 	sigfillset(&all);
@@ -243,6 +234,19 @@ void mt_zpool_drop(mt_zpool_t *p)
 		(void)mt_zpool_oldest(p, 1, &z, &n);
 		mt_zpool_pop(p);
 	}
+}
+
+int mt_zpool_params(ZSTD_CCtx *zc, int level)
+{
+	ZSTD_bounds b = ZSTD_cParam_getBounds(ZSTD_c_compressionLevel);
+	size_t r;
+
+	if (ZSTD_isError(b.error) || level < b.lowerBound || level > b.upperBound)
+		return -EINVAL;
+	r = ZSTD_CCtx_setParameter(zc, ZSTD_c_compressionLevel, level);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(zc, ZSTD_c_checksumFlag, 1);
+	return ZSTD_isError(r) ? mt_zpool_errno(r, -EINVAL) : 0;
 }
 
 int mt_zpool_errno(size_t r, int otherwise)

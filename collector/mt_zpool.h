@@ -20,6 +20,7 @@
 #define MT_ZPOOL_H
 
 #include <stddef.h>
+#include <zstd.h>
 
 typedef struct mt_zpool mt_zpool_t;
 
@@ -53,6 +54,15 @@ void mt_zpool_pop(mt_zpool_t *p);
 
 /* Wait for every queued frame and forget them all. */
 void mt_zpool_drop(mt_zpool_t *p);
+
+/*
+ * Set zc up to make a trace's frames, as the pool's workers and mt_out's
+ * own context both make them: at zstd level (negative: --fast=N), which
+ * is checked here because zstd would clamp it, with a content checksum
+ * (a cut frame is told by its missing one).  0, -EINVAL for a level
+ * zstd refuses (zc unchanged), or -ENOMEM.
+ */
+int mt_zpool_params(ZSTD_CCtx *zc, int level);
 
 /* The -errno for zstd's error result r, for the pool and for mt_out's
  * own frames alike: -ENOMEM when zstd ran out of memory, else otherwise
