@@ -90,12 +90,10 @@ typedef struct mt_ahead {
 	uint64_t head, tail; /* jobs [head, tail) are in the ring */
 	slot_t *slots, *free, *cur; /* cur: the reader's buffer's */
 	unsigned nslots;
-	/* The reader's unread bytes while mt_ahead_fill() waits: its
-	 * chunk's slot is given back meanwhile.  side_used: they are here,
-	 * not in cur. */
+	/* The reader's unread bytes while mt_ahead_fill() waits, its
+	 * chunk's slot given back meanwhile (and r->buf NULL). */
 	char *side;
 	size_t side_len;
-	int side_used;
 	/* The producer (the pass's thread). */
 	int produced_all;
 	uint64_t content;    /* plain: the bytes of content */
@@ -513,7 +511,7 @@ static void teardown(mt_reader_t *r)
 	pthread_mutex_unlock(&a->lock);
 	for (unsigned i = 0; i < a->nthreads; i++)
 		pthread_join(a->threads[i], NULL);
-	if (a->side_used) {
+	if (!r->buf) {
 		/* The unread bytes were set aside: their buffer becomes the
 		 * reader's, with room for its reads. */
 		r->buf = a->side;
@@ -578,7 +576,6 @@ ssize_t mt_ahead_fill(mt_reader_t *r)
 		 * one makes or waits for the one it needs. */
 		memcpy(a->side, r->buf + r->start, keep);
 		a->side_len = keep;
-		a->side_used = 1;
 		if (a->cur) {
 			a->cur->next = a->free;
 			a->free = a->cur;
@@ -619,7 +616,6 @@ ssize_t mt_ahead_fill(mt_reader_t *r)
 			return go_serial(r, j->at);
 		s = j->slot;
 		memcpy(s->buf + MT_READER_LINE_MAX - keep, a->side, keep);
-		a->side_used = 0;
 		a->cur = s;
 		r->buf = s->buf;
 		r->cap = MT_READER_LINE_MAX + DATA_CAP;
