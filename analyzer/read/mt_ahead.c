@@ -23,8 +23,10 @@
 #define RWF_DONTCACHE 0x00000080 /* Linux 6.14 */
 #endif
 
-/* A chunk's bytes at most: a collector's frame holds up to 4 MiB of
- * lines, and a chunk of frames is cut before it would pass this. */
+/* A chunk's bytes at most: a frame of up to 4 MiB of lines is taken
+ * whole (the collector's hold at most 1 MiB; one over 4 MiB, from
+ * another writer, is left to the reader), and a chunk of frames is cut
+ * before it would pass this. */
 #define DATA_CAP (4u << 20)
 
 /* Zero bytes after a chunk's, so that the exact matcher's span never

@@ -6,8 +6,8 @@
  * The split is fixed by the input, never by timing.  A plain regular
  * file is cut into chunks of MT_AHEAD_CHUNK bytes; a zstd trace into
  * chunks of whole frames (the collector writes independent frames of at
- * most 4 MiB of lines), as many as fit in MT_AHEAD_CHUNK bytes of lines,
- * or one larger frame alone.  A
+ * most 1 MiB of lines), as many as fit in MT_AHEAD_CHUNK bytes of lines,
+ * or one larger frame, of up to 4 MiB of lines, alone.  A
  * thread turns a chunk into its bytes (read, or decompressed) and a
  * compact array of the block events the exact matcher takes
  * (mt_parse_exact_window()), one for each line that begins after the
