@@ -10,7 +10,7 @@
  * EVENTS lines.  The records are then replayed into mt_collect, a ring's
  * worth at a time, as a program that fills the ring while the collector
  * drains it would, and the collector writes OUT (".zst": zstd at LEVEL
- * with WORKERS of zstd's threads; another name: plain).  Only the
+ * on WORKERS compression threads (mt_zpool); another name: plain).  Only the
  * time spent in mt_collect_step and mt_collect_close counts: one line,
  *
  *   events N wall_ns N cpu_ns N bytes N
