@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "mt_nofd.h"
+#include "mt_prefault.h"
 
 #if defined(__x86_64__)
 #define MT_ELF_MACHINE EM_X86_64
@@ -368,7 +369,9 @@ static void index_build(mt_elf_view_t *v, size_t min)
 		if (n == 0 || n <= min || n > SIZE_MAX / sizeof(mt_elf_cand_t) - page)
 			return;
 		bytes = (n * sizeof(mt_elf_cand_t) + page - 1) / page * page;
-		mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		/* Resident at once: the second pass writes all of it. */
+		mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | mt_prefault_map_flags(), -1, 0);
 		if (mem == MAP_FAILED)
 			return;
 		c = mem;

@@ -16,6 +16,7 @@
 
 #include "../common/mt_cpu.h"
 #include "../common/mt_fmt.h"
+#include "mt_prefault.h"
 #include "mt_real.h"
 
 mt_spawn_ring_t mt_record_ring;
@@ -111,11 +112,34 @@ static void wake_collector(void)
 	}
 }
 
+/* Slots [from, from + steps steps) made resident, within the first lap. */
+static void prefault_from(uint64_t from, unsigned steps)
+{
+	uint64_t nslots = mt_record_ring.hdr->nslots;
+	uint64_t to = from + ((uint64_t)steps << MT_RECORD_STEP_SHIFT);
+
+	if (from >= nslots)
+		return;
+	if (to > nslots)
+		to = nslots;
+	mt_prefault_range(&mt_record_ring.slots[from], (size_t)(to - from) * sizeof(mt_ring_slot_t));
+}
+
+void mt_record_prefault_start(void)
+{
+	mt_prefault_range(mt_record_ring.hdr, MT_RING_HDR_SIZE);
+	prefault_from(0, 1);
+}
+
 int mt_record_checkpoint(uint64_t pos, unsigned n)
 {
 	mt_ring_hdr_t *h = mt_record_ring.hdr;
+	uint64_t end = pos + n;
 
-	if (collector_ended())
+	/* The step the writer entered (made resident when the one before
+	 * was entered, unless a record leapt over it) and the next. */
+	prefault_from(end >> MT_RECORD_STEP_SHIFT << MT_RECORD_STEP_SHIFT, 2);
+	if (((end ^ pos) >> MT_RECORD_CHECK_SHIFT) && collector_ended())
 		return -1;
 	if (pos + n - mt_record_seen_tail > h->nslots)
 		return mt_record_wait_room(pos, n);

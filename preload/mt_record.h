@@ -43,8 +43,18 @@ int mt_record_wait_room(uint64_t pos, unsigned n);
  * say so. */
 #define MT_RECORD_CHECK_SHIFT 16
 
-/* The check, then the room: as mt_record_wait_room(). */
+/* The ring's first lap is made resident a step of 2^MT_RECORD_STEP_SHIFT
+ * slots (16 KiB) ahead of the writers (mt_prefault.h): its pages are new,
+ * and each would otherwise cost the writer a fault. */
+#define MT_RECORD_STEP_SHIFT 8
+
+/* At a step's boundary: the next steps made resident in the first lap,
+ * the check at its own boundaries, then the room: as
+ * mt_record_wait_room(). */
 int mt_record_checkpoint(uint64_t pos, unsigned n);
+
+/* A ring just mapped: its header and first step made resident. */
+void mt_record_prefault_start(void);
 
 /* Reserve n consecutive slots; *pos receives the first.  Returns 0, or -1
  * as mt_record_wait_room(): the slots are then never to be written. */
@@ -54,7 +64,7 @@ static inline int mt_record_reserve(unsigned n, uint64_t *pos)
 	uint64_t p = atomic_fetch_add_explicit(&h->head, n, memory_order_relaxed);
 
 	*pos = p;
-	if (__builtin_expect(((p + n) ^ p) >> MT_RECORD_CHECK_SHIFT, 0))
+	if (__builtin_expect(((p + n) ^ p) >> MT_RECORD_STEP_SHIFT, 0))
 		return mt_record_checkpoint(p, n);
 	if (__builtin_expect(p + n - mt_record_seen_tail > h->nslots, 0))
 		return mt_record_wait_room(p, n);

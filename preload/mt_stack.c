@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 
 #include "../common/mt_fmt.h"
+#include "mt_prefault.h"
 #include "mt_say.h"
 #include "mt_table.h"
 #include "mt_unwind_cache.h"
@@ -419,6 +420,12 @@ typedef struct {
 #define CACHE_NONE ((cache_entry_t *)1)
 
 static TLS cache_entry_t *cache;
+/* Stacks remembered, up to PREFAULT_FILLS: a thread that keeps finding
+ * new stacks fills every page of its cache, so at the PREFAULT_FILLS-th
+ * the whole cache is made resident in one call (mt_prefault.h) rather
+ * than a fault a page; a thread with a few stacks touches a few pages. */
+#define PREFAULT_FILLS 8
+static TLS unsigned cache_fills;
 static pthread_key_t cache_key;
 static int cache_key_ok;
 
@@ -488,6 +495,8 @@ void mt_stack_remember(const uint64_t *ips, int n, uint64_t id)
 
 	if (!c || n <= 0 || n > CACHE_DEPTH || !id)
 		return;
+	if (__builtin_expect(cache_fills < PREFAULT_FILLS, 0) && ++cache_fills == PREFAULT_FILLS)
+		mt_prefault_range(c, CACHE_BYTES);
 	h = hash_ips(ips, n);
 	e = &c[(h ^ h >> 17) % CACHE_SLOTS];
 	e->gen = generation;

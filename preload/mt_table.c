@@ -7,12 +7,16 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mt_prefault.h"
+
 #define MIN_CAP 256
 
-static void *map(size_t size)
+/* flags: mt_prefault_map_flags() for a table, whose entries land all over
+ * it; 0 for an arena chunk, filled from its start. */
+static void *map(size_t size, int flags)
 {
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		       MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -62,7 +66,7 @@ int mt_table_add(mt_table_t *t, uint64_t key, uint64_t value)
 {
 	if ((t->count + 1) * 2 > t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : MIN_CAP;
-		uint64_t *slots = map(cap * 2 * sizeof(uint64_t));
+		uint64_t *slots = map(cap * 2 * sizeof(uint64_t), mt_prefault_map_flags());
 
 		if (!slots)
 			return -1;
@@ -87,6 +91,9 @@ void mt_table_release(mt_table_t *t)
 }
 
 #define CHUNK (1u << 20)
+/* A chunk is made resident a step at a time, as the allocations reach it:
+ * a short process declares a few frames, a long one fills the chunk. */
+#define STEP (16u << 10)
 
 typedef struct chunk_head {
 	struct chunk_head *next;
@@ -101,10 +108,11 @@ void *mt_arena_alloc(mt_arena_t *a, size_t size)
 	if (!a->chunk || a->used + size > a->size) {
 		size_t want = size + sizeof(chunk_head_t) > CHUNK ?
 				      size + sizeof(chunk_head_t) : CHUNK;
-		chunk_head_t *h = map(want);
+		chunk_head_t *h = map(want, 0);
 
 		if (!h)
 			return NULL;
+		mt_prefault_range(h, want < STEP ? want : STEP);
 		h->next = a->chunks;
 		h->size = want;
 		a->chunks = h;
@@ -113,6 +121,12 @@ void *mt_arena_alloc(mt_arena_t *a, size_t size)
 		a->size = want;
 	}
 	p = a->chunk + a->used;
+	/* Entering a step: it is made resident first. */
+	if ((a->used + size) / STEP != a->used / STEP && (a->used + size) / STEP * STEP < a->size) {
+		size_t from = (a->used + size) / STEP * STEP;
+
+		mt_prefault_range(a->chunk + from, a->size - from < STEP ? a->size - from : STEP);
+	}
 	a->used += size;
 	return p;
 }

@@ -37,6 +37,7 @@
 #include "mt_lock.h"
 #include "mt_name.h"
 #include "mt_output.h"
+#include "mt_prefault.h"
 #include "mt_real.h"
 #include "mt_record.h"
 #include "mt_say.h"
@@ -577,6 +578,7 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid,
 		return rc;
 	}
 started:
+	mt_record_prefault_start();
 	mt_record_seen_tail = 0;
 	/* The header goes into the ring before the wait: a process killed
 	 * while its collector opens the trace still gets a trace.start. */
@@ -797,6 +799,7 @@ void mt_trace_init(void)
 	if (!atomic_compare_exchange_strong(&init_state, &expected, 1))
 		return;
 	self_range();
+	mt_prefault_init();
 	mt_stack_cache_init();
 	/* No lock is held: dlsym takes the loader's.  Only where libstdc++
 	 * is loaded, which has the symbol: a lookup that fails leaves its

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mt_prefault.h"
+
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* ---- rules ---- */
@@ -613,6 +615,7 @@ typedef struct {
 typedef struct {
 	rule_t rules[RULES] __attribute__((aligned(64)));
 	unsigned victim;
+	unsigned walks; /* up to PREFAULT_WALKS */
 	/* The generation the rules and the record were read in. */
 	uint64_t generation;
 	/* The previous walk's steps, rec[base..top), innermost first. */
@@ -622,6 +625,13 @@ typedef struct {
 } state_t;
 
 #define STATE_NONE ((state_t *)1)
+
+/* A thread that keeps allocating reads rules into every page of its
+ * table, and each page's first rule cost two faults (the look mapped the
+ * zero page, the write copied it): at its PREFAULT_WALKS-th walk the
+ * whole state is made resident in one call (mt_prefault.h).  A thread
+ * that allocates a few times touches a few pages, and no more. */
+#define PREFAULT_WALKS 8
 
 static TLS state_t *state;
 /* Rules read from .eh_frame, every thread's (MEMTRACE_STATS=1). */
@@ -847,6 +857,8 @@ int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t
 	st = thread_state();
 	if (!st)
 		goto done;
+	if (__builtin_expect(st->walks < PREFAULT_WALKS, 0) && ++st->walks == PREFAULT_WALKS)
+		mt_prefault_range(st, sizeof(*st));
 	forget_if_unloaded(st);
 	/* The record describes a walk of the past whatever came since:
 	 * taking it again depends only on the registers and the slots. */

@@ -17,7 +17,11 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/mman.h>
+#include <linux/filter.h>
+#include <linux/perf_event.h>
+#include <linux/seccomp.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,10 +29,13 @@
 #include "../common/mt_ring.h"
 #include "../preload/mt_clock.h"
 #include "../preload/mt_name.h"
+#include "../preload/mt_prefault.h"
+#include "../preload/mt_record.h"
 #include "../preload/mt_real.h"
 #include "../preload/mt_settings.h"
 #include "../preload/mt_stack.h"
 #include "../preload/mt_symbol.h"
+#include "../preload/mt_table.h"
 #include "../preload/mt_trace.h"
 #include "mt_test.h"
 #include "mt_test_trace.h"
@@ -1044,6 +1051,169 @@ START_TEST(test_settings_a_record_socket_too_long_leaves_the_program_untraced)
 }
 END_TEST
 
+/* ---- prefault ---- */
+
+/* This thread's page faults from here on (the kernel's software counter:
+ * it counts the faults a page's first touch takes, not the pages a
+ * system call makes resident); -1 with a skip line where perf events are
+ * not allowed. */
+static int fault_counter(const char *test)
+{
+	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
+				     .config = PERF_COUNT_SW_PAGE_FAULTS, .exclude_kernel = 1,
+				     .exclude_hv = 1 };
+	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		mt_test_skip(test, "needs a count of its own page faults (perf_event_open: %s)",
+			     strerror(errno));
+	return fd;
+}
+
+static uint64_t faults(int fd)
+{
+	uint64_t n = 0;
+
+	ck_assert_int_eq(read(fd, &n, sizeof(n)), (ssize_t)sizeof(n));
+	return n;
+}
+
+/* Whether this kernel makes pages resident on request; a skip line when
+ * it does not (Linux before 5.14 has no MADV_POPULATE_WRITE). */
+static int prefault_works(const char *test)
+{
+	char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	mt_prefault_init();
+	if (mt_prefault_on())
+		mt_prefault_range(p, 4096);
+	munmap(p, 4096);
+	if (!mt_prefault_on()) {
+		mt_test_skip(test, "needs a kernel that makes pages resident on request "
+			     "(madvise(MADV_POPULATE_WRITE) refused; Linux 5.14 has it)");
+		return 0;
+	}
+	return 1;
+}
+
+START_TEST(test_prefault_makes_exactly_the_pages_asked_resident)
+{
+	enum { PAGES = 32 };
+	unsigned char vec[PAGES];
+	char *p = mmap(NULL, PAGES * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	if (!prefault_works(__func__))
+		return;
+	/* From inside page 2 to inside page 9: pages 2 to 9. */
+	mt_prefault_range(p + 2 * 4096 + 100, 7 * 4096);
+	ck_assert_int_eq(mincore(p, PAGES * 4096, vec), 0);
+	for (int i = 0; i < PAGES; i++)
+		ck_assert_msg((vec[i] & 1) == (i >= 2 && i <= 9), "page %d resident: %d", i,
+			      vec[i] & 1);
+	munmap(p, PAGES * 4096);
+}
+END_TEST
+
+START_TEST(test_prefault_is_off_where_a_seccomp_filter_is_in_place)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct sock_filter allow[] = { BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW) };
+		struct sock_fprog prog = { .len = 1, .filter = allow };
+
+		mt_prefault_init();
+		if (!mt_prefault_on())
+			_exit(3); /* the test runner itself has a filter */
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+			_exit(4);
+		mt_prefault_init();
+		_exit(mt_prefault_on() ? 1 : 0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 3 || WEXITSTATUS(status) == 4) {
+		MT_TEST_SKIP("needs a process free to add a seccomp filter (%s)",
+			     WEXITSTATUS(status) == 3 ? "it has one already" : "prctl refused");
+		return;
+	}
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
+START_TEST(test_prefault_goes_off_for_good_when_the_program_locks_down)
+{
+	if (!prefault_works(__func__))
+		return;
+	ck_assert_int_eq(mt_prefault_map_flags(), MAP_POPULATE);
+	mt_prefault_stop();
+	ck_assert_int_eq(mt_prefault_on(), 0);
+	ck_assert_int_eq(mt_prefault_map_flags(), 0);
+	mt_prefault_init(); /* a fork's child keeps what its parent decided */
+}
+END_TEST
+
+START_TEST(test_a_grown_table_takes_no_fault_a_page)
+{
+	mt_table_t t = { 0 };
+	uint64_t before, key = 1;
+	int fd;
+
+	if (!prefault_works(__func__) || (fd = fault_counter(__func__)) < 0)
+		return;
+	/* Up to the add that maps 32768 slots (512 KiB, 128 pages). */
+	while ((t.count + 1) * 2 <= 16384)
+		ck_assert_int_eq(mt_table_add(&t, key++, 1), 0);
+	before = faults(fd);
+	ck_assert_int_eq(mt_table_add(&t, key++, 1), 0);
+	ck_assert_uint_eq(t.cap, 32768);
+	ck_assert_msg(faults(fd) - before < 16, "%llu faults growing the table to 512 KiB",
+		      (unsigned long long)(faults(fd) - before));
+	mt_table_release(&t);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_a_rings_first_lap_is_written_without_a_fault_a_page)
+{
+	enum { SLOTS = 4096 }; /* 256 KiB of slots, 64 pages */
+	size_t len = MT_RING_HDR_SIZE + SLOTS * sizeof(mt_ring_slot_t);
+	mt_spawn_ring_t saved = mt_record_ring;
+	uint64_t before, pos;
+	char *map;
+	int fd;
+
+	if (!prefault_works(__func__) || (fd = fault_counter(__func__)) < 0)
+		return;
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ck_assert_ptr_ne(map, MAP_FAILED);
+	mt_record_ring.hdr = (mt_ring_hdr_t *)map;
+	mt_record_ring.slots = (mt_ring_slot_t *)(map + MT_RING_HDR_SIZE);
+	mt_record_ring.hdr->nslots = SLOTS;
+	atomic_store(&mt_record_ring.hdr->state, MT_RING_WRITING);
+	mt_record_seen_tail = 0;
+	before = faults(fd);
+	mt_record_prefault_start();
+	/* The writers' path: records of one to three slots up to the lap's
+	 * end. */
+	for (unsigned n = 1; mt_record_ring.hdr->head + n <= SLOTS; n = n % 3 + 1) {
+		ck_assert_int_eq(mt_record_reserve(n, &pos), 0);
+		memset(mt_record_slot(pos), 0x5a, n * sizeof(mt_ring_slot_t));
+	}
+	ck_assert_msg(faults(fd) - before < 8, "%llu faults writing 64 pages of slots",
+		      (unsigned long long)(faults(fd) - before));
+	mt_record_ring = saved;
+	munmap(map, len);
+	close(fd);
+}
+END_TEST
+
 Suite *mt_suite_core(void)
 {
 	Suite *s = suite_create("core");
@@ -1051,6 +1221,7 @@ Suite *mt_suite_core(void)
 	TCase *parts = tcase_create("parts");
 	TCase *names = tcase_create("names");
 	TCase *settings = tcase_create("settings");
+	TCase *prefault = tcase_create("prefault");
 
 	tcase_set_timeout(trace, 60);
 	tcase_add_test(trace, test_core_trace_of_nothing_is_the_smallest_complete_trace);
@@ -1091,5 +1262,11 @@ Suite *mt_suite_core(void)
 	tcase_add_test(settings, test_settings_stats_are_on_only_for_1);
 	tcase_add_test(settings, test_settings_a_record_socket_too_long_leaves_the_program_untraced);
 	suite_add_tcase(s, settings);
+	tcase_add_test(prefault, test_prefault_makes_exactly_the_pages_asked_resident);
+	tcase_add_test(prefault, test_prefault_is_off_where_a_seccomp_filter_is_in_place);
+	tcase_add_test(prefault, test_prefault_goes_off_for_good_when_the_program_locks_down);
+	tcase_add_test(prefault, test_a_grown_table_takes_no_fault_a_page);
+	tcase_add_test(prefault, test_a_rings_first_lap_is_written_without_a_fault_a_page);
+	suite_add_tcase(s, prefault);
 	return s;
 }
