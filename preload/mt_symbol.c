@@ -55,7 +55,7 @@ static size_t nmodules;
 /* The table before a reload, to hand its views on. */
 static module_t old_modules[MAX_MODULES];
 static size_t nold;
-static uint64_t maps_reads, fallbacks, indexed;
+static uint64_t maps_reads, fallbacks, indexed, headers_read;
 static char pool[PATH_POOL];
 static size_t pool_used;
 static char maps_buf[1 << 16];
@@ -171,7 +171,8 @@ static void add_line(const char *s, const char *end)
 	for (size_t i = 0; i < nold; i++) {
 		module_t *o = &old_modules[i];
 
-		if (o->view.state != MT_ELF_UNTRIED && o->start == start && o->end == stop &&
+		if ((o->view.state != MT_ELF_UNTRIED || o->view.image) && o->start == start &&
+		    o->end == stop &&
 		    o->off == off && o->dev == dev && o->inode == inode &&
 		    o->path_hash == hash && o->path_len == len) {
 			m->view = o->view;
@@ -208,6 +209,8 @@ static size_t maps_lines(void *arg, char *buf, size_t have)
  * with '/'). */
 static void view_open(module_t *m)
 {
+	if (m->view.image)
+		headers_read++;
 	mt_elf_open(&m->view, pool + m->path, m->start, m->off);
 }
 
@@ -219,7 +222,7 @@ static long map_all(void *arg)
 	for (size_t i = 0; i < nmodules; i++) {
 		module_t *m = &modules[i];
 
-		if (m->view.state == MT_ELF_UNTRIED && pool[m->path] == '/' &&
+		if (m->view.state == MT_ELF_UNTRIED && !m->view.image && pool[m->path] == '/' &&
 		    mt_nofd_map_here(pool + m->path, (const void **)&m->view.image,
 				     &m->view.size) < 0)
 			m->view.image = NULL;
@@ -230,7 +233,10 @@ static long map_all(void *arg)
 /* The module table from /proc/self/maps, read with no descriptor in the
  * program's table; then the files of every module are mapped at once (one
  * child for all), so that a new frame later, even after the program has
- * locked its system calls down, opens nothing. */
+ * locked its system calls down, opens nothing.  A mapped file's headers
+ * are read when a frame in it is first named (view_open() at the lookup):
+ * most processes name frames in a few of their modules, and each file's
+ * headers are a page fault or two. */
 static int reload(void)
 {
 	long rc;
@@ -249,7 +255,7 @@ static int reload(void)
 	drop_old();
 	mt_nofd_run(map_all, NULL);
 	for (size_t i = 0; i < nmodules; i++)
-		if (modules[i].view.state == MT_ELF_UNTRIED)
+		if (modules[i].view.state == MT_ELF_UNTRIED && !modules[i].view.image)
 			view_open(&modules[i]);
 	return rc < 0 ? -1 : 0;
 }
@@ -416,6 +422,7 @@ void mt_symbol_stats(mt_symbol_stats_t *stats)
 	stats->maps_reads = maps_reads;
 	stats->fallbacks = fallbacks;
 	stats->indexed = indexed;
+	stats->headers_read = headers_read;
 	pthread_mutex_unlock(&lock);
 }
 

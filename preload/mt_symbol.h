@@ -55,17 +55,21 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 
 /* Read the module table and map every module's file now (at start), so
  * that naming a frame later opens no file unless the loader has loaded
- * something since.  Call with no lock of the tracer held. */
+ * something since; a file's headers are read when a frame in it is first
+ * named.  Call with no lock of the tracer held. */
 void mt_symbol_load(void);
 
 /* What naming cost so far, for tests: how often /proc/self/maps was read,
  * how many lookups went to libunwind (which reads the maps and maps the
- * file again on every call), and how many were answered from a module's
- * sorted index instead of a walk over all its symbols. */
+ * file again on every call), how many were answered from a module's
+ * sorted index instead of a walk over all its symbols, and how many
+ * mapped files had their headers read (once each, when a frame in the
+ * module is first named). */
 typedef struct {
 	uint64_t maps_reads;
 	uint64_t fallbacks;
 	uint64_t indexed;
+	uint64_t headers_read;
 } mt_symbol_stats_t;
 
 void mt_symbol_stats(mt_symbol_stats_t *stats);
