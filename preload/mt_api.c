@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../common/mt_jsonl.h"
+#include "mt_prefault.h"
 #include "mt_real.h"
 #include "mt_stack.h"
 #include "mt_trace.h"
@@ -27,6 +28,7 @@ typedef struct {
 /* By id; element 0 unused.  Written under the table lock; count is read
  * without it, so an entry is filled before count covers it. */
 static allocator_t table[MT_API_MAX_ALLOCATORS + 1];
+MT_PREFAULT_COLD(table);
 static _Atomic uint32_t count;
 static atomic_int warned_full;
 /* A declaration's line, made under the table lock: a name's bytes may

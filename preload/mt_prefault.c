@@ -5,8 +5,10 @@
  */
 #include "mt_prefault.h"
 
+#include <elf.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -51,4 +53,92 @@ void mt_prefault_range(void *start, size_t len)
 	if (mt_real_syscall6(SYS_madvise, (long)from, (long)(to - from), MADV_POPULATE_WRITE,
 			     0, 0, 0) < 0)
 		atomic_store(&on, 0);
+}
+
+/* The object this file is linked into (the preload, or a test
+ * program): its headers. */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+
+#define MAX_COLD 32
+
+/* The cold arrays' whole pages, [from, to) each, in address order. */
+static uintptr_t cold[MAX_COLD][2];
+static size_t ncold;
+
+void mt_prefault_cold(const void *at, size_t len)
+{
+	uintptr_t from = ((uintptr_t)at + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
+	uintptr_t to = ((uintptr_t)at + len) & ~(uintptr_t)(PAGE - 1);
+	size_t k = ncold;
+
+	if (from >= to || ncold == MAX_COLD)
+		return;
+	while (k > 0 && cold[k - 1][0] > from) {
+		memcpy(cold[k], cold[k - 1], sizeof(cold[k]));
+		k--;
+	}
+	cold[k][0] = from;
+	cold[k][1] = to;
+	ncold++;
+}
+
+/* The writable pages no relocation makes read-only: the writable PT_LOAD
+ * past PT_GNU_RELRO.  0 when there is none. */
+static int writable(uintptr_t *lo, uintptr_t *hi)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)__ehdr_start;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(__ehdr_start + eh->e_phoff);
+	uintptr_t base = (uintptr_t)__ehdr_start, relro = 0;
+
+	*lo = *hi = 0;
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_W)) {
+			*lo = base + ph[i].p_vaddr;
+			*hi = base + ph[i].p_vaddr + ph[i].p_memsz;
+		} else if (ph[i].p_type == PT_GNU_RELRO) {
+			relro = base + ph[i].p_vaddr + ph[i].p_memsz;
+		}
+	}
+	if (relro > *lo)
+		*lo = relro;
+	*lo = (*lo + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
+	*hi = (*hi + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
+	return *lo < *hi;
+}
+
+size_t mt_prefault_data_ranges(uintptr_t (*out)[2], size_t max)
+{
+	uintptr_t lo, hi, at;
+	size_t n = 0;
+
+	/* No cold array known yet: the constructors have not run. */
+	if (!ncold || !writable(&lo, &hi))
+		return 0;
+	at = lo;
+	for (size_t i = 0; i <= ncold && n < max; i++) {
+		uintptr_t end = i < ncold ? cold[i][0] : hi;
+
+		if (end > hi)
+			end = hi;
+		if (end > at) {
+			out[n][0] = at;
+			out[n][1] = end;
+			n++;
+		}
+		if (i < ncold && cold[i][1] > at)
+			at = cold[i][1];
+	}
+	return n;
+}
+
+void mt_prefault_data(void)
+{
+	uintptr_t r[MAX_COLD + 1][2];
+	size_t n;
+
+	if (!mt_prefault_on())
+		return;
+	n = mt_prefault_data_ranges(r, MAX_COLD + 1);
+	for (size_t i = 0; i < n; i++)
+		mt_prefault_range((void *)r[i][0], r[i][1] - r[i][0]);
 }

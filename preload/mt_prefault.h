@@ -26,6 +26,7 @@
 #define MT_PREFAULT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* At the start of a process (not after a fork: a child keeps its
  * parent's filters and verdict): off when a seccomp filter is in place. */
@@ -44,5 +45,30 @@ void mt_prefault_range(void *start, size_t len);
 
 /* Whether it is on (for the tests). */
 int mt_prefault_on(void);
+
+/*
+ * The tracer's own writable data (.data and .bss), at the start of a
+ * process: its variables lie between a few big arrays, and a start writes
+ * to some twenty of their pages, a fault each.  Those pages are made
+ * resident at once, all but the whole pages of the arrays declared cold:
+ * a big array is touched a page or two at a time, or never (the module
+ * table, the sampling bitmap), and made resident whole would cost more
+ * than its faults.  MT_PREFAULT_COLD(array) after an array's definition
+ * declares it, from a constructor that runs before the object's others
+ * (priority 101); until those have run (a hook called from another
+ * library's constructor first), mt_prefault_data() does nothing.
+ */
+#define MT_PREFAULT_COLD(var)                                                   \
+	__attribute__((constructor(101))) static void mt_prefault_cold_##var(void) \
+	{                                                                       \
+		mt_prefault_cold(&(var), sizeof(var));                          \
+	}
+
+void mt_prefault_cold(const void *at, size_t len);
+void mt_prefault_data(void);
+
+/* For the tests: the ranges mt_prefault_data() makes resident, at most
+ * max of them into out[] (start, end, page-aligned); returns how many. */
+size_t mt_prefault_data_ranges(uintptr_t (*out)[2], size_t max);
 
 #endif

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mt_prefault.h"
+
 uint64_t mt_sample_bytes;
 MT_SAMPLE_TLS int64_t mt_sample_left;
 
@@ -143,6 +145,7 @@ int mt_sample_take_slow(size_t size)
 
 /* Zero pages until used: 512 KiB of address space. */
 _Atomic(mt_sample_mid_t *) mt_sample_top[MT_SAMPLE_TOP_ENTRIES];
+MT_PREFAULT_COLD(mt_sample_top);
 static atomic_flag grow_lock = ATOMIC_FLAG_INIT;
 static char *chunk_next, *chunk_end;
 

@@ -14,6 +14,7 @@
 
 #include "mt_elf.h"
 #include "mt_nofd.h"
+#include "mt_prefault.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -51,14 +52,18 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
  * address inside an entry may be another module's now. */
 static atomic_int stale;
 static module_t modules[MAX_MODULES];
+MT_PREFAULT_COLD(modules);
 static size_t nmodules;
 /* The table before a reload, to hand its views on. */
 static module_t old_modules[MAX_MODULES];
+MT_PREFAULT_COLD(old_modules);
 static size_t nold;
 static uint64_t maps_reads, fallbacks, indexed, headers_read;
 static char pool[PATH_POOL];
+MT_PREFAULT_COLD(pool);
 static size_t pool_used;
 static char maps_buf[1 << 16];
+MT_PREFAULT_COLD(maps_buf);
 /* The last mapping at file offset 0: where its ELF header is. */
 static uint64_t hdr_start;
 static char hdr_path[4096];

@@ -800,6 +800,7 @@ void mt_trace_init(void)
 		return;
 	self_range();
 	mt_prefault_init();
+	mt_prefault_data();
 	mt_stack_cache_init();
 	/* No lock is held: dlsym takes the loader's.  Only where libstdc++
 	 * is loaded, which has the symbol: a lookup that fails leaves its

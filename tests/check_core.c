@@ -31,6 +31,7 @@
 #include "../preload/mt_name.h"
 #include "../preload/mt_prefault.h"
 #include "../preload/mt_record.h"
+#include "../preload/mt_sample.h"
 #include "../preload/mt_real.h"
 #include "../preload/mt_settings.h"
 #include "../preload/mt_stack.h"
@@ -1187,6 +1188,40 @@ START_TEST(test_prefault_goes_off_for_good_when_the_program_locks_down)
 }
 END_TEST
 
+START_TEST(test_prefault_data_takes_the_variables_and_leaves_the_cold_arrays)
+{
+	uintptr_t r[64][2], var = (uintptr_t)&mt_record_ring;
+	uintptr_t cold = (uintptr_t)mt_sample_top, cold_end = cold + sizeof(mt_sample_top);
+	size_t n = mt_prefault_data_ranges(r, 64);
+	int has_var = 0;
+	unsigned char vec[1];
+
+	/* This program links the core: its writable data holds the
+	 * tracer's variables and cold arrays as the preload's does. */
+	ck_assert_uint_gt(n, 1);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(r[i][0] % 4096, 0);
+		ck_assert_uint_eq(r[i][1] % 4096, 0);
+		ck_assert_uint_lt(r[i][0], r[i][1]);
+		if (i)
+			ck_assert_uint_gt(r[i][0], r[i - 1][1]); /* a cold page between */
+		has_var |= var >= r[i][0] && var < r[i][1];
+		/* No whole page of the 512 KiB sampling table. */
+		ck_assert_msg(r[i][1] <= ((cold + 4095) & ~(uintptr_t)4095) ||
+				      r[i][0] >= (cold_end & ~(uintptr_t)4095),
+			      "range %zu [%#lx, %#lx) takes pages of the sampling table [%#lx, %#lx)",
+			      i, (unsigned long)r[i][0], (unsigned long)r[i][1], (unsigned long)cold,
+			      (unsigned long)cold_end);
+	}
+	ck_assert_msg(has_var, "no range holds mt_record_ring");
+	if (!prefault_works(__func__))
+		return;
+	mt_prefault_data();
+	ck_assert_int_eq(mincore((void *)(var & ~(uintptr_t)4095), 4096, vec), 0);
+	ck_assert_int_eq(vec[0] & 1, 1);
+}
+END_TEST
+
 START_TEST(test_a_grown_table_takes_no_fault_a_page)
 {
 	mt_table_t t = { 0 };
@@ -1294,6 +1329,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(prefault, test_prefault_makes_exactly_the_pages_asked_resident);
 	tcase_add_test(prefault, test_prefault_is_off_where_a_seccomp_filter_is_in_place);
 	tcase_add_test(prefault, test_prefault_goes_off_for_good_when_the_program_locks_down);
+	tcase_add_test(prefault, test_prefault_data_takes_the_variables_and_leaves_the_cold_arrays);
 	tcase_add_test(prefault, test_a_grown_table_takes_no_fault_a_page);
 	tcase_add_test(prefault, test_a_rings_first_lap_is_written_without_a_fault_a_page);
 	suite_add_tcase(s, prefault);
