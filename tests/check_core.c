@@ -1085,14 +1085,21 @@ END_TEST
 /* This thread's page faults from here on (the kernel's software counter:
  * it counts the faults a page's first touch takes, not the pages a
  * system call makes resident); -1 with a skip line where perf events are
- * not allowed. */
+ * not allowed, or where the sanitizers' shadow memory faults beside the
+ * tracer's own. */
 static int fault_counter(const char *test)
 {
 	struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE, .size = sizeof(a),
 				     .config = PERF_COUNT_SW_PAGE_FAULTS, .exclude_kernel = 1,
 				     .exclude_hv = 1 };
-	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd;
 
+	if (MT_TEST_SANITIZED) {
+		mt_test_skip(test, "counts the tracer's own page faults, and ASan's shadow "
+			     "pages fault too (this is make sanitize)");
+		return -1;
+	}
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		mt_test_skip(test, "needs a count of its own page faults (perf_event_open: %s)",
 			     strerror(errno));
