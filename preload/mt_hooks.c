@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "mt_clock.h"
-#include "mt_prefault.h"
 #include "mt_real.h"
 #include "mt_signal.h"
 #include "mt_trace.h"
@@ -324,10 +323,8 @@ EXPORT int prctl(int option, ...)
 	for (int i = 0; i < 4; i++)
 		a[i] = va_arg(ap, unsigned long);
 	va_end(ap);
-	if (option == PR_SET_SECCOMP) {
-		mt_prefault_stop();
-		mt_clock_program_locks_down();
-	}
+	if (option == PR_SET_SECCOMP)
+		mt_trace_program_locks_down();
 	if (mt_real_resolve() == 0 && mt_real.prctl) {
 		rc = mt_real.prctl(option, a[0], a[1], a[2], a[3]);
 	} else {
@@ -351,10 +348,8 @@ EXPORT long syscall(long number, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	if (number == SYS_seccomp || (number == SYS_prctl && a[0] == PR_SET_SECCOMP)) {
-		mt_prefault_stop();
-		mt_clock_program_locks_down();
-	}
+	if (number == SYS_seccomp || (number == SYS_prctl && a[0] == PR_SET_SECCOMP))
+		mt_trace_program_locks_down();
 	if (mt_real_resolve() == 0 && mt_real.syscall) {
 		rc = mt_real.syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 	} else {

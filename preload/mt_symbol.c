@@ -27,6 +27,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/single_threaded.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -242,10 +243,21 @@ static long map_all(void *arg)
  * are read when a frame in it is first named (view_open() at the lookup):
  * most processes name frames in a few of their modules, and each file's
  * headers are a page fault or two. */
+/* Set by mt_symbol_lock_down(). */
+static atomic_int locked;
+
 static int reload(void)
 {
+	/* While no thread was ever made (glibc's word), the files are read
+	 * in place, with no child: the first frame named, which reads them
+	 * in most processes, comes before their first thread.  Not once the
+	 * program has a filter: an open it refuses must not be the
+	 * program's to see. */
+	int in_place = !mt_nofd_alone() && __libc_single_threaded && !atomic_load(&locked);
 	long rc;
 
+	if (in_place)
+		mt_nofd_set_alone(1);
 	/* An unload told from now on is read by the next reload. */
 	atomic_store(&stale, 0);
 
@@ -262,6 +274,8 @@ static int reload(void)
 	for (size_t i = 0; i < nmodules; i++)
 		if (modules[i].view.state == MT_ELF_UNTRIED && !modules[i].view.image)
 			view_open(&modules[i]);
+	if (in_place)
+		mt_nofd_set_alone(0);
 	return rc < 0 ? -1 : 0;
 }
 
@@ -414,6 +428,12 @@ void mt_symbol_load(void)
 		loaded_gen = gen;
 	}
 	pthread_mutex_unlock(&lock);
+}
+
+void mt_symbol_lock_down(void)
+{
+	mt_symbol_load();
+	atomic_store(&locked, 1);
 }
 
 void mt_symbol_forget(void)

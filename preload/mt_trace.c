@@ -871,11 +871,14 @@ void mt_trace_init(void)
 	rc = begin_trace_locked(name, root, mt_settings_depth(getenv("MEMTRACE_STACK_DEPTH")),
 				getppid(), 0);
 	mt_lock_give();
-	/* Every module's symbols now: a program that locks its system
-	 * calls down later must not see the tracer open a file.  Read while
-	 * the collector starts and opens the trace, then wait for it. */
-	if (rc >= 0)
-		mt_symbol_load();
+	/* The module table and files are read at the first frame named,
+	 * or before the program installs a seccomp filter (the hooks see
+	 * it): most short processes name none.  A process that starts under
+	 * a filter reads them now, while the collector starts, as it may not
+	 * be able to later. */
+	if (rc >= 0 && stack_depth > 0 &&
+	    mt_real_syscall6(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0, 0) != 0)
+		mt_symbol_lock_down();
 	mt_nofd_set_alone(0);
 	if (rc == 1)
 		rc = open_wait(name);
@@ -908,6 +911,14 @@ void mt_trace_end(const char *reason)
 {
 	if (mt_trace_owned())
 		mt_trace_stop(reason);
+}
+
+void mt_trace_program_locks_down(void)
+{
+	mt_prefault_stop();
+	mt_clock_program_locks_down();
+	if (atomic_load(&active) != OFF && stack_depth > 0)
+		mt_symbol_lock_down();
 }
 
 /*

@@ -100,6 +100,13 @@ int mt_trace_owned(void);
  * destructor. */
 void mt_trace_end(const char *reason);
 
+/* The program is about to install a seccomp filter (prctl(PR_SET_SECCOMP)
+ * or seccomp(2), seen by the hooks): what the tracer would read or ask
+ * later is done now, while it may (the module table and files, the
+ * clock's verdict), and nothing of the tracer's makes a new kind of
+ * system call from then on (mt_prefault). */
+void mt_trace_program_locks_down(void);
+
 /*
  * On a normal exit (exit(), a return from main, also in a forked child),
  * before mt_trace_end(): call libstdc++'s __gnu_cxx::__freeres() when the

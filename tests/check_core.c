@@ -593,6 +593,26 @@ START_TEST(test_symbols_read_a_modules_headers_when_a_frame_in_it_is_first_named
 }
 END_TEST
 
+START_TEST(test_symbols_read_the_module_table_at_the_first_frame_named)
+{
+	char module[1024], symbol[2048];
+	mt_symbol_stats_t s0, s1, s2;
+	mt_symbol_info_t info;
+	uint64_t ip = (uint64_t)(uintptr_t)&a_static_function + 4;
+
+	mt_symbol_reset();
+	mt_symbol_stats(&s0);
+	mt_symbol_resolve(ip, &info, module, sizeof(module), symbol, sizeof(symbol));
+	ck_assert_str_eq(symbol, "a_static_function");
+	mt_symbol_stats(&s1);
+	mt_quiet_uint_eq(s1.maps_reads - s0.maps_reads, 1);
+	mt_symbol_resolve((uint64_t)(uintptr_t)&strtoull + 4, &info, module, sizeof(module),
+			  symbol, sizeof(symbol));
+	mt_symbol_stats(&s2);
+	mt_quiet_uint_eq(s2.maps_reads - s0.maps_reads, 1);
+}
+END_TEST
+
 START_TEST(test_real_arena_serves_bootstrap_memory_zeroed_and_aligned)
 {
 	unsigned char *p = mt_real_arena_alloc(100, 64);
@@ -1307,6 +1327,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_jsonl_block_layout_is_the_appenders_bytes);
 	tcase_add_test(parts, test_symbols_name_static_functions_and_their_module);
 	tcase_add_test(parts, test_symbols_read_a_modules_headers_when_a_frame_in_it_is_first_named);
+	tcase_add_test(parts, test_symbols_read_the_module_table_at_the_first_frame_named);
 	tcase_add_test(parts, test_real_arena_serves_bootstrap_memory_zeroed_and_aligned);
 	tcase_add_test(parts, test_jsonl_long_strings_are_cut_validly_and_marked);
 	tcase_add_test(parts, test_jsonl_escapes_controls_and_replaces_bad_utf8);

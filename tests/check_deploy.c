@@ -521,6 +521,43 @@ out:
 }
 END_TEST
 
+/* The same program with its first allocation after the lock-down: the
+ * tracer reads the module table when the program installs its filter
+ * (the hook sees it), not at the first frame it names, which would open
+ * /proc/self/maps under a filter that kills whatever opens a file. */
+START_TEST(test_a_program_whose_first_allocation_follows_its_lock_down_is_traced)
+{
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
+	char *prog = mt_test_workload("wl_seccomp"), *status, *data;
+	char *argv[] = { prog, "first", NULL };
+	mt_test_run_t bare, traced;
+
+	mt_test_run(&bare, argv, NULL);
+	if (bare.status == 77) {
+		MT_TEST_SKIP("seccomp filters cannot be installed here (%s)", bare.err);
+		goto out;
+	}
+	ck_assert_int_eq(bare.status, 5);
+	mt_test_run_traced(&traced, argv, trace, NULL);
+	ck_assert_msg(traced.status == 5, "traced: status %d (bare 5), stderr: %s",
+		      traced.status, traced.err);
+	ck_assert_str_eq(traced.out, bare.out);
+	ck_assert_str_eq(traced.err, "");
+	status = mt_test_check_status(trace);
+	ck_assert_str_eq(status, "complete");
+	free(status);
+	ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 555), 1000);
+	data = mt_test_read(trace, NULL);
+	ck_assert_ptr_nonnull(strstr(data, "\"symbol\":\"after_a\""));
+	free(data);
+	mt_test_run_release(&traced);
+out:
+	mt_test_run_release(&bare);
+	free(prog);
+	free(trace);
+}
+END_TEST
+
 /* The same program with a filter that refuses (EPERM) what it does not
  * allow, loading a library after the lock-down: the tracer cannot read
  * the new module's file (its child is refused), so tracing stops with
@@ -567,6 +604,7 @@ static void add_lockdown_tests(Suite *s)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_a_program_that_locks_itself_down_ends_as_bare);
 	tcase_add_test(tc, test_a_thread_started_after_the_lock_down_is_traced);
+	tcase_add_test(tc, test_a_program_whose_first_allocation_follows_its_lock_down_is_traced);
 	tcase_add_test(tc, test_a_refused_system_call_stops_tracing_with_one_line);
 	suite_add_tcase(s, tc);
 }

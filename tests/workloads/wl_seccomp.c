@@ -5,7 +5,12 @@
  * process), allocates from call sites it has not used yet (1,000 blocks
  * of 555 bytes, from new frames), prints 100 lines into stdout's buffer
  * and exits 5: the buffer is written at exit.  Exits 77 with one line
- * when seccomp cannot be installed here.  Usage: wl_seccomp [thread | LIB].
+ * when seccomp cannot be installed here.
+ * Usage: wl_seccomp [thread | first | LIB].
+ *
+ * With "first", nothing is allocated before the lock-down (its line is
+ * written with write(2), stdout is given a static buffer, which spares
+ * stdio its fstat): the program's first allocation comes after it.
  *
  * With "thread", the calls a thread's start and end need are allowed too
  * (clone, clone3, set_robust_list, rseq: glibc's pthread_create and the
@@ -22,8 +27,9 @@
  *
  * The allowlist is what such a program needs bare (read, write, exit,
  * exit_group, brk, mmap, munmap, mprotect, madvise, rt_sigreturn,
- * rt_sigprocmask, futex, clock_gettime, gettid, getpid): the tracer must
- * need no more.
+ * rt_sigprocmask, futex, clock_gettime, gettid, getpid, and getrandom,
+ * which glibc's malloc asks once at its first call): the tracer must need
+ * no more.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -71,7 +77,8 @@ static void *after(void *arg)
 int main(int argc, char **argv)
 {
 	int thread = argc > 1 && !strcmp(argv[1], "thread");
-	const char *lib = argc > 1 && !thread ? argv[1] : NULL;
+	int first = argc > 1 && !strcmp(argv[1], "first");
+	const char *lib = argc > 1 && !thread && !first ? argv[1] : NULL;
 	unsigned deny = lib ? SECCOMP_RET_ERRNO | EPERM : SECCOMP_RET_KILL_PROCESS;
 	unsigned load = lib ? SECCOMP_RET_ALLOW : deny;
 	unsigned start = thread ? SECCOMP_RET_ALLOW : deny;
@@ -84,7 +91,7 @@ int main(int argc, char **argv)
 		ALLOW(SYS_futex), ALLOW(SYS_brk), ALLOW(SYS_mmap), ALLOW(SYS_munmap),
 		ALLOW(SYS_mprotect), ALLOW(SYS_madvise), ALLOW(SYS_rt_sigreturn),
 		ALLOW(SYS_rt_sigprocmask), ALLOW(SYS_clock_gettime), ALLOW(SYS_gettid),
-		ALLOW(SYS_getpid),
+		ALLOW(SYS_getpid), ALLOW(SYS_getrandom),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 3, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 2, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_set_robust_list, 1, 0),
@@ -102,7 +109,7 @@ int main(int argc, char **argv)
 	void *(*run)(size_t);
 	void *h;
 
-	for (int i = 0; i < 1000; i++)
+	for (int i = 0; i < 1000 && !first; i++)
 		keep[i] = nest(i % 3, 111);
 	if (thread) {
 		pthread_t t;
@@ -111,7 +118,15 @@ int main(int argc, char **argv)
 		if (pthread_create(&t, NULL, nothing, NULL) || pthread_join(t, NULL))
 			return 7;
 	}
-	printf("locking down\n");
+	if (first) {
+		static char out[1 << 14];
+
+		setvbuf(stdout, out, _IOFBF, sizeof(out));
+		if (write(1, "locking down\n", 13) != 13)
+			return 8;
+	} else {
+		printf("locking down\n");
+	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
 	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0)) {
 		perror("seccomp");
