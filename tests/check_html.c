@@ -7,10 +7,12 @@
  * browser tests (tests/browser/, make browser-check) open the page.
  */
 #include <check.h>
+#include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mt_test.h"
 #include "mt_test_trace.h"
@@ -362,6 +364,8 @@ START_TEST(test_html_of_a_real_workload_has_its_sites_and_their_series)
 
 	mt_test_run_traced(&r, argv, trace, NULL);
 	ck_assert_msg(r.status == 0, "wl_demo ended with %d: %s", r.status, r.err);
+	ck_assert_msg(access(trace, F_OK) == 0, "wl_demo left no trace (%s); its stderr: %s",
+		      strerror(errno), r.err);
 	page = page_of(trace, 0, &len);
 	assert_self_contained(page);
 	data = data_of(page);
