@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1203,6 +1204,56 @@ START_TEST(test_prefault_is_off_where_a_seccomp_filter_is_in_place)
 }
 END_TEST
 
+/* A kernel without MADV_POPULATE_WRITE (before 5.14) answers EINVAL: a
+ * filter that answers so for that advice alone stands for one.  The
+ * first refusal turns it off; the pages are left to fault in. */
+START_TEST(test_prefault_goes_off_at_the_first_refusal)
+{
+	pid_t pid;
+	int status;
+
+	if (!prefault_works(__func__))
+		return;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct sock_filter f[] = {
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_madvise, 0, 3),
+			BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+				 offsetof(struct seccomp_data, args[2])),
+			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 23 /* MADV_POPULATE_WRITE */, 0, 1),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EINVAL),
+			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+		char *p = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		unsigned char vec[4];
+
+		mt_prefault_init();
+		if (p == MAP_FAILED || !mt_prefault_on() ||
+		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+		    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+			_exit(3);
+		mt_prefault_range(p, 4 * 4096);
+		if (mt_prefault_on() || mt_prefault_map_flags() != 0)
+			_exit(1);
+		if (mincore(p, 4 * 4096, vec) < 0 || (vec[0] & 1))
+			_exit(2);
+		p[0] = 1; /* the page faults in as before */
+		_exit(p[0] == 1 ? 0 : 4);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 3) {
+		MT_TEST_SKIP("needs a process free to add a seccomp filter (prctl refused)");
+		return;
+	}
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+}
+END_TEST
+
 START_TEST(test_prefault_goes_off_for_good_when_the_program_locks_down)
 {
 	if (!prefault_works(__func__))
@@ -1357,6 +1408,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(prefault, test_prefault_makes_exactly_the_pages_asked_resident);
 	tcase_add_test(prefault, test_prefault_is_off_where_a_seccomp_filter_is_in_place);
 	tcase_add_test(prefault, test_prefault_goes_off_for_good_when_the_program_locks_down);
+	tcase_add_test(prefault, test_prefault_goes_off_at_the_first_refusal);
 	tcase_add_test(prefault, test_prefault_data_takes_the_variables_and_leaves_the_cold_arrays);
 	tcase_add_test(prefault, test_a_grown_table_takes_no_fault_a_page);
 	tcase_add_test(prefault, test_a_rings_first_lap_is_written_without_a_fault_a_page);
