@@ -23,9 +23,12 @@
 /* 0 until mt_prefault_init() says the process has no filter. */
 static atomic_int on;
 
-void mt_prefault_init(void)
+int mt_prefault_init(void)
 {
-	atomic_store(&on, mt_real_syscall6(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0, 0) == 0);
+	int filtered = mt_real_syscall6(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0, 0) != 0;
+
+	atomic_store(&on, !filtered);
+	return filtered;
 }
 
 void mt_prefault_stop(void)

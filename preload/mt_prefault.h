@@ -8,9 +8,10 @@
  * paid over its bare run.
  *
  * Used only where the memory is about to be touched anyway: a hash table
- * grown (its entries land everywhere in it), a thread's unwind rules and
- * stack cache (likewise), and the ring and arena a step ahead of where
- * they are written.
+ * grown and a module's symbol index (written all over at once), a busy
+ * thread's unwind rules and stack cache (likewise), the ring and arena a
+ * step ahead of where they are written, and the preload's own variables
+ * at start (mt_prefault_data() below).
  *
  * Invariants:
  * - Never makes a system call a seccomp filter might punish: it is off in
@@ -29,8 +30,9 @@
 #include <stdint.h>
 
 /* At the start of a process (not after a fork: a child keeps its
- * parent's filters and verdict): off when a seccomp filter is in place. */
-void mt_prefault_init(void);
+ * parent's filters and verdict): off when a seccomp filter is in place.
+ * Returns 1 when one is (or the kernel would not say), else 0. */
+int mt_prefault_init(void);
 
 /* The program installs a seccomp filter: off from now on. */
 void mt_prefault_stop(void);

@@ -52,6 +52,8 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* A module was unloaded since the table was read (mt_symbol_forget): an
  * address inside an entry may be another module's now. */
 static atomic_int stale;
+/* Set by mt_symbol_lock_down(): a reload reads in a child. */
+static atomic_int locked;
 static module_t modules[MAX_MODULES];
 MT_PREFAULT_COLD(modules);
 static size_t nmodules;
@@ -243,9 +245,6 @@ static long map_all(void *arg)
  * are read when a frame in it is first named (view_open() at the lookup):
  * most processes name frames in a few of their modules, and each file's
  * headers are a page fault or two. */
-/* Set by mt_symbol_lock_down(). */
-static atomic_int locked;
-
 static int reload(void)
 {
 	/* While no thread was ever made (glibc's word), the files are read

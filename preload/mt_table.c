@@ -102,6 +102,7 @@ typedef struct chunk_head {
 
 void *mt_arena_alloc(mt_arena_t *a, size_t size)
 {
+	size_t step;
 	void *p;
 
 	size = (size + 7) & ~(size_t)7;
@@ -121,12 +122,11 @@ void *mt_arena_alloc(mt_arena_t *a, size_t size)
 		a->size = want;
 	}
 	p = a->chunk + a->used;
-	/* Entering a step: it is made resident first. */
-	if ((a->used + size) / STEP != a->used / STEP && (a->used + size) / STEP * STEP < a->size) {
-		size_t from = (a->used + size) / STEP * STEP;
-
-		mt_prefault_range(a->chunk + from, a->size - from < STEP ? a->size - from : STEP);
-	}
+	/* Entering a step (its start in (used, used + size]): it is made
+	 * resident first. */
+	step = (a->used + size) / STEP * STEP;
+	if (step > a->used && step < a->size)
+		mt_prefault_range(a->chunk + step, a->size - step < STEP ? a->size - step : STEP);
 	a->used += size;
 	return p;
 }

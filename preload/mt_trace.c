@@ -794,12 +794,12 @@ void mt_trace_init(void)
 	static char pattern[PATH_CAP], made_dir[PATH_CAP];
 	const char *env;
 	char name[PATH_CAP];
-	int rc, root;
+	int rc, root, filtered;
 
 	if (!atomic_compare_exchange_strong(&init_state, &expected, 1))
 		return;
 	self_range();
-	mt_prefault_init();
+	filtered = mt_prefault_init();
 	mt_prefault_data();
 	mt_stack_cache_init();
 	/* No lock is held: dlsym takes the loader's.  Only where libstdc++
@@ -876,8 +876,7 @@ void mt_trace_init(void)
 	 * it): most short processes name none.  A process that starts under
 	 * a filter reads them now, while the collector starts, as it may not
 	 * be able to later. */
-	if (rc >= 0 && stack_depth > 0 &&
-	    mt_real_syscall6(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0, 0) != 0)
+	if (rc >= 0 && stack_depth > 0 && filtered)
 		mt_symbol_lock_down();
 	mt_nofd_set_alone(0);
 	if (rc == 1)
