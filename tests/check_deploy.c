@@ -450,6 +450,39 @@ Suite *mt_suite_deploy(void)
 
 /* ---- programs that lock themselves down (seccomp) ---- */
 
+/* wl_seccomp with argv run bare, then traced into trace: 0 after a skip
+ * line where seccomp filters cannot be installed; else 1, both exited 5
+ * with the same stdout, the traced run's stderr is err, and *traced is the
+ * caller's to release. */
+static int run_bare_and_traced(const char *test, char *const argv[], const char *trace,
+			       const char *err, mt_test_run_t *traced)
+{
+	mt_test_run_t bare;
+
+	mt_test_run(&bare, argv, NULL);
+	if (bare.status == 77) {
+		mt_test_skip(test, "seccomp filters cannot be installed here (%s)", bare.err);
+		mt_test_run_release(&bare);
+		return 0;
+	}
+	ck_assert_int_eq(bare.status, 5);
+	mt_test_run_traced(traced, argv, trace, NULL);
+	ck_assert_msg(traced->status == 5, "traced: status %d (bare 5), stderr: %s",
+		      traced->status, traced->err);
+	ck_assert_str_eq(traced->out, bare.out);
+	ck_assert_str_eq(traced->err, err);
+	mt_test_run_release(&bare);
+	return 1;
+}
+
+static void assert_complete(const char *trace)
+{
+	char *status = mt_test_check_status(trace);
+
+	ck_assert_str_eq(status, "complete");
+	free(status);
+}
+
 /* wl_seccomp allocates, locks its system calls down to a strict allowlist
  * (every other call kills it), allocates from new call sites and exits 5
  * with its stdout still buffered.  Traced, it ends as bare: status 5, all
@@ -458,30 +491,17 @@ Suite *mt_suite_deploy(void)
 START_TEST(test_a_program_that_locks_itself_down_ends_as_bare)
 {
 	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
-	char *prog = mt_test_workload("wl_seccomp"), *status;
+	char *prog = mt_test_workload("wl_seccomp");
 	char *argv[] = { prog, NULL };
-	mt_test_run_t bare, traced;
+	mt_test_run_t traced;
 
-	mt_test_run(&bare, argv, NULL);
-	if (bare.status == 77) {
-		MT_TEST_SKIP("seccomp filters cannot be installed here (%s)", bare.err);
-		goto out;
+	if (run_bare_and_traced(__func__, argv, trace, "", &traced)) {
+		assert_complete(trace);
+		ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 111), 1000);
+		ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 555), 1000);
+		ck_assert_int_eq(mt_test_trace_count(trace, "free", 0), 2000);
+		mt_test_run_release(&traced);
 	}
-	ck_assert_int_eq(bare.status, 5);
-	mt_test_run_traced(&traced, argv, trace, NULL);
-	ck_assert_msg(traced.status == 5, "traced: status %d (bare 5), stderr: %s",
-		      traced.status, traced.err);
-	ck_assert_str_eq(traced.out, bare.out);
-	ck_assert_str_eq(traced.err, "");
-	status = mt_test_check_status(trace);
-	ck_assert_str_eq(status, "complete");
-	free(status);
-	ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 111), 1000);
-	ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 555), 1000);
-	ck_assert_int_eq(mt_test_trace_count(trace, "free", 0), 2000);
-	mt_test_run_release(&traced);
-out:
-	mt_test_run_release(&bare);
 	free(prog);
 	free(trace);
 }
@@ -493,29 +513,16 @@ END_TEST
 START_TEST(test_a_thread_started_after_the_lock_down_is_traced)
 {
 	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
-	char *prog = mt_test_workload("wl_seccomp"), *status;
+	char *prog = mt_test_workload("wl_seccomp");
 	char *argv[] = { prog, "thread", NULL };
-	mt_test_run_t bare, traced;
+	mt_test_run_t traced;
 
-	mt_test_run(&bare, argv, NULL);
-	if (bare.status == 77) {
-		MT_TEST_SKIP("seccomp filters cannot be installed here (%s)", bare.err);
-		goto out;
+	if (run_bare_and_traced(__func__, argv, trace, "", &traced)) {
+		assert_complete(trace);
+		ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 111), 1000);
+		ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 555), 1000);
+		mt_test_run_release(&traced);
 	}
-	ck_assert_int_eq(bare.status, 5);
-	mt_test_run_traced(&traced, argv, trace, NULL);
-	ck_assert_msg(traced.status == 5, "traced: status %d (bare 5), stderr: %s",
-		      traced.status, traced.err);
-	ck_assert_str_eq(traced.out, bare.out);
-	ck_assert_str_eq(traced.err, "");
-	status = mt_test_check_status(trace);
-	ck_assert_str_eq(status, "complete");
-	free(status);
-	ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 111), 1000);
-	ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 555), 1000);
-	mt_test_run_release(&traced);
-out:
-	mt_test_run_release(&bare);
 	free(prog);
 	free(trace);
 }
@@ -528,31 +535,18 @@ END_TEST
 START_TEST(test_a_program_whose_first_allocation_follows_its_lock_down_is_traced)
 {
 	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
-	char *prog = mt_test_workload("wl_seccomp"), *status, *data;
+	char *prog = mt_test_workload("wl_seccomp"), *data;
 	char *argv[] = { prog, "first", NULL };
-	mt_test_run_t bare, traced;
+	mt_test_run_t traced;
 
-	mt_test_run(&bare, argv, NULL);
-	if (bare.status == 77) {
-		MT_TEST_SKIP("seccomp filters cannot be installed here (%s)", bare.err);
-		goto out;
+	if (run_bare_and_traced(__func__, argv, trace, "", &traced)) {
+		assert_complete(trace);
+		ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 555), 1000);
+		data = mt_test_read(trace, NULL);
+		ck_assert_ptr_nonnull(strstr(data, "\"symbol\":\"after_a\""));
+		free(data);
+		mt_test_run_release(&traced);
 	}
-	ck_assert_int_eq(bare.status, 5);
-	mt_test_run_traced(&traced, argv, trace, NULL);
-	ck_assert_msg(traced.status == 5, "traced: status %d (bare 5), stderr: %s",
-		      traced.status, traced.err);
-	ck_assert_str_eq(traced.out, bare.out);
-	ck_assert_str_eq(traced.err, "");
-	status = mt_test_check_status(trace);
-	ck_assert_str_eq(status, "complete");
-	free(status);
-	ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 555), 1000);
-	data = mt_test_read(trace, NULL);
-	ck_assert_ptr_nonnull(strstr(data, "\"symbol\":\"after_a\""));
-	free(data);
-	mt_test_run_release(&traced);
-out:
-	mt_test_run_release(&bare);
 	free(prog);
 	free(trace);
 }
@@ -566,31 +560,21 @@ END_TEST
 START_TEST(test_a_refused_system_call_stops_tracing_with_one_line)
 {
 	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
-	char *prog = mt_test_workload("wl_seccomp"), *lib;
-	char *argv[] = { prog, NULL, NULL };
-	mt_test_run_t bare, traced;
+	char *prog = mt_test_workload("wl_seccomp");
+	char *lib = mt_test_path(mt_test_build_dir(), "workloads/libwl_strippable.so");
+	char *argv[] = { prog, lib, NULL };
+	mt_test_run_t traced;
 
-	lib = mt_test_path(mt_test_build_dir(), "workloads/libwl_strippable.so");
-	argv[1] = lib;
-	mt_test_run(&bare, argv, NULL);
-	if (bare.status == 77) {
-		MT_TEST_SKIP("seccomp filters cannot be installed here (%s)", bare.err);
-		goto out;
+	if (run_bare_and_traced(__func__, argv, trace,
+				"memtrace: a system call the tracer needs was refused "
+				"(clone: Operation not permitted); tracing stops, the "
+				"program runs on\n",
+				&traced)) {
+		mt_test_wait_trace_finished(trace);
+		ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 111), 1000);
+		ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 4444), 0);
+		mt_test_run_release(&traced);
 	}
-	ck_assert_int_eq(bare.status, 5);
-	mt_test_run_traced(&traced, argv, trace, NULL);
-	ck_assert_msg(traced.status == 5, "traced: status %d (bare 5), stderr: %s",
-		      traced.status, traced.err);
-	ck_assert_str_eq(traced.out, bare.out);
-	ck_assert_str_eq(traced.err, "memtrace: a system call the tracer needs was refused "
-				     "(clone: Operation not permitted); tracing stops, the "
-				     "program runs on\n");
-	mt_test_wait_trace_finished(trace);
-	ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 111), 1000);
-	ck_assert_int_eq(mt_test_trace_count(trace, "alloc", 4444), 0);
-	mt_test_run_release(&traced);
-out:
-	mt_test_run_release(&bare);
 	free(prog);
 	free(lib);
 	free(trace);
