@@ -84,7 +84,7 @@ PRELOAD_SRC = preload/mt_hooks.c preload/mt_api_hooks.c preload/mt_api.c \
 	common/mt_jsonl.c common/mt_utf8.c
 # The collector: the process that drains a traced program's ring into its
 # trace (docs/preload.md, "The write path").
-COLLECTOR_SRC = collector/mt_out.c collector/mt_zpool.c collector/mt_lines.c collector/mt_collect.c collector/mt_drainer.c \
+COLLECTOR_SRC = collector/mt_out.c collector/mt_zpool.c collector/mt_lines.c collector/mt_batch.c collector/mt_collect.c collector/mt_drainer.c \
 	collector/mt_server.c
 TEST_SRC = tests/mt_tests.c tests/mt_test_jobs.c tests/mt_test.c tests/mt_test_trace.c tests/mt_test_parse.c \
 	$(wildcard tests/check_*.c)

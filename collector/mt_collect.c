@@ -22,6 +22,7 @@
 #include "../common/mt_event.h"
 #include "../common/mt_fmt.h"
 #include "../common/mt_jsonl.h"
+#include "mt_batch.h"
 #include "mt_lines.h"
 
 /* Lines are written straight into mt_out's buffer, a window of this
@@ -45,6 +46,9 @@ typedef struct mt_collect_drain {
 	char *base, *at, *end;
 	int dirty, error;
 	int open; /* mt_collect_open went through */
+	/* mt_out takes entries (mt_batch.h), made into lines by its zstd
+	 * workers, not lines. */
+	int entries;
 	uint64_t last_flush;
 	/* An exec's stop is written and waits for the outcome. */
 	int exec_pending;
@@ -146,11 +150,40 @@ static uint64_t line_t(drain_t *d, uint64_t t)
 	return t;
 }
 
+/* Room for a line of len bytes: in the window, or (entries) in a text
+ * entry's; line_put(d, len) then takes the line written there. */
+static char *line_room(drain_t *d, size_t len)
+{
+	char *p;
+
+	if (!d->entries)
+		return room(d, len);
+	p = room(d, mt_batch_text_size(len));
+	return p ? p + MT_BATCH_HEAD : NULL;
+}
+
+static void line_put(drain_t *d, size_t len)
+{
+	d->at += d->entries ? mt_batch_text(d->at, len) : len;
+}
+
 static void write_block(drain_t *d, const mt_ring_block_t *b, uint64_t w)
 {
-	char *dst = room(d, MT_LINES_MAX);
+	char *dst;
 	size_t n;
 
+	if (d->entries) {
+		uint64_t t = line_t(d, b->t);
+
+		/* A kind without a line was never published by the preload:
+		 * no seq taken. */
+		if (!mt_lines_has_line(w) || !(dst = room(d, MT_BATCH_BLOCK)))
+			return;
+		mt_batch_block(dst, ++d->seq, b, w, t);
+		d->at += MT_BATCH_BLOCK;
+		return;
+	}
+	dst = room(d, MT_LINES_MAX);
 	if (!dst)
 		return;
 	/* The lines ahead are new cache lines: ask for them now, not at
@@ -181,14 +214,14 @@ static void write_text(drain_t *d, uint64_t pos, uint64_t w)
 	if (memcmp(d->text, TEXT_PREFIX, pre))
 		return;
 	k = mt_fmt_u64(num, d->seq + 1);
-	dst = room(d, len + k);
+	dst = line_room(d, len + k);
 	if (!dst)
 		return;
 	d->seq++;
 	memcpy(dst, "{\"v\":1,\"seq\":", 13);
 	memcpy(dst + 13, num, k);
 	memcpy(dst + 13 + k, d->text + pre - 1, len - pre + 1);
-	d->at += 13 + k + len - pre + 1;
+	line_put(d, 13 + k + len - pre + 1);
 }
 
 static const char *const reasons[] = { "exit", "exec", "signal", "api" };
@@ -206,11 +239,11 @@ static void write_stop(drain_t *d, const mt_ring_stop_t *s, uint64_t w)
 	mt_jsonl_u64(&l, "dropped", s->dropped);
 	mt_jsonl_u64(&l, "t", line_t(d, s->t));
 	len = mt_jsonl_end(&l);
-	dst = room(d, len);
+	dst = line_room(d, len);
 	if (!dst)
 		return;
 	memcpy(dst, line, len);
-	d->at += len;
+	line_put(d, len);
 }
 
 /* Tell the writers how far the collector has read, and wake those
@@ -467,6 +500,9 @@ int mt_collect_open(mt_collect_t *c)
 	}
 	d->c = c;
 	d->open = 1;
+	/* With zstd workers, they make the block lines (mt_batch.h); where
+	 * the expander cannot be set, the drain makes them itself. */
+	d->entries = mt_out_set_expander(c->out, &mt_batch_expander) == 0;
 	mt_lines_init(&d->lines);
 	d->mask = h->nslots - 1;
 	d->publish_every = h->nslots / 4 < PUBLISH_EVERY ? h->nslots / 4 : PUBLISH_EVERY;

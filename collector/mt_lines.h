@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../common/mt_event.h"
 #include "../common/mt_jsonl.h"
 #include "../common/mt_ring.h"
 
@@ -51,6 +52,15 @@ void mt_lines_init(mt_lines_t *l);
  * none of the block kinds (such a record is never published).
  */
 int mt_lines_event(const mt_ring_block_t *b, uint64_t w, mt_jsonl_block_t *ev);
+
+/* Whether a block record of header word w has a line: its kind is one
+ * of the block kinds (mt_lines_block() writes 0 bytes for any other). */
+static inline int mt_lines_has_line(uint64_t w)
+{
+	unsigned kind = MT_RING_ARG_A(w);
+
+	return kind >= MT_KIND_ALLOC && kind <= MT_KIND_ALLOC_FAIL;
+}
 
 /*
  * Write the line of block record b (header word w) with seq and t (ns

@@ -399,6 +399,13 @@ int mt_out_set_zstd(mt_out_t *o, int level, int workers)
 	return 0;
 }
 
+int mt_out_set_expander(mt_out_t *o, const mt_zpool_expander_t *ex)
+{
+	if (!o->pool || o->size || o->len)
+		return -EINVAL;
+	return mt_zpool_set_expander(o->pool, ex);
+}
+
 int mt_out_cpus(void)
 {
 	cpu_set_t set;

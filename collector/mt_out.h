@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mt_zpool.h"
+
 /* How many bytes of lines are gathered before one write(2) (a compressed
  * trace: before one zstd frame). */
 #define MT_OUT_CHUNK (1u << 20)
@@ -89,6 +91,15 @@ int mt_out_compressed(const mt_out_t *o);
  * -errno (nothing changed).
  */
 int mt_out_set_zstd(mt_out_t *o, int level, int workers);
+
+/*
+ * With workers: have them turn what is appended (mt_out_room and
+ * mt_out_put only) from records into lines, ex's way (mt_zpool.h), before
+ * they compress them; a flush, mark or rewind does as it does with lines.
+ * Only before the first write.  Returns 0, -EINVAL without workers or
+ * after a write, or -ENOMEM (nothing changed: o still takes lines).
+ */
+int mt_out_set_expander(mt_out_t *o, const mt_zpool_expander_t *ex);
 
 /* The CPUs the calling process may run on (sched_getaffinity), at least
  * 1. */

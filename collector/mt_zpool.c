@@ -26,10 +26,10 @@ enum { FREE, QUEUED, RUNNING, DONE };
 #define FRAMES (MT_OUT_WORKERS_MAX + 2)
 
 typedef struct {
-	char *in;   /* cap bytes of lines */
+	char *in;   /* cap bytes of lines (or records, with an expander) */
 	size_t len;
 	char *z;    /* zcap bytes */
-	size_t zr;  /* ZSTD_compress2()'s result */
+	size_t zr;  /* the frames' length, or zstd's error */
 	int state;
 } frame_t;
 
@@ -38,6 +38,10 @@ typedef struct {
 	ZSTD_CCtx *zc;
 	pthread_t thread;
 	int started;
+	/* With an expander: its state, and the lines of the frame under
+	 * way (cap bytes). */
+	void *state;
+	char *lines;
 } worker_t;
 
 struct mt_zpool {
@@ -46,6 +50,7 @@ struct mt_zpool {
 	pthread_cond_t done; /* a frame is done */
 	int stop;
 	size_t cap, zcap;
+	const mt_zpool_expander_t *ex;
 	unsigned nframes, nworkers;
 	uint64_t head, tail;
 	frame_t frames[FRAMES];
@@ -66,6 +71,30 @@ static frame_t *queued(mt_zpool_t *p)
 	return NULL;
 }
 
+/* A buffer of records: their lines, a frame of at most cap bytes at a
+ * time, one after another in f->z. */
+static size_t expand_frames(worker_t *w, frame_t *f)
+{
+	mt_zpool_t *p = w->pool;
+	size_t pos = 0, zlen = 0;
+
+	while (pos < f->len) {
+		size_t from = pos, r;
+		size_t n = p->ex->expand(w->state, f->in, f->len, &pos, w->lines,
+					 p->cap);
+
+		if (pos <= from || pos > f->len)
+			return (size_t)-1; /* an expander that went nowhere: zstd's GENERIC */
+		if (!n)
+			continue;
+		r = ZSTD_compress2(w->zc, f->z + zlen, p->zcap - zlen, w->lines, n);
+		if (ZSTD_isError(r))
+			return r;
+		zlen += r;
+	}
+	return zlen;
+}
+
 static void *work(void *arg)
 {
 	worker_t *w = arg;
@@ -81,7 +110,8 @@ static void *work(void *arg)
 			break;
 		f->state = RUNNING;
 		pthread_mutex_unlock(&p->lock);
-		f->zr = ZSTD_compress2(w->zc, f->z, p->zcap, f->in, f->len);
+		f->zr = p->ex ? expand_frames(w, f)
+			      : ZSTD_compress2(w->zc, f->z, p->zcap, f->in, f->len);
 		pthread_mutex_lock(&p->lock);
 		f->state = DONE;
 		pthread_cond_broadcast(&p->done);
@@ -163,6 +193,8 @@ void mt_zpool_destroy(mt_zpool_t *p)
 		if (p->workers[i].started)
 			pthread_join(p->workers[i].thread, NULL);
 		ZSTD_freeCCtx(p->workers[i].zc);
+		free(p->workers[i].state);
+		free(p->workers[i].lines);
 	}
 	for (unsigned i = 0; i < p->nframes; i++) {
 		free(p->frames[i].in);
@@ -172,6 +204,51 @@ void mt_zpool_destroy(mt_zpool_t *p)
 	pthread_cond_destroy(&p->work);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
+}
+
+int mt_zpool_set_expander(mt_zpool_t *p, const mt_zpool_expander_t *ex)
+{
+	size_t zcap;
+	char *z[FRAMES] = { 0 };
+	worker_t fresh[MT_OUT_WORKERS_MAX] = { 0 };
+	int rc = -ENOMEM;
+
+	if (p->tail || p->ex || !ex || !ex->expand || !ex->frames ||
+	    ex->frames > SIZE_MAX / 2 / p->zcap)
+		return -EINVAL;
+	zcap = (size_t)ex->frames * p->zcap;
+	for (unsigned i = 0; i < p->nframes; i++)
+		if (!(z[i] = malloc(zcap)))
+			goto cleanup;
+	for (unsigned i = 0; i < p->nworkers; i++)
+		if (!(fresh[i].state = calloc(1, ex->state_size ? ex->state_size : 1)) ||
+		    !(fresh[i].lines = malloc(p->cap)))
+			goto cleanup;
+	/* No frame was ever queued: the workers have not looked at ex,
+	 * zcap or their buffers, and take them under the lock later. */
+	pthread_mutex_lock(&p->lock);
+	for (unsigned i = 0; i < p->nframes; i++) {
+		free(p->frames[i].z);
+		p->frames[i].z = z[i];
+		z[i] = NULL;
+	}
+	for (unsigned i = 0; i < p->nworkers; i++) {
+		p->workers[i].state = fresh[i].state;
+		p->workers[i].lines = fresh[i].lines;
+		fresh[i].state = fresh[i].lines = NULL;
+	}
+	p->zcap = zcap;
+	p->ex = ex;
+	pthread_mutex_unlock(&p->lock);
+	rc = 0;
+cleanup:
+	for (unsigned i = 0; i < p->nframes; i++)
+		free(z[i]);
+	for (unsigned i = 0; i < p->nworkers; i++) {
+		free(fresh[i].state);
+		free(fresh[i].lines);
+	}
+	return rc;
 }
 
 char *mt_zpool_buf(mt_zpool_t *p)

@@ -12,6 +12,12 @@
  * trace at any frame.  A frame of each worker is in hand at once, one
  * more queued, and one filling: the caller waits only when all are taken.
  *
+ * With an expander (mt_zpool_set_expander()), what the caller queues is
+ * not lines but records that the workers turn into lines themselves, each
+ * into a buffer of its own, cut into frames of at most cap bytes: the
+ * caller's thread then only copies records, and the lines are made on the
+ * core that compresses them, where they are still in its cache.
+ *
  * The workers block every signal and touch nothing but the pool.  Only
  * one thread, the caller's, calls these functions.  It must never hand a
  * frame back out of order.
@@ -25,12 +31,36 @@
 typedef struct mt_zpool mt_zpool_t;
 
 /*
+ * What turns a queued buffer's records into lines, on a worker.  expand
+ * writes the lines of the records from in[*pos] on into lines, as many as
+ * surely fit in cap bytes (at least one when cap is the pool's), moves
+ * *pos past them and returns the lines' length; the worker compresses
+ * them as one frame and calls it again until *pos is len.  state is the
+ * worker's own state_size bytes, zeroed at the start and kept between
+ * calls.  The lines of one buffer never take more than frames frames.
+ */
+typedef struct {
+	size_t (*expand)(void *state, const char *in, size_t len, size_t *pos,
+			 char *lines, size_t cap);
+	size_t state_size;
+	unsigned frames;
+} mt_zpool_expander_t;
+
+/*
  * Start workers (1 or more) threads compressing buffers of up to cap bytes
  * at zstd level (negative: --fast=N), with a checksum.  Returns 0 and
  * *out, or -errno (-EINVAL for a level zstd refuses, -ENOMEM, or
  * pthread_create's error) and nothing started.
  */
 int mt_zpool_create(mt_zpool_t **out, int workers, int level, size_t cap);
+
+/*
+ * Have the workers expand each queued buffer with ex (static: it is not
+ * copied) before they compress it.  Only before the first
+ * mt_zpool_queue().  Returns 0, -EINVAL after a queue or for an ex
+ * without expand or frames, or -ENOMEM (nothing changed).
+ */
+int mt_zpool_set_expander(mt_zpool_t *p, const mt_zpool_expander_t *ex);
 
 /* Stop the workers (a frame under way is finished first) and free it
  * all, the frames not taken back included.  NULL is fine. */
@@ -44,7 +74,8 @@ char *mt_zpool_buf(mt_zpool_t *p);
 void mt_zpool_queue(mt_zpool_t *p, size_t len);
 
 /*
- * The oldest queued frame: 1 with its compressed bytes in *z and *n when
+ * The oldest queued frame: 1 with its compressed bytes in *z and *n (with
+ * an expander: the frames of its lines, one after another) when
  * it is done (with wait set, once it is), 0 when none is queued or it is
  * not done and wait is 0, -ENOMEM or -EIO when zstd failed on it.  After
  * 1 or an error, mt_zpool_pop() gives its buffers back.

@@ -836,7 +836,8 @@ static uint64_t lcg(uint64_t *x)
  * mix: block events of each kind and fn (a program's own allocator's
  * among them), alignments, fail_at, runs of three threads, times that
  * repeat, go back (a thread descheduled) and grow past 2^32; text
- * records of one to a dozen slots; trace.stop last.  The lines are made
+ * records of one to a dozen slots; a failed exec's stop and its
+ * taking back; a block of a kind that has no line; trace.stop last.  The lines are made
  * with mt_jsonl's general appenders, not the block layout the drain
  * uses: a second spelling of the format.
  */
@@ -852,6 +853,25 @@ static void fixed_ring(fixed_ring_t *f, size_t events)
 	for (size_t i = 0; i < events; i++) {
 		uint64_t r = lcg(&x);
 
+		if (i == events / 3) {
+			/* An exec that failed: its stop is written and flushed,
+			 * then taken back, and nothing of it stays. */
+			mt_ring_stop_t *st = (mt_ring_stop_t *)fixed_more(f, 1);
+
+			st->t = t + 5000;
+			st->word = MT_RING_WORD(MT_REC_STOP, 1, MT_STOP_EXEC, 0, 0);
+			fixed_more(f, 1)->word = MT_RING_WORD(MT_REC_UNSTOP, 1, 0, 0, 0);
+		}
+		if (i == events / 4) {
+			/* A block record of a kind with no line (never published
+			 * by the preload): no line, no seq, but its t is a floor. */
+			mt_ring_block_t *b = (mt_ring_block_t *)fixed_more(f, 1);
+			uint64_t lt = (t + 4000 - RING_T0) / 1000 * 1000;
+
+			b->t = t + 4000;
+			b->word = MT_RING_WORD(MT_REC_BLOCK, 1, MT_KIND_FRAME, 0, tid);
+			last = lt > last ? lt : last;
+		}
 		if (r % 61 == 0) {
 			/* A declaration: its line but seq, over as many slots as it takes. */
 			char sym[700];
@@ -1026,6 +1046,37 @@ static mt_test_bytes_t read_decoded(const char *path)
 	return out;
 }
 
+/* Each frame of a zstd file holds whole lines, at most MT_OUT_CHUNK
+ * bytes of them, and says how many (the analyzer cuts a trace by frame);
+ * returns the frames. */
+static size_t assert_whole_frames(const char *path)
+{
+	mt_test_bytes_t b = { 0 };
+	size_t at = 0, frames = 0;
+	char *lines = malloc(MT_OUT_CHUNK);
+
+	mt_quiet_ptr_nonnull(lines);
+	b.data = mt_test_read(path, &b.len);
+	mt_quiet(b.data != NULL, "cannot read %s", path);
+	while (at < b.len) {
+		size_t z = ZSTD_findFrameCompressedSize(b.data + at, b.len - at);
+		unsigned long long n = ZSTD_getFrameContentSize(b.data + at, b.len - at);
+		size_t got;
+
+		mt_quiet(!ZSTD_isError(z), "%s: frame %zu: %s", path, frames, ZSTD_getErrorName(z));
+		mt_quiet(n >= 1 && n <= MT_OUT_CHUNK, "%s: frame %zu holds %llu bytes", path,
+			 frames, n);
+		got = ZSTD_decompress(lines, MT_OUT_CHUNK, b.data + at, z);
+		mt_quiet(got == n && lines[n - 1] == '\n',
+			 "%s: frame %zu does not end at a line's end", path, frames);
+		at += z;
+		frames++;
+	}
+	free(b.data);
+	free(lines);
+	return frames;
+}
+
 static void assert_drains_to(const fixed_ring_t *f, const char *dir, const char *name,
 			     int level, int workers)
 {
@@ -1033,6 +1084,15 @@ static void assert_drains_to(const fixed_ring_t *f, const char *dir, const char 
 	mt_test_bytes_t got;
 
 	drain_fixed(f, path, level, workers);
+	if (level) {
+		/* Frames close to a MiB, with workers too (which make the
+		 * block lines themselves). */
+		size_t frames = assert_whole_frames(path);
+
+		mt_quiet(frames <= f->want.len / (MT_OUT_CHUNK - MT_OUT_CHUNK / 16) + 2,
+			 "%s, %d workers: %zu frames for %zu bytes", name, workers, frames,
+			 f->want.len);
+	}
 	got = read_decoded(path);
 	mt_quiet(got.len == f->want.len, "%s, level %d, %d workers: %zu bytes, not %zu",
 		 name, level, workers, got.len, f->want.len);

@@ -24,6 +24,7 @@
 #include "mt_test.h"
 #include "../analyzer/model/mt_analysis.h"
 #include "../analyzer/base/mt_error.h"
+#include "../collector/mt_batch.h"
 #include "../collector/mt_out.h"
 
 /* Event seq of a trace: an alloc of block seq / 2 when seq is even, its
@@ -798,6 +799,42 @@ START_TEST(test_out_a_compressed_trace_is_written_at_the_level_set)
 }
 END_TEST
 
+/* With workers, an expander turns what is put into lines before they
+ * are compressed; it takes workers, and comes before the first write. */
+START_TEST(test_out_an_expander_needs_workers_and_comes_before_a_write)
+{
+	static const char line[] = "{\"v\":1,\"seq\":1,\"kind\":\"allocator\",\"allocator_id\":0}\n";
+	char *dir = mt_test_scratch();
+	char *path = mt_test_path(dir, "t.jsonl.zst"), used[4096], *at;
+	mt_test_bytes_t raw, got = { 0 };
+	mt_out_t *o;
+
+	mt_quiet_int_eq(mt_out_open(&o, path, 1, used, sizeof(used)), 0);
+	mt_quiet_int_eq(mt_out_set_expander(o, &mt_batch_expander), -EINVAL); /* no workers */
+	mt_quiet_int_eq(mt_out_close(o), 0);
+	mt_quiet_int_eq(mt_out_open(&o, path, 1, used, sizeof(used)), 0);
+	mt_quiet_int_eq(mt_out_set_zstd(o, MT_OUT_LEVEL, 1), 0);
+	mt_quiet_int_eq(mt_out_set_expander(o, &mt_batch_expander), 0);
+	mt_quiet_int_eq(mt_out_set_expander(o, &mt_batch_expander), -EINVAL); /* once */
+	mt_quiet_int_eq(mt_out_room(o, mt_batch_text_size(sizeof(line) - 1), &at), 0);
+	memcpy(at + MT_BATCH_HEAD, line, sizeof(line) - 1);
+	mt_out_put(o, mt_batch_text(at, sizeof(line) - 1));
+	mt_quiet_int_eq(mt_out_close(o), 0);
+	raw = read_back(path);
+	mt_quiet_int_eq(unzstd(raw.data, raw.len, &got), 1);
+	free(raw.data);
+	mt_quiet(got.len == sizeof(line) - 1 && !memcmp(got.data, line, got.len),
+		 "the expanded trace is %zu other bytes", got.len);
+	free(got.data);
+	mt_quiet_int_eq(mt_out_open(&o, path, 1, used, sizeof(used)), 0);
+	mt_quiet_int_eq(mt_out_set_zstd(o, MT_OUT_LEVEL, 1), 0);
+	mt_quiet_int_eq(mt_out_write(o, line, sizeof(line) - 1), 0);
+	mt_quiet_int_eq(mt_out_set_expander(o, &mt_batch_expander), -EINVAL); /* after a write */
+	mt_quiet_int_eq(mt_out_close(o), 0);
+	free(path);
+}
+END_TEST
+
 Suite *mt_suite_out(void)
 {
 	Suite *s = suite_create("out");
@@ -821,6 +858,7 @@ Suite *mt_suite_out(void)
 	tcase_add_test(tc, test_out_a_trace_on_zstd_workers_is_whole_frames_of_whole_lines);
 	tcase_add_test(tc, test_out_zstd_workers_take_the_cpus_past_two_and_one_cpu_has_none);
 	tcase_add_test(tc, test_out_a_compressed_trace_is_written_at_the_level_set);
+	tcase_add_test(tc, test_out_an_expander_needs_workers_and_comes_before_a_write);
 	suite_add_tcase(s, tc);
 	return s;
 }
