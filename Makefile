@@ -243,9 +243,13 @@ $(PIC)/%.o: %.c
 	$(call say,CCPIC,$<)$(CC) $(CFLAGS_BASE) $(PRELOAD_LTO) -fPIC -fvisibility=hidden \
 		-ftls-model=initial-exec $(UNWIND_CFLAGS) -c $< -o $@
 
+# The preload, the collector and memtrace are linked aside and renamed
+# into place: a program traced meanwhile (a test suite beside the build,
+# a user's workload) loads the old file or the new, never a part-written
+# one ("file too short").
 $(PRELOAD): $(PRELOAD_OBJ)
 	$(call say,LINK,$@)$(CC) $(OPTFLAGS) $(WARN) $(PRELOAD_LTO) $(LDFLAGS) -shared \
-		-Wl,-z,defs -Wl,-z,now -o $@ $^ $(UNWIND_LIBS) -ldl -lpthread
+		-Wl,-z,defs -Wl,-z,now -o $@.tmp $^ $(UNWIND_LIBS) -ldl -lpthread && mv -f $@.tmp $@
 
 $(LIBCORE): $(CORE_OBJ)
 	$(call say,AR,$@)$(AR) rcs $@ $^
@@ -254,11 +258,11 @@ $(LIBANALYZER): $(COMMON_OBJ) $(ANALYZER_OBJ)
 	$(call say,AR,$@)$(AR) rcs $@ $^
 
 $(MEMTRACE): $(OBJ)/analyzer/main.o $(LIBANALYZER)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(JSONC_LIBS) $(LIBDW_LIBS) $(DEMANGLE_LIBS) \
-		$(COMPRESS_LIBS) -lpthread -lm
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@.tmp $^ $(JSONC_LIBS) $(LIBDW_LIBS) $(DEMANGLE_LIBS) \
+		$(COMPRESS_LIBS) -lpthread -lm && mv -f $@.tmp $@
 
 $(COLLECTOR): $(OBJ)/collector/main.o $(COLLECTOR_OBJ) $(COMMON_OBJ)
-	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(COMPRESS_LIBS)
+	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@.tmp $^ $(COMPRESS_LIBS) && mv -f $@.tmp $@
 
 $(TESTS): $(TEST_OBJ) $(COLLECTOR_OBJ) $(LIBCORE) $(LIBANALYZER)
 	$(call say,LINK,$@)$(CC) $(LDFLAGS_ALL) -o $@ $^ $(CHECK_LIBS) $(JSONC_LIBS) \
