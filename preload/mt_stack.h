@@ -71,8 +71,9 @@ int mt_stack_walk(mt_stack_buf_t *st, int want, int depth);
  * calls this: each frame walked costs about 6 ns (13.5 cycles), and a
  * capture called from the core called from a hook walked two frames of
  * the tracer's before the program's first (mt_trace.h's
- * mt_trace_allocated() calls it in the hook itself).  The unwind is
- * counted for the fork protocol (mt_stack.c), and the tracer's own frames
+ * mt_trace_allocated() calls it in the hook itself).  What may take a
+ * lock is counted for the fork protocol (mt_stack.c): libunwind's walk,
+ * and the fast walker's first read of a rule; the tracer's own frames
  * are dropped after it.  The fast walker (mt_stack_walk) is a call: its
  * own frame is one more of the tracer's, dropped with them.
  */
@@ -85,13 +86,10 @@ static inline __attribute__((always_inline)) int mt_stack_capture(mt_stack_buf_t
 		return 0;
 	if (want > MT_STACK_CAPTURE_MAX)
 		want = MT_STACK_CAPTURE_MAX;
-	mt_stack_unwind_enter();
 	if (atomic_load_explicit(&mt_stack_unwinder, memory_order_relaxed) !=
-	    MT_UNWIND_LIBUNWIND) {
-		n = mt_stack_walk(st, want, depth);
-		mt_stack_unwind_leave();
-		return n;
-	}
+	    MT_UNWIND_LIBUNWIND)
+		return mt_stack_walk(st, want, depth);
+	mt_stack_unwind_enter();
 	n = unw_backtrace(st->p, want);
 	mt_stack_unwind_leave();
 	return mt_stack_keep(st, n, depth);

@@ -655,10 +655,15 @@ static void state_key_make(void)
 	state_key_ok = pthread_key_create(&state_key, state_drop) == 0;
 }
 
-void mt_unwind_cache_init(void)
+/* What brackets a rule's read from .eh_frame (mt_unwind_cache_init). */
+static void (*guard_enter)(void), (*guard_leave)(void);
+
+void mt_unwind_cache_init(void (*enter)(void), void (*leave)(void))
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+	guard_enter = enter;
+	guard_leave = leave;
 	pthread_once(&once, state_key_make);
 }
 
@@ -693,7 +698,11 @@ static const rule_t *rule_of(state_t *st, uint64_t ip)
 		if (__builtin_expect(set[w].ip == ip, 1))
 			return &set[w];
 	memset(&fresh, 0, sizeof(fresh));
+	if (guard_enter)
+		guard_enter();
 	read_rule(ip, &fresh);
+	if (guard_leave)
+		guard_leave();
 	atomic_fetch_add_explicit(&rules_read, 1, memory_order_relaxed);
 	/* Each set's ways taken in turn. */
 	r = &set[st->victim++ % RULE_WAYS];

@@ -30,8 +30,11 @@
 #include <stdint.h>
 
 /* Make the key that unmaps a thread's tables when it ends (once, at
- * start; later calls do nothing).  Without it, every walk answers -1. */
-void mt_unwind_cache_init(void);
+ * start; later calls do nothing).  Without it, every walk answers -1.
+ * enter and leave, when given, bracket each read of a rule from
+ * .eh_frame, the one place a walk takes a lock (the loader's, in
+ * dl_iterate_phdr): the caller's fork protocol counts it there. */
+void mt_unwind_cache_init(void (*enter)(void), void (*leave)(void));
 
 /* Modules may have been unloaded (called after a dlclose): if the
  * loader's count of unloads changed, every thread empties its rules and

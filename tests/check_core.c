@@ -856,6 +856,85 @@ START_TEST(test_stack_fork_child_forgets_the_parents_unwinds)
 }
 END_TEST
 
+/* An unwind nested in one the thread has under way (a signal handler's
+ * allocation, or the fast walker's rule read inside libunwind's turn) is
+ * counted already: it passes a closed gate, where waiting would wait for
+ * itself.  A hang is failed by the test case's timeout. */
+static void mark_done(void *arg)
+{
+	atomic_store((atomic_int *)arg, 1);
+}
+
+static void prepare_then_nest(void *arg)
+{
+	mt_stack_fork_prepare(); /* only this thread's unwind: returns */
+	mt_stack_as_unwind(mark_done, arg);
+	mt_stack_fork_parent();
+}
+
+START_TEST(test_stack_an_unwind_nested_in_one_under_way_passes_a_closed_gate)
+{
+	atomic_int done = 0;
+
+	mt_stack_as_unwind(prepare_then_nest, &done);
+	mt_quiet_int_eq(atomic_load(&done), 1);
+}
+END_TEST
+
+typedef struct {
+	atomic_int stop, walks;
+	int n;
+} fast_walk_t;
+
+static __attribute__((noinline)) int walk_here(void)
+{
+	mt_stack_buf_t st;
+
+	return mt_stack_capture(&st, 8);
+}
+
+/* Walks from one call site, so every walk's rules are the first's. */
+static void *fast_walk_thread(void *arg)
+{
+	fast_walk_t *w = arg;
+
+	while (!atomic_load(&w->stop)) {
+		w->n = walk_here();
+		atomic_fetch_add(&w->walks, 1);
+	}
+	return NULL;
+}
+
+/* The fast walker takes no lock once its rules are read, so its walks
+ * are not counted for the fork protocol: they go on while a fork is
+ * pending (two atomic operations a stack fewer). */
+START_TEST(test_stack_a_fast_walk_goes_on_while_a_fork_is_pending)
+{
+	fast_walk_t w;
+	pthread_t t;
+	uint64_t fast, lib;
+	int before, i;
+
+	memset(&w, 0, sizeof(w));
+	mt_stack_set_unwinder(MT_UNWIND_FAST, NULL);
+	mt_quiet_int_eq(pthread_create(&t, NULL, fast_walk_thread, &w), 0);
+	while (atomic_load(&w.walks) < 2)
+		usleep(1000);
+	mt_stack_fork_prepare();
+	before = atomic_load(&w.walks);
+	for (i = 0; i < 200 && atomic_load(&w.walks) < before + 2; i++)
+		usleep(10000);
+	mt_quiet(atomic_load(&w.walks) >= before + 2, "the fast walks waited for the pending fork");
+	mt_stack_fork_parent();
+	atomic_store(&w.stop, 1);
+	pthread_join(t, NULL);
+	mt_stack_unwind_counts(&fast, &lib);
+	mt_quiet(lib == 0 && w.n > 0, "the walks were not the fast walker's: fast %llu, "
+		 "libunwind %llu, %d frames", (unsigned long long)fast,
+		 (unsigned long long)lib, w.n);
+}
+END_TEST
+
 /* ---- trace names (mt_name.h) ---- */
 
 /* The child pattern of name, expanded for pid 42. */
@@ -1387,6 +1466,8 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_stack_no_unwind_begins_between_prepare_and_parent);
 	tcase_add_test(parts, test_stack_fork_from_inside_an_unwind_waits_for_nothing);
 	tcase_add_test(parts, test_stack_fork_child_forgets_the_parents_unwinds);
+	tcase_add_test(parts, test_stack_an_unwind_nested_in_one_under_way_passes_a_closed_gate);
+	tcase_add_test(parts, test_stack_a_fast_walk_goes_on_while_a_fork_is_pending);
 	suite_add_tcase(s, parts);
 	tcase_add_test(names, test_name_puts_the_pid_before_a_two_part_extension);
 	tcase_add_test(names, test_name_puts_the_pid_before_the_last_components_extension);
