@@ -54,8 +54,8 @@ void mt_stack_init(uint64_t self_start, uint64_t self_end)
  * it does not wait for itself).  Sequentially consistent on both sides,
  * like Dekker's.  The fast walker takes no lock but the loader's, when
  * it reads a rule from .eh_frame the first time: only that read is
- * counted (mt_unwind_cache_init's enter and leave), not its walks, whose
- * two atomic operations cost 16 ns a stack on python3.
+ * counted (mt_unwind_cache_init's enter and leave), not its walks: two
+ * atomic operations a stack were a sixth of the churn's user time.
  *
  * The count is split into SHARDS counters, a cache line each, a thread
  * counting in its own (given round robin at its first unwind): every
@@ -85,13 +85,13 @@ static TLS int self_unwinding;
 static TLS int self_alone; /* this thread holds gate.alone */
 static TLS unsigned self_shard; /* 1 + its index; 0: none yet */
 
-static atomic_int *own_shard(void)
+static shard_t *own_shard(void)
 {
 	if (!self_shard)
 		self_shard = 1 + atomic_fetch_add_explicit(&next_shard, 1,
 							   memory_order_relaxed) %
 					 SHARDS;
-	return &unwinding[self_shard - 1].n;
+	return &unwinding[self_shard - 1];
 }
 
 static int unwinds_under_way(void)
@@ -139,7 +139,7 @@ static void take_alone(void)
 
 void mt_stack_unwind_enter(void)
 {
-	atomic_int *count = own_shard();
+	atomic_int *count = &own_shard()->n;
 	int alone = mt_clock_thread_forbids_tsc();
 
 	if (__builtin_expect(alone, 0))
@@ -184,7 +184,7 @@ void mt_stack_fork_child(void)
 	for (int i = 0; i < SHARDS; i++)
 		atomic_store(&unwinding[i].n, 0);
 	if (self_unwinding)
-		atomic_store(own_shard(), self_unwinding);
+		atomic_store(&own_shard()->n, self_unwinding);
 	/* Only this thread is left: the gate is its to hold or nobody's. */
 	atomic_store(&gate.alone, self_alone ? 1 : 0);
 	atomic_store(&gate.forking, 0);
@@ -287,11 +287,9 @@ static __attribute__((noinline)) int verify_walk(mt_stack_buf_t *st, int want, i
  * goes through libunwind is counted as an unwind (above). */
 __attribute__((noinline)) int mt_stack_walk(mt_stack_buf_t *st, int want, int depth)
 {
-	shard_t *sh;
+	shard_t *sh = own_shard();
 	int n;
 
-	own_shard();
-	sh = &unwinding[self_shard - 1];
 	if (atomic_load_explicit(&mt_stack_unwinder, memory_order_relaxed) == MT_UNWIND_VERIFY)
 		return verify_walk(st, want, depth, sh);
 	n = mt_unwind_cache_here(st->p, want);
