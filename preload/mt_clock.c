@@ -268,13 +268,25 @@ static char verdict_why[160];
 #define LD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 #define ST(x, v) atomic_store_explicit(&(x), (v), memory_order_relaxed)
 
+/* For the calibration: LFENCE first, so the counter is read after every
+ * instruction before it (clock_gettime() is bracketed tightly). */
 static inline uint64_t rdtsc(void)
 {
 	uint32_t lo, hi;
 
-	/* LFENCE first: the counter is read after every load before it
-	 * (another thread's event this one has seen), as the vDSO's own. */
 	__asm__ volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi) :: "memory");
+	return (uint64_t)hi << 32 | lo;
+}
+
+/* For an event: no fence, so the counter may be read while the
+ * instructions before it (the program's malloc, a lock it took) are still
+ * under way, up to a memory access early; mt_clock.h says why that is
+ * enough. */
+static inline uint64_t rdtsc_unfenced(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi) :: "memory");
 	return (uint64_t)hi << 32 | lo;
 }
 
@@ -575,7 +587,7 @@ uint64_t mt_clock_now(void)
 		if (__builtin_expect(g != 0, 1)) {
 			const anchor_t *a = &anchors[g % SLOTS];
 			uint64_t tsc = LD(a->tsc), ns = LD(a->ns), frac = LD(a->frac);
-			uint64_t mult = LD(a->mult), next = LD(a->next), now = rdtsc(), d = now - tsc;
+			uint64_t mult = LD(a->mult), next = LD(a->next), now = rdtsc_unfenced(), d = now - tsc;
 
 			atomic_thread_fence(memory_order_acquire);
 			if (__builtin_expect(d <= next && LD(a->gen) == g, 1))

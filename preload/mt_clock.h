@@ -23,10 +23,15 @@
  * it is ahead, so it never goes back.  Past four intervals with no new anchor a reading
  * is clock_gettime()'s.  So t stays within some tens of nanoseconds of
  * the kernel's clock while its rate changes slowly (NTP's 500 ppm at
- * most).  RDTSC follows an LFENCE (7 ns of the conversion's 24 on the
- * project's guest): without it the counter may be read before a lock
- * the thread has just taken, and a reading ordered after another
- * thread's could come out earlier.
+ * most).  An event's RDTSC has no LFENCE before it: the fence waits for
+ * the program's malloc to finish first, 10 to 16 ns an event on the
+ * project's guest.  Unfenced, the counter may be read while a lock the
+ * thread has just taken is still on its way from another core, some
+ * hundreds of nanoseconds early, so a reading ordered after another
+ * thread's may come out earlier than it.  No trace shows it: the
+ * collector rounds t down to a microsecond and holds it from going down
+ * along seq, and seq is reserved after the reading anyway.  The
+ * calibration's measurements are fenced on both sides.
  *
  * The TSC is used only on x86-64, in a thread that may execute RDTSC
  * (prctl(PR_SET_TSC) below), once the process has read the clock for a
@@ -42,10 +47,10 @@
  * wrong (a rate 1 % off the first, 20 us ahead, a counter that went back)
  * stops it for the process.  Everywhere else t is clock_gettime()'s.
  *
- * t never goes back in one thread (each thread keeps its last reading),
- * and readings ordered between threads agree up to a few nanoseconds at
- * an anchor's change; the collector holds the trace's t from going down
- * along seq.  A forked child keeps the calibration (the same counter on
+ * t never goes back in one thread (each thread keeps its last reading);
+ * readings ordered between threads agree within a microsecond (the
+ * unfenced read above, and a few nanoseconds at an anchor's change), and
+ * the collector holds the trace's t from going down along seq.  A forked child keeps the calibration (the same counter on
  * the same machine) and anchors anew as it needs.
  *
  * Where the kernel keeps time with the TSC the vDSO executes RDTSC, which
