@@ -57,6 +57,10 @@ typedef struct ring {
 static const int forwarded[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM,
 				 SIGWINCH };
 
+/* Ignored while the command runs: ^C and ^\ are the command's (it ends
+ * and record with it), and a write error is said, not a death. */
+static const int ignored[] = { SIGINT, SIGQUIT, SIGPIPE, SIGXFSZ };
+
 static volatile sig_atomic_t command_pid;
 
 static void forward(int sig)
@@ -391,7 +395,7 @@ static int command_env(const char *preload, const char *pattern, const char *soc
 
 int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 {
-	struct sigaction sa;
+	struct sigaction sa, given[sizeof(ignored) / sizeof(ignored[0])];
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	char sock[MT_REGISTER_SOCKET_MAX + 1];
 	sigset_t block, mask;
@@ -435,6 +439,16 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
 		sigaddset(&block, forwarded[i]);
 	sigprocmask(SIG_BLOCK, &block, &mask);
+	/* A terminal's ^C and ^\ reach the command itself (it is in the
+	 * foreground process group too); record waits for it to end.  So
+	 * they are ignored before the fork: a process registers without
+	 * waiting for this one, so the command may be running, and be
+	 * interrupted, before this process runs again.  The command gets
+	 * the dispositions record was given. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		sigaction(ignored[i], &sa, &given[i]);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -444,6 +458,8 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 		return 70;
 	}
 	if (pid == 0) {
+		for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+			sigaction(ignored[i], &given[i], NULL);
 		sigprocmask(SIG_SETMASK, &mask, NULL);
 		execvp(cmd[0], cmd);
 		fprintf(stderr, "memtrace: record: cannot run '%s': %s\n", cmd[0],
@@ -455,14 +471,7 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 	cmdfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (cmdfd >= 0)
 		fcntl(cmdfd, F_SETFD, FD_CLOEXEC);
-	/* A terminal's ^C and ^\ reach the command itself (it is in the
-	 * foreground process group too); record waits for it to end. */
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGQUIT, &sa, NULL);
-	sigaction(SIGPIPE, &sa, NULL);
-	sigaction(SIGXFSZ, &sa, NULL);
 	sa.sa_handler = forward;
 	sa.sa_flags = SA_RESTART;
 	sigfillset(&sa.sa_mask);

@@ -401,6 +401,49 @@ START_TEST(test_sigterm_to_record_reaches_the_command)
 END_TEST
 
 /*
+ * A ^C as the command starts ends the command, not record: record
+ * ignores it from before the fork, since a process registers without
+ * waiting for record and the command may be interrupted before record
+ * runs again.  record exits 130, as the command does, and the command's
+ * trace is complete.  The window was a few microseconds after the fork,
+ * so each of 20 rounds tries it: the command's first act interrupts its
+ * process group, record's own.
+ */
+START_TEST(test_a_sigint_to_the_group_as_the_command_starts_leaves_record_and_the_trace)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *mt = mt_test_memtrace();
+	char *argv[] = { mt, "record", "-o", out, "--", "sh", "-c", "kill -INT 0; sleep 5", NULL };
+
+	for (int round = 0; round < 20; round++) {
+		int st;
+		pid_t pid;
+
+		mt_test_rmdir(out);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			int null = open("/dev/null", O_RDWR);
+
+			/* A group of its own: the test is not in it. */
+			setpgid(0, 0);
+			signal(SIGINT, SIG_DFL);
+			dup2(null, 0);
+			dup2(null, 1);
+			execv(mt, argv);
+			_exit(127);
+		}
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		mt_quiet(WIFEXITED(st) && WEXITSTATUS(st) == 130,
+			 "round %d: record ended with %#x", round, st);
+		mt_quiet_uint_eq(assert_complete(out), 1);
+	}
+	free(mt);
+	free(out);
+}
+END_TEST
+
+/*
  * A process that leaves record's network namespace cannot reach its
  * collector (an abstract socket): it says so in one line and runs
  * untraced, as it runs bare; the process before it keeps its trace.
@@ -763,6 +806,7 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_a_pid_namespace_init_under_record_reaps_and_keeps_its_events);
 	tcase_add_test(tc, test_a_tree_under_record_costs_one_process);
 	tcase_add_test(tc, test_sigterm_to_record_reaches_the_command);
+	tcase_add_test(tc, test_a_sigint_to_the_group_as_the_command_starts_leaves_record_and_the_trace);
 	tcase_add_test(tc, test_a_process_in_another_network_namespace_says_so_and_runs_untraced);
 	tcase_add_test(tc, test_record_makes_a_directory_of_its_own_for_each_run);
 	tcase_add_test(tc, test_a_loop_of_short_processes_has_one_whole_trace_each);
