@@ -26,9 +26,9 @@
  * most).  An event's RDTSC has no LFENCE before it: the fence waits for
  * the program's malloc to finish first, 10 to 16 ns an event on the
  * project's guest.  Unfenced, the counter may be read while a lock the
- * thread has just taken is still on its way from another core, some
- * hundreds of nanoseconds early, so a reading ordered after another
- * thread's may come out earlier than it.  No trace shows it: the
+ * thread has just taken is still on its way from another core, hundreds
+ * of nanoseconds early, so a reading ordered after another thread's may
+ * come out earlier than it.  No trace shows it: the
  * collector rounds t down to a microsecond and holds it from going down
  * along seq, and seq is reserved after the reading anyway.  The
  * calibration's measurements are fenced on both sides.
@@ -48,9 +48,9 @@
  * stops it for the process.  Everywhere else t is clock_gettime()'s.
  *
  * t never goes back in one thread (each thread keeps its last reading);
- * readings ordered between threads agree within a microsecond (the
- * unfenced read above, and a few nanoseconds at an anchor's change), and
- * the collector holds the trace's t from going down along seq.  A forked child keeps the calibration (the same counter on
+ * nothing orders readings between threads (the unfenced read above, and
+ * a few nanoseconds at an anchor's change), and the collector holds the
+ * trace's t from going down along seq.  A forked child keeps the calibration (the same counter on
  * the same machine) and anchors anew as it needs.
  *
  * Where the kernel keeps time with the TSC the vDSO executes RDTSC, which

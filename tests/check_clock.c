@@ -177,36 +177,46 @@ END_TEST
 enum { THREADS = 4 };
 
 static pthread_mutex_t order_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t order_last, order_back, order_worst;
+/* Under order_lock: the readings that broke a promise, and the first. */
+static uint64_t order_broken;
+static char order_why[256];
 
 /* Readings ordered by a lock, each thread taking turns. */
 static void *order_main(void *arg)
 {
-	uint64_t start = clock_ns(CLOCK_MONOTONIC);
+	uint64_t start = clock_ns(CLOCK_MONOTONIC), mine = 0;
 
 	(void)arg;
 	while (clock_ns(CLOCK_MONOTONIC) - start < 300 * MS) {
 		pthread_mutex_lock(&order_lock);
 		for (int i = 0; i < 10; i++) {
-			uint64_t t = mt_clock_now();
+			uint64_t before = clock_ns(CLOCK_MONOTONIC), t = mt_clock_now();
+			uint64_t after = clock_ns(CLOCK_MONOTONIC);
 
-			if (t < order_last) {
-				order_back++;
-				if (order_last - t > order_worst)
-					order_worst = order_last - t;
-			}
-			order_last = t;
+			if ((off_clock(before, t, after) || t < mine) && !order_broken++)
+				snprintf(order_why, sizeof(order_why),
+					 "%ju not within 1 us of [%ju, %ju] or before "
+					 "the thread's last, %ju", (uintmax_t)t,
+					 (uintmax_t)before, (uintmax_t)after, (uintmax_t)mine);
+			mine = t;
 		}
 		pthread_mutex_unlock(&order_lock);
 	}
 	return NULL;
 }
 
-/* From the first reading (the calibration) on, across some 300 anchors:
- * an event's counter is read unfenced, so a reading just after a lock
- * may come out a little earlier than the one before it, never by a
- * microsecond (the trace's resolution; the collector holds t up). */
-START_TEST(test_clock_readings_ordered_across_threads_agree_within_a_microsecond)
+/*
+ * From the first reading (the calibration) on, across some 300 anchors,
+ * four threads taking turns under a lock: each reading stays within a
+ * microsecond of clock_gettime() around it, and none is before its own
+ * thread's last.  Nothing orders raw readings between threads: an
+ * event's counter, read unfenced, may come out earlier than another
+ * thread's reading it follows, by as long as the lock's cache line took
+ * to arrive (446 ns seen on an idle machine, 846 on a busy one).  The
+ * trace never shows it: the collector holds t from going down along seq
+ * (test_core_threads_write_t_in_seq_order).
+ */
+START_TEST(test_clock_in_threads_taking_turns_stays_within_a_microsecond)
 {
 	pthread_t t[THREADS];
 	const char *why = NULL;
@@ -216,10 +226,8 @@ START_TEST(test_clock_readings_ordered_across_threads_agree_within_a_microsecond
 		mt_quiet_int_eq(pthread_create(&t[i], NULL, order_main, NULL), 0);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
-	mt_quiet(order_worst < 1000, "%ju readings went back, at worst by %ju ns",
-		 (uintmax_t)order_back, (uintmax_t)order_worst);
-	printf("clock: %ju readings ordered by a lock went back, at worst by %ju ns\n",
-	       (uintmax_t)order_back, (uintmax_t)order_worst);
+	mt_quiet(!order_broken, "%ju readings broke it, the first: %s",
+		 (uintmax_t)order_broken, order_why);
 	if (machine_tsc_usable(found, sizeof(found)))
 		mt_quiet(mt_clock_tsc_in_use(&why), "the TSC is not in use: %s", why);
 }
@@ -372,7 +380,7 @@ Suite *mt_suite_clock(void)
 	tcase_add_test(tc, test_clock_reads_clock_monotonic_and_realtime);
 	tcase_add_test(tc, test_clock_in_a_thread_that_forbids_rdtsc_makes_the_system_call);
 	tcase_add_test(tc, test_clock_stays_within_a_microsecond_of_clock_monotonic_for_ten_seconds);
-	tcase_add_test(tc, test_clock_readings_ordered_across_threads_agree_within_a_microsecond);
+	tcase_add_test(tc, test_clock_in_threads_taking_turns_stays_within_a_microsecond);
 	tcase_add_test(tc, test_clock_never_goes_back_after_fork);
 	tcase_add_test(tc, test_clock_a_thread_that_changes_its_rdtsc_setting_never_goes_back);
 	tcase_add_test(tc, test_clock_falls_back_where_the_cpuinfo_flags_lack_an_invariant_tsc);
