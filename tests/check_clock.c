@@ -63,13 +63,21 @@ static int machine_tsc_usable(char *why, size_t cap)
 #endif
 }
 
-/* Read the clock for ms milliseconds: past the calibration. */
+/* Read the clock for ms milliseconds, and on until the TSC is in use
+ * where the machine allows it (at most two seconds): the calibration
+ * takes two readings a millisecond apart, and on a busy machine this
+ * thread may be off its core for all of the ms after its first. */
 static void read_for(uint64_t ms)
 {
-	uint64_t start = clock_ns(CLOCK_MONOTONIC);
+	uint64_t start = clock_ns(CLOCK_MONOTONIC), now;
+	int usable = machine_tsc_usable((char[160]){ 0 }, 160);
+	const char *why;
 
-	while (clock_ns(CLOCK_MONOTONIC) - start < ms * MS)
+	do {
 		mt_clock_now();
+		now = clock_ns(CLOCK_MONOTONIC);
+	} while (now - start < ms * MS ||
+		 (usable && !mt_clock_tsc_in_use(&why) && now - start < 2000 * MS));
 }
 
 /* 1 when t is over a microsecond out of CLOCK_MONOTONIC read around it. */
