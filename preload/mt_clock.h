@@ -28,10 +28,10 @@
  * project's guest.  Unfenced, the counter may be read while a lock the
  * thread has just taken is still on its way from another core, hundreds
  * of nanoseconds early, so a reading ordered after another thread's may
- * come out earlier than it.  No trace shows it: the
- * collector rounds t down to a microsecond and holds it from going down
- * along seq, and seq is reserved after the reading anyway.  The
- * calibration's measurements are fenced on both sides.
+ * come out earlier than it.  No trace shows it: the collector rounds t
+ * down to a microsecond and holds it from going down along seq, and seq
+ * is reserved after the reading anyway.  The calibration's measurements
+ * are fenced on both sides.
  *
  * The TSC is used only on x86-64, in a thread that may execute RDTSC
  * (prctl(PR_SET_TSC) below), once the process has read the clock for a
@@ -50,8 +50,9 @@
  * t never goes back in one thread (each thread keeps its last reading);
  * nothing orders readings between threads (the unfenced read above, and
  * a few nanoseconds at an anchor's change), and the collector holds the
- * trace's t from going down along seq.  A forked child keeps the calibration (the same counter on
- * the same machine) and anchors anew as it needs.
+ * trace's t from going down along seq.  A forked child keeps the
+ * calibration (the same counter on the same machine) and anchors anew as
+ * it needs.
  *
  * Where the kernel keeps time with the TSC the vDSO executes RDTSC, which
  * kills a thread that asked prctl(PR_SET_TSC, PR_TSC_SIGSEGV): such a

@@ -272,10 +272,7 @@ static __attribute__((noinline)) int verify_walk(mt_stack_buf_t *st, int want, i
 
 	n = mt_unwind_cache_here(st->p, want);
 	count(n < 0 ? &sh->slow : &sh->fast);
-	mt_stack_unwind_enter();
-	nl = unw_backtrace(lib.p, want);
-	mt_stack_unwind_leave();
-	nl = mt_stack_keep(&lib, nl, depth);
+	nl = mt_stack_keep(&lib, mt_stack_libunwind(lib.p, want), depth);
 	if (n >= 0)
 		mt_stack_verify(st->ip, mt_stack_keep(st, n, depth), lib.ip, nl);
 	memcpy(st->ip, lib.ip, (size_t)nl * sizeof(uint64_t));
@@ -295,9 +292,7 @@ __attribute__((noinline)) int mt_stack_walk(mt_stack_buf_t *st, int want, int de
 	n = mt_unwind_cache_here(st->p, want);
 	if (__builtin_expect(n < 0, 0)) {
 		count(&sh->slow);
-		mt_stack_unwind_enter();
-		n = unw_backtrace(st->p, want);
-		mt_stack_unwind_leave();
+		n = mt_stack_libunwind(st->p, want);
 	} else {
 		count(&sh->fast);
 	}

@@ -63,6 +63,19 @@ void mt_stack_unwind_leave(void);
 int mt_stack_keep(mt_stack_buf_t *st, int n, int depth);
 int mt_stack_walk(mt_stack_buf_t *st, int want, int depth);
 
+/* unw_backtrace(), counted for the fork protocol as every walk through
+ * libunwind is (mt_stack.c).  Always inlined: the walk begins in the
+ * frame of the function that calls this. */
+static inline __attribute__((always_inline)) int mt_stack_libunwind(void **p, int want)
+{
+	int n;
+
+	mt_stack_unwind_enter();
+	n = unw_backtrace(p, want);
+	mt_stack_unwind_leave();
+	return n;
+}
+
 /*
  * The caller's return addresses, innermost first, up to depth of them,
  * without the tracer's own frames, in st->ip.  Returns how many.
@@ -80,7 +93,7 @@ int mt_stack_walk(mt_stack_buf_t *st, int want, int depth);
 static inline __attribute__((always_inline)) int mt_stack_capture(mt_stack_buf_t *st,
 								  int depth)
 {
-	int want = depth + 16, n;
+	int want = depth + 16;
 
 	if (depth <= 0)
 		return 0;
@@ -89,10 +102,7 @@ static inline __attribute__((always_inline)) int mt_stack_capture(mt_stack_buf_t
 	if (atomic_load_explicit(&mt_stack_unwinder, memory_order_relaxed) !=
 	    MT_UNWIND_LIBUNWIND)
 		return mt_stack_walk(st, want, depth);
-	mt_stack_unwind_enter();
-	n = unw_backtrace(st->p, want);
-	mt_stack_unwind_leave();
-	return mt_stack_keep(st, n, depth);
+	return mt_stack_keep(st, mt_stack_libunwind(st->p, want), depth);
 }
 
 /* The frame id of ip, or 0 when it has none yet. */

@@ -405,9 +405,9 @@ END_TEST
  * ignores it from before the fork, since a process registers without
  * waiting for record and the command may be interrupted before record
  * runs again.  record exits 130, as the command does, and the command's
- * trace is complete.  The window was a few microseconds after the fork,
- * so each of 20 rounds tries it: the command's first act interrupts its
- * process group, record's own.
+ * trace is complete.  The window is the moments after the fork, which a
+ * busy machine widens, so each of 20 rounds tries it: the command's first
+ * act interrupts its process group, record's own.
  */
 START_TEST(test_a_sigint_to_the_group_as_the_command_starts_leaves_record_and_the_trace)
 {
