@@ -6,7 +6,8 @@
  * Invariants:
  * - The common path is one atomic add (the reservation) and plain stores
  *   into the slot, published with one release store: no lock, no system
- *   call.  A thread waits (spinning, then on a futex) only while the ring
+ *   call.  While the process has one thread the add has no lock prefix
+ *   (mt_record_take).  A thread waits (spinning, then on a futex) only while the ring
  *   is full, and never for longer than the collector lives.
  * - Reservation order is trace order: whatever must come before an event
  *   in the trace (its stack's declaration, a free before the allocation
@@ -21,6 +22,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/single_threaded.h>
 
 #include "../common/mt_ring.h"
 #include "mt_spawn.h"
@@ -56,12 +58,35 @@ int mt_record_checkpoint(uint64_t pos, unsigned n);
 /* A ring just mapped: its header and first step made resident. */
 void mt_record_prefault_start(void);
 
+/*
+ * head += n, returning head before.  While glibc says the process has
+ * one thread (__libc_single_threaded: it turns 0 in pthread_create before
+ * the second thread exists, and never back), an xadd without the lock
+ * prefix: nothing else writes head (the collector only reads it), and
+ * the thread's own signal handlers record nothing while it is inside the
+ * tracer (mt_trace_enter).  The lock made the store buffer drain at
+ * every event, the last event's slot stores with it.
+ */
+static inline uint64_t mt_record_take(mt_ring_hdr_t *h, uint64_t n)
+{
+#if defined(__x86_64__)
+	if (__libc_single_threaded) {
+		__asm__ volatile("xaddq %0, %1"
+				 : "+r"(n), "+m"(*(uint64_t *)&h->head)
+				 :
+				 : "memory");
+		return n;
+	}
+#endif
+	return atomic_fetch_add_explicit(&h->head, n, memory_order_relaxed);
+}
+
 /* Reserve n consecutive slots; *pos receives the first.  Returns 0, or -1
  * as mt_record_wait_room(): the slots are then never to be written. */
 static inline int mt_record_reserve(unsigned n, uint64_t *pos)
 {
 	mt_ring_hdr_t *h = mt_record_ring.hdr;
-	uint64_t p = atomic_fetch_add_explicit(&h->head, n, memory_order_relaxed);
+	uint64_t p = mt_record_take(h, n);
 
 	*pos = p;
 	if (__builtin_expect(((p + n) ^ p) >> MT_RECORD_STEP_SHIFT, 0))

@@ -277,7 +277,9 @@ START_TEST(test_program_output_and_exit_status_are_unchanged)
 }
 END_TEST
 
-START_TEST(test_eight_threads_keep_seq_contiguous_and_counts_exact)
+/* The main thread's events too, before its threads start (the ring's
+ * reservation then takes no lock: mt_record_take) and beside them. */
+START_TEST(test_eight_threads_and_the_main_thread_before_them_keep_seq_contiguous_and_counts_exact)
 {
 	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
 	mt_test_run_t r;
@@ -290,6 +292,7 @@ START_TEST(test_eight_threads_keep_seq_contiguous_and_counts_exact)
 	ck_assert_str_eq(mt_test_json_opt_str(s.lines[0], "status"), "complete");
 	ck_assert_int_ge(mt_test_json_i64(s.lines[0], "threads"), 8);
 	mt_quiet_int_eq(count_size(trace, "alloc", 1000, 1031), 16000);
+	mt_quiet_int_eq(count_size(trace, "alloc", 2000, 2031), 4000);
 	mt_quiet_int_eq(count_size(trace, "resize", 1032, 1063) +
 			count_size(trace, "remap", 1032, 1063), 16000);
 	ck_assert_int_ge(mt_test_json_i64(s.lines[0], "frees"), 16000);
@@ -1627,7 +1630,7 @@ Suite *mt_suite_preload(void)
 	tcase_add_test(tc, test_every_entry_point_is_recorded_with_its_fn);
 	tcase_add_test(tc, test_entry_points_summary_has_exact_counts_and_leak_site);
 	tcase_add_test(tc, test_program_output_and_exit_status_are_unchanged);
-	tcase_add_test(tc, test_eight_threads_keep_seq_contiguous_and_counts_exact);
+	tcase_add_test(tc, test_eight_threads_and_the_main_thread_before_them_keep_seq_contiguous_and_counts_exact);
 	tcase_add_test(tc, test_fork_and_exec_children_write_their_own_traces);
 	tcase_add_test(tc, test_fork_without_handlers_children_leave_the_parents_trace_alone);
 	tcase_add_test(tc, test_cxx_new_and_delete_are_recorded);
