@@ -63,9 +63,10 @@ void mt_record_prefault_start(void);
  * one thread (__libc_single_threaded: it turns 0 in pthread_create before
  * the second thread exists, and never back), an xadd without the lock
  * prefix: nothing else writes head (the collector only reads it), and
- * the thread's own signal handlers record nothing while it is inside the
- * tracer (mt_trace_enter).  The lock made the store buffer drain at
- * every event, the last event's slot stores with it.
+ * one instruction leaves no gap between its read and its write for a
+ * signal handler of the thread that records (a fatal signal's stop).
+ * The lock made the store buffer drain at every event, the last event's
+ * slot stores with it.
  */
 static inline uint64_t mt_record_take(mt_ring_hdr_t *h, uint64_t n)
 {
