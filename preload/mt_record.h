@@ -7,8 +7,9 @@
  * - The common path is one atomic add (the reservation) and plain stores
  *   into the slot, published with one release store: no lock, no system
  *   call.  While the process has one thread the add has no lock prefix
- *   (mt_record_take).  A thread waits (spinning, then on a futex) only while the ring
- *   is full, and never for longer than the collector lives.
+ *   (mt_record_take).  A thread waits (spinning, then on a futex) only
+ *   while the ring is full, and never for longer than the collector
+ *   lives.
  * - Reservation order is trace order: whatever must come before an event
  *   in the trace (its stack's declaration, a free before the allocation
  *   that gets its address back) is reserved before it.
@@ -59,14 +60,14 @@ int mt_record_checkpoint(uint64_t pos, unsigned n);
 void mt_record_prefault_start(void);
 
 /*
- * head += n, returning head before.  While glibc says the process has
- * one thread (__libc_single_threaded: it turns 0 in pthread_create before
- * the second thread exists, and never back), an xadd without the lock
- * prefix: nothing else writes head (the collector only reads it), and
- * one instruction leaves no gap between its read and its write for a
- * signal handler of the thread that records (a fatal signal's stop).
- * The lock made the store buffer drain at every event, the last event's
- * slot stores with it.
+ * head += n, returning head before.  While glibc says the calling
+ * thread is the process's only one (__libc_single_threaded is nonzero;
+ * pthread_create clears it before a second thread exists), an xadd
+ * without the lock prefix: nothing else writes head (the collector only
+ * reads it), and one instruction leaves no gap between its read and its
+ * write for a signal handler of the thread that records (a fatal
+ * signal's stop).  The lock made the store buffer drain at every event,
+ * the last event's slot stores with it.
  */
 static inline uint64_t mt_record_take(mt_ring_hdr_t *h, uint64_t n)
 {
