@@ -346,10 +346,11 @@ browser-check: deps
 html-screenshot: browser-check
 	$(Q)node tests/browser/run.js $(BUILD) --screenshot docs/html-report.png >/dev/null
 
-# The preload benchmark's workloads (bench/run-preload-bench): built -O2 -g
-# like a user's program, not like the tests' -O0 workloads.
-BENCH_PROGS = $(BUILD)/mt-churn $(BUILD)/mt-deep $(BUILD)/mt-pingpong
-$(BUILD)/mt-churn $(BUILD)/mt-deep $(BUILD)/mt-pingpong: $(BUILD)/mt-%: bench/mt_%.c
+# The preload benchmark's workloads (bench/run-preload-bench), and the
+# start benches' probe of page costs: built -O2 -g like a user's program,
+# not like the tests' -O0 workloads.
+BENCH_PROGS = $(BUILD)/mt-churn $(BUILD)/mt-deep $(BUILD)/mt-pingpong $(BUILD)/mt-pagecost
+$(BUILD)/mt-churn $(BUILD)/mt-deep $(BUILD)/mt-pingpong $(BUILD)/mt-pagecost: $(BUILD)/mt-%: bench/mt_%.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) -std=gnu11 -O2 -g $(WARN) -o $@ $< -pthread
 
@@ -392,7 +393,7 @@ ifneq ($(filter $(BENCH),all collector),)
 	$(Q)sh bench/run-collector-bench $(BUILD)
 endif
 ifneq ($(filter $(BENCH),all start),)
-	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(PRELOAD) $(COLLECTOR)
+	$(Q)$(MAKE) --no-print-directory $(MEMTRACE) $(PRELOAD) $(COLLECTOR) $(BUILD)/mt-pagecost
 	$(Q)sh bench/run-start-bench $(BUILD)
 endif
 

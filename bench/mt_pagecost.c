@@ -1,0 +1,133 @@
+/*
+ * mt_pagecost: what the kernel and the machine charge a short process for
+ * the pages it touches and the system calls it makes, printed by the
+ * start benches (bench/run-start-bench, bench/split-start) beside their
+ * figures; never part of make check.  A traced process's start is made of
+ * these more than of instructions: on a guest whose hypervisor shadows its
+ * page tables, even reading a page a forked child inherited costs a trap.
+ *
+ *   mt-pagecost   prints one line, ns each (medians of five runs):
+ *                 syscall N fresh N cow N inherited_read N
+ *
+ * syscall         getppid(2) through syscall(2)
+ * fresh           the first write to a page of a new anonymous mapping
+ * cow             a forked child's first write to a page its parent wrote
+ * inherited_read  a forked child's first read of such a page
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGES 256
+#define CALLS 20000
+#define RUNS 5
+#define PAGE 4096
+
+static double now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v)
+{
+	qsort(v, RUNS, sizeof(*v), by_value);
+	return v[RUNS / 2];
+}
+
+static double syscall_ns(void)
+{
+	double t = now_ns();
+
+	for (int i = 0; i < CALLS; i++)
+		syscall(SYS_getppid);
+	return (now_ns() - t) / CALLS;
+}
+
+static double fresh_ns(void)
+{
+	volatile char *p = mmap(NULL, PAGES * PAGE, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	double t;
+
+	if (p == MAP_FAILED)
+		return -1;
+	t = now_ns();
+	for (int i = 0; i < PAGES; i++)
+		p[(size_t)i * PAGE] = 1;
+	t = now_ns() - t;
+	munmap((void *)p, PAGES * PAGE);
+	return t / PAGES;
+}
+
+/* A child's first write (cow) or read of each page its parent wrote; the
+ * child sends its figure back through a pipe. */
+static double child_ns(int store)
+{
+	volatile char *p = mmap(NULL, PAGES * PAGE, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	double t = -1;
+	int fds[2], status;
+	pid_t pid;
+
+	if (p == MAP_FAILED)
+		return -1;
+	for (int i = 0; i < PAGES; i++)
+		p[(size_t)i * PAGE] = 1;
+	if (pipe(fds) < 0)
+		goto cleanup;
+	pid = fork();
+	if (pid == 0) {
+		char sink = 0;
+
+		t = now_ns();
+		for (int i = 0; i < PAGES; i++) {
+			if (store)
+				p[(size_t)i * PAGE] = 2;
+			else
+				sink ^= p[(size_t)i * PAGE];
+		}
+		t = (now_ns() - t) / PAGES + (sink & 0);
+		_exit(write(fds[1], &t, sizeof(t)) == sizeof(t) ? 0 : 1);
+	}
+	if (pid > 0) {
+		if (read(fds[0], &t, sizeof(t)) != sizeof(t))
+			t = -1;
+		waitpid(pid, &status, 0);
+	}
+	close(fds[0]);
+	close(fds[1]);
+cleanup:
+	munmap((void *)p, PAGES * PAGE);
+	return t;
+}
+
+int main(void)
+{
+	double sc[RUNS], fr[RUNS], cow[RUNS], rd[RUNS];
+
+	for (int r = 0; r < RUNS; r++) {
+		sc[r] = syscall_ns();
+		fr[r] = fresh_ns();
+		cow[r] = child_ns(1);
+		rd[r] = child_ns(0);
+	}
+	printf("syscall %.0f fresh %.0f cow %.0f inherited_read %.0f\n", median(sc), median(fr),
+	       median(cow), median(rd));
+	return 0;
+}
