@@ -7,12 +7,14 @@
  * page tables, even reading a page a forked child inherited costs a trap.
  *
  *   mt-pagecost   prints one line, ns each (medians of five runs):
- *                 syscall N fresh N cow N inherited_read N
+ *                 syscall N fresh N cow N inherited_read N after_fork N
  *
  * syscall         getppid(2) through syscall(2)
  * fresh           the first write to a page of a new anonymous mapping
  * cow             a forked child's first write to a page its parent wrote
  * inherited_read  a forked child's first read of such a page
+ * after_fork      the parent's first write to a page of its own once a
+ *                 child it forked has exited: the fork left it read-only
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -117,17 +119,45 @@ cleanup:
 	return t;
 }
 
+/* The parent's writes to pages it wrote before a fork, once the child
+ * has exited without touching them. */
+static double after_fork_ns(void)
+{
+	volatile char *p = mmap(NULL, PAGES * PAGE, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	double t = -1;
+	int status;
+	pid_t pid;
+
+	if (p == MAP_FAILED)
+		return -1;
+	for (int i = 0; i < PAGES; i++)
+		p[(size_t)i * PAGE] = 1;
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0 && waitpid(pid, &status, 0) == pid) {
+		t = now_ns();
+		for (int i = 0; i < PAGES; i++)
+			p[(size_t)i * PAGE] = 2;
+		t = (now_ns() - t) / PAGES;
+	}
+	munmap((void *)p, PAGES * PAGE);
+	return t;
+}
+
 int main(void)
 {
-	double sc[RUNS], fr[RUNS], cow[RUNS], rd[RUNS];
+	double sc[RUNS], fr[RUNS], cow[RUNS], rd[RUNS], af[RUNS];
 
 	for (int r = 0; r < RUNS; r++) {
 		sc[r] = syscall_ns();
 		fr[r] = fresh_ns();
 		cow[r] = child_ns(1);
 		rd[r] = child_ns(0);
+		af[r] = after_fork_ns();
 	}
-	printf("syscall %.0f fresh %.0f cow %.0f inherited_read %.0f\n", median(sc), median(fr),
-	       median(cow), median(rd));
+	printf("syscall %.0f fresh %.0f cow %.0f inherited_read %.0f after_fork %.0f\n",
+	       median(sc), median(fr), median(cow), median(rd), median(af));
 	return 0;
 }
