@@ -19,7 +19,6 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -61,50 +60,62 @@ static double syscall_ns(void)
 	return (now_ns() - t) / CALLS;
 }
 
-static double fresh_ns(void)
+/* PAGES pages of a new anonymous mapping, each written once when
+ * written is set; NULL when it cannot be mapped. */
+static volatile char *map_pages(int written)
 {
 	volatile char *p = mmap(NULL, PAGES * PAGE, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	double t;
 
 	if (p == MAP_FAILED)
-		return -1;
-	t = now_ns();
-	for (int i = 0; i < PAGES; i++)
+		return NULL;
+	for (int i = 0; written && i < PAGES; i++)
 		p[(size_t)i * PAGE] = 1;
-	t = now_ns() - t;
+	return p;
+}
+
+/* One write (store) or read of each page of p, ns a page. */
+static double touch_ns(volatile char *p, int store)
+{
+	double t = now_ns();
+
+	for (int i = 0; i < PAGES; i++) {
+		if (store)
+			p[(size_t)i * PAGE] = 2;
+		else
+			(void)p[(size_t)i * PAGE];
+	}
+	return (now_ns() - t) / PAGES;
+}
+
+static double fresh_ns(void)
+{
+	volatile char *p = map_pages(0);
+	double t;
+
+	if (!p)
+		return -1;
+	t = touch_ns(p, 1);
 	munmap((void *)p, PAGES * PAGE);
-	return t / PAGES;
+	return t;
 }
 
 /* A child's first write (cow) or read of each page its parent wrote; the
  * child sends its figure back through a pipe. */
 static double child_ns(int store)
 {
-	volatile char *p = mmap(NULL, PAGES * PAGE, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	volatile char *p = map_pages(1);
 	double t = -1;
 	int fds[2], status;
 	pid_t pid;
 
-	if (p == MAP_FAILED)
+	if (!p)
 		return -1;
-	for (int i = 0; i < PAGES; i++)
-		p[(size_t)i * PAGE] = 1;
 	if (pipe(fds) < 0)
 		goto cleanup;
 	pid = fork();
 	if (pid == 0) {
-		char sink = 0;
-
-		t = now_ns();
-		for (int i = 0; i < PAGES; i++) {
-			if (store)
-				p[(size_t)i * PAGE] = 2;
-			else
-				sink ^= p[(size_t)i * PAGE];
-		}
-		t = (now_ns() - t) / PAGES + (sink & 0);
+		t = touch_ns(p, store);
 		_exit(write(fds[1], &t, sizeof(t)) == sizeof(t) ? 0 : 1);
 	}
 	if (pid > 0) {
@@ -123,25 +134,18 @@ cleanup:
  * has exited without touching them. */
 static double after_fork_ns(void)
 {
-	volatile char *p = mmap(NULL, PAGES * PAGE, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	volatile char *p = map_pages(1);
 	double t = -1;
 	int status;
 	pid_t pid;
 
-	if (p == MAP_FAILED)
+	if (!p)
 		return -1;
-	for (int i = 0; i < PAGES; i++)
-		p[(size_t)i * PAGE] = 1;
 	pid = fork();
 	if (pid == 0)
 		_exit(0);
-	if (pid > 0 && waitpid(pid, &status, 0) == pid) {
-		t = now_ns();
-		for (int i = 0; i < PAGES; i++)
-			p[(size_t)i * PAGE] = 2;
-		t = (now_ns() - t) / PAGES;
-	}
+	if (pid > 0 && waitpid(pid, &status, 0) == pid)
+		t = touch_ns(p, 1);
 	munmap((void *)p, PAGES * PAGE);
 	return t;
 }
