@@ -66,7 +66,7 @@ void mt_record_prefault_start(void);
  * without the lock prefix: nothing else writes head (the collector only
  * reads it), and one instruction leaves no gap between its read and its
  * write for a signal handler of the thread that records (a fatal
- * signal's stop).  The lock made the store buffer drain at every event,
+ * signal's stop).  A locked add drains the store buffer at every event,
  * the last event's slot stores with it.
  */
 static inline uint64_t mt_record_take(mt_ring_hdr_t *h, uint64_t n)
