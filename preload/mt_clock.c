@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -188,12 +189,32 @@ static void say_why(char *why, size_t cap, const char *a, const char *b, size_t 
 		why[at] = 0;
 }
 
-int mt_clock_tsc_usable(const char *cpuinfo, const char *clocksource, char *why,
-			size_t cap)
+/* Which clock the clocksource's name (up to its '\n' or NUL) is: 1 the
+ * TSC itself; 2 a hypervisor's clock that the kernel scales from the TSC
+ * with a page the hypervisor keeps (kvm-clock's pvclock, Hyper-V's TSC
+ * page); 0 another. */
+static int clocksource_kind(const char *name)
+{
+	static const char *const scaled[] = { "kvm-clock", "hyperv_clocksource_tsc_page" };
+	size_t n = 0;
+
+	while (name[n] && name[n] != '\n')
+		n++;
+	if (n == 3 && !memcmp(name, "tsc", 3))
+		return 1;
+	for (size_t i = 0; i < sizeof(scaled) / sizeof(scaled[0]); i++)
+		if (n == strlen(scaled[i]) && !memcmp(name, scaled[i], n))
+			return 2;
+	return 0;
+}
+
+int mt_clock_tsc_usable(const char *cpuinfo, const char *clocksource, int vdso_in_user,
+			char *why, size_t cap)
 {
 	static const char *const need[] = { "constant_tsc", "nonstop_tsc" };
 	const char *flags;
 	size_t n = 0;
+	int kind;
 
 	if (!clocksource) {
 		say_why(why, cap, "the kernel's clocksource not readable", "", 0, "");
@@ -201,9 +222,15 @@ int mt_clock_tsc_usable(const char *cpuinfo, const char *clocksource, char *why,
 	}
 	while (clocksource[n] && clocksource[n] != '\n')
 		n++;
-	if (n != 3 || clocksource[0] != 't' || clocksource[1] != 's' || clocksource[2] != 'c') {
+	kind = clocksource_kind(clocksource);
+	if (!kind) {
 		say_why(why, cap, "the kernel's clocksource is ", clocksource, n < 40 ? n : 40,
-			", not tsc");
+			", not the TSC's");
+		return 0;
+	}
+	if (kind == 2 && !vdso_in_user) {
+		say_why(why, cap, "the kernel's clocksource is ", clocksource, n < 40 ? n : 40,
+			", which the vDSO reads by a system call");
 		return 0;
 	}
 	flags = cpuinfo ? flags_line(cpuinfo) : NULL;
@@ -226,6 +253,10 @@ int mt_clock_tsc_usable(const char *cpuinfo, const char *clocksource, char *why,
 
 #define INTERVAL_NS 1000000u /* an anchor a millisecond of events */
 #define LIMIT_INTERVALS 4    /* past that, clock_gettime() */
+/* Readings before the first calibration: judging the machine (mostly
+ * /proc/cpuinfo) costs some 70 us, what the TSC saves on this many
+ * readings, so a short process never judges it. */
+#define EARLY_READINGS 4096u
 #define MAX_AHEAD_NS 20000u  /* a calibration this far ahead is wrong */
 #define MAX_BRACKET_NS 300u  /* a measurement no looser */
 #define FIRST_BRACKET 2048u  /* counts, before the rate is known */
@@ -259,6 +290,7 @@ static _Atomic uint64_t published; /* the generation in use; 0: none */
 static _Atomic uint64_t tickets;   /* generations handed out */
 static _Atomic uint64_t claim_until; /* no other anchoring before this count */
 static _Atomic uint64_t first_mult;  /* the first calibration's rate */
+static _Atomic uint64_t early_readings; /* up to EARLY_READINGS */
 
 /* 0 not asked, 2 being asked, 1 the TSC may be used, -1 it may not. */
 static _Atomic int verdict;
@@ -380,35 +412,74 @@ static long read_into(const char *path, char *buf, size_t cap)
 	return (long)have;
 }
 
+/*
+ * Whether clock_gettime(CLOCK_MONOTONIC) returns without entering the
+ * kernel (mt_clock.h): the best of eight calls through the vDSO takes under half the
+ * best of eight system calls.  The vDSO reads kvm-clock or Hyper-V's TSC
+ * page itself only while the hypervisor says every CPU's counter is in
+ * step with one scale (kvm-clock's PVCLOCK_TSC_STABLE_BIT, a valid TSC
+ * page); otherwise it makes the system call, which costs at least the
+ * kernel's entry and exit on top of the same reading.  Only in a thread
+ * that may execute RDTSC (the timing's, and the vDSO's own).
+ */
+int mt_clock_vdso_in_user(void)
+{
+	uint64_t best[2] = { UINT64_MAX, UINT64_MAX };
+	int how = 0, saved = errno;
+
+	if (mt_real_syscall6(SYS_prctl, PR_GET_TSC, (long)&how, 0, 0, 0, 0) != 0 ||
+	    how != PR_TSC_ENABLE)
+		return 0;
+	for (int i = 0; i < 16; i++) {
+		struct timespec ts;
+		uint64_t a = rdtsc(), b;
+
+		if (i % 2)
+			mt_real_syscall6(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0, 0, 0, 0);
+		else
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+		b = rdtsc();
+		if (b - a < best[i % 2])
+			best[i % 2] = b - a;
+	}
+	errno = saved;
+	return best[0] < best[1] / 2;
+}
+
+/* In mt_nofd's child, or in place: rc[1] the clocksource's length; where
+ * it is the TSC's, rc[0] /proc/cpuinfo's; where it is a hypervisor's,
+ * rc[2] whether the vDSO reads it in user space. */
 static long read_machine(void *arg)
 {
 	long *rc = arg;
+	int kind;
 
 	/* The clocksource first: /proc/cpuinfo can take milliseconds (the
 	 * kernel asks each CPU its frequency), and is read only where the
 	 * kernel keeps time by the TSC. */
 	rc[1] = read_into("/sys/devices/system/clocksource/clocksource0/current_clocksource",
 			  clocksource_buf, sizeof(clocksource_buf));
-	if (rc[1] == 4 && !memcmp(clocksource_buf, "tsc\n", 4))
+	if (rc[1] <= 0)
+		return 0;
+	kind = clocksource_kind(clocksource_buf);
+	if (kind == 2)
+		rc[2] = mt_clock_vdso_in_user();
+	if (kind == 1 || rc[2] > 0)
 		rc[0] = read_into("/proc/cpuinfo", cpuinfo_buf, sizeof(cpuinfo_buf));
 	return 0;
 }
 
 static _Atomic int locked_down;
 
-void mt_clock_program_locks_down(void)
-{
-	atomic_store(&locked_down, 1);
-}
-
-/* Ask the machine once: at the start (mt_clock_decide), or, in a
- * process that started with threads, when the calibration is due, unless
- * the program has locked its system calls down (the child's clone could
- * be fatal). */
+/* Ask the machine once: when the calibration is due, or before the
+ * program installs a seccomp filter (the child's clone could be refused,
+ * or fatal, after it), or at the start of a process that starts under
+ * one.  A process that has never had a thread asks in place, every
+ * signal blocked (mt_nofd_set_alone), as its start would. */
 static void decide(void)
 {
-	long rc[2] = { -1, -1 };
-	int expected = 0;
+	long rc[3] = { -1, -1, 0 };
+	int expected = 0, in_place = 0;
 
 	if (!atomic_compare_exchange_strong(&verdict, &expected, 2))
 		return;
@@ -416,15 +487,28 @@ static void decide(void)
 		stop("the program installed a seccomp filter before the TSC was judged", 0);
 		return;
 	}
+	if (__libc_single_threaded && !mt_nofd_alone()) {
+		mt_nofd_set_alone(1);
+		in_place = 1;
+	}
 	if (mt_nofd_run(read_machine, rc) < 0)
-		rc[0] = rc[1] = -1;
+		rc[0] = rc[1] = rc[2] = -1;
+	if (in_place)
+		mt_nofd_set_alone(0);
 	if (mt_clock_tsc_usable(rc[0] > 0 ? cpuinfo_buf : NULL,
-				rc[1] > 0 ? clocksource_buf : NULL, verdict_why,
+				rc[1] > 0 ? clocksource_buf : NULL, rc[2] > 0, verdict_why,
 				sizeof(verdict_why))) {
 		atomic_store(&verdict, 1);
 	} else {
 		stop(verdict_why, 0);
 	}
+}
+
+void mt_clock_program_locks_down(void)
+{
+	if (atomic_load(&verdict) == 0)
+		decide();
+	atomic_store(&locked_down, 1);
 }
 
 void mt_clock_decide(void)
@@ -567,9 +651,11 @@ static __attribute__((noinline)) uint64_t slow_now(uint64_t now, int have_now)
 	} else {
 		/* None yet, or calibrating: the clock's, and the next
 		 * measurement once an interval has passed. */
-		uint64_t t = monotonic();
+		uint64_t t = monotonic(), r = LD(early_readings);
 
-		if (!v_ok || t - v.m_ns >= INTERVAL_NS)
+		if (r < EARLY_READINGS)
+			ST(early_readings, r + 1); /* a count lost to a race is no matter */
+		else if (!v_ok || t - v.m_ns >= INTERVAL_NS)
 			try_anchor(now);
 		return t;
 	}
@@ -614,8 +700,12 @@ int mt_clock_tsc_in_use(const char **why)
 	if (atomic_load(&verdict) == 1 && read_anchor(g, &v) && v.mult &&
 	    mt_clock_thread_tsc_ok())
 		return 1;
-	*why = mt_clock_thread_tsc_ok() ? atomic_load(&why_not) :
-	       "this thread may not execute RDTSC";
+	if (!mt_clock_thread_tsc_ok())
+		*why = "this thread may not execute RDTSC";
+	else if (atomic_load(&verdict) == 0)
+		*why = "the machine is not judged yet";
+	else
+		*why = atomic_load(&why_not);
 	return 0;
 }
 
@@ -623,6 +713,11 @@ int mt_clock_tsc_in_use(const char **why)
 
 void mt_clock_program_locks_down(void)
 {
+}
+
+int mt_clock_vdso_in_user(void)
+{
+	return 0;
 }
 
 uint64_t mt_clock_now(void)

@@ -34,18 +34,23 @@
  * are fenced on both sides.
  *
  * The TSC is used only on x86-64, in a thread that may execute RDTSC
- * (prctl(PR_SET_TSC) below), once the process has read the clock for a
- * millisecond, and only where the kernel's clocksource is "tsc" (it found
- * the counters of all CPUs in step) and /proc/cpuinfo's flags have
- * constant_tsc and nonstop_tsc (an invariant counter).  Those files are
- * read at the start, while the process has one thread, in place
- * (mt_clock_decide: three system calls where the clocksource is not the
- * TSC), and a forked child keeps the answer; a process that started with
- * threads reads them when the calibration is due, in one mt_nofd child,
- * unless it has installed a seccomp filter by then (the clone could be
- * fatal).  A calibration that looks
- * wrong (a rate 1 % off the first, 20 us ahead, a counter that went back)
- * stops it for the process.  Everywhere else t is clock_gettime()'s.
+ * (prctl(PR_SET_TSC) below), once the process has read the clock 4,096
+ * times and then for a millisecond, and only where the kernel's clock is
+ * the TSC's and /proc/cpuinfo's flags have constant_tsc and nonstop_tsc
+ * (an invariant counter): the clocksource "tsc" (the kernel found the
+ * counters of all CPUs in step), or kvm-clock or Hyper-V's TSC page while
+ * the vDSO reads them without a system call (the hypervisor promises the
+ * counters in step; mt_clock_tsc_usable).  The machine is judged once,
+ * when the calibration first needs it: reading those files and timing the
+ * vDSO cost some 70 us, what the TSC saves over about 4,096 readings, so
+ * a short process never pays it.  A process that has never had a thread
+ * reads them in place, every signal blocked; one that has, in one mt_nofd
+ * child; one about to install a seccomp filter judges the machine first
+ * (the clone could be refused, or fatal, after it), and one that starts
+ * under a filter judges it at its start.  A forked child keeps the answer.
+ * A calibration that looks wrong (a rate 1 % off the first, 20 us ahead,
+ * a counter that went back) stops it for the process.  Everywhere else t
+ * is clock_gettime()'s.
  *
  * t never goes back in one thread (each thread keeps its last reading);
  * nothing orders readings between threads (the unfenced read above, and
@@ -96,28 +101,40 @@ int mt_clock_thread_forbids_tsc(void);
 void mt_clock_thread_tsc_changed(void);
 
 /* The program is about to install a seccomp filter (prctl(PR_SET_SECCOMP)
- * or seccomp(2), seen by the hooks): a process whose TSC is not judged yet
- * never reads the machine's files (the clone of mt_nofd's child could be
- * refused, or fatal) and keeps clock_gettime(). */
+ * or seccomp(2), seen by the hooks): the machine is judged now if it is
+ * not yet, as mt_nofd's child could be refused, or fatal, once the filter
+ * is in place; a judging left to another thread meanwhile ends in
+ * clock_gettime(). */
 void mt_clock_program_locks_down(void);
 
 /* Judge the machine now, if it is not judged yet: its files read through
- * mt_nofd (in place while the process has one thread, mt_nofd_set_alone).
- * The start calls it while it is alone, so that no process asks later in
- * a child of its own; a forked child keeps its parent's verdict. */
+ * mt_nofd (in place while the process has never had a thread).  The start
+ * of a process that runs under a seccomp filter calls it, as it may not
+ * be able to read them later; a forked child keeps its parent's verdict. */
 void mt_clock_decide(void);
 
 /*
  * Whether the TSC may stand for CLOCK_MONOTONIC, judged from the text of
- * /sys/devices/system/clocksource/clocksource0/current_clocksource (must
- * be "tsc"; judged first, as the process reads /proc/cpuinfo, which can
- * take milliseconds, only then) and of /proc/cpuinfo (its first "flags"
- * line must have constant_tsc and nonstop_tsc): 1 yes; 0 no, with why in
- * why (cap bytes, "what was found").  Either text may be NULL: not
- * readable.
+ * /sys/devices/system/clocksource/clocksource0/current_clocksource and
+ * of /proc/cpuinfo: the clocksource must be computed from the TSC, and
+ * cpuinfo's first "flags" line must have constant_tsc and nonstop_tsc
+ * (an invariant counter).  The clocksources computed from the TSC are
+ * "tsc" (the kernel found the counters of all CPUs in step) and a
+ * hypervisor's scaled TSC, "kvm-clock" or "hyperv_clocksource_tsc_page",
+ * when vdso_in_user (mt_clock_vdso_in_user()): the vDSO reads those
+ * itself only while the hypervisor promises every CPU's counter in step
+ * under one scale, and makes the system call otherwise.  1 yes; 0 no,
+ * with why in why (cap bytes, "what was found").  Either text may be
+ * NULL: not readable.
  */
-int mt_clock_tsc_usable(const char *cpuinfo, const char *clocksource,
+int mt_clock_tsc_usable(const char *cpuinfo, const char *clocksource, int vdso_in_user,
 			char *why, size_t cap);
+
+/* 1 when clock_gettime(CLOCK_MONOTONIC) returns without entering the
+ * kernel, timed against its system call (x86-64, in a thread that may
+ * execute RDTSC); 0 otherwise.  Some twenty microseconds where a system
+ * call costs one. */
+int mt_clock_vdso_in_user(void);
 
 /* 1 when mt_clock_now() converts the TSC in a thread that may read it; 0
  * when it reads clock_gettime(), with *why (a static string) saying why:

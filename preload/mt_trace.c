@@ -737,7 +737,6 @@ static void atfork_child(void)
 			/* One thread: the registration and the files its
 			 * header reads take no child (mt_nofd_set_alone). */
 			mt_nofd_set_alone(1);
-			mt_clock_decide();
 			begin_trace_locked(name, 0, stack_depth, ppid, 1);
 			mt_nofd_set_alone(0);
 		}
@@ -865,7 +864,12 @@ void mt_trace_init(void)
 	 * through a busy scheduler (docs/performance.md). */
 	if (__libc_single_threaded) {
 		mt_nofd_set_alone(1);
-		mt_clock_decide();
+		/* The clock judges the machine when its calibration is due,
+		 * which most short processes never reach; one that starts
+		 * under a filter judges it now, as it may not be able to
+		 * then. */
+		if (filtered)
+			mt_clock_decide();
 	}
 	mt_lock_take();
 	rc = begin_trace_locked(name, root, mt_settings_depth(getenv("MEMTRACE_STACK_DEPTH")),

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,7 +57,7 @@ static int machine_tsc_usable(char *why, size_t cap)
 	}
 	source[n] = 0;
 #if defined(__x86_64__)
-	return mt_clock_tsc_usable(cpuinfo, n ? source : NULL, why, cap);
+	return mt_clock_tsc_usable(cpuinfo, n ? source : NULL, mt_clock_vdso_in_user(), why, cap);
 #else
 	snprintf(why, cap, "RDTSC is x86-64's (not this machine)");
 	return 0;
@@ -279,6 +280,49 @@ START_TEST(test_clock_never_goes_back_after_fork)
 }
 END_TEST
 
+/*
+ * A process that reads the clock a few times never judges the machine
+ * (its files and the vDSO's timing cost what the TSC saves over some
+ * 4,096 readings), however long it lives; one that reads it more judges
+ * it, and converts the TSC where the machine allows it.  In a child, as
+ * the judging is once a process.
+ */
+START_TEST(test_clock_a_process_that_reads_it_a_few_times_never_judges_the_machine)
+{
+	const char *why = "";
+	char found[160];
+	int usable = machine_tsc_usable(found, sizeof(found)), status;
+	pid_t pid;
+
+	mt_clock_tsc_in_use(&why);
+	if (strcmp(why, "the machine is not judged yet") != 0) {
+		MT_TEST_SKIP("this process has judged the machine already (%s)", why);
+		return;
+	}
+	pid = fork();
+	mt_quiet(pid >= 0, "fork failed");
+	if (pid == 0) {
+		alarm(30);
+		for (int i = 0; i < 100; i++) {
+			mt_clock_now();
+			sleep_ns(100 * US);
+		}
+		if (mt_clock_tsc_in_use(&why) || strcmp(why, "the machine is not judged yet") != 0)
+			_exit(3);
+		for (int i = 0; i < 5000; i++)
+			mt_clock_now();
+		read_for(5);
+		if (usable ? !mt_clock_tsc_in_use(&why) :
+		    mt_clock_tsc_in_use(&why) || !strcmp(why, "the machine is not judged yet"))
+			_exit(4);
+		_exit(0);
+	}
+	mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "the child ended with status %#x", status);
+}
+END_TEST
+
 /* A thread that reads the TSC, forbids it, reads the clock by the system
  * call, allows it again and reads the TSC: in a child (a RDTSC made
  * while forbidden kills it), and never going back across the changes. */
@@ -330,14 +374,20 @@ static const char cpuinfo_head[] =
 	"processor\t: 0\nvendor_id\t: AuthenticAMD\n"
 	"vmx flags\t: constant_tsc nonstop_tsc\n";
 
-static int usable_with(const char *flags, const char *source, char *why, size_t cap)
+static int usable_with_vdso(const char *flags, const char *source, int vdso_in_user,
+			    char *why, size_t cap)
 {
 	static char text[1024];
 
 	snprintf(text, sizeof(text), "%sflags\t\t: %s\nbugs\t\t: sysret_ss_attrs\n"
 		 "\nprocessor\t: 1\nflags\t\t: constant_tsc nonstop_tsc\n",
 		 cpuinfo_head, flags);
-	return mt_clock_tsc_usable(text, source, why, cap);
+	return mt_clock_tsc_usable(text, source, vdso_in_user, why, cap);
+}
+
+static int usable_with(const char *flags, const char *source, char *why, size_t cap)
+{
+	return usable_with_vdso(flags, source, 1, why, cap);
 }
 
 START_TEST(test_clock_falls_back_where_the_cpuinfo_flags_lack_an_invariant_tsc)
@@ -350,9 +400,9 @@ START_TEST(test_clock_falls_back_where_the_cpuinfo_flags_lack_an_invariant_tsc)
 	ck_assert_str_eq(why, "/proc/cpuinfo's flags lack constant_tsc");
 	mt_quiet_int_eq(usable_with("", "tsc\n", why, sizeof(why)), 0);
 	ck_assert_str_eq(why, "/proc/cpuinfo's flags lack constant_tsc");
-	mt_quiet_int_eq(mt_clock_tsc_usable("processor\t: 0\n", "tsc\n", why, sizeof(why)), 0);
+	mt_quiet_int_eq(mt_clock_tsc_usable("processor\t: 0\n", "tsc\n", 1, why, sizeof(why)), 0);
 	ck_assert_str_eq(why, "no flags line in /proc/cpuinfo");
-	mt_quiet_int_eq(mt_clock_tsc_usable(NULL, "tsc\n", why, sizeof(why)), 0);
+	mt_quiet_int_eq(mt_clock_tsc_usable(NULL, "tsc\n", 1, why, sizeof(why)), 0);
 	ck_assert_str_eq(why, "/proc/cpuinfo not readable");
 }
 END_TEST
@@ -361,12 +411,35 @@ START_TEST(test_clock_falls_back_where_the_clocksource_is_not_the_tsc)
 {
 	char why[160];
 
-	mt_quiet_int_eq(usable_with("constant_tsc nonstop_tsc", "kvm-clock\n", why, sizeof(why)), 0);
-	ck_assert_str_eq(why, "the kernel's clocksource is kvm-clock, not tsc");
+	mt_quiet_int_eq(usable_with("constant_tsc nonstop_tsc", "hpet\n", why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "the kernel's clocksource is hpet, not the TSC's");
+	mt_quiet_int_eq(usable_with("constant_tsc nonstop_tsc", "acpi_pm\n", why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "the kernel's clocksource is acpi_pm, not the TSC's");
 	mt_quiet_int_eq(usable_with("constant_tsc nonstop_tsc", "tsc-early\n", why, sizeof(why)), 0);
-	ck_assert_str_eq(why, "the kernel's clocksource is tsc-early, not tsc");
+	ck_assert_str_eq(why, "the kernel's clocksource is tsc-early, not the TSC's");
+	mt_quiet_int_eq(usable_with("constant_tsc nonstop_tsc", "kvm-clock-x\n", why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "the kernel's clocksource is kvm-clock-x, not the TSC's");
 	mt_quiet_int_eq(usable_with("constant_tsc nonstop_tsc", NULL, why, sizeof(why)), 0);
 	ck_assert_str_eq(why, "the kernel's clocksource not readable");
+}
+END_TEST
+
+/* kvm-clock and Hyper-V's TSC page are the TSC scaled by the hypervisor,
+ * in step on every CPU only while the vDSO reads them itself. */
+START_TEST(test_clock_falls_back_where_the_vdso_reads_a_hypervisor_clock_by_system_call)
+{
+	char why[160];
+
+	mt_quiet_int_eq(usable_with_vdso("constant_tsc nonstop_tsc", "kvm-clock\n", 0,
+					 why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "the kernel's clocksource is kvm-clock, which the vDSO reads "
+			 "by a system call");
+	mt_quiet_int_eq(usable_with_vdso("constant_tsc nonstop_tsc",
+					 "hyperv_clocksource_tsc_page\n", 0, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "the kernel's clocksource is hyperv_clocksource_tsc_page, which "
+			 "the vDSO reads by a system call");
+	mt_quiet_int_eq(usable_with_vdso("constant_tsc", "kvm-clock\n", 1, why, sizeof(why)), 0);
+	ck_assert_str_eq(why, "/proc/cpuinfo's flags lack nonstop_tsc");
 }
 END_TEST
 
@@ -377,6 +450,57 @@ START_TEST(test_clock_takes_the_tsc_where_it_is_invariant_and_the_clocksource)
 	mt_quiet_int_eq(usable_with("fpu tsc constant_tsc nonstop_tsc tsc_known_freq", "tsc\n",
 				    why, sizeof(why)), 1);
 	mt_quiet_int_eq(usable_with("nonstop_tsc constant_tsc", "tsc", why, sizeof(why)), 1);
+	mt_quiet_int_eq(usable_with_vdso("nonstop_tsc constant_tsc", "tsc\n", 0, why,
+					 sizeof(why)), 1);
+}
+END_TEST
+
+START_TEST(test_clock_takes_the_tsc_where_the_vdso_reads_a_hypervisor_clock_itself)
+{
+	char why[160] = "";
+
+	mt_quiet_int_eq(usable_with_vdso("constant_tsc nonstop_tsc", "kvm-clock\n", 1, why,
+					 sizeof(why)), 1);
+	mt_quiet_int_eq(usable_with_vdso("constant_tsc nonstop_tsc",
+					 "hyperv_clocksource_tsc_page", 1, why, sizeof(why)), 1);
+}
+END_TEST
+
+/* Under the tsc clocksource a process with a vDSO reads the clock
+ * without entering the kernel, and is judged so; a hypervisor's clock is
+ * judged as the hypervisor has it (printed); a thread that forbids RDTSC
+ * is never timed, as the vDSO may execute it. */
+START_TEST(test_clock_judges_whether_the_vdso_enters_the_kernel)
+{
+#if defined(__x86_64__)
+	static char source[64];
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+	size_t n = f ? fread(source, 1, sizeof(source) - 1, f) : 0;
+	int status;
+	pid_t pid;
+
+	if (f)
+		fclose(f);
+	source[n] = 0;
+	if (!strcmp(source, "tsc\n") && getauxval(AT_SYSINFO_EHDR))
+		mt_quiet_int_eq(mt_clock_vdso_in_user(), 1);
+	else
+		printf("clock: the vDSO %s the %.*s clocksource itself\n",
+		       mt_clock_vdso_in_user() ? "reads" : "does not read", (int)strcspn(source, "\n"),
+		       source);
+	pid = fork();
+	mt_quiet(pid >= 0, "fork failed");
+	if (pid == 0) {
+		if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV) != 0)
+			_exit(3);
+		_exit(mt_clock_vdso_in_user() ? 4 : 0);
+	}
+	mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "the child ended with status %#x", status);
+#else
+	MT_TEST_SKIP("RDTSC is x86-64's (not this machine)");
+#endif
 }
 END_TEST
 
@@ -391,9 +515,13 @@ Suite *mt_suite_clock(void)
 	tcase_add_test(tc, test_clock_in_threads_taking_turns_stays_within_a_microsecond);
 	tcase_add_test(tc, test_clock_never_goes_back_after_fork);
 	tcase_add_test(tc, test_clock_a_thread_that_changes_its_rdtsc_setting_never_goes_back);
+	tcase_add_test(tc, test_clock_a_process_that_reads_it_a_few_times_never_judges_the_machine);
 	tcase_add_test(tc, test_clock_falls_back_where_the_cpuinfo_flags_lack_an_invariant_tsc);
 	tcase_add_test(tc, test_clock_falls_back_where_the_clocksource_is_not_the_tsc);
+	tcase_add_test(tc, test_clock_falls_back_where_the_vdso_reads_a_hypervisor_clock_by_system_call);
 	tcase_add_test(tc, test_clock_takes_the_tsc_where_it_is_invariant_and_the_clocksource);
+	tcase_add_test(tc, test_clock_takes_the_tsc_where_the_vdso_reads_a_hypervisor_clock_itself);
+	tcase_add_test(tc, test_clock_judges_whether_the_vdso_enters_the_kernel);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
