@@ -10,7 +10,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -466,11 +465,10 @@ START_TEST(test_clock_takes_the_tsc_where_the_vdso_reads_a_hypervisor_clock_itse
 }
 END_TEST
 
-/* Under the tsc clocksource a process with a vDSO reads the clock
- * without entering the kernel, and is judged so; a hypervisor's clock is
- * judged as the hypervisor has it (printed); a thread that forbids RDTSC
- * is never timed, as the vDSO may execute it. */
-START_TEST(test_clock_judges_whether_the_vdso_enters_the_kernel)
+/* Whether the vDSO reads the clock itself is the machine's (printed; the
+ * ten-second test holds the verdict where it says yes); a thread that
+ * forbids RDTSC is never timed, as the vDSO may execute it. */
+START_TEST(test_clock_never_times_the_vdso_in_a_thread_that_forbids_rdtsc)
 {
 #if defined(__x86_64__)
 	static char source[64];
@@ -482,12 +480,9 @@ START_TEST(test_clock_judges_whether_the_vdso_enters_the_kernel)
 	if (f)
 		fclose(f);
 	source[n] = 0;
-	if (!strcmp(source, "tsc\n") && getauxval(AT_SYSINFO_EHDR))
-		mt_quiet_int_eq(mt_clock_vdso_in_user(), 1);
-	else
-		printf("clock: the vDSO %s the %.*s clocksource itself\n",
-		       mt_clock_vdso_in_user() ? "reads" : "does not read", (int)strcspn(source, "\n"),
-		       source);
+	printf("clock: the vDSO %s the %.*s clocksource itself\n",
+	       mt_clock_vdso_in_user() ? "reads" : "does not read", (int)strcspn(source, "\n"),
+	       source);
 	pid = fork();
 	mt_quiet(pid >= 0, "fork failed");
 	if (pid == 0) {
@@ -521,7 +516,7 @@ Suite *mt_suite_clock(void)
 	tcase_add_test(tc, test_clock_falls_back_where_the_vdso_reads_a_hypervisor_clock_by_system_call);
 	tcase_add_test(tc, test_clock_takes_the_tsc_where_it_is_invariant_and_the_clocksource);
 	tcase_add_test(tc, test_clock_takes_the_tsc_where_the_vdso_reads_a_hypervisor_clock_itself);
-	tcase_add_test(tc, test_clock_judges_whether_the_vdso_enters_the_kernel);
+	tcase_add_test(tc, test_clock_never_times_the_vdso_in_a_thread_that_forbids_rdtsc);
 	tcase_set_timeout(tc, 60);
 	suite_add_tcase(s, tc);
 	return s;
