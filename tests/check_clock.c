@@ -86,6 +86,17 @@ static int off_clock(uint64_t before, uint64_t t, uint64_t after)
 	return t + US < before || t > after + US;
 }
 
+/* Wait for the child pid, which must exit with 0 (its other statuses
+ * say which of its checks failed). */
+static void wait_child_ok(pid_t pid)
+{
+	int status;
+
+	mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "the child ended with status %#x", status);
+}
+
 START_TEST(test_clock_reads_clock_monotonic_and_realtime)
 {
 	for (int i = 0; i < 100000; i++) {
@@ -111,7 +122,6 @@ START_TEST(test_clock_in_a_thread_that_forbids_rdtsc_makes_the_system_call)
 {
 #if defined(__x86_64__)
 	pid_t pid = fork();
-	int status;
 
 	mt_quiet(pid >= 0, "fork failed");
 	if (pid == 0) {
@@ -132,9 +142,7 @@ START_TEST(test_clock_in_a_thread_that_forbids_rdtsc_makes_the_system_call)
 		}
 		_exit(0);
 	}
-	mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
-	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		 "the child ended with status %#x", status);
+	wait_child_ok(pid);
 #endif
 }
 END_TEST
@@ -248,7 +256,7 @@ START_TEST(test_clock_never_goes_back_after_fork)
 {
 	const char *why = NULL;
 	char found[160];
-	int usable = machine_tsc_usable(found, sizeof(found)), status;
+	int usable = machine_tsc_usable(found, sizeof(found));
 	uint64_t parent;
 	pid_t pid;
 
@@ -273,9 +281,7 @@ START_TEST(test_clock_never_goes_back_after_fork)
 		}
 		_exit(usable && !mt_clock_tsc_in_use(&why) ? 6 : 0);
 	}
-	mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
-	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		 "the child ended with status %#x", status);
+	wait_child_ok(pid);
 }
 END_TEST
 
@@ -290,7 +296,7 @@ START_TEST(test_clock_a_process_that_reads_it_a_few_times_never_judges_the_machi
 {
 	const char *why = "";
 	char found[160];
-	int usable = machine_tsc_usable(found, sizeof(found)), status;
+	int usable = machine_tsc_usable(found, sizeof(found));
 	pid_t pid;
 
 	mt_clock_tsc_in_use(&why);
@@ -316,9 +322,7 @@ START_TEST(test_clock_a_process_that_reads_it_a_few_times_never_judges_the_machi
 			_exit(4);
 		_exit(0);
 	}
-	mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
-	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		 "the child ended with status %#x", status);
+	wait_child_ok(pid);
 }
 END_TEST
 
@@ -329,7 +333,7 @@ START_TEST(test_clock_a_thread_that_changes_its_rdtsc_setting_never_goes_back)
 {
 #if defined(__x86_64__)
 	char found[160];
-	int usable = machine_tsc_usable(found, sizeof(found)), status;
+	int usable = machine_tsc_usable(found, sizeof(found));
 	pid_t pid = fork();
 
 	mt_quiet(pid >= 0, "fork failed");
@@ -360,9 +364,7 @@ START_TEST(test_clock_a_thread_that_changes_its_rdtsc_setting_never_goes_back)
 		}
 		_exit(usable && !mt_clock_tsc_in_use(&why) ? 7 : 0);
 	}
-	mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
-	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		 "the child ended with status %#x", status);
+	wait_child_ok(pid);
 #else
 	MT_TEST_SKIP("RDTSC is x86-64's (not this machine)");
 #endif
@@ -474,7 +476,6 @@ START_TEST(test_clock_never_times_the_vdso_in_a_thread_that_forbids_rdtsc)
 	static char source[64];
 	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
 	size_t n = f ? fread(source, 1, sizeof(source) - 1, f) : 0;
-	int status;
 	pid_t pid;
 
 	if (f)
@@ -490,9 +491,7 @@ START_TEST(test_clock_never_times_the_vdso_in_a_thread_that_forbids_rdtsc)
 			_exit(3);
 		_exit(mt_clock_vdso_in_user() ? 4 : 0);
 	}
-	mt_quiet_int_eq(waitpid(pid, &status, 0), pid);
-	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		 "the child ended with status %#x", status);
+	wait_child_ok(pid);
 #else
 	MT_TEST_SKIP("RDTSC is x86-64's (not this machine)");
 #endif
