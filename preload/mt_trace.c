@@ -649,6 +649,7 @@ static void say_stats(void)
 	mt_ring_hdr_t *h = mt_record_ring.hdr;
 	char cpu[MT_FMT_U64_MAX + 1], lines[MT_FMT_U64_MAX + 1], bytes[MT_FMT_U64_MAX + 1];
 	char msg[4 * MT_FMT_U64_MAX + 64];
+	const char *why;
 	size_t n = 0;
 
 	if (!stats || atomic_load(&h->state) != MT_RING_DONE)
@@ -663,6 +664,10 @@ static void say_stats(void)
 	n += (size_t)(stpcpy(msg + n, " bytes ") - (msg + n));
 	stpcpy(msg + n, bytes);
 	mt_say_line(msg, NULL, NULL);
+	if (mt_clock_tsc_in_use(&why))
+		mt_say_line("clock: the TSC", NULL, NULL);
+	else
+		mt_say_line("clock: clock_gettime(), as ", why, NULL);
 	if (atomic_load(&mt_stack_unwinder) != MT_UNWIND_LIBUNWIND) {
 		uint64_t fast, slow;
 

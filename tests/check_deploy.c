@@ -552,6 +552,43 @@ START_TEST(test_a_program_whose_first_allocation_follows_its_lock_down_is_traced
 }
 END_TEST
 
+/* The machine's clock is judged when the program installs its filter,
+ * as the reading of its files could be refused, or fatal, after it: the
+ * exiting thread's account (MEMTRACE_STATS) gives the machine's verdict,
+ * never "not judged yet" (a process judges only once it has read the
+ * clock 4,096 times, and this one reads it some 4,000) nor the verdict of
+ * a filter that came first.  Alone and with a thread. */
+START_TEST(test_a_program_that_locks_itself_down_judges_the_clock_first)
+{
+	static const char *const how[] = { "first", "thread" };
+	char *dir = mt_test_scratch(), *prog = mt_test_workload("wl_seccomp");
+
+	for (size_t i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+		char *argv[] = { prog, (char *)how[i], NULL };
+		char *trace = mt_test_path(dir, how[i]);
+		mt_test_run_t traced;
+		const char *line;
+
+		mt_test_run_traced(&traced, argv, trace, "MEMTRACE_STATS=1");
+		free(trace);
+		if (traced.status == 77) {
+			mt_test_skip(__func__, "seccomp filters cannot be installed here (%s)",
+				     traced.err);
+			mt_test_run_release(&traced);
+			break;
+		}
+		ck_assert_msg(traced.status == 5, "%s: status %d, stderr: %s", how[i],
+			      traced.status, traced.err);
+		line = strstr(traced.err, "memtrace: clock: ");
+		ck_assert_msg(line, "%s: no clock line: %s", how[i], traced.err);
+		ck_assert_msg(!strstr(line, "not judged yet") && !strstr(line, "seccomp"),
+			      "%s: %s", how[i], traced.err);
+		mt_test_run_release(&traced);
+	}
+	free(prog);
+}
+END_TEST
+
 /* The same program with a filter that refuses (EPERM) what it does not
  * allow, loading a library after the lock-down: the tracer cannot read
  * the new module's file (its child is refused), so tracing stops with
@@ -589,6 +626,7 @@ static void add_lockdown_tests(Suite *s)
 	tcase_add_test(tc, test_a_program_that_locks_itself_down_ends_as_bare);
 	tcase_add_test(tc, test_a_thread_started_after_the_lock_down_is_traced);
 	tcase_add_test(tc, test_a_program_whose_first_allocation_follows_its_lock_down_is_traced);
+	tcase_add_test(tc, test_a_program_that_locks_itself_down_judges_the_clock_first);
 	tcase_add_test(tc, test_a_refused_system_call_stops_tracing_with_one_line);
 	suite_add_tcase(s, tc);
 }
