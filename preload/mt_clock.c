@@ -638,6 +638,16 @@ static __attribute__((noinline)) uint64_t slow_now(uint64_t now, int have_now)
 
 	if (verdict_now < 0)
 		return monotonic();
+	if (!g) {
+		uint64_t r = LD(early_readings);
+
+		/* Too few readings yet for the calibration to pay: no
+		 * counter read either. */
+		if (r < EARLY_READINGS) {
+			ST(early_readings, r + 1); /* a count lost to a race is no matter */
+			return monotonic();
+		}
+	}
 	if (!have_now)
 		now = rdtsc();
 	v_ok = read_anchor(g, &v);
@@ -654,11 +664,9 @@ static __attribute__((noinline)) uint64_t slow_now(uint64_t now, int have_now)
 	} else {
 		/* None yet, or calibrating: the clock's, and the next
 		 * measurement once an interval has passed. */
-		uint64_t t = monotonic(), r = LD(early_readings);
+		uint64_t t = monotonic();
 
-		if (r < EARLY_READINGS)
-			ST(early_readings, r + 1); /* a count lost to a race is no matter */
-		else if (!v_ok || t - v.m_ns >= INTERVAL_NS)
+		if (!v_ok || t - v.m_ns >= INTERVAL_NS)
 			try_anchor(now);
 		return t;
 	}
