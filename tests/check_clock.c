@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -35,28 +36,21 @@ static void sleep_ns(long ns)
 	nanosleep(&ts, NULL);
 }
 
+#define CLOCKSOURCE "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+
 /* Whether the machine lets the TSC stand for CLOCK_MONOTONIC, read here
  * as a test reads it: 1, or 0 with why. */
 static int machine_tsc_usable(char *why, size_t cap)
 {
-	static char cpuinfo[8192], source[64];
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	size_t n = 0;
-
-	if (f) {
-		n = fread(cpuinfo, 1, sizeof(cpuinfo) - 1, f);
-		fclose(f);
-	}
-	cpuinfo[n] = 0;
-	f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
-	n = 0;
-	if (f) {
-		n = fread(source, 1, sizeof(source) - 1, f);
-		fclose(f);
-	}
-	source[n] = 0;
 #if defined(__x86_64__)
-	return mt_clock_tsc_usable(cpuinfo, n ? source : NULL, mt_clock_vdso_in_user(), why, cap);
+	char *cpuinfo = mt_test_read("/proc/cpuinfo", NULL);
+	char *source = mt_test_read(CLOCKSOURCE, NULL);
+	int usable = mt_clock_tsc_usable(cpuinfo, source && *source ? source : NULL,
+					 mt_clock_vdso_in_user(), why, cap);
+
+	free(cpuinfo);
+	free(source);
+	return usable;
 #else
 	snprintf(why, cap, "RDTSC is x86-64's (not this machine)");
 	return 0;
@@ -473,17 +467,13 @@ END_TEST
 START_TEST(test_clock_never_times_the_vdso_in_a_thread_that_forbids_rdtsc)
 {
 #if defined(__x86_64__)
-	static char source[64];
-	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
-	size_t n = f ? fread(source, 1, sizeof(source) - 1, f) : 0;
+	char *source = mt_test_read(CLOCKSOURCE, NULL);
 	pid_t pid;
 
-	if (f)
-		fclose(f);
-	source[n] = 0;
 	printf("clock: the vDSO %s the %.*s clocksource itself\n",
-	       mt_clock_vdso_in_user() ? "reads" : "does not read", (int)strcspn(source, "\n"),
-	       source);
+	       mt_clock_vdso_in_user() ? "reads" : "does not read",
+	       source ? (int)strcspn(source, "\n") : 7, source ? source : "unknown");
+	free(source);
 	pid = fork();
 	mt_quiet(pid >= 0, "fork failed");
 	if (pid == 0) {

@@ -556,8 +556,8 @@ END_TEST
  * as the reading of its files could be refused, or fatal, after it: the
  * exiting thread's account (MEMTRACE_STATS) gives the machine's verdict,
  * never "not judged yet" (a process judges only once it has read the
- * clock 4,096 times, and this one reads it some 4,000) nor the verdict of
- * a filter that came first.  Alone and with a thread. */
+ * clock 4,096 times, and this one reads it fewer times) nor the verdict
+ * of a filter that came first.  Alone and with a thread. */
 START_TEST(test_a_program_that_locks_itself_down_judges_the_clock_first)
 {
 	static const char *const how[] = { "first", "thread" };
