@@ -423,7 +423,9 @@ static long read_into(const char *path, char *buf, size_t cap)
  * which costs at least what getpid does.  A machine whose system calls
  * cost less than twice the vDSO's reading is judged to enter the kernel:
  * the error, if any, is the safe one.  Only in a thread that may execute
- * RDTSC (the timing's, and the vDSO's own).
+ * RDTSC (the timing's, and the vDSO's own).  read_machine calls it in
+ * mt_nofd's child too, whose rules it keeps: clock_gettime() of
+ * CLOCK_MONOTONIC cannot fail, so sets no errno, and takes no lock.
  */
 int mt_clock_vdso_in_user(void)
 {
