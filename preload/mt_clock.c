@@ -423,15 +423,22 @@ static long read_into(const char *path, char *buf, size_t cap)
  * which costs at least what getpid does.  A machine whose system calls
  * cost less than twice the vDSO's reading is judged to enter the kernel:
  * the error, if any, is the safe one.  Only in a thread that may execute
- * RDTSC (the timing's, and the vDSO's own).  read_machine calls it in
- * mt_nofd's child too, whose rules it keeps: clock_gettime() of
- * CLOCK_MONOTONIC cannot fail, so sets no errno, and takes no lock.
+ * RDTSC (the timing's, and the vDSO's own).  Timed once a process (a
+ * forked child keeps the answer): near the bound two timings could
+ * disagree, and the process's verdict and what its callers ask must not.
+ * read_machine calls it in mt_nofd's child too, whose rules it keeps:
+ * clock_gettime() of CLOCK_MONOTONIC cannot fail, so sets no errno, and
+ * takes no lock.
  */
+static _Atomic int vdso_timed; /* 0 not yet; 1 in user space, -1 not */
+
 int mt_clock_vdso_in_user(void)
 {
 	uint64_t best[2] = { UINT64_MAX, UINT64_MAX };
-	int how = 0, saved = errno;
+	int how = 0, saved = errno, timed = atomic_load(&vdso_timed);
 
+	if (timed)
+		return timed > 0;
 	if (mt_real_syscall6(SYS_prctl, PR_GET_TSC, (long)&how, 0, 0, 0, 0) != 0 ||
 	    how != PR_TSC_ENABLE)
 		return 0;
@@ -448,6 +455,7 @@ int mt_clock_vdso_in_user(void)
 			best[i % 2] = b - a;
 	}
 	errno = saved;
+	atomic_store(&vdso_timed, best[0] < best[1] / 2 ? 1 : -1);
 	return best[0] < best[1] / 2;
 }
 

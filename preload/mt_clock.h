@@ -131,9 +131,9 @@ int mt_clock_tsc_usable(const char *cpuinfo, const char *clocksource, int vdso_i
 			char *why, size_t cap);
 
 /* 1 when clock_gettime(CLOCK_MONOTONIC) returns without entering the
- * kernel, timed against the getpid system call (x86-64, in a thread that
- * may execute RDTSC); 0 otherwise.  Some twenty microseconds where a
- * system call costs one. */
+ * kernel, timed against the getpid system call once a process, by the
+ * first thread that asks and may execute RDTSC (x86-64); 0 otherwise.
+ * Some twenty microseconds where a system call costs one. */
 int mt_clock_vdso_in_user(void);
 
 /* 1 when mt_clock_now() converts the TSC in a thread that may read it; 0

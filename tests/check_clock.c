@@ -462,26 +462,39 @@ START_TEST(test_clock_takes_the_tsc_where_the_vdso_reads_a_hypervisor_clock_itse
 END_TEST
 
 /* Whether the vDSO reads the clock itself is the machine's (printed; the
- * ten-second test holds the verdict where it says yes); a thread that
- * forbids RDTSC is never timed, as the vDSO may execute it. */
+ * ten-second test holds the verdict where it says yes).  A thread that
+ * forbids RDTSC is never timed, as the vDSO may execute it: it is told no
+ * while no thread has timed it.  Timed once, the answer stays the
+ * process's, as its verdict on the clock does.  In a child that has timed
+ * nothing yet. */
 START_TEST(test_clock_never_times_the_vdso_in_a_thread_that_forbids_rdtsc)
 {
 #if defined(__x86_64__)
-	char *source = mt_test_read(CLOCKSOURCE, NULL);
-	pid_t pid;
+	char *source;
+	pid_t pid = fork();
 
+	mt_quiet(pid >= 0, "fork failed");
+	if (pid == 0) {
+		int in_user;
+
+		if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV) != 0)
+			_exit(3);
+		if (mt_clock_vdso_in_user())
+			_exit(4);
+		if (prctl(PR_SET_TSC, PR_TSC_ENABLE) != 0)
+			_exit(3);
+		in_user = mt_clock_vdso_in_user();
+		for (int i = 0; i < 100; i++)
+			if (mt_clock_vdso_in_user() != in_user)
+				_exit(5);
+		_exit(0);
+	}
+	wait_child_ok(pid);
+	source = mt_test_read(CLOCKSOURCE, NULL);
 	printf("clock: the vDSO %s the %.*s clocksource itself\n",
 	       mt_clock_vdso_in_user() ? "reads" : "does not read",
 	       source ? (int)strcspn(source, "\n") : 7, source ? source : "unknown");
 	free(source);
-	pid = fork();
-	mt_quiet(pid >= 0, "fork failed");
-	if (pid == 0) {
-		if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV) != 0)
-			_exit(3);
-		_exit(mt_clock_vdso_in_user() ? 4 : 0);
-	}
-	wait_child_ok(pid);
 #else
 	MT_TEST_SKIP("RDTSC is x86-64's (not this machine)");
 #endif
