@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../common/mt_jsonl.h"
+#include "mt_layout.h"
 #include "mt_prefault.h"
 #include "mt_real.h"
 #include "mt_stack.h"
@@ -27,13 +28,13 @@ typedef struct {
 
 /* By id; element 0 unused.  Written under the table lock; count is read
  * without it, so an entry is filled before count covers it. */
-static allocator_t table[MT_API_MAX_ALLOCATORS + 1];
+static allocator_t table[MT_API_MAX_ALLOCATORS + 1] MT_LAYOUT_APART;
 MT_PREFAULT_COLD(table);
 static _Atomic uint32_t count;
 static atomic_int warned_full;
 /* A declaration's line, made under the table lock: a name's bytes may
  * each take six escaped. */
-static char line[MT_JSONL_FIXED_MAX + 6 * MT_API_NAME_MAX];
+static char line[MT_JSONL_FIXED_MAX + 6 * MT_API_NAME_MAX] MT_LAYOUT_APART;
 
 /* Record id's declaration in the current trace unless it has one there.
  * Table lock held. */

@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "mt_layout.h"
 #include "mt_nofd.h"
 #include "mt_real.h"
 
@@ -285,7 +286,7 @@ typedef struct {
 } view_t;
 
 /* Slot 0 stays empty: generation 0 means none published. */
-static anchor_t anchors[SLOTS];
+static anchor_t anchors[SLOTS] MT_LAYOUT_APART;
 static _Atomic uint64_t published; /* the generation in use; 0: none */
 static _Atomic uint64_t tickets;   /* generations handed out */
 static _Atomic uint64_t claim_until; /* no other anchoring before this count */
@@ -387,7 +388,7 @@ static void stop(const char *why, uint64_t floor)
 }
 
 /* In mt_nofd's child: the start of /proc/cpuinfo and the clocksource. */
-static char cpuinfo_buf[4096], clocksource_buf[64];
+static char cpuinfo_buf[4096] MT_LAYOUT_APART, clocksource_buf[64];
 
 static long read_into(const char *path, char *buf, size_t cap)
 {

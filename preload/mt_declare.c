@@ -12,6 +12,7 @@
 
 #include "../common/mt_jsonl.h"
 #include "../common/mt_ring.h"
+#include "mt_layout.h"
 #include "mt_lock.h"
 #include "mt_nofd.h"
 #include "mt_record.h"
@@ -22,7 +23,7 @@
 _Static_assert(MT_DECLARE_LINE_CAP <= MT_RING_TEXT_MAX, "a frame's line fits a record");
 
 /* Declarations' lines, made under the table lock. */
-static char line[MT_DECLARE_LINE_CAP];
+static char line[MT_DECLARE_LINE_CAP] MT_LAYOUT_APART;
 
 /* A declaration's line (made with seq 0) as a text record. */
 static void record_line(size_t len)

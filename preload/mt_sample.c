@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mt_layout.h"
 #include "mt_prefault.h"
 
 uint64_t mt_sample_bytes;
@@ -144,7 +145,7 @@ int mt_sample_take_slow(size_t size)
 #define LEAF_CHUNK (1u << 20)
 
 /* Zero pages until used: 512 KiB of address space. */
-_Atomic(mt_sample_mid_t *) mt_sample_top[MT_SAMPLE_TOP_ENTRIES];
+_Atomic(mt_sample_mid_t *) mt_sample_top[MT_SAMPLE_TOP_ENTRIES] MT_LAYOUT_APART;
 MT_PREFAULT_COLD(mt_sample_top);
 static atomic_flag grow_lock = ATOMIC_FLAG_INIT;
 static char *chunk_next, *chunk_end;

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mt_layout.h"
+
 /* The signals whose default action ends the process; the first CRASHES
  * are shown to the program as they are, the rest are hidden. */
 static const int ending[] = {
@@ -26,7 +28,7 @@ static int (*end_trace)(void);
 static struct sigaction handler;
 static unsigned char ends[NSIG];
 /* What each signal's action was before the handler went in. */
-static struct sigaction previous[NSIG];
+static struct sigaction previous[NSIG] MT_LAYOUT_APART;
 /* 1 while the handler is in place and hidden from the program. */
 static atomic_int hidden[NSIG];
 static int (*real_action)(int, const struct sigaction *, struct sigaction *);

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 
 #include "../common/mt_fmt.h"
+#include "mt_layout.h"
 #include "mt_prefault.h"
 #include "mt_say.h"
 #include "mt_table.h"
@@ -72,7 +73,7 @@ typedef struct {
 	_Atomic uint64_t fast, slow;
 } __attribute__((aligned(64))) shard_t;
 
-static shard_t unwinding[SHARDS];
+static shard_t unwinding[SHARDS] MT_LAYOUT_APART;
 /* What makes new unwinds wait: a fork pending, or a thread unwinding
  * alone (below).  Written rarely: a line of its own, which every core
  * keeps. */

@@ -34,6 +34,7 @@
 #include "../common/mt_ring.h"
 #include "mt_clock.h"
 #include "mt_declare.h"
+#include "mt_layout.h"
 #include "mt_lock.h"
 #include "mt_name.h"
 #include "mt_output.h"
@@ -71,16 +72,16 @@ static int stack_depth = MT_TRACE_DEFAULT_DEPTH;
 /* The ring's size in slots (MEMTRACE_RING_SLOTS, for tests). */
 static uint64_t ring_slots = MT_RING_DEFAULT_SLOTS;
 /* The header's lines, made under the table lock. */
-static char line[MT_DECLARE_LINE_CAP];
+static char line[MT_DECLARE_LINE_CAP] MT_LAYOUT_APART;
 /* The output pattern of descendants (forked children, and every process
  * started below this one): %p is their pid. */
-static char child_pattern[PATH_CAP];
+static char child_pattern[PATH_CAP] MT_LAYOUT_APART;
 /* "MEMTRACE_OUTPUT=" and child_pattern, for the environment of a root
  * whose pattern names no pid (mt_trace_publish_env); empty otherwise. */
-static char env_entry[PATH_CAP + 16];
+static char env_entry[PATH_CAP + 16] MT_LAYOUT_APART;
 /* The collector binary (mt_spawn_find), found once: a forked child
  * starts its own from the same. */
-static char collector[PATH_CAP];
+static char collector[PATH_CAP] MT_LAYOUT_APART;
 /* 1: found; 0: not looked for; -errno: not found. */
 static int collector_found;
 
@@ -795,7 +796,7 @@ void mt_trace_init(void)
 	int expected = 0;
 	/* Once per process (init_state): off the stack, which a first
 	 * hook may find small. */
-	static char pattern[PATH_CAP], made_dir[PATH_CAP];
+	static char pattern[PATH_CAP] MT_LAYOUT_APART, made_dir[PATH_CAP] MT_LAYOUT_APART;
 	const char *env;
 	char name[PATH_CAP];
 	int rc, root, filtered;

@@ -1379,6 +1379,71 @@ START_TEST(test_prefault_data_takes_the_variables_and_leaves_the_cold_arrays)
 }
 END_TEST
 
+/* The section index of name in `readelf -SW`'s listing, or -1. */
+static int section_index(const char *listing, const char *name)
+{
+	for (const char *l = listing; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		char sec[64];
+		int idx;
+
+		if (sscanf(l, " [%d] %63s", &idx, sec) == 2 && !strcmp(sec, name))
+			return idx;
+	}
+	return -1;
+}
+
+START_TEST(test_the_preloads_small_variables_share_one_or_two_pages)
+{
+	char lib[4096];
+	char *sections[] = { "/bin/sh", "-c", "exec readelf -SW \"$0\"", lib, NULL };
+	char *symbols[] = { "/bin/sh", "-c", "exec readelf -sW \"$0\"", lib, NULL };
+	uint64_t lo = UINT64_MAX, hi = 0, big_lo = UINT64_MAX;
+	mt_test_run_t r;
+	int data, bss, small = 0;
+
+	/* A fork copies each page of these the child or the parent writes
+	 * first; spread between the big arrays, some twenty were. */
+	snprintf(lib, sizeof(lib), "%s/libmtpreload.so", mt_test_build_dir());
+	mt_test_run(&r, sections, NULL);
+	ck_assert_int_eq(r.status, 0);
+	data = section_index(r.out, ".data");
+	bss = section_index(r.out, ".bss");
+	mt_test_run_release(&r);
+	ck_assert_int_gt(data, 0);
+	ck_assert_int_gt(bss, 0);
+	mt_test_run(&r, symbols, NULL);
+	ck_assert_int_eq(r.status, 0);
+	for (const char *l = r.out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		char type[32], bind[32], vis[32], ndx[32], size[32];
+		unsigned long long value, n;
+		int at;
+
+		if (sscanf(l, " %d: %llx %31s %31s %31s %31s %31s", &at, &value, size, type,
+			   bind, vis, ndx) != 7 || strcmp(type, "OBJECT") ||
+		    (atoi(ndx) != data && atoi(ndx) != bss))
+			continue;
+		n = strtoull(size, NULL, 0);
+		if (n >= 1024) {
+			if (value < big_lo)
+				big_lo = value;
+			continue;
+		}
+		small++;
+		if (value < lo)
+			lo = value;
+		if (value + n > hi)
+			hi = value + n;
+	}
+	mt_test_run_release(&r);
+	ck_assert_int_gt(small, 20);
+	ck_assert_msg(hi / 4096 - lo / 4096 < 2,
+		      "the preload's %d small variables span pages %#llx to %#llx", small,
+		      (unsigned long long)(lo / 4096), (unsigned long long)((hi - 1) / 4096));
+	ck_assert_msg(hi <= big_lo, "a big array lies among the small variables (at %#llx)",
+		      (unsigned long long)big_lo);
+}
+END_TEST
+
 START_TEST(test_a_grown_table_takes_no_fault_a_page)
 {
 	mt_table_t t = { 0 };
@@ -1491,6 +1556,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(prefault, test_prefault_goes_off_for_good_when_the_program_locks_down);
 	tcase_add_test(prefault, test_prefault_goes_off_at_the_first_refusal);
 	tcase_add_test(prefault, test_prefault_data_takes_the_variables_and_leaves_the_cold_arrays);
+	tcase_add_test(prefault, test_the_preloads_small_variables_share_one_or_two_pages);
 	tcase_add_test(prefault, test_a_grown_table_takes_no_fault_a_page);
 	tcase_add_test(prefault, test_a_rings_first_lap_is_written_without_a_fault_a_page);
 	suite_add_tcase(s, prefault);
