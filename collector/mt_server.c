@@ -11,6 +11,7 @@
 #include <linux/futex.h>
 #include <malloc.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,24 @@ typedef struct ring {
 	int memfd, pidfd;
 	struct ring *next;
 } ring_t;
+
+/*
+ * SCHED_BATCH for this process from here on (the command, forked before,
+ * keeps the policy record was given; the zstd workers, started later,
+ * take this one).  A registration's message wakes this loop as a
+ * synchronous wakeup, which puts it on the CPU of the process that sent
+ * it, and a normal task woken there preempts that process in the middle
+ * of its start; a batch task woken waits for its turn (or for the other
+ * CPU), and takes the same share of the CPU.  300 /bin/true from bash
+ * under record took 0.94x the time (medians of 9 rounds).  A refusal
+ * (a seccomp filter of the user's) changes nothing but that.
+ */
+static void batch_policy(void)
+{
+	struct sched_param sp = { 0 };
+
+	(void)sched_setscheduler(0, SCHED_BATCH, &sp);
+}
 
 /* Signals sent to record that go on to the command. */
 static const int forwarded[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM,
@@ -467,6 +486,7 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	command_pid = pid;
+	batch_policy();
 	/* The command's end wakes the loop (no SIGCHLD handler). */
 	cmdfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (cmdfd >= 0)

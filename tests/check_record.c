@@ -761,6 +761,29 @@ START_TEST(test_records_collector_sleeps_while_no_ring_has_records)
 }
 END_TEST
 
+/* 18b. Record's collector runs as a batch task, which a wakeup never
+ * lets preempt the traced process starting on its CPU; the command keeps
+ * the policy record was given.  Field 41 of /proc/PID/stat is the
+ * policy: 0 SCHED_OTHER, 3 SCHED_BATCH. */
+START_TEST(test_records_collector_is_a_batch_task_and_the_command_is_not)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *args[] = { "sh", "-c",
+			 "p() { sed 's/.*) //' /proc/$1/stat | cut -d' ' -f39; }; "
+			 "echo $(p $PPID) $(p $$)",
+			 NULL };
+	mt_test_run_t r;
+
+	record(&r, out, args);
+	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.err, "");
+	ck_assert_str_eq(r.out, "3 0\n");
+	assert_complete(out);
+	mt_test_run_release(&r);
+	free(out);
+}
+END_TEST
+
 /* 19. A program that fills its ring while record's collector sleeps
  * rings the doorbell and waits no longer than the collector takes: 64
  * slots, 100,000 allocations and frees, every event in the trace, well
@@ -816,6 +839,7 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_a_process_starts_traced_without_a_child_sharing_its_memory);
 	tcase_add_test(tc, test_a_forked_child_keeps_its_parents_clock_verdict_and_needs_no_child);
 	tcase_add_test(tc, test_records_collector_sleeps_while_no_ring_has_records);
+	tcase_add_test(tc, test_records_collector_is_a_batch_task_and_the_command_is_not);
 	tcase_add_test(tc, test_a_full_ring_wakes_records_sleeping_collector);
 	suite_add_tcase(s, tc);
 	return s;
