@@ -28,7 +28,7 @@ typedef struct {
 
 /* By id; element 0 unused.  Written under the table lock; count is read
  * without it, so an entry is filled before count covers it. */
-static allocator_t table[MT_API_MAX_ALLOCATORS + 1] MT_LAYOUT_APART;
+static allocator_t table[MT_API_MAX_ALLOCATORS + 1] MT_LAYOUT_COLD;
 MT_PREFAULT_COLD(table);
 static _Atomic uint32_t count;
 static atomic_int warned_full;

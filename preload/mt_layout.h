@@ -8,6 +8,10 @@
  * tracer touches a page at a time or rarely is declared MT_LAYOUT_APART:
  * the linker puts those after all the others (the Makefile sorts the
  * .bss input sections by name, and ".bss" comes before ".bss.mt_apart").
+ * The arrays a process's start leaves out of the pages it makes resident
+ * (MT_PREFAULT_COLD, mt_prefault.h) are MT_LAYOUT_COLD, last of all
+ * (".bss.mt_cold"): the pages before them are then one range, made
+ * resident by one system call.
  *
  * Only for zero-initialised static storage: the section is NOBITS.
  */
@@ -15,5 +19,6 @@
 #define MT_LAYOUT_H
 
 #define MT_LAYOUT_APART __attribute__((section(".bss.mt_apart")))
+#define MT_LAYOUT_COLD __attribute__((section(".bss.mt_cold")))
 
 #endif

@@ -123,7 +123,10 @@ size_t mt_prefault_data_ranges(uintptr_t (*out)[2], size_t max)
 
 		if (end > hi)
 			end = hi;
-		if (end > at) {
+		/* One page after a cold array, before the next or the end:
+		 * in the preload it holds only the arrays' edges (they lie
+		 * together last, mt_layout.h), not worth a system call. */
+		if (end > at && !(i > 0 && end - at == PAGE)) {
 			out[n][0] = at;
 			out[n][1] = end;
 			n++;

@@ -52,7 +52,9 @@ int mt_prefault_on(void);
  * The tracer's own writable data (.data and .bss), at the start of a
  * process: its variables lie between a few big arrays, and a start writes
  * to some twenty of their pages, a fault each.  Those pages are made
- * resident at once, all but the whole pages of the arrays declared cold:
+ * resident at once, all but the whole pages of the arrays declared cold
+ * and a lone page between two of them or after the last (the preload
+ * keeps them together, last: mt_layout.h):
  * a big array is touched a page or two at a time, or never (the module
  * table, the sampling bitmap), and made resident whole would cost more
  * than its faults.  MT_PREFAULT_COLD(array) after an array's definition

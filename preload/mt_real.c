@@ -19,7 +19,7 @@ mt_real_t mt_real;
 
 /* 64 KiB: dlsym needs a few hundred bytes; the rest is margin for other
  * preloaded libraries that allocate from their constructors first. */
-static _Alignas(64) unsigned char arena[64 << 10] MT_LAYOUT_APART;
+static _Alignas(64) unsigned char arena[64 << 10] MT_LAYOUT_COLD;
 MT_PREFAULT_COLD(arena);
 static atomic_size_t arena_used;
 

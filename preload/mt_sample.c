@@ -145,7 +145,7 @@ int mt_sample_take_slow(size_t size)
 #define LEAF_CHUNK (1u << 20)
 
 /* Zero pages until used: 512 KiB of address space. */
-_Atomic(mt_sample_mid_t *) mt_sample_top[MT_SAMPLE_TOP_ENTRIES] MT_LAYOUT_APART;
+_Atomic(mt_sample_mid_t *) mt_sample_top[MT_SAMPLE_TOP_ENTRIES] MT_LAYOUT_COLD;
 MT_PREFAULT_COLD(mt_sample_top);
 static atomic_flag grow_lock = ATOMIC_FLAG_INIT;
 static char *chunk_next, *chunk_end;

@@ -55,18 +55,18 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int stale;
 /* Set by mt_symbol_lock_down(): a reload reads in a child. */
 static atomic_int locked;
-static module_t modules[MAX_MODULES] MT_LAYOUT_APART;
+static module_t modules[MAX_MODULES] MT_LAYOUT_COLD;
 MT_PREFAULT_COLD(modules);
 static size_t nmodules;
 /* The table before a reload, to hand its views on. */
-static module_t old_modules[MAX_MODULES] MT_LAYOUT_APART;
+static module_t old_modules[MAX_MODULES] MT_LAYOUT_COLD;
 MT_PREFAULT_COLD(old_modules);
 static size_t nold;
 static uint64_t maps_reads, fallbacks, indexed, headers_read;
-static char pool[PATH_POOL] MT_LAYOUT_APART;
+static char pool[PATH_POOL] MT_LAYOUT_COLD;
 MT_PREFAULT_COLD(pool);
 static size_t pool_used;
-static char maps_buf[1 << 16] MT_LAYOUT_APART;
+static char maps_buf[1 << 16] MT_LAYOUT_COLD;
 MT_PREFAULT_COLD(maps_buf);
 /* The last mapping at file offset 0: where its ELF header is. */
 static uint64_t hdr_start;

@@ -1392,14 +1392,15 @@ static int section_index(const char *listing, const char *name)
 	return -1;
 }
 
-START_TEST(test_the_preloads_small_variables_share_one_or_two_pages)
+START_TEST(test_the_preloads_small_variables_lie_together_and_its_cold_tables_last)
 {
 	char lib[4096];
 	char *sections[] = { "/bin/sh", "-c", "exec readelf -SW \"$0\"", lib, NULL };
 	char *symbols[] = { "/bin/sh", "-c", "exec readelf -sW \"$0\"", lib, NULL };
-	uint64_t lo = UINT64_MAX, hi = 0, big_lo = UINT64_MAX;
+	uint64_t lo = UINT64_MAX, hi = 0, big_lo = UINT64_MAX, rest_hi = 0;
+	uint64_t huge[64][2];
 	mt_test_run_t r;
-	int data, bss, small = 0;
+	int data, bss, small = 0, nhuge = 0;
 
 	/* A fork copies each page of these the child or the parent writes
 	 * first; spread between the big arrays, some twenty were. */
@@ -1423,6 +1424,13 @@ START_TEST(test_the_preloads_small_variables_share_one_or_two_pages)
 		    (atoi(ndx) != data && atoi(ndx) != bss))
 			continue;
 		n = strtoull(size, NULL, 0);
+		if (n >= 65536 && nhuge < 64) {
+			huge[nhuge][0] = value;
+			huge[nhuge++][1] = value + n;
+			continue;
+		}
+		if (value + n > rest_hi)
+			rest_hi = value + n;
 		if (n >= 1024) {
 			if (value < big_lo)
 				big_lo = value;
@@ -1441,6 +1449,22 @@ START_TEST(test_the_preloads_small_variables_share_one_or_two_pages)
 		      (unsigned long long)(lo / 4096), (unsigned long long)((hi - 1) / 4096));
 	ck_assert_msg(hi <= big_lo, "a big array lies among the small variables (at %#llx)",
 		      (unsigned long long)big_lo);
+	/* The tables a start leaves cold (64 KiB and more) lie together,
+	 * last, so the pages it makes resident are one range
+	 * (mt_prefault_data_ranges). */
+	ck_assert_int_ge(nhuge, 5);
+	for (int i = 0; i < nhuge; i++) {
+		uint64_t next = UINT64_MAX;
+
+		ck_assert_msg(huge[i][0] >= rest_hi, "a cold table at %#llx lies before %#llx",
+			      (unsigned long long)huge[i][0], (unsigned long long)rest_hi);
+		for (int j = 0; j < nhuge; j++)
+			if (huge[j][0] >= huge[i][1] && huge[j][0] < next)
+				next = huge[j][0];
+		ck_assert_msg(next == UINT64_MAX || next - huge[i][1] < 4096,
+			      "a page or more between the cold tables at %#llx and %#llx",
+			      (unsigned long long)huge[i][1], (unsigned long long)next);
+	}
 }
 END_TEST
 
@@ -1556,7 +1580,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(prefault, test_prefault_goes_off_for_good_when_the_program_locks_down);
 	tcase_add_test(prefault, test_prefault_goes_off_at_the_first_refusal);
 	tcase_add_test(prefault, test_prefault_data_takes_the_variables_and_leaves_the_cold_arrays);
-	tcase_add_test(prefault, test_the_preloads_small_variables_share_one_or_two_pages);
+	tcase_add_test(prefault, test_the_preloads_small_variables_lie_together_and_its_cold_tables_last);
 	tcase_add_test(prefault, test_a_grown_table_takes_no_fault_a_page);
 	tcase_add_test(prefault, test_a_rings_first_lap_is_written_without_a_fault_a_page);
 	suite_add_tcase(s, prefault);
