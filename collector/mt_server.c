@@ -55,21 +55,24 @@ typedef struct ring {
 } ring_t;
 
 /*
- * SCHED_BATCH for this process from here on (the command, forked before,
- * keeps the policy record was given; the zstd workers, started later,
- * take this one).  A registration's message wakes this loop as a
- * synchronous wakeup, which puts it on the CPU of the process that sent
- * it, and a normal task woken there preempts that process in the middle
- * of its start; a batch task woken waits for its turn (or for the other
- * CPU), and takes the same share of the CPU.  300 /bin/true from bash
- * under record took 0.94x the time (medians of 9 rounds).  A refusal
- * (a seccomp filter of the user's) changes nothing but that.
+ * SCHED_BATCH for this process from here on, when it was given the
+ * normal policy (the command, forked before, keeps the policy record was
+ * given; the zstd workers, started later, take this one).  A
+ * registration's message wakes this loop as a synchronous wakeup, which
+ * puts it on the CPU of the process that sent it, and a normal task
+ * woken there preempts that process in the middle of its start; a batch
+ * task woken waits for its turn (or for the other CPU), and takes the
+ * same share of the CPU.  300 /bin/true from bash under record took
+ * 0.94x the time (medians of 9 rounds).  A refusal (a seccomp filter of
+ * the user's) changes nothing but that.
  */
 static void batch_policy(void)
 {
 	struct sched_param sp = { 0 };
 
-	(void)sched_setscheduler(0, SCHED_BATCH, &sp);
+	/* A user who gave record a real-time or idle policy chose it. */
+	if (sched_getscheduler(0) == SCHED_OTHER)
+		(void)sched_setscheduler(0, SCHED_BATCH, &sp);
 }
 
 /* Signals sent to record that go on to the command. */

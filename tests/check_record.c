@@ -784,6 +784,36 @@ START_TEST(test_records_collector_is_a_batch_task_and_the_command_is_not)
 }
 END_TEST
 
+/* 18c. A policy the user gave record (here SCHED_IDLE, 5, which needs
+ * no privilege) is kept by the collector and the command alike. */
+START_TEST(test_records_collector_keeps_a_policy_it_was_given)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *memtrace = mt_test_memtrace();
+	char *argv[] = { "/usr/bin/chrt", "-i", "0", memtrace, "record", "-o", out, "--",
+			 "sh", "-c",
+			 "p() { sed 's/.*) //' /proc/$1/stat | cut -d' ' -f39; }; "
+			 "echo $(p $PPID) $(p $$)",
+			 NULL };
+	mt_test_run_t r;
+
+	if (access(argv[0], X_OK) != 0) {
+		MT_TEST_SKIP("needs chrt to start record under SCHED_IDLE (%s: %s)", argv[0],
+			     strerror(errno));
+		goto cleanup;
+	}
+	mt_test_run(&r, argv, NULL);
+	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.err, "");
+	ck_assert_str_eq(r.out, "5 5\n");
+	assert_complete(out);
+	mt_test_run_release(&r);
+cleanup:
+	free(memtrace);
+	free(out);
+}
+END_TEST
+
 /* 19. A program that fills its ring while record's collector sleeps
  * rings the doorbell and waits no longer than the collector takes: 64
  * slots, 100,000 allocations and frees, every event in the trace, well
@@ -840,6 +870,7 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_a_forked_child_keeps_its_parents_clock_verdict_and_needs_no_child);
 	tcase_add_test(tc, test_records_collector_sleeps_while_no_ring_has_records);
 	tcase_add_test(tc, test_records_collector_is_a_batch_task_and_the_command_is_not);
+	tcase_add_test(tc, test_records_collector_keeps_a_policy_it_was_given);
 	tcase_add_test(tc, test_a_full_ring_wakes_records_sleeping_collector);
 	suite_add_tcase(s, tc);
 	return s;
