@@ -761,32 +761,10 @@ START_TEST(test_records_collector_sleeps_while_no_ring_has_records)
 }
 END_TEST
 
-/* 18b. Record's collector runs as a batch task, which a wakeup never
- * lets preempt the traced process starting on its CPU; the command keeps
- * the policy record was given.  Field 41 of /proc/PID/stat is the
- * policy: 0 SCHED_OTHER, 3 SCHED_BATCH. */
-START_TEST(test_records_collector_is_a_batch_task_and_the_command_is_not)
-{
-	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
-	char *args[] = { "sh", "-c",
-			 "p() { sed 's/.*) //' /proc/$1/stat | cut -d' ' -f39; }; "
-			 "echo $(p $PPID) $(p $$)",
-			 NULL };
-	mt_test_run_t r;
-
-	record(&r, out, args);
-	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
-	ck_assert_str_eq(r.err, "");
-	ck_assert_str_eq(r.out, "3 0\n");
-	assert_complete(out);
-	mt_test_run_release(&r);
-	free(out);
-}
-END_TEST
-
-/* 18c. A policy the user gave record (here SCHED_IDLE, 5, which needs
- * no privilege) is kept by the collector and the command alike. */
-START_TEST(test_records_collector_keeps_a_policy_it_was_given)
+/* Run record, under `chrt -i 0` when idle, with a command that prints
+ * its parent's (the collector's) scheduling policy and its own: field
+ * 41 of /proc/PID/stat, 0 SCHED_OTHER, 3 SCHED_BATCH, 5 SCHED_IDLE. */
+static void assert_policies(const char *test, int idle, const char *want)
 {
 	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
 	char *memtrace = mt_test_memtrace();
@@ -795,22 +773,39 @@ START_TEST(test_records_collector_keeps_a_policy_it_was_given)
 			 "p() { sed 's/.*) //' /proc/$1/stat | cut -d' ' -f39; }; "
 			 "echo $(p $PPID) $(p $$)",
 			 NULL };
+	char *const *run = idle ? argv : argv + 3;
 	mt_test_run_t r;
 
-	if (access(argv[0], X_OK) != 0) {
-		MT_TEST_SKIP("needs chrt to start record under SCHED_IDLE (%s: %s)", argv[0],
-			     strerror(errno));
+	if (idle && access(argv[0], X_OK) != 0) {
+		mt_test_skip(test, "needs chrt to start record under SCHED_IDLE (%s: %s)",
+			     argv[0], strerror(errno));
 		goto cleanup;
 	}
-	mt_test_run(&r, argv, NULL);
+	mt_test_run(&r, run, NULL);
 	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
 	ck_assert_str_eq(r.err, "");
-	ck_assert_str_eq(r.out, "5 5\n");
+	ck_assert_str_eq(r.out, want);
 	assert_complete(out);
 	mt_test_run_release(&r);
 cleanup:
 	free(memtrace);
 	free(out);
+}
+
+/* 18b. Record's collector runs as a batch task, which a wakeup never
+ * lets preempt the traced process starting on its CPU; the command keeps
+ * the policy record was given. */
+START_TEST(test_records_collector_is_a_batch_task_and_the_command_is_not)
+{
+	assert_policies(__func__, 0, "3 0\n");
+}
+END_TEST
+
+/* 18c. A policy the user gave record (here SCHED_IDLE, which needs no
+ * privilege) is kept by the collector and the command alike. */
+START_TEST(test_records_collector_keeps_a_policy_it_was_given)
+{
+	assert_policies(__func__, 1, "5 5\n");
 }
 END_TEST
 
