@@ -247,8 +247,9 @@ $(PIC)/%.o: %.c
 # into place: a program traced meanwhile (a test suite beside the build,
 # a user's workload) loads the old file or the new, never a part-written
 # one ("file too short").  --sort-section=name puts the preload's big
-# arrays (".bss.mt_apart", preload/mt_layout.h) after its small
-# variables, which then share a page or two that a fork copies.
+# arrays (".bss.mt_apart", then the cold ".bss.mt_cold":
+# preload/mt_layout.h) after its small variables, which then share the
+# one page a fork copies.
 $(PRELOAD): $(PRELOAD_OBJ)
 	$(call say,LINK,$@)$(CC) $(OPTFLAGS) $(WARN) $(PRELOAD_LTO) $(LDFLAGS) -shared \
 		-Wl,-z,defs -Wl,-z,now -Wl,--sort-section=name -o $@.tmp $^ $(UNWIND_LIBS) -ldl -lpthread && mv -f $@.tmp $@
