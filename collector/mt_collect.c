@@ -555,9 +555,11 @@ int mt_collect_step(mt_collect_t *c)
 
 	if (!d || !d->open)
 		return MT_COLLECT_DONE;
-	/* A ring with nothing to read costs no system call: a shared
-	 * collector looks at every ring it serves each time it wakes. */
-	if (!c->shared ||
+	/* Only a shared collector's ring whose program prints the account
+	 * is timed, and one with nothing to read costs no system call: a
+	 * shared collector looks at every ring it serves each time it
+	 * wakes. */
+	if (!c->shared || !c->timed ||
 	    (!atomic_load_explicit(&c->slots[d->tail & d->mask].word, memory_order_acquire) &&
 	     !d->gone && !d->exec_pending && !d->dirty && !program_gone(c, &d->start_time)))
 		return step(d);
@@ -602,7 +604,7 @@ int mt_collect_close(mt_collect_t *c)
 {
 	mt_ring_hdr_t *h = c->hdr;
 	drain_t *d = c->drain;
-	uint64_t out_length, cpu = c->shared ? thread_cpu_ns() : 0;
+	uint64_t out_length, cpu = c->shared && c->timed ? thread_cpu_ns() : 0;
 	int rc = -ENOMEM;
 
 	if (d && d->open) {
@@ -627,8 +629,8 @@ int mt_collect_close(mt_collect_t *c)
 		unlink(c->path);
 	if (c->shared) {
 		/* One process serves many rings: each is charged the time
-		 * spent on it. */
-		h->collector_cpu_ns = (d ? d->cpu_ns : 0) + thread_cpu_ns() - cpu;
+		 * spent on it, when its program will print it. */
+		h->collector_cpu_ns = c->timed ? (d ? d->cpu_ns : 0) + thread_cpu_ns() - cpu : 0;
 	} else {
 		struct rusage ru;
 

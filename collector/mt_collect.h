@@ -36,8 +36,9 @@ typedef struct {
 	 * reused): removed when the program ended before recording a line. */
 	int made;
 	/* One of many rings a process serves (memtrace record): each is
-	 * charged the CPU time spent on it, not the process's. */
-	int shared;
+	 * charged the CPU time spent on it, not the process's, when timed
+	 * (its program prints the account): two system calls a step. */
+	int shared, timed;
 	/* The caller polls pidfd itself, with the other rings' (a shared
 	 * collector), and sets ended once it is readable. */
 	int watched, ended;

@@ -298,6 +298,7 @@ static ring_t *take(int fd)
 	r->c.pidfd = r->pidfd;
 	r->c.ring_fd = r->memfd;
 	r->c.shared = 1;
+	r->c.timed = msg->stats != 0;
 	atomic_store(&h->collector_pid, (int32_t)getpid());
 	/* Without it the program asks the kernel whether we live. */
 	r->taken = mt_drainer_take(h) == 0;

@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define MT_REGISTER_ENV "MEMTRACE_RECORD"
-#define MT_REGISTER_MAGIC 0x676572746d000002ull /* "mtreg", version 2 */
+#define MT_REGISTER_MAGIC 0x676572746d000003ull /* "mtreg", version 3 */
 /* The socket's name, its leading NUL not counted. */
 #define MT_REGISTER_SOCKET_MAX 100
 
@@ -39,6 +39,8 @@ typedef struct {
 			     * go-between), not the program itself */
 	uint32_t nowait;    /* the sender reads no answer (it sent a pidfd,
 			     * and sees the collector's pid) */
+	uint32_t stats;     /* the program prints the collector's account
+			     * (MEMTRACE_STATS): time the CPU spent on it */
 	char name[4096];    /* the trace's name, %p expanded */
 } mt_register_msg_t;
 

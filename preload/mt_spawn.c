@@ -96,6 +96,7 @@ typedef struct {
 	const char *name;
 	int root;
 	int alone; /* registers from the program's own table */
+	int stats; /* the program prints the collector's account */
 	int nowait; /* registered without waiting for the answer */
 	/* Results, written by the children into the shared memory. */
 	void *map;
@@ -288,6 +289,7 @@ static void register_ring(spawn_t *s)
 	msg.root = (uint32_t)s->root;
 	msg.has_pidfd = s->pidfd >= 0;
 	msg.via_child = !s->alone;
+	msg.stats = (uint32_t)s->stats;
 	memcpy(msg.name, s->name, strlen(s->name) + 1);
 	nfds = s->pidfd >= 0 ? 2 : 1;
 	mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
@@ -417,9 +419,9 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
 }
 
 int mt_spawn_register(const char *sock, const char *name, int root,
-		      uint64_t nslots, uint64_t t0, int alone, mt_spawn_ring_t *r)
+		      uint64_t nslots, uint64_t t0, int alone, int stats, mt_spawn_ring_t *r)
 {
-	spawn_t s = { .sock = sock, .name = name, .root = root, .alone = alone,
+	spawn_t s = { .sock = sock, .name = name, .root = root, .alone = alone, .stats = stats,
 		      .nslots = nslots, .t0 = t0, .memfd = -1, .pidfd = -1 };
 	sigset_t all, old;
 	int saved = errno;

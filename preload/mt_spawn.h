@@ -81,7 +81,7 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
  * leave MT_RING_STARTING.
  */
 int mt_spawn_register(const char *sock, const char *name, int root,
-		      uint64_t nslots, uint64_t t0, int alone, mt_spawn_ring_t *r);
+		      uint64_t nslots, uint64_t t0, int alone, int stats, mt_spawn_ring_t *r);
 
 /* Unmap a ring (a forked child lets go of its parent's). */
 void mt_spawn_unmap(mt_spawn_ring_t *r);

@@ -101,6 +101,9 @@ static char record_sock[MT_REGISTER_SOCKET_MAX + 1];
  * pid 1, or a child subreaper): neither it nor its tree is traced, and
  * libmtpreload.so leaves LD_PRELOAD (mt_trace_publish_env). */
 static int unpreload;
+/* MEMTRACE_STATS=1: once the trace is finished, one line on stderr with
+ * what the collector did (make bench reads it). */
+static int stats;
 static char **main_envp;
 /* The process the trace is this image's: a vfork child shares our
  * memory, and must never end or write the trace (mt_trace_owned). */
@@ -546,7 +549,7 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid,
 		/* A process with one thread registers from its own table
 		 * (mt_nofd_set_alone says why that is invisible). */
 		rc = mt_spawn_register(record_sock, name, root, slots, mt_clock_now(),
-				       mt_nofd_alone(), &mt_record_ring);
+				       mt_nofd_alone(), stats, &mt_record_ring);
 		if (rc == -EPERM)
 			mt_say_line("memtrace record's collector does not serve this process "
 				    "(another user's); the program runs untraced", NULL, NULL);
@@ -610,10 +613,6 @@ int mt_trace_start(const char *path, int depth)
 	mt_lock_give();
 	return rc;
 }
-
-/* MEMTRACE_STATS=1: once the trace is finished, one line on stderr with
- * what the collector did (make bench reads it). */
-static int stats;
 
 /*
  * Whether the program may leave its trace to the collector without

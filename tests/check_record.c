@@ -809,6 +809,34 @@ START_TEST(test_records_collector_keeps_a_policy_it_was_given)
 }
 END_TEST
 
+/* 18d. MEMTRACE_STATS under record: the collector's account gives the
+ * CPU time it spent on the program's ring (timed only for a program
+ * that asks), and its lines. */
+START_TEST(test_records_collector_accounts_for_a_program_that_asks)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *prog = mt_test_workload("wl_fill");
+	char *argv[] = { mt_test_memtrace(), "record", "-o", out, "--", prog, "20000", NULL };
+	char *env[] = { "MEMTRACE_STATS=1", NULL };
+	unsigned long long cpu = 0, lines = 0;
+	const char *at;
+	mt_test_run_t r;
+
+	mt_test_run(&r, argv, env);
+	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
+	at = strstr(r.err, "memtrace: collector: cpu_ns ");
+	mt_quiet(at && sscanf(at, "memtrace: collector: cpu_ns %llu lines %llu", &cpu, &lines) == 2,
+		 "no account on stderr: %s", r.err);
+	ck_assert_uint_gt(cpu, 0);
+	ck_assert_uint_gt(lines, 40000);
+	assert_complete(out);
+	mt_test_run_release(&r);
+	free(argv[0]);
+	free(prog);
+	free(out);
+}
+END_TEST
+
 /* 19. A program that fills its ring while record's collector sleeps
  * rings the doorbell and waits no longer than the collector takes: 64
  * slots, 100,000 allocations and frees, every event in the trace, well
@@ -866,6 +894,7 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_records_collector_sleeps_while_no_ring_has_records);
 	tcase_add_test(tc, test_records_collector_is_a_batch_task_and_the_command_is_not);
 	tcase_add_test(tc, test_records_collector_keeps_a_policy_it_was_given);
+	tcase_add_test(tc, test_records_collector_accounts_for_a_program_that_asks);
 	tcase_add_test(tc, test_a_full_ring_wakes_records_sleeping_collector);
 	suite_add_tcase(s, tc);
 	return s;
