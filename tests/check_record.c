@@ -809,20 +809,31 @@ START_TEST(test_records_collector_keeps_a_policy_it_was_given)
 }
 END_TEST
 
+/* Run `memtrace record -o out -- wl_fill n` with env (wl_fill: n
+ * allocations of 100 bytes, each freed). */
+static void record_fill(mt_test_run_t *r, const char *out, const char *n, char *const env[])
+{
+	char *prog = mt_test_workload("wl_fill");
+	char *argv[] = { mt_test_memtrace(), "record", "-o", (char *)out, "--", prog, (char *)n,
+			 NULL };
+
+	mt_test_run(r, argv, env);
+	free(argv[0]);
+	free(prog);
+}
+
 /* 18d. MEMTRACE_STATS under record: the collector's account gives the
  * CPU time it spent on the program's ring (timed only for a program
  * that asks), and its lines. */
 START_TEST(test_records_collector_accounts_for_a_program_that_asks)
 {
 	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
-	char *prog = mt_test_workload("wl_fill");
-	char *argv[] = { mt_test_memtrace(), "record", "-o", out, "--", prog, "20000", NULL };
 	char *env[] = { "MEMTRACE_STATS=1", NULL };
 	unsigned long long cpu = 0, lines = 0;
 	const char *at;
 	mt_test_run_t r;
 
-	mt_test_run(&r, argv, env);
+	record_fill(&r, out, "20000", env);
 	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
 	at = strstr(r.err, "memtrace: collector: cpu_ns ");
 	mt_quiet(at && sscanf(at, "memtrace: collector: cpu_ns %llu lines %llu", &cpu, &lines) == 2,
@@ -831,8 +842,6 @@ START_TEST(test_records_collector_accounts_for_a_program_that_asks)
 	ck_assert_uint_gt(lines, 40000);
 	assert_complete(out);
 	mt_test_run_release(&r);
-	free(argv[0]);
-	free(prog);
 	free(out);
 }
 END_TEST
@@ -845,15 +854,13 @@ END_TEST
 START_TEST(test_a_full_ring_wakes_records_sleeping_collector)
 {
 	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
-	char *prog = mt_test_workload("wl_fill");
-	char *argv[] = { mt_test_memtrace(), "record", "-o", out, "--", prog, "100000", NULL };
 	char *env[] = { "MEMTRACE_RING_SLOTS=64", NULL };
 	struct timespec a, b;
 	mt_test_run_t r;
 	double secs;
 
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	mt_test_run(&r, argv, env);
+	record_fill(&r, out, "100000", env);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
 	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
@@ -862,8 +869,6 @@ START_TEST(test_a_full_ring_wakes_records_sleeping_collector)
 	mt_quiet_int_eq(count_all(out, 100), 100000);
 	mt_quiet(secs < 60, "took %.1f s", secs);
 	mt_test_run_release(&r);
-	free(argv[0]);
-	free(prog);
 	free(out);
 }
 END_TEST
