@@ -1379,17 +1379,24 @@ START_TEST(test_prefault_data_takes_the_variables_and_leaves_the_cold_arrays)
 }
 END_TEST
 
-/* The section index of name in `readelf -SW`'s listing, or -1. */
-static int section_index(const char *listing, const char *name)
+/* The section indexes of .data and .bss in `readelf -SW`'s listing
+ * (which this takes apart), or -1. */
+static void data_sections(char *listing, int *data, int *bss)
 {
-	for (const char *l = listing; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+	char *line, *save = NULL;
+
+	*data = *bss = -1;
+	for (line = strtok_r(listing, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char sec[64];
 		int idx;
 
-		if (sscanf(l, " [%d] %63s", &idx, sec) == 2 && !strcmp(sec, name))
-			return idx;
+		if (sscanf(line, " [%d] %63s", &idx, sec) != 2)
+			continue;
+		if (!strcmp(sec, ".data"))
+			*data = idx;
+		else if (!strcmp(sec, ".bss"))
+			*bss = idx;
 	}
-	return -1;
 }
 
 START_TEST(test_the_preloads_small_variables_lie_together_and_its_cold_tables_last)
@@ -1399,6 +1406,7 @@ START_TEST(test_the_preloads_small_variables_lie_together_and_its_cold_tables_la
 	char *symbols[] = { "/bin/sh", "-c", "exec readelf -sW \"$0\"", lib, NULL };
 	uint64_t lo = UINT64_MAX, hi = 0, big_lo = UINT64_MAX, rest_hi = 0;
 	uint64_t huge[64][2];
+	char *line, *save = NULL;
 	mt_test_run_t r;
 	int data, bss, small = 0, nhuge = 0;
 
@@ -1407,19 +1415,18 @@ START_TEST(test_the_preloads_small_variables_lie_together_and_its_cold_tables_la
 	snprintf(lib, sizeof(lib), "%s/libmtpreload.so", mt_test_build_dir());
 	mt_test_run(&r, sections, NULL);
 	ck_assert_int_eq(r.status, 0);
-	data = section_index(r.out, ".data");
-	bss = section_index(r.out, ".bss");
+	data_sections(r.out, &data, &bss);
 	mt_test_run_release(&r);
 	ck_assert_int_gt(data, 0);
 	ck_assert_int_gt(bss, 0);
 	mt_test_run(&r, symbols, NULL);
 	ck_assert_int_eq(r.status, 0);
-	for (const char *l = r.out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char type[32], bind[32], vis[32], ndx[32], size[32];
 		unsigned long long value, n;
 		int at;
 
-		if (sscanf(l, " %d: %llx %31s %31s %31s %31s %31s", &at, &value, size, type,
+		if (sscanf(line, " %d: %llx %31s %31s %31s %31s %31s", &at, &value, size, type,
 			   bind, vis, ndx) != 7 || strcmp(type, "OBJECT") ||
 		    (atoi(ndx) != data && atoi(ndx) != bss))
 			continue;

@@ -77,8 +77,9 @@ static char *trace_of_pid(const char *dir, long pid)
 	return found;
 }
 
-/* Run `memtrace record -o out -- args...` (args NULL-terminated). */
-static void record(mt_test_run_t *r, const char *out, char *const args[])
+/* Run `memtrace record -o out -- args...` (args NULL-terminated) with
+ * extra environment entries env (NULL or NULL-terminated). */
+static void record_env(mt_test_run_t *r, const char *out, char *const args[], char *const env[])
 {
 	char *argv[32];
 	size_t n = 0;
@@ -91,8 +92,14 @@ static void record(mt_test_run_t *r, const char *out, char *const args[])
 	for (size_t i = 0; args[i]; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	mt_test_run(r, argv, NULL);
+	mt_test_run(r, argv, env);
 	free(argv[0]);
+}
+
+/* Run `memtrace record -o out -- args...` (args NULL-terminated). */
+static void record(mt_test_run_t *r, const char *out, char *const args[])
+{
+	record_env(r, out, args, NULL);
 }
 
 /* 1. Record exits with the command's status, 128 + N for a death by
@@ -814,11 +821,9 @@ END_TEST
 static void record_fill(mt_test_run_t *r, const char *out, const char *n, char *const env[])
 {
 	char *prog = mt_test_workload("wl_fill");
-	char *argv[] = { mt_test_memtrace(), "record", "-o", (char *)out, "--", prog, (char *)n,
-			 NULL };
+	char *args[] = { prog, (char *)n, NULL };
 
-	mt_test_run(r, argv, env);
-	free(argv[0]);
+	record_env(r, out, args, env);
 	free(prog);
 }
 
