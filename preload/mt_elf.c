@@ -40,12 +40,15 @@ enum { INDEX_UNTRIED, INDEX_OK, INDEX_NONE };
 #define INDEX_MIN_CANDIDATES 1024
 
 /* One candidate of a module's index: its address (st_value, plus the load
- * offset unless SHN_ABS), and the symbol (section, index in its table),
- * which is also its place in the scan's order: 16 bytes a candidate. */
+ * offset unless SHN_ABS), its symbol's st_size and st_name (in its
+ * table's strings: mt_elf_view_t.str_off), and its place in the scan's
+ * order, which also says its table (mt_elf_view_t.split): 24 bytes a
+ * candidate. */
 struct mt_elf_cand {
 	uint64_t addr;
-	uint32_t sec;
-	uint32_t sym;
+	uint64_t size;
+	uint32_t name;
+	uint32_t order;
 };
 
 void mt_elf_drop(mt_elf_view_t *v)
@@ -141,6 +144,45 @@ static int usable(const unsigned char *img, size_t size)
 	return !has_minidebuginfo(img, size);
 }
 
+/* The module's GNU build id, from the notes of its PT_NOTE segments in
+ * the mapped file (every note inside the file, its name and descriptor
+ * padded to 4 bytes, or to 8 in a segment aligned so, as gABI and
+ * GNU's property notes lay them out): 0 and nothing copied when it has
+ * none that fits. */
+static size_t read_build_id(const mt_elf_view_t *v, unsigned char *out)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)v->image;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(v->image + eh->e_phoff);
+
+	for (int i = 0; i < eh->e_phnum; i++) {
+		uint64_t at, end, pad;
+
+		if (ph[i].p_type != PT_NOTE ||
+		    !in_file(ph[i].p_offset, ph[i].p_filesz, v->size))
+			continue;
+		pad = ph[i].p_align == 8 ? 7 : 3;
+		at = ph[i].p_offset;
+		end = at + ph[i].p_filesz;
+		while (end - at >= sizeof(Elf64_Nhdr)) {
+			const Elf64_Nhdr *n = (const Elf64_Nhdr *)(v->image + at);
+			uint64_t name = at + sizeof(*n);
+			uint64_t desc = name + (((uint64_t)n->n_namesz + pad) & ~pad);
+			uint64_t next = desc + (((uint64_t)n->n_descsz + pad) & ~pad);
+
+			if (next > end || next <= at)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    !memcmp(v->image + name, "GNU", 4) && n->n_descsz &&
+			    n->n_descsz <= MT_ELF_BUILD_ID_MAX) {
+				memcpy(out, v->image + desc, n->n_descsz);
+				return n->n_descsz;
+			}
+			at = next;
+		}
+	}
+	return 0;
+}
+
 /* Map the module's file once: one private read-only mapping made with no
  * descriptor in the program's table (mt_nofd), never malloc; kept until a
  * reload finds the mapping gone. */
@@ -176,6 +218,7 @@ void mt_elf_open(mt_elf_view_t *v, const char *path, uint64_t start, uint64_t of
 			v->load = start - ph[i].p_vaddr;
 			break;
 		}
+	v->build_id_len = read_build_id(v, v->build_id);
 }
 
 /* The string table of symbol section sh, or NULL: libunwind skips a table
@@ -279,9 +322,7 @@ static int cand_before(const mt_elf_cand_t *a, const mt_elf_cand_t *b)
 {
 	if (a->addr != b->addr)
 		return a->addr < b->addr;
-	if (a->sec != b->sec)
-		return a->sec < b->sec;
-	return a->sym < b->sym;
+	return a->order < b->order;
 }
 
 static void sift_down(mt_elf_cand_t *c, size_t root, size_t n)
@@ -321,7 +362,7 @@ static void sort_cands(mt_elf_cand_t *c, size_t n)
  * Why: without it every new frame walks every symbol (a C++ binary with
  * 500k functions and 30k distinct frames: ~10^10 symbol visits); with it,
  * a frame is a binary search.  Cost: two walks over the tables and a
- * heapsort, once; 16 bytes per candidate (sizeof(mt_elf_cand_t)) in an anonymous
+ * heapsort, once; 24 bytes per candidate (sizeof(mt_elf_cand_t)) in an anonymous
  * mapping (never malloc), then only the first candidate of each address
  * is kept (aliases the lookup never picks) and the pages that frees are
  * given back.  When the mapping fails the module keeps its scan: naming
@@ -336,11 +377,12 @@ static void index_build(mt_elf_view_t *v, size_t min)
 	v->index_state = INDEX_NONE;
 	for (int pass = 0; pass < 2; pass++) {
 		const Elf64_Shdr *sh, *str;
-		int i = 0;
+		int i = 0, table = 0;
 
 		while (next_table(v, &i, &sh, &str)) {
-			if (sh->sh_size / sh->sh_entsize > UINT32_MAX) {
-				/* Cannot say which symbol: keep the scan.  (Only
+			if (table == 2 || sh->sh_size / sh->sh_entsize > UINT32_MAX) {
+				/* A third table (no linker writes one), or
+				 * one too long to count: keep the scan.  (Only
 				 * a file changed under its mapping gets here in
 				 * the second pass, after the mapping.) */
 				if (mem)
@@ -358,15 +400,24 @@ static void index_build(mt_elf_view_t *v, size_t min)
 					break; /* the file changed under its mapping */
 				if (pass) {
 					c[n].addr = val;
-					c[n].sec = (uint32_t)(i - 1);
-					c[n].sym = (uint32_t)(o / sh->sh_entsize);
+					c[n].size = sym->st_size;
+					c[n].name = sym->st_name;
+					c[n].order = (uint32_t)n;
 				}
 				n++;
 			}
+			if (pass) {
+				v->str_off[table] = str->sh_offset;
+				v->str_size[table] = str->sh_size;
+				if (!table)
+					v->split = (uint32_t)n;
+			}
+			table++;
 		}
 		if (pass)
 			break;
-		if (n == 0 || n <= min || n > SIZE_MAX / sizeof(mt_elf_cand_t) - page)
+		if (n == 0 || n <= min || n > UINT32_MAX ||
+		    n > SIZE_MAX / sizeof(mt_elf_cand_t) - page)
 			return;
 		bytes = (n * sizeof(mt_elf_cand_t) + page - 1) / page * page;
 		/* Resident at once: the second pass writes all of it. */
@@ -404,9 +455,8 @@ static uint64_t index_lookup(const mt_elf_view_t *v, uint64_t ip, const char **n
 {
 	const mt_elf_cand_t *c = v->index;
 	size_t lo = 0, hi = v->nindex;
-	const Elf64_Shdr *sh, *str;
-	const Elf64_Sym *sym;
 	uint64_t dist;
+	int t;
 
 	*name = NULL;
 	*size = 0;
@@ -422,17 +472,15 @@ static uint64_t index_lookup(const mt_elf_view_t *v, uint64_t ip, const char **n
 	dist = ip - c->addr;
 	if (dist >= v->size)
 		return UINT64_MAX;
-	sh = section(v->image, c->sec);
-	str = strings_of(v, sh); /* index_build found it */
-	sym = (const Elf64_Sym *)(v->image + sh->sh_offset + (uint64_t)c->sym * sh->sh_entsize);
-	*name = (const char *)v->image + str->sh_offset + sym->st_name;
-	*name_max = str->sh_size - sym->st_name;
-	*size = sym->st_size;
+	t = c->order >= v->split;
+	*name = (const char *)v->image + v->str_off[t] + c->name;
+	*name_max = v->str_size[t] - c->name;
+	*size = c->size;
 	return dist;
 }
 
 /* Through the index once the module has one (mt_elf.h), so a new frame in a module of 500k functions costs ~20 comparisons, not
- * 500k symbol visits, for 16 bytes per candidate (index_build). */
+ * 500k symbol visits, for 24 bytes per candidate (index_build). */
 uint64_t mt_elf_lookup(mt_elf_view_t *v, uint64_t ip, const char **name,
 		       size_t *name_max, uint64_t *size)
 {
@@ -443,43 +491,10 @@ uint64_t mt_elf_lookup(mt_elf_view_t *v, uint64_t ip, const char **name,
 	return scan(v, ip, name, name_max, size);
 }
 
-/* The module's GNU build id, from the notes of its PT_NOTE segments in
- * the mapped file (every note inside the file, its name and descriptor
- * padded to 4 bytes, or to 8 in a segment aligned so, as gABI and
- * GNU's property notes lay them out): 0 and nothing copied when it has
- * none that fits. */
 size_t mt_elf_build_id(const mt_elf_view_t *v, unsigned char *out)
 {
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)v->image;
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)(v->image + eh->e_phoff);
-
-	for (int i = 0; i < eh->e_phnum; i++) {
-		uint64_t at, end, pad;
-
-		if (ph[i].p_type != PT_NOTE ||
-		    !in_file(ph[i].p_offset, ph[i].p_filesz, v->size))
-			continue;
-		pad = ph[i].p_align == 8 ? 7 : 3;
-		at = ph[i].p_offset;
-		end = at + ph[i].p_filesz;
-		while (end - at >= sizeof(Elf64_Nhdr)) {
-			const Elf64_Nhdr *n = (const Elf64_Nhdr *)(v->image + at);
-			uint64_t name = at + sizeof(*n);
-			uint64_t desc = name + (((uint64_t)n->n_namesz + pad) & ~pad);
-			uint64_t next = desc + (((uint64_t)n->n_descsz + pad) & ~pad);
-
-			if (next > end || next <= at)
-				break;
-			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-			    !memcmp(v->image + name, "GNU", 4) && n->n_descsz &&
-			    n->n_descsz <= MT_ELF_BUILD_ID_MAX) {
-				memcpy(out, v->image + desc, n->n_descsz);
-				return n->n_descsz;
-			}
-			at = next;
-		}
-	}
-	return 0;
+	memcpy(out, v->build_id, v->build_id_len);
+	return v->build_id_len;
 }
 
 int mt_elf_has_index(const mt_elf_view_t *v)

@@ -37,7 +37,14 @@ typedef struct mt_elf_cand mt_elf_cand_t;
 
 /* One module's file.  All zero is an untried view; the whole struct may
  * be handed on to another owner (a reload of the module table keeps the
- * views of mappings that have not changed), the old one zeroed. */
+ * views of mappings that have not changed), the old one zeroed.
+ *
+ * What every lookup needs of the file's headers (the build id, each
+ * symbol table's strings) is kept here, and each index entry keeps its
+ * symbol's name and size: naming a frame reads the index and the name's
+ * string, no other page of the file.  In a forked child each page of the
+ * file it reads is read for the first time since the fork, at the cost
+ * of a fault; these are kept in the module table, which it reads anyway. */
 typedef struct {
 	int state;
 	/* The whole file, or NULL.  The caller may map it before
@@ -52,6 +59,15 @@ typedef struct {
 	mt_elf_cand_t *index;
 	size_t nindex;
 	size_t index_bytes;
+	/* The index's string tables, by the symbol table's place among
+	 * the file's (gABI allows one SHT_DYNSYM and one SHT_SYMTAB):
+	 * file offset and size.  Candidates of the first table come
+	 * first in the scan's order: below split. */
+	uint64_t str_off[2], str_size[2];
+	uint32_t split;
+	/* The build id, read when the view is opened. */
+	unsigned char build_id[MT_ELF_BUILD_ID_MAX];
+	size_t build_id_len;
 } mt_elf_view_t;
 
 /* What naming an address found. */
@@ -81,8 +97,9 @@ uint64_t mt_elf_lookup(mt_elf_view_t *v, uint64_t ip, const char **name,
 int mt_elf_has_index(const mt_elf_view_t *v);
 
 /* The module's GNU build id (the NT_GNU_BUILD_ID note of its PT_NOTE
- * segments) into out (MT_ELF_BUILD_ID_MAX bytes): its length, 0 when
- * it has none that fits.  An MT_ELF_OK view. */
+ * segments, read when the view was opened) into out
+ * (MT_ELF_BUILD_ID_MAX bytes): its length, 0 when it has none that fits.
+ * An MT_ELF_OK view. */
 size_t mt_elf_build_id(const mt_elf_view_t *v, unsigned char *out);
 
 /* For tests: ip named both by walking every symbol and through the index,

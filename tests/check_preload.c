@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../preload/mt_elf.h"
 #include "../preload/mt_symbol.h"
 #include "mt_test.h"
 #include "mt_test_trace.h"
@@ -1281,7 +1282,8 @@ static int assert_index_agrees_with_scan(uint64_t at, uint64_t ip)
 		 (unsigned long long)at);
 	mt_quiet(scan.distance == idx.distance &&
 			      (scan.distance == UINT64_MAX ||
-			       (scan.name == idx.name && scan.name_max == idx.name_max)),
+			       (scan.name == idx.name && scan.name_max == idx.name_max &&
+				scan.size == idx.size)),
 		      "ip %#llx: scan %s+%#llx, index %s+%#llx", (unsigned long long)ip,
 		      scan.name ? scan.name : "(none)", (unsigned long long)scan.distance,
 		      idx.name ? idx.name : "(none)", (unsigned long long)idx.distance);
@@ -1335,6 +1337,96 @@ START_TEST(test_symbol_index_names_every_address_as_the_scan_of_all_symbols_does
 		}
 		free(addrs);
 	}
+}
+END_TEST
+
+/* One lookup's answer, kept to compare. */
+typedef struct {
+	uint64_t distance, size;
+	const char *name;
+	size_t name_max;
+} elf_answer_t;
+
+/* Once a module has its index, naming a frame reads the index and the
+ * name's string, nothing else of the file: a forked child pays a fault
+ * for each page of the file it reads first.  So the file's headers, its
+ * program and section headers and its symbol tables are overwritten
+ * here, in a private copy, after the index is built, and every answer,
+ * and the build id, stay what they were. */
+START_TEST(test_symbol_index_names_from_the_index_and_the_strings_alone)
+{
+	unsigned char id[MT_ELF_BUILD_ID_MAX], id_after[MT_ELF_BUILD_ID_MAX];
+	uint64_t ranges[2][2];
+	elf_answer_t *before;
+	mt_elf_view_t v;
+	mt_elf_sym_t a, b;
+	sym_object_t o;
+	const Elf64_Ehdr *eh;
+	unsigned char *img;
+	struct stat st;
+	size_t n, id_len, nranges = 0;
+	uint64_t *addrs;
+	int fd;
+
+	sym_object(&o, "libc.so.6");
+	addrs = function_addresses(&o, &n);
+	fd = open(o.path, O_RDONLY | O_CLOEXEC);
+	mt_quiet(fd >= 0, "open %s", o.path);
+	mt_quiet_int_eq(fstat(fd, &st), 0);
+	img = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	close(fd);
+	ck_assert(img != MAP_FAILED);
+	memset(&v, 0, sizeof(v));
+	v.image = img;
+	v.size = (size_t)st.st_size;
+	mt_elf_open(&v, o.path, o.bias, 0);
+	mt_quiet_int_eq(v.state, MT_ELF_OK);
+	ck_assert(mt_elf_probe(&v, addrs[0], &a, &b));
+	ck_assert(mt_elf_has_index(&v));
+	id_len = mt_elf_build_id(&v, id);
+	mt_quiet_uint_gt(id_len, 0);
+	before = calloc(2 * n, sizeof(*before));
+	ck_assert_ptr_nonnull(before);
+	for (size_t i = 0; i < 2 * n; i++) {
+		elf_answer_t *e = &before[i];
+
+		e->distance = mt_elf_lookup(&v, addrs[i / 2] + i % 2, &e->name, &e->name_max,
+					    &e->size);
+	}
+	/* The symbol tables, then every header, overwritten. */
+	eh = (const Elf64_Ehdr *)img;
+	for (int i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Shdr *sh = (const Elf64_Shdr *)(img + eh->e_shoff +
+							    (uint64_t)i * eh->e_shentsize);
+
+		if ((sh->sh_type == SHT_SYMTAB || sh->sh_type == SHT_DYNSYM) && nranges < 2) {
+			ranges[nranges][0] = sh->sh_offset;
+			ranges[nranges++][1] = sh->sh_size;
+		}
+	}
+	mt_quiet_uint_gt(nranges, 0);
+	for (size_t i = 0; i < nranges; i++)
+		memset(img + ranges[i][0], 0xa5, ranges[i][1]);
+	memset(img + eh->e_phoff, 0xa5, (size_t)eh->e_phnum * eh->e_phentsize);
+	memset(img + eh->e_shoff, 0xa5, (size_t)eh->e_shnum * eh->e_shentsize);
+	memset(img, 0xa5, sizeof(Elf64_Ehdr));
+	for (size_t i = 0; i < 2 * n; i++) {
+		elf_answer_t e;
+
+		e.distance = mt_elf_lookup(&v, addrs[i / 2] + i % 2, &e.name, &e.name_max, &e.size);
+		mt_quiet(e.distance == before[i].distance && e.name == before[i].name &&
+				 e.name_max == before[i].name_max && e.size == before[i].size,
+			 "%#llx: named %s+%#llx, now %s+%#llx",
+			 (unsigned long long)(addrs[i / 2] + i % 2),
+			 before[i].name ? before[i].name : "(none)",
+			 (unsigned long long)before[i].distance, e.name ? e.name : "(none)",
+			 (unsigned long long)e.distance);
+	}
+	mt_quiet_uint_eq(mt_elf_build_id(&v, id_after), id_len);
+	ck_assert(!memcmp(id, id_after, id_len));
+	mt_elf_drop(&v);
+	free(before);
+	free(addrs);
 }
 END_TEST
 
@@ -1657,6 +1749,7 @@ Suite *mt_suite_preload(void)
 	tcase_add_test(tc, test_symbols_match_libunwind_for_static_exported_and_library_functions);
 	tcase_add_test(tc, test_symbol_index_names_every_address_as_the_scan_of_all_symbols_does);
 	tcase_add_test(tc, test_symbol_index_wraps_below_every_symbol_as_the_scan_does);
+	tcase_add_test(tc, test_symbol_index_names_from_the_index_and_the_strings_alone);
 	tcase_add_test(tc, test_modules_with_an_index_name_frames_as_libunwind_does);
 	tcase_add_test(tc, test_a_module_gets_its_index_on_its_eighth_lookup_and_only_when_large);
 	tcase_add_test(tc, test_thousands_of_frames_in_one_module_are_named_by_their_function);
