@@ -613,16 +613,36 @@ typedef struct {
 } step_t;
 
 typedef struct {
-	rule_t rules[RULES] __attribute__((aligned(64)));
-	unsigned victim;
 	unsigned walks; /* up to PREFAULT_WALKS */
 	/* The generation the rules and the record were read in. */
 	uint64_t generation;
+} state_head_t;
+
+/*
+ * What every walk writes lies on one page for the usual stack: the
+ * record's end (a walk leaves its steps at the end of rec), its bounds
+ * and the rule table's victim, and the start of scratch, with STEPS_AT of
+ * the page before the bounds, room for 32 steps either side.  A fork makes the state's pages
+ * copy-on-write, and a shell copied two of them after every child.
+ * STEPS_PAD puts the bounds there.
+ */
+#define PAGE 4096
+#define STEPS_AT 2048
+#define STEPS_PAD ((STEPS_AT + 2 * PAGE - (sizeof(state_head_t) + FRAMES * sizeof(step_t)) % PAGE) % PAGE)
+
+typedef struct {
+	rule_t rules[RULES] __attribute__((aligned(64)));
+	state_head_t h;
+	char pad[STEPS_PAD];
 	/* The previous walk's steps, rec[base..top), innermost first. */
-	int base, top, end, valid;
 	step_t rec[FRAMES];
+	int base, top, end, valid;
+	unsigned victim;
 	step_t scratch[FRAMES];
 } state_t;
+
+_Static_assert(sizeof(((state_t *)0)->rules) % PAGE == 0, "the state's pages start at its rules");
+_Static_assert(offsetof(state_t, base) % PAGE == STEPS_AT, "a walk's writes share a page");
 
 #define STATE_NONE ((state_t *)1)
 
@@ -753,11 +773,11 @@ static void forget_if_unloaded(state_t *st)
 {
 	uint64_t now = atomic_load_explicit(&generation, memory_order_relaxed);
 
-	if (__builtin_expect(st->generation == now, 1))
+	if (__builtin_expect(st->h.generation == now, 1))
 		return;
 	memset(st->rules, 0, sizeof(st->rules));
 	st->valid = 0;
-	st->generation = now;
+	st->h.generation = now;
 }
 
 uint64_t mt_unwind_cache_rules_read(void)
@@ -866,7 +886,7 @@ int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t
 	st = thread_state();
 	if (!st)
 		goto done;
-	if (__builtin_expect(st->walks < PREFAULT_WALKS, 0) && ++st->walks == PREFAULT_WALKS)
+	if (__builtin_expect(st->h.walks < PREFAULT_WALKS, 0) && ++st->h.walks == PREFAULT_WALKS)
 		mt_prefault_range(st, sizeof(*st));
 	forget_if_unloaded(st);
 	/* The record describes a walk of the past whatever came since:
