@@ -241,13 +241,38 @@ static void say_difference(const uint64_t *fast, int nf, const uint64_t *lib, in
 		    NULL);
 }
 
-/* A count of the thread's shard: a load and a store, no locked
- * instruction (an event's worth of time); two threads that share a shard
- * may lose a count. */
-static inline void count(_Atomic uint64_t *c)
+/*
+ * The stacks each walker gave are counted in the thread's own variables
+ * and added to its shard every FLUSH_EVERY, and when the thread ends: a
+ * shard's page written on every stack was the page a shell copied first
+ * after each child it forked.  The addition is a load and a store, no
+ * locked instruction; two threads that share a shard may lose a count.
+ */
+#define FLUSH_EVERY 4096
+static TLS uint32_t own_fast, own_slow;
+
+static void flush_count(_Atomic uint64_t *c, uint32_t n)
 {
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
 			      memory_order_relaxed);
+}
+
+static void flush_counts(void)
+{
+	shard_t *sh;
+
+	if (!own_fast && !own_slow)
+		return;
+	sh = own_shard();
+	flush_count(&sh->fast, own_fast);
+	flush_count(&sh->slow, own_slow);
+	own_fast = own_slow = 0;
+}
+
+static inline void count(uint32_t *own)
+{
+	if (__builtin_expect(++*own == FLUSH_EVERY, 0))
+		flush_counts();
 }
 
 int mt_stack_verify(const uint64_t *fast, int nf, const uint64_t *lib, int nl)
@@ -265,14 +290,13 @@ int mt_stack_verify(const uint64_t *fast, int nf, const uint64_t *lib, int nl)
 
 /* Both unwinders, compared; libunwind's stack is the one given.  Apart
  * from mt_stack_walk(): only verify pays for the second buffer. */
-static __attribute__((noinline)) int verify_walk(mt_stack_buf_t *st, int want, int depth,
-						 shard_t *sh)
+static __attribute__((noinline)) int verify_walk(mt_stack_buf_t *st, int want, int depth)
 {
 	mt_stack_buf_t lib;
 	int n, nl;
 
 	n = mt_unwind_cache_here(st->p, want);
-	count(n < 0 ? &sh->slow : &sh->fast);
+	count(n < 0 ? &own_slow : &own_fast);
 	nl = mt_stack_keep(&lib, mt_stack_libunwind(lib.p, want), depth);
 	if (n >= 0)
 		mt_stack_verify(st->ip, mt_stack_keep(st, n, depth), lib.ip, nl);
@@ -285,23 +309,23 @@ static __attribute__((noinline)) int verify_walk(mt_stack_buf_t *st, int want, i
  * goes through libunwind is counted as an unwind (above). */
 __attribute__((noinline)) int mt_stack_walk(mt_stack_buf_t *st, int want, int depth)
 {
-	shard_t *sh = own_shard();
 	int n;
 
 	if (atomic_load_explicit(&mt_stack_unwinder, memory_order_relaxed) == MT_UNWIND_VERIFY)
-		return verify_walk(st, want, depth, sh);
+		return verify_walk(st, want, depth);
 	n = mt_unwind_cache_here(st->p, want);
 	if (__builtin_expect(n < 0, 0)) {
-		count(&sh->slow);
+		count(&own_slow);
 		n = mt_stack_libunwind(st->p, want);
 	} else {
-		count(&sh->fast);
+		count(&own_fast);
 	}
 	return mt_stack_keep(st, n, depth);
 }
 
 void mt_stack_unwind_counts(uint64_t *fast, uint64_t *libunwind)
 {
+	flush_counts();
 	*fast = *libunwind = 0;
 	for (int i = 0; i < SHARDS; i++) {
 		*fast += atomic_load_explicit(&unwinding[i].fast, memory_order_relaxed);
@@ -439,6 +463,7 @@ static int cache_key_ok;
 
 static void cache_drop(void *p)
 {
+	flush_counts();
 	cache = CACHE_NONE;
 	if (p)
 		munmap(p, CACHE_BYTES);
