@@ -22,13 +22,12 @@
 
 _Static_assert(MT_DECLARE_LINE_CAP <= MT_RING_TEXT_MAX, "a frame's line fits a record");
 
-/* Declarations' lines, made under the table lock. */
-static char line[MT_DECLARE_LINE_CAP] MT_LAYOUT_APART;
+char mt_declare_line[MT_DECLARE_LINE_CAP] MT_LAYOUT_APART;
 
 /* A declaration's line (made with seq 0) as a text record. */
 static void record_line(size_t len)
 {
-	if (mt_record_text(line, len) < 0)
+	if (mt_record_text(mt_declare_line, len) < 0)
 		mt_trace_collector_lost();
 }
 
@@ -70,7 +69,7 @@ static void declare_frame(uint64_t ip)
 		mt_trace_clone_refused(atomic_load(&mt_nofd_refused));
 	mt_lock_take();
 	if (mt_trace_active() && mt_stack_generation() == gen && !mt_stack_frame_find(ip)) {
-		mt_jsonl_begin(&l, line, sizeof(line), 0, "frame");
+		mt_jsonl_begin(&l, mt_declare_line, sizeof(mt_declare_line), 0, "frame");
 		/* The id the table will give it: reserved before it is
 		 * published there. */
 		id = mt_stack_frame_add(ip);
@@ -120,7 +119,7 @@ uint64_t mt_declare_stack(const uint64_t *ips, int n)
 			if (!id)
 				break;
 			mt_stack_frame_ids(ips, n, ids);
-			mt_jsonl_begin(&l, line, sizeof(line), 0, "stack");
+			mt_jsonl_begin(&l, mt_declare_line, sizeof(mt_declare_line), 0, "stack");
 			mt_jsonl_u64(&l, "stack_id", id);
 			mt_jsonl_u64_array(&l, "frames", ids, (size_t)n);
 			record_line(mt_jsonl_end(&l));

@@ -33,6 +33,12 @@
 #define MT_DECLARE_LINE_CAP (MT_DECLARE_SYMBOL_CAP + MT_DECLARE_MODULE_CAP + \
 			     MT_JSONL_FIXED_MAX + 64 + 2 * MT_SYMBOL_BUILD_ID_MAX + 16)
 
+/* The buffer lines made under the table lock are made in: the
+ * declarations', and the core's header lines (mt_trace.c).  One buffer:
+ * a forked child writes both at its start, and each page it writes
+ * first is copied. */
+extern char mt_declare_line[MT_DECLARE_LINE_CAP];
+
 /* The id of the stack ips[0..n), declaring it (and its new frames) first
  * when it is new; 0 when n is 0 or the stack has no id (no memory: the
  * loss is counted in the ring's dropped count).  Takes the table lock

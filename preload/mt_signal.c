@@ -162,7 +162,11 @@ int mt_signal_action(int sig, const struct sigaction *act, struct sigaction *old
 			return -1;
 		rc = real(sig, &handler, NULL);
 		if (rc == 0) {
-			previous[sig] = *act;
+			/* Left as it is when it holds these bytes already:
+			 * a shell puts the same default back after every
+			 * child, and a write after a fork copies the page. */
+			if (memcmp(&previous[sig], act, sizeof(*act)))
+				previous[sig] = *act;
 			atomic_store(&hidden[sig], 1);
 			if (old)
 				*old = shown;

@@ -181,9 +181,12 @@ void mt_stack_fork_parent(void)
 
 void mt_stack_fork_child(void)
 {
-	/* The other threads, and their unwinds, are gone. */
+	/* The other threads, and their unwinds, are gone.  Only a count
+	 * that is not 0 is written: the shards' page is copied on the
+	 * child's first write to it. */
 	for (int i = 0; i < SHARDS; i++)
-		atomic_store(&unwinding[i].n, 0);
+		if (atomic_load(&unwinding[i].n))
+			atomic_store(&unwinding[i].n, 0);
 	if (self_unwinding)
 		atomic_store(&own_shard()->n, self_unwinding);
 	/* Only this thread is left: the gate is its to hold or nobody's. */

@@ -71,8 +71,6 @@ static _Atomic(void (*)(void)) cxx_freeres;
 static int stack_depth = MT_TRACE_DEFAULT_DEPTH;
 /* The ring's size in slots (MEMTRACE_RING_SLOTS, for tests). */
 static uint64_t ring_slots = MT_RING_DEFAULT_SLOTS;
-/* The header's lines, made under the table lock. */
-static char line[MT_DECLARE_LINE_CAP] MT_LAYOUT_APART;
 /* The output pattern of descendants (forked children, and every process
  * started below this one): %p is their pid. */
 static char child_pattern[PATH_CAP] MT_LAYOUT_APART;
@@ -435,7 +433,7 @@ void mt_trace_clone_refused(int err)
 /* A declaration's line (made with seq 0) as a text record. */
 static void record_line(size_t len)
 {
-	if (mt_record_text(line, len) < 0)
+	if (mt_record_text(mt_declare_line, len) < 0)
 		mt_trace_collector_lost();
 }
 
@@ -447,7 +445,7 @@ static void write_header(pid_t ppid)
 	ssize_t n;
 	mt_jsonl_t l;
 
-	mt_jsonl_begin(&l, line, sizeof(line), 0, "trace.start");
+	mt_jsonl_begin(&l, mt_declare_line, sizeof(mt_declare_line), 0, "trace.start");
 	mt_jsonl_u64(&l, "pid", (uint64_t)getpid());
 	mt_jsonl_u64(&l, "ppid", (uint64_t)ppid);
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -462,7 +460,7 @@ static void write_header(pid_t ppid)
 		mt_jsonl_u64(&l, "sample_bytes", mt_sample_bytes);
 	record_line(mt_jsonl_end(&l));
 
-	mt_jsonl_begin(&l, line, sizeof(line), 0, "allocator");
+	mt_jsonl_begin(&l, mt_declare_line, sizeof(mt_declare_line), 0, "allocator");
 	mt_jsonl_u64(&l, "allocator_id", 0);
 	mt_jsonl_str(&l, "name", "libc", 4, 0);
 	record_line(mt_jsonl_end(&l));
