@@ -499,6 +499,10 @@ static cache_entry_t *thread_cache(void)
 		 -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
+	/* A forked child finds the cache empty, as its new trace's tables
+	 * would leave it (every entry of an older generation): not copied
+	 * at the fork (mt_table.c says why). */
+	madvise(p, CACHE_BYTES, MADV_WIPEONFORK);
 	if (pthread_setspecific(cache_key, p) != 0) {
 		munmap(p, CACHE_BYTES);
 		return NULL;

@@ -12,13 +12,23 @@
 #define MIN_CAP 256
 
 /* flags: mt_prefault_map_flags() for a table, whose entries land all over
- * it; 0 for an arena chunk, filled from its start. */
+ * it; 0 for an arena chunk, filled from its start.
+ *
+ * A forked child gets the mapping empty (MADV_WIPEONFORK, Linux 4.14; an
+ * older kernel copies it as before): a fork would otherwise copy its page
+ * table entries, and write-protect its pages in the parent, for a child
+ * that empties the tables at once (a new trace, mt_stack_reset) or never
+ * looks (untraced).  A child of a fork that runs no fork handlers finds
+ * its tables empty and declares anew what it uses. */
 static void *map(size_t size, int flags)
 {
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, size, MADV_WIPEONFORK);
+	return p;
 }
 
 static inline size_t home(uint64_t key, size_t cap)
