@@ -49,14 +49,15 @@ static void add_build_id(mt_jsonl_t *l, const mt_symbol_info_t *info)
 /* Declare ip as a frame: resolve it with no lock held, then record the
  * frame unless another thread did meanwhile, or a module was unloaded
  * meanwhile (the name may be the unloaded module's; the caller asks
- * again). */
-static void declare_frame(uint64_t ip)
+ * again).  Returns -1 when the frame table could not take it (no memory
+ * to grow it), else 0. */
+static int declare_frame(uint64_t ip)
 {
 	char module[MT_DECLARE_MODULE_CAP], symbol[MT_DECLARE_SYMBOL_CAP];
 	uint64_t gen = mt_stack_generation(), id;
 	mt_symbol_info_t info;
 	mt_jsonl_t l;
-	int cancel;
+	int cancel, rc = 0;
 
 	/* Naming a new frame is the tracer's slowest path, and libunwind's
 	 * own naming (a module it reads itself) opens files: no cancel may
@@ -87,9 +88,12 @@ static void declare_frame(uint64_t ip)
 			if (info.build_id_len)
 				add_build_id(&l, &info);
 			record_line(mt_jsonl_end(&l));
+		} else {
+			rc = -1;
 		}
 	}
 	mt_lock_give();
+	return rc;
 }
 
 uint64_t mt_declare_stack(const uint64_t *ips, int n)
@@ -126,7 +130,14 @@ uint64_t mt_declare_stack(const uint64_t *ips, int n)
 			break;
 		}
 		mt_lock_give();
-		declare_frame(ips[missing]);
+		if (declare_frame(ips[missing]) < 0) {
+			/* The frame has no id, and asking again would spin
+			 * (a full address space stays full): this stack
+			 * goes without one. */
+			mt_lock_take();
+			id = 0;
+			break;
+		}
 	}
 	if (id)
 		mt_stack_remember(ips, n, id);

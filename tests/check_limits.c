@@ -41,6 +41,42 @@ static int count_lines(const char *s)
 	return n;
 }
 
+/* A program whose address space is full (RLIMIT_AS, every page mapped)
+ * allocates from 600 new call sites: the tracer's frame and stack tables
+ * cannot grow, so the stacks past them go without an id, counted in the
+ * trace's dropped, and the program runs on as it does bare.  The tracer
+ * once asked again for the frame's id for as long as the space stayed
+ * full, inside the hook, where it held every signal. */
+START_TEST(test_a_full_address_space_drops_new_stacks_and_the_program_runs_on)
+{
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
+	char *w = mt_test_workload("wl_asfull");
+	char preload[4200], output[4200], *status;
+	char *argv[] = { w, NULL };
+	char *env[] = { preload, output, NULL };
+	mt_test_run_t bare, r;
+
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libmtpreload.so", mt_test_build_dir());
+	snprintf(output, sizeof(output), "MEMTRACE_OUTPUT=%s", trace);
+	mt_test_run(&bare, argv, NULL);
+	ck_assert_int_eq(bare.status, 0);
+	mt_test_run(&r, argv, env);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, bare.out);
+	ck_assert_str_eq(r.out, "asfull: 600\n");
+	mt_test_assert_trace_whole(trace, "exit");
+	status = mt_test_check_status(trace);
+	ck_assert_str_eq(status, "events_dropped");
+	/* Every allocation is in the trace, with a stack or without. */
+	ck_assert_int_ge(mt_test_trace_count(trace, "alloc", 0), 600);
+	free(status);
+	mt_test_run_release(&bare);
+	mt_test_run_release(&r);
+	free(w);
+	free(trace);
+}
+END_TEST
+
 START_TEST(test_a_file_size_limit_below_the_ring_still_gives_a_trace)
 {
 	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl");
@@ -178,6 +214,7 @@ Suite *mt_suite_limits(void)
 	TCase *tc = tcase_create("limits");
 
 	tcase_add_test(tc, test_a_file_size_limit_below_the_ring_still_gives_a_trace);
+	tcase_add_test(tc, test_a_full_address_space_drops_new_stacks_and_the_program_runs_on);
 	tcase_add_test(tc, test_a_trace_cut_by_the_file_size_limit_names_the_limit);
 	tcase_add_test(tc, test_a_file_size_limit_below_the_smallest_ring_says_so);
 	tcase_add_test(tc, test_a_refused_output_is_refused_for_the_whole_tree);
