@@ -296,7 +296,7 @@ static void collector_killed(char *const extra[])
 	ck_assert_str_eq(err, "memtrace: the collector has stopped; tracing stops, "
 			      "the program runs on\n");
 	(void)err_len;
-	mt_test_assert_trace_cut(trace);
+	mt_test_assert_trace_cut_by_kill(trace);
 	assert_status(trace, "missing_stop_event");
 	mt_quiet_int_eq(mt_test_trace_count(trace, "trace.stop", 0), 0);
 	mt_quiet_int_eq(mt_test_trace_count(trace, "alloc", 3232), 0);

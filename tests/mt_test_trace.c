@@ -141,19 +141,27 @@ static char *last_line(char *data, size_t len)
 	return p;
 }
 
-static char *read_cut(const char *path, size_t *len)
+/* The trace's text, checked: not empty, no NUL byte, its first line a
+ * whole trace.start, and, when whole_lines, its last byte a newline. */
+static char *read_lines(const char *path, size_t *len, int whole_lines)
 {
-	char *data = mt_test_trace_text(path, len, 1), *start;
+	char *data = mt_test_trace_text(path, len, 1), *start, *nl;
 
 	mt_quiet(data != NULL && *len > 0, "%s: missing or empty", path);
 	mt_quiet(memchr(data, '\0', *len) == NULL,
 		 "%s: %zu bytes with zero padding (first NUL at %zu)", path, *len,
 		 (size_t)((char *)memchr(data, '\0', *len) - data));
-	mt_quiet(data[*len - 1] == '\n', "%s: does not end with a newline", path);
+	if (whole_lines)
+		mt_quiet(data[*len - 1] == '\n', "%s: does not end with a newline", path);
 	start = strstr(data, "\"kind\":\"trace.start\"");
-	mt_quiet(start && start < strchr(data, '\n'),
-		 "%s: the first line is not trace.start", path);
+	nl = strchr(data, '\n');
+	mt_quiet(start && nl && start < nl, "%s: the first line is not trace.start", path);
 	return data;
+}
+
+static char *read_cut(const char *path, size_t *len)
+{
+	return read_lines(path, len, 1);
 }
 
 void mt_test_assert_trace_cut(const char *path)
@@ -161,6 +169,13 @@ void mt_test_assert_trace_cut(const char *path)
 	size_t len;
 
 	free(read_cut(path, &len));
+}
+
+void mt_test_assert_trace_cut_by_kill(const char *path)
+{
+	size_t len;
+
+	free(read_lines(path, &len, 0));
 }
 
 void mt_test_assert_trace_whole(const char *path, const char *reason)

@@ -51,6 +51,12 @@ void mt_test_assert_trace_whole(const char *path, const char *reason);
  * trace.stop. */
 void mt_test_assert_trace_cut(const char *path);
 
+/* The trace at path, whose collector was killed: as
+ * mt_test_assert_trace_cut, but its last line may be cut, as a SIGKILL
+ * can end the collector's write(2) part way (readers drop such a line:
+ * format.md, section 3). */
+void mt_test_assert_trace_cut_by_kill(const char *path);
+
 /* Wait until the collector writing the trace at path has finished it (it
  * holds an exclusive flock on the file while it writes): after a SIGKILL
  * of the program, the collector still writes what it recorded. */
