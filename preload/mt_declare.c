@@ -24,8 +24,7 @@ _Static_assert(MT_DECLARE_LINE_CAP <= MT_RING_TEXT_MAX, "a frame's line fits a r
 
 char mt_declare_line[MT_DECLARE_LINE_CAP] MT_LAYOUT_APART;
 
-/* A declaration's line (made with seq 0) as a text record. */
-static void record_line(size_t len)
+void mt_declare_record_line(size_t len)
 {
 	if (mt_record_text(mt_declare_line, len) < 0)
 		mt_trace_collector_lost();
@@ -87,7 +86,7 @@ static int declare_frame(uint64_t ip)
 			}
 			if (info.build_id_len)
 				add_build_id(&l, &info);
-			record_line(mt_jsonl_end(&l));
+			mt_declare_record_line(mt_jsonl_end(&l));
 		} else {
 			rc = -1;
 		}
@@ -126,7 +125,7 @@ uint64_t mt_declare_stack(const uint64_t *ips, int n)
 			mt_jsonl_begin(&l, mt_declare_line, sizeof(mt_declare_line), 0, "stack");
 			mt_jsonl_u64(&l, "stack_id", id);
 			mt_jsonl_u64_array(&l, "frames", ids, (size_t)n);
-			record_line(mt_jsonl_end(&l));
+			mt_declare_record_line(mt_jsonl_end(&l));
 			break;
 		}
 		mt_lock_give();

@@ -20,6 +20,7 @@
 #ifndef MT_DECLARE_H
 #define MT_DECLARE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../common/mt_jsonl.h"
@@ -38,6 +39,11 @@
  * a forked child writes both at its start, and each page it writes
  * first is copied. */
 extern char mt_declare_line[MT_DECLARE_LINE_CAP];
+
+/* Record the line of len bytes made in mt_declare_line (with seq 0) as a
+ * text record; a ring the collector has left stops tracing
+ * (mt_trace_collector_lost).  Table lock held. */
+void mt_declare_record_line(size_t len);
 
 /* The id of the stack ips[0..n), declaring it (and its new frames) first
  * when it is new; 0 when n is 0 or the stack has no id (no memory: the

@@ -430,13 +430,6 @@ void mt_trace_clone_refused(int err)
 			    "); tracing stops, the program runs on");
 }
 
-/* A declaration's line (made with seq 0) as a text record. */
-static void record_line(size_t len)
-{
-	if (mt_record_text(mt_declare_line, len) < 0)
-		mt_trace_collector_lost();
-}
-
 static void write_header(pid_t ppid)
 {
 	char exe[PATH_CAP], args[4096];
@@ -458,12 +451,12 @@ static void write_header(pid_t ppid)
 	mt_jsonl_u64(&l, "stack_depth", (uint64_t)stack_depth);
 	if (mt_sample_bytes)
 		mt_jsonl_u64(&l, "sample_bytes", mt_sample_bytes);
-	record_line(mt_jsonl_end(&l));
+	mt_declare_record_line(mt_jsonl_end(&l));
 
 	mt_jsonl_begin(&l, mt_declare_line, sizeof(mt_declare_line), 0, "allocator");
 	mt_jsonl_u64(&l, "allocator_id", 0);
 	mt_jsonl_str(&l, "name", "libc", 4, 0);
-	record_line(mt_jsonl_end(&l));
+	mt_declare_record_line(mt_jsonl_end(&l));
 }
 
 /*
