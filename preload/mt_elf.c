@@ -380,11 +380,11 @@ static void index_build(mt_elf_view_t *v, size_t min)
 		int i = 0, table = 0;
 
 		while (next_table(v, &i, &sh, &str)) {
-			if (table == 2 || sh->sh_size / sh->sh_entsize > UINT32_MAX) {
-				/* A third table (no linker writes one), or
-				 * one too long to count: keep the scan.  (Only
-				 * a file changed under its mapping gets here in
-				 * the second pass, after the mapping.) */
+			if (table == 2) {
+				/* A third table (no linker writes one): keep
+				 * the scan.  (Only a file changed under its
+				 * mapping gets here in the second pass, after
+				 * the mapping.) */
 				if (mem)
 					munmap(mem, bytes);
 				return;
