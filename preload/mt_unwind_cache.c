@@ -622,13 +622,14 @@ typedef struct {
  * What every walk writes lies on one page for the usual stack: the
  * record's end (a walk leaves its steps at the end of rec), its bounds
  * and the rule table's victim, and the start of scratch, with STEPS_AT of
- * the page before the bounds, room for 32 steps either side.  A fork makes the state's pages
- * copy-on-write, and a shell copied two of them after every child.
- * STEPS_PAD puts the bounds there.
+ * the page before the bounds, room for 32 steps either side.  A fork
+ * makes the state's pages copy-on-write, and a shell copied two of them
+ * after every child.  STEPS_PAD puts the bounds there.
  */
 #define PAGE 4096
 #define STEPS_AT 2048
-#define STEPS_PAD ((STEPS_AT + 2 * PAGE - (sizeof(state_head_t) + FRAMES * sizeof(step_t)) % PAGE) % PAGE)
+#define STEPS_PAD ((STEPS_AT + 2 * PAGE - \
+		    (sizeof(state_head_t) + FRAMES * sizeof(step_t)) % PAGE) % PAGE)
 
 typedef struct {
 	rule_t rules[RULES] __attribute__((aligned(64)));
