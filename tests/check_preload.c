@@ -1340,13 +1340,6 @@ START_TEST(test_symbol_index_names_every_address_as_the_scan_of_all_symbols_does
 }
 END_TEST
 
-/* One lookup's answer, kept to compare. */
-typedef struct {
-	uint64_t distance, size;
-	const char *name;
-	size_t name_max;
-} elf_answer_t;
-
 /* Once a module has its index, naming a frame reads the index and the
  * name's string, nothing else of the file: a forked child pays a fault
  * for each page of the file it reads first.  So the file's headers, its
@@ -1357,7 +1350,7 @@ START_TEST(test_symbol_index_names_from_the_index_and_the_strings_alone)
 {
 	unsigned char id[MT_ELF_BUILD_ID_MAX], id_after[MT_ELF_BUILD_ID_MAX];
 	uint64_t ranges[2][2];
-	elf_answer_t *before;
+	mt_elf_sym_t *before;
 	mt_elf_view_t v;
 	mt_elf_sym_t a, b;
 	sym_object_t o;
@@ -1388,7 +1381,7 @@ START_TEST(test_symbol_index_names_from_the_index_and_the_strings_alone)
 	before = calloc(2 * n, sizeof(*before));
 	ck_assert_ptr_nonnull(before);
 	for (size_t i = 0; i < 2 * n; i++) {
-		elf_answer_t *e = &before[i];
+		mt_elf_sym_t *e = &before[i];
 
 		e->distance = mt_elf_lookup(&v, addrs[i / 2] + i % 2, &e->name, &e->name_max,
 					    &e->size);
@@ -1411,7 +1404,7 @@ START_TEST(test_symbol_index_names_from_the_index_and_the_strings_alone)
 	memset(img + eh->e_shoff, 0xa5, (size_t)eh->e_shnum * eh->e_shentsize);
 	memset(img, 0xa5, sizeof(Elf64_Ehdr));
 	for (size_t i = 0; i < 2 * n; i++) {
-		elf_answer_t e;
+		mt_elf_sym_t e;
 
 		e.distance = mt_elf_lookup(&v, addrs[i / 2] + i % 2, &e.name, &e.name_max, &e.size);
 		mt_quiet(e.distance == before[i].distance && e.name == before[i].name &&
