@@ -14,6 +14,7 @@
 
 #include "mt_elf.h"
 #include "mt_layout.h"
+#include "mt_namecache.h"
 #include "mt_nofd.h"
 #include "mt_prefault.h"
 
@@ -325,6 +326,37 @@ static module_t *find(uint64_t ip)
 	return NULL;
 }
 
+/* Name ip from m's file (its view, mapped now if it never was): the
+ * symbol fields and build id of info, the symbol in symbol.  0 when the
+ * file cannot be read that way (libunwind's to name). */
+static int name_from_view(module_t *m, uint64_t ip, mt_symbol_info_t *info, char *symbol,
+			  size_t symbol_cap)
+{
+	const char *name = NULL;
+	size_t name_max = 0, len;
+	uint64_t dist, size = 0;
+
+	if (m->view.state == MT_ELF_UNTRIED)
+		view_open(m);
+	if (m->view.state != MT_ELF_OK)
+		return 0;
+	info->build_id_len = mt_elf_build_id(&m->view, info->build_id);
+	dist = mt_elf_lookup(&m->view, ip - 1, &name, &name_max, &size);
+	if (mt_elf_has_index(&m->view))
+		indexed++;
+	if (dist != UINT64_MAX && name && name[0] && symbol_contains(dist, size)) {
+		/* Truncated at the buffer as libunwind's strncpy leaves
+		 * it. */
+		len = strnlen(name, name_max < symbol_cap - 1 ? name_max : symbol_cap - 1);
+		memcpy(symbol, name, len);
+		symbol[len] = '\0';
+		info->has_symbol = 1;
+		info->symbol_len = len;
+		info->offset = dist + 1;
+	}
+	return 1;
+}
+
 void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 		       size_t module_cap, char *symbol, size_t symbol_cap)
 {
@@ -369,34 +401,21 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 		fallback = 0; /* in no file: JIT code, anonymous memory */
 	if (m) {
 		size_t n = m->path_len < module_cap - 1 ? m->path_len : module_cap - 1;
-		const char *name = NULL;
-		size_t name_max = 0, len;
-		uint64_t dist, size = 0;
+		mt_namecache_key_t key = { ip, m->bias, m->dev, m->inode, m->path_hash };
 
 		memcpy(module, pool + m->path, n);
 		module[n] = '\0';
 		info->has_module = 1;
 		info->module_len = n;
 		info->module_offset = ip - m->bias;
-		if (m->view.state == MT_ELF_UNTRIED)
-			view_open(m);
-		if (m->view.state == MT_ELF_OK) {
+		if (mt_namecache_find(&key, info, symbol, symbol_cap)) {
 			fallback = 0;
-			info->build_id_len = mt_elf_build_id(&m->view, info->build_id);
-			dist = mt_elf_lookup(&m->view, ip - 1, &name, &name_max, &size);
-			if (mt_elf_has_index(&m->view))
-				indexed++;
-			if (dist != UINT64_MAX && name && name[0] &&
-			    symbol_contains(dist, size)) {
-				/* Truncated at the buffer as libunwind's
-				 * strncpy leaves it. */
-				len = strnlen(name, name_max < symbol_cap - 1 ? name_max : symbol_cap - 1);
-				memcpy(symbol, name, len);
-				symbol[len] = '\0';
-				info->has_symbol = 1;
-				info->symbol_len = len;
-				info->offset = dist + 1;
-			}
+		} else if (name_from_view(m, ip, info, symbol, symbol_cap)) {
+			fallback = 0;
+			/* A name cut at the buffer is kept for no one: a
+			 * larger buffer would hold more of it. */
+			if (!info->has_symbol || info->symbol_len < symbol_cap - 1)
+				mt_namecache_add(&key, info, symbol);
 		}
 	}
 	if (fallback)

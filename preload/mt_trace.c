@@ -37,6 +37,7 @@
 #include "mt_layout.h"
 #include "mt_lock.h"
 #include "mt_name.h"
+#include "mt_namecache.h"
 #include "mt_output.h"
 #include "mt_prefault.h"
 #include "mt_real.h"
@@ -671,6 +672,16 @@ static void say_stats(void)
 		msg[n + mt_fmt_u64(msg + n, mt_unwind_cache_rules_read())] = '\0';
 		mt_say_line(msg, NULL, NULL);
 	}
+	{
+		uint64_t shared, kept;
+
+		mt_namecache_counts(&shared, &kept);
+		n = (size_t)(stpcpy(msg, "names: shared ") - msg);
+		n += mt_fmt_u64(msg + n, shared);
+		n += (size_t)(stpcpy(msg + n, " kept ") - (msg + n));
+		msg[n + mt_fmt_u64(msg + n, kept)] = '\0';
+		mt_say_line(msg, NULL, NULL);
+	}
 }
 
 static unsigned reason_code(const char *reason)
@@ -697,6 +708,8 @@ static void atfork_prepare(void)
 	fork_untraced = collectors_would_be_children();
 	if (fork_untraced)
 		unpreload_env();
+	else if (atomic_load(&active) != OFF)
+		mt_namecache_fork_prepare();
 	mt_stack_fork_prepare();
 	mt_symbol_fork_prepare();
 	mt_lock_take();
@@ -718,6 +731,7 @@ static void atfork_child(void)
 	mt_lock_reset();
 	atomic_store(&mt_trace_fail_at, 0); /* only the process it was set for */
 	mt_symbol_fork_child();
+	mt_namecache_fork_child();
 	mt_stack_fork_child();
 	tid_cache = 0;
 	if (atomic_load(&active) != OFF) {

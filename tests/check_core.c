@@ -30,6 +30,7 @@
 #include "../common/mt_ring.h"
 #include "../preload/mt_clock.h"
 #include "../preload/mt_name.h"
+#include "../preload/mt_namecache.h"
 #include "../preload/mt_prefault.h"
 #include "../preload/mt_record.h"
 #include "../preload/mt_sample.h"
@@ -611,6 +612,157 @@ START_TEST(test_symbols_read_the_module_table_at_the_first_frame_named)
 			  symbol, sizeof(symbol));
 	mt_symbol_stats(&s2);
 	mt_quiet_uint_eq(s2.maps_reads - s0.maps_reads, 1);
+}
+END_TEST
+
+/* A name as mt_symbol gives it: a symbol at offset, and a build id. */
+static mt_symbol_info_t cache_info(uint64_t offset, size_t symbol_len)
+{
+	mt_symbol_info_t info = { .has_symbol = 1, .offset = offset, .symbol_len = symbol_len,
+				  .build_id = { 0xab, 0xcd, 0xef }, .build_id_len = 3 };
+
+	return info;
+}
+
+START_TEST(test_name_cache_answers_only_for_the_same_address_in_the_same_file)
+{
+	mt_namecache_key_t key = { 0x401234, 0x400000, 8, 77, 0x5eed }, other;
+	mt_symbol_info_t kept = cache_info(0x34, 11), got;
+	char symbol[64];
+	uint64_t found, added;
+
+	mt_namecache_reset();
+	/* No fork yet: no cache, nothing kept. */
+	mt_namecache_add(&key, &kept, "wl_function");
+	ck_assert(!mt_namecache_find(&key, &got, symbol, sizeof(symbol)));
+	mt_namecache_fork_prepare();
+	mt_namecache_add(&key, &kept, "wl_function");
+	memset(&got, 0, sizeof(got));
+	ck_assert(mt_namecache_find(&key, &got, symbol, sizeof(symbol)));
+	ck_assert_str_eq(symbol, "wl_function");
+	ck_assert(got.has_symbol);
+	mt_quiet_uint_eq(got.symbol_len, 11);
+	mt_quiet_uint_eq(got.offset, 0x34);
+	mt_quiet_uint_eq(got.build_id_len, 3);
+	ck_assert(!memcmp(got.build_id, kept.build_id, 3));
+	/* A smaller buffer cuts it as mt_symbol_resolve would. */
+	ck_assert(mt_namecache_find(&key, &got, symbol, 5));
+	ck_assert_str_eq(symbol, "wl_f");
+	mt_quiet_uint_eq(got.symbol_len, 4);
+	/* Another file, load bias or address: not this name. */
+	for (int i = 0; i < 5; i++) {
+		other = key;
+		if (i == 0)
+			other.ip++;
+		else if (i == 1)
+			other.bias += 0x1000;
+		else if (i == 2)
+			other.dev++;
+		else if (i == 3)
+			other.inode++;
+		else
+			other.path_hash++;
+		ck_assert_msg(!mt_namecache_find(&other, &got, symbol, sizeof(symbol)),
+			      "found with key field %d changed", i);
+	}
+	mt_namecache_counts(&found, &added);
+	mt_quiet_uint_eq(found, 2);
+	mt_quiet_uint_eq(added, 1);
+	mt_namecache_reset();
+}
+END_TEST
+
+START_TEST(test_name_cache_is_shared_with_every_child_forked_since)
+{
+	mt_namecache_key_t by_parent = { 0x501000, 0x500000, 8, 78, 1 };
+	mt_namecache_key_t by_child = { 0x601000, 0x600000, 8, 79, 2 };
+	mt_symbol_info_t info = cache_info(0x10, 6), got;
+	char symbol[64];
+	int status;
+	pid_t pid;
+
+	mt_namecache_reset();
+	mt_namecache_fork_prepare();
+	mt_namecache_add(&by_parent, &info, "parent");
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		/* The parent's name, and one for the parent. */
+		int ok = mt_namecache_find(&by_parent, &got, symbol, sizeof(symbol)) &&
+			 !strcmp(symbol, "parent");
+
+		mt_namecache_add(&by_child, &info, "childs");
+		_exit(ok ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert(mt_namecache_find(&by_child, &got, symbol, sizeof(symbol)));
+	ck_assert_str_eq(symbol, "childs");
+	mt_namecache_reset();
+}
+END_TEST
+
+START_TEST(test_name_cache_keeps_nothing_more_once_full)
+{
+	char symbol[512], got_symbol[512];
+	mt_symbol_info_t info = cache_info(1, 300), got;
+	mt_namecache_key_t key = { 0, 0x700000, 8, 80, 3 };
+	int kept = 0;
+
+	memset(symbol, 'x', 300);
+	symbol[300] = '\0';
+	mt_namecache_reset();
+	mt_namecache_fork_prepare();
+	for (int i = 1; i <= 2000; i++) {
+		key.ip = 0x700000 + (uint64_t)i * 16;
+		mt_namecache_add(&key, &info, symbol);
+	}
+	for (int i = 1; i <= 2000; i++) {
+		key.ip = 0x700000 + (uint64_t)i * 16;
+		if (mt_namecache_find(&key, &got, got_symbol, sizeof(got_symbol))) {
+			ck_assert_str_eq(got_symbol, symbol);
+			kept++;
+		}
+	}
+	/* Some, not all: 64 KiB holds about 150 names of 300 bytes. */
+	mt_quiet(kept > 50 && kept < 2000, "%d names of 2000 kept", kept);
+	key.ip = 0x700000 + 16;
+	ck_assert(mt_namecache_find(&key, &got, got_symbol, sizeof(got_symbol)));
+	mt_namecache_reset();
+}
+END_TEST
+
+START_TEST(test_symbols_take_a_kept_name_without_reading_the_module)
+{
+	char module[1024], symbol[2048], first_module[1024];
+	mt_symbol_stats_t s0, s1;
+	mt_symbol_info_t first, info;
+	uint64_t ip = (uint64_t)(uintptr_t)&a_static_function + 4, found, added;
+
+	mt_namecache_reset();
+	mt_namecache_fork_prepare();
+	mt_symbol_reset();
+	mt_symbol_resolve(ip, &first, first_module, sizeof(first_module), symbol, sizeof(symbol));
+	ck_assert_str_eq(symbol, "a_static_function");
+	/* Every view gone, as in a child that never opened one. */
+	mt_symbol_reset();
+	mt_symbol_load();
+	mt_symbol_stats(&s0);
+	mt_symbol_resolve(ip, &info, module, sizeof(module), symbol, sizeof(symbol));
+	mt_symbol_stats(&s1);
+	mt_quiet_uint_eq(s1.headers_read - s0.headers_read, 0);
+	mt_quiet_uint_eq(s1.indexed - s0.indexed, 0);
+	ck_assert_str_eq(symbol, "a_static_function");
+	ck_assert_str_eq(module, first_module);
+	ck_assert(info.has_symbol && info.has_module);
+	mt_quiet_uint_eq(info.offset, first.offset);
+	mt_quiet_uint_eq(info.module_offset, first.module_offset);
+	mt_quiet_uint_eq(info.build_id_len, first.build_id_len);
+	ck_assert(!memcmp(info.build_id, first.build_id, first.build_id_len));
+	mt_namecache_counts(&found, &added);
+	mt_quiet_uint_eq(found, 1);
+	mt_quiet_uint_eq(added, 1);
+	mt_namecache_reset();
 }
 END_TEST
 
@@ -1602,6 +1754,10 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_symbols_name_static_functions_and_their_module);
 	tcase_add_test(parts, test_symbols_read_a_modules_headers_when_a_frame_in_it_is_first_named);
 	tcase_add_test(parts, test_symbols_read_the_module_table_at_the_first_frame_named);
+	tcase_add_test(parts, test_name_cache_answers_only_for_the_same_address_in_the_same_file);
+	tcase_add_test(parts, test_name_cache_is_shared_with_every_child_forked_since);
+	tcase_add_test(parts, test_name_cache_keeps_nothing_more_once_full);
+	tcase_add_test(parts, test_symbols_take_a_kept_name_without_reading_the_module);
 	tcase_add_test(parts, test_real_arena_serves_bootstrap_memory_zeroed_and_aligned);
 	tcase_add_test(parts, test_jsonl_long_strings_are_cut_validly_and_marked);
 	tcase_add_test(parts, test_jsonl_escapes_controls_and_replaces_bad_utf8);
