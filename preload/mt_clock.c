@@ -84,16 +84,52 @@ static __thread __attribute__((tls_model("initial-exec"))) uint64_t thread_last;
 /* Never below this (the TSC's last t, once the process stopped using it). */
 static _Atomic uint64_t floor_ns;
 
+/* Set by mt_clock_program_locks_down(): a seccomp filter may be coming,
+ * and a vDSO reading makes no system call it could refuse. */
+static _Atomic int locked_down;
+
+/*
+ * A process's first readings go to the kernel, not the vDSO: a short one
+ * (a shell's child between fork and exec, /bin/true) reads the clock a
+ * handful of times, and its first reading through the vDSO faults in the
+ * vDSO's data pages and code and libc's clock_gettime (five faults a
+ * child and its /bin/true here, some 8 us each), where a system call
+ * costs 1.  A process that reads on pays SYSCALL_READINGS system calls
+ * once.  A forked child counts again (mt_clock_fork_child).
+ */
+#define SYSCALL_READINGS 16u
+static _Atomic uint32_t syscall_readings;
+
+static int by_syscall(void)
+{
+	uint32_t r = atomic_load_explicit(&syscall_readings, memory_order_relaxed);
+
+	if (__builtin_expect(r >= SYSCALL_READINGS, 1) ||
+	    atomic_load_explicit(&locked_down, memory_order_relaxed))
+		return 0;
+	/* A count lost to a race is one more system call. */
+	atomic_store_explicit(&syscall_readings, r + 1, memory_order_relaxed);
+	return 1;
+}
+
+void mt_clock_fork_child(void)
+{
+	if (atomic_load_explicit(&syscall_readings, memory_order_relaxed))
+		atomic_store_explicit(&syscall_readings, 0, memory_order_relaxed);
+}
+
 static uint64_t read_clock(clockid_t id)
 {
 	struct timespec ts = { 0, 0 };
+	int kernel = by_syscall();
 
 #if defined(__x86_64__)
-	if (__builtin_expect(!mt_clock_thread_tsc_ok(), 0))
-		mt_real_syscall6(SYS_clock_gettime, id, (long)&ts, 0, 0, 0, 0);
-	else
+	/* The vDSO may execute RDTSC. */
+	kernel = kernel || __builtin_expect(!mt_clock_thread_tsc_ok(), 0);
 #endif
-	{
+	if (kernel) {
+		mt_real_syscall6(SYS_clock_gettime, id, (long)&ts, 0, 0, 0, 0);
+	} else {
 		int saved = errno;
 
 		clock_gettime(id, &ts);
@@ -483,8 +519,6 @@ static long read_machine(void *arg)
 	return 0;
 }
 
-static _Atomic int locked_down;
-
 /* Ask the machine once: when the calibration is due, or before the
  * program installs a seccomp filter (the child's clone could be refused,
  * or fatal, after it), or at the start of a process that starts under
@@ -523,12 +557,6 @@ void mt_clock_program_locks_down(void)
 	if (atomic_load(&verdict) == 0)
 		decide();
 	atomic_store(&locked_down, 1);
-}
-
-void mt_clock_decide(void)
-{
-	if (atomic_load(&verdict) == 0)
-		decide();
 }
 
 /* CLOCK_MONOTONIC and the counter at the same moment, the tightest of
@@ -735,6 +763,7 @@ int mt_clock_tsc_in_use(const char **why)
 
 void mt_clock_program_locks_down(void)
 {
+	atomic_store(&locked_down, 1);
 }
 
 int mt_clock_vdso_in_user(void)

@@ -101,17 +101,16 @@ int mt_clock_thread_forbids_tsc(void);
 void mt_clock_thread_tsc_changed(void);
 
 /* The program is about to install a seccomp filter (prctl(PR_SET_SECCOMP)
- * or seccomp(2), seen by the hooks): the machine is judged now if it is
- * not yet, as mt_nofd's child could be refused, or fatal, once the filter
- * is in place; a judging left to another thread meanwhile ends in
- * clock_gettime(). */
+ * or seccomp(2), seen by the hooks), or started under one: the machine is
+ * judged now if it is not yet, as mt_nofd's child could be refused, or
+ * fatal, once the filter is in place; a judging left to another thread
+ * meanwhile ends in clock_gettime().  From then on the first readings of
+ * a process go through the vDSO too, as the program's own would. */
 void mt_clock_program_locks_down(void);
 
-/* Judge the machine now, if it is not judged yet: its files read through
- * mt_nofd (in place while the process has never had a thread).  The start
- * of a process that runs under a seccomp filter calls it, as it may not
- * be able to read them later; a forked child keeps its parent's verdict. */
-void mt_clock_decide(void);
+/* In a forked child: its first readings go to the kernel again, as a
+ * new process's do (mt_clock.c says why). */
+void mt_clock_fork_child(void);
 
 /*
  * Whether the TSC may stand for CLOCK_MONOTONIC, judged from the text of

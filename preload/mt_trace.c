@@ -732,6 +732,7 @@ static void atfork_child(void)
 	atomic_store(&mt_trace_fail_at, 0); /* only the process it was set for */
 	mt_symbol_fork_child();
 	mt_namecache_fork_child();
+	mt_clock_fork_child();
 	mt_stack_fork_child();
 	tid_cache = 0;
 	if (atomic_load(&active) != OFF) {
@@ -872,15 +873,14 @@ void mt_trace_init(void)
 	 * made) reads its files and registers in place, with no child: the
 	 * clones were most of a short process's cost, each a round trip
 	 * through a busy scheduler (docs/performance.md). */
-	if (__libc_single_threaded) {
+	if (__libc_single_threaded)
 		mt_nofd_set_alone(1);
-		/* The clock judges the machine when its calibration is due,
-		 * which most short processes never reach; one that starts
-		 * under a filter judges it now, as it may not be able to
-		 * then. */
-		if (filtered)
-			mt_clock_decide();
-	}
+	/* The clock judges the machine when its calibration is due, which
+	 * most short processes never reach; one that starts under a filter
+	 * judges it now, as it may not be able to then, and reads the
+	 * clock only through the vDSO. */
+	if (filtered)
+		mt_clock_program_locks_down();
 	mt_lock_take();
 	rc = begin_trace_locked(name, root, mt_settings_depth(getenv("MEMTRACE_STACK_DEPTH")),
 				getppid(), 0);

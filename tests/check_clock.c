@@ -6,12 +6,17 @@
  * thread that forbids RDTSC it is read without it (the vDSO's
  * clock_gettime would execute RDTSC where the clocksource is the TSC).
  */
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -138,6 +143,87 @@ START_TEST(test_clock_in_a_thread_that_forbids_rdtsc_makes_the_system_call)
 	}
 	wait_child_ok(pid);
 #endif
+}
+END_TEST
+
+/* Run in a child: which of the process's first readings of
+ * CLOCK_REALTIME the kernel answered, under a filter that makes the
+ * clock_gettime system call fail (the vDSO answers without it): bit i set
+ * when reading i came back as 0.  Exits 3 when the filter cannot be
+ * installed. */
+static void read_under_a_filter(int locked_down, int fd)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clock_gettime, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	uint64_t kernel = 0;
+
+	mt_clock_fork_child();
+	if (locked_down)
+		mt_clock_program_locks_down();
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+		_exit(3);
+	for (int i = 0; i < 64; i++)
+		if (!mt_clock_realtime())
+			kernel |= 1ull << i;
+	if (write(fd, &kernel, sizeof(kernel)) != sizeof(kernel))
+		_exit(4);
+	_exit(0);
+}
+
+static uint64_t kernel_readings(int locked_down)
+{
+	uint64_t kernel = UINT64_MAX;
+	int fds[2], status;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		read_under_a_filter(locked_down, fds[1]);
+	}
+	close(fds[1]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 3) {
+		close(fds[0]);
+		return UINT64_MAX;
+	}
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_int_eq(read(fds[0], &kernel, sizeof(kernel)), sizeof(kernel));
+	close(fds[0]);
+	return kernel;
+}
+
+/* A short process reads the clock a few times, and its first reading
+ * through the vDSO faults in the vDSO's pages: its first 16 go to the
+ * kernel, the rest through the vDSO; a process that may be under a
+ * seccomp filter asks the kernel for none. */
+START_TEST(test_clock_a_process_asks_the_kernel_its_first_sixteen_readings)
+{
+	uint64_t kernel;
+
+	if (!mt_clock_vdso_in_user()) {
+		MT_TEST_SKIP("needs clock_gettime() answered in user space (the vDSO reads "
+			     "this clocksource with a system call)");
+		return;
+	}
+	kernel = kernel_readings(0);
+	if (kernel == UINT64_MAX) {
+		MT_TEST_SKIP("needs a process free to add a seccomp filter (prctl refused)");
+		return;
+	}
+	mt_quiet(kernel == 0xffff, "readings the kernel answered: %#jx", (uintmax_t)kernel);
+	kernel = kernel_readings(1);
+	mt_quiet(kernel == 0, "readings the kernel answered after the lock-down: %#jx",
+		 (uintmax_t)kernel);
 }
 END_TEST
 
@@ -508,6 +594,7 @@ Suite *mt_suite_clock(void)
 
 	tcase_add_test(tc, test_clock_reads_clock_monotonic_and_realtime);
 	tcase_add_test(tc, test_clock_in_a_thread_that_forbids_rdtsc_makes_the_system_call);
+	tcase_add_test(tc, test_clock_a_process_asks_the_kernel_its_first_sixteen_readings);
 	tcase_add_test(tc, test_clock_stays_within_a_microsecond_of_clock_monotonic_for_ten_seconds);
 	tcase_add_test(tc, test_clock_in_threads_taking_turns_stays_within_a_microsecond);
 	tcase_add_test(tc, test_clock_never_goes_back_after_fork);
