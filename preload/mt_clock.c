@@ -100,6 +100,14 @@ static _Atomic int locked_down;
 #define SYSCALL_READINGS 16u
 static _Atomic uint32_t syscall_readings;
 
+/* Whether the process is still in its first readings, which go to the
+ * kernel. */
+static int early_in_kernel(void)
+{
+	return atomic_load_explicit(&syscall_readings, memory_order_relaxed) < SYSCALL_READINGS &&
+	       !atomic_load_explicit(&locked_down, memory_order_relaxed);
+}
+
 static int by_syscall(void)
 {
 	uint32_t r = atomic_load_explicit(&syscall_readings, memory_order_relaxed);
@@ -675,7 +683,11 @@ static __attribute__((noinline)) uint64_t slow_now(uint64_t now, int have_now)
 	int v_ok, verdict_now = atomic_load_explicit(&verdict, memory_order_relaxed);
 	view_t v;
 
-	if (verdict_now < 0)
+	/* A forked child keeps its parent's calibration, whose anchor is
+	 * mostly too old to convert from: its first readings are the
+	 * kernel's too, rather than an anchoring's, which reads the clock
+	 * through the vDSO. */
+	if (verdict_now < 0 || early_in_kernel())
 		return monotonic();
 	if (!g) {
 		uint64_t r = LD(early_readings);
