@@ -732,6 +732,61 @@ START_TEST(test_name_cache_keeps_nothing_more_once_full)
 }
 END_TEST
 
+/* Four processes add the same 300 names at once, and read them back
+ * while the others add: each name found is whole and its own. */
+START_TEST(test_name_cache_shared_by_processes_adding_at_once_gives_whole_names)
+{
+	enum { PROCS = 4, NAMES = 300 };
+	pid_t pids[PROCS];
+
+	mt_namecache_reset();
+	mt_namecache_fork_prepare();
+	for (int p = 0; p < PROCS; p++) {
+		pids[p] = fork();
+		ck_assert_int_ge(pids[p], 0);
+		if (pids[p] == 0) {
+			int bad = 0;
+
+			for (int round = 0; round < 2; round++)
+				for (int i = 1; i <= NAMES; i++) {
+					int k = round ? NAMES + 1 - i : (i * 7 + p * 31) % NAMES + 1;
+					mt_namecache_key_t key = { 0x800000 + (uint64_t)k * 64, 0x800000,
+								   8, 81, 4 };
+					mt_symbol_info_t info = cache_info((uint64_t)k, 0), got;
+					char symbol[32], want[32];
+
+					snprintf(want, sizeof(want), "name_%d", k);
+					info.symbol_len = strlen(want);
+					mt_namecache_add(&key, &info, want);
+					if (mt_namecache_find(&key, &got, symbol, sizeof(symbol)) &&
+					    (strcmp(symbol, want) || got.offset != (uint64_t)k ||
+					     got.build_id_len != 3))
+						bad++;
+				}
+			_exit(bad ? 1 : 0);
+		}
+	}
+	for (int p = 0; p < PROCS; p++) {
+		int status;
+
+		ck_assert_int_eq(waitpid(pids[p], &status, 0), pids[p]);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			      "process %d found a name not its key's", p);
+	}
+	for (int k = 1; k <= NAMES; k++) {
+		mt_namecache_key_t key = { 0x800000 + (uint64_t)k * 64, 0x800000, 8, 81, 4 };
+		mt_symbol_info_t got;
+		char symbol[32], want[32];
+
+		snprintf(want, sizeof(want), "name_%d", k);
+		ck_assert_msg(mt_namecache_find(&key, &got, symbol, sizeof(symbol)),
+			      "name %d not kept", k);
+		ck_assert_str_eq(symbol, want);
+	}
+	mt_namecache_reset();
+}
+END_TEST
+
 START_TEST(test_symbols_take_a_kept_name_without_reading_the_module)
 {
 	char module[1024], symbol[2048], first_module[1024];
@@ -1757,6 +1812,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_name_cache_answers_only_for_the_same_address_in_the_same_file);
 	tcase_add_test(parts, test_name_cache_is_shared_with_every_child_forked_since);
 	tcase_add_test(parts, test_name_cache_keeps_nothing_more_once_full);
+	tcase_add_test(parts, test_name_cache_shared_by_processes_adding_at_once_gives_whole_names);
 	tcase_add_test(parts, test_symbols_take_a_kept_name_without_reading_the_module);
 	tcase_add_test(parts, test_real_arena_serves_bootstrap_memory_zeroed_and_aligned);
 	tcase_add_test(parts, test_jsonl_long_strings_are_cut_validly_and_marked);
