@@ -69,12 +69,21 @@ static int same_key(const mt_namecache_key_t *a, const mt_namecache_key_t *b)
 	       a->inode == b->inode && a->path_hash == b->path_hash;
 }
 
+/* Set by mt_namecache_lock_down(): no mapping is made after it. */
+static _Atomic int locked;
+
+void mt_namecache_lock_down(void)
+{
+	mt_namecache_fork_prepare();
+	atomic_store(&locked, 1);
+}
+
 void mt_namecache_fork_prepare(void)
 {
 	unsigned char *p, *aligned, *none = NULL;
 	size_t head_gap, tail_gap;
 
-	if (atomic_load_explicit(&cache, memory_order_acquire))
+	if (atomic_load_explicit(&cache, memory_order_acquire) || atomic_load(&locked))
 		return;
 	p = mmap(NULL, 2 * CACHE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
@@ -225,5 +234,6 @@ void mt_namecache_reset(void)
 
 	if (c)
 		munmap(c, CACHE_BYTES);
+	atomic_store(&locked, 0);
 	found = added = 0;
 }

@@ -47,6 +47,11 @@ typedef struct {
  * or one inherited).  Without memory for it, forks go without. */
 void mt_namecache_fork_prepare(void);
 
+/* The program is about to install a seccomp filter: the cache is made
+ * now, unless there is one, and no mapping is made after (a filter may
+ * refuse it, or kill the program for it). */
+void mt_namecache_lock_down(void);
+
 /* In a forked child: its counts (mt_namecache_counts) start at 0. */
 void mt_namecache_fork_child(void);
 
@@ -68,8 +73,8 @@ void mt_namecache_add(const mt_namecache_key_t *key, const mt_symbol_info_t *inf
  * and entries it added. */
 void mt_namecache_counts(uint64_t *found, uint64_t *added);
 
-/* For tests: forget the cache (unmapped; the next fork makes a new one)
- * and this process's counts. */
+/* For tests: forget the cache (unmapped; the next fork makes a new one),
+ * the lock-down and this process's counts. */
 void mt_namecache_reset(void);
 
 #endif

@@ -787,6 +787,26 @@ START_TEST(test_name_cache_shared_by_processes_adding_at_once_gives_whole_names)
 }
 END_TEST
 
+/* A program about to install a seccomp filter may refuse the mapping
+ * later: the cache is made at the lock-down, before any fork. */
+START_TEST(test_name_cache_is_made_when_the_program_locks_down)
+{
+	mt_namecache_key_t key = { 0x901000, 0x900000, 8, 82, 5 };
+	mt_symbol_info_t info = cache_info(2, 4), got;
+	char symbol[16];
+
+	mt_namecache_reset();
+	mt_namecache_lock_down();
+	mt_namecache_add(&key, &info, "kept");
+	ck_assert(mt_namecache_find(&key, &got, symbol, sizeof(symbol)));
+	ck_assert_str_eq(symbol, "kept");
+	/* A fork after it keeps that one. */
+	mt_namecache_fork_prepare();
+	ck_assert(mt_namecache_find(&key, &got, symbol, sizeof(symbol)));
+	mt_namecache_reset();
+}
+END_TEST
+
 START_TEST(test_symbols_take_a_kept_name_without_reading_the_module)
 {
 	char module[1024], symbol[2048], first_module[1024];
@@ -1813,6 +1833,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_name_cache_is_shared_with_every_child_forked_since);
 	tcase_add_test(parts, test_name_cache_keeps_nothing_more_once_full);
 	tcase_add_test(parts, test_name_cache_shared_by_processes_adding_at_once_gives_whole_names);
+	tcase_add_test(parts, test_name_cache_is_made_when_the_program_locks_down);
 	tcase_add_test(parts, test_symbols_take_a_kept_name_without_reading_the_module);
 	tcase_add_test(parts, test_real_arena_serves_bootstrap_memory_zeroed_and_aligned);
 	tcase_add_test(parts, test_jsonl_long_strings_are_cut_validly_and_marked);
