@@ -192,6 +192,11 @@ void mt_stack_fork_child(void)
 	/* Only this thread is left: the gate is its to hold or nobody's. */
 	atomic_store(&gate.alone, self_alone ? 1 : 0);
 	atomic_store(&gate.forking, 0);
+	/* The tables came empty (mt_table.c): their mappings serve the
+	 * child's own, which maps none anew. */
+	mt_table_forked(&frames);
+	mt_table_forked(&stacks);
+	mt_arena_forked(&arena);
 }
 
 void mt_stack_as_unwind(void (*fn)(void *), void *arg)
@@ -567,9 +572,9 @@ void mt_stack_frame_ids(const uint64_t *ips, int n, uint64_t *ids)
  * generation before. */
 static void empty_tables(void)
 {
-	mt_table_release(&frames);
-	mt_table_release(&stacks);
-	mt_arena_release(&arena);
+	mt_table_empty(&frames);
+	mt_table_empty(&stacks);
+	mt_arena_empty(&arena);
 	generation++;
 }
 

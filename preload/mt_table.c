@@ -20,14 +20,14 @@
  * that empties the tables at once (a new trace, mt_stack_reset) or never
  * looks (untraced).  A child of a fork that runs no fork handlers finds
  * its tables empty and declares anew what it uses. */
-static void *map(size_t size, int flags)
+static void *map(size_t size, int flags, int *wiped)
 {
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 
 	if (p == MAP_FAILED)
 		return NULL;
-	madvise(p, size, MADV_WIPEONFORK);
+	*wiped = madvise(p, size, MADV_WIPEONFORK) == 0;
 	return p;
 }
 
@@ -76,7 +76,8 @@ int mt_table_add(mt_table_t *t, uint64_t key, uint64_t value)
 {
 	if ((t->count + 1) * 2 > t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : MIN_CAP;
-		uint64_t *slots = map(cap * 2 * sizeof(uint64_t), mt_prefault_map_flags());
+		int wiped;
+		uint64_t *slots = map(cap * 2 * sizeof(uint64_t), mt_prefault_map_flags(), &wiped);
 
 		if (!slots)
 			return -1;
@@ -87,6 +88,7 @@ int mt_table_add(mt_table_t *t, uint64_t key, uint64_t value)
 			munmap(t->slots, t->cap * 2 * sizeof(uint64_t));
 		t->slots = slots;
 		t->cap = cap;
+		t->wiped = wiped;
 	}
 	put(t->slots, t->cap, key, value);
 	t->count++;
@@ -98,6 +100,21 @@ void mt_table_release(mt_table_t *t)
 	if (t->slots)
 		munmap(t->slots, t->cap * 2 * sizeof(uint64_t));
 	memset(t, 0, sizeof(*t));
+}
+
+void mt_table_empty(mt_table_t *t)
+{
+	/* Entries are never taken out one by one: none were put. */
+	if (t->count)
+		mt_table_release(t);
+}
+
+void mt_table_forked(mt_table_t *t)
+{
+	if (!t->wiped)
+		mt_table_release(t);
+	else if (t->count)
+		t->count = 0;
 }
 
 #define CHUNK (1u << 20)
@@ -119,10 +136,12 @@ void *mt_arena_alloc(mt_arena_t *a, size_t size)
 	if (!a->chunk || a->used + size > a->size) {
 		size_t want = size + sizeof(chunk_head_t) > CHUNK ?
 				      size + sizeof(chunk_head_t) : CHUNK;
-		chunk_head_t *h = map(want, 0);
+		int wiped;
+		chunk_head_t *h = map(want, 0, &wiped);
 
 		if (!h)
 			return NULL;
+		a->wiped = wiped;
 		mt_prefault_range(h, want < STEP ? want : STEP);
 		h->next = a->chunks;
 		h->size = want;
@@ -139,6 +158,30 @@ void *mt_arena_alloc(mt_arena_t *a, size_t size)
 		mt_prefault_range(a->chunk + step, a->size - step < STEP ? a->size - step : STEP);
 	a->used += size;
 	return p;
+}
+
+void mt_arena_empty(mt_arena_t *a)
+{
+	const chunk_head_t *h = a->chunks;
+
+	if (h && (h->next || a->used > sizeof(chunk_head_t)))
+		mt_arena_release(a);
+}
+
+void mt_arena_forked(mt_arena_t *a)
+{
+	chunk_head_t *h = (chunk_head_t *)a->chunk;
+
+	if (!h)
+		return;
+	if (!a->wiped) {
+		mt_arena_release(a);
+		return;
+	}
+	h->next = NULL;
+	h->size = a->size;
+	a->chunks = h;
+	a->used = sizeof(*h);
 }
 
 void mt_arena_release(mt_arena_t *a)

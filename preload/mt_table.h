@@ -18,6 +18,7 @@ typedef struct {
 	uint64_t *slots; /* cap pairs of key, value */
 	size_t cap;
 	size_t count;
+	int wiped; /* slots come to a forked child empty (MADV_WIPEONFORK) */
 } mt_table_t;
 
 /* Start a walk over the values stored under key: *pos = 0, then call
@@ -32,6 +33,16 @@ int mt_table_add(mt_table_t *t, uint64_t key, uint64_t value);
 /* Empty the table and give its memory back. */
 void mt_table_release(mt_table_t *t);
 
+/* Empty the table: one with no entries is left as it is, its memory
+ * kept; any other is released. */
+void mt_table_empty(mt_table_t *t);
+
+/* In a forked child, before anything else uses t: t is empty.  Its
+ * slots came to the child empty and are kept, so the child maps no new
+ * table; where the kernel copied them instead (before Linux 4.14), t is
+ * released. */
+void mt_table_forked(mt_table_t *t);
+
 /*
  * A bump arena of anonymous mappings for records the tables point to.
  * mt_arena_alloc returns 8-byte-aligned memory or NULL; it is only ever
@@ -41,9 +52,21 @@ typedef struct {
 	char *chunk;
 	size_t used, size;
 	void *chunks; /* list of mappings, for release */
+	int wiped;    /* chunk comes to a forked child empty */
 } mt_arena_t;
 
 void *mt_arena_alloc(mt_arena_t *a, size_t size);
 void mt_arena_release(mt_arena_t *a);
+
+/* Empty the arena: one with nothing allocated in its one chunk is left
+ * as it is; any other is released. */
+void mt_arena_empty(mt_arena_t *a);
+
+/* In a forked child, before anything else uses a: a is empty, its
+ * current chunk kept (it came to the child empty, its head with it).  A
+ * chunk before it lost its head the same way and cannot be found again:
+ * it stays mapped, untouched, in the child.  Where the kernel copied the
+ * chunks instead, a is released. */
+void mt_arena_forked(mt_arena_t *a);
 
 #endif

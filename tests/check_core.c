@@ -1749,6 +1749,67 @@ START_TEST(test_a_forked_child_gets_the_frame_and_stack_tables_empty)
 }
 END_TEST
 
+/* A forked child's tables and arena came empty (MADV_WIPEONFORK): it
+ * keeps their mappings for its own trace rather than unmapping them and
+ * mapping new ones. */
+START_TEST(test_a_forked_child_keeps_the_tables_mappings_and_finds_them_empty)
+{
+	void *probe = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	mt_table_t t = { 0 };
+	mt_arena_t a = { 0 };
+	uint64_t value = 0, *slots;
+	size_t pos = 0;
+	char *first, *chunk;
+	int status;
+	pid_t pid;
+
+	ck_assert_ptr_ne(probe, MAP_FAILED);
+	if (madvise(probe, 4096, MADV_WIPEONFORK) != 0) {
+		mt_test_skip(__func__, "needs MADV_WIPEONFORK (madvise: %s; Linux 4.14 has it)",
+			     strerror(errno));
+		munmap(probe, 4096);
+		return;
+	}
+	munmap(probe, 4096);
+	for (uint64_t k = 1; k <= 100; k++)
+		ck_assert_int_eq(mt_table_add(&t, k, k * 10), 0);
+	first = mt_arena_alloc(&a, 100);
+	ck_assert_ptr_nonnull(first);
+	memset(first, 7, 100);
+	slots = t.slots;
+	chunk = a.chunk;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char *p;
+		int ok;
+
+		mt_table_forked(&t);
+		mt_arena_forked(&a);
+		/* What a new trace's reset does next: both stay. */
+		mt_table_empty(&t);
+		mt_arena_empty(&a);
+		ok = t.slots == slots && t.count == 0 && !mt_table_next(&t, 1, &pos, &value);
+		ok = ok && mt_table_add(&t, 5, 6) == 0 && t.slots == slots;
+		pos = 0;
+		ok = ok && mt_table_next(&t, 5, &pos, &value) && value == 6;
+		p = mt_arena_alloc(&a, 100);
+		ok = ok && a.chunk == chunk && p == first && p[0] == 0 && p[99] == 0;
+		_exit(ok ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "the child's tables were not its parent's mappings, empty (status %#x)", status);
+	/* The parent's stay; emptied with entries in them, they are given back. */
+	ck_assert(mt_table_next(&t, 100, &pos, &value) && value == 1000);
+	ck_assert_int_eq(first[99], 7);
+	mt_table_empty(&t);
+	mt_arena_empty(&a);
+	ck_assert_ptr_null(t.slots);
+	ck_assert_ptr_null(a.chunk);
+}
+END_TEST
+
 START_TEST(test_a_grown_table_takes_no_fault_a_page)
 {
 	mt_table_t t = { 0 };
@@ -1826,6 +1887,7 @@ Suite *mt_suite_core(void)
 	suite_add_tcase(s, trace);
 	tcase_add_test(parts, test_jsonl_block_layout_is_the_appenders_bytes);
 	tcase_add_test(parts, test_a_forked_child_gets_the_frame_and_stack_tables_empty);
+	tcase_add_test(parts, test_a_forked_child_keeps_the_tables_mappings_and_finds_them_empty);
 	tcase_add_test(parts, test_symbols_name_static_functions_and_their_module);
 	tcase_add_test(parts, test_symbols_read_a_modules_headers_when_a_frame_in_it_is_first_named);
 	tcase_add_test(parts, test_symbols_read_the_module_table_at_the_first_frame_named);
