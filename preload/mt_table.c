@@ -133,6 +133,16 @@ void *mt_arena_alloc(mt_arena_t *a, size_t size)
 	void *p;
 
 	size = (size + 7) & ~(size_t)7;
+	if (a->chunk && !a->chunks) {
+		/* A forked child's first record: the chunk's head, wiped
+		 * with it, is written back now rather than at the fork, so
+		 * a child that records nothing never touches the page. */
+		chunk_head_t *h = (chunk_head_t *)a->chunk;
+
+		h->next = NULL;
+		h->size = a->size;
+		a->chunks = h;
+	}
 	if (!a->chunk || a->used + size > a->size) {
 		size_t want = size + sizeof(chunk_head_t) > CHUNK ?
 				      size + sizeof(chunk_head_t) : CHUNK;
@@ -170,24 +180,24 @@ void mt_arena_empty(mt_arena_t *a)
 
 void mt_arena_forked(mt_arena_t *a)
 {
-	chunk_head_t *h = (chunk_head_t *)a->chunk;
-
-	if (!h)
+	if (!a->chunk)
 		return;
 	if (!a->wiped) {
 		mt_arena_release(a);
 		return;
 	}
-	h->next = NULL;
-	h->size = a->size;
-	a->chunks = h;
-	a->used = sizeof(*h);
+	/* Its head is written at the first allocation (mt_arena_alloc). */
+	a->chunks = NULL;
+	a->used = sizeof(chunk_head_t);
 }
 
 void mt_arena_release(mt_arena_t *a)
 {
 	chunk_head_t *h = a->chunks;
 
+	/* A forked child's chunk whose head is not written back yet. */
+	if (!h && a->chunk)
+		munmap(a->chunk, a->size);
 	while (h) {
 		chunk_head_t *next = h->next;
 

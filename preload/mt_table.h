@@ -63,10 +63,10 @@ void mt_arena_release(mt_arena_t *a);
 void mt_arena_empty(mt_arena_t *a);
 
 /* In a forked child, before anything else uses a: a is empty, its
- * current chunk kept (it came to the child empty, its head with it).  A
- * chunk before it lost its head the same way and cannot be found again:
- * it stays mapped, untouched, in the child.  Where the kernel copied the
- * chunks instead, a is released. */
+ * current chunk kept (it came to the child empty, its head with it, which
+ * the first allocation writes back).  A chunk before it lost its head the
+ * same way and cannot be found again: it stays mapped, untouched, in the
+ * child.  Where the kernel copied the chunks instead, a is released. */
 void mt_arena_forked(mt_arena_t *a);
 
 #endif

@@ -1781,6 +1781,7 @@ START_TEST(test_a_forked_child_keeps_the_tables_mappings_and_finds_them_empty)
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
+		unsigned char vec[1];
 		char *p;
 		int ok;
 
@@ -1793,6 +1794,8 @@ START_TEST(test_a_forked_child_keeps_the_tables_mappings_and_finds_them_empty)
 		ok = ok && mt_table_add(&t, 5, 6) == 0 && t.slots == slots;
 		pos = 0;
 		ok = ok && mt_table_next(&t, 5, &pos, &value) && value == 6;
+		/* Nothing allocated yet: the chunk's page is not touched. */
+		ok = ok && mincore(chunk, 4096, vec) == 0 && !(vec[0] & 1);
 		p = mt_arena_alloc(&a, 100);
 		ok = ok && a.chunk == chunk && p == first && p[0] == 0 && p[99] == 0;
 		_exit(ok ? 0 : 1);
