@@ -1702,6 +1702,23 @@ START_TEST(test_the_preloads_small_variables_lie_together_and_its_cold_tables_la
 }
 END_TEST
 
+/* Whether the kernel takes MADV_WIPEONFORK (Linux 4.14); if not, test
+ * says so in a skip line. */
+static int wipeonfork_works(const char *test)
+{
+	void *probe = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int ok, err;
+
+	ck_assert_ptr_ne(probe, MAP_FAILED);
+	ok = madvise(probe, 4096, MADV_WIPEONFORK) == 0;
+	err = errno;
+	munmap(probe, 4096);
+	if (!ok)
+		mt_test_skip(test, "needs MADV_WIPEONFORK (madvise: %s; Linux 4.14 has it)",
+			     strerror(err));
+	return ok;
+}
+
 /* A forked child gets the frame and stack tables and the thread's stack
  * cache empty (MADV_WIPEONFORK): its new trace empties them at once, so
  * the fork copies none of their page table entries and leaves the
@@ -1710,18 +1727,11 @@ END_TEST
 START_TEST(test_a_forked_child_gets_the_frame_and_stack_tables_empty)
 {
 	uint64_t ips[3] = { 0x401000, 0x402000, 0x403000 }, gen = 0, id;
-	void *probe = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	int status;
 	pid_t pid;
 
-	ck_assert_ptr_ne(probe, MAP_FAILED);
-	if (madvise(probe, 4096, MADV_WIPEONFORK) != 0) {
-		mt_test_skip(__func__, "needs MADV_WIPEONFORK (madvise: %s; Linux 4.14 has it)",
-			     strerror(errno));
-		munmap(probe, 4096);
+	if (!wipeonfork_works(__func__))
 		return;
-	}
-	munmap(probe, 4096);
 	mt_stack_cache_init();
 	mt_stack_reset();
 	for (int i = 0; i < 3; i++)
@@ -1754,7 +1764,6 @@ END_TEST
  * mapping new ones. */
 START_TEST(test_a_forked_child_keeps_the_tables_mappings_and_finds_them_empty)
 {
-	void *probe = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	mt_table_t t = { 0 };
 	mt_arena_t a = { 0 };
 	uint64_t value = 0, *slots;
@@ -1763,14 +1772,8 @@ START_TEST(test_a_forked_child_keeps_the_tables_mappings_and_finds_them_empty)
 	int status;
 	pid_t pid;
 
-	ck_assert_ptr_ne(probe, MAP_FAILED);
-	if (madvise(probe, 4096, MADV_WIPEONFORK) != 0) {
-		mt_test_skip(__func__, "needs MADV_WIPEONFORK (madvise: %s; Linux 4.14 has it)",
-			     strerror(errno));
-		munmap(probe, 4096);
+	if (!wipeonfork_works(__func__))
 		return;
-	}
-	munmap(probe, 4096);
 	for (uint64_t k = 1; k <= 100; k++)
 		ck_assert_int_eq(mt_table_add(&t, k, k * 10), 0);
 	first = mt_arena_alloc(&a, 100);
