@@ -63,6 +63,17 @@ static uint64_t tag(uint64_t ip)
 	return ((ip * 0xff51afd7ed558ccdull) >> 32 | 1) << 32;
 }
 
+/* A slot word's halves: the tag, and the entry's offset (0: none yet). */
+static uint64_t slot_tag(uint64_t w)
+{
+	return w & ~0xffffffffull;
+}
+
+static uint64_t slot_off(uint64_t w)
+{
+	return w & 0xffffffffu;
+}
+
 static int same_key(const mt_namecache_key_t *a, const mt_namecache_key_t *b)
 {
 	return a->ip == b->ip && a->bias == b->bias && a->dev == b->dev &&
@@ -113,7 +124,7 @@ void mt_namecache_fork_child(void)
 /* The entry of slot word w, if it is whole and key's. */
 static const entry_t *entry_of(unsigned char *c, uint64_t w, const mt_namecache_key_t *key)
 {
-	uint64_t off = w & 0xffffffffu;
+	uint64_t off = slot_off(w);
 	const entry_t *e;
 
 	if (off < TEXT_AT || off > CACHE_BYTES - sizeof(entry_t))
@@ -141,7 +152,7 @@ int mt_namecache_find(const mt_namecache_key_t *key, mt_symbol_info_t *info, cha
 
 		if (!w)
 			return 0;
-		if ((w & ~0xffffffffull) != t || !(e = entry_of(c, w, key)))
+		if (slot_tag(w) != t || !(e = entry_of(c, w, key)))
 			continue;
 		info->has_symbol = e->has_symbol;
 		info->offset = e->offset;
@@ -186,10 +197,10 @@ void mt_namecache_add(const mt_namecache_key_t *key, const mt_symbol_info_t *inf
 		slot_t *slot = &s[(h + i) % SLOTS];
 		uint64_t w = atomic_load_explicit(slot, memory_order_acquire), none = 0;
 
-		if ((w & ~0xffffffffull) == t) {
+		if (slot_tag(w) == t) {
 			/* Kept already, or being kept by another process:
 			 * one claim an address, whoever makes it. */
-			if (!(w & 0xffffffffu) || entry_of(c, w, key))
+			if (!slot_off(w) || entry_of(c, w, key))
 				return;
 			continue;
 		}
