@@ -85,9 +85,10 @@ int mt_table_add(mt_table_t *t, uint64_t key, uint64_t value)
 			if (t->slots[2 * i])
 				put(slots, cap, t->slots[2 * i], t->slots[2 * i + 1]);
 		if (t->slots)
-			munmap(t->slots, t->cap * 2 * sizeof(uint64_t));
+			munmap(t->slots, t->mapped * 2 * sizeof(uint64_t));
 		t->slots = slots;
 		t->cap = cap;
+		t->mapped = cap;
 		t->wiped = wiped;
 	}
 	put(t->slots, t->cap, key, value);
@@ -98,7 +99,7 @@ int mt_table_add(mt_table_t *t, uint64_t key, uint64_t value)
 void mt_table_release(mt_table_t *t)
 {
 	if (t->slots)
-		munmap(t->slots, t->cap * 2 * sizeof(uint64_t));
+		munmap(t->slots, t->mapped * 2 * sizeof(uint64_t));
 	memset(t, 0, sizeof(*t));
 }
 
@@ -111,10 +112,16 @@ void mt_table_empty(mt_table_t *t)
 
 void mt_table_forked(mt_table_t *t)
 {
-	if (!t->wiped)
+	if (!t->wiped) {
 		mt_table_release(t);
-	else if (t->count)
+		return;
+	}
+	/* Written only when they change: t's page may be one the child
+	 * has not copied yet. */
+	if (t->count)
 		t->count = 0;
+	if (t->cap > MIN_CAP)
+		t->cap = MIN_CAP;
 }
 
 #define CHUNK (1u << 20)

@@ -18,6 +18,7 @@ typedef struct {
 	uint64_t *slots; /* cap pairs of key, value */
 	size_t cap;
 	size_t count;
+	size_t mapped; /* pairs the mapping holds: cap, or more in a forked child */
 	int wiped; /* slots come to a forked child empty (MADV_WIPEONFORK) */
 } mt_table_t;
 
@@ -40,7 +41,9 @@ void mt_table_empty(mt_table_t *t);
 /* In a forked child, before anything else uses t: t is empty.  Its
  * slots came to the child empty and are kept, so the child maps no new
  * table; where the kernel copied them instead (before Linux 4.14), t is
- * released. */
+ * released.  The child hashes into the mapping's first page only, as a
+ * new table would, and grows from there into new mappings: a parent's
+ * large table would spread a few keys over as many untouched pages. */
 void mt_table_forked(mt_table_t *t);
 
 /*

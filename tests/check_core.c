@@ -1816,6 +1816,60 @@ START_TEST(test_a_forked_child_keeps_the_tables_mappings_and_finds_them_empty)
 }
 END_TEST
 
+/* A forked child's keys land in its kept table's first page, however
+ * large its parent's grew: a few frames spread over a parent's sixteen
+ * pages would fault each one in. */
+START_TEST(test_a_forked_child_hashes_into_its_tables_first_page)
+{
+	mt_table_t t = { 0 };
+	uint64_t *slots;
+	int status;
+	pid_t pid;
+
+	if (!wipeonfork_works(__func__))
+		return;
+	for (uint64_t k = 1; k <= 2000; k++)
+		ck_assert_int_eq(mt_table_add(&t, k, k * 10), 0);
+	ck_assert_uint_ge(t.cap * 2 * sizeof(uint64_t), 16 * 4096);
+	slots = t.slots;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		size_t pages = t.mapped * 2 * sizeof(uint64_t) / 4096, resident = 0;
+		unsigned char vec[64];
+		uint64_t value = 0;
+		size_t pos;
+		int ok = 1;
+
+		mt_table_forked(&t);
+		for (uint64_t k = 1; k <= 100; k++)
+			ok = ok && mt_table_add(&t, k * 7919, k) == 0;
+		ok = ok && t.slots == slots && pages <= sizeof(vec) &&
+		     mincore(slots, pages * 4096, vec) == 0;
+		for (size_t i = 0; ok && i < pages; i++)
+			resident += vec[i] & 1;
+		ok = ok && resident == 1 && (vec[0] & 1);
+		/* Past the first page's half: a table of its own, every key
+		 * still there. */
+		for (uint64_t k = 101; k <= 300; k++)
+			ok = ok && mt_table_add(&t, k * 7919, k) == 0;
+		ok = ok && t.slots != slots;
+		for (uint64_t k = 1; ok && k <= 300; k++) {
+			pos = 0;
+			ok = mt_table_next(&t, k * 7919, &pos, &value) && value == k;
+		}
+		pos = 0;
+		ok = ok && !mt_table_next(&t, 1, &pos, &value);
+		mt_table_release(&t);
+		_exit(ok ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "the child's keys left its table's first page (status %#x)", status);
+	mt_table_release(&t);
+}
+END_TEST
+
 START_TEST(test_a_grown_table_takes_no_fault_a_page)
 {
 	mt_table_t t = { 0 };
@@ -1894,6 +1948,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_jsonl_block_layout_is_the_appenders_bytes);
 	tcase_add_test(parts, test_a_forked_child_gets_the_frame_and_stack_tables_empty);
 	tcase_add_test(parts, test_a_forked_child_keeps_the_tables_mappings_and_finds_them_empty);
+	tcase_add_test(parts, test_a_forked_child_hashes_into_its_tables_first_page);
 	tcase_add_test(parts, test_symbols_name_static_functions_and_their_module);
 	tcase_add_test(parts, test_symbols_read_a_modules_headers_when_a_frame_in_it_is_first_named);
 	tcase_add_test(parts, test_symbols_read_the_module_table_at_the_first_frame_named);
