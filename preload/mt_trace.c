@@ -433,7 +433,9 @@ void mt_trace_clone_refused(int err)
 
 static void write_header(pid_t ppid)
 {
-	char exe[PATH_CAP], args[4096];
+	/* The exe's path, then the arguments, one after the other: each
+	 * page of stack a process's start reaches down to is a fault. */
+	char buf[PATH_CAP];
 	const char *argv[64];
 	size_t nargs;
 	ssize_t n;
@@ -442,10 +444,10 @@ static void write_header(pid_t ppid)
 	mt_jsonl_begin(&l, mt_declare_line, sizeof(mt_declare_line), 0, "trace.start");
 	mt_jsonl_u64(&l, "pid", (uint64_t)getpid());
 	mt_jsonl_u64(&l, "ppid", (uint64_t)ppid);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
 	if (n > 0)
-		mt_jsonl_str(&l, "exe", exe, (size_t)n, 0);
-	nargs = read_argv(args, sizeof(args), argv, sizeof(argv) / sizeof(argv[0]));
+		mt_jsonl_str(&l, "exe", buf, (size_t)n, 0);
+	nargs = read_argv(buf, sizeof(buf), argv, sizeof(argv) / sizeof(argv[0]));
 	mt_jsonl_str_array(&l, "argv", argv, nargs, 256);
 	mt_jsonl_u64(&l, "time_ns", mt_clock_realtime());
 	mt_jsonl_str(&l, "tool_version", MT_VERSION, strlen(MT_VERSION), 0);
