@@ -22,7 +22,9 @@
 #include <linux/perf_event.h>
 #include <linux/seccomp.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +38,7 @@
 #include "../preload/mt_sample.h"
 #include "../preload/mt_real.h"
 #include "../preload/mt_settings.h"
+#include "../preload/mt_spawn.h"
 #include "../preload/mt_stack.h"
 #include "../preload/mt_symbol.h"
 #include "../preload/mt_table.h"
@@ -1925,6 +1928,43 @@ START_TEST(test_a_rings_first_lap_is_written_without_a_fault_a_page)
 }
 END_TEST
 
+/* A ring handed to record's collector has its header written, before
+ * it is sent, on a page made resident for it: a fault on a new page of
+ * the memfd cost a start more than populating it. */
+START_TEST(test_a_registered_rings_header_is_written_without_a_fault)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	mt_spawn_ring_t r[2];
+	char sock[64];
+	uint64_t before;
+	int lfd, fd;
+	size_t k;
+
+	if (!prefault_works(__func__) || (fd = fault_counter(__func__)) < 0)
+		return;
+	k = (size_t)snprintf(sock, sizeof(sock), "mt-check-register-%d", (int)getpid());
+	memcpy(addr.sun_path + 1, sock, k);
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(lfd, 0);
+	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&addr,
+			      (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + k)), 0);
+	ck_assert_int_eq(listen(lfd, 4), 0);
+	/* The first brings the code and the stack in. */
+	ck_assert_int_eq(mt_spawn_register(sock, "t", 0, 1024, 0, 1, 0, &r[0]), 0);
+	before = faults(fd);
+	ck_assert_int_eq(mt_spawn_register(sock, "t", 0, 1024, 0, 1, 0, &r[1]), 0);
+	ck_assert_msg(faults(fd) == before, "%llu faults registering a ring",
+		      (unsigned long long)(faults(fd) - before));
+	ck_assert(r[1].nowait);
+	ck_assert_uint_eq(r[1].hdr->magic, MT_RING_MAGIC);
+	ck_assert_uint_eq(r[1].hdr->nslots, 1024);
+	mt_spawn_unmap(&r[0]);
+	mt_spawn_unmap(&r[1]);
+	close(lfd);
+	close(fd);
+}
+END_TEST
+
 Suite *mt_suite_core(void)
 {
 	Suite *s = suite_create("core");
@@ -1994,6 +2034,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(prefault, test_the_preloads_small_variables_lie_together_and_its_cold_tables_last);
 	tcase_add_test(prefault, test_a_grown_table_takes_no_fault_a_page);
 	tcase_add_test(prefault, test_a_rings_first_lap_is_written_without_a_fault_a_page);
+	tcase_add_test(prefault, test_a_registered_rings_header_is_written_without_a_fault);
 	suite_add_tcase(s, prefault);
 	return s;
 }
