@@ -7,10 +7,10 @@
  * that every trace is complete.  The programs are the stacks that break
  * unwinders: longjmp, swapcontext, sigaltstack, C++ exceptions, threads,
  * deep recursion, a frame rebuilt where the last walk's was, at -O0 and
- * -O2, and python3, sqlite3 and gcc compiling a file.  One more checks
- * the fast walker's own stacks: a plugin loaded where an unloaded one
- * was, which libunwind's trace cache gets wrong; and another that its
- * frames name that plugin, not the unloaded one.
+ * -O2, forked children, and python3, sqlite3 and gcc compiling a file.
+ * One more checks the fast walker's own stacks: a plugin loaded where an
+ * unloaded one was, which libunwind's trace cache gets wrong; and another
+ * that its frames name that plugin, not the unloaded one.
  */
 #include <dirent.h>
 #include <inttypes.h>
@@ -96,6 +96,21 @@ END_TEST
 START_TEST(test_a_signal_handler_on_sigaltstack_unwinds_as_libunwind_does)
 {
 	verify_both_builds("wl_unwind", "sigaltstack");
+}
+END_TEST
+
+/* Forked children, which walk with the rule table their parent filled
+ * and their own previous walk inherited from it, through code the parent
+ * never ran, and with plugins they load themselves. */
+START_TEST(test_forked_children_unwind_as_libunwind_does)
+{
+	char *w = mt_test_workload("wl_forknames");
+	char *argv[] = { w, NULL, NULL };
+
+	verify_run(argv, NULL);
+	argv[1] = "plugins";
+	verify_run(argv, NULL);
+	free(w);
 }
 END_TEST
 
@@ -448,6 +463,7 @@ Suite *mt_suite_unwind(void)
 	tcase_add_test(tc, test_swapcontext_coroutines_unwind_as_libunwind_does);
 	tcase_add_test(tc, test_a_signal_handler_on_sigaltstack_unwinds_as_libunwind_does);
 	tcase_add_test(tc, test_eight_threads_unwind_as_libunwind_does);
+	tcase_add_test(tc, test_forked_children_unwind_as_libunwind_does);
 	tcase_add_test(tc, test_a_recursion_deeper_than_a_stack_unwinds_as_libunwind_does);
 	tcase_add_test(
 		tc,
