@@ -452,6 +452,7 @@ void mt_symbol_load(void)
 void mt_symbol_lock_down(void)
 {
 	mt_symbol_load();
+	mt_namecache_lock_down();
 	atomic_store(&locked, 1);
 }
 

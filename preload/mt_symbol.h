@@ -60,9 +60,10 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 void mt_symbol_load(void);
 
 /* The program is about to install a seccomp filter, or started under one:
- * mt_symbol_load() now, and from then on a reload (a dlopen's module)
- * reads its files in a child, never in place, whose refusal the caller
- * hears of (mt_nofd_refused) rather than the program being told no. */
+ * mt_symbol_load() now, the names' cache made (mt_namecache_lock_down),
+ * and from then on a reload (a dlopen's module) reads its files in a
+ * child, never in place, whose refusal the caller hears of
+ * (mt_nofd_refused) rather than the program being told no. */
 void mt_symbol_lock_down(void);
 
 /* What naming cost so far, for tests: how often /proc/self/maps was read,

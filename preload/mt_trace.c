@@ -892,10 +892,8 @@ void mt_trace_init(void)
 	 * it): most short processes name none.  A process that starts under
 	 * a filter reads them now, while the collector starts, as it may not
 	 * be able to later. */
-	if (rc >= 0 && stack_depth > 0 && filtered) {
+	if (rc >= 0 && stack_depth > 0 && filtered)
 		mt_symbol_lock_down();
-		mt_namecache_lock_down();
-	}
 	mt_nofd_set_alone(0);
 	if (rc == 1)
 		rc = open_wait(name);
@@ -934,10 +932,8 @@ void mt_trace_program_locks_down(void)
 {
 	mt_prefault_stop();
 	mt_clock_program_locks_down();
-	if (atomic_load(&active) != OFF && stack_depth > 0) {
+	if (atomic_load(&active) != OFF && stack_depth > 0)
 		mt_symbol_lock_down();
-		mt_namecache_lock_down();
-	}
 }
 
 /*

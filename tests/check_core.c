@@ -810,6 +810,32 @@ START_TEST(test_name_cache_is_made_when_the_program_locks_down)
 }
 END_TEST
 
+/* The lock-down of naming (the hooks' and a filtered start's one call)
+ * makes the name cache with the module table.  In a child: the module
+ * table stays locked down for the rest of the process. */
+START_TEST(test_symbols_lock_down_makes_the_name_cache)
+{
+	mt_namecache_key_t key = { 0x902000, 0x900000, 8, 83, 6 };
+	mt_symbol_info_t info = cache_info(3, 5), got;
+	char symbol[16];
+	int status;
+	pid_t pid;
+
+	mt_namecache_reset();
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		mt_symbol_lock_down();
+		mt_namecache_add(&key, &info, "kept");
+		_exit(mt_namecache_find(&key, &got, symbol, sizeof(symbol)) &&
+			      !strcmp(symbol, "kept") ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "no name kept after the lock-down (status %#x)", status);
+}
+END_TEST
+
 START_TEST(test_symbols_take_a_kept_name_without_reading_the_module)
 {
 	char module[1024], symbol[2048], first_module[1024];
@@ -1997,6 +2023,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_name_cache_keeps_nothing_more_once_full);
 	tcase_add_test(parts, test_name_cache_shared_by_processes_adding_at_once_gives_whole_names);
 	tcase_add_test(parts, test_name_cache_is_made_when_the_program_locks_down);
+	tcase_add_test(parts, test_symbols_lock_down_makes_the_name_cache);
 	tcase_add_test(parts, test_symbols_take_a_kept_name_without_reading_the_module);
 	tcase_add_test(parts, test_real_arena_serves_bootstrap_memory_zeroed_and_aligned);
 	tcase_add_test(parts, test_jsonl_long_strings_are_cut_validly_and_marked);
