@@ -78,7 +78,7 @@ PRELOAD_SRC = preload/mt_hooks.c preload/mt_api_hooks.c preload/mt_api.c \
 	preload/mt_declare.c preload/mt_lock.c preload/mt_say.c \
 	preload/mt_record.c preload/mt_spawn.c preload/mt_stack.c preload/mt_table.c \
 	preload/mt_symbol.c preload/mt_elf.c preload/mt_clock.c preload/mt_signal.c \
-	preload/mt_sample.c preload/mt_unwind_sys.c preload/mt_unwind_cache.c preload/mt_nofd.c preload/mt_child_stack.c \
+	preload/mt_sample.c preload/mt_unwind_lib.c preload/mt_unwind_sys.c preload/mt_unwind_cache.c preload/mt_nofd.c preload/mt_child_stack.c \
 	preload/mt_prefault.c preload/mt_namecache.c \
 	common/mt_fmt.c common/mt_event.c \
 	common/mt_jsonl.c common/mt_utf8.c
@@ -252,7 +252,7 @@ $(PIC)/%.o: %.c
 # one page a fork copies.
 $(PRELOAD): $(PRELOAD_OBJ)
 	$(call say,LINK,$@)$(CC) $(OPTFLAGS) $(WARN) $(PRELOAD_LTO) $(LDFLAGS) -shared \
-		-Wl,-z,defs -Wl,-z,now -Wl,--sort-section=name -o $@.tmp $^ $(UNWIND_LIBS) -ldl -lpthread && mv -f $@.tmp $@
+		-Wl,-z,defs -Wl,-z,now -Wl,--sort-section=name -o $@.tmp $^ -ldl -lpthread && mv -f $@.tmp $@
 
 $(LIBCORE): $(CORE_OBJ)
 	$(call say,AR,$@)$(AR) rcs $@ $^

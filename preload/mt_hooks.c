@@ -237,15 +237,17 @@ EXPORT size_t malloc_usable_size(void *p)
 
 /*
  * RTLD_DEEPBIND makes a library bind to its own dependencies first and so
- * bypass interposition (heaptrack strips it too).  This must stay a tail
- * call: glibc's dlopen takes the caller's return address to find the
- * calling object's RUNPATH and namespace, and a tail call leaves the
- * program's own return address in place.
+ * bypass interposition (heaptrack strips it too).  The real call must
+ * stay a tail call: glibc's dlopen takes the caller's return address to
+ * find the calling object's RUNPATH and namespace, and a tail call leaves
+ * the program's own return address in place.  libunwind is opened before
+ * it (mt_trace_dlopening).
  */
 EXPORT void *dlopen(const char *file, int mode)
 {
 	if (mt_real_resolve() < 0 || !mt_real.dlopen)
 		return NULL;
+	mt_trace_dlopening();
 	return mt_real.dlopen(file, mode & ~RTLD_DEEPBIND);
 }
 

@@ -207,15 +207,33 @@ void mt_stack_as_unwind(void (*fn)(void *), void *arg)
 }
 
 _Atomic int mt_stack_unwinder = MT_UNWIND_LIBUNWIND;
-static void (*unwind_difference)(void);
+static void (*unwind_stop)(void);
 static atomic_int differed;
 
-void mt_stack_set_unwinder(int unwinder, void (*on_difference)(void))
+void mt_stack_set_unwinder(int unwinder, void (*on_stop)(void))
 {
-	unwind_difference = on_difference;
+	unwind_stop = on_stop;
 	if (unwinder != MT_UNWIND_LIBUNWIND)
 		mt_unwind_cache_init(mt_stack_unwind_enter, mt_stack_unwind_leave);
 	atomic_store(&mt_stack_unwinder, unwinder);
+}
+
+/* Counted as an unwind: a fork waits for the dlopen (whose loader lock a
+ * child would inherit held).  The trace ends after the count is given
+ * back: ending it waits for the collector. */
+__attribute__((noinline)) mt_unwind_lib_backtrace_fn mt_stack_libunwind_open(void)
+{
+	int rc;
+
+	mt_stack_unwind_enter();
+	rc = mt_unwind_lib_open();
+	mt_stack_unwind_leave();
+	if (rc < 0) {
+		if (unwind_stop)
+			unwind_stop();
+		return NULL;
+	}
+	return atomic_load_explicit(&mt_unwind_lib_backtrace, memory_order_acquire);
 }
 
 /* One frame of a stack for the line: its address, or "none" past its
@@ -290,8 +308,8 @@ int mt_stack_verify(const uint64_t *fast, int nf, const uint64_t *lib, int nl)
 	if (!atomic_exchange(&differed, 1)) {
 		atomic_store(&mt_stack_unwinder, MT_UNWIND_LIBUNWIND);
 		say_difference(fast, nf, lib, nl);
-		if (unwind_difference)
-			unwind_difference();
+		if (unwind_stop)
+			unwind_stop();
 	}
 	return 1;
 }

@@ -16,10 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifndef UNW_LOCAL_ONLY
-#define UNW_LOCAL_ONLY
-#endif
-#include <libunwind.h>
+#include "mt_unwind_lib.h"
 
 #define MT_STACK_MAX_DEPTH 256
 
@@ -41,17 +38,18 @@ typedef union {
  * walker (mt_unwind_cache.h), which leaves to libunwind the stacks it
  * cannot walk as libunwind would; or both on every event, compared.  On
  * the first difference verify says so in one line, gives libunwind's
- * stack, calls on_difference (which stops tracing) and unwinds with
- * libunwind alone from then on.  Set once, at start.
+ * stack, calls on_stop (which ends the trace) and unwinds with
+ * libunwind alone from then on.  on_stop is called too when libunwind
+ * is needed and cannot be opened.  Set once, at start.
  */
 enum { MT_UNWIND_LIBUNWIND, MT_UNWIND_FAST, MT_UNWIND_VERIFY };
 #define MT_UNWIND_DEFAULT MT_UNWIND_FAST
 extern _Atomic int mt_stack_unwinder;
-void mt_stack_set_unwinder(int unwinder, void (*on_difference)(void));
+void mt_stack_set_unwinder(int unwinder, void (*on_stop)(void));
 /* Under verify, the fast walker's stack fast[0..nf) against
  * libunwind's lib[0..nl), both as kept: 1 when they differ.  The first
  * difference of the process is said in one line (the first frame that
- * differs), makes libunwind the unwinder and calls on_difference. */
+ * differs), makes libunwind the unwinder and calls on_stop. */
 int mt_stack_verify(const uint64_t *fast, int nf, const uint64_t *lib, int nl);
 /* The stacks the fast walker gave so far, and those it left to
  * libunwind (fast and verify). */
@@ -63,15 +61,25 @@ void mt_stack_unwind_leave(void);
 int mt_stack_keep(mt_stack_buf_t *st, int n, int depth);
 int mt_stack_walk(mt_stack_buf_t *st, int want, int depth);
 
+/* libunwind's unw_backtrace, opened now if it was not (mt_unwind_lib.h),
+ * or NULL when it cannot be: then the trace has ended (the unwinder's
+ * on_stop, below), with one line. */
+mt_unwind_lib_backtrace_fn mt_stack_libunwind_open(void);
+
 /* unw_backtrace(), counted for the fork protocol as every walk through
  * libunwind is (mt_stack.c).  Always inlined: the walk begins in the
- * frame of the function that calls this. */
+ * frame of the function that calls this.  0 frames when libunwind
+ * cannot be opened. */
 static inline __attribute__((always_inline)) int mt_stack_libunwind(void **p, int want)
 {
+	mt_unwind_lib_backtrace_fn bt =
+		atomic_load_explicit(&mt_unwind_lib_backtrace, memory_order_acquire);
 	int n;
 
+	if (__builtin_expect(!bt, 0) && !(bt = mt_stack_libunwind_open()))
+		return 0;
 	mt_stack_unwind_enter();
-	n = unw_backtrace(p, want);
+	n = bt(p, want);
 	mt_stack_unwind_leave();
 	return n;
 }

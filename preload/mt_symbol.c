@@ -17,6 +17,7 @@
 #include "mt_namecache.h"
 #include "mt_nofd.h"
 #include "mt_prefault.h"
+#include "mt_unwind_lib.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -363,6 +364,7 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 	module_t *m;
 	unw_word_t off = 0;
 	unw_accessors_t *acc;
+	unw_addr_space_t space;
 	int rc, fallback = 1, reread;
 	uint64_t gen = 0;
 
@@ -424,10 +426,10 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 	if (!fallback)
 		return;
 
-	acc = unw_get_accessors(unw_local_addr_space);
+	acc = mt_unwind_lib_accessors(&space);
 	if (!acc || !acc->get_proc_name)
 		return;
-	rc = acc->get_proc_name(unw_local_addr_space, (unw_word_t)(ip - 1),
+	rc = acc->get_proc_name(space, (unw_word_t)(ip - 1),
 				symbol, symbol_cap, &off, NULL);
 	if ((rc == 0 || rc == -UNW_ENOMEM) && symbol[0]) {
 		symbol[symbol_cap - 1] = '\0';

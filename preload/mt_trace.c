@@ -50,7 +50,7 @@
 #include "mt_unwind_cache.h"
 #include "mt_symbol.h"
 #include "mt_nofd.h"
-#include "mt_unwind_sys.h"
+#include "mt_unwind_lib.h"
 
 #ifndef MT_VERSION
 #define MT_VERSION "0.1.0"
@@ -161,15 +161,16 @@ static size_t read_argv(char *buf, size_t cap, const char **argv, size_t max)
 	return n;
 }
 
-/* libunwind's pipe must never be in the program's table: without the
- * routing (mt_unwind_sys.h) there is no tracing. */
-static int route_unwinder(void)
+/* libunwind is opened at the start only when it will be needed from the
+ * first event (MEMTRACE_UNWIND=libunwind or verify), or may not be
+ * openable later (a process under a seccomp filter); otherwise at its
+ * first need (mt_unwind_lib.h).  -1 (said) when it cannot be: the
+ * program then runs untraced. */
+static int open_unwinder_at_start(int filtered)
 {
-	if (mt_unwind_sys_install() == 0)
+	if (atomic_load(&mt_stack_unwinder) == MT_UNWIND_FAST && !filtered)
 		return 0;
-	mt_say_line("cannot route libunwind's system calls away from the program's "
-		    "descriptors; the program runs untraced", NULL, NULL);
-	return -1;
+	return mt_unwind_lib_open();
 }
 
 static void self_range(void)
@@ -592,7 +593,7 @@ int mt_trace_start(const char *path, int depth)
 
 	if (collector_found <= 0)
 		collector_found = find_collector();
-	if (route_unwinder() < 0)
+	if (open_unwinder_at_start(0) < 0)
 		return -ENOTSUP;
 	mt_stack_cache_init();
 	mt_lock_take();
@@ -842,7 +843,7 @@ void mt_trace_init(void)
 	/* Under record no collector is started: none is looked for. */
 	if (!record_sock[0])
 		collector_found = find_collector();
-	if (route_unwinder() < 0) {
+	if (open_unwinder_at_start(filtered) < 0) {
 		untrace_tree();
 		goto done;
 	}
@@ -928,9 +929,33 @@ void mt_trace_end(const char *reason)
 		mt_trace_stop(reason);
 }
 
+/* libunwind opened where the program could call dlopen itself: its
+ * allocations are the tracer's, untraced; when it cannot be opened the
+ * trace ends (said). */
+static void open_unwinder_now(void)
+{
+	int saved = errno;
+
+	if (mt_unwind_lib_is_open())
+		return;
+	guard++;
+	if (mt_unwind_lib_open() < 0)
+		mt_trace_stop("exit");
+	guard--;
+	errno = saved;
+}
+
+void mt_trace_dlopening(void)
+{
+	if (atomic_load(&active) != OFF && stack_depth > 0)
+		open_unwinder_now();
+}
+
 void mt_trace_program_locks_down(void)
 {
 	mt_prefault_stop();
+	if (atomic_load(&active) != OFF && stack_depth > 0)
+		open_unwinder_now();
 	mt_clock_program_locks_down();
 	if (atomic_load(&active) != OFF && stack_depth > 0)
 		mt_symbol_lock_down();

@@ -103,7 +103,7 @@ void mt_trace_end(const char *reason);
 /* The program is about to install a seccomp filter (prctl(PR_SET_SECCOMP)
  * or seccomp(2), seen by the hooks): what the tracer would read or ask
  * later is done now, while it may (the module table and files, the
- * clock's verdict), and nothing of the tracer's makes a new kind of
+ * clock's verdict, libunwind opened), and nothing of the tracer's makes a new kind of
  * system call from then on (mt_prefault). */
 void mt_trace_program_locks_down(void);
 
@@ -138,6 +138,13 @@ void mt_trace_exec_failed(void);
  * child may be running in a signal handler, and other threads' locks are
  * held forever in it. */
 void mt_trace_fork_untraced_child(void);
+
+/* The program is about to call dlopen: libunwind is opened first, if
+ * it is not (mt_unwind_lib.h), so that a stack or a name that needs it
+ * never finds the loader's lists half made by the program's dlopen.
+ * Takes no lock of the tracer's; ends the trace when it cannot be
+ * opened. */
+void mt_trace_dlopening(void);
 
 /* After a dlclose: if a module was unloaded, the fast unwinder's rules
  * and the frames and stacks declared so far are forgotten (another module

@@ -11,18 +11,30 @@
  * One more checks the fast walker's own stacks: a plugin loaded where an
  * unloaded one was, which libunwind's trace cache gets wrong; and another
  * that its frames name that plugin, not the unloaded one.
+ *
+ * The "open" case: when the preload opens libunwind (preload/
+ * mt_unwind_lib.h): never for a process whose stacks the fast walker
+ * takes, at the first stack it leaves to libunwind (in a signal handler:
+ * the stacks then are libunwind's), before the program's dlopen and its
+ * seccomp filter, and never while the loader is changing its list.
  */
 #include <dirent.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mt_test.h"
 #include "mt_test_trace.h"
+#include "../preload/mt_unwind_lib.h"
 
 /* Run argv under the preload with MEMTRACE_UNWIND=verify (and env):
  * exit 0, no difference said, the fast walker used, a complete trace. */
@@ -453,6 +465,219 @@ START_TEST(test_a_plugin_loaded_where_an_unloaded_one_was_names_its_own_frames)
 }
 END_TEST
 
+/* ---- when libunwind is opened ---- */
+
+/* Run wl_unwind_lib in mode (and arg) under the preload, with extra
+ * (NULL or one "NAME=value"): exit 0 and a complete trace, in dir.
+ * Returns the run, stdout and stderr, for the caller to release; status
+ * 77 is returned as it is (seccomp cannot be installed here). */
+static void run_open(mt_test_run_t *r, const char *dir, char *mode, char *arg, const char *extra)
+{
+	char preload[4096], output[4096], *env[6], *w = mt_test_workload("wl_unwind_lib");
+	char *argv[] = { w, mode, arg, NULL };
+	int n = 0;
+
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libmtpreload.so", mt_test_build_dir());
+	snprintf(output, sizeof(output), "MEMTRACE_OUTPUT=%s/t.%%p.jsonl", dir);
+	env[n++] = preload;
+	env[n++] = output;
+	env[n++] = "MEMTRACE_STATS=1";
+	if (extra)
+		env[n++] = (char *)extra;
+	env[n] = NULL;
+	mt_test_run(r, argv, env);
+	free(w);
+	if (r->status == 77)
+		return;
+	ck_assert_msg(r->status == 0, "wl_unwind_lib %s exited %d: %s", mode, r->status, r->err);
+	ck_assert_msg(!strstr(r->err, "tracing stops"), "%s: %s", mode, r->err);
+	ck_assert_int_eq(mt_test_assert_traces_complete(dir), 1);
+}
+
+/* The stacks the MEMTRACE_STATS line says libunwind walked. */
+static uint64_t libunwind_walks(const char *err)
+{
+	const char *line = strstr(err, "memtrace: unwind: fast ");
+	uint64_t fast = 0, slow = 0;
+
+	ck_assert_msg(line && sscanf(line, "memtrace: unwind: fast %" SCNu64 " libunwind %" SCNu64,
+				     &fast, &slow) == 2, "no unwind line: %s", err);
+	ck_assert_uint_gt(fast, 0);
+	return slow;
+}
+
+/* Every stack of the allocations of size bytes in the one trace of dir,
+ * one line each, its frames' symbols and module offsets innermost first. */
+static char *stacks_of_size(const char *dir, long size)
+{
+	size_t n = 0, len = 0, cap = 1 << 16;
+	char **names = mt_test_traces(dir, &n), *path, *text, *line, *save = NULL;
+	char *out = calloc(1, cap);
+	json_object *frames = json_object_new_object(), *stacks = json_object_new_object();
+
+	ck_assert_uint_eq(n, 1);
+	path = mt_test_path(dir, names[0]);
+	text = mt_test_trace_text(path, NULL, 1);
+	ck_assert_ptr_nonnull(text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		json_object *o = json_tokener_parse(line);
+		const char *kind = mt_test_json_str(o, "kind");
+		char key[32];
+
+		if (!strcmp(kind, "frame")) {
+			char name[512];
+
+			snprintf(name, sizeof(name), "%s@%s",
+				 mt_test_json_opt_str(o, "symbol") ? mt_test_json_opt_str(o, "symbol") : "?",
+				 mt_test_json_str(o, "module_offset"));
+			snprintf(key, sizeof(key), "%" PRIu64, mt_test_json_u64(o, "frame_id"));
+			json_object_object_add(frames, key, json_object_new_string(name));
+		} else if (!strcmp(kind, "stack")) {
+			snprintf(key, sizeof(key), "%" PRIu64, mt_test_json_u64(o, "stack_id"));
+			json_object_object_add(stacks, key, json_object_get(mt_test_json_member(o, "frames")));
+		} else if (!strcmp(kind, "alloc") && mt_test_json_i64(o, "size") == size) {
+			json_object *ids;
+
+			snprintf(key, sizeof(key), "%" PRIu64, mt_test_json_u64(o, "stack"));
+			ids = mt_test_json_member(stacks, key);
+			for (size_t i = 0; i < json_object_array_length(ids); i++) {
+				json_object *name;
+
+				snprintf(key, sizeof(key), "%" PRId64,
+					 json_object_get_int64(json_object_array_get_idx(ids, i)));
+				name = mt_test_json_member(frames, key);
+				len += (size_t)snprintf(out + len, cap - len, "%s;",
+							json_object_get_string(name));
+				ck_assert_uint_lt(len, cap);
+			}
+			len += (size_t)snprintf(out + len, cap - len, "\n");
+		}
+		json_object_put(o);
+	}
+	json_object_put(frames);
+	json_object_put(stacks);
+	free(text);
+	free(path);
+	mt_test_traces_release(names, n);
+	return out;
+}
+
+START_TEST(test_a_process_whose_stacks_the_fast_walker_takes_never_maps_libunwind)
+{
+	char *dir = mt_test_scratch();
+	mt_test_run_t r;
+
+	run_open(&r, dir, "plain", NULL, NULL);
+	ck_assert_str_eq(r.out, "libunwind absent\n");
+	ck_assert_uint_eq(libunwind_walks(r.err), 0);
+	mt_test_run_release(&r);
+}
+END_TEST
+
+/* Its first need comes inside a signal handler on an alternate stack;
+ * the stacks are the ones libunwind gives when it is the only unwinder
+ * (opened at the start), down through the signal frame to main. */
+START_TEST(test_the_first_stack_only_libunwind_walks_opens_it_and_is_libunwinds)
+{
+	char *dir = mt_test_scratch(), *ref = mt_test_scratch(), *lazy, *whole;
+	mt_test_run_t r;
+
+	run_open(&r, dir, "signal", NULL, NULL);
+	ck_assert_str_eq(r.out, "libunwind mapped\n");
+	ck_assert_uint_eq(libunwind_walks(r.err), 20);
+	mt_test_run_release(&r);
+	run_open(&r, ref, "signal", NULL, "MEMTRACE_UNWIND=libunwind");
+	mt_test_run_release(&r);
+	lazy = stacks_of_size(dir, 333);
+	whole = stacks_of_size(ref, 333);
+	ck_assert_str_eq(lazy, whole);
+	ck_assert_msg(strstr(lazy, "on_usr1@") && strstr(lazy, "main@"), "%s", lazy);
+	free(lazy);
+	free(whole);
+}
+END_TEST
+
+START_TEST(test_the_programs_dlopen_opens_libunwind_first)
+{
+	char *dir = mt_test_scratch(), *lib = mt_test_workload("libwl_strippable.so");
+	mt_test_run_t r;
+
+	run_open(&r, dir, "dlopen", lib, NULL);
+	ck_assert_str_eq(r.out, "libunwind mapped\n");
+	ck_assert_uint_eq(libunwind_walks(r.err), 0);
+	mt_test_run_release(&r);
+	free(lib);
+}
+END_TEST
+
+/* The filter refuses the files and mappings a dlopen needs: libunwind
+ * was opened before it went in, and walks the handler's stacks. */
+START_TEST(test_a_program_that_locks_itself_down_has_libunwind_opened_before)
+{
+	char *dir = mt_test_scratch();
+	mt_test_run_t r;
+
+	run_open(&r, dir, "seccomp", NULL, NULL);
+	if (r.status == 77) {
+		mt_test_skip(__func__, "seccomp filters cannot be installed here (%s)", r.err);
+	} else {
+		ck_assert_str_eq(r.out, "locking down\nlibunwind mapped\n");
+		ck_assert_uint_eq(libunwind_walks(r.err), 20);
+	}
+	mt_test_run_release(&r);
+}
+END_TEST
+
+/* What mt_unwind_lib_open() gives in a child whose loader says it is
+ * adding an object (as inside a dlopen): with threads, until another
+ * thread says the list is whole again after ms milliseconds (0: never).
+ * Exits 0 when opened, 1 when refused, 2 when refused but not failed. */
+static void *loader_done_later(void *arg)
+{
+	struct timespec ts = { 0, (long)(intptr_t)arg * 1000000L };
+
+	nanosleep(&ts, NULL);
+	__atomic_store_n(&mt_unwind_lib_loader_debug()->r_state, RT_CONSISTENT, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int open_while_loader_adds(int threads, int ms)
+{
+	pid_t pid = fork();
+	int status;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		pthread_t t;
+		int rc;
+
+		(void)!freopen("/dev/null", "w", stderr);
+		__atomic_store_n(&mt_unwind_lib_loader_debug()->r_state, RT_ADD, __ATOMIC_RELEASE);
+		if (threads && pthread_create(&t, NULL, loader_done_later, (void *)(intptr_t)ms))
+			_exit(3);
+		rc = mt_unwind_lib_open();
+		if (rc < 0)
+			_exit(mt_unwind_lib_failed() ? 1 : 2);
+		_exit(mt_unwind_lib_is_open() && mt_unwind_lib_backtrace ? 0 : 4);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* One thread: the loader at work is this thread's, below the caller. */
+START_TEST(test_libunwind_is_never_opened_inside_the_loaders_own_work)
+{
+	ck_assert_int_eq(open_while_loader_adds(0, 0), 1);
+}
+END_TEST
+
+START_TEST(test_libunwind_waits_for_another_threads_loader_to_finish)
+{
+	ck_assert_int_eq(open_while_loader_adds(1, 20), 0);
+}
+END_TEST
+
 Suite *mt_suite_unwind(void)
 {
 	Suite *s = suite_create("unwind");
@@ -475,6 +700,15 @@ Suite *mt_suite_unwind(void)
 	tcase_add_test(tc, test_python3_unwinds_as_libunwind_does);
 	tcase_add_test(tc, test_sqlite3_unwinds_as_libunwind_does);
 	tcase_add_test(tc, test_gcc_compiling_a_file_unwinds_as_libunwind_does);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("open");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_a_process_whose_stacks_the_fast_walker_takes_never_maps_libunwind);
+	tcase_add_test(tc, test_the_first_stack_only_libunwind_walks_opens_it_and_is_libunwinds);
+	tcase_add_test(tc, test_the_programs_dlopen_opens_libunwind_first);
+	tcase_add_test(tc, test_a_program_that_locks_itself_down_has_libunwind_opened_before);
+	tcase_add_test(tc, test_libunwind_is_never_opened_inside_the_loaders_own_work);
+	tcase_add_test(tc, test_libunwind_waits_for_another_threads_loader_to_finish);
 	suite_add_tcase(s, tc);
 	return s;
 }
