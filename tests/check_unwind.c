@@ -468,7 +468,8 @@ END_TEST
 /* ---- when libunwind is opened ---- */
 
 /* Run wl_unwind_lib in mode (and arg) under the preload, with extra
- * (NULL or one "NAME=value"): exit 0 and a complete trace, in dir.
+ * (one "NAME=value"; NULL: MEMTRACE_UNWIND=fast): exit 0 and a complete
+ * trace, in dir.
  * Returns the run, stdout and stderr, for the caller to release; status
  * 77 is returned as it is (seccomp cannot be installed here). */
 static void run_open(mt_test_run_t *r, const char *dir, char *mode, char *arg, const char *extra)
@@ -482,8 +483,8 @@ static void run_open(mt_test_run_t *r, const char *dir, char *mode, char *arg, c
 	env[n++] = preload;
 	env[n++] = output;
 	env[n++] = "MEMTRACE_STATS=1";
-	if (extra)
-		env[n++] = (char *)extra;
+	/* The default unwinder, also under make check UNWIND=verify. */
+	env[n++] = extra ? (char *)extra : "MEMTRACE_UNWIND=fast";
 	env[n] = NULL;
 	mt_test_run(r, argv, env);
 	free(w);
