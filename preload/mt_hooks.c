@@ -49,7 +49,8 @@ TRACED void *malloc_traced(size_t size)
 	void *p;
 
 	if (!mt_trace_enter())
-		return mt_real.malloc(size);
+		return __builtin_expect(mt_real_owned != 0, 0) ? mt_real_owned_alloc(1, size) :
+								  mt_real.malloc(size);
 	if (mt_trace_fail_now(MT_FN_MALLOC, size, 0)) {
 		mt_trace_leave();
 		return NULL;
@@ -74,7 +75,8 @@ TRACED void *calloc_traced(size_t n, size_t size, size_t total)
 	void *p;
 
 	if (!mt_trace_enter())
-		return mt_real.calloc(n, size);
+		return __builtin_expect(mt_real_owned != 0, 0) ? mt_real_owned_alloc(n, size) :
+								  mt_real.calloc(n, size);
 	if (mt_trace_fail_now(MT_FN_CALLOC, total, 0)) {
 		mt_trace_leave();
 		return NULL;

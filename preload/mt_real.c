@@ -42,6 +42,21 @@ void *mt_real_arena_alloc(size_t size, size_t align)
 	return arena + start;
 }
 
+__thread int mt_real_owned __attribute__((tls_model("initial-exec")));
+
+void *mt_real_owned_alloc(size_t n, size_t size)
+{
+	size_t total;
+	void *p;
+
+	if (__builtin_mul_overflow(n, size, &total))
+		return NULL;
+	p = mt_real_arena_alloc(total, 16);
+	if (p)
+		return p;
+	return n == 1 ? mt_real.malloc(size) : mt_real.calloc(n, size);
+}
+
 int mt_real_in_arena(const void *p)
 {
 	return (const unsigned char *)p >= arena &&

@@ -76,6 +76,20 @@ void mt_real_dlerror_clear(void);
  * the kernel's answer: -errno on failure, errno untouched. */
 long mt_real_syscall6(long n, long a, long b, long c, long d, long e, long f);
 
+/*
+ * What the tracer's own calls into other code allocate: dlopen's blocks,
+ * and libunwind's thread-local block, which glibc allocates with malloc
+ * at a thread's first use and frees when the thread ends, from whichever
+ * thread reuses or frees its stack.  Such a free, recorded, would be a
+ * free of a block the trace never saw allocated.  So while the calling
+ * thread's count is above 0 (inside the hooks' recursion guard) the
+ * hooks serve malloc and calloc from the arena, whose blocks every hook
+ * tells apart; from the real functions when it is full.
+ */
+extern __thread int mt_real_owned __attribute__((tls_model("initial-exec")));
+/* calloc(n, size) from the arena, else the real calloc (n 1: malloc). */
+void *mt_real_owned_alloc(size_t n, size_t size);
+
 /* An allocation from the bootstrap arena, aligned to align (a power of
  * two), zero-filled; NULL when the arena is exhausted. */
 void *mt_real_arena_alloc(size_t size, size_t align);

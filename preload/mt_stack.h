@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mt_real.h"
 #include "mt_unwind_lib.h"
 
 #define MT_STACK_MAX_DEPTH 256
@@ -79,7 +80,9 @@ static inline __attribute__((always_inline)) int mt_stack_libunwind(void **p, in
 	if (__builtin_expect(!bt, 0) && !(bt = mt_stack_libunwind_open()))
 		return 0;
 	mt_stack_unwind_enter();
+	mt_real_owned++;
 	n = bt(p, want);
+	mt_real_owned--;
 	mt_stack_unwind_leave();
 	return n;
 }

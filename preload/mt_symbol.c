@@ -17,6 +17,7 @@
 #include "mt_namecache.h"
 #include "mt_nofd.h"
 #include "mt_prefault.h"
+#include "mt_real.h"
 #include "mt_unwind_lib.h"
 
 #include <elf.h>
@@ -429,8 +430,10 @@ void mt_symbol_resolve(uint64_t ip, mt_symbol_info_t *info, char *module,
 	acc = mt_unwind_lib_accessors(&space);
 	if (!acc || !acc->get_proc_name)
 		return;
+	mt_real_owned++;
 	rc = acc->get_proc_name(space, (unw_word_t)(ip - 1),
 				symbol, symbol_cap, &off, NULL);
+	mt_real_owned--;
 	if ((rc == 0 || rc == -UNW_ENOMEM) && symbol[0]) {
 		symbol[symbol_cap - 1] = '\0';
 		info->has_symbol = 1;

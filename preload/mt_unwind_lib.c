@@ -79,7 +79,9 @@ static int open_now(void)
 	/* Its message is left for the program's dlerror(): taking it
 	 * translates it, through gettext's lock, which the program may hold
 	 * around the allocation that brought the tracer here (mt_trace.c). */
+	mt_real_owned++;
 	h = mt_real.dlopen(SONAME, RTLD_NOW | RTLD_LOCAL);
+	mt_real_owned--;
 	if (!h) {
 		say_once("cannot open " SONAME, NULL);
 		return -1;

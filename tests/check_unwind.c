@@ -598,6 +598,38 @@ START_TEST(test_the_first_stack_only_libunwind_walks_opens_it_and_is_libunwinds)
 }
 END_TEST
 
+/* glibc gives each thread that calls into libunwind (opened with dlopen)
+ * a block of its thread-local storage, with malloc, and frees it when
+ * the thread is done, in whichever thread: the tracer's block, which the
+ * trace must neither show allocated nor freed. */
+START_TEST(test_libunwinds_blocks_for_each_thread_are_no_frees_of_the_programs)
+{
+	char *dir = mt_test_scratch(), *path;
+	char **names;
+	json_object *row;
+	mt_test_run_t r;
+	size_t n = 0;
+
+	run_open(&r, dir, "threads", NULL, NULL);
+	ck_assert_str_eq(r.out, "libunwind mapped\n");
+	ck_assert_uint_eq(libunwind_walks(r.err), 80);
+	mt_test_run_release(&r);
+	names = mt_test_traces(dir, &n);
+	ck_assert_uint_eq(n, 1);
+	path = mt_test_path(dir, names[0]);
+	mt_test_memtrace_in(&r, NULL, "summary", path, NULL);
+	ck_assert_msg(r.status == 0, "summary: %d %s", r.status, r.err);
+	row = json_tokener_parse(r.out);
+	ck_assert_ptr_nonnull(row);
+	ck_assert_int_eq(mt_test_json_i64(row, "unknown_frees"), 0);
+	ck_assert_int_ge(mt_test_json_i64(row, "threads"), 5);
+	json_object_put(row);
+	mt_test_run_release(&r);
+	free(path);
+	mt_test_traces_release(names, n);
+}
+END_TEST
+
 START_TEST(test_the_programs_dlopen_opens_libunwind_first)
 {
 	char *dir = mt_test_scratch(), *lib = mt_test_workload("libwl_strippable.so");
@@ -706,6 +738,7 @@ Suite *mt_suite_unwind(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_a_process_whose_stacks_the_fast_walker_takes_never_maps_libunwind);
 	tcase_add_test(tc, test_the_first_stack_only_libunwind_walks_opens_it_and_is_libunwinds);
+	tcase_add_test(tc, test_libunwinds_blocks_for_each_thread_are_no_frees_of_the_programs);
 	tcase_add_test(tc, test_the_programs_dlopen_opens_libunwind_first);
 	tcase_add_test(tc, test_a_program_that_locks_itself_down_has_libunwind_opened_before);
 	tcase_add_test(tc, test_libunwind_is_never_opened_inside_the_loaders_own_work);

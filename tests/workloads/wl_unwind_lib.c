@@ -6,6 +6,10 @@
  *   signal    allocates 20 blocks of 333 bytes in a SIGUSR1 handler on an
  *             alternate stack (a stack the fast walker leaves to
  *             libunwind: its first need comes inside the handler);
+ *   threads   4 threads, one after another, each allocating so in a
+ *             SIGUSR1 handler it raises in itself (glibc gives each
+ *             thread that calls into libunwind a block of libunwind's
+ *             thread-local storage, freed when the thread is done);
  *   dlopen    loads LIB (argv[2]) with dlopen;
  *   seccomp   installs a seccomp filter that refuses (EPERM) every call
  *             but those the program needs bare, then allocates in the
@@ -13,7 +17,8 @@
  *             fail.
  * Then it prints "libunwind mapped" or "libunwind absent", from the
  * loader's own list of objects, and exits 0; 2 on a bad mode, 3 when LIB
- * cannot be loaded, 77 (one line) when seccomp cannot be installed here.
+ * cannot be loaded, 5 when a thread cannot be made, 77 (one line) when
+ * seccomp cannot be installed here.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -22,6 +27,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -52,6 +58,12 @@ static __attribute__((noinline)) void on_usr1(int sig)
 		keep[32 + i] = nest(i % 3, 333);
 		sink += keep[32 + i] != NULL;
 	}
+}
+
+static void *raise_in_self(void *arg)
+{
+	pthread_kill(pthread_self(), SIGUSR1);
+	return arg;
 }
 
 static int found_libunwind(struct dl_phdr_info *info, size_t size, void *arg)
@@ -107,6 +119,13 @@ int main(int argc, char **argv)
 		return 4;
 	if (!strcmp(mode, "signal")) {
 		raise(SIGUSR1);
+	} else if (!strcmp(mode, "threads")) {
+		for (int i = 0; i < 4; i++) {
+			pthread_t t;
+
+			if (pthread_create(&t, NULL, raise_in_self, NULL) || pthread_join(t, NULL))
+				return 5;
+		}
 	} else if (!strcmp(mode, "dlopen")) {
 		if (argc < 3 || !dlopen(argv[2], RTLD_NOW))
 			return 3;
