@@ -213,22 +213,17 @@ static atomic_int differed;
 void mt_stack_set_unwinder(int unwinder, void (*on_stop)(void))
 {
 	unwind_stop = on_stop;
+	mt_unwind_lib_init(mt_stack_unwind_enter, mt_stack_unwind_leave);
 	if (unwinder != MT_UNWIND_LIBUNWIND)
 		mt_unwind_cache_init(mt_stack_unwind_enter, mt_stack_unwind_leave);
 	atomic_store(&mt_stack_unwinder, unwinder);
 }
 
-/* Counted as an unwind: a fork waits for the dlopen (whose loader lock a
- * child would inherit held).  The trace ends after the count is given
- * back: ending it waits for the collector. */
+/* The dlopen is counted as an unwind (mt_unwind_lib_init): a fork waits
+ * for it, whose loader lock a child would inherit held. */
 __attribute__((noinline)) mt_unwind_lib_backtrace_fn mt_stack_libunwind_open(void)
 {
-	int rc;
-
-	mt_stack_unwind_enter();
-	rc = mt_unwind_lib_open();
-	mt_stack_unwind_leave();
-	if (rc < 0) {
+	if (mt_unwind_lib_open() < 0) {
 		if (unwind_stop)
 			unwind_stop();
 		return NULL;

@@ -37,6 +37,14 @@ _Atomic(mt_unwind_lib_backtrace_fn) mt_unwind_lib_backtrace;
 static unw_accessors_t *(*get_accessors)(unw_addr_space_t);
 static unw_addr_space_t *local_space;
 
+static void (*bracket_enter)(void), (*bracket_leave)(void);
+
+void mt_unwind_lib_init(void (*enter)(void), void (*leave)(void))
+{
+	bracket_enter = enter;
+	bracket_leave = leave;
+}
+
 /* 0 never tried, 1 opening, 2 open, -1 refused for good. */
 enum { NEVER, OPENING, OPEN, FAILED = -1 };
 static atomic_int state;
@@ -143,6 +151,7 @@ static int loader_at_rest(void)
 static int open_once(void)
 {
 	int s = atomic_load_explicit(&state, memory_order_acquire), expected = NEVER;
+	int claimed, rc = -1;
 
 	if (s == OPEN)
 		return 0;
@@ -159,12 +168,19 @@ static int open_once(void)
 		}
 		nap();
 	}
-	if (atomic_compare_exchange_strong(&state, &expected, OPENING)) {
-		int rc = open_now();
-
+	/* From the claim to its outcome no fork happens: a child would find
+	 * the state claimed by a thread it does not have. */
+	if (bracket_enter)
+		bracket_enter();
+	claimed = atomic_compare_exchange_strong(&state, &expected, OPENING);
+	if (claimed) {
+		rc = open_now();
 		atomic_store_explicit(&state, rc == 0 ? OPEN : FAILED, memory_order_release);
-		return rc;
 	}
+	if (bracket_leave)
+		bracket_leave();
+	if (claimed)
+		return rc;
 	/* Another thread is opening it.  It may be waiting for the loader's
 	 * lock, which this thread may hold: wait a while, not for ever. */
 	for (int i = 0; i < WAIT_STEPS; i++) {

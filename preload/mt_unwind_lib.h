@@ -44,6 +44,11 @@
 typedef int (*mt_unwind_lib_backtrace_fn)(void **, int);
 extern _Atomic(mt_unwind_lib_backtrace_fn) mt_unwind_lib_backtrace;
 
+/* What brackets the dlopen: the fork protocol's count of unwinds under
+ * way (mt_stack.h), so that no fork leaves a child the loader's lock
+ * held.  Set once, at start; NULL: nothing. */
+void mt_unwind_lib_init(void (*enter)(void), void (*leave)(void));
+
 /* Open libunwind and route its system calls, once.  0 when it is ready;
  * -1, said once, when it cannot be, or not now (the loader at work in
  * this thread); every call after a -1 gives -1, and the caller ends the

@@ -468,8 +468,8 @@ END_TEST
 /* ---- when libunwind is opened ---- */
 
 /* Run wl_unwind_lib in mode (and arg) under the preload, with extra
- * (one "NAME=value"; NULL: MEMTRACE_UNWIND=fast): exit 0 and a complete
- * trace, in dir.
+ * (one "NAME=value"; NULL: MEMTRACE_UNWIND=fast): exit 0, no line that
+ * tracing stops, and every trace in dir complete.
  * Returns the run, stdout and stderr, for the caller to release; status
  * 77 is returned as it is (seccomp cannot be installed here). */
 static void run_open(mt_test_run_t *r, const char *dir, char *mode, char *arg, const char *extra)
@@ -492,7 +492,7 @@ static void run_open(mt_test_run_t *r, const char *dir, char *mode, char *arg, c
 		return;
 	ck_assert_msg(r->status == 0, "wl_unwind_lib %s exited %d: %s", mode, r->status, r->err);
 	ck_assert_msg(!strstr(r->err, "tracing stops"), "%s: %s", mode, r->err);
-	ck_assert_int_eq(mt_test_assert_traces_complete(dir), 1);
+	ck_assert_uint_ge(mt_test_assert_traces_complete(dir), 1);
 }
 
 /* The stacks the MEMTRACE_STATS line says libunwind walked. */
@@ -630,6 +630,24 @@ START_TEST(test_libunwinds_blocks_for_each_thread_are_no_frees_of_the_programs)
 }
 END_TEST
 
+/* A fork from another thread while the tracer opens libunwind for the
+ * main thread waits for it: a child that found the open claimed by a
+ * thread it does not have waited for it, then ended its trace.  A race:
+ * 20 runs of 40 forks (without the wait, about one run in 25 lost a
+ * child's trace). */
+START_TEST(test_a_fork_while_libunwind_opens_waits_for_it)
+{
+	for (int run = 0; run < 20; run++) {
+		char *dir = mt_test_scratch();
+		mt_test_run_t r;
+
+		run_open(&r, dir, "forks", NULL, NULL);
+		ck_assert_str_eq(r.out, "libunwind mapped\n");
+		mt_test_run_release(&r);
+	}
+}
+END_TEST
+
 START_TEST(test_the_programs_dlopen_opens_libunwind_first)
 {
 	char *dir = mt_test_scratch(), *lib = mt_test_workload("libwl_strippable.so");
@@ -739,6 +757,7 @@ Suite *mt_suite_unwind(void)
 	tcase_add_test(tc, test_a_process_whose_stacks_the_fast_walker_takes_never_maps_libunwind);
 	tcase_add_test(tc, test_the_first_stack_only_libunwind_walks_opens_it_and_is_libunwinds);
 	tcase_add_test(tc, test_libunwinds_blocks_for_each_thread_are_no_frees_of_the_programs);
+	tcase_add_test(tc, test_a_fork_while_libunwind_opens_waits_for_it);
 	tcase_add_test(tc, test_the_programs_dlopen_opens_libunwind_first);
 	tcase_add_test(tc, test_a_program_that_locks_itself_down_has_libunwind_opened_before);
 	tcase_add_test(tc, test_libunwind_is_never_opened_inside_the_loaders_own_work);

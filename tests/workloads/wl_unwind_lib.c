@@ -10,6 +10,10 @@
  *             SIGUSR1 handler it raises in itself (glibc gives each
  *             thread that calls into libunwind a block of libunwind's
  *             thread-local storage, freed when the thread is done);
+ *   forks     a thread forks 40 children one after another, each of
+ *             which allocates in its own SIGUSR1 handler and exits, while
+ *             the main thread allocates in its handler: a fork may come
+ *             while the tracer opens libunwind for the main thread;
  *   dlopen    loads LIB (argv[2]) with dlopen;
  *   seccomp   installs a seccomp filter that refuses (EPERM) every call
  *             but those the program needs bare, then allocates in the
@@ -17,8 +21,8 @@
  *             fail.
  * Then it prints "libunwind mapped" or "libunwind absent", from the
  * loader's own list of objects, and exits 0; 2 on a bad mode, 3 when LIB
- * cannot be loaded, 5 when a thread cannot be made, 77 (one line) when
- * seccomp cannot be installed here.
+ * cannot be loaded, 5 when a thread cannot be made, 6 when a child
+ * failed, 77 (one line) when seccomp cannot be installed here.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -35,6 +39,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
@@ -63,6 +68,25 @@ static __attribute__((noinline)) void on_usr1(int sig)
 static void *raise_in_self(void *arg)
 {
 	pthread_kill(pthread_self(), SIGUSR1);
+	return arg;
+}
+
+static void *fork_children(void *arg)
+{
+	for (int i = 0; i < 40; i++) {
+		int status;
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return (void *)1;
+		if (pid == 0) {
+			raise(SIGUSR1);
+			_exit(0);
+		}
+		if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+		    WEXITSTATUS(status) != 0)
+			return (void *)1;
+	}
 	return arg;
 }
 
@@ -126,6 +150,15 @@ int main(int argc, char **argv)
 			if (pthread_create(&t, NULL, raise_in_self, NULL) || pthread_join(t, NULL))
 				return 5;
 		}
+	} else if (!strcmp(mode, "forks")) {
+		pthread_t t;
+		void *failed;
+
+		if (pthread_create(&t, NULL, fork_children, NULL))
+			return 5;
+		raise(SIGUSR1);
+		if (pthread_join(t, &failed) || failed)
+			return 6;
 	} else if (!strcmp(mode, "dlopen")) {
 		if (argc < 3 || !dlopen(argv[2], RTLD_NOW))
 			return 3;
