@@ -4,8 +4,8 @@
  * The fast walker (mt_unwind_cache.h) gives nearly every stack and the
  * module's own file names nearly every frame (mt_symbol.h): most processes
  * never call libunwind.  Linked, libunwind and its liblzma were mapped,
- * relocated and unmapped by every exec'd image, some 0.3 ms of a traced
- * /bin/true's start (docs/performance.md).  So the preload does not link
+ * relocated and unmapped by every exec'd image, some 0.3 ms a process
+ * (docs/preload.md, "When libunwind is opened").  So the preload does not link
  * it; mt_unwind_lib_open() opens it with dlopen and routes its system
  * calls (mt_unwind_sys.h) before anything calls it:
  *
