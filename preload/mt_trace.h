@@ -102,9 +102,9 @@ void mt_trace_end(const char *reason);
 
 /* The program is about to install a seccomp filter (prctl(PR_SET_SECCOMP)
  * or seccomp(2), seen by the hooks): what the tracer would read or ask
- * later is done now, while it may (the module table and files, the
- * clock's verdict, libunwind opened), and nothing of the tracer's makes a new kind of
- * system call from then on (mt_prefault). */
+ * later is done now, while it may (libunwind opened, the module table
+ * and files, the clock's verdict), and nothing of the tracer's makes a
+ * new kind of system call from then on (mt_prefault). */
 void mt_trace_program_locks_down(void);
 
 /*

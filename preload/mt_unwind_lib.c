@@ -7,10 +7,8 @@
 #include "mt_unwind_lib.h"
 
 #include <dlfcn.h>
-#include <errno.h>
 #include <link.h>
 #include <stdatomic.h>
-#include <string.h>
 #include <sys/auxv.h>
 #include <sys/single_threaded.h>
 #include <sys/syscall.h>

@@ -679,6 +679,44 @@ START_TEST(test_a_program_that_locks_itself_down_has_libunwind_opened_before)
 }
 END_TEST
 
+/* A libunwind.so.8 that is no ELF file, first on LD_LIBRARY_PATH: the
+ * first stack that needs it ends the trace, complete, with one line, and
+ * the program prints and exits as it would bare. */
+START_TEST(test_a_libunwind_that_cannot_be_opened_ends_the_trace_and_the_program_runs_on)
+{
+	char *dir = mt_test_scratch(), *libs = mt_test_path(dir, "libs");
+	char *bad = mt_test_path(libs, "libunwind.so.8"), *w = mt_test_workload("wl_unwind_lib");
+	char *traces = mt_test_path(dir, "traces"), preload[4096], output[4096], path[4096];
+	char *argv[] = { w, "signal", NULL };
+	char *env[] = { preload, output, path, "MEMTRACE_UNWIND=fast", NULL };
+	mt_test_run_t r;
+
+	mt_quiet_int_eq(mkdir(libs, 0700), 0);
+	mt_quiet_int_eq(mkdir(traces, 0700), 0);
+	mt_test_write(bad, "", 0);
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libmtpreload.so", mt_test_build_dir());
+	snprintf(output, sizeof(output), "MEMTRACE_OUTPUT=%s/t.%%p.jsonl", traces);
+	snprintf(path, sizeof(path), "LD_LIBRARY_PATH=%s", libs);
+	mt_test_run(&r, argv, env);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_str_eq(r.out, "libunwind absent\n");
+	ck_assert_str_eq(r.err, "memtrace: cannot open libunwind.so.8; tracing stops, "
+				"the program runs on\n");
+	ck_assert_int_eq(mt_test_assert_traces_complete(traces), 1);
+	{
+		char *stacks = stacks_of_size(traces, 333);
+
+		ck_assert_str_eq(stacks, "");
+		free(stacks);
+	}
+	mt_test_run_release(&r);
+	free(w);
+	free(bad);
+	free(libs);
+	free(traces);
+}
+END_TEST
+
 /* What mt_unwind_lib_open() gives in a child whose loader says it is
  * adding an object (as inside a dlopen): with threads, until another
  * thread says the list is whole again after ms milliseconds (0: never).
@@ -760,6 +798,8 @@ Suite *mt_suite_unwind(void)
 	tcase_add_test(tc, test_a_fork_while_libunwind_opens_waits_for_it);
 	tcase_add_test(tc, test_the_programs_dlopen_opens_libunwind_first);
 	tcase_add_test(tc, test_a_program_that_locks_itself_down_has_libunwind_opened_before);
+	tcase_add_test(tc,
+		       test_a_libunwind_that_cannot_be_opened_ends_the_trace_and_the_program_runs_on);
 	tcase_add_test(tc, test_libunwind_is_never_opened_inside_the_loaders_own_work);
 	tcase_add_test(tc, test_libunwind_waits_for_another_threads_loader_to_finish);
 	suite_add_tcase(s, tc);
