@@ -19,7 +19,6 @@
 #include "mt_stack.h"
 #include "mt_symbol.h"
 #include "mt_trace.h"
-#include "mt_unwind_lib.h"
 
 _Static_assert(MT_DECLARE_LINE_CAP <= MT_RING_TEXT_MAX, "a frame's line fits a record");
 
@@ -68,9 +67,6 @@ static int declare_frame(uint64_t ip)
 	pthread_setcancelstate(cancel, NULL);
 	if (__builtin_expect(atomic_load(&mt_nofd_refused) != 0, 0))
 		mt_trace_clone_refused(atomic_load(&mt_nofd_refused));
-	/* Only libunwind could name it, and it cannot be opened (said). */
-	if (__builtin_expect(mt_unwind_lib_failed(), 0))
-		mt_trace_stop("exit");
 	mt_lock_take();
 	if (mt_trace_active() && mt_stack_generation() == gen && !mt_stack_frame_find(ip)) {
 		mt_jsonl_begin(&l, mt_declare_line, sizeof(mt_declare_line), 0, "frame");

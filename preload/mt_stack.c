@@ -213,21 +213,17 @@ static atomic_int differed;
 void mt_stack_set_unwinder(int unwinder, void (*on_stop)(void))
 {
 	unwind_stop = on_stop;
-	mt_unwind_lib_init(mt_stack_unwind_enter, mt_stack_unwind_leave);
+	mt_unwind_lib_init(mt_stack_unwind_enter, mt_stack_unwind_leave, on_stop);
 	if (unwinder != MT_UNWIND_LIBUNWIND)
 		mt_unwind_cache_init(mt_stack_unwind_enter, mt_stack_unwind_leave);
 	atomic_store(&mt_stack_unwinder, unwinder);
 }
 
-/* The dlopen is counted as an unwind (mt_unwind_lib_init): a fork waits
- * for it, whose loader lock a child would inherit held. */
+/* Not inlined: the hooks' path keeps only the call. */
 __attribute__((noinline)) mt_unwind_lib_backtrace_fn mt_stack_libunwind_open(void)
 {
-	if (mt_unwind_lib_open() < 0) {
-		if (unwind_stop)
-			unwind_stop();
+	if (mt_unwind_lib_open() < 0)
 		return NULL;
-	}
 	return atomic_load_explicit(&mt_unwind_lib_backtrace, memory_order_acquire);
 }
 

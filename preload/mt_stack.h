@@ -41,7 +41,8 @@ typedef union {
  * the first difference verify says so in one line, gives libunwind's
  * stack, calls on_stop (which ends the trace) and unwinds with
  * libunwind alone from then on.  on_stop is called too when libunwind
- * is needed and cannot be opened.  Set once, at start.
+ * is needed and cannot be opened (mt_unwind_lib_init).  Set once, at
+ * start.
  */
 enum { MT_UNWIND_LIBUNWIND, MT_UNWIND_FAST, MT_UNWIND_VERIFY };
 #define MT_UNWIND_DEFAULT MT_UNWIND_FAST
@@ -64,7 +65,7 @@ int mt_stack_walk(mt_stack_buf_t *st, int want, int depth);
 
 /* libunwind's unw_backtrace, opened now if it was not (mt_unwind_lib.h),
  * or NULL when it cannot be: then the trace has ended (the unwinder's
- * on_stop, below), with one line. */
+ * on_stop, above), with one line. */
 mt_unwind_lib_backtrace_fn mt_stack_libunwind_open(void);
 
 /* unw_backtrace(), counted for the fork protocol as every walk through

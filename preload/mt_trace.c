@@ -931,7 +931,7 @@ void mt_trace_end(const char *reason)
 
 /* libunwind opened where the program could call dlopen itself: its
  * allocations are the tracer's, untraced; when it cannot be opened the
- * trace ends (said). */
+ * trace ends (mt_unwind_lib.h). */
 static void open_unwinder_now(void)
 {
 	int saved = errno;
@@ -939,8 +939,7 @@ static void open_unwinder_now(void)
 	if (mt_unwind_lib_is_open())
 		return;
 	guard++;
-	if (mt_unwind_lib_open() < 0)
-		mt_trace_stop("exit");
+	mt_unwind_lib_open();
 	guard--;
 	errno = saved;
 }

@@ -35,12 +35,13 @@ _Atomic(mt_unwind_lib_backtrace_fn) mt_unwind_lib_backtrace;
 static unw_accessors_t *(*get_accessors)(unw_addr_space_t);
 static unw_addr_space_t *local_space;
 
-static void (*bracket_enter)(void), (*bracket_leave)(void);
+static void (*bracket_enter)(void), (*bracket_leave)(void), (*end_trace)(void);
 
-void mt_unwind_lib_init(void (*enter)(void), void (*leave)(void))
+void mt_unwind_lib_init(void (*enter)(void), void (*leave)(void), void (*on_fail)(void))
 {
 	bracket_enter = enter;
 	bracket_leave = leave;
+	end_trace = on_fail;
 }
 
 /* 0 never tried, 1 opening, 2 open, -1 refused for good. */
@@ -55,11 +56,17 @@ static atomic_int said;
 #define WAIT_STEP_NS 1000000L
 #define WAIT_STEPS 200
 
-static void say_once(const char *why, const char *detail)
+/* The open has failed for good: said once, and the trace ends.  Called
+ * outside the fork bracket: ending the trace waits for the collector. */
+static int fail(const char *why)
 {
+	atomic_store(&state, FAILED);
 	if (atomic_exchange(&said, 1))
-		return;
-	mt_say_line(why, detail, "; tracing stops, the program runs on");
+		return -1;
+	mt_say_line(why, "; tracing stops, the program runs on", NULL);
+	if (end_trace)
+		end_trace();
+	return -1;
 }
 
 /* A millisecond's sleep through the system call: nanosleep in libc is a
@@ -71,15 +78,15 @@ static void nap(void)
 	mt_real_syscall6(SYS_nanosleep, (long)&ts, 0, 0, 0, 0, 0);
 }
 
-static int open_now(void)
+/* NULL when libunwind is open and routed, else the line that says why
+ * not. */
+static const char *open_now(void)
 {
 	mt_unwind_lib_backtrace_fn bt;
 	void *h;
 
-	if (mt_real_resolve() < 0 || !mt_real.dlopen) {
-		say_once("cannot open " SONAME ": dlopen was not found", NULL);
-		return -1;
-	}
+	if (mt_real_resolve() < 0 || !mt_real.dlopen)
+		return "cannot open " SONAME ": dlopen was not found";
 	/* RTLD_NOW: every GOT entry is bound before mt_unwind_sys routes
 	 * the ones it takes, so no lazy binding rewrites one later. */
 	/* Its message is left for the program's dlerror(): taking it
@@ -88,26 +95,20 @@ static int open_now(void)
 	mt_real_owned++;
 	h = mt_real.dlopen(SONAME, RTLD_NOW | RTLD_LOCAL);
 	mt_real_owned--;
-	if (!h) {
-		say_once("cannot open " SONAME, NULL);
-		return -1;
-	}
+	if (!h)
+		return "cannot open " SONAME;
 	get_accessors = (unw_accessors_t *(*)(unw_addr_space_t))dlsym(h, NAME(unw_get_accessors));
 	local_space = (unw_addr_space_t *)dlsym(h, NAME(unw_local_addr_space));
 	bt = (mt_unwind_lib_backtrace_fn)dlsym(h, "unw_backtrace");
-	if (!get_accessors || !local_space || !bt) {
-		say_once("cannot find libunwind's functions in " SONAME, NULL);
-		return -1;
-	}
+	if (!get_accessors || !local_space || !bt)
+		return "cannot find libunwind's functions in " SONAME;
 	/* libunwind's pipe must never be in the program's table: without
 	 * the routing nothing calls it. */
-	if (mt_unwind_sys_install() < 0) {
-		say_once("cannot route libunwind's system calls away from the program's "
-			 "descriptors", NULL);
-		return -1;
-	}
+	if (mt_unwind_sys_install() < 0)
+		return "cannot route libunwind's system calls away from the program's "
+		       "descriptors";
 	atomic_store_explicit(&mt_unwind_lib_backtrace, bt, memory_order_release);
-	return 0;
+	return NULL;
 }
 
 struct r_debug *mt_unwind_lib_loader_debug(void)
@@ -146,10 +147,11 @@ static int loader_at_rest(void)
 }
 
 /* Open, or wait for the thread that is opening. */
-static int open_once(void)
+int mt_unwind_lib_open(void)
 {
 	int s = atomic_load_explicit(&state, memory_order_acquire), expected = NEVER;
-	int claimed, rc = -1;
+	const char *why = NULL;
+	int claimed;
 
 	if (s == OPEN)
 		return 0;
@@ -158,12 +160,9 @@ static int open_once(void)
 	for (int i = 0; !loader_at_rest(); i++) {
 		/* With one thread the loader at work is this thread's,
 		 * below this hook. */
-		if (__libc_single_threaded || i == WAIT_STEPS) {
-			atomic_store(&state, FAILED);
-			say_once("libunwind is needed while the loader is loading or "
-				 "unloading an object", NULL);
-			return -1;
-		}
+		if (__libc_single_threaded || i == WAIT_STEPS)
+			return fail("libunwind is needed while the loader is loading or "
+				    "unloading an object");
 		nap();
 	}
 	/* From the claim to its outcome no fork happens: a child would find
@@ -172,13 +171,13 @@ static int open_once(void)
 		bracket_enter();
 	claimed = atomic_compare_exchange_strong(&state, &expected, OPENING);
 	if (claimed) {
-		rc = open_now();
-		atomic_store_explicit(&state, rc == 0 ? OPEN : FAILED, memory_order_release);
+		why = open_now();
+		atomic_store_explicit(&state, why ? FAILED : OPEN, memory_order_release);
 	}
 	if (bracket_leave)
 		bracket_leave();
 	if (claimed)
-		return rc;
+		return why ? fail(why) : 0;
 	/* Another thread is opening it.  It may be waiting for the loader's
 	 * lock, which this thread may hold: wait a while, not for ever. */
 	for (int i = 0; i < WAIT_STEPS; i++) {
@@ -187,14 +186,7 @@ static int open_once(void)
 			return s == OPEN ? 0 : -1;
 		nap();
 	}
-	atomic_store(&state, FAILED);
-	say_once("libunwind is needed while another thread opens it", NULL);
-	return -1;
-}
-
-int mt_unwind_lib_open(void)
-{
-	return open_once();
+	return fail("libunwind is needed while another thread opens it");
 }
 
 int mt_unwind_lib_failed(void)
@@ -204,7 +196,7 @@ int mt_unwind_lib_failed(void)
 
 unw_accessors_t *mt_unwind_lib_accessors(unw_addr_space_t *space)
 {
-	if (open_once() < 0)
+	if (mt_unwind_lib_open() < 0)
 		return NULL;
 	*space = *local_space;
 	return get_accessors(*local_space);

@@ -23,8 +23,8 @@
  * word for that is its r_debug's r_state (RT_ADD or RT_DELETE while it
  * changes the list of objects): libunwind is opened only while it reads
  * RT_CONSISTENT, after waiting a while for it when other threads may be
- * the loader's, and otherwise not at all: -1, said in one line, and the
- * caller ends the trace (the program runs on untouched).
+ * the loader's, and otherwise not at all: one line says so and the trace
+ * ends (the program runs on untouched).
  *
  * Never called with a lock of the tracer's held: dlopen takes the
  * loader's.  Its allocations go to the real malloc, untraced: callers are
@@ -46,16 +46,18 @@ extern _Atomic(mt_unwind_lib_backtrace_fn) mt_unwind_lib_backtrace;
 
 /* What brackets the dlopen: the fork protocol's count of unwinds under
  * way (mt_stack.h), so that no fork leaves a child the loader's lock
- * held.  Set once, at start; NULL: nothing. */
-void mt_unwind_lib_init(void (*enter)(void), void (*leave)(void));
+ * held; and on_fail, which ends the trace, called once, by the thread
+ * whose open failed, outside the bracket.  Set once, at start; NULL:
+ * nothing. */
+void mt_unwind_lib_init(void (*enter)(void), void (*leave)(void), void (*on_fail)(void));
 
 /* Open libunwind and route its system calls, once.  0 when it is ready;
- * -1, said once, when it cannot be, or not now (the loader at work in
- * this thread); every call after a -1 gives -1, and the caller ends the
- * trace. */
+ * -1 when it cannot be, or not now (the loader at work in this thread):
+ * then said in one line and the trace ended (on_fail), and every call
+ * after gives -1. */
 int mt_unwind_lib_open(void);
 
-/* Whether an open failed (the trace must end). */
+/* Whether an open failed (for tests). */
 int mt_unwind_lib_failed(void);
 
 /* libunwind's accessors of the local address space, and the space, for

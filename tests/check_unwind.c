@@ -16,14 +16,15 @@
  * mt_unwind_lib.h): never for a process whose stacks the fast walker
  * takes, at the first stack it leaves to libunwind (in a signal handler:
  * the stacks then are libunwind's), before the program's dlopen and its
- * seccomp filter, and never while the loader is changing its list.
+ * seccomp filter, never while the loader is changing its list or across
+ * a fork; its per-thread blocks are no frees of the program's, and one
+ * that cannot be opened ends the trace and nothing else.
  */
 #include <dirent.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <link.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
