@@ -117,8 +117,12 @@ TRACED void free_traced(void *p)
 
 EXPORT void free(void *p)
 {
-	if (!p || mt_real_in_arena(p))
-		return; /* arena memory is never given back */
+	if (!p)
+		return;
+	if (mt_real_in_arena(p)) {
+		mt_real_arena_free(p);
+		return;
+	}
 	if (mt_real_resolve() < 0)
 		return;
 	if (mt_trace_sample_passes_free(p)) {
@@ -133,13 +137,14 @@ EXPORT void *realloc(void *p, size_t size)
 	void *q;
 
 	if (mt_real_in_arena(p)) {
-		/* Move an arena block into real memory; its old size is
-		 * unknown, so copy as much as the arena could have held. */
-		size_t left = mt_real_arena_left(p);
+		/* Move an arena block into real memory. */
+		size_t had = mt_real_arena_size(p);
 
 		q = malloc(size);
 		if (q && size)
-			__builtin_memcpy(q, p, size < left ? size : left);
+			__builtin_memcpy(q, p, size < had ? size : had);
+		if (q || !size)
+			mt_real_arena_free(p);
 		return q;
 	}
 	if (mt_real_resolve() < 0)
@@ -230,8 +235,10 @@ ALIGNED_HOOK(pvalloc, MT_FN_PVALLOC, (size_t size), (size), size, 4096)
 
 EXPORT size_t malloc_usable_size(void *p)
 {
-	if (!p || mt_real_in_arena(p))
+	if (!p)
 		return 0;
+	if (mt_real_in_arena(p))
+		return mt_real_arena_size(p);
 	if (mt_real_resolve() < 0 || !mt_real.malloc_usable_size)
 		return 0;
 	return mt_real.malloc_usable_size(p);

@@ -2,7 +2,7 @@
  * mt_real: dlsym bootstrap.  glibc's dlsym may call calloc (for its error
  * buffer) before the real calloc is known; those few requests come from a
  * static arena here, as heaptrack and libleak do.  It must never call a
- * hook's own tracing path, nor free arena memory.
+ * hook's own tracing path, nor give arena memory to the real free.
  */
 #include "mt_real.h"
 
@@ -18,10 +18,73 @@
 mt_real_t mt_real;
 
 /* 64 KiB: dlsym needs a few hundred bytes; the rest is margin for other
- * preloaded libraries that allocate from their constructors first. */
+ * preloaded libraries that allocate from their constructors first, and
+ * for what the tracer's own calls allocate (mt_real_owned). */
 static _Alignas(64) unsigned char arena[64 << 10] MT_LAYOUT_COLD;
 MT_PREFAULT_COLD(arena);
 static atomic_size_t arena_used;
+
+/*
+ * Each block follows a header of 16 bytes (so the block stays aligned to
+ * 16): its capacity, and its class.  A block of class c holds 16 << c
+ * bytes; one made to an alignment over 16 or larger than the largest
+ * class has none and is never reused.  A freed block goes on its class's
+ * list and is given out again, zeroed: the thread-local blocks glibc
+ * gives every thread that calls into the dlopen'ed libunwind come and go
+ * with the threads, and an arena that kept them all would run out after
+ * some thousands of threads, whose later blocks, the real malloc's, the
+ * trace would show freed and never allocated.
+ *
+ * The lists are taken with a try-lock and never waited for: an
+ * allocation in a signal handler that came while its thread held the
+ * lock, or in a forked child whose parent's other thread held it, takes
+ * new arena memory, and a free that finds the lock taken leaves its block
+ * unused.
+ */
+typedef struct {
+	size_t cap, cls;
+} header_t;
+
+#define HEADER sizeof(header_t)
+#define CLASSES 9 /* 16 bytes to 4 KiB */
+#define CLASS_NONE ((size_t)-1)
+
+typedef struct spare {
+	struct spare *next;
+} spare_t;
+
+static spare_t *spares[CLASSES];
+static atomic_flag spares_lock = ATOMIC_FLAG_INIT;
+
+static size_t class_of(size_t size)
+{
+	size_t c = 0;
+
+	while ((size_t)16 << c < size)
+		c++;
+	return c;
+}
+
+/* A block of class c from its list, zeroed, or NULL. */
+static void *reuse(size_t c)
+{
+	spare_t *b = NULL;
+
+	if (atomic_flag_test_and_set_explicit(&spares_lock, memory_order_acquire))
+		return NULL;
+	b = spares[c];
+	if (b)
+		spares[c] = b->next;
+	atomic_flag_clear_explicit(&spares_lock, memory_order_release);
+	if (b)
+		memset(b, 0, (size_t)16 << c);
+	return b;
+}
+
+static header_t *header_of(const void *p)
+{
+	return (header_t *)((uintptr_t)p - HEADER);
+}
 
 /* 0: never tried, 1: in progress, 2: done. */
 atomic_int mt_real_state;
@@ -29,17 +92,47 @@ static __thread int resolving __attribute__((tls_model("initial-exec")));
 
 void *mt_real_arena_alloc(size_t size, size_t align)
 {
-	size_t old = atomic_load(&arena_used), start;
+	size_t old = atomic_load(&arena_used), start, cls = CLASS_NONE, cap = size;
+	void *p;
 
 	if (align < 16)
 		align = 16;
+	if (align == 16 && size <= (size_t)16 << (CLASSES - 1)) {
+		cls = class_of(size);
+		cap = (size_t)16 << cls;
+		p = reuse(cls);
+		if (p)
+			return p;
+	}
 	do {
-		start = (old + align - 1) & ~(align - 1);
-		if (start > sizeof(arena) || size > sizeof(arena) - start)
+		start = (old + HEADER + align - 1) & ~(align - 1);
+		if (start > sizeof(arena) || cap > sizeof(arena) - start)
 			return NULL;
-	} while (!atomic_compare_exchange_weak(&arena_used, &old, start + size));
-	/* The arena is static, hence zero, and never reused: calloc is met. */
-	return arena + start;
+	} while (!atomic_compare_exchange_weak(&arena_used, &old, start + cap));
+	/* Never given out before, so still zero: calloc is met. */
+	p = arena + start;
+	header_of(p)->cap = cap;
+	header_of(p)->cls = cls;
+	return p;
+}
+
+void mt_real_arena_free(void *p)
+{
+	header_t *h = header_of(p);
+	spare_t *b = p;
+
+	if (h->cls >= CLASSES)
+		return;
+	if (atomic_flag_test_and_set_explicit(&spares_lock, memory_order_acquire))
+		return;
+	b->next = spares[h->cls];
+	spares[h->cls] = b;
+	atomic_flag_clear_explicit(&spares_lock, memory_order_release);
+}
+
+size_t mt_real_arena_size(const void *p)
+{
+	return header_of(p)->cap;
 }
 
 __thread int mt_real_owned __attribute__((tls_model("initial-exec")));
@@ -61,11 +154,6 @@ int mt_real_in_arena(const void *p)
 {
 	return (const unsigned char *)p >= arena &&
 	       (const unsigned char *)p < arena + sizeof(arena);
-}
-
-size_t mt_real_arena_left(const void *p)
-{
-	return (size_t)(arena + sizeof(arena) - (const unsigned char *)p);
 }
 
 long mt_real_syscall6(long n, long a, long b, long c, long d, long e, long f)

@@ -91,10 +91,14 @@ extern __thread int mt_real_owned __attribute__((tls_model("initial-exec")));
 void *mt_real_owned_alloc(size_t n, size_t size);
 
 /* An allocation from the bootstrap arena, aligned to align (a power of
- * two), zero-filled; NULL when the arena is exhausted. */
+ * two), zero-filled; NULL when the arena is exhausted.  A block freed
+ * with mt_real_arena_free() may be given out again. */
 void *mt_real_arena_alloc(size_t size, size_t align);
 int mt_real_in_arena(const void *p);
-/* Bytes of the arena from p to its end (p must be in it). */
-size_t mt_real_arena_left(const void *p);
+/* Give back a block mt_real_arena_alloc() returned (a block made to an
+ * alignment over 16, or over 4 KiB, stays where it is). */
+void mt_real_arena_free(void *p);
+/* The bytes p's block holds, at least what was asked for. */
+size_t mt_real_arena_size(const void *p);
 
 #endif

@@ -884,6 +884,34 @@ START_TEST(test_real_arena_serves_bootstrap_memory_zeroed_and_aligned)
 }
 END_TEST
 
+/* The blocks glibc gives each thread's libunwind storage come and go
+ * with the threads: the arena takes a freed block back, and gives it out
+ * zeroed for the next request of its size. */
+START_TEST(test_real_arena_gives_a_freed_block_out_again_zeroed)
+{
+	unsigned char *p = mt_real_arena_alloc(24, 16), *q, *wide, *again;
+
+	mt_quiet_ptr_nonnull(p);
+	mt_quiet_uint_eq((uintptr_t)p % 16, 0);
+	ck_assert_uint_ge(mt_real_arena_size(p), 24);
+	memset(p, 0xab, 24);
+	mt_real_arena_free(p);
+	q = mt_real_arena_alloc(20, 16);
+	ck_assert_ptr_eq(q, p);
+	for (int i = 0; i < 24; i++)
+		mt_quiet_int_eq(q[i], 0);
+	/* A block made to a wider alignment stays where it is. */
+	wide = mt_real_arena_alloc(100, 64);
+	mt_quiet_ptr_nonnull(wide);
+	memset(wide, 0xcd, 100);
+	mt_real_arena_free(wide);
+	again = mt_real_arena_alloc(100, 64);
+	mt_quiet_ptr_nonnull(again);
+	ck_assert_ptr_ne(again, wide);
+	mt_quiet_int_eq(wide[0], 0xcd);
+}
+END_TEST
+
 START_TEST(test_jsonl_long_strings_are_cut_validly_and_marked)
 {
 	static char big[20000];
@@ -2026,6 +2054,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_symbols_lock_down_makes_the_name_cache);
 	tcase_add_test(parts, test_symbols_take_a_kept_name_without_reading_the_module);
 	tcase_add_test(parts, test_real_arena_serves_bootstrap_memory_zeroed_and_aligned);
+	tcase_add_test(parts, test_real_arena_gives_a_freed_block_out_again_zeroed);
 	tcase_add_test(parts, test_jsonl_long_strings_are_cut_validly_and_marked);
 	tcase_add_test(parts, test_jsonl_escapes_controls_and_replaces_bad_utf8);
 	tcase_add_test(parts, test_stack_fork_waits_for_every_unwind_under_way);

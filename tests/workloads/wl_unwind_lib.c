@@ -10,6 +10,8 @@
  *             SIGUSR1 handler it raises in itself (glibc gives each
  *             thread that calls into libunwind a block of libunwind's
  *             thread-local storage, freed when the thread is done);
+ *             with N (argv[2]), N threads, each handler allocating one
+ *             block of 333 bytes;
  *   forks     a thread forks 40 children one after another, each of
  *             which allocates in its own SIGUSR1 handler and exits, while
  *             the main thread allocates in its handler: a fork may come
@@ -47,6 +49,8 @@
 
 static void *keep[64];
 static volatile int sink;
+/* The blocks each SIGUSR1 handler allocates. */
+static int per_signal = 20;
 
 static __attribute__((noinline)) void *nest(int depth, size_t size)
 {
@@ -59,7 +63,7 @@ static __attribute__((noinline)) void *nest(int depth, size_t size)
 static __attribute__((noinline)) void on_usr1(int sig)
 {
 	(void)sig;
-	for (int i = 0; i < 20; i++) {
+	for (int i = 0; i < per_signal; i++) {
 		keep[32 + i] = nest(i % 3, 333);
 		sink += keep[32 + i] != NULL;
 	}
@@ -144,7 +148,11 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "signal")) {
 		raise(SIGUSR1);
 	} else if (!strcmp(mode, "threads")) {
-		for (int i = 0; i < 4; i++) {
+		int threads = argc > 2 ? atoi(argv[2]) : 4;
+
+		if (argc > 2)
+			per_signal = 1;
+		for (int i = 0; i < threads; i++) {
 			pthread_t t;
 
 			if (pthread_create(&t, NULL, raise_in_self, NULL) || pthread_join(t, NULL))
