@@ -16,6 +16,7 @@
 #include "mt_layout.h"
 #include "mt_prefault.h"
 #include "mt_say.h"
+#include "mt_spares.h"
 #include "mt_table.h"
 #include "mt_unwind_cache.h"
 
@@ -478,11 +479,16 @@ static TLS unsigned cache_fills;
 static pthread_key_t cache_key;
 static int cache_key_ok;
 
+/* The caches of threads that ended, for the threads that start next:
+ * their entries name stacks of the process, whichever thread met them,
+ * and each entry's generation still says whether it holds. */
+static mt_spares_t spare_caches = MT_SPARES_INIT;
+
 static void cache_drop(void *p)
 {
 	flush_counts();
 	cache = CACHE_NONE;
-	if (p)
+	if (p && !mt_spares_put(&spare_caches, p))
 		munmap(p, CACHE_BYTES);
 }
 
@@ -509,16 +515,24 @@ static cache_entry_t *thread_cache(void)
 	cache = CACHE_NONE;
 	if (!cache_key_ok)
 		return NULL;
-	p = mmap(NULL, CACHE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	/* A forked child finds the cache empty, as its new trace's tables
-	 * would leave it (every entry of an older generation): not copied
-	 * at the fork (mt_table.c says why). */
-	madvise(p, CACHE_BYTES, MADV_WIPEONFORK);
+	p = mt_spares_take(&spare_caches);
+	if (p) {
+		/* Resident already, or as much as its last thread made it. */
+		cache_fills = PREFAULT_FILLS;
+	} else {
+		p = mmap(NULL, CACHE_BYTES, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		/* A forked child finds the cache empty, as its new trace's
+		 * tables would leave it (every entry of an older
+		 * generation): not copied at the fork (mt_table.c says
+		 * why). */
+		madvise(p, CACHE_BYTES, MADV_WIPEONFORK);
+	}
 	if (pthread_setspecific(cache_key, p) != 0) {
-		munmap(p, CACHE_BYTES);
+		if (!mt_spares_put(&spare_caches, p))
+			munmap(p, CACHE_BYTES);
 		return NULL;
 	}
 	cache = p;

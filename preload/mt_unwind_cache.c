@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 
 #include "mt_prefault.h"
+#include "mt_spares.h"
 
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
@@ -664,10 +665,14 @@ static TLS int walking;
 static pthread_key_t state_key;
 static int state_key_ok;
 
+/* The states of threads that ended, for the threads that start next:
+ * their rules are read once for all of them (mt_spares.h). */
+static mt_spares_t spare_states = MT_SPARES_INIT;
+
 static void state_drop(void *p)
 {
 	state = STATE_NONE;
-	if (p)
+	if (p && !mt_spares_put(&spare_states, p))
 		munmap(p, sizeof(state_t));
 }
 
@@ -697,12 +702,20 @@ static state_t *thread_state(void)
 	state = STATE_NONE;
 	if (!state_key_ok)
 		return NULL;
-	p = mmap(NULL, sizeof(state_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		 -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
+	p = mt_spares_take(&spare_states);
+	if (p) {
+		/* The rules hold (forget_if_unloaded() still judges them);
+		 * the record is of another thread's stack. */
+		((state_t *)p)->valid = 0;
+	} else {
+		p = mmap(NULL, sizeof(state_t), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+	}
 	if (pthread_setspecific(state_key, p) != 0) {
-		munmap(p, sizeof(state_t));
+		if (!mt_spares_put(&spare_states, p))
+			munmap(p, sizeof(state_t));
 		return NULL;
 	}
 	state = p;

@@ -473,9 +473,10 @@ END_TEST
  * tracing stops, and every trace in dir complete.
  * Returns the run, stdout and stderr, for the caller to release; status
  * 77 is returned as it is (seccomp cannot be installed here). */
-static void run_open(mt_test_run_t *r, const char *dir, char *mode, char *arg, const char *extra)
+static void run_workload(mt_test_run_t *r, const char *workload, const char *dir, char *mode,
+			 char *arg, const char *extra)
 {
-	char preload[4096], output[4096], *env[6], *w = mt_test_workload("wl_unwind_lib");
+	char preload[4096], output[4096], *env[6], *w = mt_test_workload(workload);
 	char *argv[] = { w, mode, arg, NULL };
 	int n = 0;
 
@@ -491,9 +492,14 @@ static void run_open(mt_test_run_t *r, const char *dir, char *mode, char *arg, c
 	free(w);
 	if (r->status == 77)
 		return;
-	ck_assert_msg(r->status == 0, "wl_unwind_lib %s exited %d: %s", mode, r->status, r->err);
+	ck_assert_msg(r->status == 0, "%s %s exited %d: %s", workload, mode, r->status, r->err);
 	ck_assert_msg(!strstr(r->err, "tracing stops"), "%s: %s", mode, r->err);
 	ck_assert_uint_ge(mt_test_assert_traces_complete(dir), 1);
+}
+
+static void run_open(mt_test_run_t *r, const char *dir, char *mode, char *arg, const char *extra)
+{
+	run_workload(r, "wl_unwind_lib", dir, mode, arg, extra);
 }
 
 /* The stacks the MEMTRACE_STATS line says libunwind walked. */
@@ -506,6 +512,18 @@ static uint64_t libunwind_walks(const char *err)
 				     &fast, &slow) == 2, "no unwind line: %s", err);
 	ck_assert_uint_gt(fast, 0);
 	return slow;
+}
+
+/* The rules the MEMTRACE_STATS line says were read from .eh_frame. */
+static uint64_t rules_read(const char *err)
+{
+	const char *line = strstr(err, "memtrace: unwind: fast ");
+	uint64_t fast = 0, slow = 0, rules = 0;
+
+	ck_assert_msg(line && sscanf(line, "memtrace: unwind: fast %" SCNu64 " libunwind %" SCNu64
+				     " rules %" SCNu64, &fast, &slow, &rules) == 3,
+		      "no unwind line: %s", err);
+	return rules;
 }
 
 /* Every stack of the allocations of size bytes in the one trace of dir,
@@ -788,6 +806,50 @@ START_TEST(test_libunwind_waits_for_another_threads_loader_to_finish)
 }
 END_TEST
 
+/* A thread that starts after another ended takes over its unwind rules
+ * and stack cache (preload/mt_spares.h): 200 threads one after another
+ * read the rules one thread reads, and their stacks are its stacks. */
+START_TEST(test_threads_started_one_after_another_read_the_rules_once)
+{
+	char *one = mt_test_scratch(), *many = mt_test_scratch(), *first, *all, *line, *save = NULL;
+	uint64_t rules_one;
+	mt_test_run_t r;
+	int lines = 0;
+
+	run_workload(&r, "wl_thread_churn", one, "1", NULL, NULL);
+	rules_one = rules_read(r.err);
+	mt_test_run_release(&r);
+	run_workload(&r, "wl_thread_churn", many, "200", NULL, NULL);
+	ck_assert_str_eq(r.out, "ok\n");
+	ck_assert_uint_eq(rules_read(r.err), rules_one);
+	mt_test_run_release(&r);
+	first = stacks_of_size(one, 500);
+	all = stacks_of_size(many, 500);
+	ck_assert_msg(strstr(first, "work@") && strstr(first, "nest@"), "%s", first);
+	for (line = strtok_r(all, "\n", &save); line; line = strtok_r(NULL, "\n", &save), lines++)
+		ck_assert_msg(!strncmp(line, first, strlen(line)) && first[strlen(line)] == '\n',
+			      "%s\nagainst\n%s", line, first);
+	ck_assert_int_eq(lines, 200);
+	free(first);
+	free(all);
+}
+END_TEST
+
+/* A forked child finds the parent's kept stack caches empty (they are
+ * wiped at a fork, as its new trace's stacks are new) and its rules
+ * whole: both traces complete, every stack declared in its own trace. */
+START_TEST(test_a_forked_child_takes_over_the_threads_its_parent_kept)
+{
+	char *dir = mt_test_scratch();
+	mt_test_run_t r;
+
+	run_workload(&r, "wl_thread_churn", dir, "20", "fork", NULL);
+	ck_assert_str_eq(r.out, "ok\n");
+	mt_test_run_release(&r);
+	ck_assert_uint_eq(mt_test_assert_traces_complete(dir), 2);
+}
+END_TEST
+
 Suite *mt_suite_unwind(void)
 {
 	Suite *s = suite_create("unwind");
@@ -824,6 +886,11 @@ Suite *mt_suite_unwind(void)
 		       test_a_libunwind_that_cannot_be_opened_ends_the_trace_and_the_program_runs_on);
 	tcase_add_test(tc, test_libunwind_is_never_opened_inside_the_loaders_own_work);
 	tcase_add_test(tc, test_libunwind_waits_for_another_threads_loader_to_finish);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("spares");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_threads_started_one_after_another_read_the_rules_once);
+	tcase_add_test(tc, test_a_forked_child_takes_over_the_threads_its_parent_kept);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,33 @@
+/*
+ * mt_spares: per-thread mappings kept from the threads that ended
+ * (mt_spares.h).  It must never wait for its lock.
+ */
+#include "mt_spares.h"
+
+#include <stddef.h>
+
+void *mt_spares_take(mt_spares_t *s)
+{
+	void *p = NULL;
+
+	if (atomic_flag_test_and_set_explicit(&s->lock, memory_order_acquire))
+		return NULL;
+	if (s->n)
+		p = s->v[--s->n];
+	atomic_flag_clear_explicit(&s->lock, memory_order_release);
+	return p;
+}
+
+int mt_spares_put(mt_spares_t *s, void *p)
+{
+	int kept = 0;
+
+	if (atomic_flag_test_and_set_explicit(&s->lock, memory_order_acquire))
+		return 0;
+	if (s->n < MT_SPARES_MAX) {
+		s->v[s->n++] = p;
+		kept = 1;
+	}
+	atomic_flag_clear_explicit(&s->lock, memory_order_release);
+	return kept;
+}
