@@ -75,6 +75,7 @@ bench_workload() {
 	churn) wl_cmd="$build/mt-churn" ;;
 	deep) wl_cmd="$build/mt-deep" ;;
 	threads) wl_cmd="$build/mt-churn -t 8 -n 625000" ;;
+	spawn) wl_cmd="$build/mt-churn -s -t 6000 -n 30" ;;
 	python)
 		wl_env="PYTHONMALLOC=malloc"
 		wl_cmd="$python $here/mt_python.py"

@@ -2,10 +2,11 @@
  * mt_churn: the preload benchmark's churn workload: THREADS
  * threads x OPS malloc/realloc/free operations over 64 slots each.
  *
- *   mt-churn [-t THREADS] [-n OPS]     (defaults: 2 threads, 2500000 ops)
+ *   mt-churn [-s] [-t THREADS] [-n OPS]  (defaults: 2 threads, 2500000 ops)
  *
  * The 8-thread workload of bench/run-preload-bench is this program with
- * -t 8.  It prints a checksum of the sizes it asked for, the same bare and
+ * -t 8; its spawn workload is -s: each thread started once the one before
+ * has ended, as a server starts a thread for each piece of work.  It prints a checksum of the sizes it asked for, the same bare and
  * under any tracer, so the harness can tell a traced run went to its end;
  * it must never depend on addresses or timing for that output.
  */
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define MAX_THREADS 256
+#define MAX_THREADS 8192
 
 static long ops = 2500000;
 
@@ -63,10 +64,13 @@ int main(int argc, char **argv)
 	static worker_t w[MAX_THREADS];
 	unsigned long long sum = 0;
 	long threads = 2;
-	int c;
+	int c, serial = 0;
 
-	while ((c = getopt(argc, argv, "t:n:")) != -1) {
+	while ((c = getopt(argc, argv, "st:n:")) != -1) {
 		switch (c) {
+		case 's':
+			serial = 1;
+			break;
 		case 't':
 			threads = strtol(optarg, NULL, 10);
 			break;
@@ -74,7 +78,7 @@ int main(int argc, char **argv)
 			ops = strtol(optarg, NULL, 10);
 			break;
 		default:
-			fprintf(stderr, "usage: mt-churn [-t THREADS] [-n OPS]\n");
+			fprintf(stderr, "usage: mt-churn [-s] [-t THREADS] [-n OPS]\n");
 			return 64;
 		}
 	}
@@ -86,9 +90,12 @@ int main(int argc, char **argv)
 		w[i].seed = 1 + (unsigned)i;
 		if (pthread_create(&t[i], NULL, worker, &w[i]))
 			return 1;
+		if (serial)
+			pthread_join(t[i], NULL);
 	}
 	for (long i = 0; i < threads; i++) {
-		pthread_join(t[i], NULL);
+		if (!serial)
+			pthread_join(t[i], NULL);
 		sum += w[i].requested;
 	}
 	printf("churn: %ld threads x %ld ops, %llu bytes requested\n", threads, ops, sum);
