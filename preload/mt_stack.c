@@ -458,6 +458,11 @@ uint64_t mt_stack_add(const uint64_t *ips, int n)
  */
 #define CACHE_SLOTS 256
 #define CACHE_DEPTH 32
+/* A thread looks up in the first CACHE_SMALL_SLOTS entries (4.5 KiB) until
+ * it has remembered CACHE_GROW_AFTER stacks, then in all of them: most
+ * threads of a program with many meet a few stacks. */
+#define CACHE_SMALL_SLOTS 16
+#define CACHE_GROW_AFTER 64
 
 typedef struct {
 	uint64_t gen, id, hash;
@@ -470,10 +475,13 @@ typedef struct {
 #define CACHE_NONE ((cache_entry_t *)1)
 
 static TLS cache_entry_t *cache;
-/* Stacks remembered, up to PREFAULT_FILLS: a thread that keeps finding
+/* The slots in use, less one. */
+static TLS unsigned cache_mask;
+/* Stacks remembered, up to CACHE_GROW_AFTER: a thread that keeps finding
  * new stacks fills every page of its cache, so at the PREFAULT_FILLS-th
- * the whole cache is made resident in one call (mt_prefault.h) rather
- * than a fault a page; a thread with a few stacks touches a few pages. */
+ * the slots in use are made resident in one call (mt_prefault.h) rather
+ * than a fault a page, and all of them when they are all in use; a
+ * thread with a few stacks touches a few pages. */
 #define PREFAULT_FILLS 8
 static TLS unsigned cache_fills;
 static pthread_key_t cache_key;
@@ -515,11 +523,12 @@ static cache_entry_t *thread_cache(void)
 	cache = CACHE_NONE;
 	if (!cache_key_ok)
 		return NULL;
+	/* A cache taken over starts small as a new one: the entries past
+	 * its first slots are looked at again once it grows, each still
+	 * judged by its generation and hash. */
+	cache_mask = CACHE_SMALL_SLOTS - 1;
 	p = mt_spares_take(&spare_caches);
-	if (p) {
-		/* Resident already, or as much as its last thread made it. */
-		cache_fills = PREFAULT_FILLS;
-	} else {
+	if (!p) {
 		p = mmap(NULL, CACHE_BYTES, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
@@ -548,7 +557,7 @@ uint64_t mt_stack_cached(const uint64_t *ips, int n, uint64_t *gen)
 	if (!c || n <= 0 || n > CACHE_DEPTH)
 		return 0;
 	h = hash_ips(ips, n);
-	e = &c[(h ^ h >> 17) % CACHE_SLOTS];
+	e = &c[(h ^ h >> 17) & cache_mask];
 	if (!e->gen || e->hash != h || e->n != (uint32_t)n ||
 	    memcmp(e->ips, ips, (size_t)n * sizeof(uint64_t)))
 		return 0;
@@ -563,10 +572,16 @@ void mt_stack_remember(const uint64_t *ips, int n, uint64_t id)
 
 	if (!c || n <= 0 || n > CACHE_DEPTH || !id)
 		return;
-	if (__builtin_expect(cache_fills < PREFAULT_FILLS, 0) && ++cache_fills == PREFAULT_FILLS)
-		mt_prefault_range(c, CACHE_BYTES);
+	if (__builtin_expect(cache_fills < CACHE_GROW_AFTER, 0)) {
+		if (++cache_fills == PREFAULT_FILLS)
+			mt_prefault_range(c, CACHE_SMALL_SLOTS * sizeof(cache_entry_t));
+		if (cache_fills == CACHE_GROW_AFTER) {
+			cache_mask = CACHE_SLOTS - 1;
+			mt_prefault_range(c, CACHE_BYTES);
+		}
+	}
 	h = hash_ips(ips, n);
-	e = &c[(h ^ h >> 17) % CACHE_SLOTS];
+	e = &c[(h ^ h >> 17) & cache_mask];
 	e->gen = generation;
 	e->id = id;
 	e->hash = h;

@@ -594,8 +594,16 @@ static void read_rule(uint64_t ip, rule_t *out)
 
 /* 8,192 rules a thread, in sets of 4 (a cache line): a direct-mapped
  * table of 4,096 made hot addresses of python3 evict each other, and each
- * eviction reads the rule again. */
+ * eviction reads the rule again.
+ *
+ * A thread starts with the first RULE_SMALL_BITS' worth of sets (one
+ * page), indexed by fewer bits of the same hash, and has the whole table
+ * once it has read RULE_GROW_AFTER rules: most threads of a program with
+ * many run little code, and a table of 128 KiB made resident for each of
+ * them made 500 threads 190 KiB each over their bare size. */
 #define RULE_SET_BITS 11
+#define RULE_SMALL_BITS 6
+#define RULE_GROW_AFTER 64
 #define RULE_WAYS 4
 #define RULES ((1 << RULE_SET_BITS) * RULE_WAYS)
 /* A walk's steps: its outputs and the step that ended it. */
@@ -615,6 +623,9 @@ typedef struct {
 
 typedef struct {
 	unsigned walks; /* up to PREFAULT_WALKS */
+	/* 64 less the bits of the hash that index the table in use, and the
+	 * rules read while it is the small one (up to RULE_GROW_AFTER). */
+	unsigned shift, misses;
 	/* The generation the rules and the record were read in. */
 	uint64_t generation;
 } state_head_t;
@@ -651,8 +662,10 @@ _Static_assert(offsetof(state_t, base) % PAGE == STEPS_AT, "a walk's writes shar
 /* A thread that keeps allocating reads rules into every page of its
  * table, and each page's first rule cost two faults (the look mapped the
  * zero page, the write copied it): at its PREFAULT_WALKS-th walk the
- * whole state is made resident in one call (mt_prefault.h).  A thread
- * that allocates a few times touches a few pages, and no more. */
+ * table in use and the page every walk writes are made resident in one
+ * call each (mt_prefault.h), and the rest of the state once the table is
+ * the whole one.  A thread that allocates a few times touches a few
+ * pages, and no more. */
 #define PREFAULT_WALKS 8
 
 static TLS state_t *state;
@@ -712,6 +725,7 @@ static state_t *thread_state(void)
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			return NULL;
+		((state_t *)p)->h.shift = 64 - RULE_SMALL_BITS;
 	}
 	if (pthread_setspecific(state_key, p) != 0) {
 		if (!mt_spares_put(&spare_states, p))
@@ -722,15 +736,78 @@ static state_t *thread_state(void)
 	return state;
 }
 
+/* The busy thread's state made resident: all of it with the whole
+ * table, else the small table and the page every walk writes. */
+static void prefault_state(state_t *st)
+{
+	if (st->h.shift == 64 - RULE_SET_BITS) {
+		mt_prefault_range(st, sizeof(*st));
+		return;
+	}
+	mt_prefault_range(st->rules, ((size_t)RULE_WAYS * sizeof(rule_t)) << RULE_SMALL_BITS);
+	mt_prefault_range((char *)&st->base - STEPS_AT, PAGE);
+}
+
+/* Put rule r in its set of the table hashed by shift, in an empty way or
+ * the set's next victim; the address last, as rule_of() does. */
+static void rule_put(state_t *st, const rule_t *r, unsigned shift)
+{
+	uint64_t h = r->ip * 0x9e3779b97f4a7c15ull;
+	rule_t *set = &st->rules[(h >> shift) * RULE_WAYS], *to = NULL;
+
+	for (int w = 0; w < RULE_WAYS && !to; w++)
+		if (!set[w].ip)
+			to = &set[w];
+	if (!to)
+		to = &set[st->victim++ % RULE_WAYS];
+	to->ip = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	to->cfa_off = r->cfa_off;
+	to->rbp_off = r->rbp_off;
+	to->kind = r->kind;
+	to->cfa_rsp = r->cfa_rsp;
+	atomic_signal_fence(memory_order_seq_cst);
+	to->ip = r->ip;
+}
+
+/*
+ * The small table becomes the whole one.  A rule of small set s belongs,
+ * by the longer prefix of its hash, to one of the sets from s << k on (k
+ * the bits added): moving the small sets from the last down, each set is
+ * emptied before any rule lands on it, and no rule lands on a small set
+ * not yet moved.
+ */
+static void rule_grow(state_t *st)
+{
+	for (unsigned s = 1u << RULE_SMALL_BITS; s-- > 0;) {
+		rule_t moved[RULE_WAYS];
+
+		memcpy(moved, &st->rules[s * RULE_WAYS], sizeof(moved));
+		for (int w = 0; w < RULE_WAYS; w++)
+			st->rules[s * RULE_WAYS + w].ip = 0;
+		for (int w = 0; w < RULE_WAYS; w++)
+			if (moved[w].ip)
+				rule_put(st, &moved[w], 64 - RULE_SET_BITS);
+	}
+	st->h.shift = 64 - RULE_SET_BITS;
+	if (st->h.walks >= PREFAULT_WALKS)
+		mt_prefault_range(st, sizeof(*st));
+}
+
 static const rule_t *rule_of(state_t *st, uint64_t ip)
 {
 	uint64_t h = ip * 0x9e3779b97f4a7c15ull;
-	rule_t *set = &st->rules[(h >> (64 - RULE_SET_BITS)) * RULE_WAYS], *r;
+	rule_t *set = &st->rules[(h >> st->h.shift) * RULE_WAYS], *r;
 	rule_t fresh;
 
 	for (int w = 0; w < RULE_WAYS; w++)
 		if (__builtin_expect(set[w].ip == ip, 1))
 			return &set[w];
+	if (__builtin_expect(st->h.shift != 64 - RULE_SET_BITS, 0) &&
+	    ++st->h.misses >= RULE_GROW_AFTER) {
+		rule_grow(st);
+		set = &st->rules[(h >> st->h.shift) * RULE_WAYS];
+	}
 	memset(&fresh, 0, sizeof(fresh));
 	if (guard_enter)
 		guard_enter();
@@ -789,7 +866,8 @@ static void forget_if_unloaded(state_t *st)
 
 	if (__builtin_expect(st->h.generation == now, 1))
 		return;
-	memset(st->rules, 0, sizeof(st->rules));
+	/* Only the table in use: the rest of a small one was never written. */
+	memset(st->rules, 0, ((size_t)RULE_WAYS * sizeof(rule_t)) << (64 - st->h.shift));
 	st->valid = 0;
 	st->h.generation = now;
 }
@@ -901,7 +979,7 @@ int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t
 	if (!st)
 		goto done;
 	if (__builtin_expect(st->h.walks < PREFAULT_WALKS, 0) && ++st->h.walks == PREFAULT_WALKS)
-		mt_prefault_range(st, sizeof(*st));
+		prefault_state(st);
 	forget_if_unloaded(st);
 	/* The record describes a walk of the past whatever came since:
 	 * taking it again depends only on the registers and the slots. */

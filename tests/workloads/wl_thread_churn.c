@@ -3,8 +3,10 @@
  * another, as a server starts one for each piece of work, each allocating
  * and freeing 10 blocks (sizes 500..509) from the same nested frames;
  * then "ok".  With "fork" (argv[2]), it then forks a child that starts
- * 20 such threads and exits 0, and waits for it.  Exits 1 when a thread
- * cannot be made, 2 when the child failed.
+ * 20 such threads and exits 0, and waits for it.  With "together", the N
+ * threads run at once instead: once each has allocated its blocks (and
+ * waits), it prints "rss_anon_kib K", the process's RssAnon, then "ok".
+ * Exits 1 when a thread cannot be made, 2 when the child failed.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -21,11 +23,48 @@ static __attribute__((noinline)) void *nest(int depth, size_t size)
 	return p;
 }
 
+static pthread_barrier_t all_allocated, all_go;
+
 static void *work(void *arg)
 {
 	for (int i = 0; i < 10; i++)
 		free(nest(i % 3, 500 + (size_t)i));
 	return arg;
+}
+
+static void *work_together(void *arg)
+{
+	work(arg);
+	pthread_barrier_wait(&all_allocated);
+	pthread_barrier_wait(&all_go);
+	return arg;
+}
+
+/* n threads at once; the process's RssAnon while they all wait. */
+static int together(int n)
+{
+	pthread_t *t = calloc((size_t)n, sizeof(*t));
+	char line[256];
+	FILE *f;
+
+	if (!t || pthread_barrier_init(&all_allocated, NULL, (unsigned)n + 1) ||
+	    pthread_barrier_init(&all_go, NULL, (unsigned)n + 1))
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, work_together, NULL))
+			return -1;
+	pthread_barrier_wait(&all_allocated);
+	f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "RssAnon:", 8))
+			printf("rss_anon_kib %ld\n", strtol(line + 8, NULL, 10));
+	if (f)
+		fclose(f);
+	pthread_barrier_wait(&all_go);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	free(t);
+	return 0;
 }
 
 static int threads(int n)
@@ -44,6 +83,12 @@ int main(int argc, char **argv)
 	int status;
 	pid_t pid;
 
+	if (argc > 2 && !strcmp(argv[2], "together")) {
+		if (together(atoi(argv[1])) < 0)
+			return 1;
+		puts("ok");
+		return 0;
+	}
 	if (threads(argc > 1 ? atoi(argv[1]) : 200) < 0)
 		return 1;
 	if (argc > 2 && !strcmp(argv[2], "fork")) {
