@@ -748,9 +748,11 @@ static void prefault_state(state_t *st)
 	mt_prefault_range((char *)&st->base - STEPS_AT, PAGE);
 }
 
-/* Put rule r in its set of the table hashed by shift, in an empty way or
- * the set's next victim; the address last, as rule_of() does. */
-static void rule_put(state_t *st, const rule_t *r, unsigned shift)
+/* Put rule r in its set of the table hashed by shift, in an empty way,
+ * else the set's next victim, and return where.  The address last: a
+ * walk that reads the slot meanwhile (it is this thread's) sees it empty,
+ * never half written. */
+static const rule_t *rule_put(state_t *st, const rule_t *r, unsigned shift)
 {
 	uint64_t h = r->ip * 0x9e3779b97f4a7c15ull;
 	rule_t *set = &st->rules[(h >> shift) * RULE_WAYS], *to = NULL;
@@ -768,6 +770,7 @@ static void rule_put(state_t *st, const rule_t *r, unsigned shift)
 	to->cfa_rsp = r->cfa_rsp;
 	atomic_signal_fence(memory_order_seq_cst);
 	to->ip = r->ip;
+	return to;
 }
 
 /*
@@ -797,17 +800,15 @@ static void rule_grow(state_t *st)
 static const rule_t *rule_of(state_t *st, uint64_t ip)
 {
 	uint64_t h = ip * 0x9e3779b97f4a7c15ull;
-	rule_t *set = &st->rules[(h >> st->h.shift) * RULE_WAYS], *r;
+	const rule_t *set = &st->rules[(h >> st->h.shift) * RULE_WAYS];
 	rule_t fresh;
 
 	for (int w = 0; w < RULE_WAYS; w++)
 		if (__builtin_expect(set[w].ip == ip, 1))
 			return &set[w];
 	if (__builtin_expect(st->h.shift != 64 - RULE_SET_BITS, 0) &&
-	    ++st->h.misses >= RULE_GROW_AFTER) {
+	    ++st->h.misses >= RULE_GROW_AFTER)
 		rule_grow(st);
-		set = &st->rules[(h >> st->h.shift) * RULE_WAYS];
-	}
 	memset(&fresh, 0, sizeof(fresh));
 	if (guard_enter)
 		guard_enter();
@@ -815,19 +816,8 @@ static const rule_t *rule_of(state_t *st, uint64_t ip)
 	if (guard_leave)
 		guard_leave();
 	atomic_fetch_add_explicit(&rules_read, 1, memory_order_relaxed);
-	/* Each set's ways taken in turn. */
-	r = &set[st->victim++ % RULE_WAYS];
-	/* The address last: a walk that reads the slot meanwhile (it is
-	 * this thread's) sees it empty, never half written. */
-	r->ip = 0;
-	atomic_signal_fence(memory_order_seq_cst);
-	r->cfa_off = fresh.cfa_off;
-	r->rbp_off = fresh.rbp_off;
-	r->kind = fresh.kind;
-	r->cfa_rsp = fresh.cfa_rsp;
-	atomic_signal_fence(memory_order_seq_cst);
-	r->ip = ip;
-	return r;
+	fresh.ip = ip;
+	return rule_put(st, &fresh, st->h.shift);
 }
 
 /* The loader's count of objects unloaded, or UINT64_MAX when it gives
