@@ -49,12 +49,13 @@ typedef struct {
 #define CLASSES 9 /* 16 bytes to 4 KiB */
 #define CLASS_NONE ((size_t)-1)
 
-typedef struct spare {
-	struct spare *next;
-} spare_t;
+typedef struct freed {
+	struct freed *next;
+} freed_t;
 
-static spare_t *spares[CLASSES];
-static atomic_flag spares_lock = ATOMIC_FLAG_INIT;
+/* Each class's freed blocks, and their try-lock. */
+static freed_t *freed[CLASSES];
+static atomic_flag freed_lock = ATOMIC_FLAG_INIT;
 
 static size_t class_of(size_t size)
 {
@@ -68,14 +69,14 @@ static size_t class_of(size_t size)
 /* A block of class c from its list, zeroed, or NULL. */
 static void *reuse(size_t c)
 {
-	spare_t *b = NULL;
+	freed_t *b = NULL;
 
-	if (atomic_flag_test_and_set_explicit(&spares_lock, memory_order_acquire))
+	if (atomic_flag_test_and_set_explicit(&freed_lock, memory_order_acquire))
 		return NULL;
-	b = spares[c];
+	b = freed[c];
 	if (b)
-		spares[c] = b->next;
-	atomic_flag_clear_explicit(&spares_lock, memory_order_release);
+		freed[c] = b->next;
+	atomic_flag_clear_explicit(&freed_lock, memory_order_release);
 	if (b)
 		memset(b, 0, (size_t)16 << c);
 	return b;
@@ -119,15 +120,15 @@ void *mt_real_arena_alloc(size_t size, size_t align)
 void mt_real_arena_free(void *p)
 {
 	header_t *h = header_of(p);
-	spare_t *b = p;
+	freed_t *b = p;
 
 	if (h->cls >= CLASSES)
 		return;
-	if (atomic_flag_test_and_set_explicit(&spares_lock, memory_order_acquire))
+	if (atomic_flag_test_and_set_explicit(&freed_lock, memory_order_acquire))
 		return;
-	b->next = spares[h->cls];
-	spares[h->cls] = b;
-	atomic_flag_clear_explicit(&spares_lock, memory_order_release);
+	b->next = freed[h->cls];
+	freed[h->cls] = b;
+	atomic_flag_clear_explicit(&freed_lock, memory_order_release);
 }
 
 size_t mt_real_arena_size(const void *p)

@@ -5,6 +5,7 @@
 #include "mt_spares.h"
 
 #include <stddef.h>
+#include <sys/mman.h>
 
 void *mt_spares_take(mt_spares_t *s)
 {
@@ -18,16 +19,17 @@ void *mt_spares_take(mt_spares_t *s)
 	return p;
 }
 
-int mt_spares_put(mt_spares_t *s, void *p)
+void mt_spares_give(mt_spares_t *s, void *p, size_t len)
 {
 	int kept = 0;
 
-	if (atomic_flag_test_and_set_explicit(&s->lock, memory_order_acquire))
-		return 0;
-	if (s->n < MT_SPARES_MAX) {
-		s->v[s->n++] = p;
-		kept = 1;
+	if (!atomic_flag_test_and_set_explicit(&s->lock, memory_order_acquire)) {
+		if (s->n < MT_SPARES_MAX) {
+			s->v[s->n++] = p;
+			kept = 1;
+		}
+		atomic_flag_clear_explicit(&s->lock, memory_order_release);
 	}
-	atomic_flag_clear_explicit(&s->lock, memory_order_release);
-	return kept;
+	if (!kept)
+		munmap(p, len);
 }

@@ -9,17 +9,18 @@
  * and each module's checks of its generation say when they are not.
  *
  * Invariants:
- * - Holds at most MT_SPARES_MAX mappings a set; a mapping it does not
- *   keep is the caller's to unmap.
+ * - Holds at most MT_SPARES_MAX mappings a set; one given to a full set
+ *   is unmapped.
  * - Never waits: the set is taken with a try-lock, so a thread that finds
  *   it held (another thread at it, or a forked child whose parent's other
- *   thread held it at the fork) keeps or maps its own as if the set were
- *   full or empty.  Never allocates, never makes a system call.
+ *   thread held it at the fork) maps or unmaps its own as if the set were
+ *   empty or full.  Never allocates; its one system call is that munmap.
  */
 #ifndef MT_SPARES_H
 #define MT_SPARES_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 
 #define MT_SPARES_MAX 4
 
@@ -35,8 +36,8 @@ typedef struct {
  * is held by another thread). */
 void *mt_spares_take(mt_spares_t *s);
 
-/* Keep p in s: 1, or 0 when s is full (or held) and p stays the
- * caller's. */
-int mt_spares_put(mt_spares_t *s, void *p);
+/* Keep the mapping p (len bytes) in s, or unmap it when s is full (or
+ * held by another thread). */
+void mt_spares_give(mt_spares_t *s, void *p, size_t len);
 
 #endif

@@ -496,8 +496,8 @@ static void cache_drop(void *p)
 {
 	flush_counts();
 	cache = CACHE_NONE;
-	if (p && !mt_spares_put(&spare_caches, p))
-		munmap(p, CACHE_BYTES);
+	if (p)
+		mt_spares_give(&spare_caches, p, CACHE_BYTES);
 }
 
 static void cache_key_make(void)
@@ -540,8 +540,7 @@ static cache_entry_t *thread_cache(void)
 		madvise(p, CACHE_BYTES, MADV_WIPEONFORK);
 	}
 	if (pthread_setspecific(cache_key, p) != 0) {
-		if (!mt_spares_put(&spare_caches, p))
-			munmap(p, CACHE_BYTES);
+		mt_spares_give(&spare_caches, p, CACHE_BYTES);
 		return NULL;
 	}
 	cache = p;

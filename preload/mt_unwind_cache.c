@@ -599,8 +599,8 @@ static void read_rule(uint64_t ip, rule_t *out)
  * A thread starts with the first RULE_SMALL_BITS' worth of sets (one
  * page), indexed by fewer bits of the same hash, and has the whole table
  * once it has read RULE_GROW_AFTER rules: most threads of a program with
- * many run little code, and a table of 128 KiB made resident for each of
- * them made 500 threads 190 KiB each over their bare size. */
+ * many run little code, and the whole table resident in each of them
+ * would hold 500 threads at 190 KiB each over their bare size. */
 #define RULE_SET_BITS 11
 #define RULE_SMALL_BITS 6
 #define RULE_GROW_AFTER 64
@@ -685,8 +685,8 @@ static mt_spares_t spare_states = MT_SPARES_INIT;
 static void state_drop(void *p)
 {
 	state = STATE_NONE;
-	if (p && !mt_spares_put(&spare_states, p))
-		munmap(p, sizeof(state_t));
+	if (p)
+		mt_spares_give(&spare_states, p, sizeof(state_t));
 }
 
 static void state_key_make(void)
@@ -728,8 +728,7 @@ static state_t *thread_state(void)
 		((state_t *)p)->h.shift = 64 - RULE_SMALL_BITS;
 	}
 	if (pthread_setspecific(state_key, p) != 0) {
-		if (!mt_spares_put(&spare_states, p))
-			munmap(p, sizeof(state_t));
+		mt_spares_give(&spare_states, p, sizeof(state_t));
 		return NULL;
 	}
 	state = p;

@@ -27,7 +27,8 @@
  * ends (the program runs on untouched).
  *
  * Never called with a lock of the tracer's held: dlopen takes the
- * loader's.  Its allocations go to the real malloc, untraced: callers are
+ * loader's.  What dlopen and libunwind allocate is untraced and comes
+ * from the preload's static arena (mt_real_owned, mt_real.h): callers are
  * inside the hooks' recursion guard, or at start.
  */
 #ifndef MT_UNWIND_LIB_H
