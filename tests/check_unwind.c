@@ -502,14 +502,23 @@ static void run_open(mt_test_run_t *r, const char *dir, char *mode, char *arg, c
 	run_workload(r, "wl_unwind_lib", dir, mode, arg, extra);
 }
 
+/* The MEMTRACE_STATS unwind line: the stacks the fast walker gave, those
+ * it left to libunwind, and the rules it read from .eh_frame. */
+static void unwind_counts(const char *err, uint64_t *fast, uint64_t *slow, uint64_t *rules)
+{
+	const char *line = strstr(err, "memtrace: unwind: fast ");
+
+	ck_assert_msg(line && sscanf(line, "memtrace: unwind: fast %" SCNu64 " libunwind %" SCNu64
+				     " rules %" SCNu64, fast, slow, rules) == 3,
+		      "no unwind line: %s", err);
+}
+
 /* The stacks the MEMTRACE_STATS line says libunwind walked. */
 static uint64_t libunwind_walks(const char *err)
 {
-	const char *line = strstr(err, "memtrace: unwind: fast ");
-	uint64_t fast = 0, slow = 0;
+	uint64_t fast = 0, slow = 0, rules = 0;
 
-	ck_assert_msg(line && sscanf(line, "memtrace: unwind: fast %" SCNu64 " libunwind %" SCNu64,
-				     &fast, &slow) == 2, "no unwind line: %s", err);
+	unwind_counts(err, &fast, &slow, &rules);
 	ck_assert_uint_gt(fast, 0);
 	return slow;
 }
@@ -517,12 +526,9 @@ static uint64_t libunwind_walks(const char *err)
 /* The rules the MEMTRACE_STATS line says were read from .eh_frame. */
 static uint64_t rules_read(const char *err)
 {
-	const char *line = strstr(err, "memtrace: unwind: fast ");
 	uint64_t fast = 0, slow = 0, rules = 0;
 
-	ck_assert_msg(line && sscanf(line, "memtrace: unwind: fast %" SCNu64 " libunwind %" SCNu64
-				     " rules %" SCNu64, &fast, &slow, &rules) == 3,
-		      "no unwind line: %s", err);
+	unwind_counts(err, &fast, &slow, &rules);
 	return rules;
 }
 
