@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,49 @@ struct mt_out {
 	uint64_t safe;   /* where the last whole line or frame in it ends */
 	uint64_t mark;   /* the last mark: a whole line or frame end */
 };
+
+/*
+ * The zstd contexts of closed traces, kept for the next trace to open.
+ * A new context asks the CPU for its features (two CPUIDs, which a
+ * hypervisor traps: 5 to 7 us each on the bench machine) and grows its
+ * tables again on its first frame; a collector under record opens two
+ * traces for each short process (the forked child's and its exec's).
+ * compress2() begins every frame with a fresh session, so nothing of
+ * one trace reaches the next.  Any thread may open or close a trace.
+ */
+#define SPARE_CCTX_MAX 2
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static ZSTD_CCtx *spare_cctx[SPARE_CCTX_MAX];
+static int spare_cctxs;
+
+static ZSTD_CCtx *cctx_take(void)
+{
+	ZSTD_CCtx *zc = NULL;
+
+	pthread_mutex_lock(&spare_lock);
+	if (spare_cctxs > 0)
+		zc = spare_cctx[--spare_cctxs];
+	pthread_mutex_unlock(&spare_lock);
+	return zc ? zc : ZSTD_createCCtx();
+}
+
+static void cctx_give(ZSTD_CCtx *zc)
+{
+	if (!zc)
+		return;
+	/* Kept as a new one is: no parameter of the trace before. */
+	if (ZSTD_isError(ZSTD_CCtx_reset(zc, ZSTD_reset_session_and_parameters))) {
+		ZSTD_freeCCtx(zc);
+		return;
+	}
+	pthread_mutex_lock(&spare_lock);
+	if (spare_cctxs < SPARE_CCTX_MAX) {
+		spare_cctx[spare_cctxs++] = zc;
+		zc = NULL;
+	}
+	pthread_mutex_unlock(&spare_lock);
+	ZSTD_freeCCtx(zc);
+}
 
 static int ends_with(const char *s, const char *tail)
 {
@@ -329,7 +373,7 @@ int mt_out_open(mt_out_t **out, const char *name, int root, char *path,
 		goto cleanup;
 	}
 	if (ends_with(name, ".zst")) {
-		o->zc = ZSTD_createCCtx();
+		o->zc = cctx_take();
 		if (!o->zc) {
 			rc = -ENOMEM;
 			goto cleanup;
@@ -358,7 +402,7 @@ int mt_out_open(mt_out_t **out, const char *name, int root, char *path,
 	rc = 0;
 cleanup:
 	if (o) {
-		ZSTD_freeCCtx(o->zc);
+		cctx_give(o->zc);
 		free(o->zbuf);
 		free(o->buf);
 		free(o);
@@ -534,7 +578,7 @@ int mt_out_close(mt_out_t *o)
 		mt_zpool_destroy(o->pool); /* buf is one of its buffers */
 	else
 		free(o->buf);
-	ZSTD_freeCCtx(o->zc);
+	cctx_give(o->zc);
 	free(o->zbuf);
 	free(o);
 	return rc;

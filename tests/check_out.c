@@ -799,6 +799,37 @@ START_TEST(test_out_a_compressed_trace_is_written_at_the_level_set)
 }
 END_TEST
 
+/* The contexts of closed traces are kept for the next ones (mt_out.c):
+ * a trace is the very frame a new context makes, whatever traces were
+ * open before it, at whatever level, two at once included. */
+START_TEST(test_out_a_trace_is_the_same_whatever_traces_came_before)
+{
+	char *dir = mt_test_scratch();
+	char *a = mt_test_path(dir, "a.jsonl.zst"), *b = mt_test_path(dir, "b.jsonl.zst");
+	mt_test_bytes_t lines = { 0 };
+	mt_out_t *oa, *ob;
+
+	oa = open_out(a, 1);
+	ob = open_out(b, 1);
+	mt_quiet_int_eq(mt_out_set_zstd(oa, 3, 0), 0);
+	mt_quiet_int_eq(mt_out_set_zstd(ob, 19, 0), 0);
+	add_head(&lines);
+	for (uint64_t seq = 3; seq < 2000; seq++)
+		add_event(&lines, seq);
+	out_tail(oa, &lines, lines.len);
+	out_tail(ob, &lines, lines.len);
+	mt_quiet_int_eq(mt_out_close(oa), 0);
+	mt_quiet_int_eq(mt_out_close(ob), 0);
+	assert_frame_at_level(dir, MT_OUT_LEVEL, 0, 0);
+	assert_frame_at_level(dir, MT_OUT_LEVEL, 0, 0);
+	assert_frame_at_level(dir, -5, 1, 0);
+	assert_frame_at_level(dir, MT_OUT_LEVEL, 0, 0);
+	free(lines.data);
+	free(a);
+	free(b);
+}
+END_TEST
+
 /* With workers, an expander turns what is put into lines before they
  * are compressed; it takes workers, and comes before the first write. */
 START_TEST(test_out_an_expander_needs_workers_and_comes_before_a_write)
@@ -858,6 +889,7 @@ Suite *mt_suite_out(void)
 	tcase_add_test(tc, test_out_a_trace_on_zstd_workers_is_whole_frames_of_whole_lines);
 	tcase_add_test(tc, test_out_zstd_workers_take_the_cpus_past_two_and_one_cpu_has_none);
 	tcase_add_test(tc, test_out_a_compressed_trace_is_written_at_the_level_set);
+	tcase_add_test(tc, test_out_a_trace_is_the_same_whatever_traces_came_before);
 	tcase_add_test(tc, test_out_an_expander_needs_workers_and_comes_before_a_write);
 	suite_add_tcase(s, tc);
 	return s;
