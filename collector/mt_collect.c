@@ -368,6 +368,12 @@ static int drain_some(drain_t *d, int max, int gone)
 				d->dirty = 1;
 				flush(d);
 				d->exec_pending = 1;
+				/* The first look at the program's maps waits a
+				 * poll: a traced image registers well within it
+				 * (c->replaced), and reading the maps of a
+				 * program that has not yet made its exec costs
+				 * more CPU than the trace it ends. */
+				d->last_exec_look = now_ns();
 				consume(d, n);
 				ack(d);
 				return d->error ? GOT_END : got;

@@ -432,6 +432,11 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 	struct pollfd *pfd = NULL;
 	ring_t **polled = NULL;
 	int lfd = -1, status = 0, ended = 0, cmdfd = -1, nap = NAP_MS;
+	/* Whether the last poll() said the command may have ended, or a
+	 * registration waits (1 where no poll() said otherwise): a loop
+	 * that woke for its rings makes no waitpid() or accept4() that
+	 * could only fail. */
+	int look_cmd = 1, look_lfd = 1;
 	uint64_t rnd = 0;
 	pid_t pid;
 
@@ -553,7 +558,7 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 		}
 		if (!ended && cmdfd < 0 && (wait < 0 || wait > NAP_MAX_MS))
 			wait = NAP_MAX_MS; /* the command's end is known only by looking */
-		if (!ended) {
+		if (!ended && look_cmd) {
 			int ws;
 			pid_t got = waitpid(pid, &ws, WNOHANG);
 
@@ -593,13 +598,18 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 					polled[n] = r;
 					pfd[n++] = (struct pollfd){ .fd = r->pidfd, .events = POLLIN };
 				}
-			if (poll(pfd, (nfds_t)n, wait) > 0) {
+			int got = poll(pfd, (nfds_t)n, wait);
+
+			look_lfd = got != 0 && (got < 0 || pfd[0].revents);
+			look_cmd = cmdfd < 0 || got < 0 || (got > 0 && pfd[1].revents);
+			if (got > 0) {
 				nap = NAP_MS;
 				for (size_t i = first; i < n; i++)
 					if (pfd[i].revents)
 						polled[i]->c.ended = 1;
 			}
 		} else {
+			look_lfd = look_cmd = 1;
 			/* No memory for the arrays: each ring on its own. */
 			for (ring_t *r = rings; r; r = r->next)
 				if (r->c.watched && !r->c.ended) {
@@ -613,7 +623,8 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 				nanosleep(&ts, NULL);
 			}
 		}
-		take_all(lfd, &rings, &nrings);
+		if (look_lfd)
+			take_all(lfd, &rings, &nrings);
 	}
 	if (cmdfd >= 0)
 		close(cmdfd);
