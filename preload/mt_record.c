@@ -129,11 +129,10 @@ void mt_record_prefault_start(void)
 {
 	uint64_t first = (uint64_t)1 << MT_RECORD_STEP_SHIFT, nslots = mt_record_ring.hdr->nslots;
 
-	/* The header and the first step, which follow each other: one
-	 * system call. */
-	mt_prefault_range(mt_record_ring.hdr,
-			  MT_RING_HDR_SIZE + (size_t)(first < nslots ? first : nslots) *
-						     sizeof(mt_ring_slot_t));
+	/* The first step; the header's first page was made resident when
+	 * the ring was mapped (mt_spawn.c). */
+	mt_prefault_range(mt_record_ring.slots,
+			  (size_t)(first < nslots ? first : nslots) * sizeof(mt_ring_slot_t));
 }
 
 int mt_record_checkpoint(uint64_t pos, unsigned n)

@@ -47,16 +47,20 @@ int mt_record_wait_room(uint64_t pos, unsigned n);
 #define MT_RECORD_CHECK_SHIFT 16
 
 /* The ring's first lap is made resident a step of 2^MT_RECORD_STEP_SHIFT
- * slots (16 KiB) ahead of the writers (mt_prefault.h): its pages are new,
- * and each would otherwise cost the writer a fault. */
-#define MT_RECORD_STEP_SHIFT 8
+ * slots (a page) ahead of the writers (mt_prefault.h): its pages are new,
+ * and each would otherwise cost the writer a fault.  A page, not more: a
+ * short process's whole trace fits in its first (a /bin/true's takes 3
+ * slots, a shell's forked child's some 20), and each page of a memfd
+ * costs its allocation, zeroing and freeing. */
+#define MT_RECORD_STEP_SHIFT 6
 
 /* At a step's boundary: the next steps made resident in the first lap,
  * the check at its own boundaries, then the room: as
  * mt_record_wait_room(). */
 int mt_record_checkpoint(uint64_t pos, unsigned n);
 
-/* A ring just mapped: its header and first step made resident. */
+/* A ring just mapped (its header's first page resident): its first step
+ * made resident. */
 void mt_record_prefault_start(void);
 
 /*

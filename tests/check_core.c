@@ -1982,27 +1982,38 @@ START_TEST(test_a_rings_first_lap_is_written_without_a_fault_a_page)
 }
 END_TEST
 
-/* A ring handed to record's collector has its header written, before
- * it is sent, on a page made resident for it: a fault on a new page of
- * the memfd cost a start more than populating it. */
-START_TEST(test_a_registered_rings_header_is_written_without_a_fault)
+/* A socket in the abstract namespace that takes registrations as
+ * record's collector's does, named in sock; its descriptor.  Nothing
+ * accepts them: the rings stay queued until it is closed. */
+static int listen_as_record(char *sock, size_t cap)
 {
+	static int made;
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	mt_spawn_ring_t r[2];
-	char sock[64];
-	uint64_t before;
-	int lfd, fd;
-	size_t k;
+	size_t k = (size_t)snprintf(sock, cap, "mt-check-register-%d-%d", (int)getpid(), made++);
+	int lfd;
 
-	if (!prefault_works(__func__) || (fd = fault_counter(__func__)) < 0)
-		return;
-	k = (size_t)snprintf(sock, sizeof(sock), "mt-check-register-%d", (int)getpid());
 	memcpy(addr.sun_path + 1, sock, k);
 	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	ck_assert_int_ge(lfd, 0);
 	ck_assert_int_eq(bind(lfd, (struct sockaddr *)&addr,
 			      (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + k)), 0);
 	ck_assert_int_eq(listen(lfd, 4), 0);
+	return lfd;
+}
+
+/* A ring handed to record's collector has its header written, before
+ * it is sent, on a page made resident for it: a fault on a new page of
+ * the memfd cost a start more than populating it. */
+START_TEST(test_a_registered_rings_header_is_written_without_a_fault)
+{
+	mt_spawn_ring_t r[2];
+	char sock[64];
+	uint64_t before;
+	int lfd, fd;
+
+	if (!prefault_works(__func__) || (fd = fault_counter(__func__)) < 0)
+		return;
+	lfd = listen_as_record(sock, sizeof(sock));
 	/* The first brings the code and the stack in. */
 	ck_assert_int_eq(mt_spawn_register(sock, "t", 0, 1024, 0, 1, 0, &r[0]), 0);
 	before = faults(fd);
@@ -2016,6 +2027,39 @@ START_TEST(test_a_registered_rings_header_is_written_without_a_fault)
 	mt_spawn_unmap(&r[1]);
 	close(lfd);
 	close(fd);
+}
+END_TEST
+
+/* A short process's trace fits in the header's first page and the first
+ * page of slots (a /bin/true's takes 3 slots): a new ring makes just those
+ * two resident, as each page of a memfd costs its allocation, zeroing and
+ * freeing on both sides. */
+START_TEST(test_a_new_ring_makes_only_the_pages_a_short_trace_writes_resident)
+{
+	mt_spawn_ring_t saved = mt_record_ring, r;
+	unsigned char vec[16];
+	char sock[64];
+	int lfd;
+
+	if (!prefault_works(__func__))
+		return;
+	lfd = listen_as_record(sock, sizeof(sock));
+	ck_assert_int_eq(mt_spawn_register(sock, "t", 0, 1024, 0, 1, 0, &r), 0);
+	mt_record_ring = r;
+	mt_record_prefault_start();
+	mt_record_ring = saved;
+	ck_assert_int_eq(mincore(r.hdr, sizeof(vec) * 4096, vec), 0);
+	ck_assert_msg((vec[0] & 1) && !(vec[1] & 1),
+		      "the header's pages resident: %d %d", vec[0] & 1, vec[1] & 1);
+	ck_assert_msg((vec[2] & 1) && !(vec[3] & 1),
+		      "the first two pages of slots resident: %d %d", vec[2] & 1, vec[3] & 1);
+	for (size_t i = 4; i < sizeof(vec); i++)
+		ck_assert_msg(!(vec[i] & 1), "page %zu of the ring resident", i);
+	/* What a short trace writes stays there. */
+	ck_assert_uint_le(offsetof(mt_ring_hdr_t, path) + strlen(r.hdr->path), MT_RING_HDR_HOT);
+	ck_assert_uint_le(offsetof(mt_ring_hdr_t, said) + sizeof(r.hdr->said), MT_RING_HDR_HOT);
+	mt_spawn_unmap(&r);
+	close(lfd);
 }
 END_TEST
 
@@ -2091,6 +2135,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(prefault, test_a_grown_table_takes_no_fault_a_page);
 	tcase_add_test(prefault, test_a_rings_first_lap_is_written_without_a_fault_a_page);
 	tcase_add_test(prefault, test_a_registered_rings_header_is_written_without_a_fault);
+	tcase_add_test(prefault, test_a_new_ring_makes_only_the_pages_a_short_trace_writes_resident);
 	suite_add_tcase(s, prefault);
 	return s;
 }
