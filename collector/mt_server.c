@@ -44,6 +44,11 @@
 #define NAP_MS 1
 #define NAP_MAX_MS 16
 
+/* A process registered that reads the answer (no pidfd to send, or this
+ * process is outside its pid namespace): from then on the loop waits in
+ * poll(), which a registration ends at once, rather than in a sleep. */
+static int answer_awaited;
+
 typedef struct ring {
 	mt_collect_t c;
 	int taken; /* its drainer word is in our robust list */
@@ -58,13 +63,14 @@ typedef struct ring {
  * SCHED_BATCH for this process from here on, when it was given the
  * normal policy (the command, forked before, keeps the policy record was
  * given; the zstd workers, started later, take this one).  A
- * registration's message wakes this loop as a synchronous wakeup, which
- * puts it on the CPU of the process that sent it, and a normal task
- * woken there preempts that process in the middle of its start; a batch
- * task woken waits for its turn (or for the other CPU), and takes the
- * same share of the CPU.  300 /bin/true from bash under record took
- * 0.94x the time (medians of 9 rounds).  A refusal (a seccomp filter of
- * the user's) changes nothing but that.
+ * registration's message that wakes this loop (look_after_nap()) is a
+ * synchronous wakeup, which puts it on the CPU of the process that sent
+ * it, and a normal task woken there preempts that process in the middle
+ * of its start; a batch task woken waits for its turn (or for the other
+ * CPU), and takes the same share of the CPU.  300 /bin/true from bash
+ * under record, when every registration woke this loop, took 0.94x the
+ * time (medians of 9 rounds).  A refusal (a seccomp filter of the
+ * user's) changes nothing but that.
  */
 static void batch_policy(void)
 {
@@ -243,6 +249,8 @@ static ring_t *take(int fd)
 	if (n != (ssize_t)sizeof(*msg) || msg->magic != MT_REGISTER_MAGIC || nfds < 1 ||
 	    memchr(msg->name, '\0', sizeof(msg->name)) == NULL)
 		goto refuse;
+	if (!msg->nowait)
+		answer_awaited = 1;
 	if (cr.uid != geteuid() && cr.uid != 0) {
 		foreign = 1;
 		goto refuse;
@@ -421,6 +429,35 @@ static int command_env(const char *preload, const char *pattern, const char *soc
 	return 0;
 }
 
+/*
+ * poll() of the loop's descriptors, after a nap of wait ms (-1: for
+ * good) when none is ready yet.  While rings are served the nap is a
+ * sleep, not a poll() that waits, unless a process waits for its
+ * registration's answer: every registration, and every traced process's
+ * end, would otherwise wake this loop from the CPU of the process that
+ * sent it, which a short process's start and end pay for (and the
+ * wakeup puts this loop on that CPU).  300 /bin/true from bash took 0.806
+ * of the time, faster in 21 rounds of 21 (bench/compare-starts); a
+ * process's end or the command's is seen at most NAP_MAX_MS later.  With
+ * no ring to serve the poll() waits: an idle record never wakes.
+ */
+static int look_after_nap(struct pollfd *pfd, nfds_t n, int wait, int rings)
+{
+	struct timespec ts;
+	int got = poll(pfd, n, 0);
+
+	if (got != 0 || wait == 0)
+		return got;
+	if (answer_awaited || !rings)
+		return poll(pfd, n, wait);
+	if (wait < 0 || wait > NAP_MAX_MS)
+		wait = NAP_MAX_MS;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)wait * 1000000L;
+	nanosleep(&ts, NULL);
+	return poll(pfd, n, 0);
+}
+
 int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 {
 	struct sigaction sa, given[sizeof(ignored) / sizeof(ignored[0])];
@@ -545,8 +582,9 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 		 * cannot wait on, and a thread to wait on the words would
 		 * count against the user's RLIMIT_NPROC.  So the nap grows
 		 * while no ring has records, and a writer that fills its
-		 * ring meanwhile waits at most NAP_MAX_MS; registrations,
-		 * ends and the command's end wake it at once.
+		 * ring meanwhile waits at most NAP_MAX_MS.  Registrations,
+		 * ends and the command's end are looked for after the nap
+		 * (look_after_nap()).
 		 */
 		if (busy) {
 			wait = 0;
@@ -598,7 +636,7 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 					polled[n] = r;
 					pfd[n++] = (struct pollfd){ .fd = r->pidfd, .events = POLLIN };
 				}
-			int got = poll(pfd, (nfds_t)n, wait);
+			int got = look_after_nap(pfd, (nfds_t)n, wait, nrings > 0);
 
 			look_lfd = got != 0 && (got < 0 || pfd[0].revents);
 			look_cmd = cmdfd < 0 || got < 0 || (got > 0 && pfd[1].revents);
