@@ -769,6 +769,44 @@ START_TEST(test_records_collector_sleeps_while_no_ring_has_records)
 }
 END_TEST
 
+/* While it serves rings, record's collector naps in a sleep, not in a
+ * poll() that every registration and every end of a short process would
+ * end from that process's CPU (mt_server.c, look_after_nap()).  The
+ * command reads the system call its parent, the collector, is in, five
+ * times between short processes: never poll(), and a sleep at least once
+ * (it may be draining at a look). */
+START_TEST(test_records_collector_naps_in_a_sleep_while_it_serves_rings)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *args[] = { "sh", "-c",
+			 "sleep 0.2; for i in 1 2 3 4 5; do "
+			 "read s rest < /proc/$PPID/syscall || exit 3; echo $s; sleep 0.05; done",
+			 NULL };
+	mt_test_run_t r;
+	int sleeps = 0, n = 0;
+
+	record(&r, out, args);
+	if (r.status == 3) {
+		mt_test_skip(__func__, "needs to read the collector's /proc/PID/syscall "
+			     "(ptrace access to a parent: %s)", r.err);
+		goto cleanup;
+	}
+	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
+	for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n"), n++) {
+		/* poll 7, ppoll 271; nanosleep 35, clock_nanosleep 230 */
+		mt_quiet(strcmp(line, "7") && strcmp(line, "271"),
+			 "the collector waited in poll() (system call %s)", line);
+		sleeps += !strcmp(line, "35") || !strcmp(line, "230");
+	}
+	ck_assert_int_eq(n, 5);
+	ck_assert_int_ge(sleeps, 1);
+	assert_complete(out);
+cleanup:
+	mt_test_run_release(&r);
+	free(out);
+}
+END_TEST
+
 /* Run record, under `chrt -i 0` when idle (else with this process's own
  * policy), with a command that prints its parent's (the collector's)
  * scheduling policy and its own, field 41 of /proc/PID/stat: the
@@ -910,6 +948,7 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_a_process_starts_traced_without_a_child_sharing_its_memory);
 	tcase_add_test(tc, test_a_forked_child_keeps_its_parents_clock_verdict_and_needs_no_child);
 	tcase_add_test(tc, test_records_collector_sleeps_while_no_ring_has_records);
+	tcase_add_test(tc, test_records_collector_naps_in_a_sleep_while_it_serves_rings);
 	tcase_add_test(tc, test_records_collector_is_a_batch_task_and_the_command_is_not);
 	tcase_add_test(tc, test_records_collector_keeps_a_policy_it_was_given);
 	tcase_add_test(tc, test_records_collector_accounts_for_a_program_that_asks);
