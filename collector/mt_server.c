@@ -444,12 +444,13 @@ static int command_env(const char *preload, const char *pattern, const char *soc
 static int look_after_nap(struct pollfd *pfd, nfds_t n, int wait, int rings)
 {
 	struct timespec ts;
-	int got = poll(pfd, n, 0);
+	int got;
 
-	if (got != 0 || wait == 0)
-		return got;
-	if (answer_awaited || !rings)
+	if (wait == 0 || answer_awaited || !rings)
 		return poll(pfd, n, wait);
+	got = poll(pfd, n, 0);
+	if (got != 0)
+		return got;
 	if (wait < 0 || wait > NAP_MAX_MS)
 		wait = NAP_MAX_MS;
 	ts.tv_sec = 0;
