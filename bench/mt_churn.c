@@ -6,9 +6,10 @@
  *
  * The 8-thread workload of bench/run-preload-bench is this program with
  * -t 8; its spawn workload is -s: each thread started once the one before
- * has ended, as a server starts a thread for each piece of work.  It prints a checksum of the sizes it asked for, the same bare and
- * under any tracer, so the harness can tell a traced run went to its end;
- * it must never depend on addresses or timing for that output.
+ * has ended, as a server starts a thread for each piece of work.  It
+ * prints a checksum of the sizes it asked for, the same bare and under
+ * any tracer, so the harness can tell a traced run went to its end; it
+ * must never depend on addresses or timing for that output.
  */
 #include <pthread.h>
 #include <stdio.h>
