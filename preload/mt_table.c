@@ -43,7 +43,10 @@ int mt_table_next(const mt_table_t *t, uint64_t key, size_t *pos,
 {
 	size_t i;
 
-	if (!t->cap)
+	/* An empty table is not read (nor is it by its first add): a
+	 * forked child's first lookup would fault in a page of zeros, and
+	 * its first add fault again to write it. */
+	if (!t->count)
 		return 0;
 	/* *pos counts probes done: 0 starts at the key's home slot. */
 	for (i = (home(key, t->cap) + *pos) & (t->cap - 1);;
@@ -62,11 +65,14 @@ int mt_table_next(const mt_table_t *t, uint64_t key, size_t *pos,
 	}
 }
 
-static void put(uint64_t *slots, size_t cap, uint64_t key, uint64_t value)
+/* empty: no slot is taken, so none is read (a read of a page never
+ * written maps a page of zeros, and the write that follows faults
+ * again). */
+static void put(uint64_t *slots, size_t cap, uint64_t key, uint64_t value, int empty)
 {
-	size_t i;
+	size_t i = home(key, cap);
 
-	for (i = home(key, cap); slots[2 * i]; i = (i + 1) & (cap - 1))
+	for (; !empty && slots[2 * i]; i = (i + 1) & (cap - 1))
 		;
 	slots[2 * i] = key;
 	slots[2 * i + 1] = value;
@@ -83,7 +89,7 @@ int mt_table_add(mt_table_t *t, uint64_t key, uint64_t value)
 			return -1;
 		for (size_t i = 0; i < t->cap; i++)
 			if (t->slots[2 * i])
-				put(slots, cap, t->slots[2 * i], t->slots[2 * i + 1]);
+				put(slots, cap, t->slots[2 * i], t->slots[2 * i + 1], 0);
 		if (t->slots)
 			munmap(t->slots, t->mapped * 2 * sizeof(uint64_t));
 		t->slots = slots;
@@ -91,7 +97,7 @@ int mt_table_add(mt_table_t *t, uint64_t key, uint64_t value)
 		t->mapped = cap;
 		t->wiped = wiped;
 	}
-	put(t->slots, t->cap, key, value);
+	put(t->slots, t->cap, key, value, !t->count);
 	t->count++;
 	return 0;
 }

@@ -1927,6 +1927,43 @@ START_TEST(test_a_forked_child_hashes_into_its_tables_first_page)
 }
 END_TEST
 
+/* A forked child's empty table is not read: neither its first lookup nor
+ * its first add reads a slot, since a read of a page it has not written
+ * maps a page of zeros and the write after it faults a second time. */
+START_TEST(test_a_forked_child_reads_nothing_from_its_empty_table)
+{
+	mt_table_t t = { 0 };
+	int status;
+	pid_t pid;
+
+	if (!wipeonfork_works(__func__))
+		return;
+	for (uint64_t k = 1; k <= 100; k++)
+		ck_assert_int_eq(mt_table_add(&t, k, k * 10), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		unsigned char vec[1];
+		uint64_t value = 0;
+		size_t pos = 0;
+		int ok;
+
+		mt_table_forked(&t);
+		ok = !mt_table_next(&t, 42, &pos, &value);
+		ok = ok && mincore(t.slots, 4096, vec) == 0 && !(vec[0] & 1);
+		ok = ok && mt_table_add(&t, 42, 7) == 0;
+		pos = 0;
+		ok = ok && mt_table_next(&t, 42, &pos, &value) && value == 7;
+		ok = ok && mt_table_add(&t, 42, 8) == 0 && t.count == 2;
+		_exit(ok ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "the child read its empty table (status %#x)", status);
+	mt_table_release(&t);
+}
+END_TEST
+
 START_TEST(test_a_grown_table_takes_no_fault_a_page)
 {
 	mt_table_t t = { 0 };
@@ -2087,6 +2124,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_a_forked_child_gets_the_frame_and_stack_tables_empty);
 	tcase_add_test(parts, test_a_forked_child_keeps_the_tables_mappings_and_finds_them_empty);
 	tcase_add_test(parts, test_a_forked_child_hashes_into_its_tables_first_page);
+	tcase_add_test(parts, test_a_forked_child_reads_nothing_from_its_empty_table);
 	tcase_add_test(parts, test_symbols_name_static_functions_and_their_module);
 	tcase_add_test(parts, test_symbols_read_a_modules_headers_when_a_frame_in_it_is_first_named);
 	tcase_add_test(parts, test_symbols_read_the_module_table_at_the_first_frame_named);
