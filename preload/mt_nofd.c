@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -58,12 +59,11 @@ static int child(void *p)
 long mt_nofd_run(long (*fn)(void *), void *arg)
 {
 	run_t r = { fn, arg, -ECHILD };
-	sigset_t all, old;
+	uint64_t all = MT_REAL_SIGSET_ALL, old;
 	long stack, got;
 	int saved = errno, st;
 	pid_t pid;
 
-	sigfillset(&all);
 	if (alone) {
 		/* No handler of the program may run while a descriptor of
 		 * ours is in its table. */

@@ -76,6 +76,12 @@ void mt_real_dlerror_clear(void);
  * the kernel's answer: -errno on failure, errno untouched. */
 long mt_real_syscall6(long n, long a, long b, long c, long d, long e, long f);
 
+/* Every signal but the two glibc keeps for its threads (sigfillset()'s
+ * set), as rt_sigprocmask(2) takes it with a size of 8.  Made here, not
+ * by sigfillset(): a forked child of a shell runs none of libc's code
+ * on that page, and would fault it in for this alone. */
+#define MT_REAL_SIGSET_ALL (~((1ull << (32 - 1)) | (1ull << (33 - 1))))
+
 /*
  * What the tracer's own calls into other code allocate: dlopen's blocks,
  * and libunwind's thread-local block, which glibc allocates with malloc

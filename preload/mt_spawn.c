@@ -396,7 +396,7 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
 			 pid_s, "-", NULL };
 	spawn_t s = { .collector = collector, .argv = argv, .nslots = nslots,
 		      .t0 = t0, .memfd = -1, .pidfd = -1 };
-	sigset_t all, old;
+	uint64_t all = MT_REAL_SIGSET_ALL, old;
 	int saved = errno;
 	long stacks;
 
@@ -408,7 +408,6 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
 		return (int)stacks;
 	s.stack2 = (char *)stacks + STACK_LEN;
 	/* No handler of the program may run in a child sharing its memory. */
-	sigfillset(&all);
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
 	in_child(middle_child, (char *)stacks + STACK_LEN, &s);
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
@@ -429,7 +428,7 @@ int mt_spawn_register(const char *sock, const char *name, int root,
 {
 	spawn_t s = { .sock = sock, .name = name, .root = root, .alone = alone, .stats = stats,
 		      .nslots = nslots, .t0 = t0, .memfd = -1, .pidfd = -1 };
-	sigset_t all, old;
+	uint64_t all = MT_REAL_SIGSET_ALL, old;
 	int saved = errno;
 	long stack = 0;
 
@@ -439,7 +438,6 @@ int mt_spawn_register(const char *sock, const char *name, int root,
 	s.program = (pid_t)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	s.map_len = MT_RING_HDR_SIZE + nslots * MT_RING_SLOT;
 	/* No handler of the program may run in the middle of it. */
-	sigfillset(&all);
 	sys(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
 	if (alone) {
 		register_ring(&s);

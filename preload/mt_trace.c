@@ -445,7 +445,9 @@ static void write_header(pid_t ppid)
 	mt_jsonl_begin(&l, mt_declare_line, sizeof(mt_declare_line), 0, "trace.start");
 	mt_jsonl_u64(&l, "pid", (uint64_t)getpid());
 	mt_jsonl_u64(&l, "ppid", (uint64_t)ppid);
-	n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	/* Not readlink(), for fit_ring()'s reason. */
+	n = mt_real_syscall6(SYS_readlink, (long)"/proc/self/exe", (long)buf,
+			     (long)sizeof(buf) - 1, 0, 0, 0);
 	if (n > 0)
 		mt_jsonl_str(&l, "exe", buf, (size_t)n, 0);
 	nargs = read_argv(buf, sizeof(buf), argv, sizeof(argv) / sizeof(argv[0]));
@@ -476,7 +478,11 @@ static uint64_t fit_ring(uint64_t want)
 	struct rlimit rl;
 	size_t n;
 
-	if (getrlimit(RLIMIT_FSIZE, &rl) < 0 || rl.rlim_max == RLIM_INFINITY)
+	/* Not getrlimit(): a forked child of a shell runs none of libc's
+	 * code on its page (nor on readlink()'s), and would fault it in for
+	 * this alone. */
+	if (mt_real_syscall6(SYS_prlimit64, 0, RLIMIT_FSIZE, 0, (long)&rl, 0, 0) < 0 ||
+	    rl.rlim_max == RLIM_INFINITY)
 		return want;
 	while (want > MT_RING_MIN_SLOTS && MT_RING_HDR_SIZE + want * MT_RING_SLOT > rl.rlim_max)
 		want >>= 1;
