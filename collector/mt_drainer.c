@@ -14,6 +14,8 @@
 
 static struct robust_list_head head = { .list = { &head.list } };
 static int registered;
+/* The thread whose list it is, as the words hold it. */
+static uint32_t tid;
 
 /* A ring's entry in the list: its drainer_link field. */
 static struct robust_list *entry_of(mt_ring_hdr_t *h)
@@ -32,8 +34,9 @@ int mt_drainer_take(mt_ring_hdr_t *h)
 		if (syscall(SYS_set_robust_list, &head, sizeof(head)) < 0)
 			return -errno;
 		registered = 1;
+		tid = (uint32_t)syscall(SYS_gettid) & FUTEX_TID_MASK;
 	}
-	atomic_store(&h->drainer, (uint32_t)syscall(SYS_gettid) & FUTEX_TID_MASK);
+	atomic_store(&h->drainer, tid);
 	e->next = head.list.next;
 	head.list.next = e;
 	return 0;

@@ -48,6 +48,10 @@
  * process is outside its pid namespace): from then on the loop waits in
  * poll(), which a registration ends at once, rather than in a sleep. */
 static int answer_awaited;
+/* This process's pid and effective uid, asked once: a loop of short
+ * processes takes two registrations a process. */
+static pid_t self_pid;
+static uid_t self_euid;
 
 typedef struct ring {
 	mt_collect_t c;
@@ -164,10 +168,13 @@ static pid_t parent_of(pid_t pid)
 	return (pid_t)ppid;
 }
 
+/* The one byte of answer, on fd; -1: a sender that reads none. */
 static void answer(int fd, char a)
 {
 	ssize_t w;
 
+	if (fd < 0)
+		return;
 	do
 		w = send(fd, &a, 1, MSG_NOSIGNAL);
 	while (w < 0 && errno == EINTR);
@@ -231,10 +238,18 @@ static ring_t *take(int fd)
 		goto refuse;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0)
 		goto refuse;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	/* The message is sent before the connection is seen, but for a
+	 * sender slow to send it: only that one is waited for, and not for
+	 * long. */
 	do
-		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
+	if (n < 0 && errno == EAGAIN) {
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		do
+			n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+		while (n < 0 && errno == EINTR);
+	}
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
 			for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
@@ -251,7 +266,9 @@ static ring_t *take(int fd)
 		goto refuse;
 	if (!msg->nowait)
 		answer_awaited = 1;
-	if (cr.uid != geteuid() && cr.uid != 0) {
+	else
+		fd = -1; /* no answer is read */
+	if (cr.uid != self_euid && cr.uid != 0) {
 		foreign = 1;
 		goto refuse;
 	}
@@ -296,10 +313,10 @@ static ring_t *take(int fd)
 	}
 	if (r->c.program <= 0)
 		goto refuse;
+	/* Close-on-exec either way: received with MSG_CMSG_CLOEXEC, or
+	 * made by pidfd_open(2). */
 	if (r->pidfd < 0)
 		r->pidfd = (int)syscall(SYS_pidfd_open, r->c.program, 0);
-	if (r->pidfd >= 0)
-		fcntl(r->pidfd, F_SETFD, FD_CLOEXEC);
 	r->c.watched = r->pidfd >= 0; /* in the serve loop's poll */
 	r->c.hdr = h;
 	r->c.slots = (mt_ring_slot_t *)((char *)r->map + MT_RING_HDR_SIZE);
@@ -307,7 +324,7 @@ static ring_t *take(int fd)
 	r->c.ring_fd = r->memfd;
 	r->c.shared = 1;
 	r->c.timed = msg->stats != 0;
-	atomic_store(&h->collector_pid, (int32_t)getpid());
+	atomic_store(&h->collector_pid, (int32_t)self_pid);
 	/* Without it the program asks the kernel whether we live. */
 	r->taken = mt_drainer_take(h) == 0;
 	rc = mt_out_open(&r->c.out, msg->name, msg->root != 0, r->path, sizeof(r->path));
@@ -484,6 +501,8 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 	 * trace's buffers are pages already there, not a fault a page. */
 	(void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	(void)mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	self_pid = getpid();
+	self_euid = geteuid();
 	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
 		rnd = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
 	snprintf(sock, sizeof(sock), "memtrace-record-%d-%016llx", (int)getpid(),
