@@ -42,7 +42,7 @@ EXPORT void memtrace_api_alloc(unsigned int id, const void *ptr, size_t size)
 		return;
 	}
 	n = mt_stack_capture(&st, mt_trace_stack_depth());
-	mt_api_alloc(id, ptr, size, st.ip, n);
+	mt_api_alloc(id, ptr, size, mt_stack_ips(&st), n);
 	mt_trace_leave();
 	errno = saved;
 }
@@ -71,7 +71,7 @@ EXPORT void memtrace_api_realloc(unsigned int id, const void *old_ptr,
 		return;
 	}
 	n = mt_stack_capture(&st, mt_trace_stack_depth());
-	mt_api_realloc(id, old_ptr, new_ptr, size, st.ip, n);
+	mt_api_realloc(id, old_ptr, new_ptr, size, mt_stack_ips(&st), n);
 	mt_trace_leave();
 	errno = saved;
 }

@@ -316,9 +316,12 @@ static __attribute__((noinline)) int verify_walk(mt_stack_buf_t *st, int want, i
 	n = mt_unwind_cache_here(st->p, want);
 	count(n < 0 ? &own_slow : &own_fast);
 	nl = mt_stack_keep(&lib, mt_stack_libunwind(lib.p, want), depth);
-	if (n >= 0)
-		mt_stack_verify(st->ip, mt_stack_keep(st, n, depth), lib.ip, nl);
-	memcpy(st->ip, lib.ip, (size_t)nl * sizeof(uint64_t));
+	if (n >= 0) {
+		n = mt_stack_keep(st, n, depth);
+		mt_stack_verify(mt_stack_ips(st), n, mt_stack_ips(&lib), nl);
+	}
+	memcpy(st->ip, mt_stack_ips(&lib), (size_t)nl * sizeof(uint64_t));
+	st->first = 0;
 	return nl;
 }
 
@@ -355,15 +358,12 @@ int mt_stack_keep(mt_stack_buf_t *st, int n, int depth)
 {
 	int skip = 0;
 
-	while (skip < n && (uint64_t)st->p[skip] >= self_lo &&
-	       (uint64_t)st->p[skip] < self_hi)
+	while (skip < n && st->ip[skip] >= self_lo && st->ip[skip] < self_hi)
 		skip++;
 	n -= skip;
 	if (n > depth)
 		n = depth;
-	/* Front to back: each slot is read before it is written. */
-	for (int i = 0; i < n; i++)
-		st->ip[i] = (uint64_t)st->p[skip + i];
+	st->first = skip;
 	return n > 0 ? n : 0;
 }
 

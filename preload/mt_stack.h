@@ -24,15 +24,27 @@
 /* Tell the capture which addresses are the tracer's own, to leave out. */
 void mt_stack_init(uint64_t self_start, uint64_t self_end);
 
-/* Room for a capture: depth frames, and the tracer's own before them,
- * dropped after.  The unwinder fills p; the frames kept are moved to the
- * front of ip, in place (one buffer: a hook's frame holds it through the
- * whole event, and threads may have small stacks). */
+/*
+ * Room for a capture: depth frames, and the tracer's own before them
+ * (one buffer: a hook's frame holds it through the whole event, and
+ * threads may have small stacks).  The unwinder fills p; the frames kept
+ * are mt_stack_ips(), from the first after the tracer's own, read where
+ * the unwinder wrote them: moving them to the front was a copy an event.
+ */
 #define MT_STACK_CAPTURE_MAX (MT_STACK_MAX_DEPTH + 16)
-typedef union {
-	void *p[MT_STACK_CAPTURE_MAX];
-	uint64_t ip[MT_STACK_CAPTURE_MAX];
+typedef struct {
+	union {
+		void *p[MT_STACK_CAPTURE_MAX];
+		uint64_t ip[MT_STACK_CAPTURE_MAX];
+	};
+	int first; /* the first frame kept */
 } mt_stack_buf_t;
+
+/* The frames a capture of st kept. */
+static inline const uint64_t *mt_stack_ips(const mt_stack_buf_t *st)
+{
+	return st->ip + st->first;
+}
 
 /*
  * The unwinder (MEMTRACE_UNWIND): libunwind's unw_backtrace; the fast
@@ -90,7 +102,7 @@ static inline __attribute__((always_inline)) int mt_stack_libunwind(void **p, in
 
 /*
  * The caller's return addresses, innermost first, up to depth of them,
- * without the tracer's own frames, in st->ip.  Returns how many.
+ * without the tracer's own frames, at mt_stack_ips(st).  Returns how many.
  *
  * Always inlined, so that libunwind begins its walk in the function that
  * calls this: each frame walked costs about 6 ns (13.5 cycles), and a
@@ -107,8 +119,10 @@ static inline __attribute__((always_inline)) int mt_stack_capture(mt_stack_buf_t
 {
 	int want = depth + 16;
 
-	if (depth <= 0)
+	if (depth <= 0) {
+		st->first = 0;
 		return 0;
+	}
 	if (want > MT_STACK_CAPTURE_MAX)
 		want = MT_STACK_CAPTURE_MAX;
 	if (atomic_load_explicit(&mt_stack_unwinder, memory_order_relaxed) !=

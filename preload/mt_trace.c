@@ -1308,7 +1308,7 @@ int mt_trace_fail_check(mt_fn_t fn, size_t size, size_t align)
 		return 0;
 	atomic_store(&mt_trace_fail_at, 0);
 	n = mt_stack_capture(&st, stack_depth);
-	block_event(MT_KIND_ALLOC_FAIL, fn, 0, size, align, at, st.ip, n);
+	block_event(MT_KIND_ALLOC_FAIL, fn, 0, size, align, at, mt_stack_ips(&st), n);
 	errno = ENOMEM;
 	return 1;
 }

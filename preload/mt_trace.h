@@ -199,9 +199,9 @@ mt_trace_recorded(mt_fn_t fn, void *ptr, size_t size, size_t align)
 
 	errno = saved; /* what the real function left */
 	if (ptr)
-		mt_trace_alloc_at(fn, ptr, size, align, st.ip, n);
+		mt_trace_alloc_at(fn, ptr, size, align, mt_stack_ips(&st), n);
 	else
-		mt_trace_alloc_fail_at(fn, size, align, st.ip, n);
+		mt_trace_alloc_fail_at(fn, size, align, mt_stack_ips(&st), n);
 }
 
 static inline __attribute__((always_inline)) void
@@ -242,7 +242,7 @@ mt_trace_reallocated(mt_fn_t fn, void *ptr, size_t size,
 	saved = errno;
 	n = mt_stack_capture(&st, mt_trace_stack_depth());
 	errno = saved;
-	return mt_trace_realloc_at(fn, ptr, size, real, st.ip, n);
+	return mt_trace_realloc_at(fn, ptr, size, real, mt_stack_ips(&st), n);
 }
 
 /*
