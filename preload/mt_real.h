@@ -78,8 +78,8 @@ long mt_real_syscall6(long n, long a, long b, long c, long d, long e, long f);
 
 /* Every signal but the two glibc keeps for its threads (sigfillset()'s
  * set), as rt_sigprocmask(2) takes it with a size of 8.  Made here, not
- * by sigfillset(): a forked child of a shell runs none of libc's code
- * on that page, and would fault it in for this alone. */
+ * by sigfillset(): a forked child that runs none of libc's code near it
+ * (a fault maps 64 KiB of code) would fault it in for this alone. */
 #define MT_REAL_SIGSET_ALL (~((1ull << (32 - 1)) | (1ull << (33 - 1))))
 
 /*

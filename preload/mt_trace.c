@@ -478,9 +478,9 @@ static uint64_t fit_ring(uint64_t want)
 	struct rlimit rl;
 	size_t n;
 
-	/* Not getrlimit(): a forked child of a shell runs none of libc's
-	 * code on its page (nor on readlink()'s), and would fault it in for
-	 * this alone. */
+	/* Not getrlimit(): a forked child of bash runs none of libc's code
+	 * near it or readlink() (a fault maps 64 KiB of code), and would
+	 * fault it in for these alone. */
 	if (mt_real_syscall6(SYS_prlimit64, 0, RLIMIT_FSIZE, 0, (long)&rl, 0, 0) < 0 ||
 	    rl.rlim_max == RLIM_INFINITY)
 		return want;
