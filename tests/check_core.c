@@ -65,6 +65,16 @@ static json_object *analyze(const char *cmd, const char *trace, int *status)
 	return o;
 }
 
+/* Wait for the forked child pid, which exits 0 when what it checked
+ * held: the test fails with what, and the child's status, otherwise. */
+static void child_passes(pid_t pid, const char *what)
+{
+	int status;
+
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s (status %#x)", what, status);
+}
+
 static int count(const char *data, const char *needle)
 {
 	int n = 0;
@@ -818,7 +828,6 @@ START_TEST(test_symbols_lock_down_makes_the_name_cache)
 	mt_namecache_key_t key = { 0x902000, 0x900000, 8, 83, 6 };
 	mt_symbol_info_t info = cache_info(3, 5), got;
 	char symbol[16];
-	int status;
 	pid_t pid;
 
 	mt_namecache_reset();
@@ -830,9 +839,7 @@ START_TEST(test_symbols_lock_down_makes_the_name_cache)
 		_exit(mt_namecache_find(&key, &got, symbol, sizeof(symbol)) &&
 			      !strcmp(symbol, "kept") ? 0 : 1);
 	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		 "no name kept after the lock-down (status %#x)", status);
+	child_passes(pid, "no name kept after the lock-down");
 }
 END_TEST
 
@@ -1784,7 +1791,6 @@ static int wipeonfork_works(const char *test)
 START_TEST(test_a_forked_child_gets_the_frame_and_stack_tables_empty)
 {
 	uint64_t ips[3] = { 0x401000, 0x402000, 0x403000 }, gen = 0, id;
-	int status;
 	pid_t pid;
 
 	if (!wipeonfork_works(__func__))
@@ -1806,9 +1812,7 @@ START_TEST(test_a_forked_child_gets_the_frame_and_stack_tables_empty)
 
 		_exit(empty ? 0 : 1);
 	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		 "the child found its parent's frames or stacks (status %#x)", status);
+	child_passes(pid, "the child found its parent's frames or stacks");
 	/* The parent's stay. */
 	ck_assert_uint_eq(mt_stack_find(ips, 3), id);
 	ck_assert_uint_eq(mt_stack_cached(ips, 3, &gen), id);
@@ -1826,7 +1830,6 @@ START_TEST(test_a_forked_child_keeps_the_tables_mappings_and_finds_them_empty)
 	uint64_t value = 0, *slots;
 	size_t pos = 0;
 	char *first, *chunk;
-	int status;
 	pid_t pid;
 
 	if (!wipeonfork_works(__func__))
@@ -1860,9 +1863,7 @@ START_TEST(test_a_forked_child_keeps_the_tables_mappings_and_finds_them_empty)
 		ok = ok && a.chunk == chunk && p == first && p[0] == 0 && p[99] == 0;
 		_exit(ok ? 0 : 1);
 	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		 "the child's tables were not its parent's mappings, empty (status %#x)", status);
+	child_passes(pid, "the child's tables were not its parent's mappings, empty");
 	/* The parent's stay; emptied with entries in them, they are given back. */
 	ck_assert(mt_table_next(&t, 100, &pos, &value) && value == 1000);
 	ck_assert_int_eq(first[99], 7);
@@ -1880,7 +1881,6 @@ START_TEST(test_a_forked_child_hashes_into_its_tables_first_page)
 {
 	mt_table_t t = { 0 };
 	uint64_t *slots;
-	int status;
 	pid_t pid;
 
 	if (!wipeonfork_works(__func__))
@@ -1920,9 +1920,7 @@ START_TEST(test_a_forked_child_hashes_into_its_tables_first_page)
 		mt_table_release(&t);
 		_exit(ok ? 0 : 1);
 	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		 "the child's keys left its table's first page (status %#x)", status);
+	child_passes(pid, "the child's keys left its table's first page");
 	mt_table_release(&t);
 }
 END_TEST
@@ -1933,7 +1931,6 @@ END_TEST
 START_TEST(test_a_forked_child_reads_nothing_from_its_empty_table)
 {
 	mt_table_t t = { 0 };
-	int status;
 	pid_t pid;
 
 	if (!wipeonfork_works(__func__))
@@ -1957,9 +1954,7 @@ START_TEST(test_a_forked_child_reads_nothing_from_its_empty_table)
 		ok = ok && mt_table_add(&t, 42, 8) == 0 && t.count == 2;
 		_exit(ok ? 0 : 1);
 	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		 "the child read its empty table (status %#x)", status);
+	child_passes(pid, "the child read its empty table");
 	mt_table_release(&t);
 }
 END_TEST
