@@ -8,6 +8,7 @@
  *
  *   mt-pagecost   prints one line, ns each (medians of five runs):
  *                 syscall N fresh N cow N inherited_read N after_fork N
+ *                 proc_self N
  *
  * syscall         getppid(2) through syscall(2)
  * fresh           the first write to a page of a new anonymous mapping
@@ -15,8 +16,13 @@
  * inherited_read  a forked child's first read of such a page
  * after_fork      the parent's first write to a page of its own once a
  *                 child it forked has exited: the fork left it read-only
+ * proc_self       how much longer a forked child takes, fork to reaped,
+ *                 when it reads /proc/self/exe and /proc/self/cmdline
+ *                 (its first look at /proc/self makes the kernel build
+ *                 the process's entries there, its exit takes them down)
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -26,6 +32,7 @@
 #include <unistd.h>
 
 #define PAGES 256
+#define CHILDREN 200
 #define CALLS 20000
 #define RUNS 5
 #define PAGE 4096
@@ -150,9 +157,51 @@ static double after_fork_ns(void)
 	return t;
 }
 
+/* A forked child reaped, reading /proc/self first or not: ns. */
+static double child_life_ns(int proc)
+{
+	double t = now_ns();
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (proc) {
+			char buf[4096];
+			int fd;
+
+			if (readlink("/proc/self/exe", buf, sizeof(buf)) < 0)
+				_exit(1);
+			fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+			if (fd < 0 || read(fd, buf, sizeof(buf)) < 0)
+				_exit(1);
+			close(fd);
+		}
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		return -1;
+	return now_ns() - t;
+}
+
+/* The mean over CHILDREN pairs, interleaved, of the difference. */
+static double proc_self_ns(void)
+{
+	double sum = 0;
+
+	for (int i = 0; i < CHILDREN; i++) {
+		double with = child_life_ns(1), without = child_life_ns(0);
+
+		if (with < 0 || without < 0)
+			return -1;
+		sum += with - without;
+	}
+	return sum / CHILDREN;
+}
+
 int main(void)
 {
-	double sc[RUNS], fr[RUNS], cow[RUNS], rd[RUNS], af[RUNS];
+	double sc[RUNS], fr[RUNS], cow[RUNS], rd[RUNS], af[RUNS], ps[RUNS];
 
 	for (int r = 0; r < RUNS; r++) {
 		sc[r] = syscall_ns();
@@ -160,8 +209,10 @@ int main(void)
 		cow[r] = child_ns(1);
 		rd[r] = child_ns(0);
 		af[r] = after_fork_ns();
+		ps[r] = proc_self_ns();
 	}
-	printf("syscall %.0f fresh %.0f cow %.0f inherited_read %.0f after_fork %.0f\n",
-	       median(sc), median(fr), median(cow), median(rd), median(af));
+	printf("syscall %.0f fresh %.0f cow %.0f inherited_read %.0f after_fork %.0f "
+	       "proc_self %.0f\n",
+	       median(sc), median(fr), median(cow), median(rd), median(af), median(ps));
 	return 0;
 }

@@ -336,6 +336,8 @@ EXPORT int prctl(int option, ...)
 	va_end(ap);
 	if (option == PR_SET_SECCOMP)
 		mt_trace_program_locks_down();
+	if (option == PR_SET_MM)
+		mt_trace_mm_changed();
 	if (mt_real_resolve() == 0 && mt_real.prctl) {
 		rc = mt_real.prctl(option, a[0], a[1], a[2], a[3]);
 	} else {
@@ -361,6 +363,8 @@ EXPORT long syscall(long number, ...)
 	va_end(ap);
 	if (number == SYS_seccomp || (number == SYS_prctl && a[0] == PR_SET_SECCOMP))
 		mt_trace_program_locks_down();
+	if (number == SYS_prctl && a[0] == PR_SET_MM)
+		mt_trace_mm_changed();
 	if (mt_real_resolve() == 0 && mt_real.syscall) {
 		rc = mt_real.syscall(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 	} else {

@@ -128,15 +128,59 @@ static pid_t current_tid(void)
 static int init_argc;
 static char **init_argv;
 
+/*
+ * The arguments' area as the kernel laid it out at the exec, [args_lo,
+ * args_hi): main()'s strings one after the other, NULs included.  While
+ * its last byte is a NUL and no PR_SET_MM has moved it, the kernel's
+ * /proc/self/cmdline is exactly these bytes of our own memory, as they
+ * are now (fs/proc/base.c, get_mm_cmdline); once the program has written
+ * over that NUL (setproctitle), the kernel reads on into the environment
+ * by rules of its own, and only /proc gives them.  A forked child reads
+ * the area in place: its first look at /proc/self costs it the kernel's
+ * making the process's /proc entries, some 10 us a child of a shell.
+ * NULL when unknown (no constructor argv, or strings not laid out so).
+ */
+static const char *args_lo, *args_hi;
+/* A PR_SET_MM has been made (mt_trace_mm_changed): exe and the area may
+ * have moved, so both are asked of /proc from then on. */
+static int mm_changed;
+/* The exe's path as this process image's first trace.start read it (0:
+ * not kept), for the traces of its forked children: fork keeps the exe,
+ * and reading /proc/self/exe is a child's first look at /proc/self (see
+ * args_lo).  A path this long or longer is read each time. */
+#define EXE_KEPT 256
+static char exe_kept[EXE_KEPT];
+static size_t exe_kept_len;
+
 void mt_trace_set_argv(int argc, char **argv)
 {
+	const char *at;
+
 	init_argc = argv ? argc : 0;
 	init_argv = argv;
+	args_lo = args_hi = NULL;
+	if (init_argc <= 0 || !argv[0])
+		return;
+	at = argv[0];
+	for (int i = 0; i < init_argc; i++) {
+		if (argv[i] != at)
+			return;
+		at += strlen(at) + 1;
+	}
+	args_lo = argv[0];
+	args_hi = at;
+}
+
+void mt_trace_mm_changed(void)
+{
+	mm_changed = 1;
+	exe_kept_len = 0;
 }
 
 /* /proc/self/cmdline as argv strings, in a caller's buffer: its bytes
- * copied from main()'s argv during the constructor's start, else read
- * with no descriptor in the program's table. */
+ * copied from main()'s argv during the constructor's start, else from
+ * the arguments' area while it holds them (args_lo), else read with no
+ * descriptor in the program's table. */
 static size_t read_argv(char *buf, size_t cap, const char **argv, size_t max)
 {
 	size_t have = 0, n = 0;
@@ -150,6 +194,11 @@ static size_t read_argv(char *buf, size_t cap, const char **argv, size_t max)
 			memcpy(buf + have, init_argv[i], k);
 			have += k;
 		}
+	} else if (args_lo && !mm_changed && args_hi[-1] == '\0') {
+		have = (size_t)(args_hi - args_lo);
+		if (have > cap - 1)
+			have = cap - 1;
+		memcpy(buf, args_lo, have);
 	} else {
 		long got = mt_nofd_read("/proc/self/cmdline", buf, cap - 1);
 
@@ -445,11 +494,19 @@ static void write_header(pid_t ppid)
 	mt_jsonl_begin(&l, mt_declare_line, sizeof(mt_declare_line), 0, "trace.start");
 	mt_jsonl_u64(&l, "pid", (uint64_t)getpid());
 	mt_jsonl_u64(&l, "ppid", (uint64_t)ppid);
-	/* Not readlink(), for fit_ring()'s reason. */
-	n = mt_real_syscall6(SYS_readlink, (long)"/proc/self/exe", (long)buf,
-			     (long)sizeof(buf) - 1, 0, 0, 0);
-	if (n > 0)
-		mt_jsonl_str(&l, "exe", buf, (size_t)n, 0);
+	if (exe_kept_len) {
+		mt_jsonl_str(&l, "exe", exe_kept, exe_kept_len, 0);
+	} else {
+		/* Not readlink(), for fit_ring()'s reason. */
+		n = mt_real_syscall6(SYS_readlink, (long)"/proc/self/exe", (long)buf,
+				     (long)sizeof(buf) - 1, 0, 0, 0);
+		if (n > 0)
+			mt_jsonl_str(&l, "exe", buf, (size_t)n, 0);
+		if (n > 0 && (size_t)n < sizeof(exe_kept) && !mm_changed) {
+			memcpy(exe_kept, buf, (size_t)n);
+			exe_kept_len = (size_t)n;
+		}
+	}
 	nargs = read_argv(buf, sizeof(buf), argv, sizeof(argv) / sizeof(argv[0]));
 	mt_jsonl_str_array(&l, "argv", argv, nargs, 256);
 	mt_jsonl_u64(&l, "time_ns", mt_clock_realtime());

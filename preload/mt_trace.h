@@ -65,6 +65,12 @@ void mt_trace_init(void);
  * read (mt_nofd).  Call before mt_trace_init(); kept for that call only. */
 void mt_trace_set_argv(int argc, char **argv);
 
+/* The program has called prctl(PR_SET_MM, ...), which may move the exe
+ * or the arguments' area: later trace.starts, the forked children's
+ * included, read both from /proc/self instead of from what this process
+ * kept. */
+void mt_trace_mm_changed(void);
+
 /* Start tracing to path (no pattern expansion) with stack_depth frames:
  * the tests' way in.  Returns 0, or -errno when the file cannot be made. */
 int mt_trace_start(const char *path, int stack_depth);

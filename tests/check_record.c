@@ -924,6 +924,157 @@ START_TEST(test_a_full_ring_wakes_records_sleeping_collector)
 }
 END_TEST
 
+/* wl_forkargs MODE "alpha" "beta gamma" under record, into a scratch
+ * directory: the trace.start of the parent and of its child (whose ppid
+ * is the parent's pid). */
+typedef struct {
+	char *out;
+	mt_test_run_t r;
+	json_object *parent, *child;
+} forkargs_t;
+
+/* 0, or 1 after printing the line of a workload that cannot run its
+ * MODE here (it exited 77). */
+static int forkargs(forkargs_t *f, const char *mode)
+{
+	char *prog = mt_test_workload("wl_forkargs");
+	char *args[] = { prog, (char *)mode, "alpha", "beta gamma", NULL };
+	size_t n;
+	char **names;
+
+	f->out = mt_test_path(mt_test_scratch(), "out");
+	f->parent = f->child = NULL;
+	record(&f->r, f->out, args);
+	free(prog);
+	if (f->r.status == 77) {
+		printf("%s", f->r.out);
+		return 1;
+	}
+	mt_quiet(f->r.status == 0, "wl_forkargs exited %d: %s", f->r.status, f->r.err);
+	mt_quiet_uint_eq(assert_complete(f->out), 2);
+	names = zst_traces(f->out, &n);
+	for (size_t i = 0; i < n; i++) {
+		char *path = mt_test_path(f->out, names[i]);
+		json_object *start = mt_test_trace_start(path);
+
+		if (mt_test_trace_count(path, "alloc", 4321) == 1)
+			f->child = start;
+		else
+			f->parent = start;
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	mt_quiet(f->parent && f->child, "no parent's and child's traces in %s", f->out);
+	mt_quiet_int_eq(mt_test_json_i64(f->child, "ppid"), mt_test_json_i64(f->parent, "pid"));
+	return 0;
+}
+
+static void forkargs_release(forkargs_t *f)
+{
+	json_object_put(f->parent);
+	json_object_put(f->child);
+	mt_test_run_release(&f->r);
+	free(f->out);
+}
+
+/* The strings of a trace.start's argv, each ended by a newline
+ * (malloc'd). */
+static char *argv_lines(json_object *start)
+{
+	json_object *argv = mt_test_json_member(start, "argv");
+	size_t n = json_object_array_length(argv), len = 1;
+	char *s;
+
+	for (size_t i = 0; i < n; i++)
+		len += strlen(json_object_get_string(json_object_array_get_idx(argv, i))) + 1;
+	s = calloc(1, len);
+	ck_assert_ptr_nonnull(s);
+	for (size_t i = 0; i < n; i++) {
+		strcat(s, json_object_get_string(json_object_array_get_idx(argv, i)));
+		strcat(s, "\n");
+	}
+	return s;
+}
+
+/* 20. A forked child names the exe and arguments its parent's trace
+ * named without reading /proc/self: the parent sealed readlink and
+ * every open before the fork, and the child's trace.start has both. */
+START_TEST(test_a_forked_child_names_its_exe_and_argv_without_reading_proc)
+{
+	forkargs_t f;
+
+	if (!forkargs(&f, "sealed")) {
+		char *want = argv_lines(f.parent), *got = argv_lines(f.child);
+
+		ck_assert_str_eq(mt_test_json_str(f.child, "exe"), mt_test_json_str(f.parent, "exe"));
+		ck_assert_str_eq(got, want);
+		mt_quiet(strstr(got, "\nsealed\nalpha\nbeta gamma\n") != NULL, "argv: %s", got);
+		free(want);
+		free(got);
+	}
+	forkargs_release(&f);
+}
+END_TEST
+
+/* 21. A forked child names its arguments as they are when it starts:
+ * the parent wrote over its last argument in place. */
+START_TEST(test_a_forked_child_names_the_arguments_as_rewritten_in_place)
+{
+	forkargs_t f;
+	char *got;
+
+	forkargs(&f, "rewritten");
+	got = argv_lines(f.child);
+	mt_quiet(strstr(got, "\nrewritten\nalpha\nXXXXXXXXXX\n") != NULL, "argv: %s", got);
+	free(got);
+	got = argv_lines(f.parent);
+	mt_quiet(strstr(got, "\nalpha\nbeta gamma\n") != NULL, "argv: %s", got);
+	free(got);
+	forkargs_release(&f);
+}
+END_TEST
+
+/* 22. A forked child of a program that wrote over its whole argument
+ * area, the last NUL too (setproctitle), names what /proc/self/cmdline
+ * shows, by the kernel's own rules for that case: the program printed
+ * what it read there just before the fork. */
+START_TEST(test_a_forked_child_of_a_retitled_program_names_what_proc_shows)
+{
+	forkargs_t f;
+	size_t lines = 0;
+	char *got;
+
+	forkargs(&f, "retitled");
+	mt_quiet(!strncmp(f.r.out, "TTTTTTTTTTTTTTTTTTTT", 20), "printed: %s", f.r.out);
+	for (const char *c = f.r.out; *c; c++)
+		lines += *c == '\n';
+	mt_quiet_uint_eq(json_object_array_length(mt_test_json_member(f.child, "argv")), lines);
+	got = argv_lines(f.child);
+	/* Each string is cut at 256 bytes in a trace.start. */
+	mt_quiet(!strncmp(got, f.r.out, 200), "argv: %s\nprinted: %s", got, f.r.out);
+	free(got);
+	forkargs_release(&f);
+}
+END_TEST
+
+/* 23. A forked child of a program that moved its argument area
+ * (prctl(PR_SET_MM), as checkpoint-restore tools do) names the strings
+ * now there, as /proc/self/cmdline does. */
+START_TEST(test_a_forked_child_of_a_program_that_moved_its_arguments_names_them)
+{
+	forkargs_t f;
+
+	if (!forkargs(&f, "moved")) {
+		char *got = argv_lines(f.child);
+
+		ck_assert_str_eq(got, "moved\naway\n");
+		free(got);
+	}
+	forkargs_release(&f);
+}
+END_TEST
+
 Suite *mt_suite_record(void)
 {
 	Suite *s = suite_create("record");
@@ -953,6 +1104,10 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_records_collector_keeps_a_policy_it_was_given);
 	tcase_add_test(tc, test_records_collector_accounts_for_a_program_that_asks);
 	tcase_add_test(tc, test_a_full_ring_wakes_records_sleeping_collector);
+	tcase_add_test(tc, test_a_forked_child_names_its_exe_and_argv_without_reading_proc);
+	tcase_add_test(tc, test_a_forked_child_names_the_arguments_as_rewritten_in_place);
+	tcase_add_test(tc, test_a_forked_child_of_a_retitled_program_names_what_proc_shows);
+	tcase_add_test(tc, test_a_forked_child_of_a_program_that_moved_its_arguments_names_them);
 	suite_add_tcase(s, tc);
 	return s;
 }
