@@ -74,7 +74,7 @@ ANALYZER_SRC = $(foreach d,$(ANALYZER_DIRS),$(wildcard analyzer/$(d)/*.c))
 HTML_ASSETS = analyzer/render/html/report.js analyzer/render/html/report.css \
 	analyzer/render/html/flame.js analyzer/render/html/flame.css
 PRELOAD_SRC = preload/mt_hooks.c preload/mt_api_hooks.c preload/mt_api.c \
-	preload/mt_real.c preload/mt_trace.c preload/mt_settings.c preload/mt_name.c preload/mt_output.c \
+	preload/mt_real.c preload/mt_trace.c preload/mt_exe.c preload/mt_settings.c preload/mt_name.c preload/mt_output.c \
 	preload/mt_declare.c preload/mt_lock.c preload/mt_say.c \
 	preload/mt_record.c preload/mt_spawn.c preload/mt_stack.c preload/mt_table.c \
 	preload/mt_symbol.c preload/mt_elf.c preload/mt_clock.c preload/mt_signal.c \

@@ -34,6 +34,7 @@
 #include "../common/mt_ring.h"
 #include "mt_clock.h"
 #include "mt_declare.h"
+#include "mt_exe.h"
 #include "mt_layout.h"
 #include "mt_lock.h"
 #include "mt_name.h"
@@ -497,9 +498,9 @@ static void write_header(pid_t ppid)
 	if (exe_kept_len) {
 		mt_jsonl_str(&l, "exe", exe_kept, exe_kept_len, 0);
 	} else {
-		/* Not readlink(), for fit_ring()'s reason. */
-		n = mt_real_syscall6(SYS_readlink, (long)"/proc/self/exe", (long)buf,
-				     (long)sizeof(buf) - 1, 0, 0, 0);
+		/* A file is read only in place: a child to read it in would
+		 * cost more than /proc/self/exe does. */
+		n = mt_exe_path(buf, sizeof(buf), mt_nofd_alone() && !mm_changed);
 		if (n > 0)
 			mt_jsonl_str(&l, "exe", buf, (size_t)n, 0);
 		if (n > 0 && (size_t)n < sizeof(exe_kept) && !mm_changed) {

@@ -25,6 +25,7 @@ Suite *mt_suite_summary(void);    /* tests/check_summary.c: summary arithmetic *
 Suite *mt_suite_parse(void);      /* tests/check_parse.c: the parser object and its dispatch */
 Suite *mt_suite_oom(void);        /* tests/check_oom.c: every allocation failure */
 Suite *mt_suite_core(void);       /* tests/check_core.c: the preload core, driven directly */
+Suite *mt_suite_exe(void);        /* tests/check_exe.c: the exe's path without /proc/self */
 Suite *mt_suite_preload(void);    /* tests/check_preload.c: workloads under LD_PRELOAD */
 Suite *mt_suite_run(void);        /* tests/check_run.c: scripts/memtrace-run end to end */
 Suite *mt_suite_fds(void);        /* tests/check_fds.c: the tracer holds no descriptor of the program's */

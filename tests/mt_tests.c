@@ -23,6 +23,7 @@ static const mt_test_suite_t suites[] = {
 	SUITE(parse, 0),
 	SUITE(oom, 1),
 	SUITE(core, 0),
+	SUITE(exe, 0),
 	SUITE(preload, 1),
 	SUITE(run, 0),
 	SUITE(fds, 0),
