@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "mt_layout.h"
+#include "mt_prefault.h"
 #include "mt_nofd.h"
 #include "mt_real.h"
 
@@ -327,8 +328,10 @@ typedef struct {
 	uint64_t tsc, ns, frac, mult, next, limit, m_tsc, m_ns;
 } view_t;
 
-/* Slot 0 stays empty: generation 0 means none published. */
-static anchor_t anchors[SLOTS] MT_LAYOUT_APART;
+/* Slot 0 stays empty: generation 0 means none published.  Cold: written
+ * at the first calibration, which a short process never reaches. */
+static anchor_t anchors[SLOTS] MT_LAYOUT_COLD;
+MT_PREFAULT_COLD(anchors);
 static _Atomic uint64_t published; /* the generation in use; 0: none */
 static _Atomic uint64_t tickets;   /* generations handed out */
 static _Atomic uint64_t claim_until; /* no other anchoring before this count */
@@ -430,7 +433,8 @@ static void stop(const char *why, uint64_t floor)
 }
 
 /* In mt_nofd's child: the start of /proc/cpuinfo and the clocksource. */
-static char cpuinfo_buf[4096] MT_LAYOUT_APART, clocksource_buf[64];
+static char cpuinfo_buf[4096] MT_LAYOUT_COLD, clocksource_buf[64];
+MT_PREFAULT_COLD(cpuinfo_buf);
 
 static long read_into(const char *path, char *buf, size_t cap)
 {

@@ -63,26 +63,53 @@ void mt_prefault_range(void *start, size_t len)
 extern const char __ehdr_start[] __attribute__((visibility("hidden")));
 
 #define MAX_COLD 32
+/* Cold arrays at most this far apart (alignment) lie next to each other. */
+#define ADJACENT 64
 
-/* The cold arrays' whole pages, [from, to) each, in address order. */
+/* The cold arrays, [from, to) in bytes each, in address order. */
 static uintptr_t cold[MAX_COLD][2];
 static size_t ncold;
 
 void mt_prefault_cold(const void *at, size_t len)
 {
-	uintptr_t from = ((uintptr_t)at + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
-	uintptr_t to = ((uintptr_t)at + len) & ~(uintptr_t)(PAGE - 1);
+	uintptr_t from = (uintptr_t)at;
 	size_t k = ncold;
 
-	if (from >= to || ncold == MAX_COLD)
+	if (!len || ncold == MAX_COLD)
 		return;
 	while (k > 0 && cold[k - 1][0] > from) {
 		memcpy(cold[k], cold[k - 1], sizeof(cold[k]));
 		k--;
 	}
 	cold[k][0] = from;
-	cold[k][1] = to;
+	cold[k][1] = from + len;
 	ncold++;
+}
+
+/* The cold arrays' whole pages into pages[], [from, to) each, in address
+ * order.  Arrays that lie next to each other count as one: an array of a
+ * page or less between two others has no whole page of its own, and its
+ * pages would otherwise be taken as the variables' (the preload keeps
+ * its cold arrays together, mt_layout.h).  Returns how many. */
+static size_t cold_pages(uintptr_t (*pages)[2])
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ncold;) {
+		uintptr_t from = cold[i][0], to = cold[i][1];
+
+		for (i++; i < ncold && cold[i][0] <= to + ADJACENT; i++)
+			if (cold[i][1] > to)
+				to = cold[i][1];
+		from = (from + PAGE - 1) & ~(uintptr_t)(PAGE - 1);
+		to &= ~(uintptr_t)(PAGE - 1);
+		if (from < to) {
+			pages[n][0] = from;
+			pages[n][1] = to;
+			n++;
+		}
+	}
+	return n;
 }
 
 /* The writable pages no relocation makes read-only: the writable PT_LOAD
@@ -111,15 +138,16 @@ static int writable(uintptr_t *lo, uintptr_t *hi)
 
 size_t mt_prefault_data_ranges(uintptr_t (*out)[2], size_t max)
 {
-	uintptr_t lo, hi, at;
-	size_t n = 0;
+	uintptr_t lo, hi, at, pages[MAX_COLD][2];
+	size_t n = 0, np;
 
 	/* No cold array known yet: the constructors have not run. */
 	if (!ncold || !writable(&lo, &hi))
 		return 0;
+	np = cold_pages(pages);
 	at = lo;
-	for (size_t i = 0; i <= ncold && n < max; i++) {
-		uintptr_t end = i < ncold ? cold[i][0] : hi;
+	for (size_t i = 0; i <= np && n < max; i++) {
+		uintptr_t end = i < np ? pages[i][0] : hi;
 
 		if (end > hi)
 			end = hi;
@@ -131,8 +159,8 @@ size_t mt_prefault_data_ranges(uintptr_t (*out)[2], size_t max)
 			out[n][1] = end;
 			n++;
 		}
-		if (i < ncold && cold[i][1] > at)
-			at = cold[i][1];
+		if (i < np && pages[i][1] > at)
+			at = pages[i][1];
 	}
 	return n;
 }

@@ -50,14 +50,17 @@ int mt_prefault_on(void);
 
 /*
  * The tracer's own writable data (.data and .bss), at the start of a
- * process: its variables lie between a few big arrays, and a start writes
- * to some twenty of their pages, a fault each.  Those pages are made
- * resident at once, all but the whole pages of the arrays declared cold
- * and a lone page between two of them or after the last (the preload
- * keeps them together, last: mt_layout.h):
- * a big array is touched a page or two at a time, or never (the module
- * table, the sampling bitmap), and made resident whole would cost more
- * than its faults.  MT_PREFAULT_COLD(array) after an array's definition
+ * process: a start writes to some eight of its pages, a fault each.
+ * Those pages are made resident at once, all but the whole pages of the
+ * arrays declared cold and a lone page between two of them or after the
+ * last (the preload keeps them together, last: mt_layout.h): a big array
+ * is touched a page or two at a time, or never (the module table, the
+ * sampling bitmap), and made resident whole would cost more than its
+ * faults; an array of a page that a start does not write (the clock's
+ * anchors, the collector's path under record) would cost a page for
+ * nothing.  Cold arrays that lie next to each other, at most 64 bytes
+ * of alignment apart, count as one: an array with no whole page of its
+ * own between two others is left cold with them.  MT_PREFAULT_COLD(array) after an array's definition
  * declares it, from a constructor that runs before the object's others
  * (priority 101); until those have run (a hook called from another
  * library's constructor first), mt_prefault_data() does nothing.

@@ -27,8 +27,13 @@ static int (*end_trace)(void);
 /* The handler, and which signals end the process by default. */
 static struct sigaction handler;
 static unsigned char ends[NSIG];
-/* What each signal's action was before the handler went in. */
-static struct sigaction previous[NSIG] MT_LAYOUT_APART;
+/* What each ending signal's action was before the handler went in, at
+ * its place in ending[] (slot[sig] - 1, 0: not an ending signal): 3.3
+ * KiB, where an array by signal number spans 9.6 and put the 22 actions
+ * a start writes on four pages. */
+static struct sigaction actions[NSIGS] MT_LAYOUT_APART;
+static unsigned char slot[NSIG];
+#define previous(sig) actions[slot[sig] - 1]
 /* 1 while the handler is in place and hidden from the program. */
 static atomic_int hidden[NSIG];
 static int (*real_action)(int, const struct sigaction *, struct sigaction *);
@@ -70,7 +75,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
 		if (!is_crash(sig)) {
 			/* The default again: the kernel drops the next. */
 			atomic_store(&hidden[sig], 0);
-			real_action(sig, &previous[sig], NULL);
+			real_action(sig, &previous(sig), NULL);
 		}
 		errno = saved;
 		return;
@@ -85,7 +90,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
 	/* Die as the program would have: the action it had (the default)
 	 * gets the same signal once this handler returns. */
 	atomic_store(&hidden[sig], 0);
-	real_action(sig, &previous[sig], NULL);
+	real_action(sig, &previous(sig), NULL);
 	errno = saved;
 	raise(sig);
 }
@@ -123,6 +128,7 @@ void mt_signal_install(int (*on_end)(void),
 		struct sigaction old;
 
 		ends[sig] = 1;
+		slot[sig] = (unsigned char)(i + 1);
 		/* A pid namespace's init (the program exec'd by unshare -pf,
 		 * a container's entrypoint) does not die of these: no
 		 * handler, hidden or not, where the default does nothing. */
@@ -136,7 +142,7 @@ void mt_signal_install(int (*on_end)(void),
 			real(sig, &old, NULL);
 			continue;
 		}
-		previous[sig] = old;
+		previous(sig) = old;
 		if (i >= CRASHES)
 			atomic_store(&hidden[sig], 1);
 	}
@@ -157,7 +163,7 @@ int mt_signal_action(int sig, const struct sigaction *act, struct sigaction *old
 		 * a program that ends itself by a signal after setting its
 		 * default (Python after KeyboardInterrupt) ends the trace. */
 		if (atomic_load(&hidden[sig]))
-			shown = previous[sig];
+			shown = previous(sig);
 		else if (real(sig, NULL, &shown) < 0)
 			return -1;
 		rc = real(sig, &handler, NULL);
@@ -165,8 +171,8 @@ int mt_signal_action(int sig, const struct sigaction *act, struct sigaction *old
 			/* Left as it is when it holds these bytes already:
 			 * a shell puts the same default back after every
 			 * child, and a write after a fork copies the page. */
-			if (memcmp(&previous[sig], act, sizeof(*act)))
-				previous[sig] = *act;
+			if (memcmp(&previous(sig), act, sizeof(*act)))
+				previous(sig) = *act;
 			atomic_store(&hidden[sig], 1);
 			if (old)
 				*old = shown;
@@ -175,7 +181,7 @@ int mt_signal_action(int sig, const struct sigaction *act, struct sigaction *old
 	}
 	if (!atomic_load(&hidden[sig]))
 		return real(sig, act, old);
-	shown = previous[sig];
+	shown = previous(sig);
 	rc = act ? real(sig, act, NULL) : 0;
 	if (rc == 0 && act)
 		atomic_store(&hidden[sig], 0); /* the program's action now */

@@ -74,7 +74,10 @@ typedef struct {
 	_Atomic uint64_t fast, slow;
 } __attribute__((aligned(64))) shard_t;
 
-static shard_t unwinding[SHARDS] MT_LAYOUT_APART;
+/* Cold: a process's start records no event, and the first event's
+ * fault here is one in the process's life. */
+static shard_t unwinding[SHARDS] MT_LAYOUT_COLD;
+MT_PREFAULT_COLD(unwinding);
 /* What makes new unwinds wait: a fork pending, or a thread unwinding
  * alone (below).  Written rarely: a line of its own, which every core
  * keeps. */

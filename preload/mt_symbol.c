@@ -73,7 +73,8 @@ static char maps_buf[1 << 16] MT_LAYOUT_COLD;
 MT_PREFAULT_COLD(maps_buf);
 /* The last mapping at file offset 0: where its ELF header is. */
 static uint64_t hdr_start;
-static char hdr_path[4096] MT_LAYOUT_APART;
+static char hdr_path[4096] MT_LAYOUT_COLD;
+MT_PREFAULT_COLD(hdr_path);
 static size_t hdr_len;
 
 static uint64_t parse_hex(const char **s)

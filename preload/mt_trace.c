@@ -80,8 +80,10 @@ static char child_pattern[PATH_CAP] MT_LAYOUT_APART;
  * whose pattern names no pid (mt_trace_publish_env); empty otherwise. */
 static char env_entry[PATH_CAP + 16] MT_LAYOUT_APART;
 /* The collector binary (mt_spawn_find), found once: a forked child
- * starts its own from the same. */
-static char collector[PATH_CAP] MT_LAYOUT_APART;
+ * starts its own from the same.  Cold: under memtrace record no process
+ * looks for one. */
+static char collector[PATH_CAP] MT_LAYOUT_COLD;
+MT_PREFAULT_COLD(collector);
 /* 1: found; 0: not looked for; -errno: not found. */
 static int collector_found;
 

@@ -1690,16 +1690,55 @@ static void data_sections(char *listing, int *data, int *bss)
 	}
 }
 
+/* Cold arrays that lie next to each other count as one: the pages of an
+ * array too small to hold a whole page of its own, between two others,
+ * are left cold with theirs. */
+START_TEST(test_prefault_data_leaves_a_small_cold_array_between_others_cold)
+{
+	static _Alignas(4096) char area[6 * 4096];
+	uintptr_t r[64][2], cold = (uintptr_t)area + 4096, cold_end = (uintptr_t)area + 5 * 4096;
+	size_t n;
+
+	/* 1.5 pages, then a page (no whole page of its own) 64 bytes on,
+	 * then 2.5 pages 32 bytes on: one cold run [512, 21088). */
+	mt_prefault_cold(area + 512, 6144);
+	mt_prefault_cold(area + 6720, 4096);
+	mt_prefault_cold(area + 10848, 10240);
+	n = mt_prefault_data_ranges(r, 64);
+	ck_assert_uint_gt(n, 0);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(r[i][1] <= cold || r[i][0] >= cold_end,
+			      "range %zu [%#lx, %#lx) takes pages of the cold run [%#lx, %#lx)", i,
+			      (unsigned long)r[i][0], (unsigned long)r[i][1], (unsigned long)cold,
+			      (unsigned long)cold_end);
+}
+END_TEST
+
+/* Whether a symbol's name is name, or name with a suffix of LTO's
+ * (".lto_priv.0"). */
+static int is_symbol(const char *sym, const char *name)
+{
+	size_t n = strlen(name);
+
+	return !strncmp(sym, name, n) && (!sym[n] || sym[n] == '.');
+}
+
 START_TEST(test_the_preloads_small_variables_lie_together_and_its_cold_tables_last)
 {
 	char lib[4096];
 	char *sections[] = { "/bin/sh", "-c", "exec readelf -SW \"$0\"", lib, NULL };
 	char *symbols[] = { "/bin/sh", "-c", "exec readelf -sW \"$0\"", lib, NULL };
-	uint64_t lo = UINT64_MAX, hi = 0, big_lo = UINT64_MAX, rest_hi = 0;
-	uint64_t huge[64][2];
+	/* The arrays of a page or less a start leaves cold (MT_LAYOUT_COLD). */
+	static const char *const small_cold[] = { "hdr_path", "unwinding", "collector",
+						  "cpuinfo_buf", "anchors" };
+	uint64_t lo = UINT64_MAX, hi = 0, big_lo = UINT64_MAX, cold_lo = UINT64_MAX;
+	struct {
+		uint64_t at, end;
+		int cold_by_name;
+	} obj[512];
 	char *line, *save = NULL;
 	mt_test_run_t r;
-	int data, bss, small = 0, nhuge = 0;
+	int data, bss, small = 0, nobj = 0, nhuge = 0, named = 0;
 
 	/* A fork copies each page of these the child or the parent writes
 	 * first; spread between the big arrays, some twenty were. */
@@ -1713,22 +1752,28 @@ START_TEST(test_the_preloads_small_variables_lie_together_and_its_cold_tables_la
 	mt_test_run(&r, symbols, NULL);
 	ck_assert_int_eq(r.status, 0);
 	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char type[32], bind[32], vis[32], ndx[32], size[32];
+		char type[32], bind[32], vis[32], ndx[32], size[32], name[256] = "";
 		unsigned long long value, n;
-		int at;
+		int at, cold_by_name = 0;
 
-		if (sscanf(line, " %d: %llx %31s %31s %31s %31s %31s", &at, &value, size, type,
-			   bind, vis, ndx) != 7 || strcmp(type, "OBJECT") ||
-		    (atoi(ndx) != data && atoi(ndx) != bss))
+		if (sscanf(line, " %d: %llx %31s %31s %31s %31s %31s %255s", &at, &value, size,
+			   type, bind, vis, ndx, name) < 7 ||
+		    strcmp(type, "OBJECT") || (atoi(ndx) != data && atoi(ndx) != bss))
 			continue;
 		n = strtoull(size, NULL, 0);
-		if (n >= 65536 && nhuge < 64) {
-			huge[nhuge][0] = value;
-			huge[nhuge++][1] = value + n;
+		for (size_t i = 0; i < sizeof(small_cold) / sizeof(small_cold[0]); i++)
+			cold_by_name |= is_symbol(name, small_cold[i]);
+		named += cold_by_name;
+		ck_assert_int_lt(nobj, 512);
+		obj[nobj].at = value;
+		obj[nobj].end = value + n;
+		obj[nobj++].cold_by_name = cold_by_name;
+		if (n >= 65536) {
+			nhuge++;
+			if (value < cold_lo)
+				cold_lo = value;
 			continue;
 		}
-		if (value + n > rest_hi)
-			rest_hi = value + n;
 		if (n >= 1024) {
 			if (value < big_lo)
 				big_lo = value;
@@ -1747,21 +1792,30 @@ START_TEST(test_the_preloads_small_variables_lie_together_and_its_cold_tables_la
 		      (unsigned long long)(lo / 4096), (unsigned long long)((hi - 1) / 4096));
 	ck_assert_msg(hi <= big_lo, "a big array lies among the small variables (at %#llx)",
 		      (unsigned long long)big_lo);
-	/* The tables a start leaves cold (64 KiB and more) lie together,
-	 * last, so the pages it makes resident are one range
+	/* The tables a start leaves cold (64 KiB and more, and the arrays
+	 * named above) lie together, last, each next to the one before, so
+	 * the pages it makes resident are one range
 	 * (mt_prefault_data_ranges). */
 	ck_assert_int_ge(nhuge, 5);
-	for (int i = 0; i < nhuge; i++) {
+	mt_quiet_int_eq(named, (int)(sizeof(small_cold) / sizeof(small_cold[0])));
+	for (int i = 0; i < nobj; i++) {
 		uint64_t next = UINT64_MAX;
 
-		ck_assert_msg(huge[i][0] >= rest_hi, "a cold table at %#llx lies before %#llx",
-			      (unsigned long long)huge[i][0], (unsigned long long)rest_hi);
-		for (int j = 0; j < nhuge; j++)
-			if (huge[j][0] >= huge[i][1] && huge[j][0] < next)
-				next = huge[j][0];
-		ck_assert_msg(next == UINT64_MAX || next - huge[i][1] < 4096,
-			      "a page or more between the cold tables at %#llx and %#llx",
-			      (unsigned long long)huge[i][1], (unsigned long long)next);
+		ck_assert_msg(obj[i].at >= cold_lo || !obj[i].cold_by_name,
+			      "a cold array at %#llx lies before the cold tables at %#llx",
+			      (unsigned long long)obj[i].at, (unsigned long long)cold_lo);
+		ck_assert_msg(obj[i].end <= cold_lo || obj[i].cold_by_name ||
+				      obj[i].end - obj[i].at >= 65536,
+			      "a variable a start writes, at %#llx, lies among the cold tables",
+			      (unsigned long long)obj[i].at);
+		if (obj[i].at < cold_lo)
+			continue;
+		for (int j = 0; j < nobj; j++)
+			if (obj[j].at >= obj[i].end && obj[j].at < next)
+				next = obj[j].at;
+		ck_assert_msg(next == UINT64_MAX || next - obj[i].end < 4096,
+			      "a page or more between the cold arrays at %#llx and %#llx",
+			      (unsigned long long)obj[i].end, (unsigned long long)next);
 	}
 }
 END_TEST
@@ -2164,6 +2218,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(prefault, test_prefault_goes_off_for_good_when_the_program_locks_down);
 	tcase_add_test(prefault, test_prefault_goes_off_at_the_first_refusal);
 	tcase_add_test(prefault, test_prefault_data_takes_the_variables_and_leaves_the_cold_arrays);
+	tcase_add_test(prefault, test_prefault_data_leaves_a_small_cold_array_between_others_cold);
 	tcase_add_test(prefault, test_the_preloads_small_variables_lie_together_and_its_cold_tables_last);
 	tcase_add_test(prefault, test_a_grown_table_takes_no_fault_a_page);
 	tcase_add_test(prefault, test_a_rings_first_lap_is_written_without_a_fault_a_page);
