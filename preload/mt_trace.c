@@ -501,8 +501,11 @@ static void write_header(pid_t ppid)
 		mt_jsonl_str(&l, "exe", exe_kept, exe_kept_len, 0);
 	} else {
 		/* A file is read only in place: a child to read it in would
-		 * cost more than /proc/self/exe does. */
-		n = mt_exe_path(buf, sizeof(buf), mt_nofd_alone() && !mm_changed);
+		 * cost more than /proc/self/exe does.  Under a seccomp filter
+		 * (prefault off) the calls are the ones the tracer always
+		 * made: a filter was written for those. */
+		n = mt_exe_path(buf, sizeof(buf),
+				mt_nofd_alone() && !mm_changed && mt_prefault_on());
 		if (n > 0)
 			mt_jsonl_str(&l, "exe", buf, (size_t)n, 0);
 		if (n > 0 && (size_t)n < sizeof(exe_kept) && !mm_changed) {
