@@ -17,8 +17,8 @@
 #include <time.h>
 
 #include "mt_layout.h"
-#include "mt_prefault.h"
 #include "mt_nofd.h"
+#include "mt_prefault.h"
 #include "mt_real.h"
 
 #if defined(__x86_64__)

@@ -27,9 +27,9 @@
  * out (cap bytes, NUL-terminated): no ".", "..", repeated "/" or symbolic
  * link left, as realpath(3) gives it.  Every component must exist.
  * Returns the length, or -errno (ELOOP past 40 links, ENAMETOOLONG when
- * it does not fit, EXDEV for a walk that would enter /proc).  Never allocates; its own work space is 2 KiB of
- * stack, and a link or a working directory longer than 1 KiB is refused
- * with ENAMETOOLONG.
+ * it does not fit, EXDEV for a walk that would enter /proc).  Never
+ * allocates; its own work space is 2 KiB of stack, and a link or a
+ * working directory longer than 1 KiB is refused with ENAMETOOLONG.
  */
 long mt_exe_resolve(const char *path, char *out, size_t cap);
 
