@@ -183,6 +183,8 @@ void mt_stack_fork_parent(void)
 	atomic_store(&gate.forking, 0);
 }
 
+static void cache_fork_child(void);
+
 void mt_stack_fork_child(void)
 {
 	/* The other threads, and their unwinds, are gone.  Only a count
@@ -196,6 +198,7 @@ void mt_stack_fork_child(void)
 	/* Only this thread is left: the gate is its to hold or nobody's. */
 	atomic_store(&gate.alone, self_alone ? 1 : 0);
 	atomic_store(&gate.forking, 0);
+	cache_fork_child();
 	/* The tables came empty (mt_table.c): their mappings serve the
 	 * child's own, which maps none anew. */
 	mt_table_forked(&frames);
@@ -487,6 +490,13 @@ static TLS unsigned cache_mask;
  * thread with a few stacks touches a few pages. */
 #define PREFAULT_FILLS 8
 static TLS unsigned cache_fills;
+/* 1 while the thread's cache is known to hold nothing but zeros (newly
+ * mapped, or wiped at a fork): a lookup then reads nothing, since a read
+ * of a page not yet written maps a page of zeros that the first entry's
+ * write faults on again. */
+static TLS int cache_blank;
+/* Whether MADV_WIPEONFORK took: a forked child's caches are then blank. */
+static atomic_int caches_wiped;
 static pthread_key_t cache_key;
 static int cache_key_ok;
 
@@ -540,7 +550,9 @@ static cache_entry_t *thread_cache(void)
 		 * tables would leave it (every entry of an older
 		 * generation): not copied at the fork (mt_table.c says
 		 * why). */
-		madvise(p, CACHE_BYTES, MADV_WIPEONFORK);
+		if (madvise(p, CACHE_BYTES, MADV_WIPEONFORK) == 0)
+			atomic_store_explicit(&caches_wiped, 1, memory_order_relaxed);
+		cache_blank = 1;
 	}
 	if (pthread_setspecific(cache_key, p) != 0) {
 		mt_spares_give(&spare_caches, p, CACHE_BYTES);
@@ -550,13 +562,21 @@ static cache_entry_t *thread_cache(void)
 	return cache;
 }
 
+/* The forking thread's cache came wiped, like every other. */
+static void cache_fork_child(void)
+{
+	if (cache && cache != CACHE_NONE &&
+	    atomic_load_explicit(&caches_wiped, memory_order_relaxed))
+		cache_blank = 1;
+}
+
 uint64_t mt_stack_cached(const uint64_t *ips, int n, uint64_t *gen)
 {
 	cache_entry_t *c = thread_cache();
 	const cache_entry_t *e;
 	uint64_t h;
 
-	if (!c || n <= 0 || n > CACHE_DEPTH)
+	if (!c || n <= 0 || n > CACHE_DEPTH || cache_blank)
 		return 0;
 	h = hash_ips(ips, n);
 	e = &c[(h ^ h >> 17) & cache_mask];
@@ -589,6 +609,7 @@ void mt_stack_remember(const uint64_t *ips, int n, uint64_t id)
 	e->hash = h;
 	e->n = (uint32_t)n;
 	memcpy(e->ips, ips, (size_t)n * sizeof(uint64_t));
+	cache_blank = 0;
 }
 
 uint64_t mt_stack_generation(void)

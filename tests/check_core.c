@@ -2031,6 +2031,90 @@ START_TEST(test_a_grown_table_takes_no_fault_a_page)
 }
 END_TEST
 
+/* 16 KiB of the calling thread's stack below its caller's frame written,
+ * so that the calls made next take no fault there. */
+static __attribute__((noinline)) void touch_stack(void)
+{
+	volatile char stack[16384];
+
+	for (size_t i = 0; i < sizeof(stack); i += 512)
+		stack[i] = 1;
+}
+
+/* In a new thread: the page faults of its first stack cache lookup, once
+ * the cache is mapped (a lookup of no frames maps it), and of its first
+ * entry, as lookup * 10 + entry; -1 when the faults cannot be counted
+ * (a skip line said so), -2 when the entry is not found after. */
+static void *new_cache_faults(void *arg)
+{
+	const char *test = arg;
+	uint64_t ips[3] = { 0x401000, 0x402000, 0x403000 }, gen = 0, at, lookup;
+	long rc = -1;
+	int fd;
+
+	touch_stack();
+	fd = fault_counter(test);
+	if (fd < 0)
+		return (void *)rc;
+	/* The count's own first read takes faults (its code's first run
+	 * in this thread); the cache is mapped here. */
+	(void)faults(fd);
+	mt_stack_cached(ips, 0, &gen);
+	at = faults(fd);
+	mt_stack_cached(ips, 3, &gen);
+	lookup = faults(fd) - at;
+	at = faults(fd);
+	mt_stack_remember(ips, 3, 42);
+	rc = (long)(lookup * 10 + (faults(fd) - at));
+	if (mt_stack_cached(ips, 3, &gen) != 42)
+		rc = -2;
+	close(fd);
+	return (void *)rc;
+}
+
+/* A thread's new stack cache is not read before its first entry is
+ * written: a read of a page not yet written maps a page of zeros, and
+ * the write faults on it again.  A forked child's cache, wiped, is
+ * likewise. */
+START_TEST(test_a_new_stack_cache_is_not_read_before_its_first_entry)
+{
+	uint64_t ips[3] = { 0x501000, 0x502000, 0x503000 }, gen = 0;
+	pthread_t t;
+	pid_t pid;
+	void *rc;
+
+	/* The code run once here: its pages are then in this process's
+	 * page tables, and the thread's faults are its cache's. */
+	mt_stack_cache_init();
+	ck_assert_uint_eq(mt_stack_cached(ips, 3, &gen), 0);
+	mt_stack_remember(ips, 3, 41);
+	ck_assert_int_eq(pthread_create(&t, NULL, new_cache_faults, (void *)__func__), 0);
+	ck_assert_int_eq(pthread_join(t, &rc), 0);
+	if ((long)rc == -1)
+		return;
+	mt_quiet((long)rc != -2, "the entry was not found after it was written");
+	mt_quiet((long)rc == 1, "the first lookup took %ld faults and the first entry %ld, not 0 and 1",
+		 (long)rc / 10, (long)rc % 10);
+	if (!wipeonfork_works(__func__))
+		return;
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd;
+		uint64_t at;
+
+		touch_stack();
+		fd = fault_counter(__func__);
+		(void)faults(fd);
+		mt_stack_fork_child();
+		at = faults(fd);
+		mt_stack_cached(ips, 3, &gen);
+		_exit(faults(fd) == at ? 0 : 1);
+	}
+	child_passes(pid, "the forked child read its wiped stack cache");
+}
+END_TEST
+
 START_TEST(test_a_rings_first_lap_is_written_without_a_fault_a_page)
 {
 	enum { SLOTS = 4096 }; /* 256 KiB of slots, 64 pages */
@@ -2171,6 +2255,7 @@ Suite *mt_suite_core(void)
 	tcase_add_test(parts, test_a_forked_child_keeps_the_tables_mappings_and_finds_them_empty);
 	tcase_add_test(parts, test_a_forked_child_hashes_into_its_tables_first_page);
 	tcase_add_test(parts, test_a_forked_child_reads_nothing_from_its_empty_table);
+	tcase_add_test(parts, test_a_new_stack_cache_is_not_read_before_its_first_entry);
 	tcase_add_test(parts, test_symbols_name_static_functions_and_their_module);
 	tcase_add_test(parts, test_symbols_read_a_modules_headers_when_a_frame_in_it_is_first_named);
 	tcase_add_test(parts, test_symbols_read_the_module_table_at_the_first_frame_named);
