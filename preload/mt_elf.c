@@ -13,6 +13,7 @@
 #include <elf.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -513,4 +514,16 @@ int mt_elf_probe(mt_elf_view_t *v, uint64_t ip, mt_elf_sym_t *by_scan,
 	by_index->distance = index_lookup(v, ip, &by_index->name, &by_index->name_max,
 					  &by_index->size);
 	return 1;
+}
+
+int mt_elf_main_phdrs(const Elf64_Phdr **ph, size_t *n, uintptr_t *bias)
+{
+	*ph = (const Elf64_Phdr *)getauxval(AT_PHDR);
+	*n = getauxval(AT_PHNUM);
+	for (size_t i = 0; *ph && i < *n; i++)
+		if ((*ph)[i].p_type == PT_PHDR) {
+			*bias = (uintptr_t)*ph - (*ph)[i].p_vaddr;
+			return 0;
+		}
+	return -1;
 }

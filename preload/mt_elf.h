@@ -6,7 +6,9 @@
  * when that distance is not below the file's size), so the names and
  * offsets are what libunwind's get_proc_name gives.  A module named often
  * gets a sorted index of its function symbols: a new frame is then a
- * binary search instead of a walk over every symbol.
+ * binary search instead of a walk over every symbol.  It also finds the
+ * main program's program headers where they are mapped, for whoever reads
+ * them there (the loader's r_debug, the exe's check in mt_exe.c).
  *
  * Invariants:
  * - The index names every address exactly as the walk does
@@ -23,6 +25,7 @@
 #ifndef MT_ELF_H
 #define MT_ELF_H
 
+#include <elf.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -86,6 +89,11 @@ void mt_elf_open(mt_elf_view_t *v, const char *path, uint64_t start, uint64_t of
 
 /* Unmap the view's file and index; the view is untried again. */
 void mt_elf_drop(mt_elf_view_t *v);
+
+/* The main program's program headers as mapped (the auxiliary vector's
+ * AT_PHDR and AT_PHNUM) into *ph and *n, and its load bias, from its
+ * PT_PHDR, into *bias.  Returns 0, or -1 when it has no PT_PHDR. */
+int mt_elf_main_phdrs(const Elf64_Phdr **ph, size_t *n, uintptr_t *bias);
 
 /* Name ip in an MT_ELF_OK view: the distance from the symbol chosen, or
  * UINT64_MAX when there is none; *name (NULL when none), *name_max and

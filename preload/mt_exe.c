@@ -14,6 +14,7 @@
 #include <sys/auxv.h>
 #include <sys/syscall.h>
 
+#include "mt_elf.h"
 #include "mt_nofd.h"
 #include "mt_real.h"
 
@@ -114,17 +115,12 @@ long mt_exe_resolve(const char *path, char *out, size_t cap)
  * headers, *span bytes; NULL when they cannot be found whole. */
 static const unsigned char *image_head(size_t *span)
 {
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
-	size_t n = getauxval(AT_PHNUM);
+	const ElfW(Phdr) *ph;
 	const ElfW(Ehdr) *eh = NULL;
 	uintptr_t bias = 0;
-	int have_bias = 0;
+	size_t n = 0;
+	int have_bias = mt_elf_main_phdrs(&ph, &n, &bias) == 0;
 
-	for (size_t i = 0; ph && i < n; i++)
-		if (ph[i].p_type == PT_PHDR) {
-			bias = (uintptr_t)ph - ph[i].p_vaddr;
-			have_bias = 1;
-		}
 	for (size_t i = 0; have_bias && !eh && i < n; i++)
 		if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0)
 			eh = (const ElfW(Ehdr) *)(bias + ph[i].p_vaddr);

@@ -9,11 +9,11 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <stdatomic.h>
-#include <sys/auxv.h>
 #include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "mt_elf.h"
 #include "mt_real.h"
 #include "mt_say.h"
 #include "mt_unwind_sys.h"
@@ -114,19 +114,15 @@ static const char *open_now(void)
 struct r_debug *mt_unwind_lib_loader_debug(void)
 {
 	static struct r_debug *found;
-	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
-	size_t n = getauxval(AT_PHNUM);
+	const ElfW(Phdr) *ph;
 	const ElfW(Dyn) *dyn = NULL;
 	uintptr_t bias = 0;
-	int have_bias = 0;
+	size_t n = 0;
+	int have_bias;
 
 	if (found)
 		return found;
-	for (size_t i = 0; ph && i < n; i++)
-		if (ph[i].p_type == PT_PHDR) {
-			bias = (uintptr_t)ph - ph[i].p_vaddr;
-			have_bias = 1;
-		}
+	have_bias = mt_elf_main_phdrs(&ph, &n, &bias) == 0;
 	for (size_t i = 0; have_bias && i < n; i++)
 		if (ph[i].p_type == PT_DYNAMIC)
 			dyn = (const ElfW(Dyn) *)(bias + ph[i].p_vaddr);
