@@ -140,7 +140,8 @@ static char **init_argv;
  * over that NUL (setproctitle), the kernel reads on into the environment
  * by rules of its own, and only /proc gives them.  A forked child reads
  * the area in place: its first look at /proc/self costs it the kernel's
- * making the process's /proc entries, some 10 us a child of a shell.
+ * making the process's /proc entries and their taking down at its exit
+ * (mt_exe.h).
  * NULL when unknown (no constructor argv, or strings not laid out so).
  */
 static const char *args_lo, *args_hi;
