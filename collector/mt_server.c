@@ -35,6 +35,9 @@
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
 
 /* How long the registration's message may take once a process has
  * connected: it sends it at once. */
@@ -168,6 +171,39 @@ static pid_t parent_of(pid_t pid)
 	return (pid_t)ppid;
 }
 
+/* A pidfd of the peer connected on fd, as it was when it connected
+ * (SO_PEERPIDFD), or -1.  *gone: the kernel has no pidfd to give because
+ * the peer has been reaped (kernels that keep a reaped peer's pid give
+ * one that says it has ended). */
+static int peer_pidfd(int fd, int *gone)
+{
+	int pidfd = -1;
+	socklen_t len = sizeof(pidfd);
+
+	*gone = 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && len == sizeof(pidfd))
+		return pidfd;
+	*gone = errno == ESRCH || errno == EINVAL;
+	return -1;
+}
+
+/* Whether this kernel gives SO_PEERPIDFD on a UNIX socket: the name of
+ * the socket says so to the preload (MT_REGISTER_PEER_PIDFD). */
+static int peer_pidfd_given(void)
+{
+	int sv[2], pidfd, gone, ok;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return 0;
+	pidfd = peer_pidfd(sv[0], &gone);
+	ok = pidfd >= 0;
+	if (ok)
+		close(pidfd);
+	close(sv[0]);
+	close(sv[1]);
+	return ok;
+}
+
 /* The one byte of answer, on fd; -1: a sender that reads none. */
 static void answer(int fd, char a)
 {
@@ -228,7 +264,7 @@ static ring_t *take(int fd)
 	struct timeval tv = { REGISTER_TIMEOUT_S, 0 };
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
-	int fds[2] = { -1, -1 }, nfds = 0, rc, foreign = 0;
+	int fds[2] = { -1, -1 }, nfds = 0, rc, foreign = 0, sk = fd, gone = 0;
 	ring_t *r = NULL;
 	mt_ring_hdr_t *h;
 	struct stat st;
@@ -280,6 +316,10 @@ static ring_t *take(int fd)
 	if (!msg->has_pidfd && nfds > 1)
 		close(fds[1]);
 	fds[0] = fds[1] = -1;
+	/* A program that registered itself without a pidfd, asked to be
+	 * known by the connection's. */
+	if (r->pidfd < 0 && msg->peer_pidfd && !msg->via_child)
+		r->pidfd = peer_pidfd(sk, &gone);
 	if (fstat(r->memfd, &st) < 0 || (size_t)st.st_size < MT_RING_HDR_SIZE)
 		goto refuse;
 	r->map_len = (size_t)st.st_size;
@@ -315,9 +355,10 @@ static ring_t *take(int fd)
 		goto refuse;
 	/* Close-on-exec either way: received with MSG_CMSG_CLOEXEC, or
 	 * made by pidfd_open(2). */
-	if (r->pidfd < 0)
+	if (r->pidfd < 0 && !gone)
 		r->pidfd = (int)syscall(SYS_pidfd_open, r->c.program, 0);
-	r->c.watched = r->pidfd >= 0; /* in the serve loop's poll */
+	r->c.watched = r->pidfd >= 0 || gone; /* in the serve loop's poll */
+	r->c.ended = gone;
 	r->c.hdr = h;
 	r->c.slots = (mt_ring_slot_t *)((char *)r->map + MT_RING_HDR_SIZE);
 	r->c.pidfd = r->pidfd;
@@ -505,8 +546,8 @@ int mt_server_run(const char *preload, const char *pattern, char *const cmd[])
 	self_euid = geteuid();
 	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
 		rnd = (uint64_t)time(NULL) ^ (uint64_t)getpid() << 32;
-	snprintf(sock, sizeof(sock), "memtrace-record-%d-%016llx", (int)getpid(),
-		 (unsigned long long)rnd);
+	snprintf(sock, sizeof(sock), "memtrace-record-%d-%016llx%s", (int)getpid(),
+		 (unsigned long long)rnd, peer_pidfd_given() ? MT_REGISTER_PEER_PIDFD : "");
 	memcpy(addr.sun_path + 1, sock, strlen(sock));
 	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (lfd < 0 ||

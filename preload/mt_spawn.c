@@ -276,9 +276,13 @@ static void register_ring(spawn_t *s)
 	struct cmsghdr *cm;
 	struct ucred cr = { 0 };
 	socklen_t crlen = sizeof(cr);
-	size_t k = strlen(s->sock), nfds;
+	size_t k = strlen(s->sock), nfds, m = sizeof(MT_REGISTER_PEER_PIDFD) - 1;
 	long map = 0, sk = -1, n;
 	char a = 0;
+	/* The collector takes a pidfd of the sender from the connection:
+	 * where the sender is the program, it need not open one (a pidfd's
+	 * file is a tenth of a short process's registration). */
+	int peer = s->alone && k >= m && !memcmp(s->sock + k - m, MT_REGISTER_PEER_PIDFD, m);
 
 	s->memfd = s->pidfd = -1;
 	n = sys(SYS_memfd_create, (long)"memtrace-ring", MFD_CLOEXEC, 0, 0, 0, 0);
@@ -290,7 +294,9 @@ static void register_ring(spawn_t *s)
 	map = map_ring(s, n);
 	if (!map)
 		goto out;
-	s->pidfd = (int)sys(SYS_pidfd_open, s->program, 0, 0, 0, 0, 0);
+	if (!peer)
+		s->pidfd = (int)sys(SYS_pidfd_open, s->program, 0, 0, 0, 0, 0);
+	msg.peer_pidfd = (uint32_t)peer;
 	msg.pid = s->program;
 	msg.root = (uint32_t)s->root;
 	msg.has_pidfd = s->pidfd >= 0;
@@ -325,7 +331,7 @@ static void register_ring(spawn_t *s)
 	 * be known by, and on the collector's pid to learn that it died
 	 * before it took the ring's drainer word (mt_record.c): it waits when
 	 * it has not both. */
-	msg.nowait = s->pidfd >= 0 && cr.pid > 0;
+	msg.nowait = (s->pidfd >= 0 || peer) && cr.pid > 0;
 	do
 		n = sys(SYS_sendmsg, sk, (long)&mh, MSG_NOSIGNAL, 0, 0, 0);
 	while (n == -EINTR);

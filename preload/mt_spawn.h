@@ -76,7 +76,9 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
  * (r->collector: the collector's pid in the program's pid namespace, 0
  * when it is outside it), -ECONNREFUSED when no collector answered,
  * -EPERM when it refused, or another -errno.  With a pidfd of the program
- * to send and the collector's pid known, it reads no answer (r->nowait): the caller goes on with the
+ * to send (alone, to a collector whose sock ends in MT_REGISTER_PEER_PIDFD,
+ * none: the collector takes it from the connection) and the collector's
+ * pid known, it reads no answer (r->nowait): the caller goes on with the
  * state STARTING.  Otherwise the caller then waits for r->hdr->state to
  * leave MT_RING_STARTING.
  */

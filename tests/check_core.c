@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "../common/mt_jsonl.h"
+#include "../common/mt_register.h"
 #include "../common/mt_ring.h"
 #include "../preload/mt_clock.h"
 #include "../preload/mt_name.h"
@@ -2150,13 +2151,15 @@ START_TEST(test_a_rings_first_lap_is_written_without_a_fault_a_page)
 END_TEST
 
 /* A socket in the abstract namespace that takes registrations as
- * record's collector's does, named in sock; its descriptor.  Nothing
- * accepts them: the rings stay queued until it is closed. */
-static int listen_as_record(char *sock, size_t cap)
+ * record's collector's does, named in sock (ending in suffix); its
+ * descriptor.  Nothing accepts them: the rings stay queued until it is
+ * closed. */
+static int listen_as_record(char *sock, size_t cap, const char *suffix)
 {
 	static int made;
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	size_t k = (size_t)snprintf(sock, cap, "mt-check-register-%d-%d", (int)getpid(), made++);
+	size_t k = (size_t)snprintf(sock, cap, "mt-check-register-%d-%d%s", (int)getpid(),
+				    made++, suffix);
 	int lfd;
 
 	memcpy(addr.sun_path + 1, sock, k);
@@ -2180,7 +2183,7 @@ START_TEST(test_a_registered_rings_header_is_written_without_a_fault)
 
 	if (!prefault_works(__func__) || (fd = fault_counter(__func__)) < 0)
 		return;
-	lfd = listen_as_record(sock, sizeof(sock));
+	lfd = listen_as_record(sock, sizeof(sock), "");
 	/* The first brings the code and the stack in. */
 	ck_assert_int_eq(mt_spawn_register(sock, "t", 0, 1024, 0, 1, 0, &r[0]), 0);
 	before = faults(fd);
@@ -2197,6 +2200,66 @@ START_TEST(test_a_registered_rings_header_is_written_without_a_fault)
 }
 END_TEST
 
+/* The registration taken from a socket of listen_as_record's: the
+ * message into msg; returns how many descriptors came with it (closed). */
+static int take_registration(int lfd, mt_register_msg_t *msg)
+{
+	union {
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { msg, sizeof(*msg) };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			     .msg_controllen = sizeof(control.buf) };
+	int fd = accept(lfd, NULL, NULL), n = 0;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(recvmsg(fd, &mh, 0), sizeof(*msg));
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++, n++) {
+			int got;
+
+			memcpy(&got, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			close(got);
+		}
+	close(fd);
+	return n;
+}
+
+/* A program that registers itself with a collector that takes a pidfd
+ * of it from the connection (its socket's name says so) opens none and
+ * sends only the ring, and still reads no answer; to any other
+ * collector it sends a pidfd of itself with the ring.  A go-between
+ * child, which is not the program, always sends the program's. */
+START_TEST(test_a_program_registering_itself_sends_no_pidfd_where_the_collector_takes_its_own)
+{
+	mt_register_msg_t msg;
+	mt_spawn_ring_t r;
+	char sock[96];
+	int lfd;
+
+	lfd = listen_as_record(sock, sizeof(sock), MT_REGISTER_PEER_PIDFD);
+	ck_assert_int_eq(mt_spawn_register(sock, "t", 0, 1024, 0, 1, 0, &r), 0);
+	ck_assert(r.nowait);
+	mt_spawn_unmap(&r);
+	ck_assert_int_eq(take_registration(lfd, &msg), 1);
+	ck_assert(msg.peer_pidfd && !msg.has_pidfd && msg.nowait);
+	ck_assert_int_eq(msg.pid, getpid());
+	ck_assert_int_eq(mt_spawn_register(sock, "t", 0, 1024, 0, 0, 0, &r), 0);
+	mt_spawn_unmap(&r);
+	ck_assert_int_eq(take_registration(lfd, &msg), 2);
+	ck_assert(!msg.peer_pidfd && msg.has_pidfd && msg.via_child && msg.nowait);
+	close(lfd);
+	lfd = listen_as_record(sock, sizeof(sock), "");
+	ck_assert_int_eq(mt_spawn_register(sock, "t", 0, 1024, 0, 1, 0, &r), 0);
+	ck_assert(r.nowait);
+	mt_spawn_unmap(&r);
+	ck_assert_int_eq(take_registration(lfd, &msg), 2);
+	ck_assert(!msg.peer_pidfd && msg.has_pidfd && msg.nowait);
+	close(lfd);
+}
+END_TEST
+
 /* A short process's trace fits in the header's first page and the first
  * page of slots (a /bin/true's takes 3 slots): a new ring makes just those
  * two resident, as each page of a memfd costs its allocation, zeroing and
@@ -2210,7 +2273,7 @@ START_TEST(test_a_new_ring_makes_only_the_pages_a_short_trace_writes_resident)
 
 	if (!prefault_works(__func__))
 		return;
-	lfd = listen_as_record(sock, sizeof(sock));
+	lfd = listen_as_record(sock, sizeof(sock), "");
 	ck_assert_int_eq(mt_spawn_register(sock, "t", 0, 1024, 0, 1, 0, &r), 0);
 	mt_record_ring = r;
 	mt_record_prefault_start();
@@ -2238,6 +2301,7 @@ Suite *mt_suite_core(void)
 	TCase *names = tcase_create("names");
 	TCase *settings = tcase_create("settings");
 	TCase *prefault = tcase_create("prefault");
+	TCase *registration = tcase_create("registration");
 
 	tcase_set_timeout(trace, 60);
 	tcase_add_test(trace, test_core_trace_of_nothing_is_the_smallest_complete_trace);
@@ -2307,5 +2371,8 @@ Suite *mt_suite_core(void)
 	tcase_add_test(prefault, test_a_registered_rings_header_is_written_without_a_fault);
 	tcase_add_test(prefault, test_a_new_ring_makes_only_the_pages_a_short_trace_writes_resident);
 	suite_add_tcase(s, prefault);
+	tcase_add_test(registration,
+		       test_a_program_registering_itself_sends_no_pidfd_where_the_collector_takes_its_own);
+	suite_add_tcase(s, registration);
 	return s;
 }

@@ -644,6 +644,49 @@ START_TEST(test_a_process_starts_without_waiting_for_records_collector)
 }
 END_TEST
 
+/* 15b. A traced process that registered itself and died of SIGKILL, and
+ * was reaped, before record's collector took its ring: the collector
+ * still knows it has ended (by the pidfd of the connection, or by the
+ * kernel's having none to give) and writes the trace it left, cut where
+ * it was killed, rather than waiting for a process that is gone. */
+START_TEST(test_a_process_killed_before_records_collector_takes_its_ring_has_its_trace)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *prog = mt_test_workload("wl_stopped_collector"), script[8192];
+	char *args[] = { "sh", "-c", script, NULL };
+	char **names;
+	size_t n, cut = 0;
+	mt_test_run_t r;
+
+	snprintf(script, sizeof(script), "'%s' $PPID kill", prog);
+	record(&r, out, args);
+	mt_quiet(r.status == 0, "record exited %d: %s %s", r.status, r.out, r.err);
+	ck_assert_str_eq(r.out, "child ended\n");
+	ck_assert_str_eq(r.err, "");
+	mt_quiet_int_eq(count_all(out, 4242), 4);
+	names = zst_traces(out, &n);
+	for (size_t i = 0; i < n; i++) {
+		char *path = mt_test_path(out, names[i]);
+		char *status = mt_test_check_status(path);
+
+		if (!strcmp(status, "missing_stop_event")) {
+			cut++;
+			mt_quiet_int_eq(mt_test_trace_count(path, "alloc", 4242), 4);
+		} else {
+			mt_quiet(!strcmp(status, "complete"), "%s: %s", names[i], status);
+		}
+		free(status);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	mt_quiet_uint_eq(cut, 1);
+	mt_test_run_release(&r);
+	free(prog);
+	free(out);
+}
+END_TEST
+
 /*
  * wl_forkwait under record in a sandbox that refuses every clone() with
  * CLONE_VM (wl_launch novmclone): the tracer can make no child that
@@ -1096,6 +1139,7 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_a_process_that_exits_at_once_has_a_whole_trace);
 	tcase_add_test(tc, test_a_process_ends_without_waiting_for_records_collector);
 	tcase_add_test(tc, test_a_process_starts_without_waiting_for_records_collector);
+	tcase_add_test(tc, test_a_process_killed_before_records_collector_takes_its_ring_has_its_trace);
 	tcase_add_test(tc, test_a_process_starts_traced_without_a_child_sharing_its_memory);
 	tcase_add_test(tc, test_a_forked_child_keeps_its_parents_clock_verdict_and_needs_no_child);
 	tcase_add_test(tc, test_records_collector_sleeps_while_no_ring_has_records);

@@ -1,10 +1,10 @@
 /*
- * wl_stopped_collector PID start|exit: a child that starts (start) or
- * ends (exit) while the collector PID is stopped (SIGSTOP).  With exit
- * the child is forked first, while the collector runs, and waits for a
- * word on a pipe; with start it is forked once the collector is stopped.
- * Either way the child allocates 4 blocks of 4242 bytes, frees them and
- * exits.  The parent waits up to 3 s for the child's end, prints "child
+ * wl_stopped_collector PID start|exit|kill: a child that starts (start,
+ * kill) or ends (exit) while the collector PID is stopped (SIGSTOP).  With
+ * exit the child is forked first, while the collector runs, and waits for
+ * a word on a pipe; with start and kill it is forked once the collector is
+ * stopped.  Each way the child allocates 4 blocks of 4242 bytes and frees
+ * them; then it exits, or with kill it dies of SIGKILL.  The parent waits up to 3 s for the child's end, prints "child
  * ended" or "child still running", continues the collector (SIGCONT),
  * reaps the child and exits 0.
  */
@@ -33,13 +33,17 @@ int main(int argc, char **argv)
 	int go[2], st, ended = 0;
 	char c = 'g';
 
-	if (argc < 3 || (strcmp(argv[2], "start") && strcmp(argv[2], "exit")))
+	int killed;
+
+	if (argc < 3 || (strcmp(argv[2], "start") && strcmp(argv[2], "exit") &&
+			 strcmp(argv[2], "kill")))
 		return 64;
+	killed = !strcmp(argv[2], "kill");
 	collector = (pid_t)atoi(argv[1]);
 	if (pipe(go) < 0)
 		return 70;
 	fflush(stdout);
-	if (!strcmp(argv[2], "start") && kill(collector, SIGSTOP) < 0)
+	if (strcmp(argv[2], "exit") && kill(collector, SIGSTOP) < 0)
 		return 70;
 	child = fork();
 	if (child < 0)
@@ -48,6 +52,8 @@ int main(int argc, char **argv)
 		if (read(go[0], &c, 1) != 1)
 			_exit(70);
 		child_work();
+		if (killed)
+			raise(SIGKILL);
 		exit(0);
 	}
 	if (!strcmp(argv[2], "exit") && kill(collector, SIGSTOP) < 0)
@@ -65,5 +71,7 @@ int main(int argc, char **argv)
 	kill(collector, SIGCONT);
 	if (!ended && waitpid(child, &st, 0) != child)
 		return 70;
+	if (killed)
+		return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL ? 0 : 1;
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
