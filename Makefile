@@ -80,6 +80,7 @@ PRELOAD_SRC = preload/mt_hooks.c preload/mt_api_hooks.c preload/mt_api.c \
 	preload/mt_symbol.c preload/mt_elf.c preload/mt_clock.c preload/mt_signal.c \
 	preload/mt_sample.c preload/mt_unwind_lib.c preload/mt_unwind_sys.c preload/mt_unwind_cache.c preload/mt_nofd.c preload/mt_child_stack.c \
 	preload/mt_prefault.c preload/mt_namecache.c preload/mt_spares.c \
+	preload/mt_unwind_share.c preload/mt_forkmap.c \
 	common/mt_fmt.c common/mt_event.c \
 	common/mt_jsonl.c common/mt_utf8.c
 # The collector: the process that drains a traced program's ring into its

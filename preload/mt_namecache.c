@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mt_forkmap.h"
+
 /* One fault-around window of the kernel's (fault_around_bytes, 64 KiB by
  * default), aligned to it: a child's first look maps it whole. */
 #define CACHE_BYTES (64u << 10)
@@ -91,21 +93,13 @@ void mt_namecache_lock_down(void)
 
 void mt_namecache_fork_prepare(void)
 {
-	unsigned char *p, *aligned, *none = NULL;
-	size_t head_gap, tail_gap;
+	unsigned char *aligned, *none = NULL;
 
 	if (atomic_load_explicit(&cache, memory_order_acquire) || atomic_load(&locked))
 		return;
-	p = mmap(NULL, 2 * CACHE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	aligned = mt_forkmap_make(CACHE_BYTES);
+	if (!aligned)
 		return;
-	aligned = (unsigned char *)(((uintptr_t)p + CACHE_BYTES - 1) & ~(uintptr_t)(CACHE_BYTES - 1));
-	head_gap = (size_t)(aligned - p);
-	tail_gap = CACHE_BYTES - head_gap;
-	if (head_gap)
-		munmap(p, head_gap);
-	if (tail_gap)
-		munmap(aligned + CACHE_BYTES, tail_gap);
 	/* Two threads forking at once: one cache. */
 	if (!atomic_compare_exchange_strong(&cache, &none, aligned))
 		munmap(aligned, CACHE_BYTES);

@@ -52,6 +52,7 @@
 #include "mt_symbol.h"
 #include "mt_nofd.h"
 #include "mt_unwind_lib.h"
+#include "mt_unwind_share.h"
 
 #ifndef MT_VERSION
 #define MT_VERSION "0.1.0"
@@ -734,7 +735,7 @@ static void say_stats(void)
 	else
 		mt_say_line("clock: clock_gettime(), as ", why, NULL);
 	if (atomic_load(&mt_stack_unwinder) != MT_UNWIND_LIBUNWIND) {
-		uint64_t fast, slow;
+		uint64_t fast, slow, shared, kept;
 
 		mt_stack_unwind_counts(&fast, &slow);
 		n = (size_t)(stpcpy(msg, "unwind: fast ") - msg);
@@ -742,7 +743,12 @@ static void say_stats(void)
 		n += (size_t)(stpcpy(msg + n, " libunwind ") - (msg + n));
 		n += mt_fmt_u64(msg + n, slow);
 		n += (size_t)(stpcpy(msg + n, " rules ") - (msg + n));
-		msg[n + mt_fmt_u64(msg + n, mt_unwind_cache_rules_read())] = '\0';
+		n += mt_fmt_u64(msg + n, mt_unwind_cache_rules_read());
+		mt_unwind_share_counts(&shared, &kept);
+		n += (size_t)(stpcpy(msg + n, " shared ") - (msg + n));
+		n += mt_fmt_u64(msg + n, shared);
+		n += (size_t)(stpcpy(msg + n, " kept ") - (msg + n));
+		msg[n + mt_fmt_u64(msg + n, kept)] = '\0';
 		mt_say_line(msg, NULL, NULL);
 	}
 	{
@@ -781,8 +787,10 @@ static void atfork_prepare(void)
 	fork_untraced = collectors_would_be_children();
 	if (fork_untraced)
 		unpreload_env();
-	else if (atomic_load(&active) != OFF)
+	else if (atomic_load(&active) != OFF) {
 		mt_namecache_fork_prepare();
+		mt_unwind_cache_fork_prepare();
+	}
 	mt_stack_fork_prepare();
 	mt_symbol_fork_prepare();
 	mt_lock_take();
@@ -805,6 +813,7 @@ static void atfork_child(void)
 	atomic_store(&mt_trace_fail_at, 0); /* only the process it was set for */
 	mt_symbol_fork_child();
 	mt_namecache_fork_child();
+	mt_unwind_cache_fork_child();
 	mt_clock_fork_child();
 	mt_stack_fork_child();
 	tid_cache = 0;
@@ -1028,6 +1037,7 @@ void mt_trace_program_locks_down(void)
 	mt_clock_program_locks_down();
 	if (atomic_load(&active) != OFF && stack_depth > 0)
 		mt_symbol_lock_down();
+	mt_unwind_share_lock_down();
 }
 
 /*

@@ -17,6 +17,7 @@
 
 #include "mt_prefault.h"
 #include "mt_spares.h"
+#include "mt_unwind_share.h"
 
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
@@ -33,6 +34,10 @@ typedef struct {
 	uint8_t kind;
 	uint8_t cfa_rsp; /* 1: CFA = rsp + cfa_off; 0: rbp + cfa_off */
 } rule_t;
+
+/* What follows the address is the rule a fork's processes share, in one
+ * word (mt_unwind_share.h). */
+_Static_assert(offsetof(rule_t, cfa_off) == 8 && sizeof(rule_t) == 16, "a rule is a word");
 
 /* DWARF's numbers of the registers a rule may name. */
 #define DW_RBP 6
@@ -796,27 +801,70 @@ static void rule_grow(state_t *st)
 		mt_prefault_range(st, sizeof(*st));
 }
 
+/* A rule a fork's processes share, for a thread that does not keep it. */
+static TLS rule_t shared_rule;
+/* The thread's walks in this process, up to PREFAULT_WALKS: a forked
+ * child's thread has its parent's state, walks and all. */
+static TLS unsigned walks_here;
+
+/*
+ * The rule at ip: from the thread's table, else from the table the
+ * processes of a fork share (mt_unwind_share.h), else read from
+ * .eh_frame (and shared).  A thread of fewer than PREFAULT_WALKS walks
+ * does not put a shared rule in its table: a forked child that allocates
+ * a few times before its exec copied a page of its parent's table for
+ * each rule it put.
+ */
 static const rule_t *rule_of(state_t *st, uint64_t ip)
 {
-	uint64_t h = ip * 0x9e3779b97f4a7c15ull;
+	uint64_t h = ip * 0x9e3779b97f4a7c15ull, gen, word;
 	const rule_t *set = &st->rules[(h >> st->h.shift) * RULE_WAYS];
 	rule_t fresh;
+	int shared;
 
 	for (int w = 0; w < RULE_WAYS; w++)
 		if (__builtin_expect(set[w].ip == ip, 1))
 			return &set[w];
+	gen = atomic_load_explicit(&generation, memory_order_relaxed);
+	memset(&fresh, 0, sizeof(fresh));
+	shared = mt_unwind_share_find(ip, gen, &word);
+	if (shared) {
+		memcpy(&fresh.cfa_off, &word, sizeof(word));
+		fresh.ip = ip;
+		if (walks_here < PREFAULT_WALKS) {
+			shared_rule = fresh;
+			return &shared_rule;
+		}
+	}
 	if (__builtin_expect(st->h.shift != 64 - RULE_SET_BITS, 0) &&
 	    ++st->h.misses >= RULE_GROW_AFTER)
 		rule_grow(st);
-	memset(&fresh, 0, sizeof(fresh));
-	if (guard_enter)
-		guard_enter();
-	read_rule(ip, &fresh);
-	if (guard_leave)
-		guard_leave();
-	atomic_fetch_add_explicit(&rules_read, 1, memory_order_relaxed);
-	fresh.ip = ip;
+	if (!shared) {
+		if (guard_enter)
+			guard_enter();
+		read_rule(ip, &fresh);
+		if (guard_leave)
+			guard_leave();
+		atomic_fetch_add_explicit(&rules_read, 1, memory_order_relaxed);
+		fresh.ip = ip;
+		memcpy(&word, &fresh.cfa_off, sizeof(word));
+		mt_unwind_share_add(ip, gen, word);
+	}
 	return rule_put(st, &fresh, st->h.shift);
+}
+
+void mt_unwind_cache_fork_prepare(void)
+{
+	if (state_key_ok)
+		mt_unwind_share_fork_prepare(atomic_load_explicit(&generation,
+								  memory_order_relaxed));
+}
+
+void mt_unwind_cache_fork_child(void)
+{
+	if (walks_here)
+		walks_here = 0;
+	mt_unwind_share_fork_child();
 }
 
 /* The loader's count of objects unloaded, or UINT64_MAX when it gives
@@ -969,6 +1017,8 @@ int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t
 		goto done;
 	if (__builtin_expect(st->h.walks < PREFAULT_WALKS, 0) && ++st->h.walks == PREFAULT_WALKS)
 		prefault_state(st);
+	if (__builtin_expect(walks_here < PREFAULT_WALKS, 0))
+		walks_here++;
 	forget_if_unloaded(st);
 	/* The record describes a walk of the past whatever came since:
 	 * taking it again depends only on the registers and the slots. */

@@ -47,6 +47,15 @@ int mt_unwind_cache_forget(void);
 /* The rules read from .eh_frame so far, every thread's. */
 uint64_t mt_unwind_cache_rules_read(void);
 
+/* Before a fork (once the cache is in use): the table of rules the
+ * process shares with the children it forks (mt_unwind_share.h), made
+ * at the first fork. */
+void mt_unwind_cache_fork_prepare(void);
+
+/* In a forked child: its thread counts its walks anew (a thread of
+ * fewer than a few walks keeps no shared rule in its own table). */
+void mt_unwind_cache_fork_child(void);
+
 /*
  * The stack of the function that calls this: out[0..) gets the return
  * address of that function's frame and of each frame above it,

@@ -856,6 +856,99 @@ START_TEST(test_a_forked_child_takes_over_the_threads_its_parent_kept)
 }
 END_TEST
 
+/* The MEMTRACE_STATS unwind lines of err, in order: rules read, rules
+ * taken from the fork's shared table and rules added to it, each
+ * process's (at most max). */
+static int shared_counts(const char *err, uint64_t (*out)[3], int max)
+{
+	const char *at = err;
+	int n = 0;
+
+	while (n < max && (at = strstr(at, "memtrace: unwind: fast "))) {
+		uint64_t fast, slow;
+
+		ck_assert_msg(sscanf(at, "memtrace: unwind: fast %" SCNu64 " libunwind %" SCNu64
+				     " rules %" SCNu64 " shared %" SCNu64 " kept %" SCNu64,
+				     &fast, &slow, &out[n][0], &out[n][1], &out[n][2]) == 5,
+			      "no shared counts: %s", at);
+		n++;
+		at++;
+	}
+	return n;
+}
+
+/* Children forked one after another that allocate from code their
+ * parent never allocated from: the first reads its rules from .eh_frame
+ * and keeps them in the table the fork's processes share
+ * (preload/mt_unwind_share.h); the others read none of them, taking
+ * them from the table, and their stacks are libunwind's (verify). */
+START_TEST(test_forked_children_read_the_rules_a_sibling_read)
+{
+	char *dir = mt_test_scratch();
+	uint64_t c[6][3];
+	mt_test_run_t r;
+
+	run_workload(&r, "wl_forkrules", dir, "4", NULL, "MEMTRACE_UNWIND=verify");
+	ck_assert_str_eq(r.out, "ok\n");
+	/* Four children, then the parent. */
+	ck_assert_int_eq(shared_counts(r.err, c, 6), 5);
+	ck_assert_uint_gt(c[0][2], 0);
+	for (int i = 1; i < 4; i++) {
+		ck_assert_msg(c[i][0] < c[0][0] && c[i][1] > 0 && c[i][2] == 0,
+			      "child %d: rules %" PRIu64 " shared %" PRIu64 " kept %" PRIu64
+			      " (the first: rules %" PRIu64 ")",
+			      i + 1, c[i][0], c[i][1], c[i][2], c[0][0]);
+		ck_assert_uint_eq(c[i][0], c[1][0]);
+	}
+	ck_assert_uint_eq(mt_test_assert_traces_complete(dir), 5);
+	mt_test_run_release(&r);
+}
+END_TEST
+
+/* Siblings that each load a plugin after the fork, other code at one
+ * address (wl_dlreuse's plugins: other rules at one offset), share no
+ * rule for it: only code loaded before the table was made is shared.
+ * Under MEMTRACE_UNWIND=verify, a rule of one plugin's taken for the
+ * other's makes the stacks differ. */
+START_TEST(test_siblings_that_load_other_code_at_one_address_share_no_rule_for_it)
+{
+	char preload[4096], output[4096];
+	char *dir = mt_test_scratch(), *w = mt_test_workload("wl_forkrules");
+	char *a = mt_test_workload("libwl_dlreuse_a.so"), *b = mt_test_workload("libwl_dlreuse_b.so");
+	char *argv[] = { w, "4", a, b, NULL };
+	char *env[] = { preload, output, "MEMTRACE_UNWIND=verify", "MEMTRACE_STATS=1", NULL };
+	char at[2][4][32], *line, *save = NULL;
+	int n[2] = { 0, 0 }, same = 0;
+	mt_test_run_t r;
+
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s/libmtpreload.so", mt_test_build_dir());
+	snprintf(output, sizeof(output), "MEMTRACE_OUTPUT=%s/t.%%p.jsonl", dir);
+	mt_test_run(&r, argv, env);
+	mt_quiet(r.status == 0, "wl_forkrules exited %d: %s", r.status, r.err);
+	mt_quiet(!strstr(r.err, "differ"), "%s", r.err);
+	ck_assert_uint_eq(mt_test_assert_traces_complete(dir), 5);
+	for (line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		int i;
+		char which;
+		char addr[32];
+
+		if (sscanf(line, "child %d %c %31s", &i, &which, addr) == 3 && n[which == 'b'] < 4)
+			strcpy(at[which == 'b'][n[which == 'b']++], addr);
+	}
+	ck_assert_int_eq(n[0] + n[1], 4);
+	for (int i = 0; i < n[0]; i++)
+		for (int j = 0; j < n[1]; j++)
+			same += !strcmp(at[0][i], at[1][j]);
+	mt_test_run_release(&r);
+	free(w);
+	free(a);
+	free(b);
+	if (!same)
+		MT_TEST_SKIP("needs the loader to map two siblings' plugins at one address "
+			     "(it did not)");
+}
+END_TEST
+
 /* The RssAnon wl_thread_churn N together reports, in KiB. */
 static long rss_of_threads_together(mt_test_run_t *r)
 {
@@ -931,6 +1024,8 @@ Suite *mt_suite_unwind(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_threads_started_one_after_another_read_the_rules_once);
 	tcase_add_test(tc, test_a_forked_child_takes_over_the_threads_its_parent_kept);
+	tcase_add_test(tc, test_forked_children_read_the_rules_a_sibling_read);
+	tcase_add_test(tc, test_siblings_that_load_other_code_at_one_address_share_no_rule_for_it);
 	tcase_add_test(tc, test_threads_that_meet_a_few_stacks_stay_small);
 	suite_add_tcase(s, tc);
 	return s;
