@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,10 +298,11 @@ static ring_t *take(int fd)
 				else
 					close(got);
 			}
-	if (n != (ssize_t)sizeof(*msg) || msg->magic != MT_REGISTER_MAGIC || nfds < 1 ||
-	    memchr(msg->name, '\0', sizeof(msg->name)) == NULL)
+	/* The head and a name of the message's own length, its NUL last. */
+	if (n <= (ssize_t)offsetof(mt_register_msg_t, name) || msg->head.magic != MT_REGISTER_MAGIC ||
+	    nfds < 1 || msg->name[n - offsetof(mt_register_msg_t, name) - 1] != '\0')
 		goto refuse;
-	if (!msg->nowait)
+	if (!msg->head.nowait)
 		answer_awaited = 1;
 	else
 		fd = -1; /* no answer is read */
@@ -312,13 +314,13 @@ static ring_t *take(int fd)
 		goto refuse;
 	r->memfd = fds[0];
 	r->c.statfd = -1; /* the serve loop polls the pidfd, or kill(2) */
-	r->pidfd = msg->has_pidfd && nfds > 1 ? fds[1] : -1;
-	if (!msg->has_pidfd && nfds > 1)
+	r->pidfd = msg->head.has_pidfd && nfds > 1 ? fds[1] : -1;
+	if (!msg->head.has_pidfd && nfds > 1)
 		close(fds[1]);
 	fds[0] = fds[1] = -1;
 	/* A program that registered itself without a pidfd, asked to be
 	 * known by the connection's. */
-	if (r->pidfd < 0 && msg->peer_pidfd && !msg->via_child)
+	if (r->pidfd < 0 && msg->head.peer_pidfd && !msg->head.via_child)
 		r->pidfd = peer_pidfd(sk, &gone);
 	if (fstat(r->memfd, &st) < 0 || (size_t)st.st_size < MT_RING_HDR_SIZE)
 		goto refuse;
@@ -340,16 +342,16 @@ static ring_t *take(int fd)
 	 * namespace the program is in; without one, the peer is the program
 	 * or its go-between child, and the program waits for the answer, so
 	 * its pid is still the program's when a pidfd of it is opened here. */
-	if (!msg->via_child && cr.pid > 0 && cr.pid == msg->pid) {
+	if (!msg->head.via_child && cr.pid > 0 && cr.pid == msg->head.pid) {
 		r->c.program = cr.pid;
 	} else if (r->pidfd >= 0) {
 		r->c.program = pidfd_pid(r->pidfd);
 		/* A program that did not wait may be reaped by now (Pid -1):
 		 * its pidfd says it has ended, and the pid it sent names it. */
 		if (r->c.program <= 0)
-			r->c.program = msg->pid;
+			r->c.program = msg->head.pid;
 	} else {
-		r->c.program = msg->via_child ? parent_of(cr.pid) : cr.pid;
+		r->c.program = msg->head.via_child ? parent_of(cr.pid) : cr.pid;
 	}
 	if (r->c.program <= 0)
 		goto refuse;
@@ -364,25 +366,25 @@ static ring_t *take(int fd)
 	r->c.pidfd = r->pidfd;
 	r->c.ring_fd = r->memfd;
 	r->c.shared = 1;
-	r->c.timed = msg->stats != 0;
+	r->c.timed = msg->head.stats != 0;
 	atomic_store(&h->collector_pid, (int32_t)self_pid);
 	/* Without it the program asks the kernel whether we live. */
 	r->taken = mt_drainer_take(h) == 0;
-	rc = mt_out_open(&r->c.out, msg->name, msg->root != 0, r->path, sizeof(r->path));
+	rc = mt_out_open(&r->c.out, msg->name, msg->head.root != 0, r->path, sizeof(r->path));
 	memcpy(h->path, r->path, strlen(r->path) + 1);
 	/* Our own copy: the header's is the program's to write. */
 	r->c.path = r->path;
-	r->c.made = !msg->root;
+	r->c.made = !msg->head.root;
 	if (rc < 0) {
 		/* A program that did not wait for the answer is told nothing
 		 * more: it stops tracing at its next look at the ring. */
-		if (msg->nowait) {
+		if (msg->head.nowait) {
 			if (rc == -ENAMETOOLONG)
 				fprintf(stderr, "memtrace: the trace name of process %d is too long; "
-					"it runs untraced\n", (int)msg->pid);
+					"it runs untraced\n", (int)msg->head.pid);
 			else
 				fprintf(stderr, "memtrace: cannot open trace '%s'; process %d runs "
-					"untraced\n", r->path[0] ? r->path : msg->name, (int)msg->pid);
+					"untraced\n", r->path[0] ? r->path : msg->name, (int)msg->head.pid);
 		}
 		atomic_store(&h->open_error, -rc);
 		atomic_store(&h->state, MT_RING_FAILED);
@@ -407,10 +409,10 @@ static ring_t *take(int fd)
 refuse:
 	answer(fd, MT_REGISTER_REFUSED);
 	/* A program that did not wait learns it from its ring. */
-	if (foreign && msg->nowait) {
+	if (foreign && msg->head.nowait) {
 		refuse_ring(fds[0]);
 		fprintf(stderr, "memtrace: memtrace record's collector does not serve process %d "
-			"(another user's); it runs untraced\n", (int)msg->pid);
+			"(another user's); it runs untraced\n", (int)msg->head.pid);
 	}
 	for (int i = 0; i < 2; i++)
 		if (fds[i] >= 0)

@@ -7,7 +7,8 @@
  *
  * The preload connects to the abstract UNIX socket named by
  * MEMTRACE_RECORD (SOCK_SEQPACKET, the name without its leading NUL),
- * sends one mt_register_msg_t with the ring's memfd and, when it has one,
+ * sends one mt_register_msg_t, as long as its name, with the ring's memfd
+ * and, when it has one,
  * a pidfd of the program (SCM_RIGHTS, in that order).  A collector whose
  * socket's name ends in MT_REGISTER_PEER_PIDFD takes a pidfd of the sender
  * from the connection itself (SO_PEERPIDFD, made when the sender connected
@@ -28,7 +29,7 @@
 #include <stdint.h>
 
 #define MT_REGISTER_ENV "MEMTRACE_RECORD"
-#define MT_REGISTER_MAGIC 0x676572746d000004ull /* "mtreg", version 4 */
+#define MT_REGISTER_MAGIC 0x676572746d000005ull /* "mtreg", version 5 */
 /* The socket's name, its leading NUL not counted. */
 #define MT_REGISTER_SOCKET_MAX 100
 /* How the name of a collector's socket ends when the collector takes the
@@ -52,7 +53,16 @@ typedef struct {
 			      * connection (MT_REGISTER_PEER_PIDFD) */
 	uint32_t stats;     /* the program prints the collector's account
 			     * (MEMTRACE_STATS): time the CPU spent on it */
-	char name[4096];    /* the trace's name, %p expanded */
+} mt_register_head_t;
+
+/* The longest trace name, its NUL counted. */
+#define MT_REGISTER_NAME_MAX 4096
+
+/* What is sent: the head, then the trace's name (%p expanded) and its
+ * NUL, no further: a message of the name's own length. */
+typedef struct {
+	mt_register_head_t head;
+	char name[MT_REGISTER_NAME_MAX];
 } mt_register_msg_t;
 
 #endif

@@ -265,13 +265,16 @@ out:
 static void register_ring(spawn_t *s)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	mt_register_msg_t msg = { .magic = MT_REGISTER_MAGIC };
+	mt_register_head_t msg = { .magic = MT_REGISTER_MAGIC };
 	union {
 		char buf[CMSG_SPACE(2 * sizeof(int))];
 		struct cmsghdr align;
 	} control;
-	struct iovec iov = { &msg, sizeof(msg) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+	/* The head, then the name and its NUL: a message of the name's
+	 * own length, none of it copied (common/mt_register.h). */
+	struct iovec iov[2] = { { &msg, sizeof(msg) },
+				{ (void *)s->name, strlen(s->name) + 1 } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2,
 			     .msg_control = control.buf };
 	struct cmsghdr *cm;
 	struct ucred cr = { 0 };
@@ -302,7 +305,6 @@ static void register_ring(spawn_t *s)
 	msg.has_pidfd = s->pidfd >= 0;
 	msg.via_child = !s->alone;
 	msg.stats = (uint32_t)s->stats;
-	memcpy(msg.name, s->name, strlen(s->name) + 1);
 	nfds = s->pidfd >= 0 ? 2 : 1;
 	mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
 	cm = CMSG_FIRSTHDR(&mh);
@@ -335,7 +337,7 @@ static void register_ring(spawn_t *s)
 	do
 		n = sys(SYS_sendmsg, sk, (long)&mh, MSG_NOSIGNAL, 0, 0, 0);
 	while (n == -EINTR);
-	if (n != (long)sizeof(msg)) {
+	if (n != (long)(iov[0].iov_len + iov[1].iov_len)) {
 		s->err = -ECONNREFUSED;
 		goto out;
 	}
@@ -439,7 +441,7 @@ int mt_spawn_register(const char *sock, const char *name, int root,
 	long stack = 0;
 
 	if (strlen(sock) > MT_REGISTER_SOCKET_MAX ||
-	    strlen(name) >= sizeof(((mt_register_msg_t *)0)->name))
+	    strlen(name) >= MT_REGISTER_NAME_MAX)
 		return -ENAMETOOLONG;
 	s.program = (pid_t)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	s.map_len = MT_RING_HDR_SIZE + nslots * MT_RING_SLOT;

@@ -2201,8 +2201,9 @@ START_TEST(test_a_registered_rings_header_is_written_without_a_fault)
 END_TEST
 
 /* The registration taken from a socket of listen_as_record's: the
- * message into msg; returns how many descriptors came with it (closed). */
-static int take_registration(int lfd, mt_register_msg_t *msg)
+ * message into msg, its length into *len; returns how many descriptors
+ * came with it (closed). */
+static int take_registration(int lfd, mt_register_msg_t *msg, ssize_t *len)
 {
 	union {
 		char buf[CMSG_SPACE(4 * sizeof(int))];
@@ -2214,7 +2215,8 @@ static int take_registration(int lfd, mt_register_msg_t *msg)
 	int fd = accept(lfd, NULL, NULL), n = 0;
 
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(recvmsg(fd, &mh, 0), sizeof(*msg));
+	*len = recvmsg(fd, &mh, 0);
+	ck_assert_int_gt(*len, 0);
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
 		for (size_t i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++, n++) {
 			int got;
@@ -2234,6 +2236,7 @@ static int take_registration(int lfd, mt_register_msg_t *msg)
 START_TEST(test_a_program_registering_itself_sends_no_pidfd_where_the_collector_takes_its_own)
 {
 	mt_register_msg_t msg;
+	ssize_t len;
 	mt_spawn_ring_t r;
 	char sock[96];
 	int lfd;
@@ -2242,20 +2245,42 @@ START_TEST(test_a_program_registering_itself_sends_no_pidfd_where_the_collector_
 	ck_assert_int_eq(mt_spawn_register(sock, "t", 0, 1024, 0, 1, 0, &r), 0);
 	ck_assert(r.nowait);
 	mt_spawn_unmap(&r);
-	ck_assert_int_eq(take_registration(lfd, &msg), 1);
-	ck_assert(msg.peer_pidfd && !msg.has_pidfd && msg.nowait);
-	ck_assert_int_eq(msg.pid, getpid());
+	ck_assert_int_eq(take_registration(lfd, &msg, &len), 1);
+	ck_assert(msg.head.peer_pidfd && !msg.head.has_pidfd && msg.head.nowait);
+	ck_assert_int_eq(msg.head.pid, getpid());
 	ck_assert_int_eq(mt_spawn_register(sock, "t", 0, 1024, 0, 0, 0, &r), 0);
 	mt_spawn_unmap(&r);
-	ck_assert_int_eq(take_registration(lfd, &msg), 2);
-	ck_assert(!msg.peer_pidfd && msg.has_pidfd && msg.via_child && msg.nowait);
+	ck_assert_int_eq(take_registration(lfd, &msg, &len), 2);
+	ck_assert(!msg.head.peer_pidfd && msg.head.has_pidfd && msg.head.via_child && msg.head.nowait);
 	close(lfd);
 	lfd = listen_as_record(sock, sizeof(sock), "");
 	ck_assert_int_eq(mt_spawn_register(sock, "t", 0, 1024, 0, 1, 0, &r), 0);
 	ck_assert(r.nowait);
 	mt_spawn_unmap(&r);
-	ck_assert_int_eq(take_registration(lfd, &msg), 2);
-	ck_assert(!msg.peer_pidfd && msg.has_pidfd && msg.nowait);
+	ck_assert_int_eq(take_registration(lfd, &msg, &len), 2);
+	ck_assert(!msg.head.peer_pidfd && msg.head.has_pidfd && msg.head.nowait);
+	close(lfd);
+}
+END_TEST
+
+/* A registration is its head and the trace's name with its NUL, no
+ * more: the name's own length, not the longest a name may be. */
+START_TEST(test_a_registration_is_as_long_as_its_trace_name)
+{
+	const char *names[] = { "t", "/a/longer/name/memtrace.123.jsonl.zst" };
+	mt_register_msg_t msg;
+	mt_spawn_ring_t r;
+	char sock[96];
+	ssize_t len;
+	int lfd = listen_as_record(sock, sizeof(sock), "");
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		ck_assert_int_eq(mt_spawn_register(sock, names[i], 0, 1024, 0, 1, 0, &r), 0);
+		mt_spawn_unmap(&r);
+		ck_assert_int_eq(take_registration(lfd, &msg, &len), 2);
+		ck_assert_int_eq(len, offsetof(mt_register_msg_t, name) + strlen(names[i]) + 1);
+		ck_assert_str_eq(msg.name, names[i]);
+	}
 	close(lfd);
 }
 END_TEST
@@ -2373,6 +2398,7 @@ Suite *mt_suite_core(void)
 	suite_add_tcase(s, prefault);
 	tcase_add_test(registration,
 		       test_a_program_registering_itself_sends_no_pidfd_where_the_collector_takes_its_own);
+	tcase_add_test(registration, test_a_registration_is_as_long_as_its_trace_name);
 	suite_add_tcase(s, registration);
 	return s;
 }

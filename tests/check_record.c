@@ -644,6 +644,26 @@ START_TEST(test_a_process_starts_without_waiting_for_records_collector)
 }
 END_TEST
 
+/* A registration whose trace name ends without its NUL (a message cut
+ * short) is refused, and record serves the rest as ever. */
+START_TEST(test_records_collector_refuses_a_registration_whose_name_is_cut)
+{
+	char *dir = mt_test_scratch(), *out = mt_test_path(dir, "out");
+	char *prog = mt_test_workload("wl_badregister");
+	char *args[] = { prog, NULL };
+	mt_test_run_t r;
+
+	record(&r, out, args);
+	mt_quiet(r.status == 0, "record exited %d: %s %s", r.status, r.out, r.err);
+	ck_assert_str_eq(r.out, "refused\n");
+	/* wl_badregister's own trace. */
+	mt_quiet_uint_eq(assert_complete(out), 1);
+	mt_test_run_release(&r);
+	free(prog);
+	free(out);
+}
+END_TEST
+
 /* 15b. A traced process that registered itself and died of SIGKILL, and
  * was reaped, before record's collector took its ring: the collector
  * still knows it has ended (by the pidfd of the connection, or by the
@@ -1140,6 +1160,7 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_a_process_ends_without_waiting_for_records_collector);
 	tcase_add_test(tc, test_a_process_starts_without_waiting_for_records_collector);
 	tcase_add_test(tc, test_a_process_killed_before_records_collector_takes_its_ring_has_its_trace);
+	tcase_add_test(tc, test_records_collector_refuses_a_registration_whose_name_is_cut);
 	tcase_add_test(tc, test_a_process_starts_traced_without_a_child_sharing_its_memory);
 	tcase_add_test(tc, test_a_forked_child_keeps_its_parents_clock_verdict_and_needs_no_child);
 	tcase_add_test(tc, test_records_collector_sleeps_while_no_ring_has_records);
