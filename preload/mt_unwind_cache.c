@@ -459,6 +459,7 @@ typedef struct {
 	uint64_t ip;
 	const uint8_t *hdr;
 	int in;
+	uint64_t unloads; /* the loader's count of unloads, or UINT64_MAX */
 } find_t;
 
 static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
@@ -467,7 +468,8 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 	const uint8_t *hdr = NULL;
 	int in = 0;
 
-	(void)size;
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+		f->unloads = info->dlpi_subs;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
@@ -484,16 +486,18 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-/* The FDE of ip through its module's .eh_frame_hdr table, or NULL. */
-static const uint8_t *find_fde(uint64_t ip)
+/* The FDE of ip through its module's .eh_frame_hdr table, or NULL; the
+ * loader's count of unloads as it said it then into *unloads. */
+static const uint8_t *find_fde(uint64_t ip, uint64_t *unloads)
 {
-	find_t f = { ip, NULL, 0 };
+	find_t f = { ip, NULL, 0, UINT64_MAX };
 	const uint8_t *p, *end;
 	const int32_t *table;
 	uint64_t ignored, count, base;
 	size_t lo, hi;
 
 	dl_iterate_phdr(find_module, &f);
+	*unloads = f.unloads;
 	if (!f.in || !f.hdr || f.hdr[0] != 1 || f.hdr[3] != 0x3b)
 		return NULL;
 	base = (uint64_t)f.hdr;
@@ -520,10 +524,11 @@ static const uint8_t *find_fde(uint64_t ip)
 }
 
 /* The rule at ip (the address libunwind looks up: a caller's return
- * address minus one), as libunwind's tdep_stash_frame would class it. */
-static void read_rule(uint64_t ip, rule_t *out)
+ * address minus one), as libunwind's tdep_stash_frame would class it;
+ * the loader's count of unloads when it was read into *unloads. */
+static void read_rule(uint64_t ip, rule_t *out, uint64_t *unloads)
 {
-	const uint8_t *fde = find_fde(ip), *p, *end, *cie_at;
+	const uint8_t *fde = find_fde(ip, unloads), *p, *end, *cie_at;
 	uint32_t len, cie_off;
 	uint64_t begin, range, loc;
 	cie_t cie;
@@ -817,7 +822,7 @@ static TLS unsigned walks_here;
  */
 static const rule_t *rule_of(state_t *st, uint64_t ip)
 {
-	uint64_t h = ip * 0x9e3779b97f4a7c15ull, gen, word;
+	uint64_t h = ip * 0x9e3779b97f4a7c15ull, gen, word, unloads;
 	const rule_t *set = &st->rules[(h >> st->h.shift) * RULE_WAYS];
 	rule_t fresh;
 	int shared;
@@ -842,13 +847,13 @@ static const rule_t *rule_of(state_t *st, uint64_t ip)
 	if (!shared) {
 		if (guard_enter)
 			guard_enter();
-		read_rule(ip, &fresh);
+		read_rule(ip, &fresh, &unloads);
 		if (guard_leave)
 			guard_leave();
 		atomic_fetch_add_explicit(&rules_read, 1, memory_order_relaxed);
 		fresh.ip = ip;
 		memcpy(&word, &fresh.cfa_off, sizeof(word));
-		mt_unwind_share_add(ip, gen, word);
+		mt_unwind_share_add(ip, gen, unloads, word);
 	}
 	return rule_put(st, &fresh, st->h.shift);
 }

@@ -31,6 +31,7 @@ typedef struct {
 
 typedef struct {
 	uint64_t generation;
+	uint64_t unloads; /* the loader's dlpi_subs when it was made */
 	uint32_t nranges;
 	uint32_t pad;
 	/* The executable segments of the objects loaded when it was made,
@@ -53,12 +54,14 @@ static _Atomic(table_t *) table;
 static _Atomic int locked;
 static uint64_t found, added;
 
-/* Record each object's executable segments. */
+/* Record each object's executable segments, and the loader's count of
+ * unloads (UINT64_MAX where it gives none). */
 static int add_ranges(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	head_t *h = arg;
 
-	(void)size;
+	h->unloads = size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs) ?
+			     info->dlpi_subs : UINT64_MAX;
 	for (int i = 0; i < info->dlpi_phnum && h->nranges < MAX_RANGES; i++) {
 		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
 
@@ -85,6 +88,12 @@ void mt_unwind_share_fork_prepare(uint64_t generation)
 		return;
 	t->head.generation = generation;
 	dl_iterate_phdr(add_ranges, &t->head);
+	if (t->head.unloads == UINT64_MAX) {
+		/* No way to tell an unload no hook saw: no table. */
+		munmap(t, TABLE_BYTES);
+		atomic_store(&locked, 1);
+		return;
+	}
 	/* Two threads forking at once: one table. */
 	if (!atomic_compare_exchange_strong(&table, &none, t))
 		munmap(t, TABLE_BYTES);
@@ -146,12 +155,12 @@ int mt_unwind_share_find(uint64_t ip, uint64_t generation, uint64_t *rule)
 	return 0;
 }
 
-void mt_unwind_share_add(uint64_t ip, uint64_t generation, uint64_t rule)
+void mt_unwind_share_add(uint64_t ip, uint64_t generation, uint64_t unloads, uint64_t rule)
 {
 	table_t *t = table_for(ip, generation);
 	unsigned h = home(ip);
 
-	if (!t || !ip || ip == CLAIMED)
+	if (!t || !ip || ip == CLAIMED || unloads != t->head.unloads)
 		return;
 	for (unsigned i = 0; i < PROBES; i++) {
 		slot_t *s = &t->slots[(h + i) % SLOTS];

@@ -20,9 +20,14 @@
  * table holds only addresses inside the executable segments of the
  * objects loaded then (an object loaded since, perhaps where a sibling
  * loaded another, is not shared), and answers only a process whose count
- * of unloads (the caller's generation) is the one it was made in (an
- * unload may have put other code at those addresses).  The process that
- * made it makes a new one at its next fork once its own count moved.
+ * of unloads (the caller's generation, which the dlclose hook moves) is
+ * the one it was made in (an unload may have put other code at those
+ * addresses).  A rule is added only where the loader's own count of
+ * unloads, as the rule's read saw it, is still the one the table was
+ * made with: glibc unloads some objects itself (iconv's modules), which
+ * no hook sees, and a process that had one unloaded keeps what it reads
+ * to itself.  A table is made once in a process's life; where the loader
+ * gives no count of unloads, none is.
  *
  * Invariants:
  * - Lock-free across processes: a slot is claimed by compare-and-swap
@@ -61,8 +66,9 @@ void mt_unwind_share_fork_child(void);
 int mt_unwind_share_find(uint64_t ip, uint64_t generation, uint64_t *rule);
 
 /* Keep rule for ip for the processes sharing the table, on the same
- * terms as mt_unwind_share_find answers. */
-void mt_unwind_share_add(uint64_t ip, uint64_t generation, uint64_t rule);
+ * terms as mt_unwind_share_find answers, where unloads (the loader's
+ * dlpi_subs when the rule was read) is the table's. */
+void mt_unwind_share_add(uint64_t ip, uint64_t generation, uint64_t unloads, uint64_t rule);
 
 /* For tests and MEMTRACE_STATS: rules this process took from the table,
  * and rules it added. */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -40,6 +41,7 @@
 #include "../preload/mt_real.h"
 #include "../preload/mt_settings.h"
 #include "../preload/mt_spawn.h"
+#include "../preload/mt_unwind_share.h"
 #include "../preload/mt_stack.h"
 #include "../preload/mt_symbol.h"
 #include "../preload/mt_table.h"
@@ -2285,6 +2287,43 @@ START_TEST(test_a_registration_is_as_long_as_its_trace_name)
 }
 END_TEST
 
+/* The loader's count of objects unloaded (dlpi_subs). */
+static int count_unloads(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	ck_assert_uint_ge(size, offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs));
+	*(uint64_t *)arg = info->dlpi_subs;
+	return 1;
+}
+
+/* The table of rules a fork shares keeps a rule only for code that was
+ * there when it was made and is there still: an address in an object
+ * loaded then, read by a process whose count of unloads, the hooks'
+ * (generation) and the loader's own, is the table's.  A rule read after
+ * an unload that no hook saw (glibc unloads iconv's modules itself) is
+ * not shared. */
+START_TEST(test_a_fork_shares_rules_only_for_the_code_its_table_was_made_for)
+{
+	uint64_t unloads = 0, rule = 0, ip = (uint64_t)(uintptr_t)&count_unloads + 1;
+
+	dl_iterate_phdr(count_unloads, &unloads);
+	mt_unwind_share_reset();
+	mt_unwind_share_fork_prepare(7);
+	mt_unwind_share_add(ip, 7, unloads + 1, 0x1234);
+	ck_assert(!mt_unwind_share_find(ip, 7, &rule));
+	mt_unwind_share_add(ip, 7, unloads, 0x1234);
+	ck_assert(mt_unwind_share_find(ip, 7, &rule));
+	ck_assert_uint_eq(rule, 0x1234);
+	/* Another count of the hooks' unloads: nothing. */
+	ck_assert(!mt_unwind_share_find(ip, 8, &rule));
+	mt_unwind_share_add(ip + 16, 8, unloads, 0x5678);
+	ck_assert(!mt_unwind_share_find(ip + 16, 7, &rule));
+	/* Outside every object loaded when it was made: nothing. */
+	mt_unwind_share_add(0x1000, 7, unloads, 0x9abc);
+	ck_assert(!mt_unwind_share_find(0x1000, 7, &rule));
+	mt_unwind_share_reset();
+}
+END_TEST
+
 /* A short process's trace fits in the header's first page and the first
  * page of slots (a /bin/true's takes 3 slots): a new ring makes just those
  * two resident, as each page of a memfd costs its allocation, zeroing and
@@ -2327,6 +2366,7 @@ Suite *mt_suite_core(void)
 	TCase *settings = tcase_create("settings");
 	TCase *prefault = tcase_create("prefault");
 	TCase *registration = tcase_create("registration");
+	TCase *rules = tcase_create("rules");
 
 	tcase_set_timeout(trace, 60);
 	tcase_add_test(trace, test_core_trace_of_nothing_is_the_smallest_complete_trace);
@@ -2400,5 +2440,7 @@ Suite *mt_suite_core(void)
 		       test_a_program_registering_itself_sends_no_pidfd_where_the_collector_takes_its_own);
 	tcase_add_test(registration, test_a_registration_is_as_long_as_its_trace_name);
 	suite_add_tcase(s, registration);
+	tcase_add_test(rules, test_a_fork_shares_rules_only_for_the_code_its_table_was_made_for);
+	suite_add_tcase(s, rules);
 	return s;
 }
