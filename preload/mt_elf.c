@@ -11,6 +11,7 @@
 #include "mt_elf.h"
 
 #include <elf.h>
+#include <link.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -514,6 +515,13 @@ int mt_elf_probe(mt_elf_view_t *v, uint64_t ip, mt_elf_sym_t *by_scan,
 	by_index->distance = index_lookup(v, ip, &by_index->name, &by_index->name_max,
 					  &by_index->size);
 	return 1;
+}
+
+uint64_t mt_elf_unloads(const struct dl_phdr_info *info, size_t size)
+{
+	if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
+		return UINT64_MAX;
+	return info->dlpi_subs;
 }
 
 int mt_elf_main_phdrs(const Elf64_Phdr **ph, size_t *n, uintptr_t *bias)

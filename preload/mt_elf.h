@@ -95,6 +95,13 @@ void mt_elf_drop(mt_elf_view_t *v);
  * PT_PHDR, into *bias.  Returns 0, or -1 when it has no PT_PHDR. */
 int mt_elf_main_phdrs(const Elf64_Phdr **ph, size_t *n, uintptr_t *bias);
 
+struct dl_phdr_info;
+
+/* The loader's count of objects unloaded (dlpi_subs) as a visit of
+ * dl_iterate_phdr is told it (info of size bytes), or UINT64_MAX where
+ * this loader's info has no such count. */
+uint64_t mt_elf_unloads(const struct dl_phdr_info *info, size_t size);
+
 /* Name ip in an MT_ELF_OK view: the distance from the symbol chosen, or
  * UINT64_MAX when there is none; *name (NULL when none), *name_max and
  * *size as in mt_elf_sym_t.  May build the view's index. */

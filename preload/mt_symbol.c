@@ -306,10 +306,11 @@ static uint64_t loaded_gen;
 
 static int count_loads(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	uint64_t *gen = arg;
+	uint64_t *gen = arg, subs = mt_elf_unloads(info, size);
 
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
-		*gen = (uint64_t)info->dlpi_adds * 0x100000001ull + info->dlpi_subs;
+	/* dlpi_adds comes before dlpi_subs: both or neither. */
+	if (subs != UINT64_MAX)
+		*gen = (uint64_t)info->dlpi_adds * 0x100000001ull + subs;
 	return 1;
 }
 

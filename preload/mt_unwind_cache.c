@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "mt_elf.h"
 #include "mt_prefault.h"
 #include "mt_spares.h"
 #include "mt_unwind_share.h"
@@ -468,8 +469,7 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 	const uint8_t *hdr = NULL;
 	int in = 0;
 
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
-		f->unloads = info->dlpi_subs;
+	f->unloads = mt_elf_unloads(info, size);
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uint64_t lo = info->dlpi_addr + ph->p_vaddr;
@@ -876,8 +876,7 @@ void mt_unwind_cache_fork_child(void)
  * none. */
 static int count_unloads(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs))
-		*(uint64_t *)arg = info->dlpi_subs;
+	*(uint64_t *)arg = mt_elf_unloads(info, size);
 	return 1;
 }
 

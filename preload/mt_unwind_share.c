@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <sys/mman.h>
 
+#include "mt_elf.h"
 #include "mt_forkmap.h"
 
 /* Four pages, aligned to their size (mt_forkmap.h): inside one of the
@@ -50,18 +51,18 @@ _Static_assert(sizeof(table_t) == TABLE_BYTES, "the slots fill the rest");
 
 /* Set once, before the fork that shares it. */
 static _Atomic(table_t *) table;
-/* Set by mt_unwind_share_lock_down(): no mapping is made after it. */
+/* Set by mt_unwind_share_lock_down(), or where the loader gives no
+ * count of unloads: no table is made after it. */
 static _Atomic int locked;
 static uint64_t found, added;
 
 /* Record each object's executable segments, and the loader's count of
- * unloads (UINT64_MAX where it gives none). */
+ * unloads. */
 static int add_ranges(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	head_t *h = arg;
 
-	h->unloads = size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs) ?
-			     info->dlpi_subs : UINT64_MAX;
+	h->unloads = mt_elf_unloads(info, size);
 	for (int i = 0; i < info->dlpi_phnum && h->nranges < MAX_RANGES; i++) {
 		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
 
