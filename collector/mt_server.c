@@ -341,7 +341,9 @@ static ring_t *take(int fd)
 	 * short processes).  Otherwise the pidfd knows it whatever pid
 	 * namespace the program is in; without one, the peer is the program
 	 * or its go-between child, and the program waits for the answer, so
-	 * its pid is still the program's when a pidfd of it is opened here. */
+	 * its pid is still the program's when a pidfd of it is opened here
+	 * (or the program has been reaped, gone: the pid its connection saw
+	 * names its trace, and no pidfd is opened). */
 	if (!msg->head.via_child && cr.pid > 0 && cr.pid == msg->head.pid) {
 		r->c.program = cr.pid;
 	} else if (r->pidfd >= 0) {
