@@ -524,6 +524,7 @@ EXECL_HOOK(execle, execve, path, 1)
 __attribute__((constructor)) static void mt_hooks_start(int argc, char **argv,
 							char **envp)
 {
+	mt_trace_mark_start();
 	if (mt_real_resolve() < 0 || !mt_trace_guard())
 		return;
 	mt_trace_set_argv(argc, argv);

@@ -104,9 +104,16 @@ static char record_sock[MT_REGISTER_SOCKET_MAX + 1];
  * pid 1, or a child subreaper): neither it nor its tree is traced, and
  * libmtpreload.so leaves LD_PRELOAD (mt_trace_publish_env). */
 static int unpreload;
-/* MEMTRACE_STATS=1: once the trace is finished, one line on stderr with
- * what the collector did (make bench reads it). */
+/* MEMTRACE_STATS=1: once the trace is finished, lines on stderr with
+ * what the collector did and what this process's start took (make bench
+ * and bench/start-costs read them). */
 static int stats;
+/* MEMTRACE_STATS' start line: when this process's setup began (the
+ * preload's constructor, or the fork: start_forked), how long it took
+ * until tracing was on, and the registration's part of it (the ring made
+ * and handed to the collector).  0: not measured. */
+static uint64_t start_at, start_took, register_took;
+static int start_forked;
 static char **main_envp;
 /* The process the trace is this image's: a vfork child shares our
  * memory, and must never end or write the trace (mt_trace_owned). */
@@ -429,6 +436,39 @@ void mt_trace_publish_env(char **envp)
 
 /* ---- records ---- */
 
+/* MEMTRACE_STATS' clock for the start line: the vDSO's, read only when
+ * the line is asked for. */
+static uint64_t stats_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void mt_trace_mark_start(void)
+{
+	if (mt_settings_stats(getenv("MEMTRACE_STATS")))
+		start_at = stats_clock();
+}
+
+/* MEMTRACE_STATS: what this process's start took, once tracing is on;
+ * said once, at its exit or its exec. */
+static void say_start(void)
+{
+	char msg[2 * MT_FMT_U64_MAX + 48];
+	size_t n;
+
+	if (!stats || !start_took)
+		return;
+	n = (size_t)(stpcpy(msg, start_forked ? "start: fork ns " : "start: image ns ") - msg);
+	n += mt_fmt_u64(msg + n, start_took);
+	n += (size_t)(stpcpy(msg + n, " register_ns ") - (msg + n));
+	msg[n + mt_fmt_u64(msg + n, register_took)] = '\0';
+	mt_say_line(msg, NULL, NULL);
+	start_took = 0; /* an exec that fails goes on to say no more */
+}
+
 /* Print the collector's message, once (a collector of its own has no
  * stderr; record's prints it for a program that left, and whoever prints
  * it first takes it). */
@@ -602,7 +642,7 @@ static int open_wait(const char *name)
  */
 static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid, int wait)
 {
-	uint64_t slots;
+	uint64_t slots, at = stats ? stats_clock() : 0;
 	int rc;
 
 	stack_depth = depth < 0 ? 0 : depth > MT_STACK_MAX_DEPTH ? MT_STACK_MAX_DEPTH : depth;
@@ -648,6 +688,8 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid,
 		return rc;
 	}
 started:
+	if (at)
+		register_took = stats_clock() - at;
 	mt_record_prefault_start();
 	mt_record_seen_tail = 0;
 	/* The header goes into the ring before the wait: a process killed
@@ -761,6 +803,7 @@ static void say_stats(void)
 		msg[n + mt_fmt_u64(msg + n, kept)] = '\0';
 		mt_say_line(msg, NULL, NULL);
 	}
+	say_start();
 }
 
 static unsigned reason_code(const char *reason)
@@ -809,6 +852,9 @@ static void atfork_child(void)
 	char name[PATH_CAP];
 	pid_t ppid = getppid();
 
+	start_at = stats ? stats_clock() : 0;
+	start_took = register_took = 0;
+	start_forked = 1;
 	mt_lock_reset();
 	atomic_store(&mt_trace_fail_at, 0); /* only the process it was set for */
 	mt_symbol_fork_child();
@@ -830,7 +876,8 @@ static void atfork_child(void)
 			/* One thread: the registration and the files its
 			 * header reads take no child (mt_nofd_set_alone). */
 			mt_nofd_set_alone(1);
-			begin_trace_locked(name, 0, stack_depth, ppid, 1);
+			if (begin_trace_locked(name, 0, stack_depth, ppid, 1) == 0 && start_at)
+				start_took = stats_clock() - start_at;
 			mt_nofd_set_alone(0);
 		}
 	}
@@ -991,6 +1038,8 @@ void mt_trace_init(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	mt_signal_install(end_on_signal, mt_real.sigaction);
 	arm_fail_at();
+	if (stats && start_at)
+		start_took = stats_clock() - start_at;
 done:
 	init_argc = 0;
 	atomic_store(&init_state, 2);
@@ -1083,6 +1132,7 @@ int mt_trace_exec_begin(void)
 			   atomic_load(&mt_record_ring.hdr->dropped), &end) == 0 && !leave)
 		mt_record_wait_collector(end, 1, 0);
 	say_collector_message();
+	say_start();
 	errno = saved;
 	return 1;
 }

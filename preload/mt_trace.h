@@ -59,6 +59,11 @@
  * comes first.  Must be called inside mt_trace_enter(). */
 void mt_trace_init(void);
 
+/* MEMTRACE_STATS: the preload's constructor has begun, where this
+ * image's start line begins (docs/preload.md).  Reads the clock only when
+ * MEMTRACE_STATS asks for the lines.  Call before mt_real_resolve(). */
+void mt_trace_mark_start(void);
+
 /* The constructor's argc and argv, main()'s: the first trace.start's
  * argv is made from them instead of /proc/self/cmdline, which holds the
  * same bytes until the program changes them and costs a child process to

@@ -381,6 +381,54 @@ static int count_all_names_shared(const char *err)
 	return n;
 }
 
+/* The "memtrace: start: KIND ns N register_ns N" lines of err of one
+ * kind ("image" or "fork"), each a start whose registration is a part of
+ * it; returns how many. */
+static int count_start_lines(const char *err, const char *kind)
+{
+	const char *at = err;
+	unsigned long long ns, reg;
+	char k[8];
+	int n = 0;
+
+	while ((at = strstr(at, "memtrace: start: ")) != NULL) {
+		mt_quiet(sscanf(at, "memtrace: start: %7s ns %llu register_ns %llu", k, &ns, &reg) == 3,
+			 "a start line: %.60s", at);
+		mt_quiet(!strcmp(k, "image") || !strcmp(k, "fork"), "a start line: %.60s", at);
+		mt_quiet(reg > 0 && reg <= ns && ns < 60000000000ull, "a start line: %.60s", at);
+		n += !strcmp(k, kind);
+		at++;
+	}
+	return n;
+}
+
+/* MEMTRACE_STATS says what each process's start took, once: at its exit,
+ * or at its exec, each image and each forked child its own. */
+START_TEST(test_stats_say_what_each_start_took)
+{
+	char *dir = mt_test_scratch(), *pattern = mt_test_path(dir, "t.%p.jsonl");
+	mt_test_run_t r;
+
+	run_traced(&r, "wl_forknames", pattern, "MEMTRACE_STATS=1", NULL);
+	mt_quiet(r.status == 0, "wl_forknames exited %d: %s", r.status, r.err);
+	mt_quiet_int_eq(count_start_lines(r.err, "image"), 1);
+	mt_quiet_int_eq(count_start_lines(r.err, "fork"), 3);
+	mt_test_run_release(&r);
+	/* The image before the exec and the one after, one line each. */
+	run_traced(&r, "wl_exec", pattern, "MEMTRACE_STATS=1", "self");
+	mt_quiet(r.status == 0, "wl_exec exited %d: %s", r.status, r.err);
+	mt_quiet_int_eq(count_start_lines(r.err, "image"), 2);
+	mt_quiet_int_eq(count_start_lines(r.err, "fork"), 0);
+	mt_test_run_release(&r);
+	/* Asked for by no one, said by no one. */
+	run_traced(&r, "wl_exec", pattern, NULL, "self");
+	mt_quiet_int_eq(r.status, 0);
+	mt_quiet(!strstr(r.err, "memtrace: start: "), "stderr: %s", r.err);
+	mt_test_run_release(&r);
+	free(pattern);
+}
+END_TEST
+
 START_TEST(test_forked_children_take_the_names_their_siblings_gave)
 {
 	char *dir = mt_test_scratch(), *pattern = mt_test_path(dir, "t.%p.jsonl");
@@ -1881,6 +1929,7 @@ Suite *mt_suite_preload(void)
 	tcase_add_test(tc, test_eight_threads_and_the_main_thread_before_them_keep_seq_contiguous_and_counts_exact);
 	tcase_add_test(tc, test_fork_and_exec_children_write_their_own_traces);
 	tcase_add_test(tc, test_forked_children_take_the_names_their_siblings_gave);
+	tcase_add_test(tc, test_stats_say_what_each_start_took);
 	tcase_add_test(tc, test_a_sibling_with_another_file_where_one_was_names_its_own_frames);
 	tcase_add_test(tc, test_fork_without_handlers_children_leave_the_parents_trace_alone);
 	tcase_add_test(tc, test_cxx_new_and_delete_are_recorded);
