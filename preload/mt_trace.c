@@ -106,7 +106,7 @@ static char record_sock[MT_REGISTER_SOCKET_MAX + 1];
 static int unpreload;
 /* MEMTRACE_STATS=1: once the trace is finished, lines on stderr with
  * what the collector did and what this process's start took (make bench
- * and bench/start-costs read them). */
+ * and bench/compare-starts -s read them). */
 static int stats;
 /* MEMTRACE_STATS' start line: when this process's setup began (the
  * preload's constructor, or the fork: start_forked), how long it took
