@@ -7,21 +7,22 @@
  *
  * The preload connects to the abstract UNIX socket named by
  * MEMTRACE_RECORD (SOCK_SEQPACKET, the name without its leading NUL),
- * sends one mt_register_msg_t, as long as its name, with the ring's memfd
- * and, when it has one,
- * a pidfd of the program (SCM_RIGHTS, in that order).  A collector whose
- * socket's name ends in MT_REGISTER_PEER_PIDFD takes a pidfd of the sender
- * from the connection itself (SO_PEERPIDFD, made when the sender connected
- * and valid however soon it ends): a sender that is the program sends
- * none then (peer_pidfd).  With a pidfd either way, and the collector's
- * pid in its pid namespace, it reads no answer (nowait): the collector
- * knows the program by the pidfd however soon it ends, the memfd in flight keeps the ring, and the
- * collector sets the ring's state (WRITING or FAILED, common/mt_ring.h)
- * when it takes it, saying on its own stderr why it does not serve the
- * program (another user) or cannot open its trace.  Without one it reads
- * one byte of answer: MT_REGISTER_TAKEN once the collector has set the
- * ring's state, MT_REGISTER_REFUSED when it will not serve the sender;
- * any other end (no byte) is a collector that is gone.
+ * sends one mt_register_msg_t, as long as its name, with the ring's
+ * memfd and, when it has one, a pidfd of the program (SCM_RIGHTS, in
+ * that order).  A collector whose socket's name ends in
+ * MT_REGISTER_PEER_PIDFD takes a pidfd of the sender from the
+ * connection itself (SO_PEERPIDFD, made when the sender connected and
+ * valid however soon it ends): a sender that is the program sends none
+ * then (peer_pidfd).  With a pidfd either way, and the collector's pid
+ * in its pid namespace, it reads no answer (nowait): the collector
+ * knows the program by the pidfd however soon it ends, the memfd in
+ * flight keeps the ring, and the collector sets the ring's state
+ * (WRITING or FAILED, common/mt_ring.h) when it takes it, saying on its
+ * own stderr why it does not serve the program (another user) or cannot
+ * open its trace.  Without one it reads one byte of answer:
+ * MT_REGISTER_TAKEN once the collector has set the ring's state,
+ * MT_REGISTER_REFUSED when it will not serve the sender; any other end
+ * (no byte) is a collector that is gone.
  */
 #ifndef MT_REGISTER_H
 #define MT_REGISTER_H
