@@ -109,11 +109,12 @@ static int unpreload;
  * and bench/compare-starts -s read them). */
 static int stats;
 /* MEMTRACE_STATS' start line: when this process's setup began (the
- * preload's constructor, or the fork: start_forked), how long it took
- * until tracing was on, and the registration's part of it (the ring made
- * and handed to the collector).  0: not measured. */
+ * preload's constructor, or the fork: start_forked; 0: not marked), how
+ * long it took until tracing was on (start_measured: it was, and is not
+ * said yet; a coarse clock may give 0), and the registration's part of
+ * it (the ring made and handed to the collector). */
 static uint64_t start_at, start_took, register_took;
-static int start_forked;
+static int start_forked, start_measured;
 static char **main_envp;
 /* The process the trace is this image's: a vfork child shares our
  * memory, and must never end or write the trace (mt_trace_owned). */
@@ -459,14 +460,14 @@ static void say_start(void)
 	char msg[2 * MT_FMT_U64_MAX + 48];
 	size_t n;
 
-	if (!stats || !start_took)
+	if (!stats || !start_measured)
 		return;
 	n = (size_t)(stpcpy(msg, start_forked ? "start: fork ns " : "start: image ns ") - msg);
 	n += mt_fmt_u64(msg + n, start_took);
 	n += (size_t)(stpcpy(msg + n, " register_ns ") - (msg + n));
 	msg[n + mt_fmt_u64(msg + n, register_took)] = '\0';
 	mt_say_line(msg, NULL, NULL);
-	start_took = 0; /* an exec that fails goes on to say no more */
+	start_measured = 0; /* an exec that fails goes on to say no more */
 }
 
 /* Print the collector's message, once (a collector of its own has no
@@ -854,6 +855,7 @@ static void atfork_child(void)
 
 	start_at = stats ? stats_clock() : 0;
 	start_took = register_took = 0;
+	start_measured = 0;
 	start_forked = 1;
 	mt_lock_reset();
 	atomic_store(&mt_trace_fail_at, 0); /* only the process it was set for */
@@ -876,8 +878,10 @@ static void atfork_child(void)
 			/* One thread: the registration and the files its
 			 * header reads take no child (mt_nofd_set_alone). */
 			mt_nofd_set_alone(1);
-			if (begin_trace_locked(name, 0, stack_depth, ppid, 1) == 0 && start_at)
+			if (begin_trace_locked(name, 0, stack_depth, ppid, 1) == 0 && start_at) {
 				start_took = stats_clock() - start_at;
+				start_measured = 1;
+			}
 			mt_nofd_set_alone(0);
 		}
 	}
@@ -1038,8 +1042,10 @@ void mt_trace_init(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	mt_signal_install(end_on_signal, mt_real.sigaction);
 	arm_fail_at();
-	if (stats && start_at)
+	if (stats && start_at) {
 		start_took = stats_clock() - start_at;
+		start_measured = 1;
+	}
 done:
 	init_argc = 0;
 	atomic_store(&init_state, 2);
