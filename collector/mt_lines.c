@@ -25,6 +25,7 @@ static const piece_t heads[MT_KIND_COUNT] = {
 	HEAD(MT_KIND_ALLOC, ",\"kind\":\"alloc\",\"allocator_id\":0,\"ptr\":\"0x"),
 	HEAD(MT_KIND_FREE, ",\"kind\":\"free\",\"allocator_id\":0,\"ptr\":\"0x"),
 	HEAD(MT_KIND_RESIZE, ",\"kind\":\"resize\",\"allocator_id\":0,\"ptr\":\"0x"),
+	HEAD(MT_KIND_REMAP, ",\"kind\":\"remap\",\"allocator_id\":0,\"ptr\":\"0x"),
 #undef HEAD
 };
 
@@ -39,8 +40,11 @@ static const piece_t fns[MT_FN_COUNT + 1] = {
 #undef FN
 };
 
-/* What follows the ptr: its closing quote, and size's key. */
+/* What follows the ptr: its closing quote, and size's key; a remap's
+ * new_ptr first. */
 static const char size_key[16] = "\",\"size\":";
+static const char new_ptr_key[16] = "\",\"new_ptr\":\"0x";
+#define NEW_PTR_KEY_LEN (sizeof("\",\"new_ptr\":\"0x") - 1)
 
 /* Copy a fixed n bytes: one or two vector stores, whatever part of them
  * the caller counts. */
@@ -256,7 +260,7 @@ size_t mt_lines_block(mt_lines_t *l, char *dst, uint64_t seq,
 
 	/* Libc's allocator, no alignment, no fail_at: nearly every event. */
 	if (__builtin_expect((kind != MT_KIND_ALLOC && kind != MT_KIND_FREE &&
-			      kind != MT_KIND_RESIZE) ||
+			      kind != MT_KIND_RESIZE && kind != MT_KIND_REMAP) ||
 				     fn > MT_FN_COUNT || fn == MT_FN_API || b->align ||
 				     b->fail_at,
 			     0))
@@ -267,6 +271,11 @@ size_t mt_lines_block(mt_lines_t *l, char *dst, uint64_t seq,
 	COPY(dst + n, heads[kind].s, 48);
 	n += heads[kind].len;
 	n += hex(dst + n, b->ptr);
+	if (kind == MT_KIND_REMAP) {
+		COPY(dst + n, new_ptr_key, 16);
+		n += NEW_PTR_KEY_LEN;
+		n += hex(dst + n, b->new_ptr);
+	}
 	COPY(dst + n, size_key, 16);
 	if (kind != MT_KIND_FREE) {
 		n += 9;

@@ -7,11 +7,12 @@
  *
  * What it keeps between lines is text: the seq prefix, counted up in
  * place; the thread's ,"tid":N; the last ,"t":N}.  A line of the common
- * shapes (alloc, free, resize of libc's allocator, without an alignment
- * or a fail_at) is put together from fixed-size copies of precomputed
- * pieces and digits made without division loops or per-field calls; any
- * other goes through mt_jsonl_block_line().  Each call writes past the
- * line's end (up to MT_LINES_MAX bytes from dst): dst needs that room.
+ * shapes (alloc, free, resize and remap of libc's allocator, without an
+ * alignment or a fail_at) is put together from fixed-size copies of
+ * precomputed pieces and digits made without division loops or per-field
+ * calls; any other goes through mt_jsonl_block_line().  Each call writes
+ * past the line's end (up to MT_LINES_MAX bytes from dst): dst needs that
+ * room.
  *
  * Never allocates, locks or reads anything but its arguments.
  */
