@@ -314,12 +314,13 @@ int mt_stack_verify(const uint64_t *fast, int nf, const uint64_t *lib, int nl)
 
 /* Both unwinders, compared; libunwind's stack is the one given.  Apart
  * from mt_stack_walk(): only verify pays for the second buffer. */
-static __attribute__((noinline)) int verify_walk(mt_stack_buf_t *st, int want, int depth)
+static __attribute__((noinline)) int verify_walk(mt_stack_buf_t *st, int want, int depth,
+						 uint64_t ra, uint64_t sp, uint64_t bp)
 {
 	mt_stack_buf_t lib;
 	int n, nl;
 
-	n = mt_unwind_cache_here(st->p, want);
+	n = mt_unwind_cache_from(st->p, want, ra, sp, bp);
 	count(n < 0 ? &own_slow : &own_fast);
 	nl = mt_stack_keep(&lib, mt_stack_libunwind(lib.p, want), depth);
 	if (n >= 0) {
@@ -331,16 +332,18 @@ static __attribute__((noinline)) int verify_walk(mt_stack_buf_t *st, int want, i
 	return nl;
 }
 
-/* The fast walker, libunwind where it cannot walk.  Not inlined: the
- * walker's first frame is this one's (mt_stack_capture()).  Only what
- * goes through libunwind is counted as an unwind (above). */
-__attribute__((noinline)) int mt_stack_walk(mt_stack_buf_t *st, int want, int depth)
+/* The fast walker from the frame mt_stack_capture() gives, libunwind
+ * where it cannot walk.  Not inlined: libunwind's first frame is this
+ * one's, the tracer's, dropped after it.  Only what goes through
+ * libunwind is counted as an unwind (above). */
+__attribute__((noinline)) int mt_stack_walk(mt_stack_buf_t *st, int want, int depth,
+					    uint64_t ra, uint64_t sp, uint64_t bp)
 {
 	int n;
 
 	if (atomic_load_explicit(&mt_stack_unwinder, memory_order_relaxed) == MT_UNWIND_VERIFY)
-		return verify_walk(st, want, depth);
-	n = mt_unwind_cache_here(st->p, want);
+		return verify_walk(st, want, depth, ra, sp, bp);
+	n = mt_unwind_cache_from(st->p, want, ra, sp, bp);
 	if (__builtin_expect(n < 0, 0)) {
 		count(&own_slow);
 		n = mt_stack_libunwind(st->p, want);

@@ -69,11 +69,14 @@ int mt_stack_verify(const uint64_t *fast, int nf, const uint64_t *lib, int nl);
  * libunwind (fast and verify). */
 void mt_stack_unwind_counts(uint64_t *fast, uint64_t *libunwind);
 
-/* What mt_stack_capture() calls; see there. */
+/* What mt_stack_capture() calls; see there.  mt_stack_walk() walks from
+ * the frame of registers ra, sp and bp (mt_unwind_cache_from()), or has
+ * libunwind walk from its own frame. */
 void mt_stack_unwind_enter(void);
 void mt_stack_unwind_leave(void);
 int mt_stack_keep(mt_stack_buf_t *st, int n, int depth);
-int mt_stack_walk(mt_stack_buf_t *st, int want, int depth);
+int mt_stack_walk(mt_stack_buf_t *st, int want, int depth, uint64_t ra, uint64_t sp,
+		  uint64_t bp);
 
 /* libunwind's unw_backtrace, opened now if it was not (mt_unwind_lib.h),
  * or NULL when it cannot be: then the trace has ended (the unwinder's
@@ -104,15 +107,20 @@ static inline __attribute__((always_inline)) int mt_stack_libunwind(void **p, in
  * The caller's return addresses, innermost first, up to depth of them,
  * without the tracer's own frames, at mt_stack_ips(st).  Returns how many.
  *
- * Always inlined, so that libunwind begins its walk in the function that
- * calls this: each frame walked costs about 6 ns (13.5 cycles), and a
+ * Always inlined, so that the walk begins in the function that calls
+ * this, a hook: each frame walked costs about 6 ns (13.5 cycles), and a
  * capture called from the core called from a hook walked two frames of
  * the tracer's before the program's first (mt_trace.h's
- * mt_trace_allocated() calls it in the hook itself).  What may take a
- * lock is counted for the fork protocol (mt_stack.c): libunwind's walk,
- * and the fast walker's first read of a rule; the tracer's own frames
- * are dropped after it.  The fast walker (mt_stack_walk) is a call: its
- * own frame is one more of the tracer's, dropped with them.
+ * mt_trace_allocated() calls it in the hook itself).  The fast walker
+ * begins one frame further out, in the program's: the hook's frame
+ * pointer (which __builtin_frame_address(0) makes it keep) gives the
+ * program's return address, stack pointer and rbp, so no frame of the
+ * tracer's is walked (but an exported hook's that calls the one inlining
+ * this rather than jumping to it: the sanitizers' -O1 build).  libunwind
+ * walks from mt_stack_walk's own frame.  The tracer's frames are dropped
+ * after either walk.  What may take a lock is counted for the fork
+ * protocol (mt_stack.c): libunwind's walk, and the fast walker's first
+ * read of a rule.
  */
 static inline __attribute__((always_inline)) int mt_stack_capture(mt_stack_buf_t *st,
 								  int depth)
@@ -126,8 +134,12 @@ static inline __attribute__((always_inline)) int mt_stack_capture(mt_stack_buf_t
 	if (want > MT_STACK_CAPTURE_MAX)
 		want = MT_STACK_CAPTURE_MAX;
 	if (atomic_load_explicit(&mt_stack_unwinder, memory_order_relaxed) !=
-	    MT_UNWIND_LIBUNWIND)
-		return mt_stack_walk(st, want, depth);
+	    MT_UNWIND_LIBUNWIND) {
+		const uint64_t *fp = __builtin_frame_address(0);
+
+		return mt_stack_walk(st, want, depth, (uint64_t)__builtin_return_address(0),
+				     (uint64_t)(fp + 2), fp[0]);
+	}
 	return mt_stack_keep(st, mt_stack_libunwind(st->p, want), depth);
 }
 

@@ -984,29 +984,6 @@ static int take_previous(state_t *st, int i, int j, void **out, int n, int max, 
 	return n;
 }
 
-/*
- * The walk's first frame is that of the function that calls
- * mt_unwind_cache_here(): the return address into it, and its rsp and
- * rbp as they are at the call, which is where unw_backtrace's own first
- * step lands.  So the trampoline passes its return address, the rsp the
- * caller has again once it returns, and rbp, which it leaves alone, and
- * jumps to the walk (given in r9: the assembly names no C symbol, which
- * link-time optimisation may rename).  Its CFI is the default of an
- * entry point, true of every instruction in it.
- */
-__asm__(".text\n"
-	".globl mt_unwind_cache_trampoline\n"
-	".hidden mt_unwind_cache_trampoline\n"
-	".type mt_unwind_cache_trampoline, @function\n"
-	"mt_unwind_cache_trampoline:\n"
-	".cfi_startproc\n"
-	"\tmovq (%rsp), %rdx\n"
-	"\tleaq 8(%rsp), %rcx\n"
-	"\tmovq %rbp, %r8\n"
-	"\tjmp *%r9\n"
-	".cfi_endproc\n"
-	".size mt_unwind_cache_trampoline, .-mt_unwind_cache_trampoline\n");
-
 int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t bp)
 {
 	state_t *st;
@@ -1027,7 +1004,7 @@ int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t
 	/* The record describes a walk of the past whatever came since:
 	 * taking it again depends only on the registers and the slots. */
 	reuse = st->valid;
-	/* unw_backtrace's first output: the caller's own frame. */
+	/* The frame ra returns into: the walk's first output. */
 	out[depth++] = (void *)ra;
 	if (depth == max) {
 		n = depth;

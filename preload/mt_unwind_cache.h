@@ -57,23 +57,14 @@ void mt_unwind_cache_fork_prepare(void);
 void mt_unwind_cache_fork_child(void);
 
 /*
- * The stack of the function that calls this: out[0..) gets the return
- * address of that function's frame and of each frame above it,
- * at most max of them, as unw_backtrace called at the same place would.
- * Returns how many, or -1 when libunwind must do this walk.
+ * The stack from a frame: out[0] gets ra, out[1..) the return address
+ * of each frame above it, at most max in all: what unw_backtrace gives,
+ * past its first entry, in the function that returns to ra.  ra, sp and
+ * bp are the frame's registers once that function returns: its return
+ * address, its canonical frame address (the rsp it returns to) and the
+ * rbp it restores.  Returns how many, or -1 when libunwind must do this
+ * walk.
  */
-static inline int mt_unwind_cache_here(void **out, int max);
-
-/* How: an assembly trampoline reads the registers and jumps to fn, the
- * walk.  Not to be called otherwise. */
 int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t bp);
-int mt_unwind_cache_trampoline(void **out, int max, uint64_t ra, uint64_t sp, uint64_t bp,
-			       int (*fn)(void **, int, uint64_t, uint64_t, uint64_t))
-	__attribute__((visibility("hidden")));
-
-static inline int mt_unwind_cache_here(void **out, int max)
-{
-	return mt_unwind_cache_trampoline(out, max, 0, 0, 0, mt_unwind_cache_from);
-}
 
 #endif

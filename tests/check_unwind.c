@@ -983,6 +983,42 @@ START_TEST(test_threads_that_meet_a_few_stacks_stay_small)
 }
 END_TEST
 
+/* A hook's walk begins in the program's frame, which the hook's frame
+ * pointer gives: it reads the rule of no address of the tracer's own.  A
+ * program of one thread whose stacks are shorter than the stack depth
+ * then reads a rule for each frame its trace declares and no more (each
+ * walked frame is kept), where walks that began in the tracer read two
+ * more, the hook's and the walker's.  make sanitize builds at -O1, where
+ * the exported malloc calls the hook without a tail call: its frame, one
+ * more, is walked and dropped. */
+START_TEST(test_a_hooks_walk_reads_no_rule_of_the_tracers_own_code)
+{
+	char *dir = mt_test_scratch(), **names, *path, *text, *at;
+	uint64_t rules;
+	unsigned frames = 0, exported = MT_TEST_SANITIZED ? 1 : 0;
+	mt_test_run_t r;
+	size_t n = 0;
+
+	run_workload(&r, "wl_unwind", dir, "longjmp", NULL, NULL);
+	ck_assert_msg(r.status == 0, "%d %s", r.status, r.err);
+	rules = rules_read(r.err);
+	mt_test_run_release(&r);
+	names = mt_test_traces(dir, &n);
+	ck_assert_uint_eq(n, 1);
+	path = mt_test_path(dir, names[0]);
+	text = mt_test_read(path, NULL);
+	ck_assert_ptr_nonnull(text);
+	for (at = text; (at = strstr(at, "\"kind\":\"frame\"")); at++)
+		frames++;
+	ck_assert_uint_gt(rules, 0);
+	ck_assert_msg(rules <= frames + exported, "%llu rules read for %u frames",
+		      (unsigned long long)rules, frames);
+	free(text);
+	free(path);
+	mt_test_traces_release(names, n);
+}
+END_TEST
+
 Suite *mt_suite_unwind(void)
 {
 	Suite *s = suite_create("unwind");
@@ -1027,6 +1063,7 @@ Suite *mt_suite_unwind(void)
 	tcase_add_test(tc, test_forked_children_read_the_rules_a_sibling_read);
 	tcase_add_test(tc, test_siblings_that_load_other_code_at_one_address_share_no_rule_for_it);
 	tcase_add_test(tc, test_threads_that_meet_a_few_stacks_stay_small);
+	tcase_add_test(tc, test_a_hooks_walk_reads_no_rule_of_the_tracers_own_code);
 	suite_add_tcase(s, tc);
 	return s;
 }
