@@ -157,6 +157,11 @@ uint64_t mt_clock_realtime(void)
 	return read_clock(CLOCK_REALTIME);
 }
 
+uint64_t mt_clock_monotonic(void)
+{
+	return read_clock(CLOCK_MONOTONIC);
+}
+
 /* ---- whether the TSC may stand for CLOCK_MONOTONIC ---- */
 
 static int is_space(char c)

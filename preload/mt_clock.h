@@ -83,13 +83,17 @@ uint64_t mt_clock_now(void);
  * time). */
 uint64_t mt_clock_realtime(void);
 
+/* CLOCK_MONOTONIC now as the kernel or the vDSO reads it, in
+ * nanoseconds: no calibration, no floor (MEMTRACE_STATS' timings). */
+uint64_t mt_clock_monotonic(void);
+
 /* 1 when the calling thread may execute RDTSC: on x86-64, unless it asked
  * prctl(PR_SET_TSC, PR_TSC_SIGSEGV).  The kernel is asked once, by the
  * first thread; again by each thread once any thread has changed its
  * setting (mt_clock_thread_tsc_changed()), and by that thread after each
- * change.  In a thread that
- * may not, mt_clock_now() and mt_clock_realtime() make the clock_gettime
- * system call, never the vDSO's. */
+ * change.  In a thread that may not, mt_clock_now(), mt_clock_realtime()
+ * and mt_clock_monotonic() make the clock_gettime system call, never the
+ * vDSO's. */
 int mt_clock_thread_tsc_ok(void);
 
 /* 1 when the calling thread asked for SIGSEGV on RDTSC (x86-64 only):

@@ -437,20 +437,10 @@ void mt_trace_publish_env(char **envp)
 
 /* ---- records ---- */
 
-/* MEMTRACE_STATS' clock for the start line: the vDSO's, read only when
- * the line is asked for. */
-static uint64_t stats_clock(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void mt_trace_mark_start(void)
 {
 	if (mt_settings_stats(getenv("MEMTRACE_STATS")))
-		start_at = stats_clock();
+		start_at = mt_clock_monotonic();
 }
 
 /* MEMTRACE_STATS: what this process's start took, once tracing is on;
@@ -643,7 +633,7 @@ static int open_wait(const char *name)
  */
 static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid, int wait)
 {
-	uint64_t slots, at = stats ? stats_clock() : 0;
+	uint64_t slots, at = stats ? mt_clock_monotonic() : 0;
 	int rc;
 
 	stack_depth = depth < 0 ? 0 : depth > MT_STACK_MAX_DEPTH ? MT_STACK_MAX_DEPTH : depth;
@@ -690,7 +680,7 @@ static int begin_trace_locked(const char *name, int root, int depth, pid_t ppid,
 	}
 started:
 	if (at)
-		register_took = stats_clock() - at;
+		register_took = mt_clock_monotonic() - at;
 	mt_record_prefault_start();
 	mt_record_seen_tail = 0;
 	/* The header goes into the ring before the wait: a process killed
@@ -853,7 +843,7 @@ static void atfork_child(void)
 	char name[PATH_CAP];
 	pid_t ppid = getppid();
 
-	start_at = stats ? stats_clock() : 0;
+	start_at = stats ? mt_clock_monotonic() : 0;
 	start_took = register_took = 0;
 	start_measured = 0;
 	start_forked = 1;
@@ -879,7 +869,7 @@ static void atfork_child(void)
 			 * header reads take no child (mt_nofd_set_alone). */
 			mt_nofd_set_alone(1);
 			if (begin_trace_locked(name, 0, stack_depth, ppid, 1) == 0 && start_at) {
-				start_took = stats_clock() - start_at;
+				start_took = mt_clock_monotonic() - start_at;
 				start_measured = 1;
 			}
 			mt_nofd_set_alone(0);
@@ -1043,7 +1033,7 @@ void mt_trace_init(void)
 	mt_signal_install(end_on_signal, mt_real.sigaction);
 	arm_fail_at();
 	if (stats && start_at) {
-		start_took = stats_clock() - start_at;
+		start_took = mt_clock_monotonic() - start_at;
 		start_measured = 1;
 	}
 done:

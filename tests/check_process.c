@@ -345,6 +345,42 @@ out_bare:
 END_TEST
 
 /*
+ * Threads that forbid RDTSC, then fork a child each, under
+ * MEMTRACE_STATS=1: the child inherits the setting, and the start line's
+ * clock, read at the fork, must not be the vDSO's RDTSC (the child died
+ * of SIGSEGV): each child exits 0 as it does bare.
+ */
+START_TEST(test_a_child_forked_by_a_thread_that_forbids_rdtsc_runs_under_stats)
+{
+	scene_t sc;
+	char *argv[] = { NULL, "fork", NULL }, *pattern;
+	mt_test_run_t bare, r;
+
+	scene_init(&sc, "wl_notsc", "t.jsonl");
+	pattern = mt_test_path(sc.dir, "t.%p.jsonl");
+	argv[0] = sc.prog;
+	mt_test_run(&bare, argv, NULL);
+	if (bare.status == 3) {
+		MT_TEST_SKIP("the kernel refuses prctl(PR_SET_TSC) (wl_notsc exits 3 bare)");
+		goto out_bare;
+	}
+	mt_quiet_int_eq(bare.status, 0);
+	if (!rdtsc_traps())
+		printf("note: %s: RDTSC does not fault here after PR_TSC_SIGSEGV "
+		       "(a hypervisor lets it through): the run is checked, the "
+		       "crash it guards against cannot show\n", __func__);
+	mt_test_run_traced(&r, argv, pattern, "MEMTRACE_STATS=1");
+	mt_quiet(r.status == 0, "the traced run ended with %d: %s", r.status, r.err);
+	ck_assert_str_eq(r.out, bare.out);
+	mt_test_run_release(&r);
+out_bare:
+	mt_test_run_release(&bare);
+	free(pattern);
+	scene_release(&sc);
+}
+END_TEST
+
+/*
  * A signal whose default action ends the process (SIGTERM sent while the
  * thread allocates, often inside the tracer; SIGPIPE from a write): the
  * trace ends with trace.stop (reason "signal"), cut to its length, and
@@ -899,6 +935,7 @@ Suite *mt_suite_process(void)
 	tcase_add_test(tc, test_failed_execs_amid_threads_lose_and_stop_nothing);
 	tcase_add_test(tc, test_forked_children_that_underscore_exit_end_their_traces);
 	tcase_add_test(tc, test_thread_that_forbids_rdtsc_after_allocating_runs_traced);
+	tcase_add_test(tc, test_a_child_forked_by_a_thread_that_forbids_rdtsc_runs_under_stats);
 	tcase_add_test(tc, test_signals_that_end_the_process_end_the_trace);
 	tcase_add_test(tc, test_the_program_sees_the_default_actions_it_did_not_change);
 	tcase_add_test(tc, test_actions_ignored_at_the_start_stay_ignored);
