@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -24,6 +25,7 @@
 #include "../common/mt_fmt.h"
 #include "../common/mt_register.h"
 #include "mt_child_stack.h"
+#include "mt_clock.h"
 #include "mt_prefault.h"
 #include "mt_real.h"
 
@@ -99,6 +101,7 @@ typedef struct {
 	int alone; /* registers from the program's own table */
 	int stats; /* the program prints the collector's account */
 	int nowait; /* registered without waiting for the answer */
+	int notsc; /* the spawning thread forbids RDTSC for itself */
 	/* Results, written by the children into the shared memory. */
 	void *map;
 	pid_t collector_pid;
@@ -108,13 +111,18 @@ typedef struct {
 
 /* The collector: out of the session, then the exec with the descriptors
  * its go-between placed.  Signals stay blocked through it: the collector
- * unblocks them, its handlers being its own by then. */
+ * unblocks them, its handlers being its own by then.  A thread's
+ * PR_TSC_SIGSEGV passes through fork and exec, and the collector reads
+ * its clock through the vDSO, which executes RDTSC: it is allowed again
+ * there, the one call made only where it was forbidden. */
 static int collector_child(void *arg)
 {
 	spawn_t *s = arg;
 	static char *const envp[] = { NULL };
 
 	sys(SYS_setsid, 0, 0, 0, 0, 0, 0);
+	if (s->notsc)
+		sys(SYS_prctl, PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0, 0);
 	s->err = (int)sys(SYS_execve, (long)s->collector, (long)s->argv,
 			  (long)envp, 0, 0, 0);
 	sys(SYS_exit, 127, 0, 0, 0, 0, 0);
@@ -409,6 +417,7 @@ int mt_spawn_collector(const char *collector, const char *name, int root,
 	long stacks;
 
 	s.program = (pid_t)sys(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	s.notsc = mt_clock_thread_forbids_tsc();
 	pid_s[mt_fmt_u64(pid_s, (uint64_t)s.program)] = '\0';
 	s.map_len = MT_RING_HDR_SIZE + nslots * MT_RING_SLOT;
 	stacks = mt_child_stack_map(2 * STACK_LEN);

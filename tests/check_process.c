@@ -346,15 +346,18 @@ END_TEST
 
 /*
  * Threads that forbid RDTSC, then fork a child each, under
- * MEMTRACE_STATS=1: the child inherits the setting, and the start line's
- * clock, read at the fork, must not be the vDSO's RDTSC (the child died
- * of SIGSEGV): each child exits 0 as it does bare.
+ * MEMTRACE_STATS=1: the child inherits the setting, through its fork
+ * and through the exec of its collector.  The start line's clock, read at
+ * the fork, must not be the vDSO's RDTSC (the child died of SIGSEGV), nor
+ * may the collector die of it (the child ran untraced): each child exits
+ * 0 as it does bare, and has its trace and its start line.
  */
 START_TEST(test_a_child_forked_by_a_thread_that_forbids_rdtsc_runs_under_stats)
 {
 	scene_t sc;
-	char *argv[] = { NULL, "fork", NULL }, *pattern;
+	char *argv[] = { NULL, "fork", NULL }, *pattern, **names;
 	mt_test_run_t bare, r;
+	size_t n = 0;
 
 	scene_init(&sc, "wl_notsc", "t.jsonl");
 	pattern = mt_test_path(sc.dir, "t.%p.jsonl");
@@ -372,7 +375,13 @@ START_TEST(test_a_child_forked_by_a_thread_that_forbids_rdtsc_runs_under_stats)
 	mt_test_run_traced(&r, argv, pattern, "MEMTRACE_STATS=1");
 	mt_quiet(r.status == 0, "the traced run ended with %d: %s", r.status, r.err);
 	ck_assert_str_eq(r.out, bare.out);
+	mt_quiet(!strstr(r.err, "cannot open trace"), "stderr: %s", r.err);
+	mt_quiet(strstr(r.err, "memtrace: start: fork ") != NULL, "stderr: %s", r.err);
 	mt_test_run_release(&r);
+	names = mt_test_traces(sc.dir, &n);
+	mt_quiet_uint_eq(n, 3);
+	mt_quiet_uint_eq(mt_test_assert_traces_complete(sc.dir), 3);
+	mt_test_traces_release(names, n);
 out_bare:
 	mt_test_run_release(&bare);
 	free(pattern);
