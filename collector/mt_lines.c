@@ -43,8 +43,9 @@ static const piece_t fns[MT_FN_COUNT + 1] = {
 /* What follows the ptr: its closing quote, and size's key; a remap's
  * new_ptr first. */
 static const char size_key[16] = "\",\"size\":";
-static const char new_ptr_key[16] = "\",\"new_ptr\":\"0x";
-#define NEW_PTR_KEY_LEN (sizeof("\",\"new_ptr\":\"0x") - 1)
+#define NEW_PTR_KEY "\",\"new_ptr\":\"0x"
+#define NEW_PTR_KEY_LEN (sizeof(NEW_PTR_KEY) - 1)
+static const char new_ptr_key[16] = NEW_PTR_KEY;
 
 /* Copy a fixed n bytes: one or two vector stores, whatever part of them
  * the caller counts. */
