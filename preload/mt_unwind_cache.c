@@ -622,14 +622,20 @@ static void read_rule(uint64_t ip, rule_t *out, uint64_t *unloads)
 enum { END_NATURAL, END_TRUNCATED };
 
 /* One step of a walk: the registers it began with (rip already the
- * address looked up), and what it read. */
+ * address looked up), and the two words it read, each where and what:
+ * the return address, and the rbp it restored.  A word it did not read
+ * (a last step reads neither, a frame that keeps rbp the second) is
+ * nothing_read's, which holds 0: checking a step is then the same two
+ * loads and compares for every step. */
 typedef struct {
 	uint64_t sp, rip, bp;
-	uint64_t cfa, ra;
-	uint64_t slot, slotval; /* slot 0: rbp not read */
-	uint32_t last; /* a RULE_LAST step: nothing read */
-	uint32_t pad;
+	uint64_t ra_at, ra;
+	uint64_t bp_at, bp_read;
+	uint64_t pad;
 } step_t;
+
+static const uint64_t nothing_read;
+#define NOTHING_READ ((uint64_t)&nothing_read)
 
 typedef struct {
 	unsigned walks; /* up to PREFAULT_WALKS */
@@ -918,55 +924,55 @@ uint64_t mt_unwind_cache_rules_read(void)
 	return atomic_load_explicit(&rules_read, memory_order_relaxed);
 }
 
-/* The first of steps s[0..n) whose slots no longer hold what it read,
- * or n. */
-static int first_changed(const step_t *s, int n)
+/* Whether the words step s read still hold what it read. */
+static inline int still_holds(const step_t *s)
 {
-	for (int k = 0; k < n; k++) {
-		if (s[k].last)
-			continue;
-		if (*(const uint64_t *)(s[k].cfa - 8) != s[k].ra)
-			return k;
-		if (s[k].slot && *(const uint64_t *)s[k].slot != s[k].slotval)
-			return k;
-	}
-	return n;
+	return !((*(const uint64_t *)s->ra_at ^ s->ra) |
+		 (*(const uint64_t *)s->bp_at ^ s->bp_read));
 }
 
 /*
  * Take the previous walk's steps from j on, after the i steps of this
  * walk in scratch (its outputs out[0..n) made): returns the outputs, or
- * -1 (nothing changed) when they cannot be taken; then *changed is the
- * first step whose slots changed (a step further out may still be
- * taken), or nrec when none can.
+ * -1 when they cannot be taken; then *changed is the first step whose
+ * slots changed (a step further out may still be taken), or nrec when
+ * none can.
+ *
+ * Only the record's last step can end a walk (a last rule, or a return
+ * address too low): every step before it gave an output.  So what is
+ * taken is known before a slot is read, and one pass over those steps
+ * checks each and copies its output; the steps past them are not read,
+ * as this walk would not use them.
  */
 static int take_previous(state_t *st, int i, int j, void **out, int n, int max, int *changed)
 {
-	int nrec = st->top - st->base, kept = 0, end = -1, k, src, base, top;
-	step_t *r = st->rec + st->base;
+	int nrec = st->top - st->base, natural = st->end == END_NATURAL;
+	int avail = nrec - j - natural, take, kept, end, k, src, base, top;
+	step_t *r = st->rec + st->base + j;
 
-	*changed = j + first_changed(r + j, nrec - j);
-	if (*changed < nrec)
-		return -1;
-	/* An output a step, but for the step that ends a walk: a last one,
-	 * or one that read a return address too low. */
-	for (k = j; k < nrec; k++) {
-		kept++;
-		if (r[k].last || r[k].ra < 0x4000) {
-			end = END_NATURAL;
-			break;
-		}
-		out[n++] = (void *)r[k].ra;
-		if (n == max) {
-			end = END_TRUNCATED;
-			break;
-		}
-	}
-	/* A truncated walk that ends before this one would. */
-	if (end < 0) {
+	if (n + avail >= max) {
+		take = kept = max - n;
+		end = END_TRUNCATED;
+	} else if (natural) {
+		take = avail;
+		kept = avail + 1;
+		end = END_NATURAL;
+	} else {
+		/* A truncated walk that ends before this one would. */
 		*changed = nrec;
 		return -1;
 	}
+	/* The outputs are written as the steps are checked: a walk that
+	 * goes on from a changed step writes its own over them.  A natural
+	 * end's step writes one past them, within max. */
+	for (k = 0; k < kept; k++) {
+		if (__builtin_expect(!still_holds(&r[k]), 0)) {
+			*changed = j + k;
+			return -1;
+		}
+		out[n + k] = (void *)r[k].ra;
+	}
+	n += take;
 	/* The record: scratch[0..i), then the kept steps where they are. */
 	src = st->base + j;
 	if (src >= i) {
@@ -1040,10 +1046,11 @@ int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t
 		s->sp = rsp;
 		s->rip = rip;
 		s->bp = rbp;
-		s->slot = 0;
-		s->last = 0;
+		s->bp_at = NOTHING_READ;
+		s->bp_read = 0;
 		if (r->kind == RULE_LAST) {
-			s->last = 1;
+			s->ra_at = NOTHING_READ;
+			s->ra = 0;
 			i++;
 			break;
 		}
@@ -1054,12 +1061,12 @@ int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t
 		 * fast: libunwind's to judge. */
 		if (cfa <= rsp || (cfa & 7))
 			goto done;
-		s->cfa = cfa;
-		s->ra = *(const uint64_t *)(cfa - 8);
+		s->ra_at = cfa - 8;
+		s->ra = *(const uint64_t *)s->ra_at;
 		if (r->rbp_off != RBP_KEPT) {
-			s->slot = cfa + (uint64_t)(int64_t)r->rbp_off;
-			rbp = *(const uint64_t *)s->slot;
-			s->slotval = rbp;
+			s->bp_at = cfa + (uint64_t)(int64_t)r->rbp_off;
+			rbp = *(const uint64_t *)s->bp_at;
+			s->bp_read = rbp;
 		}
 		rsp = cfa;
 		rip = s->ra;

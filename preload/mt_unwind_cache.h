@@ -14,7 +14,8 @@
  * part of the thread's previous walk is taken again from the first
  * frame whose registers (ip, rsp, rbp) are those the previous walk had
  * there, once every return-address and saved-rbp slot it read from
- * there outwards still holds what it read.
+ * there outwards, as far as this walk keeps frames, still holds what it
+ * read.
  *
  * For anything else (a signal frame, an expression, a module without
  * .eh_frame_hdr, an address without an FDE, a nested call from a signal
