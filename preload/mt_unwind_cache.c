@@ -994,7 +994,8 @@ int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t
 {
 	state_t *st;
 	uint64_t rip = ra, rsp = sp, rbp = bp, cfa;
-	int depth = 0, i = 0, j = 0, changed = -1, reuse, n = -1, end = END_NATURAL;
+	int depth = 0, i = 0, j = 0, changed = -1, n = -1, end = END_NATURAL, nrec;
+	const step_t *rec;
 
 	if (walking || max <= 0 || max > FRAMES - 1)
 		return -1;
@@ -1008,8 +1009,11 @@ int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t
 		walks_here++;
 	forget_if_unloaded(st);
 	/* The record describes a walk of the past whatever came since:
-	 * taking it again depends only on the registers and the slots. */
-	reuse = st->valid;
+	 * taking it again depends only on the registers and the slots.  It
+	 * changes only when it is taken, which ends the walk; nrec 0: none
+	 * of it can be. */
+	rec = st->rec + st->base;
+	nrec = st->valid ? st->top - st->base : 0;
 	/* The frame ra returns into: the walk's first output. */
 	out[depth++] = (void *)ra;
 	if (depth == max) {
@@ -1025,22 +1029,17 @@ int mt_unwind_cache_from(void **out, int max, uint64_t ra, uint64_t sp, uint64_t
 		rip -= 1;
 		/* The previous walk's step with these registers, if any:
 		 * from there on this walk would read what it read. */
-		if (reuse) {
-			const step_t *rec = st->rec + st->base;
-			int nrec = st->top - st->base;
-
-			while (j < nrec && rec[j].sp < rsp)
-				j++;
-			/* Past a step whose slots changed: the frames there
-			 * were replaced, those further out may not be. */
-			if (j < nrec && j > changed && rec[j].sp == rsp && rec[j].rip == rip &&
-			    rec[j].bp == rbp) {
-				n = take_previous(st, i, j, out, depth, max, &changed);
-				if (n >= 0)
-					goto done;
-				if (changed >= nrec)
-					reuse = 0;
-			}
+		while (j < nrec && rec[j].sp < rsp)
+			j++;
+		/* Past a step whose slots changed: the frames there were
+		 * replaced, those further out may not be. */
+		if (j < nrec && j > changed && rec[j].sp == rsp && rec[j].rip == rip &&
+		    rec[j].bp == rbp) {
+			n = take_previous(st, i, j, out, depth, max, &changed);
+			if (n >= 0)
+				goto done;
+			if (changed >= nrec)
+				nrec = 0;
 		}
 		r = rule_of(st, rip);
 		s->sp = rsp;
