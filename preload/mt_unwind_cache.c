@@ -819,24 +819,20 @@ static TLS rule_t shared_rule;
 static TLS unsigned walks_here;
 
 /*
- * The rule at ip: from the thread's table, else from the table the
+ * The rule at ip when the thread's table has none: from the table the
  * processes of a fork share (mt_unwind_share.h), else read from
- * .eh_frame (and shared).  A thread of fewer than PREFAULT_WALKS walks
- * does not put a shared rule in its table: a forked child that allocates
- * a few times before its exec copied a page of its parent's table for
- * each rule it put.
+ * .eh_frame (and shared).  Out of line, so that the walk's lookup is the
+ * set's four compares and no more.  A thread of fewer than
+ * PREFAULT_WALKS walks does not put a shared rule in its table: a forked
+ * child that allocates a few times before its exec copied a page of its
+ * parent's table for each rule it put.
  */
-static const rule_t *rule_of(state_t *st, uint64_t ip)
+static __attribute__((noinline, cold)) const rule_t *rule_missed(state_t *st, uint64_t ip)
 {
-	uint64_t h = ip * 0x9e3779b97f4a7c15ull, gen, word, unloads;
-	const rule_t *set = &st->rules[(h >> st->h.shift) * RULE_WAYS];
+	uint64_t gen = atomic_load_explicit(&generation, memory_order_relaxed), word, unloads;
 	rule_t fresh;
 	int shared;
 
-	for (int w = 0; w < RULE_WAYS; w++)
-		if (__builtin_expect(set[w].ip == ip, 1))
-			return &set[w];
-	gen = atomic_load_explicit(&generation, memory_order_relaxed);
 	memset(&fresh, 0, sizeof(fresh));
 	shared = mt_unwind_share_find(ip, gen, &word);
 	if (shared) {
@@ -862,6 +858,18 @@ static const rule_t *rule_of(state_t *st, uint64_t ip)
 		mt_unwind_share_add(ip, gen, unloads, word);
 	}
 	return rule_put(st, &fresh, st->h.shift);
+}
+
+/* The rule at ip: the thread's table's, else rule_missed()'s. */
+static inline const rule_t *rule_of(state_t *st, uint64_t ip)
+{
+	uint64_t h = ip * 0x9e3779b97f4a7c15ull;
+	const rule_t *set = &st->rules[(h >> st->h.shift) * RULE_WAYS];
+
+	for (int w = 0; w < RULE_WAYS; w++)
+		if (__builtin_expect(set[w].ip == ip, 1))
+			return &set[w];
+	return rule_missed(st, ip);
 }
 
 void mt_unwind_cache_fork_prepare(void)
