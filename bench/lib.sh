@@ -49,6 +49,37 @@ median() {
 		if (NR % 2) print v[(NR + 1) / 2]; else printf "%.10g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# bench_even_rounds N: N, or N + 1 when N is odd (said on stderr).  The
+# scripts that compare builds reverse their order every other round, and
+# the second run of a round pays for the first's leftovers (a collector
+# still exiting, pages still being freed: an A/A pair of one preload gave
+# 1.03 to 1.07 for the second-run side in its rounds, 0.97 to 1.00 for
+# the other): each build must run first as often as last.
+bench_even_rounds() {
+	if [ $(($1 % 2)) = 1 ]; then
+		echo "$bench_name: $(($1 + 1)) rounds, not $1, so that each build runs first as often as last" >&2
+		echo $(($1 + 1))
+	else
+		echo "$1"
+	fi
+}
+
+# bench_pair_ratios: per-round ratios on stdin, a line a round in round
+# order, any number of columns; on stdout the geometric mean of each pair
+# of rounds (one in each order, so what a run's place in its round costs
+# cancels out), column by column, a line a pair.
+bench_pair_ratios() {
+	awk '{
+		for (c = 1; c <= NF; c++)
+			if (NR % 2)
+				p[c] = $c
+			else
+				printf "%s%.4f", (c > 1 ? " " : ""), sqrt(p[c] * $c)
+		if (!(NR % 2))
+			printf "\n"
+	}'
+}
+
 # max FILE COLUMN
 max() {
 	cut -d ' ' -f "$2" "$1" | sort -n | tail -n 1
