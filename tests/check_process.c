@@ -305,6 +305,26 @@ static int rdtsc_traps(void)
 #endif
 }
 
+/* wl_notsc run bare with argv, for test: 0, with test's skip line, where
+ * the kernel refuses prctl(PR_SET_TSC) (it exits 3); else it exited 0,
+ * and a note says so where RDTSC does not fault after PR_TSC_SIGSEGV, as
+ * the crash a test guards against cannot show there.  The caller
+ * releases bare either way. */
+static int notsc_bare(mt_test_run_t *bare, char *argv[], const char *test)
+{
+	mt_test_run(bare, argv, NULL);
+	if (bare->status == 3) {
+		mt_test_skip(test, "the kernel refuses prctl(PR_SET_TSC) (wl_notsc exits 3 bare)");
+		return 0;
+	}
+	mt_quiet_int_eq(bare->status, 0);
+	if (!rdtsc_traps())
+		printf("note: %s: RDTSC does not fault here after PR_TSC_SIGSEGV "
+		       "(a hypervisor lets it through): the run is checked, the "
+		       "crash it guards against cannot show\n", test);
+	return 1;
+}
+
 /*
  * Threads that allocate, then forbid RDTSC (one through prctl, one
  * through syscall), then allocate again: traced, the program runs as it
@@ -319,16 +339,8 @@ START_TEST(test_thread_that_forbids_rdtsc_after_allocating_runs_traced)
 
 	scene_init(&sc, "wl_notsc", "t.jsonl");
 	argv[0] = sc.prog;
-	mt_test_run(&bare, argv, NULL);
-	if (bare.status == 3) {
-		MT_TEST_SKIP("the kernel refuses prctl(PR_SET_TSC) (wl_notsc exits 3 bare)");
+	if (!notsc_bare(&bare, argv, __func__))
 		goto out_bare;
-	}
-	mt_quiet_int_eq(bare.status, 0);
-	if (!rdtsc_traps())
-		printf("note: %s: RDTSC does not fault here after PR_TSC_SIGSEGV "
-		       "(a hypervisor lets it through): the run is checked, the "
-		       "crash it guards against cannot show\n", __func__);
 	for (int round = 0; round < 3; round++) {
 		mt_test_run_traced(&r, argv, sc.trace, NULL);
 		mt_quiet(r.status == 0, "round %d: the traced run ended with %d: %s",
@@ -362,16 +374,8 @@ START_TEST(test_a_child_forked_by_a_thread_that_forbids_rdtsc_runs_under_stats)
 	scene_init(&sc, "wl_notsc", "t.jsonl");
 	pattern = mt_test_path(sc.dir, "t.%p.jsonl");
 	argv[0] = sc.prog;
-	mt_test_run(&bare, argv, NULL);
-	if (bare.status == 3) {
-		MT_TEST_SKIP("the kernel refuses prctl(PR_SET_TSC) (wl_notsc exits 3 bare)");
+	if (!notsc_bare(&bare, argv, __func__))
 		goto out_bare;
-	}
-	mt_quiet_int_eq(bare.status, 0);
-	if (!rdtsc_traps())
-		printf("note: %s: RDTSC does not fault here after PR_TSC_SIGSEGV "
-		       "(a hypervisor lets it through): the run is checked, the "
-		       "crash it guards against cannot show\n", __func__);
 	mt_test_run_traced(&r, argv, pattern, "MEMTRACE_STATS=1");
 	mt_quiet(r.status == 0, "the traced run ended with %d: %s", r.status, r.err);
 	ck_assert_str_eq(r.out, bare.out);
