@@ -247,6 +247,9 @@ int main(int argc, char **argv)
 		die("cannot open the output");
 	if (mt_out_compressed(c.out) && mt_out_set_zstd(c.out, level, workers) < 0)
 		die("zstd refuses that level or worker count");
+	/* The replay outruns the drain by design: the workers from the
+	 * start, as the collector has them once a program waits for room. */
+	mt_out_start_workers(c.out);
 	c.path = path;
 	if (mt_collect_open(&c) < 0)
 		die("cannot open the drain");

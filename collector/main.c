@@ -146,15 +146,16 @@ int main(int argc, char **argv)
 		wake(&h->state);
 		return 73;
 	}
-	/* zstd on as many threads as the CPUs we may use allow; a libzstd
-	 * without threads compresses on the drain's (the level is set). */
-	if (mt_out_compressed(c.out) &&
-	    mt_out_set_zstd(c.out, MT_OUT_LEVEL, mt_out_workers_for(mt_out_cpus())) < 0)
-		mt_out_set_zstd(c.out, MT_OUT_LEVEL, 0);
 	/* The program waits for the state below: it is alive now. */
 	if (c.pidfd < 0)
 		c.statfd = open_stat(c.program);
 	atomic_store(&h->state, MT_RING_WRITING);
 	wake(&h->state);
+	/* zstd on workers where the CPUs we may use allow (mt_out.h), or on
+	 * the drain's thread where they cannot start (the level is set):
+	 * after the program goes on, which need not wait for the threads. */
+	if (mt_out_compressed(c.out) &&
+	    mt_out_set_zstd(c.out, MT_OUT_LEVEL, mt_out_workers_here()) < 0)
+		mt_out_set_zstd(c.out, MT_OUT_LEVEL, 0);
 	return mt_collect_run(&c) < 0 ? 74 : 0;
 }

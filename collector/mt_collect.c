@@ -49,6 +49,7 @@ typedef struct mt_collect_drain {
 	/* mt_out takes entries (mt_batch.h), made into lines by its zstd
 	 * workers, not lines. */
 	int entries;
+	int workers_asked; /* the program waited for room: workers started */
 	uint64_t last_flush;
 	/* An exec's stop is written and waits for the outcome. */
 	int exec_pending;
@@ -259,6 +260,12 @@ static void publish_tail(drain_t *d)
 	if (atomic_load(&h->waiters)) {
 		atomic_fetch_add(&h->tail_moves, 1);
 		wake(&h->tail_moves);
+		/* The program outruns the drain: the zstd workers take the
+		 * CPU time it leaves as it waits (mt_out.h). */
+		if (!d->workers_asked) {
+			d->workers_asked = 1;
+			mt_out_start_workers(d->c->out);
+		}
 	}
 }
 
@@ -619,6 +626,7 @@ int mt_collect_close(mt_collect_t *c)
 		rc = d->error ? -d->error : 0;
 	}
 	out_length = mt_out_length(c->out);
+	h->collector_workers = mt_out_workers_started(c->out);
 	{
 		int crc = mt_out_close(c->out);
 

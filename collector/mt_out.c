@@ -443,6 +443,17 @@ int mt_out_set_zstd(mt_out_t *o, int level, int workers)
 	return 0;
 }
 
+void mt_out_start_workers(mt_out_t *o)
+{
+	if (o->pool)
+		mt_zpool_start(o->pool);
+}
+
+unsigned mt_out_workers_started(const mt_out_t *o)
+{
+	return o->pool ? mt_zpool_started(o->pool) : 0;
+}
+
 int mt_out_set_expander(mt_out_t *o, const mt_zpool_expander_t *ex)
 {
 	if (!o->pool || o->size || o->len)
@@ -463,9 +474,17 @@ int mt_out_cpus(void)
 
 int mt_out_workers_for(int cpus)
 {
-	if (cpus <= 2)
+	return cpus < 2 ? 0 : MT_OUT_WORKERS_MAX;
+}
+
+int mt_out_workers_here(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NPROC, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < MT_OUT_NPROC_ROOM)
 		return 0;
-	return cpus - 2 < MT_OUT_WORKERS_MAX ? cpus - 2 : MT_OUT_WORKERS_MAX;
+	return mt_out_workers_for(mt_out_cpus());
 }
 
 int mt_out_write(mt_out_t *o, const char *buf, size_t len)

@@ -101,15 +101,32 @@ int mt_out_set_zstd(mt_out_t *o, int level, int workers);
  */
 int mt_out_set_expander(mt_out_t *o, const mt_zpool_expander_t *ex);
 
+/* The program waits for room in its ring: start the workers, if any and
+ * not yet (mt_zpool_start()).  Until then the drain compresses each frame
+ * itself: a program the collector keeps up with never has them take CPU
+ * time, nor cache, beside it. */
+void mt_out_start_workers(mt_out_t *o);
+/* How many workers were started. */
+unsigned mt_out_workers_started(const mt_out_t *o);
+
 /* The CPUs the calling process may run on (sched_getaffinity), at least
  * 1. */
 int mt_out_cpus(void);
 
-/* zstd workers for a collector that may run on cpus CPUs: one CPU is
- * the program's and one the drain's, so a worker only where a third is
- * (on fewer it would take turns with them), one for each CPU past two,
- * at most MT_OUT_WORKERS_MAX. */
+/* zstd workers for a collector that may run on cpus CPUs: none on one,
+ * else MT_OUT_WORKERS_MAX.  Started once the program waits for room in
+ * its ring, they run at the lowest priority, and the drain compresses the
+ * frames itself once one was starved (mt_zpool.h): they take only the CPU
+ * time the program and the drain leave, on two CPUs the time the
+ * program's threads wait. */
 int mt_out_workers_for(int cpus);
+
+/* The workers for this collector: mt_out_workers_for() its CPUs, but
+ * none under a soft RLIMIT_NPROC below MT_OUT_NPROC_ROOM: each worker is
+ * a task the limit counts, and a limit that low is one whose room the
+ * program's own forks need. */
+#define MT_OUT_NPROC_ROOM 1024
+int mt_out_workers_here(void);
 
 /*
  * Append len bytes: whole JSONL lines, each ending in '\n'; a line is

@@ -7,6 +7,17 @@
  * frames finish about in order and the caller's wait for the oldest is
  * short.  Everything a worker and the caller share is under one lock; the
  * buffers themselves pass from one to the other with a frame's state.
+ *
+ * The workers run at the lowest priority, so the caller must not go on
+ * waiting for a worker the machine's other work starves: once it has
+ * waited STARVED_NS for a frame a worker holds, the pool is solo, the
+ * workers take no frame again, and the caller compresses each itself,
+ * with a context of its own (the last of workers[]), when it waits for
+ * it, a frame a worker still holds included.  So a compressor writes
+ * into a buffer of its own, which it trades for the frame's only if the
+ * frame is still its own when it is done; and the caller that takes a
+ * frame over leaves the worker the frame's input, giving the frame a
+ * spare one (a worker gives the input back to the spares when done).
  */
 #include "mt_zpool.h"
 
@@ -15,6 +26,9 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -25,17 +39,31 @@ enum { FREE, QUEUED, RUNNING, DONE };
 /* Each worker's frame, one more queued, and the one filling. */
 #define FRAMES (MT_OUT_WORKERS_MAX + 2)
 
+/* The workers' nice value: the lowest priority, so that they take only
+ * the CPU time the traced program and the drain leave (docs/performance.md,
+ * "The collector"). */
+#define WORKER_NICE 19
+/* How long a caller waits for a frame a worker holds before it takes
+ * the worker for starved: a frame takes a millisecond or two, and the
+ * program's threads, which the workers yield to, fill the ring in tens
+ * of milliseconds at most before they wait for room. */
+#define STARVED_NS 50000000ull
+
+struct worker;
+
 typedef struct {
 	char *in;   /* cap bytes of lines (or records, with an expander) */
 	size_t len;
 	char *z;    /* zcap bytes */
 	size_t zr;  /* the frames' length, or zstd's error */
 	int state;
+	struct worker *runner; /* RUNNING: whose it is */
 } frame_t;
 
-typedef struct {
+typedef struct worker {
 	mt_zpool_t *pool;
 	ZSTD_CCtx *zc;
+	char *z; /* zcap bytes: what it compresses goes here first */
 	pthread_t thread;
 	int started;
 	/* With an expander: its state, and the lines of the frame under
@@ -53,9 +81,26 @@ struct mt_zpool {
 	const mt_zpool_expander_t *ex;
 	unsigned nframes, nworkers;
 	uint64_t head, tail;
+	/* A worker was starved, or none could start: the caller
+	 * compresses every frame. */
+	int solo;
+	/* The workers were started (mt_zpool_start()). */
+	int started;
+	/* Inputs for frames taken over from a worker (cap bytes each). */
+	char *spares[MT_OUT_WORKERS_MAX];
+	unsigned nspares;
 	frame_t frames[FRAMES];
-	worker_t workers[MT_OUT_WORKERS_MAX];
+	/* The workers', then the caller's own (no thread). */
+	worker_t workers[MT_OUT_WORKERS_MAX + 1];
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static frame_t *at(mt_zpool_t *p, uint64_t k)
 {
@@ -72,22 +117,21 @@ static frame_t *queued(mt_zpool_t *p)
 }
 
 /* A buffer of records: their lines, a frame of at most cap bytes at a
- * time, one after another in f->z. */
-static size_t expand_frames(worker_t *w, frame_t *f)
+ * time, one after another in w->z. */
+static size_t expand_frames(worker_t *w, const char *in, size_t len)
 {
 	mt_zpool_t *p = w->pool;
 	size_t pos = 0, zlen = 0;
 
-	while (pos < f->len) {
+	while (pos < len) {
 		size_t from = pos, r;
-		size_t n = p->ex->expand(w->state, f->in, f->len, &pos, w->lines,
-					 p->cap);
+		size_t n = p->ex->expand(w->state, in, len, &pos, w->lines, p->cap);
 
-		if (pos <= from || pos > f->len)
+		if (pos <= from || pos > len)
 			return (size_t)-1; /* an expander that went nowhere: zstd's GENERIC */
 		if (!n)
 			continue;
-		r = ZSTD_compress2(w->zc, f->z + zlen, p->zcap - zlen, w->lines, n);
+		r = ZSTD_compress2(w->zc, w->z + zlen, p->zcap - zlen, w->lines, n);
 		if (ZSTD_isError(r))
 			return r;
 		zlen += r;
@@ -95,35 +139,113 @@ static size_t expand_frames(worker_t *w, frame_t *f)
 	return zlen;
 }
 
+/*
+ * Compress frame f with w's context, f's input in in (f->in, or the input
+ * a worker keeps when the caller took f over): under the lock on entry
+ * and return, not while it compresses.  The frame gets w's output only
+ * if it is still w's then; else w gives in to the spares.
+ */
+static void compress(mt_zpool_t *p, worker_t *w, frame_t *f, char *in)
+{
+	size_t len = f->len, zr;
+	char *z;
+
+	f->state = RUNNING;
+	f->runner = w;
+	pthread_mutex_unlock(&p->lock);
+	zr = p->ex ? expand_frames(w, in, len) : ZSTD_compress2(w->zc, w->z, p->zcap, in, len);
+	pthread_mutex_lock(&p->lock);
+	if (f->state == RUNNING && f->runner == w) {
+		z = f->z;
+		f->z = w->z;
+		w->z = z;
+		f->zr = zr;
+		f->state = DONE;
+		f->runner = NULL;
+		pthread_cond_broadcast(&p->done);
+	} else {
+		p->spares[p->nspares++] = in;
+	}
+}
+
+/* Solo: take over frame f, which a worker holds: the worker keeps its
+ * input, f gets a spare.  0, or -1 when none is left (the caller waits).
+ * Under the lock. */
+static int take_over(mt_zpool_t *p, frame_t *f)
+{
+	char *in = f->in;
+
+	if (!p->nspares)
+		return -1;
+	f->in = p->spares[--p->nspares];
+	compress(p, &p->workers[p->nworkers], f, in);
+	/* Still the caller's: no other runner can have come meanwhile.
+	 * The worker gives in back when it is done with it; the caller
+	 * read it while the worker held it too. */
+	return 0;
+}
+
 static void *work(void *arg)
 {
 	worker_t *w = arg;
 	mt_zpool_t *p = w->pool;
 
+	/* Its own thread's nice value (Linux's setpriority() takes a
+	 * thread id); raising it is always allowed, and a worker that
+	 * cannot still works. */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), WORKER_NICE);
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		frame_t *f = NULL;
 
-		while (!p->stop && !(f = queued(p)))
+		while (!p->stop && (p->solo || !(f = queued(p))))
 			pthread_cond_wait(&p->work, &p->lock);
 		if (p->stop)
 			break;
-		f->state = RUNNING;
-		pthread_mutex_unlock(&p->lock);
-		f->zr = p->ex ? expand_frames(w, f)
-			      : ZSTD_compress2(w->zc, f->z, p->zcap, f->in, f->len);
-		pthread_mutex_lock(&p->lock);
-		f->state = DONE;
-		pthread_cond_broadcast(&p->done);
+		compress(p, w, f, f->in);
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
 }
 
+void mt_zpool_start(mt_zpool_t *p)
+{
+	sigset_t all, old;
+	int any = 0;
+
+	if (p->started)
+		return;
+	p->started = 1;
+	/* The workers take no signal: they are the caller's to handle. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (unsigned i = 0; i < p->nworkers; i++) {
+		if (pthread_create(&p->workers[i].thread, NULL, work, &p->workers[i]))
+			continue;
+		p->workers[i].started = 1;
+		any = 1;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!any) {
+		pthread_mutex_lock(&p->lock);
+		p->solo = 1;
+		pthread_mutex_unlock(&p->lock);
+	}
+}
+
+unsigned mt_zpool_started(const mt_zpool_t *p)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < p->nworkers; i++)
+		n += p->workers[i].started != 0;
+	return n;
+}
+
 int mt_zpool_create(mt_zpool_t **out, int workers, int level, size_t cap)
 {
 	mt_zpool_t *p;
-	sigset_t all, old;
+	pthread_condattr_t mono;
 	int rc = -ENOMEM;
 
 	*out = NULL;
@@ -134,7 +256,11 @@ int mt_zpool_create(mt_zpool_t **out, int workers, int level, size_t cap)
 		return -ENOMEM;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->work, NULL);
-	pthread_cond_init(&p->done, NULL);
+	/* Timed waits for a frame count on CLOCK_MONOTONIC. */
+	pthread_condattr_init(&mono);
+	pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->done, &mono);
+	pthread_condattr_destroy(&mono);
 	p->cap = cap;
 	p->zcap = ZSTD_compressBound(cap);
 	p->nworkers = (unsigned)workers;
@@ -147,33 +273,22 @@ int mt_zpool_create(mt_zpool_t **out, int workers, int level, size_t cap)
 		if (!f->in || !f->z)
 			goto cleanup;
 	}
-	for (unsigned i = 0; i < p->nworkers; i++) {
+	for (unsigned i = 0; i <= p->nworkers; i++) {
 		worker_t *w = &p->workers[i];
 
 		w->pool = p;
 		w->zc = ZSTD_createCCtx();
-		if (!w->zc)
+		w->z = malloc(p->zcap);
+		if (!w->zc || !w->z)
 			goto cleanup;
 		rc = mt_zpool_params(w->zc, level);
 		if (rc < 0)
 			goto cleanup;
 	}
-	/* The workers take no signal: they are the caller's to handle. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = 0;
-	for (unsigned i = 0; i < p->nworkers && !rc; i++) {
-		int err = pthread_create(&p->workers[i].thread, NULL, work,
-					 &p->workers[i]);
-
-		if (err)
-			rc = -err;
-		else
-			p->workers[i].started = 1;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc)
-		goto cleanup;
+	rc = -ENOMEM;
+	for (; p->nspares < p->nworkers; p->nspares++)
+		if (!(p->spares[p->nspares] = malloc(cap)))
+			goto cleanup;
 	*out = p;
 	return 0;
 cleanup:
@@ -189,13 +304,17 @@ void mt_zpool_destroy(mt_zpool_t *p)
 	p->stop = 1;
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->lock);
-	for (unsigned i = 0; i < p->nworkers; i++) {
+	for (unsigned i = 0; i <= p->nworkers; i++) {
 		if (p->workers[i].started)
 			pthread_join(p->workers[i].thread, NULL);
 		ZSTD_freeCCtx(p->workers[i].zc);
+		free(p->workers[i].z);
 		free(p->workers[i].state);
 		free(p->workers[i].lines);
 	}
+	/* Joined: every input a worker kept is back among the spares. */
+	for (unsigned i = 0; i < p->nspares; i++)
+		free(p->spares[i]);
 	for (unsigned i = 0; i < p->nframes; i++) {
 		free(p->frames[i].in);
 		free(p->frames[i].z);
@@ -209,8 +328,8 @@ void mt_zpool_destroy(mt_zpool_t *p)
 int mt_zpool_set_expander(mt_zpool_t *p, const mt_zpool_expander_t *ex)
 {
 	size_t zcap;
-	char *z[FRAMES] = { 0 };
-	worker_t fresh[MT_OUT_WORKERS_MAX] = { 0 };
+	char *z[FRAMES] = { 0 }, *zw[MT_OUT_WORKERS_MAX + 1] = { 0 };
+	worker_t fresh[MT_OUT_WORKERS_MAX + 1] = { 0 };
 	int rc = -ENOMEM;
 
 	if (p->tail || p->ex || !ex || !ex->expand || !ex->frames ||
@@ -220,9 +339,9 @@ int mt_zpool_set_expander(mt_zpool_t *p, const mt_zpool_expander_t *ex)
 	for (unsigned i = 0; i < p->nframes; i++)
 		if (!(z[i] = malloc(zcap)))
 			goto cleanup;
-	for (unsigned i = 0; i < p->nworkers; i++)
+	for (unsigned i = 0; i <= p->nworkers; i++)
 		if (!(fresh[i].state = calloc(1, ex->state_size ? ex->state_size : 1)) ||
-		    !(fresh[i].lines = malloc(p->cap)))
+		    !(fresh[i].lines = malloc(p->cap)) || !(zw[i] = malloc(zcap)))
 			goto cleanup;
 	/* No frame was ever queued: the workers have not looked at ex,
 	 * zcap or their buffers, and take them under the lock later. */
@@ -232,10 +351,13 @@ int mt_zpool_set_expander(mt_zpool_t *p, const mt_zpool_expander_t *ex)
 		p->frames[i].z = z[i];
 		z[i] = NULL;
 	}
-	for (unsigned i = 0; i < p->nworkers; i++) {
+	for (unsigned i = 0; i <= p->nworkers; i++) {
 		p->workers[i].state = fresh[i].state;
 		p->workers[i].lines = fresh[i].lines;
 		fresh[i].state = fresh[i].lines = NULL;
+		free(p->workers[i].z);
+		p->workers[i].z = zw[i];
+		zw[i] = NULL;
 	}
 	p->zcap = zcap;
 	p->ex = ex;
@@ -244,9 +366,10 @@ int mt_zpool_set_expander(mt_zpool_t *p, const mt_zpool_expander_t *ex)
 cleanup:
 	for (unsigned i = 0; i < p->nframes; i++)
 		free(z[i]);
-	for (unsigned i = 0; i < p->nworkers; i++) {
+	for (unsigned i = 0; i <= p->nworkers; i++) {
 		free(fresh[i].state);
 		free(fresh[i].lines);
+		free(zw[i]);
 	}
 	return rc;
 }
@@ -273,13 +396,43 @@ int mt_zpool_oldest(mt_zpool_t *p, int wait, const char **z, size_t *n)
 {
 	frame_t *f;
 	int state;
+	uint64_t waited = 0;
 
 	if (p->head == p->tail)
 		return 0;
 	f = at(p, p->head);
 	pthread_mutex_lock(&p->lock);
-	while (wait && f->state != DONE)
-		pthread_cond_wait(&p->done, &p->lock);
+	while (wait && f->state != DONE) {
+		frame_t *g = p->solo || !p->started ? queued(p) : NULL;
+		uint64_t from;
+
+		/* Solo, or before the workers start: the oldest frame no
+		 * worker took, rather than wait, then (solo) the one waited
+		 * for from the worker that holds it.  Helping while the
+		 * workers run would not do: the caller is the drain, whose
+		 * CPU time the program's threads share as equals. */
+		if (g) {
+			compress(p, &p->workers[p->nworkers], g, g->in);
+			continue;
+		}
+		if (p->solo && take_over(p, f) == 0)
+			continue;
+		/* Until a frame is done, or until the worker that holds
+		 * this one has had it STARVED_NS. */
+		from = now_ns();
+		if (p->solo) {
+			pthread_cond_wait(&p->done, &p->lock);
+		} else {
+			uint64_t until = from + STARVED_NS - waited;
+			struct timespec ts = { (time_t)(until / 1000000000ull),
+					       (long)(until % 1000000000ull) };
+
+			pthread_cond_timedwait(&p->done, &p->lock, &ts);
+		}
+		waited += now_ns() - from;
+		if (waited >= STARVED_NS)
+			p->solo = 1;
+	}
 	state = f->state;
 	pthread_mutex_unlock(&p->lock);
 	if (state != DONE)

@@ -18,6 +18,17 @@
  * caller's thread then only copies records, and the lines are made on the
  * core that compresses them, where they are still in its cache.
  *
+ * The workers start when the caller says (mt_zpool_start()): until then
+ * the caller compresses each frame as it waits for it.
+ *
+ * The workers run at the lowest priority (nice 19): they take the CPU
+ * time nothing else of the machine's wants, such as a core the traced
+ * program's threads leave while they wait for room in the ring.  A
+ * caller that has waited 50 ms for a frame a worker holds (a worker the
+ * machine's other work starves) gives them no frame again, and
+ * compresses each frame itself, with a context of its own, as it waits
+ * for it.  Starved or not, the frames are the same.
+ *
  * The workers block every signal and touch nothing but the pool.  Only
  * one thread, the caller's, calls these functions.  It must never hand a
  * frame back out of order.
@@ -47,12 +58,19 @@ typedef struct {
 } mt_zpool_expander_t;
 
 /*
- * Start workers (1 or more) threads compressing buffers of up to cap bytes
- * at zstd level (negative: --fast=N), with a checksum.  Returns 0 and
- * *out, or -errno (-EINVAL for a level zstd refuses, -ENOMEM, or
- * pthread_create's error) and nothing started.
+ * A pool of workers (1 or more) threads compressing buffers of up to cap
+ * bytes at zstd level (negative: --fast=N), with a checksum.  Returns 0
+ * and *out, or -errno (-EINVAL for a level zstd refuses, -ENOMEM) and
+ * nothing made.
  */
 int mt_zpool_create(mt_zpool_t **out, int workers, int level, size_t cap);
+
+/* Start the workers, once (later calls do nothing).  One that cannot
+ * start leaves its frames to the others; none, all to the caller. */
+void mt_zpool_start(mt_zpool_t *p);
+
+/* How many workers were started. */
+unsigned mt_zpool_started(const mt_zpool_t *p);
 
 /*
  * Have the workers expand each queued buffer with ex (static: it is not
@@ -76,9 +94,10 @@ void mt_zpool_queue(mt_zpool_t *p, size_t len);
 /*
  * The oldest queued frame: 1 with its compressed bytes in *z and *n (with
  * an expander: the frames of its lines, one after another) when
- * it is done (with wait set, once it is), 0 when none is queued or it is
- * not done and wait is 0, -ENOMEM or -EIO when zstd failed on it.  After
- * 1 or an error, mt_zpool_pop() gives its buffers back.
+ * it is done (with wait set, once it is: once the workers were starved,
+ * the caller compresses it), 0 when none is queued or it is not done and
+ * wait is 0, -ENOMEM or -EIO when zstd failed on it.  After 1 or an
+ * error, mt_zpool_pop() gives its buffers back.
  */
 int mt_zpool_oldest(mt_zpool_t *p, int wait, const char **z, size_t *n);
 void mt_zpool_pop(mt_zpool_t *p);

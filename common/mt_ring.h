@@ -153,8 +153,10 @@ typedef struct {
 	 * memory), for trace.stop. */
 	_Atomic uint64_t dropped;
 	/* The collector's account, written before it says DONE: its CPU
-	 * time (user + system), lines written, bytes in the file. */
+	 * time (user + system), lines written, bytes in the file, and the
+	 * zstd workers it started. */
 	uint64_t collector_cpu_ns, collector_lines, collector_bytes;
+	uint32_t collector_workers;
 	/* Under memtrace record the program does not wait for the trace's
 	 * end (its collector holds the ring and drains it after the program
 	 * is gone): set before its stop, it says the collector prints its

@@ -747,7 +747,7 @@ static void say_stats(void)
 {
 	mt_ring_hdr_t *h = mt_record_ring.hdr;
 	char cpu[MT_FMT_U64_MAX + 1], lines[MT_FMT_U64_MAX + 1], bytes[MT_FMT_U64_MAX + 1];
-	char msg[4 * MT_FMT_U64_MAX + 64];
+	char workers[MT_FMT_U64_MAX + 1], msg[5 * MT_FMT_U64_MAX + 64];
 	const char *why;
 	size_t n = 0;
 
@@ -756,12 +756,15 @@ static void say_stats(void)
 	cpu[mt_fmt_u64(cpu, h->collector_cpu_ns)] = '\0';
 	lines[mt_fmt_u64(lines, h->collector_lines)] = '\0';
 	bytes[mt_fmt_u64(bytes, h->collector_bytes)] = '\0';
+	workers[mt_fmt_u64(workers, h->collector_workers)] = '\0';
 	n += (size_t)(stpcpy(msg + n, "collector: cpu_ns ") - (msg + n));
 	n += (size_t)(stpcpy(msg + n, cpu) - (msg + n));
 	n += (size_t)(stpcpy(msg + n, " lines ") - (msg + n));
 	n += (size_t)(stpcpy(msg + n, lines) - (msg + n));
 	n += (size_t)(stpcpy(msg + n, " bytes ") - (msg + n));
-	stpcpy(msg + n, bytes);
+	n += (size_t)(stpcpy(msg + n, bytes) - (msg + n));
+	n += (size_t)(stpcpy(msg + n, " workers ") - (msg + n));
+	stpcpy(msg + n, workers);
 	mt_say_line(msg, NULL, NULL);
 	if (mt_clock_tsc_in_use(&why))
 		mt_say_line("clock: the TSC", NULL, NULL);

@@ -28,6 +28,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -52,21 +53,6 @@ static void assert_status(const char *path, const char *want)
 	mt_quiet(!strcmp(status, want), "%s: memtrace check says %s, not %s", path,
 		 status, want);
 	free(status);
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
 }
 
 /* A traced run the test watches while it goes: its pid, and the test's
@@ -128,7 +114,7 @@ static void start_traced(run_t *r, char *const argv[], const char *output,
  * HANG_GUARD_S seconds. */
 static void read_until(int fd, char **buf, size_t *len, const char *needle)
 {
-	uint64_t end = now_ms() + HANG_GUARD_S * 1000;
+	uint64_t end = mt_test_now_ms() + HANG_GUARD_S * 1000;
 
 	if (!*buf) {
 		*buf = calloc(1, 1);
@@ -139,7 +125,7 @@ static void read_until(int fd, char **buf, size_t *len, const char *needle)
 		char chunk[4096];
 		ssize_t n;
 
-		mt_quiet(now_ms() < end, "read_until: no '%s' after %d s; got '%s'",
+		mt_quiet(mt_test_now_ms() < end, "read_until: no '%s' after %d s; got '%s'",
 			 needle ? needle : "end", HANG_GUARD_S, *buf);
 		if (poll(&p, 1, 1000) <= 0)
 			continue;
@@ -214,12 +200,12 @@ START_TEST(test_sigkill_mid_burst_loses_no_finished_event)
 	start_traced(&r, argv, trace, NULL, 0);
 	/* Mid-burst: past 400,000 events, more than the default ring holds,
 	 * so the collector is draining behind it when the kill lands. */
-	end = now_ms() + HANG_GUARD_S * 1000;
+	end = mt_test_now_ms() + HANG_GUARD_S * 1000;
 	while (atomic_load(done) < 200000) {
-		mt_quiet(now_ms() < end, "wl_burst finished only %ju pairs",
+		mt_quiet(mt_test_now_ms() < end, "wl_burst finished only %ju pairs",
 			 (uintmax_t)atomic_load(done));
 		mt_quiet(waitpid(r.pid, NULL, WNOHANG) == 0, "wl_burst ended early");
-		nap_ms(1);
+		mt_test_sleep_ms(1);
 	}
 	mt_quiet_int_eq(kill(r.pid, SIGKILL), 0);
 	mt_quiet_int_eq(reap(&r), 128 + SIGKILL);
@@ -271,15 +257,15 @@ static void collector_killed(char *const extra[])
 	mt_quiet_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	start_traced(&r, argv, trace, extra, 1);
 	read_until(r.out, &out, &out_len, "ready\n");
-	end = now_ms() + HANG_GUARD_S * 1000;
+	end = mt_test_now_ms() + HANG_GUARD_S * 1000;
 	while (!(collector = mt_test_find_collector(r.pid))) {
-		mt_quiet(now_ms() < end, "no collector of pid %d", (int)r.pid);
-		nap_ms(5);
+		mt_quiet(mt_test_now_ms() < end, "no collector of pid %d", (int)r.pid);
+		mt_test_sleep_ms(5);
 	}
 	while (stat(trace, &st) != 0 || st.st_size == 0) {
-		mt_quiet(now_ms() < end, "the collector flushed nothing in %d s",
+		mt_quiet(mt_test_now_ms() < end, "the collector flushed nothing in %d s",
 			 HANG_GUARD_S);
-		nap_ms(5);
+		mt_test_sleep_ms(5);
 	}
 	mt_quiet_int_eq(kill(collector, SIGKILL), 0);
 	/* Adopted by this test, the subreaper, when its parent exited. */
@@ -443,6 +429,58 @@ START_TEST(test_full_ring_makes_writers_wait_and_drops_nothing)
 	mt_test_run_release(&r);
 	free(prog);
 	free(trace);
+}
+END_TEST
+
+/* The workers the collector of a zstd trace of prog (with extra in its
+ * environment, exiting with status) says it started (MEMTRACE_STATS), or
+ * -1. */
+static int workers_started(const char *prog, const char *extra, int status)
+{
+	char *dir = mt_test_scratch(), *trace = mt_test_path(dir, "t.jsonl.zst");
+	char *argv[] = { (char *)prog, NULL };
+	char *env[] = { "MEMTRACE_STATS=1", (char *)extra, NULL };
+	char *out = NULL, *err = NULL;
+	size_t out_len = 0, err_len = 0;
+	const char *at;
+	int workers = -1;
+	run_t r;
+
+	start_traced(&r, argv, trace, env, 0);
+	read_until(r.out, &out, &out_len, NULL);
+	read_until(r.err, &err, &err_len, NULL);
+	mt_quiet_int_eq(reap(&r), status);
+	assert_status(trace, "complete");
+	at = strstr(err, " workers ");
+	if (at)
+		workers = atoi(at + 9);
+	close(r.out);
+	close(r.err);
+	free(out);
+	free(err);
+	free(trace);
+	return workers;
+}
+
+/* The collector of a compressed trace starts its zstd workers once the
+ * program waits for room in the ring, and not before: a program it keeps
+ * up with has none beside it. */
+START_TEST(test_zstd_workers_start_when_the_program_waits_for_room)
+{
+	char *full = mt_test_workload("wl_fullring"), *calm = mt_test_workload("wl_exit");
+	struct rlimit rl;
+	int want = mt_out_workers_here();
+
+	mt_quiet_int_eq(workers_started(calm, NULL, 3), 0);
+	if (!want) {
+		getrlimit(RLIMIT_NPROC, &rl);
+		MT_TEST_SKIP("the collector may start no worker here (%d CPUs, "
+			     "RLIMIT_NPROC %llu)", mt_test_cpus(), (unsigned long long)rl.rlim_cur);
+	} else {
+		mt_quiet_int_eq(workers_started(full, "MEMTRACE_RING_SLOTS=64", 0), want);
+	}
+	free(full);
+	free(calm);
 }
 END_TEST
 
@@ -683,14 +721,14 @@ START_TEST(test_a_running_programs_trace_shows_its_recent_events)
 	size_t out_len = 0, err_len = 0;
 	/* Well before the hang guard ends the program (and the collector
 	 * then writes everything). */
-	uint64_t end = now_ms() + HANG_GUARD_S * 1000 / 2;
+	uint64_t end = mt_test_now_ms() + HANG_GUARD_S * 1000 / 2;
 	long n = -1;
 	run_t r;
 
 	start_traced(&r, argv, trace, NULL, 1);
 	read_until(r.out, &out, &out_len, "ready\n");
-	while ((n = summary_allocations(trace)) < 1000 && now_ms() < end)
-		nap_ms(50);
+	while ((n = summary_allocations(trace)) < 1000 && mt_test_now_ms() < end)
+		mt_test_sleep_ms(50);
 	mt_quiet(n >= 1000, "the running program's trace counts %ld allocations", n);
 	mt_quiet_int_eq(waitpid(r.pid, NULL, WNOHANG), 0);
 	close(r.in);
@@ -1132,6 +1170,7 @@ Suite *mt_suite_collector(void)
 	tcase_add_test(tc, test_bash_wait_does_not_wait_for_collectors);
 	tcase_add_test(tc, test_sigchld_handler_sees_only_its_own_children);
 	tcase_add_test(tc, test_full_ring_makes_writers_wait_and_drops_nothing);
+	tcase_add_test(tc, test_zstd_workers_start_when_the_program_waits_for_room);
 	tcase_add_test(tc, test_child_subreaper_reaps_its_orphans_and_ends);
 	tcase_add_test(tc, test_threads_that_fork_leave_every_trace_complete);
 	tcase_add_test(tc, test_zstd_trace_reads_back_and_summarizes_as_plain);

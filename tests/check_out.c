@@ -699,16 +699,16 @@ START_TEST(test_out_a_trace_on_zstd_workers_is_whole_frames_of_whole_lines)
 }
 END_TEST
 
-START_TEST(test_out_zstd_workers_take_the_cpus_past_two_and_one_cpu_has_none)
+START_TEST(test_out_zstd_workers_take_two_cpus_or_more_and_one_cpu_has_none)
 {
 	pid_t pid;
 	int status;
 
-	/* One CPU for the program, one for the drain, the rest zstd's. */
+	/* The workers take what CPU time is left (mt_zpool.h): on two
+	 * CPUs, the program's waits for room in the ring. */
 	mt_quiet_int_eq(mt_out_workers_for(1), 0);
-	mt_quiet_int_eq(mt_out_workers_for(2), 0);
-	mt_quiet_int_eq(mt_out_workers_for(3), 1);
-	mt_quiet_int_eq(mt_out_workers_for(4), 2);
+	mt_quiet_int_eq(mt_out_workers_for(2), MT_OUT_WORKERS_MAX);
+	mt_quiet_int_eq(mt_out_workers_for(3), MT_OUT_WORKERS_MAX);
 	mt_quiet_int_eq(mt_out_workers_for(64), MT_OUT_WORKERS_MAX);
 	mt_quiet_int_eq(mt_out_cpus(), mt_test_cpus());
 	/* A collector pinned to one CPU (taskset) counts one. */
@@ -726,6 +726,35 @@ START_TEST(test_out_zstd_workers_take_the_cpus_past_two_and_one_cpu_has_none)
 	mt_quiet(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
 	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		 "pinned to one CPU: status %#x", status);
+}
+END_TEST
+
+/* Each worker is a task RLIMIT_NPROC counts: under a limit with little
+ * room (ulimit -u 100) the collector starts none. */
+START_TEST(test_out_zstd_workers_leave_a_small_process_limit_alone)
+{
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	mt_quiet(pid >= 0, "fork: %s", strerror(errno));
+	if (!pid) {
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NPROC, &rl) < 0)
+			_exit(10);
+		if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= MT_OUT_NPROC_ROOM) {
+			if (mt_out_workers_here() != mt_out_workers_for(mt_out_cpus()))
+				_exit(11);
+		}
+		rl.rlim_cur = rl.rlim_max < 100 ? rl.rlim_max : 100;
+		if (setrlimit(RLIMIT_NPROC, &rl) < 0)
+			_exit(12);
+		_exit(mt_out_workers_here() == 0 ? 0 : 13);
+	}
+	mt_quiet(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+	mt_quiet(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "under ulimit -u 100: status %#x", status);
 }
 END_TEST
 
@@ -887,7 +916,8 @@ Suite *mt_suite_out(void)
 	tcase_add_loop_test(tc, test_out_a_small_disk_keeps_every_whole_frame_that_fits, 0, 3);
 	tcase_add_test(tc, test_out_a_zstd_trace_cut_at_every_byte_of_its_last_frame_is_missing_stop_event);
 	tcase_add_test(tc, test_out_a_trace_on_zstd_workers_is_whole_frames_of_whole_lines);
-	tcase_add_test(tc, test_out_zstd_workers_take_the_cpus_past_two_and_one_cpu_has_none);
+	tcase_add_test(tc, test_out_zstd_workers_take_two_cpus_or_more_and_one_cpu_has_none);
+	tcase_add_test(tc, test_out_zstd_workers_leave_a_small_process_limit_alone);
 	tcase_add_test(tc, test_out_a_compressed_trace_is_written_at_the_level_set);
 	tcase_add_test(tc, test_out_a_trace_is_the_same_whatever_traces_came_before);
 	tcase_add_test(tc, test_out_an_expander_needs_workers_and_comes_before_a_write);

@@ -32,13 +32,6 @@
 /* Seconds after which a run the test started is ended as hung. */
 #define HANG_GUARD_S 60
 
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
 /* The figures of one block of top's output. */
 typedef struct {
 	char state[160];
@@ -250,7 +243,7 @@ START_TEST(test_top_follows_a_running_process_to_its_stop)
 	/* top is given the file as soon as it exists, before the
 	 * collector's first flush has written anything. */
 	for (int i = 0; i < HANG_GUARD_S * 100 && !mt_test_exists(trace); i++)
-		nap_ms(10);
+		mt_test_sleep_ms(10);
 	ck_assert_msg(mt_test_exists(trace), "no trace at %s", trace);
 	mt_test_memtrace_in(&r, NULL, "top", trace, "--interval", "0.2", NULL);
 	ck_assert_int_eq(wait_status(pid), 0);
@@ -387,7 +380,7 @@ static void follow_cut(format_t f)
 		free(text);
 		if (len)
 			break;
-		nap_ms(25);
+		mt_test_sleep_ms(25);
 	}
 	append_file(trace, enc.data + cut, enc.len - cut);
 	ck_assert_int_eq(wait_status(pid), 0);

@@ -471,6 +471,22 @@ int mt_test_cpus(void)
 	return CPU_COUNT(&set);
 }
 
+uint64_t mt_test_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+void mt_test_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
 const char *mt_test_fs_name(const char *path, char *buf, size_t size)
 {
 	static const struct {

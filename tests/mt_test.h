@@ -65,6 +65,7 @@ Suite *mt_suite_validate(void);   /* tests/check_validate.c: the validator's ver
 Suite *mt_suite_run_lines(void);  /* tests/check_run_lines.c: what memtrace run prints, its refusals */
 Suite *mt_suite_units(void);      /* tests/check_units.c: the count parser */
 Suite *mt_suite_out(void);        /* tests/check_out.c: the collector's trace file */
+Suite *mt_suite_zpool(void);      /* tests/check_zpool.c: the collector's zstd workers */
 Suite *mt_suite_collector(void);  /* tests/check_collector.c: the write path, end to end */
 Suite *mt_suite_export(void);     /* tests/check_export.c: memtrace export */
 Suite *mt_suite_html(void);       /* tests/check_html.c: memtrace html */
@@ -197,6 +198,10 @@ void mt_test_skip(const char *test, const char *fmt, ...)
 #define MT_TEST_SKIP(...) mt_test_skip(__func__, __VA_ARGS__)
 /* The CPUs this process may run on (its affinity mask). */
 int mt_test_cpus(void);
+/* CLOCK_MONOTONIC in milliseconds; a sleep of ms milliseconds, whole
+ * whatever signals come. */
+uint64_t mt_test_now_ms(void);
+void mt_test_sleep_ms(long ms);
 /* The file system path is on: "ext4", "tmpfs", "overlay", ... or its
  * statfs magic in hex; a static string, or buf (at least 24 bytes). */
 const char *mt_test_fs_name(const char *path, char *buf, size_t size);

@@ -62,6 +62,7 @@ static const mt_test_suite_t suites[] = {
 	SUITE(validate, 0),
 	SUITE(run_lines, 0),
 	SUITE(out, 1),
+	SUITE(zpool, 0),
 	SUITE(collector, 1),
 	SUITE(export, 1),
 	SUITE(html, 1),
