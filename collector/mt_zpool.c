@@ -89,10 +89,23 @@ struct mt_zpool {
 	/* Inputs for frames taken over from a worker (cap bytes each). */
 	char *spares[MT_OUT_WORKERS_MAX];
 	unsigned nspares;
+	/* Every buffer above and below is carved out of these two blocks
+	 * (made by create and by set_expander): a collector's start and
+	 * end map and unmap two, not some twenty. */
+	char *block[2];
 	frame_t frames[FRAMES];
 	/* The workers', then the caller's own (no thread). */
 	worker_t workers[MT_OUT_WORKERS_MAX + 1];
 };
+
+/* Carve n bytes, 64-byte aligned, off *at. */
+static char *carve(char **at, size_t n)
+{
+	char *b = *at;
+
+	*at += (n + 63) & ~(size_t)63;
+	return b;
+}
 
 static uint64_t now_ns(void)
 {
@@ -246,6 +259,7 @@ int mt_zpool_create(mt_zpool_t **out, int workers, int level, size_t cap)
 {
 	mt_zpool_t *p;
 	pthread_condattr_t mono;
+	char *at;
 	int rc = -ENOMEM;
 
 	*out = NULL;
@@ -265,30 +279,30 @@ int mt_zpool_create(mt_zpool_t **out, int workers, int level, size_t cap)
 	p->zcap = ZSTD_compressBound(cap);
 	p->nworkers = (unsigned)workers;
 	p->nframes = p->nworkers + 2;
+	/* Each frame's input and output, each context's output, each
+	 * worker's spare input. */
+	at = p->block[0] = malloc((p->nframes + p->nworkers) * ((cap + 63) & ~(size_t)63) +
+				  (p->nframes + p->nworkers + 1) * ((p->zcap + 63) & ~(size_t)63));
+	if (!at)
+		goto cleanup;
 	for (unsigned i = 0; i < p->nframes; i++) {
-		frame_t *f = &p->frames[i];
-
-		f->in = malloc(cap);
-		f->z = malloc(p->zcap);
-		if (!f->in || !f->z)
-			goto cleanup;
+		p->frames[i].in = carve(&at, cap);
+		p->frames[i].z = carve(&at, p->zcap);
 	}
+	for (; p->nspares < p->nworkers; p->nspares++)
+		p->spares[p->nspares] = carve(&at, cap);
 	for (unsigned i = 0; i <= p->nworkers; i++) {
 		worker_t *w = &p->workers[i];
 
 		w->pool = p;
+		w->z = carve(&at, p->zcap);
 		w->zc = ZSTD_createCCtx();
-		w->z = malloc(p->zcap);
-		if (!w->zc || !w->z)
+		if (!w->zc)
 			goto cleanup;
 		rc = mt_zpool_params(w->zc, level);
 		if (rc < 0)
 			goto cleanup;
 	}
-	rc = -ENOMEM;
-	for (; p->nspares < p->nworkers; p->nspares++)
-		if (!(p->spares[p->nspares] = malloc(cap)))
-			goto cleanup;
 	*out = p;
 	return 0;
 cleanup:
@@ -308,17 +322,11 @@ void mt_zpool_destroy(mt_zpool_t *p)
 		if (p->workers[i].started)
 			pthread_join(p->workers[i].thread, NULL);
 		ZSTD_freeCCtx(p->workers[i].zc);
-		free(p->workers[i].z);
 		free(p->workers[i].state);
-		free(p->workers[i].lines);
 	}
-	/* Joined: every input a worker kept is back among the spares. */
-	for (unsigned i = 0; i < p->nspares; i++)
-		free(p->spares[i]);
-	for (unsigned i = 0; i < p->nframes; i++) {
-		free(p->frames[i].in);
-		free(p->frames[i].z);
-	}
+	/* Joined: no worker reads or writes a buffer now. */
+	free(p->block[0]);
+	free(p->block[1]);
 	pthread_cond_destroy(&p->done);
 	pthread_cond_destroy(&p->work);
 	pthread_mutex_destroy(&p->lock);
@@ -327,50 +335,46 @@ void mt_zpool_destroy(mt_zpool_t *p)
 
 int mt_zpool_set_expander(mt_zpool_t *p, const mt_zpool_expander_t *ex)
 {
-	size_t zcap;
-	char *z[FRAMES] = { 0 }, *zw[MT_OUT_WORKERS_MAX + 1] = { 0 };
-	worker_t fresh[MT_OUT_WORKERS_MAX + 1] = { 0 };
+	size_t zcap, cap = (p->cap + 63) & ~(size_t)63, zcap64;
+	void *state[MT_OUT_WORKERS_MAX + 1] = { 0 };
+	char *block, *at;
 	int rc = -ENOMEM;
 
 	if (p->tail || p->ex || !ex || !ex->expand || !ex->frames ||
 	    ex->frames > SIZE_MAX / 2 / p->zcap)
 		return -EINVAL;
 	zcap = (size_t)ex->frames * p->zcap;
-	for (unsigned i = 0; i < p->nframes; i++)
-		if (!(z[i] = malloc(zcap)))
-			goto cleanup;
+	zcap64 = (zcap + 63) & ~(size_t)63;
+	/* Each frame's output and each context's, now of up to ex->frames
+	 * frames, and each context's lines; the outputs of block[0] go
+	 * unused (never touched, they cost no page). */
+	at = block = malloc((p->nframes + p->nworkers + 1) * zcap64 + (p->nworkers + 1) * cap);
+	if (!block)
+		goto cleanup;
 	for (unsigned i = 0; i <= p->nworkers; i++)
-		if (!(fresh[i].state = calloc(1, ex->state_size ? ex->state_size : 1)) ||
-		    !(fresh[i].lines = malloc(p->cap)) || !(zw[i] = malloc(zcap)))
+		if (!(state[i] = calloc(1, ex->state_size ? ex->state_size : 1)))
 			goto cleanup;
 	/* No frame was ever queued: the workers have not looked at ex,
 	 * zcap or their buffers, and take them under the lock later. */
 	pthread_mutex_lock(&p->lock);
-	for (unsigned i = 0; i < p->nframes; i++) {
-		free(p->frames[i].z);
-		p->frames[i].z = z[i];
-		z[i] = NULL;
-	}
+	for (unsigned i = 0; i < p->nframes; i++)
+		p->frames[i].z = carve(&at, zcap);
 	for (unsigned i = 0; i <= p->nworkers; i++) {
-		p->workers[i].state = fresh[i].state;
-		p->workers[i].lines = fresh[i].lines;
-		fresh[i].state = fresh[i].lines = NULL;
-		free(p->workers[i].z);
-		p->workers[i].z = zw[i];
-		zw[i] = NULL;
+		p->workers[i].state = state[i];
+		state[i] = NULL;
+		p->workers[i].lines = carve(&at, p->cap);
+		p->workers[i].z = carve(&at, zcap);
 	}
+	p->block[1] = block;
+	block = NULL;
 	p->zcap = zcap;
 	p->ex = ex;
 	pthread_mutex_unlock(&p->lock);
 	rc = 0;
 cleanup:
-	for (unsigned i = 0; i < p->nframes; i++)
-		free(z[i]);
-	for (unsigned i = 0; i <= p->nworkers; i++) {
-		free(fresh[i].state);
-		free(fresh[i].lines);
-		free(zw[i]);
-	}
+	free(block);
+	for (unsigned i = 0; i <= p->nworkers; i++)
+		free(state[i]);
 	return rc;
 }
 
