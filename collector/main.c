@@ -151,9 +151,10 @@ int main(int argc, char **argv)
 		c.statfd = open_stat(c.program);
 	atomic_store(&h->state, MT_RING_WRITING);
 	wake(&h->state);
-	/* zstd on workers where the CPUs we may use allow (mt_out.h), or on
-	 * the drain's thread where they cannot start (the level is set):
-	 * after the program goes on, which need not wait for the threads. */
+	/* zstd workers where the CPUs we may use allow (mt_out.h), or the
+	 * drain's thread alone where the pool cannot be made (the level is
+	 * set): after the program goes on, which need not wait for the
+	 * pool's buffers. */
 	if (mt_out_compressed(c.out) &&
 	    mt_out_set_zstd(c.out, MT_OUT_LEVEL, mt_out_workers_here()) < 0)
 		mt_out_set_zstd(c.out, MT_OUT_LEVEL, 0);

@@ -49,7 +49,6 @@ typedef struct mt_collect_drain {
 	/* mt_out takes entries (mt_batch.h), made into lines by its zstd
 	 * workers, not lines. */
 	int entries;
-	int workers_asked; /* the program waited for room: workers started */
 	uint64_t last_flush;
 	/* An exec's stop is written and waits for the outcome. */
 	int exec_pending;
@@ -261,11 +260,8 @@ static void publish_tail(drain_t *d)
 		atomic_fetch_add(&h->tail_moves, 1);
 		wake(&h->tail_moves);
 		/* The program outruns the drain: the zstd workers take the
-		 * CPU time it leaves as it waits (mt_out.h). */
-		if (!d->workers_asked) {
-			d->workers_asked = 1;
-			mt_out_start_workers(d->c->out);
-		}
+		 * CPU time it leaves as it waits (mt_out.h; once). */
+		mt_out_start_workers(d->c->out);
 	}
 }
 

@@ -98,12 +98,18 @@ struct mt_zpool {
 	worker_t workers[MT_OUT_WORKERS_MAX + 1];
 };
 
-/* Carve n bytes, 64-byte aligned, off *at. */
+/* n rounded up to a cache line: each buffer carved starts on one. */
+static size_t line_up(size_t n)
+{
+	return (n + 63) & ~(size_t)63;
+}
+
+/* Carve n bytes off *at. */
 static char *carve(char **at, size_t n)
 {
 	char *b = *at;
 
-	*at += (n + 63) & ~(size_t)63;
+	*at += line_up(n);
 	return b;
 }
 
@@ -281,8 +287,8 @@ int mt_zpool_create(mt_zpool_t **out, int workers, int level, size_t cap)
 	p->nframes = p->nworkers + 2;
 	/* Each frame's input and output, each context's output, each
 	 * worker's spare input. */
-	at = p->block[0] = malloc((p->nframes + p->nworkers) * ((cap + 63) & ~(size_t)63) +
-				  (p->nframes + p->nworkers + 1) * ((p->zcap + 63) & ~(size_t)63));
+	at = p->block[0] = malloc((p->nframes + p->nworkers) * line_up(cap) +
+				  (p->nframes + p->nworkers + 1) * line_up(p->zcap));
 	if (!at)
 		goto cleanup;
 	for (unsigned i = 0; i < p->nframes; i++) {
@@ -335,7 +341,7 @@ void mt_zpool_destroy(mt_zpool_t *p)
 
 int mt_zpool_set_expander(mt_zpool_t *p, const mt_zpool_expander_t *ex)
 {
-	size_t zcap, cap = (p->cap + 63) & ~(size_t)63, zcap64;
+	size_t zcap;
 	void *state[MT_OUT_WORKERS_MAX + 1] = { 0 };
 	char *block, *at;
 	int rc = -ENOMEM;
@@ -344,11 +350,11 @@ int mt_zpool_set_expander(mt_zpool_t *p, const mt_zpool_expander_t *ex)
 	    ex->frames > SIZE_MAX / 2 / p->zcap)
 		return -EINVAL;
 	zcap = (size_t)ex->frames * p->zcap;
-	zcap64 = (zcap + 63) & ~(size_t)63;
 	/* Each frame's output and each context's, now of up to ex->frames
 	 * frames, and each context's lines; the outputs of block[0] go
 	 * unused (never touched, they cost no page). */
-	at = block = malloc((p->nframes + p->nworkers + 1) * zcap64 + (p->nworkers + 1) * cap);
+	at = block = malloc((p->nframes + p->nworkers + 1) * line_up(zcap) +
+			    (p->nworkers + 1) * line_up(p->cap));
 	if (!block)
 		goto cleanup;
 	for (unsigned i = 0; i <= p->nworkers; i++)
