@@ -40,8 +40,8 @@ enum { FREE, QUEUED, RUNNING, DONE };
 #define FRAMES (MT_OUT_WORKERS_MAX + 2)
 
 /* The workers' nice value: the lowest priority, so that they take only
- * the CPU time the traced program and the drain leave (docs/performance.md,
- * "The collector"). */
+ * the CPU time the drain and the rest of their scheduling group leave
+ * (docs/performance.md, "The collector"). */
 #define WORKER_NICE 19
 /* How long a caller waits for a frame a worker holds before it takes
  * the worker for starved: a frame takes a millisecond or two, and the

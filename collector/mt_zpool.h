@@ -22,8 +22,10 @@
  * the caller compresses each frame as it waits for it.
  *
  * The workers run at the lowest priority (nice 19): they take the CPU
- * time nothing else of the machine's wants, such as a core the traced
- * program's threads leave while they wait for room in the ring.  A
+ * time the caller and the rest of their scheduling group leave, such as
+ * a core the traced program's threads leave while they wait for room in
+ * the ring (the lone collector is a session, and so an autogroup, of its
+ * own: docs/performance.md, "The collector").  A
  * caller that has waited 50 ms for a frame a worker holds (a worker the
  * machine's other work starves) gives them no frame again, and
  * compresses each frame itself, with a context of its own, as it waits
