@@ -49,6 +49,9 @@ typedef struct mt_collect_drain {
 	/* mt_out takes entries (mt_batch.h), made into lines by its zstd
 	 * workers, not lines. */
 	int entries;
+	/* The program waited, and workers_for is to be asked (1), or was
+	 * (-1). */
+	int want_workers;
 	uint64_t last_flush;
 	/* An exec's stop is written and waits for the outcome. */
 	int exec_pending;
@@ -262,6 +265,8 @@ static void publish_tail(drain_t *d)
 		/* The program outruns the drain: the zstd workers take the
 		 * CPU time it leaves as it waits (mt_out.h; once). */
 		mt_out_start_workers(d->c->out);
+		if (d->c->workers_for && !d->want_workers)
+			d->want_workers = 1; /* between two drains: step() */
 	}
 }
 
@@ -529,10 +534,34 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The program waits for room in a trace that has no zstd workers: give
+ * it those the caller allows (mt_collect_t's workers_for), after a flush,
+ * so that the lines before are a frame of the drain's and the workers
+ * make every frame after.  Asked once; nothing changes when it allows
+ * none or the pool cannot be made. */
+static void add_workers(drain_t *d)
+{
+	mt_out_t *out = d->c->out;
+	int n;
+
+	d->want_workers = -1;
+	if (!mt_out_compressed(out))
+		return;
+	n = d->c->workers_for();
+	if (n <= 0 || flush(d) < 0 || mt_out_set_zstd(out, MT_OUT_LEVEL, n) < 0)
+		return;
+	d->entries = mt_out_set_expander(out, &mt_batch_expander) == 0;
+	mt_out_start_workers(out);
+}
+
 static int step(drain_t *d)
 {
 	mt_collect_t *c = d->c;
-	int got = drain(d, 4096, d->gone);
+	int got;
+
+	if (__builtin_expect(d->want_workers > 0, 0))
+		add_workers(d);
+	got = drain(d, 4096, d->gone);
 
 	if (got == GOT_END || d->error)
 		return MT_COLLECT_DONE;

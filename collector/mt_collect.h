@@ -45,6 +45,15 @@ typedef struct {
 	/* A later image of the same process has registered (a shared
 	 * collector): an exec whose stop was read has succeeded. */
 	int replaced;
+	/* For a compressed trace made without zstd workers (a shared
+	 * collector makes none up front: most of its rings are short
+	 * processes', for which a pool is work and memory thrown away), or
+	 * NULL: asked once, the first time the program waits for room in its
+	 * ring, how many workers the trace may have now (0: none).  The
+	 * drain then flushes, gives the trace that many (mt_out_set_zstd),
+	 * has them make the block lines (mt_batch.h) and starts them.  Not
+	 * asked for a plain trace. */
+	int (*workers_for)(void);
 	struct mt_collect_drain *drain; /* mt_collect's own, from open */
 } mt_collect_t;
 

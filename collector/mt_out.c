@@ -419,8 +419,7 @@ int mt_out_set_zstd(mt_out_t *o, int level, int workers)
 {
 	int rc;
 
-	if (!o->zc || o->size || o->len || o->pool || workers < 0 ||
-	    workers > MT_OUT_WORKERS_MAX)
+	if (!o->zc || o->len || o->pool || workers < 0 || workers > MT_OUT_WORKERS_MAX)
 		return -EINVAL;
 	/* The pool first, so that nothing changes when it cannot start. */
 	if (workers &&
@@ -456,7 +455,8 @@ unsigned mt_out_workers_started(const mt_out_t *o)
 
 int mt_out_set_expander(mt_out_t *o, const mt_zpool_expander_t *ex)
 {
-	if (!o->pool || o->size || o->len)
+	/* The pool refuses one after its first frame was queued. */
+	if (!o->pool || o->len)
 		return -EINVAL;
 	return mt_zpool_set_expander(o->pool, ex);
 }

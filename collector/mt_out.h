@@ -85,10 +85,11 @@ int mt_out_compressed(const mt_out_t *o);
  * Set a compressed trace's zstd level (negative: zstd's --fast=N) and
  * the worker threads that compress its frames (0: the caller's thread;
  * either way a frame of MT_OUT_CHUNK bytes compressed in one call).
- * Only before the first mt_out_write, and once with workers.  Returns 0,
- * -EINVAL for a plain trace, a level zstd refuses, more than
- * MT_OUT_WORKERS_MAX workers or a call after a write, or mt_zpool's
- * -errno (nothing changed).
+ * Only while no line waits for the file (at the start, or just after a
+ * flush or mark: the frames before are in the file, the workers make
+ * the next), and once with workers.  Returns 0, -EINVAL for a plain
+ * trace, a level zstd refuses, more than MT_OUT_WORKERS_MAX workers or a
+ * call with lines buffered, or mt_zpool's -errno (nothing changed).
  */
 int mt_out_set_zstd(mt_out_t *o, int level, int workers);
 
@@ -96,8 +97,9 @@ int mt_out_set_zstd(mt_out_t *o, int level, int workers);
  * With workers: have them turn what is appended (mt_out_room and
  * mt_out_put only) from records into lines, ex's way (mt_zpool.h), before
  * they compress them; a flush, mark or rewind does as it does with lines.
- * Only before the first write.  Returns 0, -EINVAL without workers or
- * after a write, or -ENOMEM (nothing changed: o still takes lines).
+ * Only before the first write since the workers were set.  Returns 0,
+ * -EINVAL without workers or after such a write, or -ENOMEM (nothing
+ * changed: o still takes lines).
  */
 int mt_out_set_expander(mt_out_t *o, const mt_zpool_expander_t *ex);
 

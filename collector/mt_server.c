@@ -56,6 +56,9 @@ static int answer_awaited;
  * processes takes two registrations a process. */
 static pid_t self_pid;
 static uid_t self_euid;
+/* The zstd workers a trace whose program waits may have (workers_for()):
+ * -1 until one first waits. */
+static int server_workers = -1;
 
 typedef struct ring {
 	mt_collect_t c;
@@ -87,6 +90,42 @@ static void batch_policy(void)
 	/* A user who gave record a real-time or idle policy chose it. */
 	if (sched_getscheduler(0) == SCHED_OTHER)
 		(void)sched_setscheduler(0, SCHED_BATCH, &sp);
+}
+
+/*
+ * The zstd workers for a trace whose program waits for room in its ring
+ * (mt_collect_t's workers_for): the lone collector's (mt_out_workers_here()),
+ * where there are any, once this process is a session of its own, which
+ * the first such program makes it, when it may: it is not a process
+ * group's leader (record started by a script, a CI job, sudo, strace or
+ * timeout).
+ *
+ * Where Linux's autogroups apply (a process in the root cgroup), the
+ * scheduler shares the CPUs between sessions first and weighs a task by
+ * its nice value only within its own.  Out of the command's session this
+ * process is a group of its own, as the lone collector is, and its
+ * workers at nice 19 rank below its drain; in it they rank below the
+ * program's threads, which starve them (mt-churn under record: 1.2 to
+ * 1.5 s with workers in the command's session, a median of 0.67 out of
+ * it, 0.77 with none).  Only a program that outruns the drain makes it
+ * leave: a loop of short processes is served from the session it was
+ * given (one of its own from the start took the loop 1.034 of the time,
+ * 12 rounds).
+ *
+ * Leaving the session leaves the command's process group: the terminal's
+ * ^C and ^\ were this process's to ignore, and a kill of the group still
+ * reaches the command, whose tree this process waits for as ever.  A
+ * group's leader (record started from an interactive shell, whose job it
+ * leads) cannot leave, and gives no workers.
+ */
+static int workers_for(void)
+{
+	if (server_workers < 0) {
+		int n = mt_out_workers_here();
+
+		server_workers = n > 0 && getpgrp() != getpid() && setsid() >= 0 ? n : 0;
+	}
+	return server_workers;
 }
 
 /* Signals sent to record that go on to the command. */
@@ -398,6 +437,7 @@ static ring_t *take(int fd)
 	}
 	atomic_store(&h->state, MT_RING_WRITING);
 	wake(&h->state);
+	r->c.workers_for = workers_for;
 	if (mt_collect_open(&r->c) < 0) {
 		mt_collect_close(&r->c);
 		answer(fd, MT_REGISTER_TAKEN);

@@ -7,9 +7,12 @@
  * the command with the preload, the trace pattern and the socket's name
  * in its environment, and then, in one thread, takes each ring a traced
  * process registers and drains them all in steps (mt_collect), napping
- * only when none has work.  It ends once its command has ended and every
- * ring it serves is finished, with the command's exit status (128 + N
- * for a death by signal N).
+ * only when none has work.  The first time a program waits for room in
+ * its ring, this process leaves the command's session where it may, and
+ * gives that trace, and each later one whose program waits, zstd workers
+ * of its own (mt_server.c, workers_for()).  It ends once its command has
+ * ended and every ring it serves is finished, with the command's exit
+ * status (128 + N for a death by signal N).
  *
  * It must never wait for, signal or reap any process but its command
  * (signals it is sent are forwarded to it), serve a process of another

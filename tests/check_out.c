@@ -895,6 +895,52 @@ START_TEST(test_out_an_expander_needs_workers_and_comes_before_a_write)
 }
 END_TEST
 
+/* A trace may take zstd workers between two frames, as record's
+ * collector gives them to a program that waits for room: not while a
+ * line waits for the file; the lines before are one frame of the
+ * caller's, those after the workers' (here text entries they expand),
+ * and the trace reads as one. */
+START_TEST(test_out_zstd_workers_join_a_trace_between_frames)
+{
+	char *dir = mt_test_scratch();
+	char *path = mt_test_path(dir, "t.jsonl.zst"), used[4096], *at;
+	mt_test_bytes_t want = { 0 }, raw, got = { 0 }, first = { 0 };
+	size_t head, n;
+	uint64_t seq;
+	mt_out_t *o;
+
+	mt_quiet_int_eq(mt_out_open(&o, path, 1, used, sizeof(used)), 0);
+	add_head(&want);
+	head = want.len;
+	out_tail(o, &want, want.len);
+	mt_quiet_int_eq(mt_out_set_zstd(o, MT_OUT_LEVEL, 2), -EINVAL); /* a line buffered */
+	mt_quiet_int_eq(mt_out_flush(o), 0);
+	mt_quiet_int_eq(mt_out_set_zstd(o, MT_OUT_LEVEL, 2), 0);
+	mt_quiet_int_eq(mt_out_set_expander(o, &mt_batch_expander), 0);
+	mt_out_start_workers(o);
+	for (seq = 3; want.len < 3 * MT_OUT_CHUNK; seq++) {
+		n = add_event(&want, seq);
+		mt_quiet_int_eq(mt_out_room(o, mt_batch_text_size(n), &at), 0);
+		memcpy(at + MT_BATCH_HEAD, want.data + want.len - n, n);
+		mt_out_put(o, mt_batch_text(at, n));
+	}
+	mt_quiet_int_eq(mt_out_close(o), 0);
+	raw = read_back(path);
+	n = ZSTD_findFrameCompressedSize(raw.data, raw.len);
+	mt_quiet(!ZSTD_isError(n), "the first frame: %s", ZSTD_getErrorName(n));
+	mt_quiet_int_eq(unzstd(raw.data, n, &first), 1);
+	mt_quiet_uint_eq(first.len, head);
+	mt_quiet_int_eq(unzstd(raw.data, raw.len, &got), 1);
+	mt_quiet_uint_eq(got.len, want.len);
+	mt_quiet_mem_eq(got.data, want.data, want.len);
+	free(first.data);
+	free(got.data);
+	free(raw.data);
+	free(want.data);
+	free(path);
+}
+END_TEST
+
 Suite *mt_suite_out(void)
 {
 	Suite *s = suite_create("out");
@@ -921,6 +967,7 @@ Suite *mt_suite_out(void)
 	tcase_add_test(tc, test_out_a_compressed_trace_is_written_at_the_level_set);
 	tcase_add_test(tc, test_out_a_trace_is_the_same_whatever_traces_came_before);
 	tcase_add_test(tc, test_out_an_expander_needs_workers_and_comes_before_a_write);
+	tcase_add_test(tc, test_out_zstd_workers_join_a_trace_between_frames);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../collector/mt_out.h"
 #include "mt_test.h"
 #include "mt_test_trace.h"
 
@@ -984,6 +985,73 @@ START_TEST(test_a_full_ring_wakes_records_sleeping_collector)
 }
 END_TEST
 
+/*
+ * Run record with MEMTRACE_STATS on `sh -c` that runs wl_fullring on a
+ * 64-slot ring (a program that waits for room), then prints its parent's
+ * (the collector's) session and its own; lead: record started as a
+ * process group's leader (under setsid(1), as an interactive shell's job
+ * would be).  Returns the most workers a trace's collector line gives,
+ * and in *apart whether the collector left the command's session.
+ */
+static int record_fullring(const char *dir, int lead, int *apart)
+{
+	char *out = mt_test_path(dir, lead ? "lead" : "member");
+	char *prog = mt_test_workload("wl_fullring"), *mt = mt_test_memtrace();
+	char *script = NULL;
+	char *argv[] = { "/usr/bin/setsid", "-w", mt, "record", "-o", out, "--",
+			 "sh", "-c", NULL, NULL };
+	char *env[] = { "MEMTRACE_STATS=1", "MEMTRACE_RING_SLOTS=64", NULL };
+	long collector = -1, command = -1;
+	int most = -1;
+	mt_test_run_t r;
+
+	mt_quiet(asprintf(&script, "%s >/dev/null || exit 9; s() { sed 's/.*) //' /proc/$1/stat | "
+			  "cut -d' ' -f4; }; echo $(s $PPID) $(s $$)", prog) > 0,
+		 "no memory");
+	argv[9] = script;
+	mt_test_run(&r, lead ? argv : argv + 2, env);
+	mt_quiet(r.status == 0, "record exited %d: %s", r.status, r.err);
+	mt_quiet(sscanf(r.out, "%ld %ld", &collector, &command) == 2, "printed %s", r.out);
+	*apart = collector != command;
+	for (const char *at = r.err; (at = strstr(at, " workers ")); at += 9)
+		if (atoi(at + 9) > most)
+			most = atoi(at + 9);
+	/* sh, wl_fullring, and the processes of the sessions' look. */
+	mt_quiet(assert_complete(out) >= 2, "fewer traces than sh's and wl_fullring's");
+	mt_test_run_release(&r);
+	free(script);
+	free(prog);
+	free(mt);
+	free(out);
+	return most;
+}
+
+/* 19b. Record's collector gives a program that waits for room in its
+ * ring the lone collector's zstd workers, in a session of its own (where
+ * autogroups share the CPUs between sessions, in the command's they
+ * would starve); started as a group's leader it cannot leave the
+ * session, and gives none.  The traces are whole either way. */
+START_TEST(test_records_collector_gives_a_program_that_waits_workers_out_of_its_session)
+{
+	char *dir = mt_test_scratch();
+	int want = mt_out_workers_here(), apart = -1;
+
+	if (!want) {
+		MT_TEST_SKIP("the collector may start no worker here (%d CPUs)", mt_test_cpus());
+		return;
+	}
+	mt_quiet_int_eq(record_fullring(dir, 0, &apart), want);
+	mt_quiet_int_eq(apart, 1);
+	if (access("/usr/bin/setsid", X_OK) != 0) {
+		MT_TEST_SKIP("needs /usr/bin/setsid to start record as a group's leader: %s",
+			     strerror(errno));
+		return;
+	}
+	mt_quiet_int_eq(record_fullring(dir, 1, &apart), 0);
+	mt_quiet_int_eq(apart, 0);
+}
+END_TEST
+
 /* wl_forkargs MODE "alpha" "beta gamma" under record, into a scratch
  * directory: the trace.start of the parent and of its child (whose ppid
  * is the parent's pid). */
@@ -1166,6 +1234,7 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_records_collector_keeps_a_policy_it_was_given);
 	tcase_add_test(tc, test_records_collector_accounts_for_a_program_that_asks);
 	tcase_add_test(tc, test_a_full_ring_wakes_records_sleeping_collector);
+	tcase_add_test(tc, test_records_collector_gives_a_program_that_waits_workers_out_of_its_session);
 	tcase_add_test(tc, test_a_forked_child_names_its_exe_and_argv_without_reading_proc);
 	tcase_add_test(tc, test_a_forked_child_names_the_arguments_as_rewritten_in_place);
 	tcase_add_test(tc, test_a_forked_child_of_a_retitled_program_names_what_proc_shows);
