@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1035,9 +1036,12 @@ START_TEST(test_records_collector_gives_a_program_that_waits_workers_out_of_its_
 {
 	char *dir = mt_test_scratch();
 	int want = mt_out_workers_here(), apart = -1;
+	struct rlimit rl;
 
 	if (!want) {
-		MT_TEST_SKIP("the collector may start no worker here (%d CPUs)", mt_test_cpus());
+		getrlimit(RLIMIT_NPROC, &rl);
+		MT_TEST_SKIP("the collector may start no worker here (%d CPUs, RLIMIT_NPROC %llu)",
+			     mt_test_cpus(), (unsigned long long)rl.rlim_cur);
 		return;
 	}
 	mt_quiet_int_eq(record_fullring(dir, 0, &apart), want);
