@@ -452,12 +452,18 @@ uint64_t mt_stack_add(const uint64_t *ips, int n)
 }
 
 /*
- * The per-thread stack cache: CACHE_SLOTS direct-mapped entries holding
- * the ips themselves (never a pointer into the tables, which a reset
- * unmaps), for stacks up to CACHE_DEPTH frames.  A real program's threads
- * cycle through some hundreds of allocation sites: with 8 entries the
- * python3 bench missed often enough that the table lock's lookups cost a
- * third of its overhead (950 ms against 620 with 64 entries and up).
+ * The per-thread stack cache: CACHE_SLOTS entries holding the ips
+ * themselves (never a pointer into the tables, which a reset unmaps), for
+ * stacks up to CACHE_DEPTH frames, in sets of two: a stack's hash picks a
+ * set, and a stack new to the cache takes the set's first entry, the one
+ * there moving to the second.  A real program's threads cycle through
+ * some hundreds of allocation sites: with 8 entries the python3 bench
+ * missed often enough that the table lock's lookups cost a third of its
+ * overhead (950 ms against 620 with 64 entries and up).  With one entry
+ * a set, two hot stacks whose hashes pick the same entry put each other
+ * out at every turn, and which stacks meet moves with where ASLR puts the
+ * libraries: python3's 6.9 M stacks went to the tables 40 k to 280 k
+ * times a run; with two entries a set, 37 k to 40 k (13.6 k of them new).
  *
  * 72 KiB a thread is too much for initial-exec TLS (glibc carves static
  * TLS out of every thread's stack, and refuses a small stack that cannot
@@ -466,6 +472,7 @@ uint64_t mt_stack_add(const uint64_t *ips, int n)
  * whose cache is gone (or could not be mapped) looks up in the tables.
  */
 #define CACHE_SLOTS 256
+#define CACHE_WAYS 2
 #define CACHE_DEPTH 32
 /* A thread looks up in the first CACHE_SMALL_SLOTS entries (4.5 KiB) until
  * it has remembered CACHE_GROW_AFTER stacks, then in all of them: most
@@ -484,7 +491,7 @@ typedef struct {
 #define CACHE_NONE ((cache_entry_t *)1)
 
 static TLS cache_entry_t *cache;
-/* The slots in use, less one. */
+/* The sets in use, less one. */
 static TLS unsigned cache_mask;
 /* Stacks remembered, up to CACHE_GROW_AFTER: a thread that keeps finding
  * new stacks fills every page of its cache, so at the PREFAULT_FILLS-th
@@ -542,7 +549,7 @@ static cache_entry_t *thread_cache(void)
 	/* A cache taken over starts small as a new one: the entries past
 	 * its first slots are looked at again once it grows, each still
 	 * judged by its generation and hash. */
-	cache_mask = CACHE_SMALL_SLOTS - 1;
+	cache_mask = CACHE_SMALL_SLOTS / CACHE_WAYS - 1;
 	p = mt_spares_take(&spare_caches);
 	if (!p) {
 		p = mmap(NULL, CACHE_BYTES, PROT_READ | PROT_WRITE,
@@ -573,6 +580,19 @@ static void cache_fork_child(void)
 		cache_blank = 1;
 }
 
+/* The first entry of the set the hash h picks. */
+static inline cache_entry_t *cache_set(cache_entry_t *c, uint64_t h)
+{
+	return &c[((h ^ h >> 17) & cache_mask) * CACHE_WAYS];
+}
+
+/* Whether e holds the stack ips[0..n) of hash h, of any generation. */
+static inline int cache_holds(const cache_entry_t *e, uint64_t h, const uint64_t *ips, int n)
+{
+	return e->gen && e->hash == h && e->n == (uint32_t)n &&
+	       !memcmp(e->ips, ips, (size_t)n * sizeof(uint64_t));
+}
+
 uint64_t mt_stack_cached(const uint64_t *ips, int n, uint64_t *gen)
 {
 	cache_entry_t *c = thread_cache();
@@ -582,9 +602,8 @@ uint64_t mt_stack_cached(const uint64_t *ips, int n, uint64_t *gen)
 	if (!c || n <= 0 || n > CACHE_DEPTH || cache_blank)
 		return 0;
 	h = hash_ips(ips, n);
-	e = &c[(h ^ h >> 17) & cache_mask];
-	if (!e->gen || e->hash != h || e->n != (uint32_t)n ||
-	    memcmp(e->ips, ips, (size_t)n * sizeof(uint64_t)))
+	e = cache_set(c, h);
+	if (!cache_holds(e, h, ips, n) && !cache_holds(++e, h, ips, n))
 		return 0;
 	*gen = e->gen;
 	return e->id;
@@ -601,12 +620,16 @@ void mt_stack_remember(const uint64_t *ips, int n, uint64_t id)
 		if (++cache_fills == PREFAULT_FILLS)
 			mt_prefault_range(c, CACHE_SMALL_SLOTS * sizeof(cache_entry_t));
 		if (cache_fills == CACHE_GROW_AFTER) {
-			cache_mask = CACHE_SLOTS - 1;
+			cache_mask = CACHE_SLOTS / CACHE_WAYS - 1;
 			mt_prefault_range(c, CACHE_BYTES);
 		}
 	}
 	h = hash_ips(ips, n);
-	e = &c[(h ^ h >> 17) & cache_mask];
+	e = cache_set(c, h);
+	/* The first entry goes to the second, unless it holds this stack
+	 * (of an older generation): then it is written over. */
+	if (e->gen && !cache_holds(e, h, ips, n))
+		memcpy(e + 1, e, offsetof(cache_entry_t, ips) + e->n * sizeof(uint64_t));
 	e->gen = generation;
 	e->id = id;
 	e->hash = h;
