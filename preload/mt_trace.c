@@ -193,8 +193,9 @@ void mt_trace_mm_changed(void)
 /* /proc/self/cmdline as argv strings, in a caller's buffer: its bytes
  * copied from main()'s argv during the constructor's start, else from
  * the arguments' area while it holds them (args_lo), else read with no
- * descriptor in the program's table. */
-static size_t read_argv(char *buf, size_t cap, const char **argv, size_t max)
+ * descriptor in the program's table.  *full is set when the bytes filled
+ * the buffer (there may have been more). */
+static size_t read_argv(char *buf, size_t cap, const char **argv, size_t max, int *full)
 {
 	size_t have = 0, n = 0;
 
@@ -218,6 +219,7 @@ static size_t read_argv(char *buf, size_t cap, const char **argv, size_t max)
 		have = got > 0 ? (size_t)got : 0;
 	}
 	buf[have] = '\0';
+	*full = have == cap - 1;
 	for (size_t i = 0; i < have && n < max; i += strlen(buf + i) + 1)
 		argv[n++] = buf + i;
 	return n;
@@ -517,37 +519,62 @@ void mt_trace_clone_refused(int err)
 			    "); tracing stops, the program runs on");
 }
 
-static void write_header(pid_t ppid)
+/* The exe's path read (none kept), into l.  In a frame of its own: a
+ * forked child has the path kept, and its start then reaches no deeper
+ * than write_header()'s frame. */
+static __attribute__((noinline)) void put_exe_read(mt_jsonl_t *l)
 {
-	/* The exe's path, then the arguments, one after the other: each
-	 * page of stack a process's start reaches down to is a fault. */
+	char buf[PATH_CAP];
+	/* A file is read only in place: a child to read it in would cost
+	 * more than /proc/self/exe does.  Under a seccomp filter (prefault
+	 * off) the calls are the ones the tracer always made: a filter was
+	 * written for those. */
+	ssize_t n = mt_exe_path(buf, sizeof(buf),
+				mt_nofd_alone() && !mm_changed && mt_prefault_on());
+
+	if (n > 0)
+		mt_jsonl_str(l, "exe", buf, (size_t)n, 0);
+	if (n > 0 && (size_t)n < sizeof(exe_kept) && !mm_changed) {
+		memcpy(exe_kept, buf, (size_t)n);
+		exe_kept_len = (size_t)n;
+	}
+}
+
+/* Arguments longer than write_header()'s own room, into l (read again,
+ * into a frame of their own). */
+static __attribute__((noinline)) void put_argv_long(mt_jsonl_t *l)
+{
 	char buf[PATH_CAP];
 	const char *argv[64];
+	int full;
+	size_t n = read_argv(buf, sizeof(buf), argv, sizeof(argv) / sizeof(argv[0]), &full);
+
+	mt_jsonl_str_array(l, "argv", argv, n, 256);
+}
+
+static void write_header(pid_t ppid)
+{
+	/* Room for most processes' arguments: each page of stack a
+	 * process's start reaches down to is a fault, a forked child's a
+	 * copy of its parent's page. */
+	char args[512];
+	const char *argv[64];
 	size_t nargs;
-	ssize_t n;
 	mt_jsonl_t l;
+	int full;
 
 	mt_jsonl_begin(&l, mt_declare_line, sizeof(mt_declare_line), 0, "trace.start");
 	mt_jsonl_u64(&l, "pid", (uint64_t)getpid());
 	mt_jsonl_u64(&l, "ppid", (uint64_t)ppid);
-	if (exe_kept_len) {
+	if (exe_kept_len)
 		mt_jsonl_str(&l, "exe", exe_kept, exe_kept_len, 0);
-	} else {
-		/* A file is read only in place: a child to read it in would
-		 * cost more than /proc/self/exe does.  Under a seccomp filter
-		 * (prefault off) the calls are the ones the tracer always
-		 * made: a filter was written for those. */
-		n = mt_exe_path(buf, sizeof(buf),
-				mt_nofd_alone() && !mm_changed && mt_prefault_on());
-		if (n > 0)
-			mt_jsonl_str(&l, "exe", buf, (size_t)n, 0);
-		if (n > 0 && (size_t)n < sizeof(exe_kept) && !mm_changed) {
-			memcpy(exe_kept, buf, (size_t)n);
-			exe_kept_len = (size_t)n;
-		}
-	}
-	nargs = read_argv(buf, sizeof(buf), argv, sizeof(argv) / sizeof(argv[0]));
-	mt_jsonl_str_array(&l, "argv", argv, nargs, 256);
+	else
+		put_exe_read(&l);
+	nargs = read_argv(args, sizeof(args), argv, sizeof(argv) / sizeof(argv[0]), &full);
+	if (full)
+		put_argv_long(&l);
+	else
+		mt_jsonl_str_array(&l, "argv", argv, nargs, 256);
 	mt_jsonl_u64(&l, "time_ns", mt_clock_realtime());
 	mt_jsonl_str(&l, "tool_version", MT_VERSION, strlen(MT_VERSION), 0);
 	mt_jsonl_u64(&l, "stack_depth", (uint64_t)stack_depth);

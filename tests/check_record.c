@@ -1065,19 +1065,16 @@ typedef struct {
 	json_object *parent, *child;
 } forkargs_t;
 
-/* 0, or 1 after printing the line of a workload that cannot run its
- * MODE here (it exited 77). */
-static int forkargs(forkargs_t *f, const char *mode)
+/* wl_forkargs with args (args[0] the workload) under record, as
+ * forkargs(). */
+static int forkargs_run(forkargs_t *f, char **args)
 {
-	char *prog = mt_test_workload("wl_forkargs");
-	char *args[] = { prog, (char *)mode, "alpha", "beta gamma", NULL };
 	size_t n;
 	char **names;
 
 	f->out = mt_test_path(mt_test_scratch(), "out");
 	f->parent = f->child = NULL;
 	record(&f->r, f->out, args);
-	free(prog);
 	if (f->r.status == 77) {
 		printf("%s", f->r.out);
 		return 1;
@@ -1100,6 +1097,18 @@ static int forkargs(forkargs_t *f, const char *mode)
 	mt_quiet(f->parent && f->child, "no parent's and child's traces in %s", f->out);
 	mt_quiet_int_eq(mt_test_json_i64(f->child, "ppid"), mt_test_json_i64(f->parent, "pid"));
 	return 0;
+}
+
+/* 0, or 1 after printing the line of a workload that cannot run its
+ * MODE here (it exited 77). */
+static int forkargs(forkargs_t *f, const char *mode)
+{
+	char *prog = mt_test_workload("wl_forkargs");
+	char *args[] = { prog, (char *)mode, "alpha", "beta gamma", NULL };
+	int rc = forkargs_run(f, args);
+
+	free(prog);
+	return rc;
 }
 
 static void forkargs_release(forkargs_t *f)
@@ -1146,6 +1155,35 @@ START_TEST(test_a_forked_child_names_its_exe_and_argv_without_reading_proc)
 		free(got);
 	}
 	forkargs_release(&f);
+}
+END_TEST
+
+/* A forked child's trace.start names arguments longer than its start's
+ * own frame holds (512 bytes) whole, as its parent's does. */
+START_TEST(test_a_forked_child_names_arguments_longer_than_its_frame_holds)
+{
+	char *prog = mt_test_workload("wl_forkargs"), *args[12], *want, *got;
+	static char long_args[8][201];
+	forkargs_t f;
+
+	args[0] = prog;
+	args[1] = "same";
+	for (int i = 0; i < 8; i++) {
+		memset(long_args[i], 'a' + i, 200);
+		args[2 + i] = long_args[i];
+	}
+	args[10] = NULL;
+	if (!forkargs_run(&f, args)) {
+		want = argv_lines(f.parent);
+		got = argv_lines(f.child);
+		ck_assert_uint_eq(json_object_array_length(mt_test_json_member(f.child, "argv")), 10);
+		ck_assert_str_eq(got, want);
+		mt_quiet(strstr(got, long_args[7]) != NULL, "argv: %s", got);
+		free(want);
+		free(got);
+	}
+	forkargs_release(&f);
+	free(prog);
 }
 END_TEST
 
@@ -1240,6 +1278,7 @@ Suite *mt_suite_record(void)
 	tcase_add_test(tc, test_a_full_ring_wakes_records_sleeping_collector);
 	tcase_add_test(tc, test_records_collector_gives_a_program_that_waits_workers_out_of_its_session);
 	tcase_add_test(tc, test_a_forked_child_names_its_exe_and_argv_without_reading_proc);
+	tcase_add_test(tc, test_a_forked_child_names_arguments_longer_than_its_frame_holds);
 	tcase_add_test(tc, test_a_forked_child_names_the_arguments_as_rewritten_in_place);
 	tcase_add_test(tc, test_a_forked_child_of_a_retitled_program_names_what_proc_shows);
 	tcase_add_test(tc, test_a_forked_child_of_a_program_that_moved_its_arguments_names_them);
