@@ -6,6 +6,9 @@
  */
 #include "mt_record.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -20,6 +23,7 @@
 #include "mt_real.h"
 
 mt_spawn_ring_t mt_record_ring;
+int mt_record_prefetchw = -1;
 __thread uint64_t mt_record_seen_tail __attribute__((tls_model("initial-exec")));
 
 #define WAIT_NS (10 * 1000 * 1000)
@@ -128,6 +132,14 @@ static void prefault_from(uint64_t from, unsigned steps)
 void mt_record_prefault_start(void)
 {
 	uint64_t first = (uint64_t)1 << MT_RECORD_STEP_SHIFT, nslots = mt_record_ring.hdr->nslots;
+
+#if defined(__x86_64__)
+	if (mt_record_prefetchw < 0) {
+		unsigned a, b, c, d;
+
+		mt_record_prefetchw = __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & (1u << 8));
+	}
+#endif
 
 	/* The first step; the header's first page was made resident when
 	 * the ring was mapped (mt_spawn.c). */

@@ -87,14 +87,43 @@ static inline uint64_t mt_record_take(mt_ring_hdr_t *h, uint64_t n)
 	return atomic_fetch_add_explicit(&h->head, n, memory_order_relaxed);
 }
 
+/*
+ * Whether the CPU has PREFETCHW (CPUID 0x80000001 ECX bit 8), asked when
+ * the first ring is mapped (mt_record_prefault_start): older Intel cores
+ * have no such instruction.
+ */
+extern int mt_record_prefetchw;
+
+/* Slots ahead of its reservation whose line a thread of a process with
+ * several asks for, for writing, at each reservation. */
+#define MT_RECORD_AHEAD 16
+
 /* Reserve n consecutive slots; *pos receives the first.  Returns 0, or -1
- * as mt_record_wait_room(): the slots are then never to be written. */
+ * as mt_record_wait_room(): the slots are then never to be written.
+ *
+ * Where threads record at once, the line of the slot MT_RECORD_AHEAD
+ * ahead is asked for with PREFETCHW: their slots interleave, each a line
+ * the collector last had, and a thread's next reservation (a locked add)
+ * waits for its stores to those lines to be done.  Asked for ahead, the
+ * line is this core's when the store comes (side by side, 12 rounds:
+ * the churn 0.95 of the wall and 0.85 of the program's CPU, 8 threads
+ * 0.81 and 0.71).  A process of one thread does not ask: its stores come
+ * in order, which the core's own prefetcher follows (python3 with it
+ * asked: 1.02 of the wall).
+ */
 static inline int mt_record_reserve(unsigned n, uint64_t *pos)
 {
 	mt_ring_hdr_t *h = mt_record_ring.hdr;
 	uint64_t p = mt_record_take(h, n);
 
 	*pos = p;
+#if defined(__x86_64__)
+	if (!__libc_single_threaded && mt_record_prefetchw > 0)
+		__asm__ volatile("prefetchw %0"
+				 :
+				 : "m"(*(const char *)&mt_record_ring.slots[(p + MT_RECORD_AHEAD) &
+									    (h->nslots - 1)]));
+#endif
 	if (__builtin_expect(((p + n) ^ p) >> MT_RECORD_STEP_SHIFT, 0))
 		return mt_record_checkpoint(p, n);
 	if (__builtin_expect(p + n - mt_record_seen_tail > h->nslots, 0))
