@@ -87,10 +87,17 @@ static inline uint64_t mt_record_take(mt_ring_hdr_t *h, uint64_t n)
 	return atomic_fetch_add_explicit(&h->head, n, memory_order_relaxed);
 }
 
+static inline mt_ring_slot_t *mt_record_slot(uint64_t pos)
+{
+	return &mt_record_ring.slots[pos & (mt_record_ring.hdr->nslots - 1)];
+}
+
 /*
  * Whether the CPU has PREFETCHW (CPUID 0x80000001 ECX bit 8), asked when
- * the first ring is mapped (mt_record_prefault_start): older Intel cores
- * have no such instruction.
+ * the image's first ring is mapped (mt_record_prefault_start): older
+ * Intel cores have no such instruction.  Asked at the start, before the
+ * program's main() could make CPUID fault (arch_prctl ARCH_SET_CPUID),
+ * and kept by forked children.
  */
 extern int mt_record_prefetchw;
 
@@ -119,21 +126,13 @@ static inline int mt_record_reserve(unsigned n, uint64_t *pos)
 	*pos = p;
 #if defined(__x86_64__)
 	if (!__libc_single_threaded && mt_record_prefetchw > 0)
-		__asm__ volatile("prefetchw %0"
-				 :
-				 : "m"(*(const char *)&mt_record_ring.slots[(p + MT_RECORD_AHEAD) &
-									    (h->nslots - 1)]));
+		__asm__ volatile("prefetchw %0" : : "m"(*(const char *)mt_record_slot(p + MT_RECORD_AHEAD)));
 #endif
 	if (__builtin_expect(((p + n) ^ p) >> MT_RECORD_STEP_SHIFT, 0))
 		return mt_record_checkpoint(p, n);
 	if (__builtin_expect(p + n - mt_record_seen_tail > h->nslots, 0))
 		return mt_record_wait_room(p, n);
 	return 0;
-}
-
-static inline mt_ring_slot_t *mt_record_slot(uint64_t pos)
-{
-	return &mt_record_ring.slots[pos & (mt_record_ring.hdr->nslots - 1)];
 }
 
 /* Publish a record whose first slot is at pos with header word w. */
